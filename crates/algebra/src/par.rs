@@ -1,0 +1,135 @@
+//! Explicit parallelism (as faer's `Par`): every parallel routine takes a
+//! [`Par`] and gives the same bits for every choice.
+
+use std::ops::Range;
+
+/// How a routine may use threads.
+///
+/// Results never depend on this choice or on the size of the rayon pool:
+/// work is split so that every output element is computed by one task in a
+/// fixed order (see the crate docs on determinism).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Par {
+    /// Run on the calling thread.
+    Seq,
+    /// Run on the current rayon pool (use `ThreadPool::install` to choose
+    /// its size).
+    #[default]
+    Rayon,
+}
+
+impl Par {
+    /// Number of threads this choice may use.
+    pub fn threads(self) -> usize {
+        match self {
+            Par::Seq => 1,
+            Par::Rayon => rayon::current_num_threads(),
+        }
+    }
+
+    /// How many blocks to cut work into: a few per thread for balance.
+    pub(crate) fn blocks(self, work_items: usize, min_per_block: usize) -> usize {
+        match self {
+            Par::Seq => 1,
+            Par::Rayon => {
+                let by_size = work_items / min_per_block.max(1);
+                (self.threads() * 4).min(by_size).max(1)
+            }
+        }
+    }
+}
+
+/// Splits major slices `0..ptr.len()-1` into at most `nblocks` contiguous
+/// ranges holding about the same number of stored entries (plus one unit of
+/// weight per slice, so empty slices are spread too).
+pub(crate) fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> {
+    let n = ptr.len().saturating_sub(1);
+    if n == 0 {
+        return vec![0..0];
+    }
+    let nblocks = nblocks.clamp(1, n);
+    let total = ptr[n] as u64 + n as u64;
+    let mut out = Vec::with_capacity(nblocks);
+    let mut start = 0usize;
+    for b in 1..=nblocks {
+        let end = if b == nblocks {
+            n
+        } else {
+            let target = total * b as u64 / nblocks as u64;
+            // First slice boundary whose weight reaches the target.
+            let mut lo = start;
+            let mut hi = n;
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if ptr[mid] as u64 + mid as u64 >= target {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        if end > start {
+            out.push(start..end);
+            start = end;
+        }
+    }
+    if out.is_empty() {
+        out.push(0..n);
+    }
+    out
+}
+
+/// Equal ranges of `0..n` (at most `nblocks`).
+pub(crate) fn even_ranges(n: usize, nblocks: usize) -> Vec<Range<usize>> {
+    let nblocks = nblocks.clamp(1, n.max(1));
+    (0..nblocks).map(|b| n * b / nblocks..n * (b + 1) / nblocks).filter(|r| !r.is_empty() || n == 0).collect()
+}
+
+/// Splits `data` into consecutive mutable pieces of `lens[k] * stride`
+/// elements.
+pub(crate) fn split_by_ranges<'a, T>(
+    mut data: &'a mut [T],
+    ranges: &[Range<usize>],
+    stride: usize,
+) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let (head, tail) = data.split_at_mut(r.len() * stride);
+        out.push(head);
+        data = tail;
+    }
+    out
+}
+
+/// A raw pointer that tasks share to write disjoint positions of one buffer.
+pub(crate) struct SharedMut<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+// SAFETY: tasks only write disjoint positions (each caller documents why) and
+// the buffer outlives the scope that shares the pointer.
+unsafe impl<T: Send> Sync for SharedMut<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for SharedMut<T> {}
+
+impl<T> SharedMut<T> {
+    pub(crate) fn new(data: &mut [T]) -> Self {
+        SharedMut { ptr: data.as_mut_ptr(), len: data.len() }
+    }
+
+    /// Writes `value` at `i`.
+    ///
+    /// # Safety
+    /// No other task reads or writes position `i` concurrently, and the
+    /// buffer is still borrowed by the creator of `self`.
+    #[inline]
+    pub(crate) unsafe fn write(&self, i: usize, value: T) {
+        assert!(i < self.len, "internal error: shared write out of range");
+        // SAFETY: in range (checked) and exclusive per the caller's contract.
+        // The old value is not dropped: callers share uninitialised
+        // (`MaybeUninit`) or `Copy` buffers.
+        unsafe { self.ptr.add(i).write(value) };
+    }
+}

@@ -1,0 +1,720 @@
+//! Mapped sparse × sparse products with action maps and lambdas.
+//!
+//! Mlakar et al. 2020, §3.1 (the mapped SpGEMM definition after Eq. 1):
+//!
+//! ```text
+//! C = A B {μ}[λ],     C(i, j) = ⊕_k λ( μ(A(i, k), B(k, j)), i, j, k, a, b )
+//! ```
+//!
+//! Whenever a stored `a = A(i, k)` meets a stored `b = B(k, j)` (a
+//! *collision*), the bivariate action map `μ` turns the pair into a value,
+//! and the lambda `λ` — which also sees the indices and both operands —
+//! decides what the collision contributes, or that it contributes nothing.
+//! Contributions to the same `(i, j)` are combined with `⊕` (addition by
+//! default). `C(i, j)` is stored if and only if at least one of its
+//! collisions contributed, so **the lambda shapes the result pattern**: the
+//! edge matrix `E` (Eq. 4), the face matrix `F` (Eq. 6–7) and the refined
+//! topology `T` (Eq. 12) all rely on this.
+//!
+//! The pieces are generic parameters, never boxed:
+//!
+//! * `μ`: any `Fn(&A, &B) -> M`, or [`Multiply`] (the plain product `a * b`;
+//!   costs nothing beyond it);
+//! * `λ`: [`Keep`] (always `Some(μ)`), a stateless `Fn(M, &Collision) ->
+//!   Option<V>` wrapped by [`Ops::new`], or a stateful one ([`Ops::stateful`]);
+//! * `⊕`: [`Sum`] or any `Fn(V, V) -> V`.
+//!
+//! # Phases
+//! [`symbolic`] computes the pattern of `C` (it runs `μ` and `λ` to learn
+//! which entries exist), [`numeric`] writes the values into storage with that
+//! pattern, and [`multiply`] does both in one pass. `symbolic` then `numeric`
+//! gives exactly what `multiply` gives. [`structure`] is the lambda-free
+//! pattern of the plain product.
+//!
+//! # Order, state and determinism
+//! A CSR product is computed row by row: for output row `i`, the collisions
+//! are visited in increasing `k` (the order of `A`'s row `i`) and, for each
+//! `k`, in increasing `j` (the order of `B`'s row `k`). A CSC product is
+//! computed column by column: for output column `j`, increasing `k` over
+//! `B`'s column `j`, then increasing `i` over `A`'s column `k`. `⊕` folds the
+//! contributions to one entry in that visiting order.
+//!
+//! A stateful lambda gets a fresh state from `init(major)` for each output
+//! *major slice* (row of a CSR result, column of a CSC result), sees that
+//! slice's collisions in the order above, and drops the state afterwards.
+//! Each slice is computed by exactly one task, so results are bitwise
+//! identical for every [`Par`] and pool size. The lambda (and its state) is
+//! run again by each phase: `symbolic` and `numeric` each start every slice
+//! from a fresh state, so a lambda whose decisions depend only on its
+//! inputs and its per-slice state gives the same pattern in both. Side
+//! effects outside the state (through interior mutability) are outside this
+//! contract.
+//!
+//! # Panics
+//! If `A.ncols() != B.nrows()`, or if the storage passed to [`numeric`]
+//! does not have the pattern that [`symbolic`] gives for the same operands.
+
+use std::marker::PhantomData;
+use std::ops::{Add, Mul, Range};
+
+use rayon::prelude::*;
+
+use crate::error::{Result, to_u32};
+use crate::par::{Par, balanced_ranges, split_by_ranges};
+use crate::storage::{Csr, Layout, Pattern, PatternRef, SparseMat, SparseMut, SparseRef};
+
+/// One collision of a stored `a = A(i, k)` with a stored `b = B(k, j)`.
+#[derive(Debug)]
+pub struct Collision<'a, A, B> {
+    /// Row of the output entry.
+    pub i: u32,
+    /// Column of the output entry.
+    pub j: u32,
+    /// The shared inner index.
+    pub k: u32,
+    /// `A(i, k)`.
+    pub a: &'a A,
+    /// `B(k, j)`.
+    pub b: &'a B,
+}
+
+/// A bivariate action map `μ(a, b)`.
+pub trait ActionMap<A, B>: Sync {
+    /// What the map produces.
+    type Out;
+    /// Maps one colliding pair.
+    fn map(&self, a: &A, b: &B) -> Self::Out;
+}
+
+impl<A, B, M, F> ActionMap<A, B> for F
+where
+    F: Fn(&A, &B) -> M + Sync,
+{
+    type Out = M;
+    #[inline(always)]
+    fn map(&self, a: &A, b: &B) -> M {
+        self(a, b)
+    }
+}
+
+/// The plain product `μ(a, b) = a * b`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Multiply;
+
+impl<A, B> ActionMap<A, B> for Multiply
+where
+    A: Copy + Mul<B>,
+    B: Copy,
+{
+    type Out = A::Output;
+    #[inline(always)]
+    fn map(&self, a: &A, b: &B) -> A::Output {
+        *a * *b
+    }
+}
+
+/// The lambda `λ(μ, i, j, k, a, b)` with optional per-slice state.
+pub trait Lambda<M, A, B>: Sync {
+    /// Per-major-slice state (`()` for stateless lambdas).
+    type State;
+    /// Value contributed by a collision.
+    type Out;
+    /// Fresh state for output slice `major` (row for CSR, column for CSC).
+    fn init(&self, major: u32) -> Self::State;
+    /// Contribution of one collision, or `None` for no contribution.
+    fn call(&self, state: &mut Self::State, mapped: M, c: &Collision<'_, A, B>) -> Option<Self::Out>;
+}
+
+/// The lambda that keeps every mapped value: `λ = μ`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Keep;
+
+impl<M, A, B> Lambda<M, A, B> for Keep {
+    type State = ();
+    type Out = M;
+    #[inline(always)]
+    fn init(&self, _: u32) {}
+    #[inline(always)]
+    fn call(&self, _: &mut (), mapped: M, _: &Collision<'_, A, B>) -> Option<M> {
+        Some(mapped)
+    }
+}
+
+/// A stateless lambda `Fn(μ, &Collision) -> Option<V>`.
+#[derive(Copy, Clone, Debug)]
+pub struct Stateless<F>(pub F);
+
+impl<M, A, B, V, F> Lambda<M, A, B> for Stateless<F>
+where
+    F: Fn(M, &Collision<'_, A, B>) -> Option<V> + Sync,
+{
+    type State = ();
+    type Out = V;
+    #[inline(always)]
+    fn init(&self, _: u32) {}
+    #[inline(always)]
+    fn call(&self, _: &mut (), mapped: M, c: &Collision<'_, A, B>) -> Option<V> {
+        (self.0)(mapped, c)
+    }
+}
+
+/// A stateful lambda: `init(major)` makes the state of each output slice,
+/// `call(&mut state, μ, &Collision)` handles one collision.
+#[derive(Copy, Clone, Debug)]
+pub struct Stateful<I, F> {
+    /// State factory, called once per output slice.
+    pub init: I,
+    /// The lambda proper.
+    pub call: F,
+}
+
+impl<M, A, B, S, V, I, F> Lambda<M, A, B> for Stateful<I, F>
+where
+    I: Fn(u32) -> S + Sync,
+    F: Fn(&mut S, M, &Collision<'_, A, B>) -> Option<V> + Sync,
+{
+    type State = S;
+    type Out = V;
+    #[inline(always)]
+    fn init(&self, major: u32) -> S {
+        (self.init)(major)
+    }
+    #[inline(always)]
+    fn call(&self, state: &mut S, mapped: M, c: &Collision<'_, A, B>) -> Option<V> {
+        (self.call)(state, mapped, c)
+    }
+}
+
+/// The reduction `⊕` combining contributions to one entry.
+pub trait Reduce<V>: Sync {
+    /// `acc ⊕ v`.
+    fn reduce(&self, acc: V, v: V) -> V;
+}
+
+/// `⊕ = +`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Sum;
+
+impl<V: Add<Output = V>> Reduce<V> for Sum {
+    #[inline(always)]
+    fn reduce(&self, acc: V, v: V) -> V {
+        acc + v
+    }
+}
+
+impl<V, F: Fn(V, V) -> V + Sync> Reduce<V> for F {
+    #[inline(always)]
+    fn reduce(&self, acc: V, v: V) -> V {
+        self(acc, v)
+    }
+}
+
+/// The operators of a mapped product: map `μ`, lambda `λ`, reduction `⊕`.
+#[derive(Copy, Clone, Debug)]
+pub struct Ops<Map, Lam, Red> {
+    /// The action map.
+    pub map: Map,
+    /// The lambda.
+    pub lambda: Lam,
+    /// The reduction.
+    pub reduce: Red,
+}
+
+impl Ops<Multiply, Keep, Sum> {
+    /// The ordinary product: `μ = a * b`, `λ = μ`, `⊕ = +`.
+    pub fn product() -> Self {
+        Ops { map: Multiply, lambda: Keep, reduce: Sum }
+    }
+}
+
+impl<Map> Ops<Map, Keep, Sum> {
+    /// A mapped product with `λ = μ` and `⊕ = +`.
+    pub fn mapped<A, B, M>(map: Map) -> Self
+    where
+        Map: Fn(&A, &B) -> M + Sync,
+    {
+        Ops { map, lambda: Keep, reduce: Sum }
+    }
+}
+
+impl<Map, F> Ops<Map, Stateless<F>, Sum> {
+    /// A mapped product with a stateless lambda and `⊕ = +`.
+    ///
+    /// ```
+    /// use subla_algebra::spgemm::{Collision, Ops};
+    /// // Count collisions whose operands are equal.
+    /// let ops = Ops::new(|a: &u32, b: &u32| a == b, |eq, _c: &Collision<'_, u32, u32>| eq.then_some(1u32));
+    /// # let _ = ops;
+    /// ```
+    pub fn new<A, B, M, V>(map: Map, lambda: F) -> Self
+    where
+        Map: Fn(&A, &B) -> M + Sync,
+        F: Fn(M, &Collision<'_, A, B>) -> Option<V> + Sync,
+    {
+        Ops { map, lambda: Stateless(lambda), reduce: Sum }
+    }
+}
+
+impl<Map, Lam, Red> Ops<Map, Lam, Red> {
+    /// Replaces the lambda by a stateful one (see the [module docs](self)
+    /// for how state is scoped).
+    pub fn stateful<A, B, M, S, V, I, F>(self, init: I, call: F) -> Ops<Map, Stateful<I, F>, Red>
+    where
+        Map: ActionMap<A, B, Out = M>,
+        I: Fn(u32) -> S + Sync,
+        F: Fn(&mut S, M, &Collision<'_, A, B>) -> Option<V> + Sync,
+    {
+        Ops { map: self.map, lambda: Stateful { init, call }, reduce: self.reduce }
+    }
+
+    /// Replaces the reduction `⊕`.
+    pub fn reduce<V, R: Fn(V, V) -> V + Sync>(self, reduce: R) -> Ops<Map, Lam, R> {
+        Ops { map: self.map, lambda: self.lambda, reduce }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Kernel (CSR × CSR → CSR; CSC products are run on the transposed storage)
+// ---------------------------------------------------------------------------
+
+/// What the kernel needs from a product, in its own orientation: output row
+/// `i` of `X · Y`, collisions `(i, j, k, x, y)`.
+trait Visit<X, Y>: Sync {
+    type State;
+    type Out: Copy + Default + Send + Sync;
+    fn init(&self, i: u32) -> Self::State;
+    fn visit(&self, st: &mut Self::State, i: u32, j: u32, k: u32, x: &X, y: &Y) -> Option<Self::Out>;
+    fn reduce(&self, acc: Self::Out, v: Self::Out) -> Self::Out;
+}
+
+/// `A · B` with both in CSR: kernel orientation = product orientation.
+struct Straight<'o, Map, Lam, Red, A, B>(&'o Ops<Map, Lam, Red>, PhantomData<fn(&A, &B)>);
+
+impl<Map, Lam, Red, A, B> Visit<A, B> for Straight<'_, Map, Lam, Red, A, B>
+where
+    Map: ActionMap<A, B>,
+    Lam: Lambda<Map::Out, A, B>,
+    Lam::Out: Copy + Default + Send + Sync,
+    Red: Reduce<Lam::Out>,
+{
+    type State = Lam::State;
+    type Out = Lam::Out;
+    #[inline(always)]
+    fn init(&self, i: u32) -> Self::State {
+        self.0.lambda.init(i)
+    }
+    #[inline(always)]
+    fn visit(&self, st: &mut Self::State, i: u32, j: u32, k: u32, a: &A, b: &B) -> Option<Self::Out> {
+        let m = self.0.map.map(a, b);
+        self.0.lambda.call(st, m, &Collision { i, j, k, a, b })
+    }
+    #[inline(always)]
+    fn reduce(&self, acc: Self::Out, v: Self::Out) -> Self::Out {
+        self.0.reduce.reduce(acc, v)
+    }
+}
+
+/// `A · B` with both in CSC, run as `Cᵀ = Bᵀ Aᵀ` on CSR storage: kernel
+/// row `i` is output column `i`, kernel `x` is `B(k, i)`, kernel `y` is
+/// `A(j, k)`.
+struct Swapped<'o, Map, Lam, Red, A, B>(&'o Ops<Map, Lam, Red>, PhantomData<fn(&A, &B)>);
+
+impl<Map, Lam, Red, A, B> Visit<B, A> for Swapped<'_, Map, Lam, Red, A, B>
+where
+    Map: ActionMap<A, B>,
+    Lam: Lambda<Map::Out, A, B>,
+    Lam::Out: Copy + Default + Send + Sync,
+    Red: Reduce<Lam::Out>,
+{
+    type State = Lam::State;
+    type Out = Lam::Out;
+    #[inline(always)]
+    fn init(&self, i: u32) -> Self::State {
+        self.0.lambda.init(i)
+    }
+    #[inline(always)]
+    fn visit(&self, st: &mut Self::State, i: u32, j: u32, k: u32, b: &B, a: &A) -> Option<Self::Out> {
+        let m = self.0.map.map(a, b);
+        self.0.lambda.call(st, m, &Collision { i: j, j: i, k, a, b })
+    }
+    #[inline(always)]
+    fn reduce(&self, acc: Self::Out, v: Self::Out) -> Self::Out {
+        self.0.reduce.reduce(acc, v)
+    }
+}
+
+/// Dense accumulator of one task: `stamp[j] == i + 1` marks columns touched
+/// by row `i` (rows are unique per task, so stamps never need clearing).
+struct Workspace<V> {
+    stamp: Vec<u32>,
+    acc: Vec<V>,
+    touched: Vec<u32>,
+}
+
+impl<V: Copy + Default> Workspace<V> {
+    fn new(ncols: usize, values: bool) -> Self {
+        Workspace {
+            stamp: vec![0; ncols],
+            acc: if values { vec![V::default(); ncols] } else { Vec::new() },
+            touched: Vec::new(),
+        }
+    }
+
+    /// Runs the collisions of kernel row `i`; leaves the touched columns
+    /// (unsorted) in `touched` and, if `VALUES`, their values in `acc`.
+    #[inline]
+    fn row<X, Y, Vi: Visit<X, Y, Out = V>, const VALUES: bool>(
+        &mut self,
+        i: usize,
+        x: SparseRef<'_, X, Csr>,
+        y: SparseRef<'_, Y, Csr>,
+        v: &Vi,
+    ) {
+        let mark = i as u32 + 1;
+        let mut st = v.init(i as u32);
+        self.touched.clear();
+        let (xk, xv) = x.slice(i);
+        let yptr = y.ptr();
+        let yidx = y.indices();
+        let yval = y.values();
+        for (&k, a) in xk.iter().zip(xv) {
+            let range = yptr[k as usize] as usize..yptr[k as usize + 1] as usize;
+            for (&j, b) in yidx[range.clone()].iter().zip(&yval[range]) {
+                if let Some(val) = v.visit(&mut st, i as u32, j, k, a, b) {
+                    let ju = j as usize;
+                    if self.stamp[ju] != mark {
+                        self.stamp[ju] = mark;
+                        self.touched.push(j);
+                        if VALUES {
+                            self.acc[ju] = val;
+                        }
+                    } else if VALUES {
+                        self.acc[ju] = v.reduce(self.acc[ju], val);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn blocks_for(x_ptr: &[u32], par: Par) -> Vec<Range<usize>> {
+    let nnz = x_ptr.last().copied().unwrap_or(0) as usize;
+    balanced_ranges(x_ptr, par.blocks(nnz + x_ptr.len(), 1 << 12))
+}
+
+fn kernel_symbolic<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
+    x: SparseRef<'_, X, Csr>,
+    y: SparseRef<'_, Y, Csr>,
+    v: &Vi,
+    par: Par,
+) -> Result<Pattern<Csr>> {
+    let nrows = x.nrows();
+    let ncols = y.ncols();
+    let blocks = blocks_for(x.ptr(), par);
+    let work = |r: Range<usize>| -> (Vec<u32>, Vec<u32>) {
+        let mut ws = Workspace::<Vi::Out>::new(ncols, false);
+        let mut counts = Vec::with_capacity(r.len());
+        let mut idx = Vec::new();
+        for i in r {
+            ws.row::<X, Y, Vi, false>(i, x, y, v);
+            ws.touched.sort_unstable();
+            counts.push(ws.touched.len() as u32);
+            idx.extend_from_slice(&ws.touched);
+        }
+        (counts, idx)
+    };
+    let parts: Vec<(Vec<u32>, Vec<u32>)> =
+        if blocks.len() <= 1 { vec![work(0..nrows)] } else { blocks.into_par_iter().map(work).collect() };
+    let (ptr, idx) = assemble_pattern(nrows, parts.iter().map(|(c, i)| (c.as_slice(), i.as_slice())))?;
+    // SAFETY: rows were sorted and deduplicated (stamps), columns < ncols.
+    Ok(unsafe { Pattern::new_unchecked(nrows as u32, ncols as u32, ptr, idx) })
+}
+
+/// Concatenates per-block `(row counts, indices)` into `ptr`, `idx`.
+fn assemble_pattern<'p>(
+    nrows: usize,
+    parts: impl Iterator<Item = (&'p [u32], &'p [u32])> + Clone,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    let total: usize = parts.clone().map(|(_, i)| i.len()).sum();
+    to_u32(total, "nnz of the product")?;
+    let mut ptr = Vec::with_capacity(nrows + 1);
+    ptr.push(0u32);
+    let mut acc = 0u32;
+    let mut idx = Vec::with_capacity(total);
+    for (counts, part_idx) in parts {
+        for &c in counts {
+            acc += c;
+            ptr.push(acc);
+        }
+        idx.extend_from_slice(part_idx);
+    }
+    Ok((ptr, idx))
+}
+
+fn kernel_multiply<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
+    x: SparseRef<'_, X, Csr>,
+    y: SparseRef<'_, Y, Csr>,
+    v: &Vi,
+    par: Par,
+) -> Result<SparseMat<Vi::Out, Csr>> {
+    let nrows = x.nrows();
+    let ncols = y.ncols();
+    let blocks = blocks_for(x.ptr(), par);
+    type Part<V> = (Vec<u32>, Vec<u32>, Vec<V>);
+    let work = |r: Range<usize>| -> Part<Vi::Out> {
+        let mut ws = Workspace::<Vi::Out>::new(ncols, true);
+        let mut counts = Vec::with_capacity(r.len());
+        let mut idx = Vec::new();
+        let mut vals = Vec::new();
+        for i in r {
+            ws.row::<X, Y, Vi, true>(i, x, y, v);
+            ws.touched.sort_unstable();
+            counts.push(ws.touched.len() as u32);
+            idx.extend_from_slice(&ws.touched);
+            vals.extend(ws.touched.iter().map(|&j| ws.acc[j as usize]));
+        }
+        (counts, idx, vals)
+    };
+    let mut parts: Vec<Part<Vi::Out>> =
+        if blocks.len() <= 1 { vec![work(0..nrows)] } else { blocks.into_par_iter().map(work).collect() };
+    if parts.len() == 1 {
+        let (counts, idx, vals) = parts.pop().unwrap_or_default();
+        to_u32(idx.len(), "nnz of the product")?;
+        let mut ptr = Vec::with_capacity(nrows + 1);
+        ptr.push(0u32);
+        let mut acc = 0u32;
+        for c in counts {
+            acc += c;
+            ptr.push(acc);
+        }
+        // SAFETY: rows sorted and deduplicated, columns < ncols, nnz checked.
+        return Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) });
+    }
+    let (ptr, idx) = assemble_pattern(nrows, parts.iter().map(|(c, i, _)| (c.as_slice(), i.as_slice())))?;
+    let lens: Vec<Range<usize>> = parts.iter().map(|(_, i, _)| 0..i.len()).collect();
+    let mut vals = vec![Vi::Out::default(); idx.len()];
+    let pieces = split_by_ranges(&mut vals, &lens, 1);
+    pieces.into_par_iter().zip(parts.par_iter()).for_each(|(dst, (_, _, src))| dst.copy_from_slice(src));
+    // SAFETY: as above.
+    Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) })
+}
+
+fn kernel_numeric<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
+    x: SparseRef<'_, X, Csr>,
+    y: SparseRef<'_, Y, Csr>,
+    v: &Vi,
+    out: SparseMut<'_, Vi::Out, Csr>,
+    par: Par,
+) {
+    let ncols = y.ncols();
+    let (pattern, values) = out.into_parts();
+    let blocks = blocks_for(pattern.ptr(), par);
+    let value_ranges: Vec<Range<usize>> =
+        blocks.iter().map(|r| pattern.ptr()[r.start] as usize..pattern.ptr()[r.end] as usize).collect();
+    let work = |(r, dst): (Range<usize>, &mut [Vi::Out])| {
+        let mut ws = Workspace::<Vi::Out>::new(ncols, true);
+        let base = pattern.ptr()[r.start] as usize;
+        for i in r {
+            ws.row::<X, Y, Vi, true>(i, x, y, v);
+            let cols = pattern.slice(i);
+            let mark = i as u32 + 1;
+            assert!(
+                cols.len() == ws.touched.len() && cols.iter().all(|&j| ws.stamp[j as usize] == mark),
+                "spgemm numeric: the output pattern of row {i} does not match the product \
+                 (expected {} entries, the pattern has {}); pass the pattern from `symbolic` with the same operands and ops",
+                ws.touched.len(),
+                cols.len()
+            );
+            let start = pattern.ptr()[i] as usize - base;
+            for (slot, &j) in dst[start..start + cols.len()].iter_mut().zip(cols) {
+                *slot = ws.acc[j as usize];
+            }
+        }
+    };
+    let pieces = {
+        let mut rest: &mut [Vi::Out] = values;
+        let mut pieces = Vec::with_capacity(value_ranges.len());
+        for r in &value_ranges {
+            let (head, tail) = rest.split_at_mut(r.len());
+            pieces.push(head);
+            rest = tail;
+        }
+        pieces
+    };
+    if blocks.len() <= 1 {
+        blocks.into_iter().zip(pieces).for_each(work);
+    } else {
+        blocks.into_par_iter().zip(pieces).for_each(work);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Public entry points
+// ---------------------------------------------------------------------------
+
+fn as_csr<T, L: Layout>(a: SparseRef<'_, T, L>) -> SparseRef<'_, T, Csr> {
+    let p = a.pattern();
+    let (nr, nc) = p.dims_u32();
+    // SAFETY: only called with L = Csr (or on transposed CSC storage, which
+    // is CSR storage of the transpose): same valid arrays.
+    unsafe { SparseRef::new_unchecked(nr, nc, p.ptr(), p.indices(), a.values()) }
+}
+
+fn as_csr_mut<T, L: Layout>(a: SparseMut<'_, T, L>) -> SparseMut<'_, T, Csr> {
+    let (p, vals) = a.into_parts();
+    let (nr, nc) = p.dims_u32();
+    // SAFETY: as in `as_csr`.
+    unsafe { PatternRef::<Csr>::new_unchecked(nr, nc, p.ptr(), p.indices()) }.with_values_mut(vals)
+}
+
+fn recast<V, L1: Layout, L2: Layout>(m: SparseMat<V, L1>) -> SparseMat<V, L2> {
+    let (nr, nc, ptr, idx, vals) = m.into_parts();
+    // SAFETY: same valid arrays under the layout marker they were built for.
+    unsafe { SparseMat::new_unchecked(nr, nc, ptr, idx, vals) }
+}
+
+#[track_caller]
+fn check_inner(a: (usize, usize), b: (usize, usize)) {
+    assert_eq!(a.1, b.0, "spgemm: A is {} x {} and B is {} x {}: A.ncols() must equal B.nrows()", a.0, a.1, b.0, b.1);
+}
+
+/// Pattern of `C = A B {μ}[λ]`: the entries for which at least one collision
+/// contributes (Mlakar et al. 2020, §3.1; symbolic phase).
+///
+/// # Errors
+/// [`AlgebraError::TooLarge`](crate::AlgebraError::TooLarge) if the product
+/// has more than `u32::MAX` entries.
+#[track_caller]
+pub fn symbolic<A, B, Map, Lam, Red, L>(
+    a: SparseRef<'_, A, L>,
+    b: SparseRef<'_, B, L>,
+    ops: &Ops<Map, Lam, Red>,
+    par: Par,
+) -> Result<Pattern<L>>
+where
+    A: Sync,
+    B: Sync,
+    L: Layout,
+    Map: ActionMap<A, B>,
+    Lam: Lambda<Map::Out, A, B>,
+    Lam::Out: Copy + Default + Send + Sync,
+    Red: Reduce<Lam::Out>,
+{
+    check_inner(a.shape(), b.shape());
+    if L::COLUMN_MAJOR {
+        let p = kernel_symbolic(as_csr(b.transpose()), as_csr(a.transpose()), &Swapped(ops, PhantomData), par)?;
+        let (nr, nc, ptr, idx) = p.into_transpose().into_parts();
+        // SAFETY: the CSR pattern of Cᵀ is the CSC pattern of C.
+        Ok(unsafe { Pattern::new_unchecked(nr, nc, ptr, idx) })
+    } else {
+        let p = kernel_symbolic(as_csr(a), as_csr(b), &Straight(ops, PhantomData), par)?;
+        let (nr, nc, ptr, idx) = p.into_parts();
+        // SAFETY: L = Csr here.
+        Ok(unsafe { Pattern::new_unchecked(nr, nc, ptr, idx) })
+    }
+}
+
+/// Values of `C = A B {μ}[λ]` written into `out`, whose pattern must be the
+/// one [`symbolic`] returns for the same operands and ops (numeric phase).
+///
+/// # Panics
+/// If the shapes disagree or `out`'s pattern is not the product's.
+#[track_caller]
+pub fn numeric<A, B, Map, Lam, Red, L>(
+    a: SparseRef<'_, A, L>,
+    b: SparseRef<'_, B, L>,
+    ops: &Ops<Map, Lam, Red>,
+    out: SparseMut<'_, Lam::Out, L>,
+    par: Par,
+) where
+    A: Sync,
+    B: Sync,
+    L: Layout,
+    Map: ActionMap<A, B>,
+    Lam: Lambda<Map::Out, A, B>,
+    Lam::Out: Copy + Default + Send + Sync,
+    Red: Reduce<Lam::Out>,
+{
+    check_inner(a.shape(), b.shape());
+    let out_shape = out.pattern().shape();
+    assert_eq!(
+        out_shape,
+        (a.nrows(), b.ncols()),
+        "spgemm numeric: output is {} x {} but A B is {} x {}",
+        out_shape.0,
+        out_shape.1,
+        a.nrows(),
+        b.ncols()
+    );
+    if L::COLUMN_MAJOR {
+        let (p, vals) = out.into_parts();
+        let out_t = p.transpose().with_values_mut(vals);
+        kernel_numeric(
+            as_csr(b.transpose()),
+            as_csr(a.transpose()),
+            &Swapped(ops, PhantomData),
+            as_csr_mut(out_t),
+            par,
+        );
+    } else {
+        kernel_numeric(as_csr(a), as_csr(b), &Straight(ops, PhantomData), as_csr_mut(out), par);
+    }
+}
+
+/// `C = A B {μ}[λ]` in one pass (symbolic and numeric together).
+///
+/// ```
+/// use subla_algebra::{CsrMat, Par, spgemm::{self, Ops}};
+/// let a = CsrMat::try_new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1i64, 2, 3])?;
+/// // Plain product.
+/// let c = spgemm::multiply(a.as_ref(), a.as_ref(), &Ops::product(), Par::Seq)?;
+/// assert_eq!(c.values(), &[1, 8, 9]);
+/// // Keep only collisions through k = 1, and take the maximum instead of the sum.
+/// let ops = Ops::new(|x: &i64, y: &i64| x * y, |m, c| (c.k == 1).then_some(m)).reduce(|p: i64, q: i64| p.max(q));
+/// let d = spgemm::multiply(a.as_ref(), a.as_ref(), &ops, Par::Seq)?;
+/// assert_eq!((d.indices(), d.values()), (&[1u32, 1][..], &[6i64, 9][..]));
+/// # Ok::<(), subla_algebra::AlgebraError>(())
+/// ```
+///
+/// # Errors
+/// [`AlgebraError::TooLarge`](crate::AlgebraError::TooLarge) if the product
+/// has more than `u32::MAX` entries.
+#[track_caller]
+pub fn multiply<A, B, Map, Lam, Red, L>(
+    a: SparseRef<'_, A, L>,
+    b: SparseRef<'_, B, L>,
+    ops: &Ops<Map, Lam, Red>,
+    par: Par,
+) -> Result<SparseMat<Lam::Out, L>>
+where
+    A: Sync,
+    B: Sync,
+    L: Layout,
+    Map: ActionMap<A, B>,
+    Lam: Lambda<Map::Out, A, B>,
+    Lam::Out: Copy + Default + Send + Sync,
+    Red: Reduce<Lam::Out>,
+{
+    check_inner(a.shape(), b.shape());
+    if L::COLUMN_MAJOR {
+        let c = kernel_multiply(as_csr(b.transpose()), as_csr(a.transpose()), &Swapped(ops, PhantomData), par)?;
+        Ok(recast(c.into_transpose()))
+    } else {
+        let c = kernel_multiply(as_csr(a), as_csr(b), &Straight(ops, PhantomData), par)?;
+        Ok(recast(c))
+    }
+}
+
+/// Pattern of the plain product `A B` (every collision counts), from the
+/// patterns alone.
+///
+/// # Errors
+/// [`AlgebraError::TooLarge`](crate::AlgebraError::TooLarge) if the product
+/// has more than `u32::MAX` entries.
+#[track_caller]
+pub fn structure<L: Layout>(a: PatternRef<'_, L>, b: PatternRef<'_, L>, par: Par) -> Result<Pattern<L>> {
+    let ua = vec![(); a.nnz()];
+    let ub = vec![(); b.nnz()];
+    let ops = Ops::mapped(|_: &(), _: &()| ()).reduce(|(), ()| ());
+    symbolic(a.with_values(&ua), b.with_values(&ub), &ops, par)
+}
