@@ -55,7 +55,7 @@ mod sprs_impl {
         let idx = indices_to_u32(&m.indices()[..nnz], "sprs::CsMatBase", |i| u64::try_from(i.index()).ok())?;
         let vals = m.data()[..nnz].to_vec();
         let (nr, nc) = m.shape();
-        if m.is_csr() == !L::COLUMN_MAJOR {
+        if m.is_csr() != L::COLUMN_MAJOR {
             SparseMat::try_new(nr, nc, ptr, idx, vals)
         } else {
             let other: SparseMat<N, L::Transposed> = SparseMat::try_new(nr, nc, ptr, idx, vals)?;

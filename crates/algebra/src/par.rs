@@ -45,7 +45,7 @@ impl Par {
 pub(crate) fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> {
     let n = ptr.len().saturating_sub(1);
     if n == 0 {
-        return vec![0..0];
+        return std::iter::once(0..0).collect();
     }
     let nblocks = nblocks.clamp(1, n);
     let total = ptr[n] as u64 + n as u64;
@@ -75,7 +75,7 @@ pub(crate) fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> 
         }
     }
     if out.is_empty() {
-        out.push(0..n);
+        out.extend(std::iter::once(0..n));
     }
     out
 }

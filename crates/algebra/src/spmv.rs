@@ -18,7 +18,9 @@
 //! * [`spmv_csc`] — **column scatter**: columns push their contribution into
 //!   the rows they touch. Tasks own disjoint *row ranges* and visit columns in
 //!   increasing order, so every `y(i, :)` is again summed in increasing column
-//!   order.
+//!   order. Each task walks the whole column structure to find its rows, so
+//!   the scatter scales less well than the gather: for repeated products of a
+//!   fixed matrix, convert it once to CSR ([`CscRef::to_csr`]).
 //!
 //! # Determinism
 //! Both forms compute `y(i, c) = ((0 + w₀x₀) + w₁x₁) + …` over the entries of
@@ -331,7 +333,10 @@ fn scatter<T: Sync, S: Scalar, F: Fn(&T, u32, u32) -> S + Sync>(
     if d == 0 || nrows == 0 {
         return;
     }
-    let ranges = even_ranges(nrows, par.blocks(at.nnz() + nrows, 1 << 14));
+    // Every task walks all columns to find its rows, so use one task per
+    // thread (more would re-read the column structure for nothing).
+    let tasks = if at.nnz() + nrows < (1 << 15) { 1 } else { par.threads() };
+    let ranges = even_ranges(nrows, tasks);
     let run = |rows: Range<usize>, ys: &mut [S]| match d {
         1 => scatter_fixed::<T, S, F, 1>(at, rows, x, ys, map),
         2 => scatter_fixed::<T, S, F, 2>(at, rows, x, ys, map),
