@@ -58,7 +58,7 @@ pub mod csc;
 pub mod csr;
 pub mod error;
 pub mod interop;
-mod par;
+pub mod par;
 pub mod scan;
 pub mod spgemm;
 pub mod spmv;

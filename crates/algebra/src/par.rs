@@ -1,5 +1,6 @@
 //! Explicit parallelism (as faer's `Par`): every parallel routine takes a
-//! [`Par`] and gives the same bits for every choice.
+//! [`Par`] and gives the same bits for every choice. The helpers cut work
+//! into contiguous blocks; blocks never change results, only speed.
 
 use std::ops::Range;
 
@@ -27,8 +28,9 @@ impl Par {
         }
     }
 
-    /// How many blocks to cut work into: a few per thread for balance.
-    pub(crate) fn blocks(self, work_items: usize, min_per_block: usize) -> usize {
+    /// How many blocks to cut `work_items` into: a few per thread for
+    /// balance, none smaller than `min_per_block`, one for [`Par::Seq`].
+    pub fn blocks(self, work_items: usize, min_per_block: usize) -> usize {
         match self {
             Par::Seq => 1,
             Par::Rayon => {
@@ -42,7 +44,7 @@ impl Par {
 /// Splits major slices `0..ptr.len()-1` into at most `nblocks` contiguous
 /// ranges holding about the same number of stored entries (plus one unit of
 /// weight per slice, so empty slices are spread too).
-pub(crate) fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> {
+pub fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> {
     let n = ptr.len().saturating_sub(1);
     if n == 0 {
         return std::iter::once(0..0).collect();
@@ -80,15 +82,18 @@ pub(crate) fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> 
     out
 }
 
-/// Equal ranges of `0..n` (at most `nblocks`).
-pub(crate) fn even_ranges(n: usize, nblocks: usize) -> Vec<Range<usize>> {
+/// Equal ranges of `0..n` (at most `nblocks`, none empty unless `n == 0`).
+pub fn even_ranges(n: usize, nblocks: usize) -> Vec<Range<usize>> {
     let nblocks = nblocks.clamp(1, n.max(1));
     (0..nblocks).map(|b| n * b / nblocks..n * (b + 1) / nblocks).filter(|r| !r.is_empty() || n == 0).collect()
 }
 
-/// Splits `data` into consecutive mutable pieces of `lens[k] * stride`
+/// Splits `data` into consecutive mutable pieces of `ranges[k].len() * stride`
 /// elements.
-pub(crate) fn split_by_ranges<'a, T>(
+///
+/// # Panics
+/// If `data` is shorter than the ranges need.
+pub fn split_by_ranges<'a, T>(
     mut data: &'a mut [T],
     ranges: &[Range<usize>],
     stride: usize,
@@ -98,6 +103,26 @@ pub(crate) fn split_by_ranges<'a, T>(
         let (head, tail) = data.split_at_mut(r.len() * stride);
         out.push(head);
         data = tail;
+    }
+    out
+}
+
+/// Splits `data` (laid out slice by slice as described by the pointer array
+/// `ptr`) into one mutable piece per range of major slices.
+///
+/// # Panics
+/// If the ranges are not consecutive from 0 or `data` is shorter than
+/// `ptr` says.
+pub fn split_by_ptr<'a, T>(mut data: &'a mut [T], ptr: &[u32], ranges: &[Range<usize>]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(ranges.len());
+    let mut at = 0usize;
+    for r in ranges {
+        assert_eq!(ptr[r.start] as usize, at, "split_by_ptr: ranges must be consecutive");
+        let len = (ptr[r.end] - ptr[r.start]) as usize;
+        let (head, tail) = data.split_at_mut(len);
+        out.push(head);
+        data = tail;
+        at += len;
     }
     out
 }

@@ -1,0 +1,112 @@
+//! A mesh with its vertex data, as read from or written to a file.
+
+use std::ops::Range;
+
+use ndarray::Array2;
+
+use crate::error::{MeshError, Result};
+use crate::mesh::Mesh;
+
+/// Face-varying data (OBJ `vt`/`vn`): a table of values and, for every
+/// corner of the mesh (face after face, in traversal order), the row of the
+/// table it uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaceVarying {
+    /// One row per value (`vt`: 2 or 3 channels, `vn`: 3).
+    pub values: Array2<f64>,
+    /// Row of `values` used by each corner.
+    pub indices: Vec<u32>,
+}
+
+/// Kind of a named face range.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GroupKind {
+    /// OBJ `g`.
+    Group,
+    /// OBJ `o`.
+    Object,
+}
+
+/// A named, contiguous range of faces (OBJ groups and objects are flattened
+/// into one mesh; their face ranges are kept).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// `g` or `o`.
+    pub kind: GroupKind,
+    /// The name as written (may be empty).
+    pub name: String,
+    /// Faces from this statement up to the next one of the same kind.
+    pub faces: Range<u32>,
+}
+
+/// A mesh with its per-vertex data and whatever else its file carried.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshData {
+    /// Topology, tags and options.
+    pub mesh: Mesh,
+    /// Per-vertex data, one row per vertex; positions are the first three
+    /// channels.
+    pub vertices: Array2<f64>,
+    /// Name of each channel of `vertices` (`x`, `y`, `z`, then `w`, `nx`,
+    /// `red`, … as the file had them).
+    pub channels: Vec<String>,
+    /// Texture coordinates (OBJ `vt`), if every face had them.
+    pub texcoords: Option<FaceVarying>,
+    /// Normals (OBJ `vn`), if every face had them.
+    pub normals: Option<FaceVarying>,
+    /// Named face ranges.
+    pub groups: Vec<Group>,
+    /// True when the file declared left-handed (clockwise) winding with the
+    /// comment `# osd_ref: lefthanded` used by OpenSubdiv's shapes.
+    pub left_handed: bool,
+}
+
+impl MeshData {
+    /// A mesh with positions only.
+    ///
+    /// # Errors
+    /// [`MeshError::DataLength`] or [`MeshError::NonFiniteCoordinate`].
+    pub fn new(mesh: Mesh, vertices: Array2<f64>) -> Result<Self> {
+        mesh.check_vertex_data(&vertices)?;
+        let channels = (0..vertices.ncols()).map(default_channel_name).collect();
+        Ok(MeshData { mesh, vertices, channels, texcoords: None, normals: None, groups: Vec::new(), left_handed: false })
+    }
+
+    /// The positions: the first three channels (fewer if the data has fewer).
+    pub fn positions(&self) -> ndarray::ArrayView2<'_, f64> {
+        let d = self.vertices.ncols().min(3);
+        self.vertices.slice(ndarray::s![.., ..d])
+    }
+
+    /// Checks that the parts agree: one data row per vertex, finite values,
+    /// one face-varying index per corner, group ranges inside the mesh.
+    ///
+    /// # Errors
+    /// The first disagreement.
+    pub fn validate(&self) -> Result<()> {
+        self.mesh.check_vertex_data(&self.vertices)?;
+        let nc = self.mesh.topology().num_corners();
+        for (what, fv) in [("texture coordinates", &self.texcoords), ("normals", &self.normals)] {
+            if let Some(fv) = fv {
+                if fv.indices.len() != nc {
+                    return Err(MeshError::DataLength { what, expected: nc, found: fv.indices.len() });
+                }
+                if let Some(&bad) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
+                    return Err(MeshError::DataLength { what, expected: bad as usize + 1, found: fv.values.nrows() });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `x`, `y`, `z`, `w`, then `c4`, `c5`, ...
+pub(crate) fn default_channel_name(k: usize) -> String {
+    match k {
+        0 => "x".into(),
+        1 => "y".into(),
+        2 => "z".into(),
+        3 => "w".into(),
+        _ => format!("c{k}"),
+    }
+}
