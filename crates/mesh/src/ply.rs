@@ -1,1 +1,967 @@
-//! PLY (todo)
+//! PLY (Stanford polygon file format) reader and writer.
+//!
+//! # Reading
+//! [`read_ply`] and [`parse_ply`] accept the `ascii 1.0`,
+//! `binary_little_endian 1.0` and `binary_big_endian 1.0` formats:
+//!
+//! * element `vertex` with any scalar properties (`char`, `uchar`, `short`,
+//!   `ushort`, `int`, `uint`, `float`, `double` and the `int8` … `float64`
+//!   aliases); `x`, `y` and `z` are required. Every scalar property becomes a
+//!   channel of [`MeshData::vertices`] (named in [`MeshData::channels`]), in
+//!   file order except that `x`, `y`, `z` come first. List properties of
+//!   vertices are skipped;
+//! * element `face` with a list property `vertex_indices` (or
+//!   `vertex_index`) of an integer type, with any integer count type.
+//!   Indices are 0-based. Other face properties are skipped;
+//! * other elements (`edge`, `material`, …) are skipped; `comment` and
+//!   `obj_info` lines are ignored.
+//!
+//! In ASCII files each element instance is one line (blank lines are
+//! ignored). Errors name the file line (ASCII and header) or the byte offset
+//! (binary data). The reader never allocates more than the input can hold,
+//! whatever counts the header announces.
+//!
+//! # Writing
+//! [`write_ply`] and [`write_ply_file`] write a `vertex` element with one
+//! `double` property per channel, named from [`MeshData::channels`], and a
+//! `face` element with `property list uchar uint vertex_indices` (`uint`
+//! counts when a face has more than 255 vertices). ASCII floats use the
+//! shortest representation that reads back to the same `f64`, so both
+//! encodings round-trip exactly. Tags (creases, corners, holes), options,
+//! face-varying data and groups have no PLY representation and are not
+//! written.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use ndarray::Array2;
+use subla_algebra::Par;
+
+use crate::data::{MeshData, default_channel_name};
+use crate::error::{Location, MeshError, Result};
+use crate::mesh::{MeshBuilder, Validation};
+
+/// Encoding of a written PLY file.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PlyEncoding {
+    /// `format ascii 1.0`: human-readable, floats in shortest round-trip
+    /// form.
+    #[default]
+    Ascii,
+    /// `format binary_little_endian 1.0`: compact and fast.
+    BinaryLittleEndian,
+}
+
+/// Reads a PLY file (see the [module docs](self) for what is supported).
+///
+/// # Errors
+/// [`MeshError::Io`] if the file cannot be read, otherwise as
+/// [`parse_ply`] (empty-mesh errors name the file).
+pub fn read_ply(path: impl AsRef<Path>, validation: Validation) -> Result<MeshData> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| MeshError::Io { path: path.to_path_buf(), source })?;
+    parse_named(&bytes, validation, &path.display().to_string())
+}
+
+/// Parses PLY data held in memory (see the [module docs](self)).
+///
+/// # Errors
+/// * [`MeshError::NotText`] or [`MeshError::MalformedStatement`] when the
+///   input does not start with the `ply` magic line;
+/// * [`MeshError::MalformedStatement`] (statement `"ply header"`) for a
+///   malformed header line, an unsupported format or type, or a missing
+///   `x`/`y`/`z` or `vertex_indices` property; statement `"vertex"`,
+///   `"face"`, … for an ASCII data line with missing or extra values or a
+///   negative list count;
+/// * [`MeshError::MalformedNumber`] for a malformed ASCII number;
+/// * [`MeshError::Truncated`] when the data ends before the announced
+///   elements;
+/// * [`MeshError::IndexOutOfRange`] (0-based index as written, negative
+///   included), [`MeshError::FaceTooSmall`],
+///   [`MeshError::NonFiniteCoordinate`] (any channel);
+/// * [`MeshError::TooLarge`] for counts over `u32`;
+/// * [`MeshError::Empty`] without a `vertex` element or without faces;
+/// * whatever [`MeshBuilder::build`] rejects under `validation`.
+pub fn parse_ply(bytes: &[u8], validation: Validation) -> Result<MeshData> {
+    parse_named(bytes, validation, "PLY data")
+}
+
+/// Writes `data` as PLY to `w` (buffered internally; see the
+/// [module docs](self) for the layout).
+///
+/// Channel names are taken from `data.channels` when it names every channel
+/// (whitespace in a name is replaced by `_`); otherwise `x`, `y`, `z`, `w`,
+/// `c4`, … are used.
+///
+/// # Errors
+/// Errors of `w`, and [`io::ErrorKind::InvalidInput`] when `data.vertices`
+/// does not have one row per vertex of the mesh.
+pub fn write_ply(data: &MeshData, w: impl Write, encoding: PlyEncoding) -> io::Result<()> {
+    let topo = data.mesh.topology();
+    let nv = data.vertices.nrows();
+    if nv != topo.num_vertices() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("vertex data has {nv} rows but the mesh has {} vertices", topo.num_vertices()),
+        ));
+    }
+    let nch = data.vertices.ncols();
+    let nf = topo.num_faces();
+    let ptr = topo.face_ptr();
+    let verts = topo.face_verts();
+    let big_faces = (0..nf).any(|f| ptr[f + 1] - ptr[f] > u32::from(u8::MAX));
+
+    let mut w = BufWriter::with_capacity(1 << 16, w);
+    let format = match encoding {
+        PlyEncoding::Ascii => "ascii",
+        PlyEncoding::BinaryLittleEndian => "binary_little_endian",
+    };
+    writeln!(w, "ply\nformat {format} 1.0\ncomment generated by subla\nelement vertex {nv}")?;
+    for k in 0..nch {
+        writeln!(w, "property double {}", channel_name(&data.channels, nch, k))?;
+    }
+    let count_type = if big_faces { "uint" } else { "uchar" };
+    writeln!(w, "element face {nf}\nproperty list {count_type} uint vertex_indices\nend_header")?;
+
+    match encoding {
+        PlyEncoding::Ascii => {
+            let mut buf = ryu::Buffer::new();
+            for row in data.vertices.rows() {
+                for (k, &x) in row.iter().enumerate() {
+                    if k > 0 {
+                        w.write_all(b" ")?;
+                    }
+                    w.write_all(format_f64(&mut buf, x).as_bytes())?;
+                }
+                w.write_all(b"\n")?;
+            }
+            for f in 0..nf {
+                let face = &verts[ptr[f] as usize..ptr[f + 1] as usize];
+                write!(w, "{}", face.len())?;
+                for &v in face {
+                    write!(w, " {v}")?;
+                }
+                w.write_all(b"\n")?;
+            }
+        }
+        PlyEncoding::BinaryLittleEndian => {
+            for row in data.vertices.rows() {
+                for &x in row {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+            }
+            for f in 0..nf {
+                let face = &verts[ptr[f] as usize..ptr[f + 1] as usize];
+                if big_faces {
+                    w.write_all(&(face.len() as u32).to_le_bytes())?;
+                } else {
+                    w.write_all(&[face.len() as u8])?;
+                }
+                for &v in face {
+                    w.write_all(&v.to_le_bytes())?;
+                }
+            }
+        }
+    }
+    w.flush()
+}
+
+/// Writes `data` as a PLY file at `path` (see [`write_ply`]).
+///
+/// # Errors
+/// [`MeshError::Io`] naming the file.
+pub fn write_ply_file(data: &MeshData, path: impl AsRef<Path>, encoding: PlyEncoding) -> Result<()> {
+    let path = path.as_ref();
+    let io_err = |source| MeshError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::create(path).map_err(io_err)?;
+    write_ply(data, file, encoding).map_err(io_err)
+}
+
+/// Shortest round-trip text of `x`; non-finite values as `nan`, `inf`,
+/// `-inf` (which the reader rejects, as it should).
+fn format_f64(buf: &mut ryu::Buffer, x: f64) -> &str {
+    if x.is_finite() {
+        buf.format_finite(x)
+    } else if x.is_nan() {
+        "nan"
+    } else if x > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    }
+}
+
+/// The written name of channel `k`: from `channels` if it names all `nch`
+/// channels, with whitespace and control characters replaced.
+fn channel_name(channels: &[String], nch: usize, k: usize) -> String {
+    match channels.get(k) {
+        Some(name) if channels.len() == nch && !name.is_empty() => {
+            name.chars().map(|c| if c.is_whitespace() || c.is_control() { '_' } else { c }).collect()
+        }
+        _ => default_channel_name(k),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Header
+// ---------------------------------------------------------------------------
+
+/// A scalar type of the PLY format.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Scalar {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    fn parse(name: &str) -> Option<Scalar> {
+        Some(match name {
+            "char" | "int8" => Scalar::I8,
+            "uchar" | "uint8" => Scalar::U8,
+            "short" | "int16" => Scalar::I16,
+            "ushort" | "uint16" => Scalar::U16,
+            "int" | "int32" => Scalar::I32,
+            "uint" | "uint32" => Scalar::U32,
+            "float" | "float32" => Scalar::F32,
+            "double" | "float64" => Scalar::F64,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
+            Scalar::F64 => 8,
+        }
+    }
+
+    fn is_int(self) -> bool {
+        !matches!(self, Scalar::F32 | Scalar::F64)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum PropKind {
+    Scalar(Scalar),
+    List { count: Scalar, item: Scalar },
+}
+
+#[derive(Clone, Debug)]
+struct PropDef {
+    name: String,
+    kind: PropKind,
+}
+
+#[derive(Clone, Debug)]
+struct ElementDef {
+    name: String,
+    count: u64,
+    /// Header line of the `element` statement.
+    line: usize,
+    props: Vec<PropDef>,
+}
+
+impl ElementDef {
+    /// Fewest bytes one instance takes in binary (at least 1 when the
+    /// element has properties).
+    fn min_binary_size(&self) -> usize {
+        self.props
+            .iter()
+            .map(|p| match p.kind {
+                PropKind::Scalar(s) => s.size(),
+                PropKind::List { count, .. } => count.size(),
+            })
+            .sum()
+    }
+
+    fn has_lists(&self) -> bool {
+        self.props.iter().any(|p| matches!(p.kind, PropKind::List { .. }))
+    }
+
+    /// "12 vertices", "1 face", "3 `edge` elements".
+    fn amount(&self, n: u64) -> String {
+        match (self.name.as_str(), n) {
+            ("vertex", 1) => "1 vertex".into(),
+            ("vertex", _) => format!("{n} vertices"),
+            ("face", 1) => "1 face".into(),
+            ("face", _) => format!("{n} faces"),
+            (name, 1) => format!("1 `{name}` element"),
+            (name, _) => format!("{n} `{name}` elements"),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Format {
+    Ascii,
+    Binary { big_endian: bool },
+}
+
+#[derive(Debug)]
+struct Header {
+    format: Format,
+    elements: Vec<ElementDef>,
+    /// Byte offset of the first data byte.
+    body_start: usize,
+    /// Number of header lines (the body starts on the next line).
+    lines: usize,
+}
+
+fn header_error(line: usize, reason: impl Into<String>) -> MeshError {
+    MeshError::MalformedStatement { at: Location::line(line), statement: "ply header".into(), reason: reason.into() }
+}
+
+/// At most 40 characters of `bytes`, for error messages.
+fn excerpt(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let mut out: String = s.chars().take(40).collect();
+    if s.chars().nth(40).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// True for bytes that do not occur in text (NUL and control characters
+/// other than whitespace).
+fn is_binary_byte(b: u8) -> bool {
+    b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)
+}
+
+/// The line of `bytes` starting at `pos` (without its `\n` or `\r\n`) and
+/// the position after it.
+fn line_at(bytes: &[u8], pos: usize) -> (&[u8], usize) {
+    let rest = &bytes[pos..];
+    let (line, next) = match memchr::memchr(b'\n', rest) {
+        Some(i) => (&rest[..i], pos + i + 1),
+        None => (rest, bytes.len()),
+    };
+    (line.strip_suffix(b"\r").unwrap_or(line), next)
+}
+
+fn parse_header(bytes: &[u8]) -> Result<Header> {
+    let (first, mut pos) = line_at(bytes, 0);
+    if first.trim_ascii_end() != b"ply" {
+        let head = &first[..first.len().min(64)];
+        if head.iter().any(|&b| is_binary_byte(b)) || std::str::from_utf8(head).is_err() {
+            return Err(MeshError::NotText {
+                at: Location::line(1),
+                reason: format!("missing `ply` magic line, found binary data {:?}", excerpt(head)),
+            });
+        }
+        let reason = if bytes.is_empty() {
+            "empty input, expected the `ply` magic line".to_string()
+        } else {
+            format!("missing `ply` magic line, found {:?}", excerpt(first))
+        };
+        return Err(header_error(1, reason));
+    }
+    let mut line_no = 1;
+    let mut format = None;
+    let mut elements: Vec<ElementDef> = Vec::new();
+    loop {
+        if pos >= bytes.len() {
+            return Err(MeshError::Truncated {
+                at: Location::line(line_no + 1),
+                expected: "`end_header`".into(),
+                found: "end of input".into(),
+            });
+        }
+        let (raw, next) = line_at(bytes, pos);
+        line_no += 1;
+        pos = next;
+        // Comments may be in any encoding.
+        if raw.starts_with(b"comment") || raw.starts_with(b"obj_info") {
+            let kw_len = if raw.starts_with(b"comment") { 7 } else { 8 };
+            if raw.get(kw_len).is_none_or(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+        }
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) if !t.bytes().any(is_binary_byte) => t,
+            _ => {
+                return Err(MeshError::NotText {
+                    at: Location::line(line_no),
+                    reason: format!("header line is not text: {:?}", excerpt(raw)),
+                });
+            }
+        };
+        let toks: Vec<&str> = text.split_ascii_whitespace().collect();
+        match toks.as_slice() {
+            [] => {}
+            ["end_header"] => break,
+            ["format", kind, version] => {
+                if format.is_some() {
+                    return Err(header_error(line_no, "second `format` line"));
+                }
+                if *version != "1.0" && *version != "1" {
+                    return Err(header_error(line_no, format!("unsupported version {version:?} (only 1.0)")));
+                }
+                format = Some(match *kind {
+                    "ascii" => Format::Ascii,
+                    "binary_little_endian" => Format::Binary { big_endian: false },
+                    "binary_big_endian" => Format::Binary { big_endian: true },
+                    _ => return Err(header_error(line_no, format!("unsupported format {kind:?}"))),
+                });
+            }
+            ["format", ..] => return Err(header_error(line_no, "expected `format <encoding> 1.0`")),
+            ["element", name, count] => {
+                let count = count.parse::<u64>().map_err(|_| {
+                    header_error(line_no, format!("element count {count:?} is not a non-negative integer"))
+                })?;
+                if elements.iter().any(|e| e.name == *name) {
+                    return Err(header_error(line_no, format!("second element `{name}`")));
+                }
+                elements.push(ElementDef { name: (*name).into(), count, line: line_no, props: Vec::new() });
+            }
+            ["element", ..] => return Err(header_error(line_no, "expected `element <name> <count>`")),
+            ["property", rest @ ..] => {
+                let Some(element) = elements.last_mut() else {
+                    return Err(header_error(line_no, "`property` before any `element`"));
+                };
+                let scalar = |t: &str| {
+                    Scalar::parse(t).ok_or_else(|| header_error(line_no, format!("unsupported property type {t:?}")))
+                };
+                let (kind, name) = match rest {
+                    ["list", count, item, name] => {
+                        let count = scalar(count)?;
+                        if !count.is_int() {
+                            return Err(header_error(line_no, "list count type must be an integer type"));
+                        }
+                        (PropKind::List { count, item: scalar(item)? }, name)
+                    }
+                    [ty, name] if *ty != "list" => (PropKind::Scalar(scalar(ty)?), name),
+                    _ => {
+                        return Err(header_error(
+                            line_no,
+                            "expected `property <type> <name>` or `property list <count type> <type> <name>`",
+                        ));
+                    }
+                };
+                element.props.push(PropDef { name: (*name).into(), kind });
+            }
+            [kw, ..] => return Err(header_error(line_no, format!("unknown keyword {:?}", excerpt(kw.as_bytes())))),
+        }
+    }
+    let Some(format) = format else {
+        return Err(header_error(line_no, "no `format` line before `end_header`"));
+    };
+    Ok(Header { format, elements, body_start: pos, lines: line_no })
+}
+
+/// What the body reader needs to know about the vertex and face elements.
+struct Layout {
+    vertex: usize,
+    nv: usize,
+    /// Output column of each vertex property (`None` for lists).
+    columns: Vec<Option<usize>>,
+    channels: Vec<String>,
+    /// Face element and the index of its `vertex_indices` property.
+    face: Option<(usize, usize)>,
+}
+
+fn layout(header: &Header, name: &str) -> Result<Layout> {
+    let els = &header.elements;
+    let Some(vertex) = els.iter().position(|e| e.name == "vertex") else {
+        return Err(MeshError::Empty { what: name.into(), reason: "no vertex element" });
+    };
+    let vel = &els[vertex];
+    let nv = u32::try_from(vel.count)
+        .map_err(|_| MeshError::TooLarge { what: "number of vertices", value: u128::from(vel.count) })?
+        as usize;
+    let scalar_pos = |n: &str| vel.props.iter().position(|p| p.name == n && matches!(p.kind, PropKind::Scalar(_)));
+    let mut xyz = [0usize; 3];
+    for (k, n) in ["x", "y", "z"].into_iter().enumerate() {
+        xyz[k] = scalar_pos(n).ok_or_else(|| {
+            header_error(vel.line, format!("the vertex element has no scalar property `{n}` (x, y and z are required)"))
+        })?;
+    }
+    let mut columns = vec![None; vel.props.len()];
+    let mut channels = Vec::with_capacity(vel.props.len());
+    for (k, &p) in xyz.iter().enumerate() {
+        columns[p] = Some(k);
+        channels.push(vel.props[p].name.clone());
+    }
+    for (p, prop) in vel.props.iter().enumerate() {
+        if columns[p].is_none() && matches!(prop.kind, PropKind::Scalar(_)) {
+            columns[p] = Some(channels.len());
+            channels.push(prop.name.clone());
+        }
+    }
+    let face = match els.iter().position(|e| e.name == "face") {
+        None => None,
+        Some(fi) => {
+            let fel = &els[fi];
+            if fel.count > u64::from(u32::MAX) {
+                return Err(MeshError::TooLarge { what: "number of faces", value: u128::from(fel.count) });
+            }
+            let Some(p) = fel.props.iter().position(|p| p.name == "vertex_indices" || p.name == "vertex_index") else {
+                return Err(header_error(fel.line, "the face element has no `vertex_indices` property"));
+            };
+            match fel.props[p].kind {
+                PropKind::List { item, .. } if item.is_int() => {}
+                PropKind::List { .. } => {
+                    return Err(header_error(fel.line, "face vertex indices must have an integer type"));
+                }
+                PropKind::Scalar(_) => {
+                    return Err(header_error(fel.line, "face vertex indices must be a list property"));
+                }
+            }
+            Some((fi, p))
+        }
+    };
+    Ok(Layout { vertex, nv, columns, channels, face })
+}
+
+/// The decoded body: vertex values (row-major) and faces.
+struct Body {
+    values: Vec<f64>,
+    face_ptr: Vec<u32>,
+    face_verts: Vec<u32>,
+}
+
+fn parse_named(bytes: &[u8], validation: Validation, name: &str) -> Result<MeshData> {
+    let header = parse_header(bytes)?;
+    let layout = layout(&header, name)?;
+    let body = match header.format {
+        Format::Ascii => read_ascii(bytes, &header, &layout)?,
+        Format::Binary { big_endian } => read_binary(bytes, &header, &layout, big_endian)?,
+    };
+    let nch = layout.channels.len();
+    let vertices = Array2::from_shape_vec((layout.nv, nch), body.values).map_err(|e| MeshError::MalformedStatement {
+        at: Location::none(),
+        statement: "vertex".into(),
+        reason: format!("internal error: {e}"),
+    })?;
+    let mesh =
+        MeshBuilder::new(layout.nv, body.face_ptr, body.face_verts).validation(validation).name(name).build(Par::Rayon)?;
+    Ok(MeshData {
+        mesh,
+        vertices,
+        channels: layout.channels,
+        texcoords: None,
+        normals: None,
+        groups: Vec::new(),
+        left_handed: false,
+    })
+}
+
+/// Initial capacity for `count` items of at least `item_size` bytes each
+/// when `remaining` bytes are left.
+fn capped(count: u64, item_size: usize, remaining: usize) -> usize {
+    (remaining / item_size.max(1) + 1).min(usize::try_from(count).unwrap_or(usize::MAX))
+}
+
+fn finite(value: f64, at: impl FnOnce() -> Location, vertex: usize, channel: usize) -> Result<f64> {
+    if value.is_finite() { Ok(value) } else { Err(MeshError::NonFiniteCoordinate { at: at(), vertex, channel, value }) }
+}
+
+fn check_index(index: i64, nv: usize, face: usize, at: impl FnOnce() -> Location) -> Result<u32> {
+    if index < 0 || index as u64 >= nv as u64 {
+        return Err(MeshError::IndexOutOfRange { at: at(), face, index, num_vertices: nv });
+    }
+    Ok(index as u32)
+}
+
+fn push_face_end(face_ptr: &mut Vec<u32>, corners: usize) -> Result<()> {
+    let end = u32::try_from(corners)
+        .map_err(|_| MeshError::TooLarge { what: "number of corners", value: corners as u128 })?;
+    face_ptr.push(end);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// ASCII body
+// ---------------------------------------------------------------------------
+
+struct AsciiLines<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// Number of the last line read.
+    line: usize,
+}
+
+impl<'a> AsciiLines<'a> {
+    /// The next non-blank line and its number.
+    fn next_line(&mut self) -> Option<(usize, &'a [u8])> {
+        while self.pos < self.bytes.len() {
+            let (l, next) = line_at(self.bytes, self.pos);
+            self.pos = next;
+            self.line += 1;
+            if l.iter().any(|b| !b.is_ascii_whitespace()) {
+                return Some((self.line, l));
+            }
+        }
+        None
+    }
+
+    /// The line where the input ends.
+    fn eof_line(&self) -> usize {
+        if self.bytes.last() == Some(&b'\n') { self.line + 1 } else { self.line.max(1) }
+    }
+
+    fn truncated(&self, el: &ElementDef, found: usize) -> MeshError {
+        MeshError::Truncated {
+            at: Location::line(self.eof_line()),
+            expected: el.amount(el.count),
+            found: el.amount(found as u64),
+        }
+    }
+}
+
+fn tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(u8::is_ascii_whitespace).filter(|t| !t.is_empty())
+}
+
+fn parse_int(tok: &[u8]) -> Option<i64> {
+    std::str::from_utf8(tok).ok()?.parse().ok()
+}
+
+/// Reads one ASCII data line of `el` (instance `i`, on line `ln`): calls
+/// `scalar(prop, token)` for each scalar and `list(prop, count, tokens)`
+/// for each list, then checks that nothing is left.
+fn ascii_instance<'t>(
+    el: &ElementDef,
+    i: usize,
+    ln: usize,
+    line: &'t [u8],
+    mut scalar: impl FnMut(usize, &'t [u8]) -> Result<()>,
+    mut list: impl FnMut(usize, u64, &mut dyn Iterator<Item = &'t [u8]>) -> Result<()>,
+) -> Result<()> {
+    let mut toks = tokens(line);
+    let malformed = |reason: String| MeshError::MalformedStatement { at: Location::line(ln), statement: el.name.clone(), reason };
+    let missing = |prop: &PropDef| malformed(format!("{} {i}: missing value for property `{}`", el.name, prop.name));
+    for (p, prop) in el.props.iter().enumerate() {
+        match prop.kind {
+            PropKind::Scalar(_) => {
+                let t = toks.next().ok_or_else(|| missing(prop))?;
+                scalar(p, t)?;
+            }
+            PropKind::List { .. } => {
+                let t = toks.next().ok_or_else(|| missing(prop))?;
+                let n = parse_int(t).ok_or_else(|| MeshError::MalformedNumber {
+                    at: Location::line(ln),
+                    what: "list count",
+                    text: excerpt(t),
+                })?;
+                let n = u64::try_from(n)
+                    .map_err(|_| malformed(format!("{} {i}: negative list count {n} for `{}`", el.name, prop.name)))?;
+                let mut counted = 0u64;
+                let mut items = toks.by_ref().take(usize::try_from(n).unwrap_or(usize::MAX)).inspect(|_| counted += 1);
+                list(p, n, &mut items)?;
+                items.for_each(drop);
+                if counted < n {
+                    return Err(malformed(format!(
+                        "{} {i}: list `{}` announces {n} values, found {counted}",
+                        el.name, prop.name
+                    )));
+                }
+            }
+        }
+    }
+    if let Some(t) = toks.next() {
+        return Err(malformed(format!(
+            "{} {i}: unexpected value {:?} after the {} properties",
+            el.name,
+            excerpt(t),
+            el.props.len()
+        )));
+    }
+    Ok(())
+}
+
+fn read_ascii(bytes: &[u8], header: &Header, layout: &Layout) -> Result<Body> {
+    let mut lines = AsciiLines { bytes, pos: header.body_start, line: header.lines };
+    let nch = layout.channels.len();
+    let mut values = Vec::new();
+    let mut face_ptr = vec![0u32];
+    let mut face_verts = Vec::new();
+    for (e, el) in header.elements.iter().enumerate() {
+        let remaining = bytes.len() - lines.pos;
+        if el.props.is_empty() {
+            // Nothing to read, whatever the count.
+            continue;
+        }
+        if e == layout.vertex {
+            // Each value takes at least two bytes (digit and separator).
+            values.reserve_exact(capped(el.count, 2 * nch, remaining) * nch);
+            for i in 0..layout.nv {
+                let Some((ln, line)) = lines.next_line() else { return Err(lines.truncated(el, i)) };
+                let row = values.len();
+                values.resize(row + nch, 0.0);
+                ascii_instance(
+                    el,
+                    i,
+                    ln,
+                    line,
+                    |p, t| {
+                        let Some(c) = layout.columns[p] else { return Ok(()) };
+                        let v = fast_float2::parse::<f64, _>(t).map_err(|_| MeshError::MalformedNumber {
+                            at: Location::line(ln),
+                            what: if c < 3 { "vertex coordinate" } else { "vertex property" },
+                            text: excerpt(t),
+                        })?;
+                        values[row + c] = finite(v, || Location::line(ln), i, c)?;
+                        Ok(())
+                    },
+                    |_, _, _| Ok(()),
+                )?;
+            }
+        } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == e) {
+            // A face line takes at least 8 bytes ("3 0 1 2\n").
+            let nf = capped(el.count, 8, remaining);
+            face_ptr.reserve_exact(nf);
+            face_verts.reserve_exact(nf.saturating_mul(4).min(remaining / 2 + 1));
+            let nv = layout.nv;
+            for f in 0..el.count as usize {
+                let Some((ln, line)) = lines.next_line() else { return Err(lines.truncated(el, f)) };
+                ascii_instance(
+                    el,
+                    f,
+                    ln,
+                    line,
+                    |_, _| Ok(()),
+                    |p, n, items| {
+                        if p != ip {
+                            return Ok(());
+                        }
+                        if n < 3 {
+                            return Err(MeshError::FaceTooSmall { at: Location::line(ln), face: f, order: n as usize });
+                        }
+                        for t in items {
+                            let index = parse_int(t).ok_or_else(|| MeshError::MalformedNumber {
+                                at: Location::line(ln),
+                                what: "vertex index",
+                                text: excerpt(t),
+                            })?;
+                            face_verts.push(check_index(index, nv, f, || Location::line(ln))?);
+                        }
+                        Ok(())
+                    },
+                )?;
+                push_face_end(&mut face_ptr, face_verts.len())?;
+            }
+        } else {
+            for i in 0..el.count {
+                let Some((ln, line)) = lines.next_line() else {
+                    return Err(lines.truncated(el, i as usize));
+                };
+                ascii_instance(el, i as usize, ln, line, |_, _| Ok(()), |_, _, _| Ok(()))?;
+            }
+        }
+    }
+    Ok(Body { values, face_ptr, face_verts })
+}
+
+// ---------------------------------------------------------------------------
+// Binary body
+// ---------------------------------------------------------------------------
+
+fn at_offset(offset: usize) -> Location {
+    Location { line: None, offset: Some(offset as u64) }
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    big_endian: bool,
+}
+
+impl Cursor<'_> {
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let b: [u8; N] = self.bytes.get(self.pos..self.pos.checked_add(N)?)?.try_into().ok()?;
+        self.pos += N;
+        Some(if self.big_endian {
+            let mut r = b;
+            r.reverse();
+            r
+        } else {
+            b
+        })
+    }
+
+    fn skip(&mut self, n: u128) -> Option<()> {
+        if n > self.remaining() as u128 {
+            return None;
+        }
+        self.pos += n as usize;
+        Some(())
+    }
+
+    fn float(&mut self, s: Scalar) -> Option<f64> {
+        Some(match s {
+            Scalar::F32 => f64::from(f32::from_le_bytes(self.take()?)),
+            Scalar::F64 => f64::from_le_bytes(self.take()?),
+            _ => self.int(s)? as f64,
+        })
+    }
+
+    /// An integer (floats are truncated; they are only read for properties
+    /// that are skipped or converted).
+    fn int(&mut self, s: Scalar) -> Option<i64> {
+        Some(match s {
+            Scalar::I8 => i64::from(i8::from_le_bytes(self.take()?)),
+            Scalar::U8 => i64::from(u8::from_le_bytes(self.take()?)),
+            Scalar::I16 => i64::from(i16::from_le_bytes(self.take()?)),
+            Scalar::U16 => i64::from(u16::from_le_bytes(self.take()?)),
+            Scalar::I32 => i64::from(i32::from_le_bytes(self.take()?)),
+            Scalar::U32 => i64::from(u32::from_le_bytes(self.take()?)),
+            Scalar::F32 => f32::from_le_bytes(self.take()?) as i64,
+            Scalar::F64 => f64::from_le_bytes(self.take()?) as i64,
+        })
+    }
+}
+
+/// Why reading an instance stopped.
+enum Stop {
+    /// The data ran out.
+    Truncated,
+    /// A real error.
+    Error(MeshError),
+}
+
+impl From<MeshError> for Stop {
+    fn from(e: MeshError) -> Self {
+        Stop::Error(e)
+    }
+}
+
+/// Reads one binary instance of `el` (number `i`): calls `scalar` for each
+/// scalar property and `list(prop, count, count_offset, cursor)` for each
+/// list property, which must consume the items (`skip_list` does).
+fn binary_instance(
+    el: &ElementDef,
+    i: usize,
+    cur: &mut Cursor<'_>,
+    mut scalar: impl FnMut(usize, Scalar, &mut Cursor<'_>) -> std::result::Result<(), Stop>,
+    mut list: impl FnMut(usize, u64, usize, &mut Cursor<'_>) -> std::result::Result<(), Stop>,
+) -> std::result::Result<(), Stop> {
+    for (p, prop) in el.props.iter().enumerate() {
+        match prop.kind {
+            PropKind::Scalar(s) => scalar(p, s, cur)?,
+            PropKind::List { count, .. } => {
+                let at = cur.pos;
+                let n = cur.int(count).ok_or(Stop::Truncated)?;
+                let n = u64::try_from(n).map_err(|_| MeshError::MalformedStatement {
+                    at: at_offset(at),
+                    statement: el.name.clone(),
+                    reason: format!("{} {i}: negative list count {n} for `{}`", el.name, prop.name),
+                })?;
+                list(p, n, at, cur)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn skip_list(el: &ElementDef, p: usize, n: u64, cur: &mut Cursor<'_>) -> std::result::Result<(), Stop> {
+    let PropKind::List { item, .. } = el.props[p].kind else { return Ok(()) };
+    cur.skip(u128::from(n) * item.size() as u128).ok_or(Stop::Truncated)
+}
+
+fn read_binary(bytes: &[u8], header: &Header, layout: &Layout, big_endian: bool) -> Result<Body> {
+    let mut cur = Cursor { bytes, pos: header.body_start, big_endian };
+    let nch = layout.channels.len();
+    let mut values = Vec::new();
+    let mut face_ptr = vec![0u32];
+    let mut face_verts = Vec::new();
+    let truncated = |el: &ElementDef, found: usize| MeshError::Truncated {
+        at: at_offset(bytes.len()),
+        expected: el.amount(el.count),
+        found: el.amount(found as u64),
+    };
+    let fail = |stop: Stop, el: &ElementDef, found: usize| match stop {
+        Stop::Truncated => truncated(el, found),
+        Stop::Error(e) => e,
+    };
+    for (e, el) in header.elements.iter().enumerate() {
+        let min_size = el.min_binary_size();
+        if e == layout.vertex {
+            values.reserve_exact(capped(el.count, min_size, cur.remaining()) * nch);
+            for i in 0..layout.nv {
+                let row = values.len();
+                values.resize(row + nch, 0.0);
+                binary_instance(
+                    el,
+                    i,
+                    &mut cur,
+                    |p, s, cur| {
+                        let at = cur.pos;
+                        let v = cur.float(s).ok_or(Stop::Truncated)?;
+                        if let Some(c) = layout.columns[p] {
+                            values[row + c] = finite(v, || at_offset(at), i, c)?;
+                        }
+                        Ok(())
+                    },
+                    |p, n, _, cur| skip_list(el, p, n, cur),
+                )
+                .map_err(|s| fail(s, el, i))?;
+            }
+        } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == e) {
+            let item = match el.props[ip].kind {
+                PropKind::List { item, .. } | PropKind::Scalar(item) => item,
+            };
+            let nf = capped(el.count, min_size, cur.remaining());
+            face_ptr.reserve_exact(nf);
+            face_verts.reserve_exact(nf.saturating_mul(4).min(cur.remaining() / item.size() + 1));
+            let nv = layout.nv;
+            for f in 0..el.count as usize {
+                binary_instance(
+                    el,
+                    f,
+                    &mut cur,
+                    |_, s, cur| cur.skip(s.size() as u128).ok_or(Stop::Truncated),
+                    |p, n, at, cur| {
+                        if p != ip {
+                            return skip_list(el, p, n, cur);
+                        }
+                        if n < 3 {
+                            return Err(MeshError::FaceTooSmall { at: at_offset(at), face: f, order: n as usize }.into());
+                        }
+                        if u128::from(n) * item.size() as u128 > cur.remaining() as u128 {
+                            return Err(Stop::Truncated);
+                        }
+                        for _ in 0..n {
+                            let at = cur.pos;
+                            let index = cur.int(item).ok_or(Stop::Truncated)?;
+                            face_verts.push(check_index(index, nv, f, || at_offset(at))?);
+                        }
+                        Ok(())
+                    },
+                )
+                .map_err(|s| fail(s, el, f))?;
+                push_face_end(&mut face_ptr, face_verts.len())?;
+            }
+        } else if !el.has_lists() {
+            let total = u128::from(el.count) * min_size as u128;
+            if cur.skip(total).is_none() {
+                let found = if min_size == 0 { 0 } else { cur.remaining() / min_size };
+                return Err(truncated(el, found));
+            }
+        } else {
+            // Every instance takes at least one byte: the loop ends with the data.
+            for i in 0..el.count {
+                binary_instance(
+                    el,
+                    i as usize,
+                    &mut cur,
+                    |_, s, cur| cur.skip(s.size() as u128).ok_or(Stop::Truncated),
+                    |p, n, _, cur| skip_list(el, p, n, cur),
+                )
+                .map_err(|s| fail(s, el, i as usize))?;
+            }
+        }
+    }
+    Ok(Body { values, face_ptr, face_verts })
+}

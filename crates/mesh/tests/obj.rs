@@ -1,0 +1,170 @@
+//! OBJ reading and writing: every shared shape round-trips exactly, every
+//! syntax form parses, and the parallel parser agrees with the serial one.
+
+use std::path::PathBuf;
+
+use subla_mesh::obj::{parse_obj, read_obj, write_obj};
+use subla_mesh::{BoundaryInterpolation, CreaseMethod, GroupKind, MeshData, MeshError, TriangleSubdivision, Validation};
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes")
+}
+
+fn round_trip(d: &MeshData) -> MeshData {
+    let mut out = Vec::new();
+    write_obj(d, &mut out).unwrap();
+    parse_obj(&out, Validation::OpenSubdiv).unwrap_or_else(|e| panic!("re-read failed: {e}\n{}", String::from_utf8_lossy(&out)))
+}
+
+#[test]
+fn every_shared_shape_reads_with_listed_counts_and_round_trips_exactly() {
+    let list = std::fs::read_to_string(data_dir().join("LIST.tsv")).unwrap();
+    let mut n = 0;
+    for row in list.lines().skip(1) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let rel = cols[0].trim_start_matches("shared/meshes/");
+        let (verts, faces): (usize, usize) = (cols[4].parse().unwrap(), cols[5].parse().unwrap());
+        let d = read_obj(data_dir().join(rel), Validation::OpenSubdiv).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(d.mesh.num_vertices(), verts, "{rel}");
+        assert_eq!(d.mesh.num_faces(), faces, "{rel}");
+        let again = round_trip(&d);
+        assert_eq!(again, d, "{rel}: read -> write -> read changed the data");
+        n += 1;
+    }
+    assert!(n >= 100, "only {n} shapes listed");
+}
+
+#[test]
+fn shape_tags_are_read() {
+    let d = read_obj(data_dir().join("osd/catmark_cube_creases0.obj"), Validation::OpenSubdiv).unwrap();
+    assert!(d.mesh.edge_sharpness().iter().any(|&s| s > 0.0));
+    let d = read_obj(data_dir().join("osd/catmark_chaikin0.obj"), Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.mesh.options().crease_method, CreaseMethod::Uniform);
+    let d = read_obj(data_dir().join("osd/catmark_chaikin2.obj"), Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.mesh.options().crease_method, CreaseMethod::Chaikin);
+    let d = read_obj(data_dir().join("osd/catmark_edgecorner.obj"), Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.mesh.options().boundary, BoundaryInterpolation::EdgeAndCorner);
+    let d = read_obj(data_dir().join("osd/catmark_smoothtris0.obj"), Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.mesh.options().triangle_subdivision, TriangleSubdivision::Catmark);
+    let d = parse_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nt smoothtriangles 0/0/1 smooth\n", Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.mesh.options().triangle_subdivision, TriangleSubdivision::Smooth);
+    assert_eq!(round_trip(&d), d);
+    let d = read_obj(data_dir().join("osd/catmark_hole_test1.obj"), Validation::OpenSubdiv).unwrap();
+    assert!(d.mesh.has_holes());
+    let d = read_obj(data_dir().join("osd/catmark_lefthanded.obj"), Validation::OpenSubdiv).unwrap();
+    assert!(d.left_handed);
+    let d = read_obj(data_dir().join("osd/catmark_cube_corner4.obj"), Validation::OpenSubdiv).unwrap();
+    assert!(d.mesh.vertex_sharpness().iter().any(|&s| s >= 10.0));
+}
+
+#[test]
+fn all_index_forms_relative_indices_groups_continuations_and_crlf() {
+    let text = "# comment\r\n\
+        mtllib x.mtl\r\n\
+        o thing\r\n\
+        v 0 0 0\r\nv 1 0 0\r\nv 1 1 0\r\nv 0 1 0\r\nv 2 0 0 \\\r\n  \r\nv 2 1 0\r\n\
+        vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n\
+        vn 0 0 1\n\
+        g left\n\
+        usemtl m\n\
+        s 1\n\
+        f 1/1/1 2/2/1 3/3/1 4/4/1\n\
+        g right\n\
+        f -5/-3/-1 -1/-2/-1 \\\n  -3/-1/-1\n\
+        t crease 2/1/0 1 2 2.5\n\
+        t corner 1/1/0 0 10\n";
+    // Vertex 5 (`v 2 0 0`) is continued onto the next line, which is empty.
+    let d = parse_obj(text.as_bytes(), Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.mesh.num_vertices(), 6);
+    assert_eq!(d.mesh.topology().face(0), &[0, 1, 2, 3]);
+    assert_eq!(d.mesh.topology().face(1), &[1, 5, 3]);
+    let t = d.texcoords.as_ref().unwrap();
+    assert_eq!(t.indices, vec![0, 1, 2, 3, 1, 2, 3]);
+    let n = d.normals.as_ref().unwrap();
+    assert_eq!(n.indices, vec![0; 7]);
+    assert_eq!(d.groups.len(), 3);
+    assert_eq!((d.groups[0].kind, d.groups[0].name.as_str(), d.groups[0].faces.clone()), (GroupKind::Object, "thing", 0..2));
+    assert_eq!((d.groups[1].name.as_str(), d.groups[1].faces.clone()), ("left", 0..1));
+    assert_eq!((d.groups[2].name.as_str(), d.groups[2].faces.clone()), ("right", 1..2));
+    let e = d.mesh.topology().find_edge(1, 2).unwrap();
+    assert_eq!(d.mesh.edge_sharpness()[e as usize], 2.5);
+    assert_eq!(d.mesh.vertex_sharpness()[0], 10.0);
+    assert_eq!(round_trip(&d), d);
+    // v//n and v/t forms.
+    let d = parse_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1\n", Validation::OpenSubdiv).unwrap();
+    assert!(d.texcoords.is_none() && d.normals.is_some());
+    let d = parse_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1/1 2/1 3/1\n", Validation::OpenSubdiv).unwrap();
+    assert!(d.texcoords.is_some() && d.normals.is_none());
+    // Extra channels on v lines are kept.
+    let d = parse_obj(b"v 0 0 0 1 0.5\nv 1 0 0 1 0.5\nv 0 1 0 1 0.25\nf 1 2 3\n", Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.vertices.ncols(), 5);
+    assert_eq!(d.positions().ncols(), 3);
+    assert_eq!(round_trip(&d), d);
+}
+
+#[test]
+fn f64_values_survive_a_round_trip_bit_for_bit() {
+    let vals = [0.1, 1.0 / 3.0, -2.5e-300, 1.7976931348623157e308, f64::MIN_POSITIVE, 5e-324, -0.0, 123456789.123456789];
+    let mut text = String::new();
+    for (i, v) in vals.iter().enumerate() {
+        text.push_str(&format!("v {v:e} {} {}\n", v * 0.5, i as f64));
+    }
+    text.push_str("f 1 2 3\nf 4 5 6 7 8\n");
+    let d = parse_obj(text.as_bytes(), Validation::OpenSubdiv).unwrap();
+    for (i, v) in vals.iter().enumerate() {
+        assert_eq!(d.vertices[(i, 0)].to_bits(), v.to_bits());
+    }
+    let again = round_trip(&d);
+    let bits = |d: &MeshData| d.vertices.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&again), bits(&d));
+}
+
+/// A generated OBJ of `n x n` quads with relative indices, groups and
+/// continuations: big enough to be parsed in several chunks.
+fn big_obj(n: usize) -> String {
+    let mut s = String::with_capacity(n * n * 40);
+    let mut count = 0usize;
+    for r in 0..=n {
+        for c in 0..=n {
+            s.push_str(&format!("v {} {} {}\n", c as f64 * 0.1, r as f64 * 0.1, ((r * 7 + c * 3) % 11) as f64 * 0.01));
+            count += 1;
+        }
+    }
+    for r in 0..n {
+        if r % 50 == 0 {
+            s.push_str(&format!("g rows{r}\n"));
+        }
+        for c in 0..n {
+            let v = |rr: usize, cc: usize| rr * (n + 1) + cc + 1;
+            if (r + c) % 3 == 0 {
+                // Relative indices.
+                let rel = |x: usize| x as i64 - count as i64 - 1;
+                s.push_str(&format!("f {} {} \\\n {} {}\n", rel(v(r, c)), rel(v(r, c + 1)), rel(v(r + 1, c + 1)), rel(v(r + 1, c))));
+            } else {
+                s.push_str(&format!("f {} {} {} {}\n", v(r, c), v(r, c + 1), v(r + 1, c + 1), v(r + 1, c)));
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn parallel_parse_equals_serial_parse() {
+    let text = big_obj(300); // ~4 MB
+    let pool = |t: usize| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
+    let one = pool(1).install(|| parse_obj(text.as_bytes(), Validation::OpenSubdiv).unwrap());
+    let four = pool(4).install(|| parse_obj(text.as_bytes(), Validation::OpenSubdiv).unwrap());
+    assert_eq!(one, four);
+    assert_eq!(one.mesh.num_faces(), 300 * 300);
+    assert_eq!(one.mesh.topology().face(0), &[0, 1, 302, 301]);
+    assert_eq!(one.groups.len(), 6);
+    // An error in a late chunk reports its absolute line.
+    let mut bad = text.clone();
+    bad.push_str("f 1 2 x\n");
+    let lines = bad.lines().count();
+    let e = pool(4).install(|| parse_obj(bad.as_bytes(), Validation::OpenSubdiv).unwrap_err());
+    match e {
+        MeshError::MalformedNumber { at, .. } => assert_eq!(at.line, Some(lines)),
+        other => panic!("unexpected {other}"),
+    }
+}
