@@ -380,7 +380,7 @@ fn parse_header(bytes: &[u8]) -> Result<Header> {
         // Comments may be in any encoding.
         if raw.starts_with(b"comment") || raw.starts_with(b"obj_info") {
             let kw_len = if raw.starts_with(b"comment") { 7 } else { 8 };
-            if raw.get(kw_len).is_none_or(|b| b.is_ascii_whitespace()) {
+            if raw.get(kw_len).is_none_or(u8::is_ascii_whitespace) {
                 continue;
             }
         }
@@ -535,13 +535,16 @@ fn parse_named(bytes: &[u8], validation: Validation, name: &str) -> Result<MeshD
         Format::Binary { big_endian } => read_binary(bytes, &header, &layout, big_endian)?,
     };
     let nch = layout.channels.len();
-    let vertices = Array2::from_shape_vec((layout.nv, nch), body.values).map_err(|e| MeshError::MalformedStatement {
-        at: Location::none(),
-        statement: "vertex".into(),
-        reason: format!("internal error: {e}"),
-    })?;
-    let mesh =
-        MeshBuilder::new(layout.nv, body.face_ptr, body.face_verts).validation(validation).name(name).build(Par::Rayon)?;
+    let vertices =
+        Array2::from_shape_vec((layout.nv, nch), body.values).map_err(|e| MeshError::MalformedStatement {
+            at: Location::none(),
+            statement: "vertex".into(),
+            reason: format!("internal error: {e}"),
+        })?;
+    let mesh = MeshBuilder::new(layout.nv, body.face_ptr, body.face_verts)
+        .validation(validation)
+        .name(name)
+        .build(Par::Rayon)?;
     Ok(MeshData {
         mesh,
         vertices,
@@ -636,7 +639,8 @@ fn ascii_instance<'t>(
     mut list: impl FnMut(usize, u64, &mut dyn Iterator<Item = &'t [u8]>) -> Result<()>,
 ) -> Result<()> {
     let mut toks = tokens(line);
-    let malformed = |reason: String| MeshError::MalformedStatement { at: Location::line(ln), statement: el.name.clone(), reason };
+    let malformed =
+        |reason: String| MeshError::MalformedStatement { at: Location::line(ln), statement: el.name.clone(), reason };
     let missing = |prop: &PropDef| malformed(format!("{} {i}: missing value for property `{}`", el.name, prop.name));
     for (p, prop) in el.props.iter().enumerate() {
         match prop.kind {
@@ -927,7 +931,9 @@ fn read_binary(bytes: &[u8], header: &Header, layout: &Layout, big_endian: bool)
                             return skip_list(el, p, n, cur);
                         }
                         if n < 3 {
-                            return Err(MeshError::FaceTooSmall { at: at_offset(at), face: f, order: n as usize }.into());
+                            return Err(
+                                MeshError::FaceTooSmall { at: at_offset(at), face: f, order: n as usize }.into()
+                            );
                         }
                         if u128::from(n) * item.size() as u128 > cur.remaining() as u128 {
                             return Err(Stop::Truncated);
@@ -946,7 +952,7 @@ fn read_binary(bytes: &[u8], header: &Header, layout: &Layout, big_endian: bool)
         } else if !el.has_lists() {
             let total = u128::from(el.count) * min_size as u128;
             if cur.skip(total).is_none() {
-                let found = if min_size == 0 { 0 } else { cur.remaining() / min_size };
+                let found = cur.remaining().checked_div(min_size).unwrap_or(0);
                 return Err(truncated(el, found));
             }
         } else {

@@ -267,7 +267,8 @@ impl Topology {
             let e_pieces = split_by_ptr(&mut edges, &edge_base, &edge_ranges);
             let p_pieces = split_by_ptr(&mut edge_corner_ptr[1..], &edge_base, &edge_ranges);
             let c_pieces = split_by_ptr(&mut corner_edge_at, &lo_ptr, &ranges);
-            let work = |(((r, e_out), p_out), c_out): (((Range<usize>, &mut [[u32; 2]]), &mut [u32]), &mut [u32])| {
+            type Piece<'a> = (((Range<usize>, &'a mut [[u32; 2]]), &'a mut [u32]), &'a mut [u32]);
+            let work = |(((r, e_out), p_out), c_out): Piece<'_>| {
                 let ebase = edge_base[r.start] as usize;
                 let cbase = lo_ptr[r.start] as usize;
                 for v in r {
@@ -481,7 +482,7 @@ impl Topology {
     }
     /// True if every face is a quad (the specialised kernels of §4.4 apply).
     pub fn is_quad_only(&self) -> bool {
-        self.num_corners() == 4 * self.num_faces()
+        self.face_ptr.windows(2).all(|w| w[1] - w[0] == 4)
     }
     /// True if every face is a triangle.
     pub fn is_triangle_only(&self) -> bool {

@@ -104,7 +104,7 @@ fn all_index_forms_relative_indices_groups_continuations_and_crlf() {
 
 #[test]
 fn f64_values_survive_a_round_trip_bit_for_bit() {
-    let vals = [0.1, 1.0 / 3.0, -2.5e-300, 1.7976931348623157e308, f64::MIN_POSITIVE, 5e-324, -0.0, 123456789.123456789];
+    let vals = [0.1, 1.0 / 3.0, -2.5e-300, 1.7976931348623157e308, f64::MIN_POSITIVE, 5e-324, -0.0, 123_456_789.123_456_79];
     let mut text = String::new();
     for (i, v) in vals.iter().enumerate() {
         text.push_str(&format!("v {v:e} {} {}\n", v * 0.5, i as f64));
