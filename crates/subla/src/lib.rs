@@ -1,10 +1,14 @@
 //! **subla**: mesh subdivision written as sparse linear algebra.
 //!
-//! This facade re-exports the public API of the workspace's crates. Today
-//! that is the mapped sparse algebra ([`algebra`]): CSC/CSR matrices, mapped
-//! SpMV and mapped SpGEMM with action maps and lambdas (Mlakar et al. 2020,
-//! §3.1), scans and enumeration.
+//! This facade re-exports the public API of the workspace's crates:
+//!
+//! * [`algebra`]: CSC/CSR matrices, mapped SpMV and mapped SpGEMM with action
+//!   maps and lambdas (Mlakar et al. 2020, §3.1), scans and enumeration;
+//! * [`mesh`]: control meshes (the mesh matrix and derived connectivity),
+//!   OpenSubdiv-style tags and options, OBJ and PLY I/O, validation.
 #![deny(missing_docs)]
 
 pub use subla_algebra as algebra;
 pub use subla_algebra::{AlgebraError, CscMat, CscRef, CsrMat, CsrRef, Par};
+pub use subla_mesh as mesh;
+pub use subla_mesh::{Mesh, MeshData, MeshError, Topology, Validation};
