@@ -61,8 +61,8 @@ impl Shape {
     }
 
     /// A new point near the centroid of `vs`, moved off it by up to a tenth
-    /// of its distance to the nearest of `vs` (so that centroids of
-    /// centroids never coincide with other points).
+    /// of its distance to the farthest of `vs` (so that centroids of
+    /// collinear points or of centroids never coincide with other points).
     fn add_derived(&mut self, vs: &[u32]) -> u32 {
         let c = self.centroid(vs);
         let r = vs
@@ -71,7 +71,7 @@ impl Shape {
                 let p = self.points[v as usize];
                 ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt()
             })
-            .fold(f64::INFINITY, f64::min);
+            .fold(0.0, f64::max);
         let i = self.points.len() as u64;
         let mut k = 0;
         let p = c.map(|x| {
@@ -574,6 +574,13 @@ pub fn polygon_mesh_with_boundary() -> impl Strategy<Value = MeshData> {
     )
         .prop_map(|(w, h, pentagons, edits, seed)| {
             let mut s = grid_shape(w, h);
+            // Move grid points off their lines so new faces are not flat.
+            for (v, p) in s.points.iter_mut().enumerate() {
+                let v = v as u64;
+                p[0] += 0.2 * unit(!seed, 3 * v);
+                p[1] += 0.2 * unit(!seed, 3 * v + 1);
+                p[2] += 0.1 * unit(!seed, 3 * v + 2);
+            }
             if let Some((ci, cj)) = pentagons {
                 // Interior vertex (i, j); split its spokes to (i ± 1, j).
                 let (i, j) = (1 + ci.index(w - 1), 1 + cj.index(h - 1));
@@ -611,7 +618,11 @@ pub fn triangle_mesh() -> impl Strategy<Value = MeshData> {
 /// Every combination of [`Options`] values.
 pub fn options() -> impl Strategy<Value = Options> {
     (
-        select(vec![BoundaryInterpolation::None, BoundaryInterpolation::EdgeOnly, BoundaryInterpolation::EdgeAndCorner]),
+        select(vec![
+            BoundaryInterpolation::None,
+            BoundaryInterpolation::EdgeOnly,
+            BoundaryInterpolation::EdgeAndCorner,
+        ]),
         select(vec![
             FVarLinearInterpolation::None,
             FVarLinearInterpolation::CornersOnly,

@@ -223,10 +223,22 @@ impl Naive {
             let face = |i: usize| self.corner_face[cs[i] as usize];
             if self.inconsistent(k, cs) {
                 let v0 = self.corner_vert[cs[0] as usize];
-                return Some(Bad::Orientation { v0, v1: self.corner_next[cs[0] as usize], face_a: face(0), face_b: face(1) });
+                return Some(Bad::Orientation {
+                    v0,
+                    v1: self.corner_next[cs[0] as usize],
+                    face_a: face(0),
+                    face_b: face(1),
+                });
             }
             if cs.len() > 2 {
-                return Some(Bad::Fin { v0: k.0, v1: k.1, faces: cs.len(), first: face(0), second: face(1), third: face(2) });
+                return Some(Bad::Fin {
+                    v0: k.0,
+                    v1: k.1,
+                    faces: cs.len(),
+                    first: face(0),
+                    second: face(1),
+                    third: face(2),
+                });
             }
         }
         (0..self.nv as u32).find(|&v| self.fans(v) > 1).map(|v| Bad::Vertex { vertex: v, fans: self.fans(v) })
@@ -544,8 +556,6 @@ fn check_soup(nv: usize, faces: &[Vec<u32>]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
-
     #[test]
     fn generated_meshes_match_naive(d in any_mesh()) {
         check_generated(&d)?;
@@ -781,7 +791,7 @@ fn bow_tie_is_a_non_manifold_vertex() {
     let t = lenient(5, faces).topology().clone();
     assert_eq!(t.vertex_tags()[0], vertex_tag::BOUNDARY | vertex_tag::NON_MANIFOLD);
     assert!(t.edge_tags().iter().all(|&x| x == edge_tag::BOUNDARY));
-    // Two closed fans (two octahedra... here two tetrahedra) sharing a vertex.
+    // Two tetrahedra sharing a vertex: two closed fans.
     let tets: &[&[u32]] =
         &[&[0, 2, 1], &[0, 1, 3], &[0, 3, 2], &[1, 2, 3], &[0, 5, 4], &[0, 4, 6], &[0, 6, 5], &[4, 5, 6]];
     let err = strict(7, tets).unwrap_err();
@@ -798,7 +808,10 @@ fn repeated_vertex_is_rejected_strictly_and_tagged_otherwise() {
     assert!(matches!(err, MeshError::RepeatedVertex { face: 1, vertex: 1, .. }), "{err:?}");
     assert!(err.to_string().contains("face 1"), "{err}");
     let t = lenient(4, faces).topology().clone();
-    assert!(t.vertex_tags()[1] & (vertex_tag::REPEATED | vertex_tag::NON_MANIFOLD) == vertex_tag::REPEATED | vertex_tag::NON_MANIFOLD);
+    assert!(
+        t.vertex_tags()[1] & (vertex_tag::REPEATED | vertex_tag::NON_MANIFOLD)
+            == vertex_tag::REPEATED | vertex_tag::NON_MANIFOLD
+    );
     assert!(matches!(t.mesh_matrix(), Err(MeshError::RepeatedVertex { face: 1, vertex: 1, .. })));
     // A vertex next to itself: a degenerate edge.
     let t = lenient(3, &[&[0, 0, 1, 2]]).topology().clone();
@@ -854,7 +867,8 @@ fn errors_in_both_modes() {
 #[test]
 fn non_manifold_input_is_accepted_by_default() {
     // All four problems at once: accepted, each element tagged.
-    let faces: &[&[u32]] = &[&[0, 1, 2], &[1, 0, 3], &[0, 1, 4], &[5, 6, 7], &[5, 7, 8], &[9, 10, 11], &[9, 12, 13], &[14, 15, 14, 16]];
+    let faces: &[&[u32]] =
+        &[&[0, 1, 2], &[1, 0, 3], &[0, 1, 4], &[5, 6, 7], &[5, 7, 8], &[9, 10, 11], &[9, 12, 13], &[14, 15, 14, 16]];
     let m = lenient(17, faces);
     assert!(!m.topology().is_manifold());
     let naive = Naive::new(17, &faces.iter().map(|f| f.to_vec()).collect::<Vec<_>>());
@@ -880,8 +894,10 @@ fn strategies_cover_valences_orders_tags_and_options() {
     assert!([3, 4, 5, 6, 7, 8].iter().all(|k| valences.contains(k)), "valences {valences:?}");
 
     let polys = sample(polygon_mesh_with_boundary(), 200);
-    let orders: BTreeSet<usize> =
-        polys.iter().flat_map(|d| (0..d.mesh.num_faces()).map(|f| d.mesh.topology().face_order(f)).collect::<Vec<_>>()).collect();
+    let orders: BTreeSet<usize> = polys
+        .iter()
+        .flat_map(|d| (0..d.mesh.num_faces()).map(|f| d.mesh.topology().face_order(f)).collect::<Vec<_>>())
+        .collect();
     assert!([3, 4, 5, 6].iter().all(|k| orders.contains(k)), "orders {orders:?}");
     assert!(polys.iter().any(|d| !d.mesh.topology().is_quad_only() && !d.mesh.topology().is_triangle_only()));
 
