@@ -742,7 +742,8 @@ pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
         }
     }
     let mut group_starts: Vec<&Group> = data.groups.iter().collect();
-    group_starts.sort_by_key(|g| (g.faces.start, g.kind == GroupKind::Group));
+    // Stable: statements at the same face keep their order.
+    group_starts.sort_by_key(|g| g.faces.start);
     let mut next_group = 0;
     let mut buf = Vec::with_capacity(256);
     for f in 0..topo.num_faces() {

@@ -168,3 +168,14 @@ fn parallel_parse_equals_serial_parse() {
         other => panic!("unexpected {other}"),
     }
 }
+
+/// Found by fuzzing: `o` and `g` statements before the same face were
+/// written objects-first, so the re-read list came back in another order.
+#[test]
+fn groups_at_the_same_face_keep_their_order_through_a_round_trip() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 0 1 0\ng a\no b\ng c\nf 1 2 3\ng d\no e\ng f\n";
+    let d = parse_obj(text, Validation::OpenSubdiv).unwrap();
+    let names: Vec<&str> = d.groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
+    assert_eq!(round_trip(&d), d);
+}
