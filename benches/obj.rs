@@ -49,7 +49,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("tobj", "1thread"), |b| {
         b.iter(|| {
             let mut reader = std::io::BufReader::new(bytes);
-            black_box(tobj::load_obj_buf(&mut reader, &tobj::LoadOptions::default(), |_| Ok(Default::default())).map(|m| m.0.len()))
+            black_box(
+                tobj::load_obj_buf(&mut reader, &tobj::LoadOptions::default(), |_| Ok(Default::default()))
+                    .map(|m| m.0.len()),
+            )
         })
     });
     g.bench_function(BenchmarkId::new("memcpy_and_line_scan", "1thread"), |b| {
@@ -69,7 +72,11 @@ fn bench(c: &mut Criterion) {
         ],
     );
     if let Some(t) = mean_seconds(GROUP, &format!("subla_parse_and_topology/{nt}")) {
-        println!("subla: {:.0} MB/s of OBJ text ({} bytes, 1M quads) on {threads} threads", bytes.len() as f64 / t / 1e6, bytes.len());
+        println!(
+            "subla: {:.0} MB/s of OBJ text ({} bytes, 1M quads) on {threads} threads",
+            bytes.len() as f64 / t / 1e6,
+            bytes.len()
+        );
     }
 }
 

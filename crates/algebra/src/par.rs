@@ -93,11 +93,7 @@ pub fn even_ranges(n: usize, nblocks: usize) -> Vec<Range<usize>> {
 ///
 /// # Panics
 /// If `data` is shorter than the ranges need.
-pub fn split_by_ranges<'a, T>(
-    mut data: &'a mut [T],
-    ranges: &[Range<usize>],
-    stride: usize,
-) -> Vec<&'a mut [T]> {
+pub fn split_by_ranges<'a, T>(mut data: &'a mut [T], ranges: &[Range<usize>], stride: usize) -> Vec<&'a mut [T]> {
     let mut out = Vec::with_capacity(ranges.len());
     for r in ranges {
         let (head, tail) = data.split_at_mut(r.len() * stride);

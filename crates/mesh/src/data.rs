@@ -69,7 +69,15 @@ impl MeshData {
     pub fn new(mesh: Mesh, vertices: Array2<f64>) -> Result<Self> {
         mesh.check_vertex_data(&vertices)?;
         let channels = (0..vertices.ncols()).map(default_channel_name).collect();
-        Ok(MeshData { mesh, vertices, channels, texcoords: None, normals: None, groups: Vec::new(), left_handed: false })
+        Ok(MeshData {
+            mesh,
+            vertices,
+            channels,
+            texcoords: None,
+            normals: None,
+            groups: Vec::new(),
+            left_handed: false,
+        })
     }
 
     /// The positions: the first three channels (fewer if the data has fewer).

@@ -138,7 +138,9 @@ pub enum MeshError {
     },
     /// Two faces traverse an edge in the same direction (inconsistent
     /// orientation; rejected by strict validation).
-    #[error("edge ({v0}, {v1}) is used in the same direction by faces {face_a} and {face_b} (inconsistent orientation)")]
+    #[error(
+        "edge ({v0}, {v1}) is used in the same direction by faces {face_a} and {face_b} (inconsistent orientation)"
+    )]
     InconsistentOrientation {
         /// Start of the directed edge.
         v0: u32,

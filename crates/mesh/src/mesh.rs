@@ -157,7 +157,11 @@ impl Mesh {
     /// [`MeshError::DataLength`] or [`MeshError::NonFiniteCoordinate`].
     pub fn check_vertex_data<T: Copy + Into<f64>>(&self, data: &Array2<T>) -> Result<()> {
         if data.nrows() != self.num_vertices() {
-            return Err(MeshError::DataLength { what: "vertex data", expected: self.num_vertices(), found: data.nrows() });
+            return Err(MeshError::DataLength {
+                what: "vertex data",
+                expected: self.num_vertices(),
+                found: data.nrows(),
+            });
         }
         for ((vertex, channel), &x) in data.indexed_iter() {
             let value: f64 = x.into();
@@ -319,7 +323,13 @@ impl MeshBuilder {
         for p in &self.holes {
             let f = p.value;
             if f < 0 || f as u64 >= nf as u64 {
-                return Err(MeshError::TagOutOfRange { at: p.at.clone(), tag: "hole".into(), element: "face", index: f, count: nf });
+                return Err(MeshError::TagOutOfRange {
+                    at: p.at.clone(),
+                    tag: "hole".into(),
+                    element: "face",
+                    index: f,
+                    count: nf,
+                });
             }
             holes[f as usize] = true;
         }

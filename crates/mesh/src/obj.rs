@@ -141,7 +141,11 @@ fn text_of(t: &[u8]) -> String {
 
 #[inline]
 fn parse_f64(t: &[u8], what: &'static str, line: usize) -> Result<f64> {
-    fast_float2::parse::<f64, _>(t).map_err(|_| MeshError::MalformedNumber { at: Location::line(line), what, text: text_of(t) })
+    fast_float2::parse::<f64, _>(t).map_err(|_| MeshError::MalformedNumber {
+        at: Location::line(line),
+        what,
+        text: text_of(t),
+    })
 }
 
 #[inline]
@@ -167,9 +171,39 @@ fn parse_i64(t: &[u8], what: &'static str, line: usize) -> Result<i64> {
 }
 
 const KNOWN_SKIPPED: &[&[u8]] = &[
-    b"s", b"usemtl", b"mtllib", b"l", b"p", b"vp", b"cstype", b"deg", b"bmat", b"step", b"curv", b"curv2", b"surf",
-    b"parm", b"trim", b"hole", b"scrv", b"sp", b"end", b"con", b"mg", b"bevel", b"c_interp", b"d_interp", b"lod",
-    b"maplib", b"usemap", b"shadow_obj", b"trace_obj", b"ctech", b"stech", b"call", b"csh",
+    b"s",
+    b"usemtl",
+    b"mtllib",
+    b"l",
+    b"p",
+    b"vp",
+    b"cstype",
+    b"deg",
+    b"bmat",
+    b"step",
+    b"curv",
+    b"curv2",
+    b"surf",
+    b"parm",
+    b"trim",
+    b"hole",
+    b"scrv",
+    b"sp",
+    b"end",
+    b"con",
+    b"mg",
+    b"bevel",
+    b"c_interp",
+    b"d_interp",
+    b"lod",
+    b"maplib",
+    b"usemap",
+    b"shadow_obj",
+    b"trace_obj",
+    b"ctech",
+    b"stech",
+    b"call",
+    b"csh",
 ];
 
 impl Chunk {
@@ -285,22 +319,23 @@ impl Chunk {
             let v = parts.next().unwrap_or(b"");
             let vt = parts.next();
             let vn = parts.next();
-            let resolve = |x: &[u8], count: usize, rel: &mut Vec<(u32, u32)>, pos: usize, what: &'static str| -> Result<i64> {
-                let r = parse_i64(x, what, line)?;
-                if r > 0 {
-                    Ok(r - 1)
-                } else if r < 0 {
-                    rel.push((pos as u32, count as u32));
-                    Ok(count as i64 + r)
-                } else {
-                    Err(MeshError::IndexOutOfRange {
-                        at: Location::line(line),
-                        face: self.face_ptr.len() - 1,
-                        index: 0,
-                        num_vertices: count,
-                    })
-                }
-            };
+            let resolve =
+                |x: &[u8], count: usize, rel: &mut Vec<(u32, u32)>, pos: usize, what: &'static str| -> Result<i64> {
+                    let r = parse_i64(x, what, line)?;
+                    if r > 0 {
+                        Ok(r - 1)
+                    } else if r < 0 {
+                        rel.push((pos as u32, count as u32));
+                        Ok(count as i64 + r)
+                    } else {
+                        Err(MeshError::IndexOutOfRange {
+                            at: Location::line(line),
+                            face: self.face_ptr.len() - 1,
+                            index: 0,
+                            num_vertices: count,
+                        })
+                    }
+                };
             let pos = self.fv.len();
             let vi = resolve(v, self.nv, &mut self.rel_v, pos, "vertex index")?;
             self.fv.push(vi);
@@ -325,7 +360,8 @@ impl Chunk {
     }
 
     fn tag(&mut self, mut tok: Tokens<'_>, line: usize) -> Result<()> {
-        let bad = |reason: String| MeshError::MalformedStatement { at: Location::line(line), statement: "t".into(), reason };
+        let bad =
+            |reason: String| MeshError::MalformedStatement { at: Location::line(line), statement: "t".into(), reason };
         let name = tok.next().ok_or_else(|| bad("missing tag name".into()))?;
         let name = String::from_utf8_lossy(name).into_owned();
         let counts = tok.next().ok_or_else(|| bad(format!("{name}: missing <nint>/<nfloat>/<nstring> counts")))?;
@@ -464,9 +500,13 @@ fn shift_error(e: MeshError, lines_before: usize, faces_before: usize) -> MeshEr
     let fix = |at: Location| Location { line: at.line.map(|l| l + lines_before), offset: at.offset };
     match e {
         MeshError::MalformedNumber { at, what, text } => MeshError::MalformedNumber { at: fix(at), what, text },
-        MeshError::MalformedStatement { at, statement, reason } => MeshError::MalformedStatement { at: fix(at), statement, reason },
+        MeshError::MalformedStatement { at, statement, reason } => {
+            MeshError::MalformedStatement { at: fix(at), statement, reason }
+        }
         MeshError::NotText { at, reason } => MeshError::NotText { at: fix(at), reason },
-        MeshError::FaceTooSmall { at, face, order } => MeshError::FaceTooSmall { at: fix(at), face: face + faces_before, order },
+        MeshError::FaceTooSmall { at, face, order } => {
+            MeshError::FaceTooSmall { at: fix(at), face: face + faces_before, order }
+        }
         MeshError::IndexOutOfRange { at, face, index, num_vertices } => {
             MeshError::IndexOutOfRange { at: fix(at), face: face + faces_before, index, num_vertices }
         }
@@ -480,8 +520,11 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
     let nchunks = (bytes.len() / (1 << 20)).clamp(1, 4 * rayon::current_num_threads());
     let cuts = cut_points(bytes, nchunks);
     let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &bytes[w[0]..w[1]]).collect();
-    let mut chunks: Vec<Chunk> =
-        if pieces.len() > 1 { pieces.par_iter().map(|p| parse_chunk(p)).collect() } else { pieces.iter().map(|p| parse_chunk(p)).collect() };
+    let mut chunks: Vec<Chunk> = if pieces.len() > 1 {
+        pieces.par_iter().map(|p| parse_chunk(p)).collect()
+    } else {
+        pieces.iter().map(|p| parse_chunk(p)).collect()
+    };
 
     // Offsets of each chunk: lines, faces, v, vt, vn, corners.
     let mut lines_before = 0usize;
@@ -518,7 +561,12 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
             vt_dim = c.vt_dim;
         }
         if let Some((line, vertex, channel, value)) = c.nonfinite {
-            return Err(MeshError::NonFiniteCoordinate { at: Location::line(line + lines_before), vertex: vertex + nv, channel, value });
+            return Err(MeshError::NonFiniteCoordinate {
+                at: Location::line(line + lines_before),
+                vertex: vertex + nv,
+                channel,
+                value,
+            });
         }
         offs.push((lines_before, faces_before, nv, nvt, nvn, nc));
         lines_before += c.lines;
@@ -578,10 +626,24 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
                     }
                     // Report the index as written.
                     let written = match rel.iter().find(|r| r.0 as usize == p) {
-                        Some(&(_, before)) => x - (before as i64 + if what == "vertex" { v0 } else if what == "texture" { t0 } else { n0 } as i64),
+                        Some(&(_, before)) => {
+                            x - (before as i64
+                                + if what == "vertex" {
+                                    v0
+                                } else if what == "texture" {
+                                    t0
+                                } else {
+                                    n0
+                                } as i64)
+                        }
                         None => x + 1,
                     };
-                    Err(MeshError::IndexOutOfRange { at: Location::line(line), face: faces0 + f, index: written, num_vertices: count })
+                    Err(MeshError::IndexOutOfRange {
+                        at: Location::line(line),
+                        face: faces0 + f,
+                        index: written,
+                        num_vertices: count,
+                    })
                 };
                 fv.push(check(c.fv[p], nv, &c.rel_v, "vertex")?);
                 if all_t {
@@ -618,7 +680,11 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
     let mut options = Options::default();
     for t in &tags {
         let at = Location::line(t.line);
-        let bad = |reason: String| MeshError::MalformedStatement { at: at.clone(), statement: format!("t {}", t.name), reason };
+        let bad = |reason: String| MeshError::MalformedStatement {
+            at: at.clone(),
+            statement: format!("t {}", t.name),
+            reason,
+        };
         match t.name.as_str() {
             "crease" => {
                 if t.ints.len() % 2 != 0 || t.ints.is_empty() {
@@ -626,7 +692,10 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
                 }
                 let pairs = t.ints.len() / 2;
                 if t.floats.len() != 1 && t.floats.len() != pairs {
-                    return Err(bad(format!("{} sharpness values for {pairs} edges (1 or {pairs} expected)", t.floats.len())));
+                    return Err(bad(format!(
+                        "{} sharpness values for {pairs} edges (1 or {pairs} expected)",
+                        t.floats.len()
+                    )));
                 }
                 for k in 0..pairs {
                     let s = if t.floats.len() == 1 { t.floats[0] } else { t.floats[k] };
@@ -649,20 +718,23 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
             }
             "interpolateboundary" => {
                 let k = *t.ints.first().ok_or_else(|| bad("one integer expected".into()))?;
-                options.boundary = BoundaryInterpolation::from_tag(k).ok_or_else(|| bad(format!("unknown value {k} (0, 1 or 2)")))?;
+                options.boundary =
+                    BoundaryInterpolation::from_tag(k).ok_or_else(|| bad(format!("unknown value {k} (0, 1 or 2)")))?;
             }
             "facevaryinginterpolateboundary" => {
                 let k = *t.ints.first().ok_or_else(|| bad("one integer expected".into()))?;
-                options.fvar_boundary = FVarLinearInterpolation::from_tag(k).ok_or_else(|| bad(format!("unknown value {k} (0 to 5)")))?;
+                options.fvar_boundary =
+                    FVarLinearInterpolation::from_tag(k).ok_or_else(|| bad(format!("unknown value {k} (0 to 5)")))?;
             }
             "creasemethod" => {
                 let s = t.strings.first().ok_or_else(|| bad("one string expected".into()))?;
-                options.crease_method = CreaseMethod::from_tag(s).ok_or_else(|| bad(format!("unknown method {s:?} (normal or chaikin)")))?;
+                options.crease_method = CreaseMethod::from_tag(s)
+                    .ok_or_else(|| bad(format!("unknown method {s:?} (normal or chaikin)")))?;
             }
             "smoothtriangles" => {
                 let s = t.strings.first().ok_or_else(|| bad("one string expected".into()))?;
-                options.triangle_subdivision =
-                    TriangleSubdivision::from_tag(s).ok_or_else(|| bad(format!("unknown rule {s:?} (catmark or smooth)")))?;
+                options.triangle_subdivision = TriangleSubdivision::from_tag(s)
+                    .ok_or_else(|| bad(format!("unknown rule {s:?} (catmark or smooth)")))?;
             }
             _ => {}
         }
@@ -718,16 +790,17 @@ pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
         writeln!(w, "# osd_ref: lefthanded")?;
     }
     let mut line = Vec::with_capacity(256);
-    let mut put_row = |w: &mut std::io::BufWriter<_>, key: &[u8], row: ndarray::ArrayView1<'_, f64>| -> std::io::Result<()> {
-        line.clear();
-        line.extend_from_slice(key);
-        for &x in row {
-            line.push(b' ');
-            line.extend_from_slice(fbuf.format(x).as_bytes());
-        }
-        line.push(b'\n');
-        w.write_all(&line)
-    };
+    let mut put_row =
+        |w: &mut std::io::BufWriter<_>, key: &[u8], row: ndarray::ArrayView1<'_, f64>| -> std::io::Result<()> {
+            line.clear();
+            line.extend_from_slice(key);
+            for &x in row {
+                line.push(b' ');
+                line.extend_from_slice(fbuf.format(x).as_bytes());
+            }
+            line.push(b'\n');
+            w.write_all(&line)
+        };
     for row in data.vertices.rows() {
         put_row(&mut w, b"v", row)?;
     }

@@ -328,15 +328,16 @@ impl Topology {
             (0..ne).map(tag_edge).collect()
         };
         // Vertex -> corners (rows of M) and vertex -> edges.
-        let (vertex_corner_ptr, vertex_corners) =
-            bucket(nv as usize, nc, |c| face_verts[c], |c| c, par);
+        let (vertex_corner_ptr, vertex_corners) = bucket(nv as usize, nc, |c| face_verts[c], |c| c, par);
         let ends_of = |i: usize| -> u32 {
             // Incidences 2e (lo) and 2e+1 (hi); a degenerate edge counts once.
             let [lo, hi] = edges[i / 2];
             if i % 2 == 0 { lo } else { hi }
         };
-        let incid: Vec<u32> = (0..2 * ne).filter(|&i| i % 2 == 0 || edges[i / 2][0] != edges[i / 2][1]).map(|i| i as u32).collect();
-        let (vertex_edge_ptr, vpos) = bucket(nv as usize, incid.len(), |k| ends_of(incid[k] as usize), |k| incid[k as usize], par);
+        let incid: Vec<u32> =
+            (0..2 * ne).filter(|&i| i % 2 == 0 || edges[i / 2][0] != edges[i / 2][1]).map(|i| i as u32).collect();
+        let (vertex_edge_ptr, vpos) =
+            bucket(nv as usize, incid.len(), |k| ends_of(incid[k] as usize), |k| incid[k as usize], par);
         let vertex_edges: Vec<u32> = vpos.iter().map(|&k| incid[k as usize] / 2).collect();
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
         let tag_vertex = |v: usize| -> u8 {
@@ -358,11 +359,12 @@ impl Topology {
             if cs.windows(2).any(|w| corner_face[w[0] as usize] == corner_face[w[1] as usize]) {
                 t |= vertex_tag::REPEATED | vertex_tag::NON_MANIFOLD;
             }
-            if t & vertex_tag::NON_MANIFOLD == 0 && fans(cs, |c| {
-                let f = corner_face[c] as usize;
-                let prev = if c == face_ptr[f] as usize { face_ptr[f + 1] as usize - 1 } else { c - 1 };
-                (corner_edge[prev], corner_edge[c])
-            }) > 1
+            if t & vertex_tag::NON_MANIFOLD == 0
+                && fans(cs, |c| {
+                    let f = corner_face[c] as usize;
+                    let prev = if c == face_ptr[f] as usize { face_ptr[f + 1] as usize - 1 } else { c - 1 };
+                    (corner_edge[prev], corner_edge[c])
+                }) > 1
             {
                 t |= vertex_tag::NON_MANIFOLD;
             }
@@ -427,7 +429,14 @@ impl Topology {
                 });
             }
             if cs.len() > 2 {
-                return Err(MeshError::NonManifoldEdge { v0: lo, v1: hi, faces: cs.len(), first: face(0), second: face(1), third: face(2) });
+                return Err(MeshError::NonManifoldEdge {
+                    v0: lo,
+                    v1: hi,
+                    faces: cs.len(),
+                    first: face(0),
+                    second: face(1),
+                    third: face(2),
+                });
             }
         }
         for v in 0..self.num_vertices() {
@@ -640,7 +649,8 @@ impl Topology {
         let mut ptr = Vec::with_capacity(self.num_vertices() + 1);
         ptr.push(0u32);
         for v in 0..self.num_vertices() {
-            let mut fs: Vec<u32> = faces[self.vertex_corner_ptr[v] as usize..self.vertex_corner_ptr[v + 1] as usize].to_vec();
+            let mut fs: Vec<u32> =
+                faces[self.vertex_corner_ptr[v] as usize..self.vertex_corner_ptr[v + 1] as usize].to_vec();
             fs.dedup();
             idx.extend_from_slice(&fs);
             ptr.push(idx.len() as u32);

@@ -47,16 +47,26 @@ fn every_corpus_file_gives_its_error_without_panicking() {
     assert!(failures.is_empty(), "{} of {checked} corpus files failed:\n{}", failures.len(), failures.join("\n"));
     assert!(checked >= 40, "corpus has only {checked} files");
     // Every file in the folder is listed.
-    let listed: std::collections::BTreeSet<String> = table.lines().skip(1).filter_map(|l| l.split('\t').next()).map(String::from).collect();
+    let listed: std::collections::BTreeSet<String> =
+        table.lines().skip(1).filter_map(|l| l.split('\t').next()).map(String::from).collect();
     for entry in std::fs::read_dir(corpus()).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        assert!(name == "EXPECTED.tsv" || name == "README.md" || listed.contains(&name), "{name} is not listed in EXPECTED.tsv");
+        assert!(
+            name == "EXPECTED.tsv" || name == "README.md" || listed.contains(&name),
+            "{name} is not listed in EXPECTED.tsv"
+        );
     }
 }
 
 #[test]
 fn non_manifold_corpus_files_are_accepted_and_tagged_in_the_default_mode() {
-    for file in ["repeated_vertex.obj", "degenerate_edge.obj", "nonmanifold_edge_fin.obj", "inconsistent_orientation.obj", "bowtie_vertex.obj"] {
+    for file in [
+        "repeated_vertex.obj",
+        "degenerate_edge.obj",
+        "nonmanifold_edge_fin.obj",
+        "inconsistent_orientation.obj",
+        "bowtie_vertex.obj",
+    ] {
         let d = read(&corpus().join(file), Validation::OpenSubdiv).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(!d.mesh.topology().is_manifold(), "{file} should be tagged non-manifold");
     }
@@ -71,7 +81,10 @@ fn sizes_over_u32_are_errors() {
 #[test]
 fn random_bytes_never_panic() {
     // A cheap in-test fuzz: mutated copies of a valid file.
-    let base = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/osd/catmark_cube_creases0.obj")).unwrap();
+    let base = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/osd/catmark_cube_creases0.obj"),
+    )
+    .unwrap();
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = || {
         state ^= state << 13;

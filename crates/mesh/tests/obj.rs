@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use subla_mesh::obj::{parse_obj, read_obj, write_obj};
-use subla_mesh::{BoundaryInterpolation, CreaseMethod, GroupKind, MeshData, MeshError, TriangleSubdivision, Validation};
+use subla_mesh::{
+    BoundaryInterpolation, CreaseMethod, GroupKind, MeshData, MeshError, TriangleSubdivision, Validation,
+};
 
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes")
@@ -13,7 +15,8 @@ fn data_dir() -> PathBuf {
 fn round_trip(d: &MeshData) -> MeshData {
     let mut out = Vec::new();
     write_obj(d, &mut out).unwrap();
-    parse_obj(&out, Validation::OpenSubdiv).unwrap_or_else(|e| panic!("re-read failed: {e}\n{}", String::from_utf8_lossy(&out)))
+    parse_obj(&out, Validation::OpenSubdiv)
+        .unwrap_or_else(|e| panic!("re-read failed: {e}\n{}", String::from_utf8_lossy(&out)))
 }
 
 #[test]
@@ -46,7 +49,8 @@ fn shape_tags_are_read() {
     assert_eq!(d.mesh.options().boundary, BoundaryInterpolation::EdgeAndCorner);
     let d = read_obj(data_dir().join("osd/catmark_smoothtris0.obj"), Validation::OpenSubdiv).unwrap();
     assert_eq!(d.mesh.options().triangle_subdivision, TriangleSubdivision::Catmark);
-    let d = parse_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nt smoothtriangles 0/0/1 smooth\n", Validation::OpenSubdiv).unwrap();
+    let d = parse_obj(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nt smoothtriangles 0/0/1 smooth\n", Validation::OpenSubdiv)
+        .unwrap();
     assert_eq!(d.mesh.options().triangle_subdivision, TriangleSubdivision::Smooth);
     assert_eq!(round_trip(&d), d);
     let d = read_obj(data_dir().join("osd/catmark_hole_test1.obj"), Validation::OpenSubdiv).unwrap();
@@ -83,7 +87,10 @@ fn all_index_forms_relative_indices_groups_continuations_and_crlf() {
     let n = d.normals.as_ref().unwrap();
     assert_eq!(n.indices, vec![0; 7]);
     assert_eq!(d.groups.len(), 3);
-    assert_eq!((d.groups[0].kind, d.groups[0].name.as_str(), d.groups[0].faces.clone()), (GroupKind::Object, "thing", 0..2));
+    assert_eq!(
+        (d.groups[0].kind, d.groups[0].name.as_str(), d.groups[0].faces.clone()),
+        (GroupKind::Object, "thing", 0..2)
+    );
     assert_eq!((d.groups[1].name.as_str(), d.groups[1].faces.clone()), ("left", 0..1));
     assert_eq!((d.groups[2].name.as_str(), d.groups[2].faces.clone()), ("right", 1..2));
     let e = d.mesh.topology().find_edge(1, 2).unwrap();
@@ -104,7 +111,8 @@ fn all_index_forms_relative_indices_groups_continuations_and_crlf() {
 
 #[test]
 fn f64_values_survive_a_round_trip_bit_for_bit() {
-    let vals = [0.1, 1.0 / 3.0, -2.5e-300, 1.7976931348623157e308, f64::MIN_POSITIVE, 5e-324, -0.0, 123_456_789.123_456_79];
+    let vals =
+        [0.1, 1.0 / 3.0, -2.5e-300, 1.7976931348623157e308, f64::MIN_POSITIVE, 5e-324, -0.0, 123_456_789.123_456_79];
     let mut text = String::new();
     for (i, v) in vals.iter().enumerate() {
         text.push_str(&format!("v {v:e} {} {}\n", v * 0.5, i as f64));
@@ -139,7 +147,13 @@ fn big_obj(n: usize) -> String {
             if (r + c) % 3 == 0 {
                 // Relative indices.
                 let rel = |x: usize| x as i64 - count as i64 - 1;
-                s.push_str(&format!("f {} {} \\\n {} {}\n", rel(v(r, c)), rel(v(r, c + 1)), rel(v(r + 1, c + 1)), rel(v(r + 1, c))));
+                s.push_str(&format!(
+                    "f {} {} \\\n {} {}\n",
+                    rel(v(r, c)),
+                    rel(v(r, c + 1)),
+                    rel(v(r + 1, c + 1)),
+                    rel(v(r + 1, c))
+                ));
             } else {
                 s.push_str(&format!("f {} {} {} {}\n", v(r, c), v(r, c + 1), v(r + 1, c + 1), v(r + 1, c)));
             }
