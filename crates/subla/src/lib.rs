@@ -5,10 +5,12 @@
 //! * [`algebra`]: CSC/CSR matrices, mapped SpMV and mapped SpGEMM with action
 //!   maps and lambdas (Mlakar et al. 2020, §3.1), scans and enumeration;
 //! * [`mesh`]: control meshes (the mesh matrix and derived connectivity),
-//!   OpenSubdiv-style tags and options, OBJ and PLY I/O, validation.
+//!   OpenSubdiv-style tags and options, OBJ and PLY I/O, validation;
+//! * [`scheme`]: the build/eval traits subdivision schemes implement.
 #![deny(missing_docs)]
 
 pub use subla_algebra as algebra;
 pub use subla_algebra::{AlgebraError, CscMat, CscRef, CsrMat, CsrRef, Par};
 pub use subla_mesh as mesh;
 pub use subla_mesh::{Mesh, MeshData, MeshError, Topology, Validation};
+pub use subla_scheme as scheme;

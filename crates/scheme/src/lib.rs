@@ -1,0 +1,210 @@
+//! The one abstraction behind every subdivision scheme and specialised
+//! kernel in subla: a **build** step that depends on topology only, and an
+//! **eval** step that is a linear map from control data to output data
+//! (Mlakar et al. 2020, §3.2 "Combination" and §6).
+//!
+//! * [`Refiner::build`] takes the control topology (a [`Mesh`] for surface
+//!   schemes; another input type for, say, volumetric limit evaluation) and
+//!   a number of levels, and returns a [`Plan`].
+//! * [`Plan::eval_f64`] / [`Plan::eval_f32`] apply the linear map to `n × d`
+//!   control data (any number of channels).
+//! * [`Plan::operator`] hands out the map of one level as a sparse matrix
+//!   `R_i` (§6.3), so `P_{i+1} = R_i P_i`; [`Plan::refined`] the refined
+//!   topology where the scheme has one.
+//!
+//! # Operational modes (§6)
+//! *Static* topology: build all levels once, then eval repeatedly (one
+//! `Plan` of `L` levels). *Modeling*: [`modeling`] builds and evaluates one
+//! level at a time, keeping only the current level, for topology that
+//! changes between frames.
+//!
+//! # Contract
+//! For every implementation, on every valid input:
+//! 1. `eval` writes `output_len()` rows and reads `input_len()` rows, and is
+//!    exactly linear: it equals applying `operator(0)`, …,
+//!    `operator(levels-1)` in turn, up to rounding of the summation order;
+//! 2. results are bitwise identical for every [`Par`] and thread count, and
+//!    on every run;
+//! 3. every row of every operator sums to 1 (affine invariance) for
+//!    subdivision and limit operators;
+//! 4. `modeling` over `L` levels gives the same data and topology as a
+//!    static plan of `L` levels;
+//! 5. bad input is an error, never a panic; shape mismatches of the data
+//!    passed to `eval` are caller errors and panic naming the operands.
+//!
+//! The `testing` feature exports [`testing`] checks that verify this
+//! contract generically; each implementation's test suite runs them.
+#![deny(missing_docs)]
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use subla_algebra::{CsrMat, Par};
+use subla_mesh::{Mesh, MeshError};
+use thiserror::Error;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+/// Errors of building or evaluating a plan.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SchemeError {
+    /// The input mesh is not acceptable to this scheme.
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    /// A sparse-matrix size overflowed.
+    #[error(transparent)]
+    Algebra(#[from] subla_algebra::AlgebraError),
+    /// The scheme cannot handle this input (for example a non-triangle face
+    /// for Loop), naming the offending element.
+    #[error("{scheme}: {reason}")]
+    Unsupported {
+        /// The scheme.
+        scheme: &'static str,
+        /// What is wrong, and where.
+        reason: String,
+    },
+    /// The predicted output does not fit the memory budget.
+    #[error("{what} would need {needed} bytes, over the budget of {budget} bytes")]
+    OverBudget {
+        /// What was being built.
+        what: String,
+        /// Predicted bytes.
+        needed: u128,
+        /// The budget.
+        budget: u128,
+    },
+    /// The level asked for does not exist.
+    #[error("level {level} requested, but the plan has {levels} levels")]
+    NoSuchLevel {
+        /// Requested.
+        level: u32,
+        /// Available.
+        levels: u32,
+    },
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = SchemeError> = std::result::Result<T, E>;
+
+/// A subdivision scheme or specialised kernel: builds [`Plan`]s from
+/// topology alone.
+pub trait Refiner: Sync {
+    /// What the build step reads: a [`Mesh`] for surface schemes.
+    type Input: ?Sized;
+    /// What it produces.
+    type Plan: Plan;
+    /// Short name (`"catmark-slak"`, `"loop"`, …) for messages and tables.
+    fn name(&self) -> &'static str;
+    /// Builds `levels` levels of refinement (static mode).
+    ///
+    /// # Errors
+    /// Input this scheme does not accept, or sizes over `u32` / the budget.
+    fn build(&self, input: &Self::Input, levels: u32, par: Par) -> Result<Self::Plan>;
+}
+
+/// A built refinement: topology fixed, vertex data free.
+pub trait Plan: Send + Sync {
+    /// Number of levels built.
+    fn levels(&self) -> u32;
+    /// Number of data rows at `level` (0 = control).
+    fn level_len(&self, level: u32) -> usize;
+    /// Rows `eval` reads.
+    fn input_len(&self) -> usize {
+        self.level_len(0)
+    }
+    /// Rows `eval` writes.
+    fn output_len(&self) -> usize {
+        self.level_len(self.levels())
+    }
+    /// Applies the map to `f64` data: `out` (`output_len() × d`) from
+    /// `control` (`input_len() × d`).
+    ///
+    /// # Panics
+    /// If the shapes disagree.
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par);
+    /// Applies the map to `f32` data.
+    ///
+    /// # Panics
+    /// If the shapes disagree.
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par);
+    /// The map from level `level` to `level + 1` as a sparse matrix `R_i`
+    /// (CSR, `level_len(level+1) × level_len(level)`).
+    ///
+    /// # Errors
+    /// [`SchemeError::NoSuchLevel`], or sizes over `u32`.
+    fn operator(&self, level: u32) -> Result<CsrMat<f64>>;
+    /// The refined mesh at `level` (1 ..= levels), if the scheme produces
+    /// one (limit evaluation does not).
+    fn refined(&self, level: u32) -> Option<&Mesh>;
+    /// Takes the finest refined mesh out of the plan (used by modeling mode
+    /// to carry topology to the next level without a copy).
+    fn take_finest(&mut self) -> Option<Mesh>;
+}
+
+/// Scalars a plan evaluates: `f32` and `f64`.
+pub trait Real: Copy + Send + Sync + num_like::Sealed + 'static {
+    /// Calls the matching `eval_*` of `plan`.
+    fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, Self>, out: ArrayViewMut2<'_, Self>, par: Par);
+    /// Zero.
+    fn zero() -> Self;
+}
+
+mod num_like {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+impl Real for f64 {
+    fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
+        plan.eval_f64(control, out, par);
+    }
+    fn zero() -> Self {
+        0.0
+    }
+}
+
+impl Real for f32 {
+    fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
+        plan.eval_f32(control, out, par);
+    }
+    fn zero() -> Self {
+        0.0
+    }
+}
+
+/// Evaluates `plan` on `control`, allocating the output.
+///
+/// # Panics
+/// If `control` does not have `plan.input_len()` rows.
+pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Array2<T> {
+    let mut out = Array2::from_elem((plan.output_len(), control.ncols()), T::zero());
+    T::eval(plan, control, out.view_mut(), par);
+    out
+}
+
+/// Modeling mode (§6.1): refines `levels` times, building and evaluating
+/// one level at a time and keeping only the current level's data.
+///
+/// # Errors
+/// As [`Refiner::build`]; [`SchemeError::Unsupported`] if the refiner
+/// produces no refined mesh.
+pub fn modeling<R, T>(refiner: &R, mesh: &Mesh, control: ArrayView2<'_, T>, levels: u32, par: Par) -> Result<(Mesh, Array2<T>)>
+where
+    R: Refiner<Input = Mesh>,
+    T: Real,
+{
+    let mut mesh_now: Option<Mesh> = None;
+    let mut data = control.to_owned();
+    for _ in 0..levels {
+        let current = mesh_now.as_ref().unwrap_or(mesh);
+        let mut plan = refiner.build(current, 1, par)?;
+        data = eval(&plan, data.view(), par);
+        let next = plan.take_finest().ok_or_else(|| SchemeError::Unsupported {
+            scheme: refiner.name(),
+            reason: "modeling mode needs a refined mesh, and this scheme produces none".into(),
+        })?;
+        mesh_now = Some(next);
+    }
+    Ok((mesh_now.unwrap_or_else(|| mesh.clone()), data))
+}

@@ -1,0 +1,81 @@
+//! Generic checks of the [`Plan`](crate::Plan) contract, for the test
+//! suites of implementations (feature `testing`).
+
+use ndarray::Array2;
+use subla_algebra::Par;
+use subla_algebra::spmv::spmv_csr;
+use subla_mesh::Mesh;
+
+use crate::{Plan, Refiner, eval, modeling};
+
+/// Deterministic pseudo-random control data (`n × d`).
+pub fn control_data(n: usize, d: usize, seed: u64) -> Array2<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Array2::from_shape_fn((n, d), |_| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    })
+}
+
+/// Runs `f` inside a rayon pool of `threads` threads.
+///
+/// # Panics
+/// If the pool cannot be built.
+pub fn with_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(p) => p.install(f),
+        Err(e) => panic!("cannot build a pool of {threads} threads: {e}"),
+    }
+}
+
+/// Checks the whole contract of the [crate docs](crate) on one mesh:
+/// lengths, linearity against the operators (`tol` relative to the data
+/// scale), row sums, determinism over thread counts, f32 agreement, and
+/// modeling = static.
+///
+/// # Panics
+/// With a message naming the broken clause.
+pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels: u32, tol: f64) {
+    let name = refiner.name();
+    let plan = refiner.build(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build failed: {e}"));
+    assert_eq!(plan.levels(), levels, "{name}: levels");
+    assert_eq!(plan.input_len(), mesh.num_vertices(), "{name}: input_len");
+    let x = control_data(plan.input_len(), 3, 7);
+    let y = eval(&plan, x.view(), Par::Rayon);
+    assert_eq!(y.nrows(), plan.output_len(), "{name}: output rows");
+    // Linearity: the chain of operators gives the same result.
+    let mut z = x.clone();
+    for l in 0..levels {
+        let r = plan.operator(l).unwrap_or_else(|e| panic!("{name}: operator({l}): {e}"));
+        assert_eq!(r.shape(), (plan.level_len(l + 1), plan.level_len(l)), "{name}: operator({l}) shape");
+        for i in 0..r.nrows() {
+            let s: f64 = r.row(i).1.iter().sum();
+            assert!((s - 1.0).abs() < 1e-12, "{name}: row {i} of R_{l} sums to {s}");
+        }
+        z = spmv_csr(r.as_ref(), z.view(), |&v, _, _| v, Par::Rayon);
+    }
+    let scale = x.iter().fold(0f64, |m, v| m.max(v.abs())).max(1.0);
+    let diff = y.iter().zip(z.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= tol * scale, "{name}: eval and the operator chain differ by {diff}");
+    // Determinism.
+    for t in [1, 2, 3] {
+        let yt = with_threads(t, || eval(&plan, x.view(), Par::Rayon));
+        assert!(yt.iter().zip(y.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: {t} threads changed the bits");
+    }
+    let ys = eval(&plan, x.view(), Par::Seq);
+    assert!(ys.iter().zip(y.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: Par::Seq changed the bits");
+    // f32 agrees with f64.
+    let xf = x.mapv(|v| v as f32);
+    let yf = eval(&plan, xf.view(), Par::Rayon);
+    let d32 = yf.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((f64::from(*a) - b).abs()));
+    assert!(d32 <= 1e-5 * scale, "{name}: f32 and f64 differ by {d32}");
+    // Modeling = static.
+    let (m2, y2) = modeling(refiner, mesh, x.view(), levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: modeling: {e}"));
+    let diff = y2.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= tol * scale, "{name}: modeling and static differ by {diff}");
+    if let Some(fine) = plan.refined(levels) {
+        assert_eq!(m2.topology(), fine.topology(), "{name}: modeling and static topology differ");
+    }
+}
