@@ -189,7 +189,13 @@ pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par
 /// # Errors
 /// As [`Refiner::build`]; [`SchemeError::Unsupported`] if the refiner
 /// produces no refined mesh.
-pub fn modeling<R, T>(refiner: &R, mesh: &Mesh, control: ArrayView2<'_, T>, levels: u32, par: Par) -> Result<(Mesh, Array2<T>)>
+pub fn modeling<R, T>(
+    refiner: &R,
+    mesh: &Mesh,
+    control: ArrayView2<'_, T>,
+    levels: u32,
+    par: Par,
+) -> Result<(Mesh, Array2<T>)>
 where
     R: Refiner<Input = Mesh>,
     T: Real,

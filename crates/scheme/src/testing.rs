@@ -62,7 +62,10 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     // Determinism.
     for t in [1, 2, 3] {
         let yt = with_threads(t, || eval(&plan, x.view(), Par::Rayon));
-        assert!(yt.iter().zip(y.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: {t} threads changed the bits");
+        assert!(
+            yt.iter().zip(y.iter()).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}: {t} threads changed the bits"
+        );
     }
     let ys = eval(&plan, x.view(), Par::Seq);
     assert!(ys.iter().zip(y.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: Par::Seq changed the bits");
@@ -72,7 +75,8 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     let d32 = yf.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((f64::from(*a) - b).abs()));
     assert!(d32 <= 1e-5 * scale, "{name}: f32 and f64 differ by {d32}");
     // Modeling = static.
-    let (m2, y2) = modeling(refiner, mesh, x.view(), levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: modeling: {e}"));
+    let (m2, y2) =
+        modeling(refiner, mesh, x.view(), levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: modeling: {e}"));
     let diff = y2.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff <= tol * scale, "{name}: modeling and static differ by {diff}");
     if let Some(fine) = plan.refined(levels) {
