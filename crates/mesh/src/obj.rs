@@ -215,6 +215,9 @@ impl Chunk {
 
     /// Parses one logical line (`line` is chunk-local, 1-based).
     fn line(&mut self, text: &[u8], line: usize) -> Result<()> {
+        if memchr::memchr(0, text).is_some() {
+            return Err(MeshError::NotText { at: Location::line(line), reason: "NUL byte (binary data?)".into() });
+        }
         let mut tok = Tokens { s: text, i: 0 };
         let Some(key) = tok.next() else { return Ok(()) };
         match key {
@@ -479,11 +482,6 @@ fn parse_chunk(bytes: &[u8]) -> Chunk {
             }
             joined = owned;
             continue;
-        }
-        if memchr::memchr(0, text).is_some() {
-            c.fail(MeshError::NotText { at: Location::line(line), reason: "NUL byte (binary data?)".into() });
-            c.lines = line;
-            return c;
         }
         if let Err(e) = c.line(text, line) {
             c.fail(e);

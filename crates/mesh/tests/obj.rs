@@ -193,3 +193,13 @@ fn groups_at_the_same_face_keep_their_order_through_a_round_trip() {
     assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
     assert_eq!(round_trip(&d), d);
 }
+
+/// Found by fuzzing: a NUL byte on a continued line slipped into a group
+/// name, and the written file could not be read back.
+#[test]
+fn nul_bytes_on_continued_lines_are_rejected() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 0 1 0\ng a \\\nb\x00c\nf 1 2 3\n";
+    let e = parse_obj(text, Validation::OpenSubdiv).unwrap_err();
+    assert!(matches!(e, MeshError::NotText { .. }), "{e}");
+    assert!(e.to_string().starts_with("line 4:"), "{e}");
+}
