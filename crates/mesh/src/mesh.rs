@@ -52,6 +52,43 @@ impl Mesh {
         MeshBuilder::from_faces(num_vertices, faces).build(Par::Rayon)
     }
 
+    /// Assembles a mesh from an already built topology and per-element
+    /// arrays (for schemes that derive refined levels).
+    ///
+    /// # Errors
+    /// [`MeshError::DataLength`] if an array does not match the topology,
+    /// [`MeshError::InvalidSharpness`] for a negative or NaN sharpness.
+    pub fn from_parts(
+        topology: Topology,
+        edge_sharpness: Vec<f32>,
+        vertex_sharpness: Vec<f32>,
+        holes: Vec<bool>,
+        options: Options,
+    ) -> Result<Self> {
+        let checks = [
+            ("edge sharpness", topology.num_edges(), edge_sharpness.len()),
+            ("vertex sharpness", topology.num_vertices(), vertex_sharpness.len()),
+            ("hole flags", topology.num_faces(), holes.len()),
+        ];
+        for (what, expected, found) in checks {
+            if expected != found {
+                return Err(MeshError::DataLength { what, expected, found });
+            }
+        }
+        if let Some(e) = edge_sharpness.iter().position(|s| s.is_nan() || *s < 0.0) {
+            let [a, b] = topology.edge(e);
+            return Err(MeshError::InvalidSharpness { at: Location::none(), target: SharpnessTarget::Edge(a, b), value: edge_sharpness[e] });
+        }
+        if let Some(v) = vertex_sharpness.iter().position(|s| s.is_nan() || *s < 0.0) {
+            return Err(MeshError::InvalidSharpness {
+                at: Location::none(),
+                target: SharpnessTarget::Vertex(v as u32),
+                value: vertex_sharpness[v],
+            });
+        }
+        Ok(Mesh { topology, edge_sharpness, vertex_sharpness, holes, options })
+    }
+
     /// The connectivity.
     #[inline]
     pub fn topology(&self) -> &Topology {

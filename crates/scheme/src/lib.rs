@@ -100,6 +100,14 @@ pub trait Refiner: Sync {
     /// # Errors
     /// Input this scheme does not accept, or sizes over `u32` / the budget.
     fn build(&self, input: &Self::Input, levels: u32, par: Par) -> Result<Self::Plan>;
+    /// Modeling mode (§6.1): consumes `plan` and builds one level on top of
+    /// its finest level, keeping nothing of the levels below. The new plan
+    /// has one level, whose input is the old plan's output.
+    ///
+    /// # Errors
+    /// [`SchemeError::Unsupported`] for plans without a refined topology
+    /// (limit evaluation), or as [`Refiner::build`].
+    fn step(&self, plan: Self::Plan, par: Par) -> Result<Self::Plan>;
 }
 
 /// A built refinement: topology fixed, vertex data free.
@@ -133,12 +141,11 @@ pub trait Plan: Send + Sync {
     /// # Errors
     /// [`SchemeError::NoSuchLevel`], or sizes over `u32`.
     fn operator(&self, level: u32) -> Result<CsrMat<f64>>;
-    /// The refined mesh at `level` (1 ..= levels), if the scheme produces
-    /// one (limit evaluation does not).
+    /// The mesh at `level` (0 ..= levels) as the scheme sees it, if the
+    /// scheme produces one (limit evaluation does not). Its sharpness is the
+    /// *effective* sharpness the scheme uses (boundary and non-manifold
+    /// edges infinitely sharp, for example).
     fn refined(&self, level: u32) -> Option<&Mesh>;
-    /// Takes the finest refined mesh out of the plan (used by modeling mode
-    /// to carry topology to the next level without a copy).
-    fn take_finest(&mut self) -> Option<Mesh>;
 }
 
 /// Scalars a plan evaluates: `f32` and `f64`.
@@ -200,17 +207,18 @@ where
     R: Refiner<Input = Mesh>,
     T: Real,
 {
-    let mut mesh_now: Option<Mesh> = None;
-    let mut data = control.to_owned();
-    for _ in 0..levels {
-        let current = mesh_now.as_ref().unwrap_or(mesh);
-        let mut plan = refiner.build(current, 1, par)?;
-        data = eval(&plan, data.view(), par);
-        let next = plan.take_finest().ok_or_else(|| SchemeError::Unsupported {
-            scheme: refiner.name(),
-            reason: "modeling mode needs a refined mesh, and this scheme produces none".into(),
-        })?;
-        mesh_now = Some(next);
+    if levels == 0 {
+        return Ok((mesh.clone(), control.to_owned()));
     }
-    Ok((mesh_now.unwrap_or_else(|| mesh.clone()), data))
+    let mut plan = refiner.build(mesh, 1, par)?;
+    let mut data = eval(&plan, control, par);
+    for _ in 1..levels {
+        plan = refiner.step(plan, par)?;
+        data = eval(&plan, data.view(), par);
+    }
+    let finest = plan.refined(plan.levels()).cloned().ok_or_else(|| SchemeError::Unsupported {
+        scheme: refiner.name(),
+        reason: "modeling mode needs a refined mesh, and this scheme produces none".into(),
+    })?;
+    Ok((finest, data))
 }

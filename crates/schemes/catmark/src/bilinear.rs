@@ -36,6 +36,11 @@ impl Refiner for Bilinear {
         }
         Ok(BilinearPlan { meshes })
     }
+    fn step(&self, mut plan: BilinearPlan, par: Par) -> Result<BilinearPlan> {
+        let finest = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+        let next = refine_plain(&finest, par)?;
+        Ok(BilinearPlan { meshes: vec![finest, next] })
+    }
 }
 
 impl BilinearPlan {
@@ -146,9 +151,6 @@ impl Plan for BilinearPlan {
         Ok(CsrMat::try_from_triplets(nv + nf + ne, nv, &trips)?)
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
-        if level == 0 { None } else { self.meshes.get(level as usize) }
-    }
-    fn take_finest(&mut self) -> Option<Mesh> {
-        if self.meshes.len() > 1 { self.meshes.pop() } else { None }
+        self.meshes.get(level as usize)
     }
 }

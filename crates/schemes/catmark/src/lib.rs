@@ -5,11 +5,20 @@
 //!   et al. 2020, Eq. 12, Alg. 3), with the vertex and face order
 //!   documented there.
 //! * [`bilinear`]: bilinear subdivision (centroids and midpoints).
+//! * [`CatmarkSlak`]: Catmull-Clark through specialised kernels, with
+//!   OpenSubdiv's boundary, crease, corner and non-manifold rules
+//!   ([`rules`]).
 //!
-//! Catmull-Clark itself (the LAK and SLAK paths) is not implemented yet.
+//! # Vertex order of a refined level
+//! Updated vertices, then face points, then edge points (§3.2); see
+//! [`refine`] for the face order.
 #![deny(missing_docs)]
 
 pub mod bilinear;
+mod level;
 pub mod refine;
+pub mod rules;
+mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan};
+pub use slak::{CatmarkPlan, CatmarkSlak};

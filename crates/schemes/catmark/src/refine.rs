@@ -15,7 +15,7 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::{Mesh, MeshBuilder, Options, Result};
+use subla_mesh::{Mesh, MeshBuilder, Options, Result, Topology};
 
 /// Child face of every corner, in the order documented in the
 /// [module docs](self), as a flat `4 × corners` vertex list.
@@ -72,4 +72,27 @@ pub fn refine_builder(mesh: &Mesh, par: Par) -> MeshBuilder {
 pub fn refine_plain(mesh: &Mesh, par: Par) -> Result<Mesh> {
     let opts: Options = mesh.options();
     refine_builder(mesh, par).options(opts).build(par)
+}
+
+/// The child topology of one uniform quad-refinement step and the hole
+/// flags of the child faces.
+///
+/// # Errors
+/// Sizes over `u32`.
+pub fn refine_topology(mesh: &Mesh, par: Par) -> Result<(Topology, Vec<bool>)> {
+    let t = mesh.topology();
+    let nverts = t.num_vertices() + t.num_faces() + t.num_edges();
+    let faces = child_faces(mesh, par);
+    let nchild = faces.len() / 4;
+    let ptr: Vec<u32> = (0..=nchild as u32).map(|i| 4 * i).collect();
+    let topology = Topology::build(nverts, ptr, faces, par)?;
+    let mut holes = vec![false; nchild];
+    if mesh.has_holes() {
+        for f in 0..t.num_faces() {
+            if mesh.holes()[f] {
+                holes[t.face_ptr()[f] as usize..t.face_ptr()[f + 1] as usize].fill(true);
+            }
+        }
+    }
+    Ok((topology, holes))
 }

@@ -1,0 +1,248 @@
+//! The build step of one Catmull-Clark level: the child topology with its
+//! sharpness, and the masks of the parent's edges and vertices that differ
+//! from the smooth ones (the "compute, then overwrite" passes of Mlakar et
+//! al. 2020, §5.1 and §5.3).
+
+use rayon::prelude::*;
+use subla_algebra::Par;
+use subla_mesh::topology::{edge_tag, vertex_tag};
+use subla_mesh::tags::SHARPNESS_INFINITE;
+use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, TriangleSubdivision};
+use subla_scheme::Result;
+
+use crate::refine::refine_topology;
+use crate::rules::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
+
+/// An edge point that is not the default `¼ a + ¼ b + ¼ c₁ + ¼ c₂`:
+/// `alpha` on each endpoint, `beta` on each incident face point.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) struct EdgeMask {
+    pub edge: u32,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+/// A vertex point that is not the smooth mask:
+/// `cv v + cs (Σ u_i + Σ c_j) / n² + ce (u_a + u_b)`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) struct VertexMask {
+    pub vertex: u32,
+    pub cv: f64,
+    pub cs: f64,
+    pub ce: f64,
+    pub ua: u32,
+    pub ub: u32,
+}
+
+/// What eval needs for one level: the parent topology (in `mesh`) and the
+/// special masks, sorted by element.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    pub edges: Vec<EdgeMask>,
+    pub vertices: Vec<VertexMask>,
+}
+
+/// OpenSubdiv's preparation of the control mesh (boundary option,
+/// non-manifold sharpening, holes of `VTX_BOUNDARY_NONE`): the mesh with
+/// *effective* sharpness, the form every level is kept in.
+pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
+    let t = mesh.topology();
+    let nv = t.num_vertices();
+    let mut edge_s: Vec<f32> = mesh.edge_sharpness().to_vec();
+    let mut vert_s: Vec<f32> = mesh.vertex_sharpness().to_vec();
+    let mut holes: Vec<bool> = mesh.holes().to_vec();
+    let opts = mesh.options();
+    // Non-manifold edges: our tags, plus an edge used twice by one face
+    // (OpenSubdiv splits such a pair into separate non-manifold edges).
+    let nm_edge: Vec<bool> = (0..t.num_edges())
+        .map(|e| {
+            if t.edge_tags()[e] & edge_tag::NON_MANIFOLD != 0 {
+                return true;
+            }
+            let cs = t.edge_corners(e);
+            let fcs: Vec<u32> = cs.iter().map(|&c| t.corner_faces()[c as usize]).collect();
+            (1..fcs.len()).any(|i| fcs[..i].contains(&fcs[i]))
+        })
+        .collect();
+    if opts.boundary == BoundaryInterpolation::None {
+        for v in 0..nv {
+            let on_boundary = t.is_boundary_vertex(v) || t.vertex_tags()[v] & vertex_tag::NON_MANIFOLD != 0;
+            if !on_boundary {
+                continue;
+            }
+            let soft = t.vertex_edges(v).iter().any(|&e| t.edge_corners(e as usize).len() == 1 && !is_infinite(edge_s[e as usize]));
+            if soft {
+                for &c in t.vertex_corners(v) {
+                    holes[t.corner_faces()[c as usize] as usize] = true;
+                }
+            }
+        }
+    }
+    for e in 0..t.num_edges() {
+        if t.is_boundary_edge(e) || nm_edge[e] {
+            edge_s[e] = SHARPNESS_INFINITE;
+        }
+    }
+    for v in 0..nv {
+        let edges = t.vertex_edges(v);
+        let n_edges = edges.len();
+        let n_faces = t.face_count(v);
+        if opts.boundary == BoundaryInterpolation::EdgeAndCorner && n_faces == 1 && n_edges == 2 {
+            vert_s[v] = SHARPNESS_INFINITE;
+            continue;
+        }
+        let tags = t.vertex_tags()[v];
+        let nm_edges = edges.iter().filter(|&&e| nm_edge[e as usize]).count();
+        let non_manifold = tags & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) != 0 || nm_edges > 0;
+        if non_manifold {
+            let boundary_edges = edges.iter().filter(|&&e| t.edge_corners(e as usize).len() == 1).count();
+            let seam = nm_edges == 2 && boundary_edges == 0 && n_faces > n_edges && tags & vertex_tag::REPEATED == 0;
+            if !seam {
+                vert_s[v] = SHARPNESS_INFINITE;
+            }
+        }
+    }
+    Ok(Mesh::from_parts(t.clone(), edge_s, vert_s, holes, opts)?)
+}
+
+/// Builds one level: the special masks of `parent` and the child mesh
+/// (with effective sharpness).
+pub(crate) fn build_step(parent: &Mesh, par: Par) -> Result<(Step, Mesh)> {
+    let t = parent.topology();
+    let nv = t.num_vertices();
+    let nf = t.num_faces();
+    let es = parent.edge_sharpness();
+    let vs = parent.vertex_sharpness();
+    let opts = parent.options();
+    let chaikin = opts.crease_method == CreaseMethod::Chaikin;
+    let smooth_tris = opts.triangle_subdivision == TriangleSubdivision::Smooth;
+
+    // Child sharpness of edge e at endpoint v.
+    let tau_at = |e: usize, v: usize| -> f32 {
+        let s = es[e];
+        if s <= 0.0 || is_infinite(s) || !chaikin {
+            return child_edge_sharpness(s, &[], false);
+        }
+        let around: Vec<f32> = t.vertex_edges(v).iter().map(|&x| es[x as usize]).collect();
+        child_edge_sharpness(s, &around, true)
+    };
+
+    // Edge masks.
+    let edge_mask = |e: usize| -> Option<EdgeMask> {
+        let s = es[e];
+        let k = t.edge_corners(e).len();
+        let (alpha_s, beta_s, special_smooth) = if k == 2 {
+            let tri = |c: u32| t.face_order(t.corner_faces()[c as usize] as usize) == 3;
+            let cs = t.edge_corners(e);
+            if smooth_tris && (tri(cs[0]) || tri(cs[1])) {
+                let t1: f64 = if tri(cs[0]) { 0.47 } else { 0.25 };
+                let t2: f64 = if tri(cs[1]) { 0.47 } else { 0.25 };
+                let beta = 0.5 * (t1 + t2);
+                (0.5 * (1.0 - 2.0 * beta), beta, true)
+            } else {
+                (0.25, 0.25, false)
+            }
+        } else {
+            (0.25, 1.0 / (2.0 * k.max(1) as f64), true)
+        };
+        if s <= 0.0 {
+            return special_smooth.then_some(EdgeMask { edge: e as u32, alpha: alpha_s, beta: beta_s });
+        }
+        let [a, b] = t.edge(e);
+        let crease = is_infinite(s) || (tau_at(e, a as usize) > 0.0 && tau_at(e, b as usize) > 0.0);
+        if crease {
+            return Some(EdgeMask { edge: e as u32, alpha: 0.5, beta: 0.0 });
+        }
+        let w = f64::from(s);
+        Some(EdgeMask { edge: e as u32, alpha: w * 0.5 + (1.0 - w) * alpha_s, beta: (1.0 - w) * beta_s })
+    };
+    let edges: Vec<EdgeMask> = if par == Par::Rayon {
+        (0..t.num_edges()).into_par_iter().with_min_len(1 << 12).filter_map(edge_mask).collect()
+    } else {
+        (0..t.num_edges()).filter_map(edge_mask).collect()
+    };
+
+    // Vertex masks.
+    let vertex_mask = |v: usize| -> Option<VertexMask> {
+        let inc = t.vertex_edges(v);
+        let sigma: Vec<f32> = inc.iter().map(|&e| es[e as usize]).collect();
+        let n_faces = t.face_count(v);
+        let k = sigma.iter().filter(|&&s| s > 0.0).count();
+        let rp = Rule::classify(vs[v], k);
+        let smooth_ok = inc.len() == n_faces && !inc.is_empty();
+        if rp.uses_smooth_mask() && smooth_ok {
+            return None;
+        }
+        let other = |e: u32| {
+            let [x, y] = t.edge(e as usize);
+            if x as usize == v { y } else { x }
+        };
+        let ends = |sh: &[f32]| -> (u32, u32) {
+            let first = sh.iter().position(|&s| s > 0.0).unwrap_or(0);
+            let last = sh.iter().rposition(|&s| s > 0.0).unwrap_or(0);
+            (other(inc[first]), other(inc[last]))
+        };
+        let corner = VertexMask { vertex: v as u32, cv: 1.0, cs: 0.0, ce: 0.0, ua: v as u32, ub: v as u32 };
+        if !smooth_ok && rp.uses_smooth_mask() {
+            // Unreachable for prepared meshes (such vertices are sharpened);
+            // keep the vertex in place rather than divide by zero.
+            return Some(corner);
+        }
+        let tau: Vec<f32> = inc.iter().map(|&e| tau_at(e as usize, v)).collect();
+        let sv_child = dec(vs[v]);
+        let kc = tau.iter().filter(|&&s| s > 0.0).count();
+        let rc = Rule::classify(sv_child, kc);
+        let n = inc.len() as f64;
+        let smooth_v = (n - 2.0) / n;
+        // Mask of a rule: (cv, cs, ce, ends).
+        let mask_of = |r: Rule, sharp: &[f32]| -> (f64, f64, f64, (u32, u32)) {
+            match r {
+                Rule::Smooth | Rule::Dart => (smooth_v, 1.0, 0.0, (v as u32, v as u32)),
+                Rule::Crease => (0.75, 0.0, 0.125, ends(sharp)),
+                Rule::Corner => (1.0, 0.0, 0.0, (v as u32, v as u32)),
+            }
+        };
+        let mp = mask_of(rp, &sigma);
+        if rc == rp || (rc.uses_smooth_mask() && !smooth_ok) {
+            return Some(VertexMask { vertex: v as u32, cv: mp.0, cs: mp.1, ce: mp.2, ua: mp.3.0, ub: mp.3.1 });
+        }
+        let mc = mask_of(rc, &tau);
+        let w = f64::from(vertex_transition_weight(vs[v], sv_child, &sigma, &tau, chaikin));
+        let (ua, ub) = if mp.2 != 0.0 { mp.3 } else { mc.3 };
+        Some(VertexMask {
+            vertex: v as u32,
+            cv: w * mp.0 + (1.0 - w) * mc.0,
+            cs: w * mp.1 + (1.0 - w) * mc.1,
+            ce: w * mp.2 + (1.0 - w) * mc.2,
+            ua,
+            ub,
+        })
+    };
+    let vertices: Vec<VertexMask> = if par == Par::Rayon {
+        (0..nv).into_par_iter().with_min_len(1 << 12).filter_map(vertex_mask).collect()
+    } else {
+        (0..nv).filter_map(vertex_mask).collect()
+    };
+
+    // Child mesh with effective sharpness.
+    let (ct, holes) = refine_topology(parent, par)?;
+    let mut child_es = vec![0f32; ct.num_edges()];
+    for e in 0..t.num_edges() {
+        if es[e] <= 0.0 {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        let ep = (nv + nf + e) as u32;
+        for end in [a, b] {
+            if let Some(ce) = ct.find_edge(end, ep) {
+                child_es[ce as usize] = tau_at(e, end as usize);
+            }
+        }
+    }
+    let mut child_vs = vec![0f32; ct.num_vertices()];
+    for v in 0..nv {
+        child_vs[v] = dec(vs[v]);
+    }
+    let child = Mesh::from_parts(ct, child_es, child_vs, holes, opts)?;
+    Ok((Step { edges, vertices }, child))
+}
