@@ -820,12 +820,7 @@ pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
     for f in 0..topo.num_faces() {
         while next_group < group_starts.len() && group_starts[next_group].faces.start as usize <= f {
             let g = group_starts[next_group];
-            let key = if g.kind == GroupKind::Group { "g" } else { "o" };
-            if g.name.is_empty() {
-                writeln!(w, "{key}")?;
-            } else {
-                writeln!(w, "{key} {}", g.name)?;
-            }
+            write_group(&mut w, g)?;
             next_group += 1;
         }
         buf.clear();
@@ -851,11 +846,18 @@ pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
         w.write_all(&buf)?;
     }
     for g in &group_starts[next_group..] {
-        let key = if g.kind == GroupKind::Group { "g" } else { "o" };
-        writeln!(w, "{key} {}", g.name)?;
+        write_group(&mut w, g)?;
     }
     write_tags(data, &mut w)?;
     w.flush()
+}
+
+fn write_group(w: &mut impl Write, g: &Group) -> std::io::Result<()> {
+    let key = if g.kind == GroupKind::Group { "g" } else { "o" };
+    // A name ending in `\` would continue onto the next line: a trailing
+    // space (dropped on reading) keeps it a name.
+    let pad = if g.name.ends_with('\\') { " " } else { "" };
+    if g.name.is_empty() { writeln!(w, "{key}") } else { writeln!(w, "{key} {}{pad}", g.name) }
 }
 
 fn write_tags(data: &MeshData, w: &mut impl Write) -> std::io::Result<()> {

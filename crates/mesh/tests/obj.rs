@@ -203,3 +203,13 @@ fn nul_bytes_on_continued_lines_are_rejected() {
     assert!(matches!(e, MeshError::NotText { .. }), "{e}");
     assert!(e.to_string().starts_with("line 4:"), "{e}");
 }
+
+/// Found by fuzzing: a group name ending in a backslash was written as a
+/// line continuation.
+#[test]
+fn group_names_ending_in_a_backslash_survive_a_round_trip() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 0 1 0\ng dir\\ \nf 1 2 3\n";
+    let d = parse_obj(text, Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.groups[0].name, "dir\\");
+    assert_eq!(round_trip(&d), d);
+}

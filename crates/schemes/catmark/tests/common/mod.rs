@@ -32,7 +32,9 @@ fn canonical(face: &[u32]) -> Vec<u32> {
 }
 
 /// Compares `ours` (mesh and positions) with `golden`. Hole faces of `ours`
-/// are skipped (goldens omit them).
+/// are skipped (goldens omit them). Vertices are matched by position;
+/// coincident vertices (non-manifold and back-to-back shapes) are told
+/// apart by the faces they belong to.
 pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f64) -> Result<Comparison, String> {
     let g = golden.positions();
     if pos.nrows() != g.nrows() {
@@ -48,44 +50,124 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
     }
     let diag = ((0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>()).sqrt().max(1e-300);
     let eps = tol * diag;
-    // Golden vertices sorted by x for range queries.
+    let dist = |p: ndarray::ArrayView1<'_, f64>, j: usize| (0..3).map(|k| (p[k] - g[(j, k)]).powi(2)).sum::<f64>().sqrt();
+    // Golden position classes: vertices closer than eps share a class.
     let mut order: Vec<usize> = (0..g.nrows()).collect();
     order.sort_by(|&a, &b| g[(a, 0)].total_cmp(&g[(b, 0)]));
     let xs: Vec<f64> = order.iter().map(|&i| g[(i, 0)]).collect();
-    let mut used = vec![false; g.nrows()];
-    let mut map = vec![u32::MAX; pos.nrows()];
-    let mut max_d = 0f64;
-    for i in 0..pos.nrows() {
-        let p = pos.row(i);
+    let near = |p: ndarray::ArrayView1<'_, f64>| -> Vec<usize> {
         let start = xs.partition_point(|&x| x < p[0] - eps);
-        let mut best: Option<(f64, usize)> = None;
-        for &j in &order[start..] {
-            if g[(j, 0)] > p[0] + eps {
-                break;
+        order[start..].iter().take_while(|&&j| g[(j, 0)] <= p[0] + eps).copied().filter(|&j| dist(p, j) <= eps).collect()
+    };
+    let mut class = vec![usize::MAX; g.nrows()];
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    for j in 0..g.nrows() {
+        if class[j] == usize::MAX {
+            let members: Vec<usize> = near(g.row(j)).into_iter().filter(|&m| class[m] == usize::MAX).collect();
+            for &m in &members {
+                class[m] = classes.len();
             }
-            if used[j] {
-                continue;
-            }
-            let d = (0..3).map(|k| (p[k] - g[(j, k)]).powi(2)).sum::<f64>().sqrt();
-            if d <= eps && best.is_none_or(|(bd, _)| d < bd) {
-                best = Some((d, j));
-            }
+            classes.push(members);
         }
-        match best {
-            Some((d, j)) => {
-                used[j] = true;
-                map[i] = j as u32;
-                max_d = max_d.max(d);
-            }
-            None => return Err(format!("vertex {i} at {:?} has no golden vertex within {eps:e}", p.to_vec())),
+    }
+    // Our vertices to classes.
+    let mut our_class = vec![0usize; pos.nrows()];
+    let mut load = vec![0usize; classes.len()];
+    for i in 0..pos.nrows() {
+        let cands = near(pos.row(i));
+        let Some(&j) = cands.first() else {
+            return Err(format!("vertex {i} at {:?} has no golden vertex within {eps:e}", pos.row(i).to_vec()));
+        };
+        our_class[i] = class[j];
+        load[class[j]] += 1;
+    }
+    if let Some(c) = (0..classes.len()).find(|&c| load[c] != classes[c].len()) {
+        return Err(format!("{} of our vertices at {:?}, golden has {}", load[c], g.row(classes[c][0]).to_vec(), classes[c].len()));
+    }
+    // Assign singletons, then propagate through faces.
+    let mut map = vec![u32::MAX; pos.nrows()];
+    let mut taken = vec![false; g.nrows()];
+    for i in 0..pos.nrows() {
+        let c = &classes[our_class[i]];
+        if c.len() == 1 {
+            map[i] = c[0] as u32;
+            taken[c[0]] = true;
         }
     }
     let gt = golden.mesh.topology();
+    let t = mesh.topology();
+    let class_key = |ids: &[usize]| -> Vec<usize> {
+        let k = (0..ids.len()).min_by_key(|&i| (ids[i..].iter().chain(&ids[..i]).copied().collect::<Vec<_>>(), i)).unwrap_or(0);
+        ids[k..].iter().chain(&ids[..k]).copied().collect()
+    };
+    let mut by_key: HashMap<Vec<usize>, Vec<usize>> = HashMap::new();
+    for f in 0..gt.num_faces() {
+        let ids: Vec<usize> = gt.face(f).iter().map(|&v| class[v as usize]).collect();
+        by_key.entry(class_key(&ids)).or_default().push(f);
+    }
+    loop {
+        let mut progress = false;
+        for f in 0..t.num_faces() {
+            if mesh.holes()[f] {
+                continue;
+            }
+            let ours = t.face(f);
+            if ours.iter().all(|&v| map[v as usize] != u32::MAX) {
+                continue;
+            }
+            let ids: Vec<usize> = ours.iter().map(|&v| our_class[v as usize]).collect();
+            let Some(cands) = by_key.get(&class_key(&ids)) else { continue };
+            // Consistent (golden face, rotation) pairs.
+            let mut fits = Vec::new();
+            for &gf in cands {
+                let gv = gt.face(gf);
+                if gv.len() != ours.len() {
+                    continue;
+                }
+                for rot in 0..gv.len() {
+                    let ok = (0..ours.len()).all(|k| {
+                        let o = ours[k] as usize;
+                        let gvk = gv[(k + rot) % gv.len()] as usize;
+                        class[gvk] == our_class[o] && (if map[o] != u32::MAX { map[o] as usize == gvk } else { !taken[gvk] })
+                    });
+                    if ok {
+                        fits.push((gf, rot));
+                    }
+                }
+            }
+            if fits.len() == 1 {
+                let (gf, rot) = fits[0];
+                let gv = gt.face(gf);
+                for k in 0..ours.len() {
+                    let o = ours[k] as usize;
+                    if map[o] == u32::MAX {
+                        let gvk = gv[(k + rot) % gv.len()];
+                        map[o] = gvk;
+                        taken[gvk as usize] = true;
+                        progress = true;
+                    }
+                }
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    // Whatever is still ambiguous: first free member of the class.
+    for i in 0..pos.nrows() {
+        if map[i] == u32::MAX {
+            let Some(&j) = classes[our_class[i]].iter().find(|&&j| !taken[j]) else {
+                return Err(format!("vertex {i}: no free golden vertex left at its position"));
+            };
+            map[i] = j as u32;
+            taken[j] = true;
+        }
+    }
+    let max_d = (0..pos.nrows()).map(|i| dist(pos.row(i), map[i] as usize)).fold(0f64, f64::max);
     let mut want: HashMap<Vec<u32>, i32> = HashMap::new();
     for f in 0..gt.num_faces() {
         *want.entry(canonical(gt.face(f))).or_default() += 1;
     }
-    let t = mesh.topology();
     let mut faces = 0;
     for f in 0..t.num_faces() {
         if mesh.holes()[f] {
