@@ -5,9 +5,9 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::tags::SHARPNESS_INFINITE;
-use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, TriangleSubdivision};
+use subla_mesh::topology::{edge_tag, vertex_tag};
+use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Topology, TriangleSubdivision};
 use subla_scheme::Result;
 
 use crate::refine::refine_topology;
@@ -70,7 +70,10 @@ pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
             if !on_boundary {
                 continue;
             }
-            let soft = t.vertex_edges(v).iter().any(|&e| t.edge_corners(e as usize).len() == 1 && !is_infinite(edge_s[e as usize]));
+            let soft = t
+                .vertex_edges(v)
+                .iter()
+                .any(|&e| t.edge_corners(e as usize).len() == 1 && !is_infinite(edge_s[e as usize]));
             if soft {
                 for &c in t.vertex_corners(v) {
                     holes[t.corner_faces()[c as usize] as usize] = true;
@@ -105,27 +108,65 @@ pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
     Ok(Mesh::from_parts(t.clone(), edge_s, vert_s, holes, opts)?)
 }
 
+/// Child sharpness of edge `e` at its endpoint `v` (uniform or Chaikin).
+fn tau_at(t: &Topology, es: &[f32], chaikin: bool, e: usize, v: usize) -> f32 {
+    let s = es[e];
+    if s <= 0.0 || is_infinite(s) || !chaikin {
+        return child_edge_sharpness(s, &[], false);
+    }
+    let around: Vec<f32> = t.vertex_edges(v).iter().map(|&x| es[x as usize]).collect();
+    child_edge_sharpness(s, &around, true)
+}
+
 /// Builds one level: the special masks of `parent` and the child mesh
 /// (with effective sharpness).
 pub(crate) fn build_step(parent: &Mesh, par: Par) -> Result<(Step, Mesh)> {
+    let step = masks(parent, par);
+    let (ct, holes) = refine_topology(parent, par)?;
+    let child = child_mesh(parent, ct, holes)?;
+    Ok((step, child))
+}
+
+/// The child mesh: `child` topology (numbered as [`crate::refine`] says)
+/// with the sharpness that the rules give it.
+pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>) -> Result<Mesh> {
+    let t = parent.topology();
+    let (nv, nf) = (t.num_vertices(), t.num_faces());
+    let es = parent.edge_sharpness();
+    let vs = parent.vertex_sharpness();
+    let opts = parent.options();
+    let chaikin = opts.crease_method == CreaseMethod::Chaikin;
+    let mut child_es = vec![0f32; ct.num_edges()];
+    for e in 0..t.num_edges() {
+        if es[e] <= 0.0 {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        let ep = (nv + nf + e) as u32;
+        for end in [a, b] {
+            if let Some(ce) = ct.find_edge(end, ep) {
+                child_es[ce as usize] = tau_at(t, es, chaikin, e, end as usize);
+            }
+        }
+    }
+    let mut child_vs = vec![0f32; ct.num_vertices()];
+    for v in 0..nv {
+        child_vs[v] = dec(vs[v]);
+    }
+    Ok(Mesh::from_parts(ct, child_es, child_vs, holes, opts)?)
+}
+
+/// The masks of `parent`'s edges and vertices that differ from the smooth
+/// ones.
+pub(crate) fn masks(parent: &Mesh, par: Par) -> Step {
     let t = parent.topology();
     let nv = t.num_vertices();
-    let nf = t.num_faces();
     let es = parent.edge_sharpness();
     let vs = parent.vertex_sharpness();
     let opts = parent.options();
     let chaikin = opts.crease_method == CreaseMethod::Chaikin;
     let smooth_tris = opts.triangle_subdivision == TriangleSubdivision::Smooth;
-
-    // Child sharpness of edge e at endpoint v.
-    let tau_at = |e: usize, v: usize| -> f32 {
-        let s = es[e];
-        if s <= 0.0 || is_infinite(s) || !chaikin {
-            return child_edge_sharpness(s, &[], false);
-        }
-        let around: Vec<f32> = t.vertex_edges(v).iter().map(|&x| es[x as usize]).collect();
-        child_edge_sharpness(s, &around, true)
-    };
+    let tau_at = |e: usize, v: usize| tau_at(t, es, chaikin, e, v);
 
     // Edge masks.
     let edge_mask = |e: usize| -> Option<EdgeMask> {
@@ -224,25 +265,5 @@ pub(crate) fn build_step(parent: &Mesh, par: Par) -> Result<(Step, Mesh)> {
         (0..nv).filter_map(vertex_mask).collect()
     };
 
-    // Child mesh with effective sharpness.
-    let (ct, holes) = refine_topology(parent, par)?;
-    let mut child_es = vec![0f32; ct.num_edges()];
-    for e in 0..t.num_edges() {
-        if es[e] <= 0.0 {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        let ep = (nv + nf + e) as u32;
-        for end in [a, b] {
-            if let Some(ce) = ct.find_edge(end, ep) {
-                child_es[ce as usize] = tau_at(e, end as usize);
-            }
-        }
-    }
-    let mut child_vs = vec![0f32; ct.num_vertices()];
-    for v in 0..nv {
-        child_vs[v] = dec(vs[v]);
-    }
-    let child = Mesh::from_parts(ct, child_es, child_vs, holes, opts)?;
-    Ok((Step { edges, vertices }, child))
+    Step { edges, vertices }
 }

@@ -8,6 +8,8 @@
 //! * [`CatmarkSlak`]: Catmull-Clark through specialised kernels, with
 //!   OpenSubdiv's boundary, crease, corner and non-manifold rules
 //!   ([`rules`]).
+//! * [`CatmarkLak`]: the same scheme written as mapped SpMV/SpGEMM
+//!   (Eq. 2–12), agreeing with the SLAK path to rounding.
 //!
 //! # Vertex order of a refined level
 //! Updated vertices, then face points, then edge points (§3.2); see
@@ -15,10 +17,12 @@
 #![deny(missing_docs)]
 
 pub mod bilinear;
+mod lak;
 mod level;
 pub mod refine;
 pub mod rules;
 mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan};
+pub use lak::{CatmarkLak, LakPlan};
 pub use slak::{CatmarkPlan, CatmarkSlak};

@@ -109,7 +109,13 @@ pub fn child_edge_sharpness(s: f32, around: &[f32], chaikin_method: bool) -> f32
 /// The vertex transition weight `w_v` (`ComputeFractionalWeightAtVertex`):
 /// parent and child vertex sharpness, parent edge sharpness `sigma` and the
 /// matching child edge sharpness `tau`, in the same order.
-pub fn vertex_transition_weight(sv_parent: f32, sv_child: f32, sigma: &[f32], tau: &[f32], chaikin_method: bool) -> f32 {
+pub fn vertex_transition_weight(
+    sv_parent: f32,
+    sv_child: f32,
+    sigma: &[f32],
+    tau: &[f32],
+    chaikin_method: bool,
+) -> f32 {
     let mut sum = 0f32;
     let mut count = 0u32;
     if sv_parent > 0.0 && sv_child <= 0.0 {

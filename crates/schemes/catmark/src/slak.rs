@@ -253,8 +253,19 @@ pub(crate) fn level_operator(t: &Topology, step: &Step) -> Result<CsrMat<f64>> {
 }
 
 impl CatmarkPlan {
-    fn eval_generic<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, mut out: ArrayViewMut2<'_, T>, par: Par) {
-        assert_eq!(control.nrows(), self.input_len(), "catmark eval: control has {} rows, the plan needs {}", control.nrows(), self.input_len());
+    fn eval_generic<T: Float + Send + Sync>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) {
+        assert_eq!(
+            control.nrows(),
+            self.input_len(),
+            "catmark eval: control has {} rows, the plan needs {}",
+            control.nrows(),
+            self.input_len()
+        );
         assert_eq!(
             out.dim(),
             (self.output_len(), control.ncols()),

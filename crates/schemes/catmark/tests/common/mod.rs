@@ -50,14 +50,20 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
     }
     let diag = ((0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>()).sqrt().max(1e-300);
     let eps = tol * diag;
-    let dist = |p: ndarray::ArrayView1<'_, f64>, j: usize| (0..3).map(|k| (p[k] - g[(j, k)]).powi(2)).sum::<f64>().sqrt();
+    let dist =
+        |p: ndarray::ArrayView1<'_, f64>, j: usize| (0..3).map(|k| (p[k] - g[(j, k)]).powi(2)).sum::<f64>().sqrt();
     // Golden position classes: vertices closer than eps share a class.
     let mut order: Vec<usize> = (0..g.nrows()).collect();
     order.sort_by(|&a, &b| g[(a, 0)].total_cmp(&g[(b, 0)]));
     let xs: Vec<f64> = order.iter().map(|&i| g[(i, 0)]).collect();
     let near = |p: ndarray::ArrayView1<'_, f64>| -> Vec<usize> {
         let start = xs.partition_point(|&x| x < p[0] - eps);
-        order[start..].iter().take_while(|&&j| g[(j, 0)] <= p[0] + eps).copied().filter(|&j| dist(p, j) <= eps).collect()
+        order[start..]
+            .iter()
+            .take_while(|&&j| g[(j, 0)] <= p[0] + eps)
+            .copied()
+            .filter(|&j| dist(p, j) <= eps)
+            .collect()
     };
     let mut class = vec![usize::MAX; g.nrows()];
     let mut classes: Vec<Vec<usize>> = Vec::new();
@@ -82,7 +88,12 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
         load[class[j]] += 1;
     }
     if let Some(c) = (0..classes.len()).find(|&c| load[c] != classes[c].len()) {
-        return Err(format!("{} of our vertices at {:?}, golden has {}", load[c], g.row(classes[c][0]).to_vec(), classes[c].len()));
+        return Err(format!(
+            "{} of our vertices at {:?}, golden has {}",
+            load[c],
+            g.row(classes[c][0]).to_vec(),
+            classes[c].len()
+        ));
     }
     // Assign singletons, then propagate through faces.
     let mut map = vec![u32::MAX; pos.nrows()];
@@ -97,7 +108,9 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
     let gt = golden.mesh.topology();
     let t = mesh.topology();
     let class_key = |ids: &[usize]| -> Vec<usize> {
-        let k = (0..ids.len()).min_by_key(|&i| (ids[i..].iter().chain(&ids[..i]).copied().collect::<Vec<_>>(), i)).unwrap_or(0);
+        let k = (0..ids.len())
+            .min_by_key(|&i| (ids[i..].iter().chain(&ids[..i]).copied().collect::<Vec<_>>(), i))
+            .unwrap_or(0);
         ids[k..].iter().chain(&ids[..k]).copied().collect()
     };
     let mut by_key: HashMap<Vec<usize>, Vec<usize>> = HashMap::new();
@@ -128,7 +141,8 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
                     let ok = (0..ours.len()).all(|k| {
                         let o = ours[k] as usize;
                         let gvk = gv[(k + rot) % gv.len()] as usize;
-                        class[gvk] == our_class[o] && (if map[o] != u32::MAX { map[o] as usize == gvk } else { !taken[gvk] })
+                        class[gvk] == our_class[o]
+                            && (if map[o] != u32::MAX { map[o] as usize == gvk } else { !taken[gvk] })
                     });
                     if ok {
                         fits.push((gf, rot));
