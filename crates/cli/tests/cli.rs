@@ -1,0 +1,135 @@
+//! End-to-end tests of the `subla` binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data")
+}
+
+fn subla(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_subla")).args(args).output().expect("run subla")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("subla-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn read(path: &PathBuf) -> subla_mesh::MeshData {
+    subla_mesh::obj::read_obj(path, subla_mesh::Validation::OpenSubdiv).unwrap()
+}
+
+fn positions_sorted(d: &subla_mesh::MeshData) -> Vec<[i64; 3]> {
+    let mut v: Vec<[i64; 3]> =
+        d.positions().rows().into_iter().map(|r| [0, 1, 2].map(|k| (r[k] * 1e9).round() as i64)).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn subdivide_matches_the_golden_and_prints_timings() {
+    let out = tmp("cube2.obj");
+    let input = data().join("meshes/osd/catmark_cube_creases0.obj");
+    let o = subla(&[
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+        "--timings",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = String::from_utf8(o.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(json["output_faces"], 96);
+    assert!(json["build_ms"].as_f64().unwrap() >= 0.0);
+    assert!(json["peak_memory_bytes"].as_u64().unwrap() > 0);
+    let ours = read(&out);
+    let golden = read(&data().join("golden/catmark/catmark_cube_creases0.L2.obj"));
+    assert_eq!(ours.mesh.num_faces(), golden.mesh.num_faces());
+    assert_eq!(positions_sorted(&ours), positions_sorted(&golden));
+}
+
+#[test]
+fn paths_modes_and_precisions_agree() {
+    let input = data().join("meshes/osd/catmark_chaikin2.obj");
+    let mut results = Vec::new();
+    for extra in [
+        vec!["--path", "slak"],
+        vec!["--path", "lak"],
+        vec!["--mode", "modeling"],
+        vec!["--path", "lak", "--mode", "modeling"],
+        vec!["--precision", "f32"],
+    ] {
+        let out = tmp(&format!("chaikin-{}.obj", extra.join("")));
+        let mut args = vec!["subdivide", input.to_str().unwrap(), "--levels", "2", "-o", out.to_str().unwrap()];
+        args.extend(extra.iter().copied());
+        let o = subla(&args);
+        assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        results.push((extra, read(&out)));
+    }
+    let base = &results[0].1;
+    for (extra, d) in &results[1..] {
+        assert_eq!(d.mesh.topology(), base.mesh.topology(), "{extra:?}");
+        let tol = if extra.contains(&"f32") { 1e-5 } else { 1e-12 };
+        let diff = d.vertices.iter().zip(base.vertices.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff < tol, "{extra:?}: differs by {diff}");
+    }
+}
+
+#[test]
+fn options_on_the_command_line_override_the_file() {
+    let input = data().join("meshes/osd/catmark_edgecorner.obj");
+    let a = tmp("edgecorner.obj");
+    let b = tmp("edgeonly.obj");
+    assert!(subla(&["subdivide", input.to_str().unwrap(), "-o", a.to_str().unwrap()]).status.success());
+    assert!(
+        subla(&["subdivide", input.to_str().unwrap(), "-o", b.to_str().unwrap(), "--boundary", "edge-only"])
+            .status
+            .success()
+    );
+    let golden_ec = read(&data().join("golden/catmark/catmark_edgecorner.L1.obj"));
+    assert_eq!(positions_sorted(&read(&a)), positions_sorted(&golden_ec));
+    assert_ne!(positions_sorted(&read(&b)), positions_sorted(&golden_ec));
+}
+
+#[test]
+fn holes_are_left_out_unless_kept() {
+    let input = data().join("meshes/osd/catmark_hole_test1.obj");
+    let a = tmp("holes.obj");
+    let b = tmp("holes-kept.obj");
+    assert!(subla(&["subdivide", input.to_str().unwrap(), "-o", a.to_str().unwrap()]).status.success());
+    assert!(subla(&["subdivide", input.to_str().unwrap(), "-o", b.to_str().unwrap(), "--keep-holes"]).status.success());
+    let golden = read(&data().join("golden/catmark/catmark_hole_test1.L1.obj"));
+    let (da, db) = (read(&a), read(&b));
+    assert_eq!(da.mesh.num_faces(), golden.mesh.num_faces());
+    assert!(db.mesh.num_faces() > da.mesh.num_faces());
+    assert!(db.mesh.has_holes());
+}
+
+#[test]
+fn errors_are_one_line_with_a_non_zero_exit() {
+    let out = tmp("never.obj");
+    let o = subla(&["subdivide", "/nonexistent/mesh.obj", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.starts_with("error: /nonexistent/mesh.obj:"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let bad = data().join("bad/index_out_of_range.obj");
+    let o = subla(&["subdivide", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("line 4: face 0: vertex index 9 out of range"), "{err}");
+    // LAK refuses what the mesh matrix cannot hold, naming the face.
+    let nonman = data().join("meshes/osd/catmark_nonman_quadpole8.obj");
+    let o = subla(&["subdivide", nonman.to_str().unwrap(), "-o", out.to_str().unwrap(), "--path", "lak"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("more than once"));
+    // Usage errors come from the argument parser.
+    let o = subla(&["subdivide"]);
+    assert_eq!(o.status.code(), Some(2));
+}
