@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::Criterion;
+use ndarray::Array2;
 use subla_algebra::{CscMat, CsrMat};
+use subla_mesh::{Mesh, MeshData};
 
 /// Where criterion writes its estimates for these benches.
 pub fn criterion_dir() -> PathBuf {
@@ -40,11 +42,18 @@ pub fn mean_seconds(group: &str, id: &str) -> Option<f64> {
 /// Prints a table of `peer time / ours time` for each `(ours, peer)` pair of
 /// benchmark ids in `group` (ratios > 1 mean subla is faster).
 pub fn report(group: &str, rows: &[(&str, &str)]) {
+    report_with(group, rows, |id| mean_seconds(group, id));
+}
+
+/// As [`report`], with the mean time in seconds of each benchmark id given
+/// by `time` (for rows timed outside criterion, falling back to
+/// [`mean_seconds`]).
+pub fn report_with(group: &str, rows: &[(&str, &str)], time: impl Fn(&str) -> Option<f64>) {
     let mut out = String::new();
     let _ = writeln!(out, "\n== {group}: ratio = peer time / subla time (> 1: subla faster)");
     let _ = writeln!(out, "{:<34} {:>12} {:<30} {:>12} {:>8}", "subla", "ms", "peer", "ms", "ratio");
     for (ours, peer) in rows {
-        match (mean_seconds(group, ours), mean_seconds(group, peer)) {
+        match (time(ours), time(peer)) {
             (Some(a), Some(b)) => {
                 let _ = writeln!(out, "{:<34} {:>12.3} {:<30} {:>12.3} {:>8.2}", ours, a * 1e3, peer, b * 1e3, b / a);
             }
@@ -122,4 +131,92 @@ pub fn stencil_matrix(side: usize) -> CsrMat<f64> {
         Ok(m) => m,
         Err(e) => panic!("generated stencil matrix is invalid: {e}"),
     }
+}
+
+/// Builds a mesh with positions from quads (`Mesh::from_faces`, OpenSubdiv
+/// validation, default options).
+fn quad_mesh(positions: Vec<[f64; 3]>, quads: &[[u32; 4]]) -> MeshData {
+    let n = positions.len();
+    let mesh = match Mesh::from_faces(n, quads) {
+        Ok(m) => m,
+        Err(e) => panic!("generated quad mesh is invalid: {e}"),
+    };
+    let flat: Vec<f64> = positions.into_iter().flatten().collect();
+    let vertices = match Array2::from_shape_vec((n, 3), flat) {
+        Ok(v) => v,
+        Err(e) => panic!("generated positions have the wrong shape: {e}"),
+    };
+    match MeshData::new(mesh, vertices) {
+        Ok(d) => d,
+        Err(e) => panic!("generated mesh data is invalid: {e}"),
+    }
+}
+
+/// A closed quad torus of `m × n` quads (`m` around the central axis, `n`
+/// around the tube; both at least 3): every vertex has valence 4, so the
+/// refined meshes are regular. Major radius 1, minor radius 0.35, faces
+/// counter-clockwise seen from outside. `quad_torus(317, 317)` has 100,489
+/// quads.
+///
+/// # Panics
+/// If `m < 3` or `n < 3`, or the mesh has more than `u32::MAX` vertices.
+pub fn quad_torus(m: usize, n: usize) -> MeshData {
+    assert!(m >= 3 && n >= 3, "a quad torus needs at least 3 x 3 quads, got {m} x {n}");
+    let (big, small) = (1.0f64, 0.35f64);
+    let mut positions = Vec::with_capacity(m * n);
+    for i in 0..m {
+        let u = std::f64::consts::TAU * i as f64 / m as f64;
+        for j in 0..n {
+            let v = std::f64::consts::TAU * j as f64 / n as f64;
+            let r = big + small * v.cos();
+            positions.push([r * u.cos(), r * u.sin(), small * v.sin()]);
+        }
+    }
+    let id = |i: usize, j: usize| ((i % m) * n + (j % n)) as u32;
+    let mut quads = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            quads.push([id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)]);
+        }
+    }
+    quad_mesh(positions, &quads)
+}
+
+/// A quad sphere: the cube with each face split into `k × k` quads, its
+/// vertices projected onto the unit sphere (`6k²` quads; the 8 cube corners
+/// are extraordinary vertices of valence 3).
+///
+/// # Panics
+/// If `k == 0`.
+pub fn quad_sphere(k: usize) -> MeshData {
+    assert!(k > 0, "a quad sphere needs at least one quad per cube face");
+    let mut positions: Vec<[f64; 3]> = Vec::new();
+    let mut index = std::collections::HashMap::<[i64; 3], u32>::new();
+    let mut quads = Vec::with_capacity(6 * k * k);
+    let ki = k as i64;
+    // Each cube face: a fixed axis `a` at side `s`, spanned by axes (b, c)
+    // ordered so that b × c points outwards.
+    for a in 0..3usize {
+        for s in [-1i64, 1] {
+            let (b, c) = if s > 0 { ((a + 1) % 3, (a + 2) % 3) } else { ((a + 2) % 3, (a + 1) % 3) };
+            let mut vert = |i: i64, j: i64| {
+                let mut p = [0i64; 3];
+                p[a] = s * ki;
+                p[b] = 2 * i - ki;
+                p[c] = 2 * j - ki;
+                *index.entry(p).or_insert_with(|| {
+                    let q = p.map(|x| x as f64);
+                    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
+                    positions.push(q.map(|x| x / len));
+                    (positions.len() - 1) as u32
+                })
+            };
+            for i in 0..ki {
+                for j in 0..ki {
+                    quads.push([vert(i, j), vert(i + 1, j), vert(i + 1, j + 1), vert(i, j + 1)]);
+                }
+            }
+        }
+    }
+    quad_mesh(positions, &quads)
 }

@@ -5,7 +5,7 @@ use subla_algebra::{CscMat, Par};
 
 use crate::error::{Location, MeshError, Result, SharpnessTarget};
 use crate::tags::Options;
-use crate::topology::Topology;
+use crate::topology::{Topology, edge_tag};
 
 /// How strictly [`MeshBuilder::build`] treats topology that OpenSubdiv
 /// accepts but not every consumer can use.
@@ -77,7 +77,11 @@ impl Mesh {
         }
         if let Some(e) = edge_sharpness.iter().position(|s| s.is_nan() || *s < 0.0) {
             let [a, b] = topology.edge(e);
-            return Err(MeshError::InvalidSharpness { at: Location::none(), target: SharpnessTarget::Edge(a, b), value: edge_sharpness[e] });
+            return Err(MeshError::InvalidSharpness {
+                at: Location::none(),
+                target: SharpnessTarget::Edge(a, b),
+                value: edge_sharpness[e],
+            });
         }
         if let Some(v) = vertex_sharpness.iter().position(|s| s.is_nan() || *s < 0.0) {
             return Err(MeshError::InvalidSharpness {
@@ -138,7 +142,8 @@ impl Mesh {
     }
 
     /// The crease matrix `C` (Mlakar et al. 2020, §5.1): `|v| × |v|`,
-    /// symmetric, `C(i, j)` the sharpness of edge `(i, j)` where nonzero.
+    /// symmetric, `C(i, j)` the sharpness of edge `(i, j)` where nonzero
+    /// (the greatest, where the pair has several edges).
     ///
     /// # Errors
     /// Only on sizes over `u32`.
@@ -154,6 +159,9 @@ impl Mesh {
                 }
             }
         }
+        // Several edges of one pair: one entry, the greatest sharpness.
+        trips.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
+        trips.dedup_by_key(|x| (x.0, x.1));
         Ok(CscMat::try_from_triplets(t.num_vertices(), t.num_vertices(), &trips)?)
     }
 
@@ -169,7 +177,8 @@ impl Mesh {
         }
         let mut b = MeshBuilder::new(t.num_vertices(), t.face_ptr().to_vec(), verts);
         for (e, &s) in self.edge_sharpness.iter().enumerate() {
-            if s > 0.0 {
+            // Sharpness goes to the first edge of a pair (as in the builder).
+            if s > 0.0 && t.edge_tags()[e] & edge_tag::DUPLICATE == 0 {
                 let [a, c] = t.edge(e);
                 b = b.crease(a, c, s);
             }

@@ -18,24 +18,56 @@
 //! sorted-index form with explicit corner positions (`CscMat<u32>`) that the
 //! algebra crate multiplies.
 //!
+//! # Edges
+//! Edges are undirected and stored as `[lo, hi]`, `lo <= hi`. A use of an
+//! edge is a corner whose outgoing edge (corner → next corner of its face)
+//! it is. Where they come from depends on the constructor:
+//!
+//! * [`Topology::build`] derives them from the faces as OpenSubdiv does
+//!   (`Vtr::internal::Level::completeTopologyFromFaceVertices`), visiting
+//!   the uses of each vertex pair in corner order (faces in order):
+//!   1. a *degenerate* use (a corner followed by the same vertex) always gets
+//!      a new edge of its own;
+//!   2. a use whose face is the face that used the pair's first edge last
+//!      (a face traversing the same pair twice, as `[a, b, a, c]` does) gets
+//!      a new, separate edge;
+//!   3. every other use joins the pair's first edge.
+//!
+//!   On a manifold mesh this is one edge per vertex pair. Edges are numbered
+//!   in increasing `(lo, hi)` order, and the edges of one pair in creation
+//!   order (first edge first): on a mesh with one edge per pair, the
+//!   numbering of the nonzeros of the triangle of `E` (§4.1), column by
+//!   column. The numbering is deterministic (the same for any thread
+//!   count).
+//! * [`Topology::from_edges`] takes the edges and every corner's outgoing
+//!   edge from the caller (refined levels, whose edge numbering is given by
+//!   the refinement rules) and keeps the caller's numbering; pairs may have
+//!   several edges.
+//!
+//! [`Topology::find_edge`] gives the lowest-numbered edge of a pair (for
+//! `build`, the pair's first edge, which is what OpenSubdiv's `findEdge`
+//! returns and where user creases go).
+//!
 //! # Derived data
 //! * `corner_face` — the face of each corner (the COO hybrid of §4.2);
-//! * edges — unique undirected edges `(lo, hi)`, `lo <= hi`, numbered in
-//!   increasing `(lo, hi)` order: the numbering of the nonzeros of the
-//!   triangle of `E` (§4.1), column by column. Deterministic;
-//! * `corner_edge` — the edge from each corner to the next corner of its
-//!   face (the "outgoing" edge of Alg. 3);
-//! * per edge, the corners whose outgoing edge it is (its faces), and a tag:
-//!   boundary (one face), non-manifold (more than two faces, two faces in the
-//!   same direction, or a degenerate edge from a vertex to itself);
+//! * `corner_edge` — the outgoing edge of each corner (the "outgoing" edge
+//!   of Alg. 3);
+//! * per edge, its uses (corners, in corner order) and a tag ([`edge_tag`]):
+//!   boundary (one use); non-manifold (more than two uses, two uses in the
+//!   same direction, two uses by one face, degenerate, or a vertex pair that
+//!   has more than one edge); duplicate (not the lowest-numbered edge of its
+//!   pair);
 //! * per vertex, its corners (the row of `M`, in corner order) and its
-//!   incident edges (in edge order); valence = number of incident edges;
-//!   tags: boundary, non-manifold (on a non-manifold edge, or faces forming
-//!   more than one fan), isolated (in no face).
+//!   incident edges (in id order; a degenerate edge appears once per
+//!   instance); valence = number of incident edges; tags: boundary,
+//!   non-manifold (on a non-manifold edge, or faces forming more than one
+//!   fan, two faces being in one fan when they share an edge, not merely a
+//!   vertex pair), isolated (in no face), repeated (twice in some face).
 //!
 //! # Invariants
 //! Every face has at least 3 corners and every corner refers to a vertex
-//! `< num_vertices`; all counts fit in `u32`.
+//! `< num_vertices`; every edge has at least one use and joins the vertices
+//! of its uses' corners; all counts fit in `u32`.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -50,13 +82,20 @@ use crate::error::{Location, MeshError, Result, to_u32};
 pub mod edge_tag {
     /// Used by exactly one face.
     pub const BOUNDARY: u8 = 1;
-    /// Used by more than two faces, by two faces in the same direction, or
-    /// from a vertex to itself.
+    /// Used by more than two faces, by two faces in the same direction, twice
+    /// by one face, from a vertex to itself, or one of several edges joining
+    /// the same two vertices.
     pub const NON_MANIFOLD: u8 = 2;
     /// From a vertex to itself (also [`NON_MANIFOLD`]).
     pub const DEGENERATE: u8 = 4;
     /// Used by two faces in the same direction (also [`NON_MANIFOLD`]).
     pub const INCONSISTENT: u8 = 8;
+    /// Joins the same two vertices as a lower-numbered edge: an extra
+    /// instance that OpenSubdiv creates for a face traversing a vertex pair
+    /// twice, or a further degenerate edge at a vertex (also
+    /// [`NON_MANIFOLD`]). [`Topology::find_edge`](crate::Topology::find_edge)
+    /// never returns one.
+    pub const DUPLICATE: u8 = 16;
 }
 
 /// Vertex tag bits.
@@ -93,7 +132,9 @@ pub struct Topology {
 /// Counting sort of `keys` into buckets `0..nbuckets`: returns the bucket
 /// pointer array and, bucket by bucket, the positions `i` of `keys`, sorted
 /// inside each bucket by `order(i)` (so the result never depends on thread
-/// timing).
+/// timing; `order` must tell any two positions apart). Sequential with one
+/// thread or few items, otherwise atomic counters and a parallel sort of the
+/// buckets.
 fn bucket<K: Ord + Copy + Send>(
     nbuckets: usize,
     len: usize,
@@ -101,14 +142,33 @@ fn bucket<K: Ord + Copy + Send>(
     order: impl Fn(u32) -> K + Sync,
     par: Par,
 ) -> (Vec<u32>, Vec<u32>) {
+    if par.threads() == 1 || len < 1 << 15 {
+        // A plain (stable) counting sort, then the sort inside each bucket.
+        let mut ptr = vec![0u32; nbuckets + 1];
+        for i in 0..len {
+            ptr[key(i) as usize + 1] += 1;
+        }
+        for b in 0..nbuckets {
+            ptr[b + 1] += ptr[b];
+        }
+        let mut cursor = ptr.clone();
+        let mut items = vec![0u32; len];
+        for i in 0..len {
+            let k = key(i) as usize;
+            items[cursor[k] as usize] = i as u32;
+            cursor[k] += 1;
+        }
+        drop(cursor);
+        for b in 0..nbuckets {
+            items[ptr[b] as usize..ptr[b + 1] as usize].sort_unstable_by_key(|&i| order(i));
+        }
+        return (ptr, items);
+    }
     let counts: Vec<AtomicU32> = (0..nbuckets).map(|_| AtomicU32::new(0)).collect();
     let count = |i: usize| {
         counts[key(i) as usize].fetch_add(1, Ordering::Relaxed);
     };
-    match par {
-        Par::Seq => (0..len).for_each(count),
-        Par::Rayon => (0..len).into_par_iter().with_min_len(1 << 14).for_each(count),
-    }
+    (0..len).into_par_iter().with_min_len(1 << 14).for_each(count);
     let mut ptr = Vec::with_capacity(nbuckets + 1);
     let mut acc = 0u32;
     ptr.push(0);
@@ -122,10 +182,7 @@ fn bucket<K: Ord + Copy + Send>(
         let at = cursor[key(i) as usize].fetch_add(1, Ordering::Relaxed);
         items[at as usize].store(i as u32, Ordering::Relaxed);
     };
-    match par {
-        Par::Seq => (0..len).for_each(fill),
-        Par::Rayon => (0..len).into_par_iter().with_min_len(1 << 14).for_each(fill),
-    }
+    (0..len).into_par_iter().with_min_len(1 << 14).for_each(fill);
     let mut items: Vec<u32> = items.into_iter().map(AtomicU32::into_inner).collect();
     let ranges = balanced_ranges(&ptr, par.blocks(len + nbuckets, 1 << 14));
     let sort_block = |(r, chunk): (Range<usize>, &mut [u32])| {
@@ -145,9 +202,121 @@ fn bucket<K: Ord + Copy + Send>(
     (ptr, items)
 }
 
+/// Checks the faces (pointer array, orders, vertex indices) and returns the
+/// number of vertices as `u32`.
+fn check_faces(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Result<u32> {
+    let nv = to_u32(num_vertices, "number of vertices")?;
+    to_u32(face_verts.len(), "number of corners")?;
+    if face_ptr.first() != Some(&0) || face_ptr.last().map(|&p| p as usize) != Some(face_verts.len()) {
+        return Err(MeshError::MalformedStatement {
+            at: Location::none(),
+            statement: "face pointer array".into(),
+            reason: format!(
+                "must start at 0 and end at the number of corners ({}), found {:?}..{:?}",
+                face_verts.len(),
+                face_ptr.first(),
+                face_ptr.last()
+            ),
+        });
+    }
+    let nf = face_ptr.len() - 1;
+    for f in 0..nf {
+        if face_ptr[f + 1] < face_ptr[f] {
+            return Err(MeshError::MalformedStatement {
+                at: Location::none(),
+                statement: "face pointer array".into(),
+                reason: format!("decreases at face {f}"),
+            });
+        }
+        let order = (face_ptr[f + 1] - face_ptr[f]) as usize;
+        if order < 3 {
+            return Err(MeshError::FaceTooSmall { at: Location::none(), face: f, order });
+        }
+    }
+    if let Some(c) = face_verts.iter().position(|&v| v >= nv) {
+        let face = face_ptr.partition_point(|&p| p as usize <= c) - 1;
+        return Err(MeshError::IndexOutOfRange {
+            at: Location::none(),
+            face,
+            index: i64::from(face_verts[c]),
+            num_vertices,
+        });
+    }
+    Ok(nv)
+}
+
+/// The face of each corner.
+fn corner_faces(face_ptr: &[u32], parallel: bool, par: Par) -> Vec<u32> {
+    let nf = face_ptr.len() - 1;
+    let nc = face_ptr[nf] as usize;
+    let mut corner_face = vec![0u32; nc];
+    let ranges = balanced_ranges(face_ptr, par.blocks(nc + nf, 1 << 14));
+    let pieces = split_by_ptr(&mut corner_face, face_ptr, &ranges);
+    let work = |(r, chunk): (Range<usize>, &mut [u32])| {
+        let base = face_ptr[r.start] as usize;
+        for f in r {
+            chunk[face_ptr[f] as usize - base..face_ptr[f + 1] as usize - base].fill(f as u32);
+        }
+    };
+    if parallel {
+        ranges.into_par_iter().zip(pieces).for_each(work);
+    } else {
+        ranges.into_iter().zip(pieces).for_each(work);
+    }
+    corner_face
+}
+
+/// OpenSubdiv's edge rules for the uses (corners) of one vertex pair, in
+/// corner order: calls `assign(k, local)` with the pair-local index (in
+/// creation order) of the edge that the `k`-th use gets, and returns the
+/// number of edges of the pair. See the [module docs](self).
+fn pair_edges(degenerate: bool, uses: &[u32], face_of: impl Fn(u32) -> u32, mut assign: impl FnMut(usize, u32)) -> u32 {
+    if degenerate {
+        for k in 0..uses.len() {
+            assign(k, k as u32);
+        }
+        return uses.len() as u32;
+    }
+    let mut n = 0u32;
+    // The face that used the pair's first edge last.
+    let mut last = 0u32;
+    for (k, &c) in uses.iter().enumerate() {
+        let f = face_of(c);
+        if n == 0 {
+            n = 1;
+            last = f;
+            assign(k, 0);
+        } else if f == last {
+            assign(k, n);
+            n += 1;
+        } else {
+            last = f;
+            assign(k, 0);
+        }
+    }
+    n
+}
+
+/// Calls `group(start, end, hi)` for each run of `uses[start..end]` with the
+/// same `hi(use)` (the uses of one vertex pair, `uses` being sorted by `hi`).
+fn for_each_pair(uses: &[u32], hi: impl Fn(u32) -> u32, mut group: impl FnMut(usize, usize, u32)) {
+    let mut i = 0;
+    while i < uses.len() {
+        let h = hi(uses[i]);
+        let mut j = i + 1;
+        while j < uses.len() && hi(uses[j]) == h {
+            j += 1;
+        }
+        group(i, j, h);
+        i = j;
+    }
+}
+
 impl Topology {
     /// Builds the connectivity of faces given as `face_ptr` / `face_verts`
-    /// (the mesh matrix in traversal order, see the [module docs](self)).
+    /// (the mesh matrix in traversal order, see the [module docs](self)),
+    /// deriving the edges with OpenSubdiv's rules and numbering them by
+    /// `(lo, hi)`.
     ///
     /// Non-manifold configurations and faces that repeat a vertex are
     /// accepted and tagged (as OpenSubdiv does); use
@@ -158,67 +327,124 @@ impl Topology {
     /// [`MeshError::TooLarge`], and [`MeshError::MalformedStatement`] for a
     /// malformed `face_ptr`.
     pub fn build(num_vertices: usize, face_ptr: Vec<u32>, face_verts: Vec<u32>, par: Par) -> Result<Self> {
-        let nv = to_u32(num_vertices, "number of vertices")?;
-        to_u32(face_verts.len(), "number of corners")?;
-        if face_ptr.first() != Some(&0) || face_ptr.last().map(|&p| p as usize) != Some(face_verts.len()) {
-            return Err(MeshError::MalformedStatement {
-                at: Location::none(),
-                statement: "face pointer array".into(),
-                reason: format!(
-                    "must start at 0 and end at the number of corners ({}), found {:?}..{:?}",
-                    face_verts.len(),
-                    face_ptr.first(),
-                    face_ptr.last()
-                ),
-            });
-        }
-        let nf = face_ptr.len() - 1;
-        for f in 0..nf {
-            if face_ptr[f + 1] < face_ptr[f] {
-                return Err(MeshError::MalformedStatement {
-                    at: Location::none(),
-                    statement: "face pointer array".into(),
-                    reason: format!("decreases at face {f}"),
-                });
-            }
-            let order = (face_ptr[f + 1] - face_ptr[f]) as usize;
-            if order < 3 {
-                return Err(MeshError::FaceTooSmall { at: Location::none(), face: f, order });
-            }
-        }
-        if let Some(c) = face_verts.iter().position(|&v| v >= nv) {
-            let face = face_ptr.partition_point(|&p| p as usize <= c) - 1;
-            return Err(MeshError::IndexOutOfRange {
-                at: Location::none(),
-                face,
-                index: i64::from(face_verts[c]),
-                num_vertices,
-            });
-        }
+        let nv = check_faces(num_vertices, &face_ptr, &face_verts)?;
         Ok(Self::build_valid(nv, face_ptr, face_verts, par))
     }
 
+    /// Builds the connectivity of faces given as `face_ptr` / `face_verts`
+    /// with the caller's edges: `edges[e]` joins the two vertices of edge `e`
+    /// (either order) and `corner_edge[c]` is the outgoing edge of corner `c`
+    /// (from its vertex to the next corner's vertex). For refined levels,
+    /// whose edge numbering comes from the refinement rules.
+    ///
+    /// Edges keep the caller's numbering (they need not be sorted, and a
+    /// vertex pair may have several edges); [`Topology::edges`] stores each
+    /// as `[min, max]`. Everything else (uses, incident edges, tags) is
+    /// derived exactly as [`Topology::build`] derives it, so that
+    /// `from_edges` on the edges and corner edges of a built topology gives
+    /// it back. No sorting of edges: counting sorts and prefix sums, no
+    /// per-edge allocation, in parallel under [`Par::Rayon`], with the same
+    /// result for any thread count.
+    ///
+    /// # Errors
+    /// As [`Topology::build`] for the faces; then
+    /// [`MeshError::MalformedStatement`] (statement `"edge list"`, naming the
+    /// first offending corner or edge) if `corner_edge` does not have one
+    /// entry per corner, an edge has a vertex out of range, a corner's edge
+    /// does not exist or does not join the corner's vertex and the next
+    /// corner's vertex. An edge no corner uses is kept (OpenSubdiv's second
+    /// half of a degenerate edge is one) and tagged non-manifold;
+    /// [`MeshError::TooLarge`] if there are more than `u32::MAX` edges.
+    pub fn from_edges(
+        num_vertices: usize,
+        face_ptr: Vec<u32>,
+        face_verts: Vec<u32>,
+        mut edges: Vec<[u32; 2]>,
+        corner_edge: Vec<u32>,
+        par: Par,
+    ) -> Result<Self> {
+        let nv = check_faces(num_vertices, &face_ptr, &face_verts)?;
+        let nc = face_verts.len();
+        let ne = edges.len();
+        to_u32(ne, "number of edges")?;
+        let bad = |reason: String| MeshError::MalformedStatement {
+            at: Location::none(),
+            statement: "edge list".into(),
+            reason,
+        };
+        if corner_edge.len() != nc {
+            return Err(bad(format!("{} corner edges given for {nc} corners", corner_edge.len())));
+        }
+        let parallel = par == Par::Rayon && nc >= 1 << 15;
+        let first = |n: usize, pred: &(dyn Fn(usize) -> bool + Sync)| -> Option<usize> {
+            if parallel {
+                (0..n).into_par_iter().with_min_len(1 << 12).position_first(pred)
+            } else {
+                (0..n).position(pred)
+            }
+        };
+        if let Some(e) = first(ne, &|e| edges[e][0] >= nv || edges[e][1] >= nv) {
+            let [a, b] = edges[e];
+            return Err(bad(format!("edge {e} ({a}, {b}) has a vertex out of range ({num_vertices} vertices)")));
+        }
+        let corner_face = corner_faces(&face_ptr, parallel, par);
+        let next = |c: usize| -> usize {
+            let f = corner_face[c] as usize;
+            if c + 1 == face_ptr[f + 1] as usize { face_ptr[f] as usize } else { c + 1 }
+        };
+        let wrong = |c: usize| -> bool {
+            let Some(&[a, b]) = edges.get(corner_edge[c] as usize) else {
+                return true;
+            };
+            let (u, w) = (face_verts[c], face_verts[next(c)]);
+            !((a == u && b == w) || (a == w && b == u))
+        };
+        if let Some(c) = first(nc, &wrong) {
+            let (f, e) = (corner_face[c], corner_edge[c]);
+            let (u, w) = (face_verts[c], face_verts[next(c)]);
+            return Err(bad(match edges.get(e as usize) {
+                None => format!("corner {c} (face {f}) has edge {e}, but there are only {ne} edges"),
+                Some([a, b]) => {
+                    format!("corner {c} (face {f}) runs from vertex {u} to {w}, but its edge {e} joins ({a}, {b})")
+                }
+            }));
+        }
+        let normalise = |e: &mut [u32; 2]| {
+            if e[0] > e[1] {
+                e.swap(0, 1);
+            }
+        };
+        if parallel {
+            edges.par_iter_mut().with_min_len(1 << 12).for_each(normalise);
+        } else {
+            edges.iter_mut().for_each(normalise);
+        }
+        let (edge_corner_ptr, edge_corners) = bucket(ne, nc, |c| corner_edge[c], |c| c, par);
+        Ok(Topology {
+            num_vertices: nv,
+            face_ptr,
+            face_verts,
+            corner_face,
+            corner_edge,
+            edges,
+            edge_corner_ptr,
+            edge_corners,
+            edge_tags: Vec::new(),
+            vertex_corner_ptr: Vec::new(),
+            vertex_corners: Vec::new(),
+            vertex_edge_ptr: Vec::new(),
+            vertex_edges: Vec::new(),
+            vertex_tags: Vec::new(),
+        }
+        .finish(par))
+    }
+
+    /// The edges of valid faces by OpenSubdiv's rules (see the
+    /// [module docs](self)), then [`Topology::finish`].
     fn build_valid(nv: u32, face_ptr: Vec<u32>, face_verts: Vec<u32>, par: Par) -> Self {
-        let nf = face_ptr.len() - 1;
         let nc = face_verts.len();
         let parallel = par == Par::Rayon && nc >= 1 << 15;
-        // corner -> face
-        let mut corner_face = vec![0u32; nc];
-        {
-            let ranges = balanced_ranges(&face_ptr, par.blocks(nc + nf, 1 << 14));
-            let pieces = split_by_ptr(&mut corner_face, &face_ptr, &ranges);
-            let work = |(r, chunk): (Range<usize>, &mut [u32])| {
-                let base = face_ptr[r.start] as usize;
-                for f in r {
-                    chunk[face_ptr[f] as usize - base..face_ptr[f + 1] as usize - base].fill(f as u32);
-                }
-            };
-            if parallel {
-                ranges.into_par_iter().zip(pieces).for_each(work);
-            } else {
-                ranges.into_iter().zip(pieces).for_each(work);
-            }
-        }
+        let corner_face = corner_faces(&face_ptr, parallel, par);
         let next = |c: usize| -> usize {
             let f = corner_face[c] as usize;
             if c + 1 == face_ptr[f + 1] as usize { face_ptr[f] as usize } else { c + 1 }
@@ -228,82 +454,168 @@ impl Topology {
             let b = face_verts[next(c)];
             (a.min(b), a.max(b))
         };
-        // Half-edges bucketed by their low vertex, ordered by (high, corner).
-        let (lo_ptr, half) = bucket(nv as usize, nc, |c| ends(c).0, |c| (ends(c as usize).1, c), par);
-        // Unique edges per low vertex, then their ids by a scan.
-        let mut unique = vec![0u32; nv as usize];
-        let count_unique = |(v, u): (usize, &mut u32)| {
-            let s = &half[lo_ptr[v] as usize..lo_ptr[v + 1] as usize];
-            let mut n = 0;
-            let mut last = u32::MAX;
-            for &c in s {
-                let hi = ends(c as usize).1;
-                if hi != last {
-                    n += 1;
-                    last = hi;
-                }
-            }
-            *u = n;
+        let hi_of = |c: u32| ends(c as usize).1;
+        let face_of = |c: u32| corner_face[c as usize];
+        // Uses bucketed by their low vertex, ordered by (high, corner): the
+        // uses of each vertex pair are contiguous and in corner order.
+        let (lo_ptr, mut half) = bucket(nv as usize, nc, |c| ends(c).0, |c| (ends(c as usize).1, c), par);
+        // Edges per low vertex, then their ids by a scan.
+        let mut count = vec![0u32; nv as usize];
+        let count_edges = |(v, n): (usize, &mut u32)| {
+            let uses = &half[lo_ptr[v] as usize..lo_ptr[v + 1] as usize];
+            *n = 0;
+            for_each_pair(uses, hi_of, |s, e, hi| *n += pair_edges(v as u32 == hi, &uses[s..e], face_of, |_, _| {}));
         };
         if parallel {
-            unique.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(count_unique);
+            count.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(count_edges);
         } else {
-            unique.iter_mut().enumerate().for_each(count_unique);
+            count.iter_mut().enumerate().for_each(count_edges);
         }
         let mut edge_base = Vec::with_capacity(nv as usize + 1);
         let mut acc = 0u32;
         edge_base.push(0);
-        for &u in &unique {
-            acc += u;
+        for &n in &count {
+            acc += n;
             edge_base.push(acc);
         }
+        drop(count);
         let ne = acc as usize;
         let mut edges = vec![[0u32; 2]; ne];
         let mut edge_corner_ptr = vec![0u32; ne + 1];
         let mut corner_edge_at = vec![0u32; nc]; // edge id per position of `half`
         {
             let ranges = balanced_ranges(&lo_ptr, par.blocks(nc + nv as usize, 1 << 14));
-            let edge_ranges: Vec<Range<usize>> = ranges.clone();
-            let e_pieces = split_by_ptr(&mut edges, &edge_base, &edge_ranges);
-            let p_pieces = split_by_ptr(&mut edge_corner_ptr[1..], &edge_base, &edge_ranges);
+            let e_pieces = split_by_ptr(&mut edges, &edge_base, &ranges);
+            let p_pieces = split_by_ptr(&mut edge_corner_ptr[1..], &edge_base, &ranges);
             let c_pieces = split_by_ptr(&mut corner_edge_at, &lo_ptr, &ranges);
-            type Piece<'a> = (((Range<usize>, &'a mut [[u32; 2]]), &'a mut [u32]), &'a mut [u32]);
-            let work = |(((r, e_out), p_out), c_out): Piece<'_>| {
+            let h_pieces = split_by_ptr(&mut half, &lo_ptr, &ranges);
+            type Piece<'a> = ((((Range<usize>, &'a mut [[u32; 2]]), &'a mut [u32]), &'a mut [u32]), &'a mut [u32]);
+            let work = |((((r, e_out), p_out), c_out), h_out): Piece<'_>| {
                 let ebase = edge_base[r.start] as usize;
                 let cbase = lo_ptr[r.start] as usize;
+                let mut scratch: Vec<(u32, u32)> = Vec::new();
                 for v in r {
-                    let mut id = edge_base[v] as usize;
-                    let mut last = u32::MAX;
-                    let (s, e) = (lo_ptr[v] as usize, lo_ptr[v + 1] as usize);
-                    for (pos, &c) in half[s..e].iter().enumerate() {
-                        let hi = ends(c as usize).1;
-                        if hi != last {
-                            if last != u32::MAX {
-                                id += 1;
-                            }
-                            e_out[id - ebase] = [v as u32, hi];
-                            last = hi;
+                    let (s, e) = (lo_ptr[v] as usize - cbase, lo_ptr[v + 1] as usize - cbase);
+                    let mut id = edge_base[v] as usize - ebase;
+                    let (uses, local) = (&mut h_out[s..e], &mut c_out[s..e]);
+                    let mut i = 0;
+                    while i < uses.len() {
+                        // The uses of the pair (v, hi): uses[i..j].
+                        let hi = hi_of(uses[i]);
+                        let mut j = i + 1;
+                        while j < uses.len() && hi_of(uses[j]) == hi {
+                            j += 1;
                         }
-                        c_out[s + pos - cbase] = id as u32;
-                        // End position (in `half`) of this edge's group.
-                        p_out[id - ebase] = (s + pos + 1) as u32;
+                        let n = pair_edges(v as u32 == hi, &uses[i..j], face_of, |k, l| local[i + k] = l) as usize;
+                        if n > 1 {
+                            // Edge by edge (creation order), each edge's uses
+                            // in corner order.
+                            scratch.clear();
+                            scratch.extend(local[i..j].iter().copied().zip(uses[i..j].iter().copied()));
+                            scratch.sort_unstable();
+                            for (k, &(l, c)) in scratch.iter().enumerate() {
+                                local[i + k] = l;
+                                uses[i + k] = c;
+                            }
+                        }
+                        for (k, l) in (i..j).zip(&mut local[i..j]) {
+                            let at = id + *l as usize;
+                            *l = (ebase + at) as u32;
+                            e_out[at] = [v as u32, hi];
+                            // End position (in `half`) of this edge's uses.
+                            p_out[at] = (cbase + s + k + 1) as u32;
+                        }
+                        id += n;
+                        i = j;
                     }
                 }
             };
             if parallel {
-                ranges.into_par_iter().zip(e_pieces).zip(p_pieces).zip(c_pieces).for_each(work);
+                ranges.into_par_iter().zip(e_pieces).zip(p_pieces).zip(c_pieces).zip(h_pieces).for_each(work);
             } else {
-                ranges.into_iter().zip(e_pieces).zip(p_pieces).zip(c_pieces).for_each(work);
+                ranges.into_iter().zip(e_pieces).zip(p_pieces).zip(c_pieces).zip(h_pieces).for_each(work);
             }
         }
-        // `half` lists each edge's corners contiguously in corner order.
+        // `half` now lists each edge's uses contiguously in corner order.
         let edge_corners = half;
-        let mut corner_edge = vec![0u32; nc];
-        for (pos, &c) in edge_corners.iter().enumerate() {
-            corner_edge[c as usize] = corner_edge_at[pos];
-        }
+        let corner_edge: Vec<u32> = if parallel {
+            let out: Vec<AtomicU32> = (0..nc).map(|_| AtomicU32::new(0)).collect();
+            edge_corners.par_iter().zip(corner_edge_at.par_iter()).with_min_len(1 << 14).for_each(|(&c, &e)| {
+                out[c as usize].store(e, Ordering::Relaxed);
+            });
+            out.into_iter().map(AtomicU32::into_inner).collect()
+        } else {
+            let mut out = vec![0u32; nc];
+            for (&c, &e) in edge_corners.iter().zip(&corner_edge_at) {
+                out[c as usize] = e;
+            }
+            out
+        };
         drop(corner_edge_at);
+        Topology {
+            num_vertices: nv,
+            face_ptr,
+            face_verts,
+            corner_face,
+            corner_edge,
+            edges,
+            edge_corner_ptr,
+            edge_corners,
+            edge_tags: Vec::new(),
+            vertex_corner_ptr: Vec::new(),
+            vertex_corners: Vec::new(),
+            vertex_edge_ptr: Vec::new(),
+            vertex_edges: Vec::new(),
+            vertex_tags: Vec::new(),
+        }
+        .finish(par)
+    }
+
+    /// What both constructors derive from the faces, the edges (`[lo, hi]`)
+    /// and the uses of each edge (`corner_edge`, `edge_corner_ptr`,
+    /// `edge_corners`, each edge's uses in corner order): the edges of each
+    /// vertex, the corners of each vertex, and the tags.
+    fn finish(mut self, par: Par) -> Self {
+        let nv = self.num_vertices as usize;
+        let nc = self.face_verts.len();
+        let ne = self.edges.len();
+        let parallel = par == Par::Rayon && nc >= 1 << 15;
+        let edges = &self.edges;
+        let face_verts = &self.face_verts;
+        let corner_face = &self.corner_face;
+        let corner_edge = &self.corner_edge;
+        let face_ptr = &self.face_ptr;
+        // Vertex -> edges: incidence 2e (lo) and 2e + 1 (hi) of each edge,
+        // bucketed by vertex in edge order; the second incidence of a
+        // degenerate edge goes to an extra bucket `nv`, dropped.
+        let (mut vertex_edge_ptr, incid) = bucket(
+            nv + 1,
+            2 * ne,
+            |i| {
+                let [lo, hi] = edges[i / 2];
+                if i % 2 == 0 {
+                    lo
+                } else if lo == hi {
+                    nv as u32
+                } else {
+                    hi
+                }
+            },
+            |i| i,
+            par,
+        );
+        vertex_edge_ptr.truncate(nv + 1);
+        let incid = &incid[..vertex_edge_ptr[nv] as usize];
+        let vertex_edges: Vec<u32> = if parallel {
+            incid.par_iter().with_min_len(1 << 14).map(|&i| i / 2).collect()
+        } else {
+            incid.iter().map(|&i| i / 2).collect()
+        };
+        let edges_of =
+            |v: u32| &vertex_edges[vertex_edge_ptr[v as usize] as usize..vertex_edge_ptr[v as usize + 1] as usize];
         // Edge tags.
+        let edge_corner_ptr = &self.edge_corner_ptr;
+        let edge_corners = &self.edge_corners;
         let tag_edge = |e: usize| -> u8 {
             let cs = &edge_corners[edge_corner_ptr[e] as usize..edge_corner_ptr[e + 1] as usize];
             let [lo, hi] = edges[e];
@@ -320,6 +632,20 @@ impl Topology {
                 }
                 _ => t |= edge_tag::NON_MANIFOLD,
             }
+            // Two uses by one face (a face's corners are consecutive).
+            if cs.windows(2).any(|w| corner_face[w[0] as usize] == corner_face[w[1] as usize]) {
+                t |= edge_tag::NON_MANIFOLD;
+            }
+            // Other edges of the same pair, from the shorter edge list (in id
+            // order, so the first match tells whether a lower one exists).
+            let (a, b) = (edges_of(lo), edges_of(hi));
+            let list = if b.len() < a.len() { b } else { a };
+            if let Some(&o) = list.iter().find(|&&o| o as usize != e && edges[o as usize] == [lo, hi]) {
+                t |= edge_tag::NON_MANIFOLD;
+                if (o as usize) < e {
+                    t |= edge_tag::DUPLICATE;
+                }
+            }
             t
         };
         let edge_tags: Vec<u8> = if parallel {
@@ -327,27 +653,16 @@ impl Topology {
         } else {
             (0..ne).map(tag_edge).collect()
         };
-        // Vertex -> corners (rows of M) and vertex -> edges.
-        let (vertex_corner_ptr, vertex_corners) = bucket(nv as usize, nc, |c| face_verts[c], |c| c, par);
-        let ends_of = |i: usize| -> u32 {
-            // Incidences 2e (lo) and 2e+1 (hi); a degenerate edge counts once.
-            let [lo, hi] = edges[i / 2];
-            if i % 2 == 0 { lo } else { hi }
-        };
-        let incid: Vec<u32> =
-            (0..2 * ne).filter(|&i| i % 2 == 0 || edges[i / 2][0] != edges[i / 2][1]).map(|i| i as u32).collect();
-        let (vertex_edge_ptr, vpos) =
-            bucket(nv as usize, incid.len(), |k| ends_of(incid[k] as usize), |k| incid[k as usize], par);
-        let vertex_edges: Vec<u32> = vpos.iter().map(|&k| incid[k as usize] / 2).collect();
+        // Vertex -> corners (rows of M).
+        let (vertex_corner_ptr, vertex_corners) = bucket(nv, nc, |c| face_verts[c], |c| c, par);
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
         let tag_vertex = |v: usize| -> u8 {
             let cs = &vertex_corners[vertex_corner_ptr[v] as usize..vertex_corner_ptr[v + 1] as usize];
-            let es = &vertex_edges[vertex_edge_ptr[v] as usize..vertex_edge_ptr[v + 1] as usize];
-            let mut t = 0;
             if cs.is_empty() {
                 return vertex_tag::ISOLATED;
             }
-            for &e in es {
+            let mut t = 0;
+            for &e in edges_of(v as u32) {
                 let et = edge_tags[e as usize];
                 if et & edge_tag::BOUNDARY != 0 {
                     t |= vertex_tag::BOUNDARY;
@@ -371,26 +686,17 @@ impl Topology {
             t
         };
         let vertex_tags: Vec<u8> = if parallel {
-            (0..nv as usize).into_par_iter().with_min_len(1 << 12).map(tag_vertex).collect()
+            (0..nv).into_par_iter().with_min_len(1 << 12).map(tag_vertex).collect()
         } else {
-            (0..nv as usize).map(tag_vertex).collect()
+            (0..nv).map(tag_vertex).collect()
         };
-        Topology {
-            num_vertices: nv,
-            face_ptr,
-            face_verts,
-            corner_face,
-            corner_edge,
-            edges,
-            edge_corner_ptr,
-            edge_corners,
-            edge_tags,
-            vertex_corner_ptr,
-            vertex_corners,
-            vertex_edge_ptr,
-            vertex_edges,
-            vertex_tags,
-        }
+        self.edge_tags = edge_tags;
+        self.vertex_corner_ptr = vertex_corner_ptr;
+        self.vertex_corners = vertex_corners;
+        self.vertex_edge_ptr = vertex_edge_ptr;
+        self.vertex_edges = vertex_edges;
+        self.vertex_tags = vertex_tags;
+        self
     }
 
     /// Rejects what [`Topology::build`] accepted but a manifold-only consumer
@@ -464,7 +770,8 @@ impl Topology {
     pub fn num_corners(&self) -> usize {
         self.face_verts.len()
     }
-    /// Number of unique edges.
+    /// Number of edges (more than the number of vertex pairs joined where
+    /// a pair has several edges, see the [module docs](self)).
     #[inline]
     pub fn num_edges(&self) -> usize {
         self.edges.len()
@@ -519,7 +826,9 @@ impl Topology {
         let f = self.corner_face[c] as usize;
         if c == self.face_ptr[f] as usize { self.face_ptr[f + 1] as usize - 1 } else { c - 1 }
     }
-    /// All edges as `[lo, hi]` with `lo <= hi`, in id order.
+    /// All edges as `[lo, hi]` with `lo <= hi`, in id order: by `(lo, hi)`
+    /// from [`Topology::build`], in the caller's order from
+    /// [`Topology::from_edges`].
     #[inline]
     pub fn edges(&self) -> &[[u32; 2]] {
         &self.edges
@@ -550,20 +859,26 @@ impl Topology {
     pub fn is_boundary_edge(&self, e: usize) -> bool {
         self.edge_tags[e] & edge_tag::BOUNDARY != 0
     }
-    /// Id of the edge between `a` and `b`, if there is one.
+    /// Id of the edge between `a` and `b` (either order; `a == b` for a
+    /// degenerate edge), if there is one: the lowest-numbered one where the
+    /// pair has several (for [`Topology::build`], the pair's first edge, as
+    /// OpenSubdiv's `findEdge`). Scans the incident edges of the endpoint
+    /// with fewer of them.
     pub fn find_edge(&self, a: u32, b: u32) -> Option<u32> {
         let key = [a.min(b), a.max(b)];
         if key[1] >= self.num_vertices {
             return None;
         }
-        self.edges.binary_search(&key).ok().map(|e| e as u32)
+        let (ea, eb) = (self.vertex_edges(key[0] as usize), self.vertex_edges(key[1] as usize));
+        let list = if eb.len() < ea.len() { eb } else { ea };
+        list.iter().copied().find(|&e| self.edges[e as usize] == key)
     }
     /// Corners of vertex `v` (row `v` of `M`), in corner order.
     #[inline]
     pub fn vertex_corners(&self, v: usize) -> &[u32] {
         &self.vertex_corners[self.vertex_corner_ptr[v] as usize..self.vertex_corner_ptr[v + 1] as usize]
     }
-    /// Edges incident to vertex `v`, in id order.
+    /// Edges incident to vertex `v`, in id order (a degenerate edge once).
     #[inline]
     pub fn vertex_edges(&self, v: usize) -> &[u32] {
         &self.vertex_edges[self.vertex_edge_ptr[v] as usize..self.vertex_edge_ptr[v + 1] as usize]
@@ -578,7 +893,9 @@ impl Topology {
     pub fn vertex_edge_ptr(&self) -> &[u32] {
         &self.vertex_edge_ptr
     }
-    /// The 1-ring: the other endpoint of each incident edge, in edge order.
+    /// The 1-ring: the other endpoint of each incident edge, in edge order
+    /// (a neighbour joined by several edges appears once per edge; `v`
+    /// itself for a degenerate edge).
     pub fn vertex_neighbors(&self, v: usize) -> impl Iterator<Item = u32> + '_ {
         self.vertex_edges(v).iter().map(move |&e| {
             let [a, b] = self.edges[e as usize];
@@ -666,30 +983,43 @@ impl Topology {
 /// `edges(c) = (incoming edge, outgoing edge)` of corner `c`: corners sharing
 /// an edge belong to the same fan.
 fn fans(cs: &[u32], edges: impl Fn(usize) -> (u32, u32)) -> usize {
+    // Without allocating for the usual few corners.
+    const SMALL: usize = 16;
     let n = cs.len();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(p: &mut [usize], mut i: usize) -> usize {
-        while p[i] != i {
-            p[i] = p[p[i]];
-            i = p[i];
+    if n <= SMALL {
+        let mut parent = [0u32; SMALL];
+        let mut by_edge = [(0u32, 0u32); 2 * SMALL];
+        fans_in(cs, edges, &mut parent[..n], &mut by_edge[..2 * n])
+    } else {
+        fans_in(cs, edges, &mut vec![0; n], &mut vec![(0, 0); 2 * n])
+    }
+}
+
+/// [`fans`] with scratch space for `cs.len()` parents and twice as many
+/// (edge, corner) pairs.
+fn fans_in(cs: &[u32], edges: impl Fn(usize) -> (u32, u32), parent: &mut [u32], by_edge: &mut [(u32, u32)]) -> usize {
+    fn root(p: &mut [u32], mut i: u32) -> u32 {
+        while p[i as usize] != i {
+            p[i as usize] = p[p[i as usize] as usize];
+            i = p[i as usize];
         }
         i
     }
     // (edge, corner) pairs sorted by edge: corners listed next to each other
     // under the same edge share it.
-    let mut by_edge: Vec<(u32, usize)> = Vec::with_capacity(2 * n);
     for (k, &c) in cs.iter().enumerate() {
         let (i, o) = edges(c as usize);
-        by_edge.push((i, k));
-        by_edge.push((o, k));
+        parent[k] = k as u32;
+        by_edge[2 * k] = (i, k as u32);
+        by_edge[2 * k + 1] = (o, k as u32);
     }
     by_edge.sort_unstable();
-    let mut comps = n;
+    let mut comps = cs.len();
     for w in by_edge.windows(2) {
         if w[0].0 == w[1].0 {
-            let (ra, rb) = (root(&mut parent, w[0].1), root(&mut parent, w[1].1));
+            let (ra, rb) = (root(parent, w[0].1), root(parent, w[1].1));
             if ra != rb {
-                parent[ra] = rb;
+                parent[ra as usize] = rb;
                 comps -= 1;
             }
         }

@@ -3,7 +3,7 @@
 //! of `E = M Mᵀ` (mapped SpGEMM); manifold checking and validation errors;
 //! determinism across `Par` and rayon pool sizes.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use proptest::collection::vec;
@@ -35,21 +35,30 @@ struct Naive {
     nv: usize,
     faces: Vec<Vec<u32>>,
     /// Per corner (faces concatenated): vertex, face, vertex of the next
-    /// corner of the face, vertex of the previous one.
+    /// corner of the face, vertex of the previous one, the previous corner.
     corner_vert: Vec<u32>,
     corner_face: Vec<u32>,
     corner_next: Vec<u32>,
     corner_prev: Vec<u32>,
-    /// Undirected edge `(lo, hi)` → the corners starting a use of it, in
-    /// corner order. Iteration order = edge numbering.
-    edges: BTreeMap<(u32, u32), Vec<u32>>,
-    edge_id: HashMap<(u32, u32), u32>,
-    /// Distinct neighbours (the vertex itself for a degenerate edge).
-    nbrs: Vec<BTreeSet<u32>>,
-    /// Per vertex: its corners (in corner order), its edges (in id order),
+    corner_prev_idx: Vec<u32>,
+    /// Edges in id order: undirected `(lo, hi)` → the corners using it, in
+    /// corner order. Built by OpenSubdiv's rules (faces in order), then
+    /// sorted by `(lo, hi, creation)`.
+    edges: Vec<((u32, u32), Vec<u32>)>,
+    /// Tag bits the rules themselves set while creating the edges
+    /// (NON_MANIFOLD for both edges of a split pair, DUPLICATE for extra
+    /// instances).
+    rule_tags: Vec<u8>,
+    /// Outgoing edge id of each corner.
+    corner_edge: Vec<u32>,
+    /// The first (lowest-id) edge of each pair.
+    first_edge: HashMap<(u32, u32), u32>,
+    /// Per vertex: its corners (in corner order), its edges (in id order; a
+    /// degenerate edge once), the other endpoint of each of its edges,
     /// whether some face uses it twice.
     vcorners: Vec<Vec<u32>>,
     vedges: Vec<Vec<u32>>,
+    nbrs: Vec<Vec<u32>>,
     repeats: Vec<bool>,
     edge_tags: Vec<u8>,
 }
@@ -88,16 +97,31 @@ impl Naive {
             corner_face: Vec::new(),
             corner_next: Vec::new(),
             corner_prev: Vec::new(),
-            edges: BTreeMap::new(),
-            edge_id: HashMap::new(),
-            nbrs: vec![BTreeSet::new(); nv],
+            corner_prev_idx: Vec::new(),
+            edges: Vec::new(),
+            rule_tags: Vec::new(),
+            corner_edge: Vec::new(),
+            first_edge: HashMap::new(),
             vcorners: vec![Vec::new(); nv],
             vedges: vec![Vec::new(); nv],
+            nbrs: vec![Vec::new(); nv],
             repeats: vec![false; nv],
             edge_tags: Vec::new(),
         };
+        // OpenSubdiv's completeTopologyFromFaceVertices, literally: edges in
+        // creation order, each with its key, uses, faces and rule tags.
+        struct Created {
+            key: (u32, u32),
+            corners: Vec<u32>,
+            faces: Vec<u32>,
+            tags: u8,
+        }
+        let mut created: Vec<Created> = Vec::new();
+        let mut by_pair: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
+        let mut corner_created = Vec::new();
         for (f, vs) in faces.iter().enumerate() {
             let k = vs.len();
+            let base = n.corner_vert.len();
             for i in 0..k {
                 let (a, b) = (vs[i], vs[(i + 1) % k]);
                 let c = n.corner_vert.len() as u32;
@@ -105,23 +129,55 @@ impl Naive {
                 n.corner_face.push(f as u32);
                 n.corner_next.push(b);
                 n.corner_prev.push(vs[(i + k - 1) % k]);
-                n.edges.entry(key(a, b)).or_default().push(c);
-                n.nbrs[a as usize].insert(b);
-                n.nbrs[b as usize].insert(a);
+                n.corner_prev_idx.push((base + (i + k - 1) % k) as u32);
                 n.vcorners[a as usize].push(c);
                 if vs[..i].contains(&a) {
                     n.repeats[a as usize] = true;
                 }
+                let found = if a == b { None } else { by_pair.get(&key(a, b)).map(|es| es[0]) };
+                let mut tag = 0;
+                let existing = match found {
+                    Some(e) if *created[e].faces.last().unwrap() == f as u32 => {
+                        created[e].tags |= edge_tag::NON_MANIFOLD;
+                        tag = edge_tag::NON_MANIFOLD | edge_tag::DUPLICATE;
+                        None
+                    }
+                    other => other,
+                };
+                let e = existing.unwrap_or_else(|| {
+                    let pair = by_pair.entry(key(a, b)).or_default();
+                    if !pair.is_empty() {
+                        tag |= edge_tag::DUPLICATE;
+                    }
+                    pair.push(created.len());
+                    created.push(Created { key: key(a, b), corners: Vec::new(), faces: Vec::new(), tags: tag });
+                    created.len() - 1
+                });
+                created[e].corners.push(c);
+                created[e].faces.push(f as u32);
+                corner_created.push(e);
             }
         }
-        n.edge_id = n.edges.keys().enumerate().map(|(i, &k)| (k, i as u32)).collect();
-        for (i, &(lo, hi)) in n.edges.keys().enumerate() {
+        // Ids: by (lo, hi), then creation.
+        let mut order: Vec<usize> = (0..created.len()).collect();
+        order.sort_by_key(|&e| (created[e].key, e));
+        let mut id = vec![0u32; created.len()];
+        for (i, &e) in order.iter().enumerate() {
+            id[e] = i as u32;
+            n.edges.push((created[e].key, created[e].corners.clone()));
+            n.rule_tags.push(created[e].tags);
+            n.first_edge.entry(created[e].key).or_insert(i as u32);
+        }
+        n.corner_edge = corner_created.iter().map(|&e| id[e]).collect();
+        for (i, &((lo, hi), _)) in n.edges.iter().enumerate() {
             n.vedges[lo as usize].push(i as u32);
+            n.nbrs[lo as usize].push(hi);
             if hi != lo {
                 n.vedges[hi as usize].push(i as u32);
+                n.nbrs[hi as usize].push(lo);
             }
         }
-        n.edge_tags = n.edges.iter().map(|(&k, cs)| n.edge_tag(k, cs)).collect();
+        n.edge_tags = (0..n.edges.len()).map(|e| n.edge_tag(e)).collect();
         n
     }
 
@@ -129,8 +185,9 @@ impl Naive {
         lo != hi && cs.len() == 2 && self.corner_vert[cs[0] as usize] == self.corner_vert[cs[1] as usize]
     }
 
-    fn edge_tag(&self, k: (u32, u32), cs: &[u32]) -> u8 {
-        let mut t = 0;
+    fn edge_tag(&self, e: usize) -> u8 {
+        let (k, cs) = (self.edges[e].0, &self.edges[e].1[..]);
+        let mut t = self.rule_tags[e];
         if k.0 == k.1 {
             t |= edge_tag::DEGENERATE | edge_tag::NON_MANIFOLD;
         }
@@ -159,12 +216,13 @@ impl Naive {
     }
 
     /// Connected components of the corners of `v`, two corners being
-    /// connected when they share an (undirected) edge at `v`.
+    /// connected when they share an edge at `v` (the same edge, not merely
+    /// the same vertex pair).
     fn fans(&self, v: u32) -> usize {
         let cs = self.vertex_corners(v);
-        let touching = |c: u32| -> [(u32, u32); 2] {
+        let touching = |c: u32| -> [u32; 2] {
             let c = c as usize;
-            [key(self.corner_prev[c], v), key(v, self.corner_next[c])]
+            [self.corner_edge[self.corner_prev_idx[c] as usize], self.corner_edge[c]]
         };
         let mut comp = vec![usize::MAX; cs.len()];
         let mut n = 0;
@@ -219,7 +277,7 @@ impl Naive {
                 return Some(Bad::Repeated { face, vertex: vs[i] });
             }
         }
-        for (&k, cs) in &self.edges {
+        for &(k, ref cs) in &self.edges {
             let face = |i: usize| self.corner_face[cs[i] as usize];
             if self.inconsistent(k, cs) {
                 let v0 = self.corner_vert[cs[0] as usize];
@@ -279,26 +337,27 @@ fn check_against_naive(t: &Topology, nv: usize, faces: &[Vec<u32>]) -> Result<()
     prop_assert_eq!(t.is_quad_only(), faces.iter().all(|f| f.len() == 4));
     prop_assert_eq!(t.is_triangle_only(), faces.iter().all(|f| f.len() == 3));
 
-    // Edges: the set, numbered in increasing (lo, hi) order.
-    let edges: Vec<[u32; 2]> = n.edges.keys().map(|&(lo, hi)| [lo, hi]).collect();
+    // Edges: by OpenSubdiv's rules, numbered by (lo, hi) then creation.
+    let edges: Vec<[u32; 2]> = n.edges.iter().map(|&((lo, hi), _)| [lo, hi]).collect();
     prop_assert_eq!(t.edges(), &edges[..]);
+    prop_assert!(edges.windows(2).all(|w| w[0] <= w[1]));
     prop_assert_eq!(t.edge_corner_ptr().len(), edges.len() + 1);
-    for (e, (&k, cs)) in n.edges.iter().enumerate() {
+    for (e, (k, cs)) in n.edges.iter().enumerate() {
+        let k = *k;
         prop_assert_eq!(t.edge(e), [k.0, k.1]);
-        prop_assert_eq!(t.edge_corners(e), &cs[..], "corners of edge {:?}", k);
-        prop_assert_eq!(t.edge_tags()[e], n.edge_tag(k, cs), "tag of edge {:?}", k);
+        prop_assert_eq!(t.edge_corners(e), &cs[..], "corners of edge {} {:?}", e, k);
+        prop_assert_eq!(t.edge_tags()[e], n.edge_tag(e), "tag of edge {} {:?}", e, k);
         prop_assert_eq!(t.is_boundary_edge(e), cs.len() == 1);
-        prop_assert_eq!(t.find_edge(k.0, k.1), Some(e as u32));
-        prop_assert_eq!(t.find_edge(k.1, k.0), Some(e as u32));
+        let first = n.first_edge[&k];
+        prop_assert_eq!(t.find_edge(k.0, k.1), Some(first));
+        prop_assert_eq!(t.find_edge(k.1, k.0), Some(first));
+        prop_assert_eq!(t.edge_tags()[e] & edge_tag::DUPLICATE != 0, first != e as u32);
     }
-    for c in 0..nc {
-        let k = key(n.corner_vert[c], n.corner_next[c]);
-        prop_assert_eq!(t.corner_edges()[c], n.edge_id[&k], "outgoing edge of corner {}", c);
-    }
+    prop_assert_eq!(t.corner_edges(), &n.corner_edge[..], "outgoing edges of the corners");
     // Some pairs that are not edges.
     for a in 0..(nv as u32).min(12) {
         for b in 0..(nv as u32).min(12) {
-            if !n.edges.contains_key(&key(a, b)) {
+            if !n.first_edge.contains_key(&key(a, b)) {
                 prop_assert_eq!(t.find_edge(a, b), None);
             }
         }
@@ -313,10 +372,12 @@ fn check_against_naive(t: &Topology, nv: usize, faces: &[Vec<u32>]) -> Result<()
         prop_assert_eq!(t.vertex_corners(vu), &corners[..], "corners of vertex {}", v);
         prop_assert_eq!(t.face_count(vu), corners.len());
         prop_assert_eq!(t.vertex_edges(vu), &n.vertex_edges(v)[..], "edges of vertex {}", v);
-        prop_assert_eq!(t.valence(vu), n.nbrs[vu].len(), "valence of vertex {}", v);
-        // Edge order at a vertex = increasing neighbour.
+        prop_assert_eq!(t.valence(vu), n.vedges[vu].len(), "valence of vertex {}", v);
+        // Edge order at a vertex = non-decreasing neighbour (several edges
+        // of one pair are adjacent).
         let nb: Vec<u32> = t.vertex_neighbors(vu).collect();
-        prop_assert_eq!(nb, n.nbrs[vu].iter().copied().collect::<Vec<_>>(), "neighbours of vertex {}", v);
+        prop_assert!(nb.windows(2).all(|w| w[0] <= w[1]));
+        prop_assert_eq!(nb, n.nbrs[vu].clone(), "neighbours of vertex {}", v);
         prop_assert_eq!(t.vertex_tags()[vu], n.vertex_tag(v), "tag of vertex {}", v);
         prop_assert_eq!(t.is_boundary_vertex(vu), n.vertex_tag(v) & vertex_tag::BOUNDARY != 0);
         let fs: BTreeSet<u32> = corners.iter().map(|&c| n.corner_face[c as usize]).collect();
@@ -324,7 +385,7 @@ fn check_against_naive(t: &Topology, nv: usize, faces: &[Vec<u32>]) -> Result<()
     }
     let manifold = n.manifold_error().is_none();
     prop_assert_eq!(t.is_manifold(), manifold);
-    prop_assert_eq!(t.is_closed(), n.edges.values().all(|cs| cs.len() != 1));
+    prop_assert_eq!(t.is_closed(), n.edges.iter().all(|(_, cs)| cs.len() != 1));
     let got = t.check_manifold().err();
     prop_assert_eq!(got.as_ref().and_then(classify), n.manifold_error(), "check_manifold gave {:?}", got);
 
@@ -438,6 +499,88 @@ fn build_every_way(nv: usize, faces: &[Vec<u32>]) -> Result<Topology, TestCaseEr
 }
 
 // ---------------------------------------------------------------------------
+// Topology::from_edges
+// ---------------------------------------------------------------------------
+
+/// A pseudo-random permutation of `0..n` (Fisher-Yates on splitmix64).
+fn shuffled(n: usize, seed: u64) -> Vec<u32> {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        p.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    p
+}
+
+/// `from_edges` with `t`'s faces, edge `e` given as edge `perm[e]` (every
+/// second one reversed, `[hi, lo]`) and the corner edges renumbered
+/// accordingly.
+fn from_permuted_edges(t: &Topology, perm: &[u32], par: Par) -> Result<Topology, MeshError> {
+    let mut edges = vec![[0u32; 2]; t.num_edges()];
+    for (e, &[lo, hi]) in t.edges().iter().enumerate() {
+        edges[perm[e] as usize] = if e % 2 == 1 { [hi, lo] } else { [lo, hi] };
+    }
+    let corner_edge = t.corner_edges().iter().map(|&e| perm[e as usize]).collect();
+    Topology::from_edges(t.num_vertices(), t.face_ptr().to_vec(), t.face_verts().to_vec(), edges, corner_edge, par)
+}
+
+/// `from_edges` on the edges and corner edges of the built `t` gives `t`
+/// back; with the edges renumbered by `perm` it gives the same connectivity
+/// under that numbering: the same uses, incident edges (re-sorted), tags
+/// (DUPLICATE moving to whichever edge of a pair is no longer the lowest)
+/// and vertex data.
+fn check_from_edges(t: &Topology, perm: &[u32], par: Par) -> Result<(), TestCaseError> {
+    let identity: Vec<u32> = (0..t.num_edges() as u32).collect();
+    let u = from_permuted_edges(t, &identity, par).expect("the edges of a built topology are valid");
+    prop_assert!(&u == t, "from_edges on the built edges differs from build");
+
+    let u = from_permuted_edges(t, perm, par).expect("permuted edges are valid");
+    prop_assert_eq!(u.num_edges(), t.num_edges());
+    prop_assert_eq!(u.face_ptr(), t.face_ptr());
+    prop_assert_eq!(u.face_verts(), t.face_verts());
+    prop_assert_eq!(u.corner_faces(), t.corner_faces());
+    let mapped: Vec<u32> = t.corner_edges().iter().map(|&e| perm[e as usize]).collect();
+    prop_assert_eq!(u.corner_edges(), &mapped[..]);
+    for e in 0..t.num_edges() {
+        let f = perm[e] as usize;
+        let [lo, hi] = t.edge(e);
+        prop_assert_eq!(u.edge(f), [lo, hi]);
+        prop_assert_eq!(u.edge_corners(f), t.edge_corners(e));
+        let (tt, ut) = (t.edge_tags()[e], u.edge_tags()[f]);
+        prop_assert_eq!(tt & !edge_tag::DUPLICATE, ut & !edge_tag::DUPLICATE, "tag of edge {}", e);
+        // The lowest new id of the pair.
+        let lowest = t
+            .vertex_edges(lo as usize)
+            .iter()
+            .filter(|&&x| t.edge(x as usize) == [lo, hi])
+            .map(|&x| perm[x as usize])
+            .min();
+        prop_assert_eq!(u.find_edge(lo, hi), lowest);
+        prop_assert_eq!(u.find_edge(hi, lo), lowest);
+        prop_assert_eq!(ut & edge_tag::DUPLICATE != 0, lowest != Some(f as u32));
+    }
+    for v in 0..t.num_vertices() {
+        prop_assert_eq!(u.vertex_corners(v), t.vertex_corners(v));
+        let mut es: Vec<u32> = t.vertex_edges(v).iter().map(|&e| perm[e as usize]).collect();
+        es.sort_unstable();
+        prop_assert_eq!(u.vertex_edges(v), &es[..], "edges of vertex {}", v);
+        prop_assert_eq!(u.valence(v), t.valence(v));
+        prop_assert_eq!(u.vertex_tags()[v], t.vertex_tags()[v], "tag of vertex {}", v);
+    }
+    prop_assert_eq!(u.is_manifold(), t.is_manifold());
+    prop_assert_eq!(u.is_closed(), t.is_closed());
+    prop_assert_eq!(u.check_manifold().is_ok(), t.check_manifold().is_ok());
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
 // Helpers on generated meshes
 // ---------------------------------------------------------------------------
 
@@ -474,6 +617,7 @@ fn check_generated(d: &MeshData) -> Result<(), TestCaseError> {
     let faces = face_lists(t);
     check_against_naive(t, t.num_vertices(), &faces)?;
     check_edge_enumeration(t, Par::Seq)?;
+    check_from_edges(t, &shuffled(t.num_edges(), t.num_corners() as u64), Par::Seq)?;
     check_positions(d)?;
     let built = MeshBuilder::from_faces(t.num_vertices(), &faces).validation(Validation::Manifold).build(Par::Rayon);
     prop_assert!(built.is_ok(), "{:?}", built.err());
@@ -544,6 +688,7 @@ fn check_soup(nv: usize, faces: &[Vec<u32>]) -> Result<(), TestCaseError> {
     if !Naive::new(nv, faces).has_repeats() {
         check_edge_enumeration(&t, Par::Rayon)?;
     }
+    check_from_edges(&t, &shuffled(t.num_edges(), faces.len() as u64), Par::Rayon)?;
     // The builder: accepted and tagged by default, the same first problem as
     // check_manifold in Manifold mode.
     let default = MeshBuilder::from_faces(nv, faces).build(Par::Seq);
@@ -671,6 +816,23 @@ proptest! {
     }
 
     #[test]
+    fn from_edges_with_any_numbering((nv, faces, seed) in (soup(true), any::<u64>()).prop_map(|((nv, f), s)| (nv, f, s))) {
+        let t = build_every_way(nv, &faces)?;
+        let perm = shuffled(t.num_edges(), seed);
+        check_from_edges(&t, &perm, Par::Seq)?;
+        let u = from_permuted_edges(&t, &perm, Par::Seq).expect("valid");
+        for pool in pools() {
+            let par = pool.install(|| from_permuted_edges(&t, &perm, Par::Rayon)).expect("valid");
+            prop_assert!(par == u);
+        }
+    }
+
+    #[test]
+    fn from_edges_with_permuted_edges_of_generated_meshes((d, perm) in any_mesh().prop_flat_map(|d| { let n = d.mesh.topology().num_edges(); (Just(d), permutation(n)) })) {
+        check_from_edges(d.mesh.topology(), &perm, Par::Rayon)?;
+    }
+
+    #[test]
     fn parallel_builds_agree(d in any_mesh()) {
         let t = d.mesh.topology();
         let u = build_every_way(t.num_vertices(), &face_lists(t))?;
@@ -686,6 +848,14 @@ fn check_large(nv: usize, faces: &[Vec<u32>]) {
     let t = build_every_way(nv, faces).expect("parallel builds agree");
     assert!(t.num_corners() >= 1 << 15);
     check_against_naive(&t, nv, faces).expect("matches naive");
+    // from_edges: the same result in every pool, and the permuted numbering.
+    let perm = shuffled(t.num_edges(), 7);
+    let seq = from_permuted_edges(&t, &perm, Par::Seq).expect("valid edges");
+    for pool in pools() {
+        let par = pool.install(|| from_permuted_edges(&t, &perm, Par::Rayon)).expect("valid edges");
+        assert!(par == seq, "from_edges with {} threads differs from Par::Seq", pool.current_num_threads());
+    }
+    pools()[2].install(|| check_from_edges(&t, &perm, Par::Rayon)).expect("from_edges");
     let check_e = |t: &Topology, par| check_edge_enumeration(t, par).expect("E enumeration");
     if !Naive::new(nv, faces).has_repeats() {
         check_e(&t, Par::Seq);
@@ -736,6 +906,13 @@ fn large_non_manifold_mesh_is_deterministic_and_matches_naive() {
         assert!(par == seq);
     }
     assert!(matches!(seq.topology().check_manifold(), Err(MeshError::RepeatedVertex { face: 5, .. })));
+    // Each face `[v, a, v, b, c]` traverses (v, a) twice: one extra instance
+    // each (built in the parallel path).
+    let tags = seq.topology().edge_tags();
+    let repeats = (5..t.num_faces()).step_by(1009).count();
+    assert!(repeats > 30);
+    assert_eq!(tags.iter().filter(|&&x| x & edge_tag::DUPLICATE != 0).count(), repeats);
+    assert_eq!(tags.iter().filter(|&&x| x & edge_tag::DEGENERATE != 0).count(), 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -819,6 +996,220 @@ fn repeated_vertex_is_rejected_strictly_and_tagged_otherwise() {
     assert_eq!(t.edge_tags()[e], edge_tag::DEGENERATE | edge_tag::NON_MANIFOLD | edge_tag::BOUNDARY);
     assert_eq!(t.vertex_edges(0).iter().filter(|&&x| x as usize == e).count(), 1);
     assert!(matches!(strict(3, &[&[0, 0, 1, 2]]), Err(MeshError::RepeatedVertex { face: 0, vertex: 0, .. })));
+}
+
+#[test]
+fn degenerate_uses_get_separate_edges() {
+    // Quadpole-style: every `[x, y, 5, 5]` has its own degenerate edge (5, 5).
+    let faces: Vec<Vec<u32>> = vec![vec![4, 3, 5, 5], vec![3, 7, 5, 5], vec![7, 9, 5, 5], vec![9, 4, 5, 5]];
+    let t = build_every_way(10, &faces).unwrap();
+    check_against_naive(&t, 10, &faces).unwrap();
+    let degenerate: Vec<usize> = (0..t.num_edges()).filter(|&e| t.edge(e) == [5, 5]).collect();
+    assert_eq!(degenerate.len(), 4);
+    assert_eq!(degenerate, (degenerate[0]..degenerate[0] + 4).collect::<Vec<_>>(), "adjacent ids");
+    for (i, &e) in degenerate.iter().enumerate() {
+        // In face order; each used once.
+        assert_eq!(t.edge_corners(e), &[4 * i as u32 + 2]);
+        assert_eq!(t.corner_edges()[4 * i + 2], e as u32);
+        let dup = if i == 0 { 0 } else { edge_tag::DUPLICATE };
+        assert_eq!(t.edge_tags()[e], edge_tag::DEGENERATE | edge_tag::NON_MANIFOLD | edge_tag::BOUNDARY | dup);
+    }
+    assert_eq!(t.find_edge(5, 5), Some(degenerate[0] as u32));
+    // Vertex 5: four degenerate edges (once each) and the four spokes.
+    assert_eq!(t.valence(5), 8);
+    assert_eq!(t.vertex_edges(5).iter().filter(|&&e| degenerate.contains(&(e as usize))).count(), 4);
+    assert_eq!(t.vertex_neighbors(5).collect::<Vec<_>>(), [3, 4, 5, 5, 5, 5, 7, 9]);
+    assert!(t.vertex_tags()[5] & (vertex_tag::NON_MANIFOLD | vertex_tag::REPEATED) != 0);
+    // The spokes (x, 5) are ordinary two-face edges.
+    let e = t.find_edge(3, 5).unwrap() as usize;
+    assert_eq!(t.edge_corners(e).len(), 2);
+    assert_eq!(t.edge_tags()[e], 0);
+}
+
+#[test]
+fn osd_non_manifold_shapes_match_naive() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/osd");
+    // Degenerate edges: one per corner followed by the same vertex (e.g. four
+    // for `f 110 110 110 110`).
+    for (name, degenerate) in [("catmark_nonman_quadpole8.obj", 8), ("catmark_nonman_edges.obj", 18)] {
+        let d = subla_mesh::obj::read_obj(dir.join(name), Validation::OpenSubdiv).expect(name);
+        let t = d.mesh.topology();
+        let faces = face_lists(t);
+        assert!(build_every_way(t.num_vertices(), &faces).unwrap() == *t, "{name}");
+        check_against_naive(t, t.num_vertices(), &faces).expect(name);
+        check_from_edges(t, &shuffled(t.num_edges(), 3), Par::Seq).expect(name);
+        let count = t.edge_tags().iter().filter(|&&x| x & edge_tag::DEGENERATE != 0).count();
+        assert_eq!(count, degenerate, "{name}");
+        let uses = (0..t.num_corners()).filter(|&c| t.face_verts()[c] == t.face_verts()[t.next_corner(c)]).count();
+        assert_eq!(uses, degenerate, "{name}");
+        assert!(!t.is_manifold(), "{name}");
+    }
+}
+
+#[test]
+fn a_face_traversing_a_pair_twice_gets_two_edges() {
+    // [a, b, a, c]: uses a→b and b→a of (a, b), a→c and c→a of (a, c).
+    let t = build_every_way(3, &[vec![0, 1, 0, 2]]).unwrap();
+    assert_eq!(t.edges(), &[[0, 1], [0, 1], [0, 2], [0, 2]]);
+    let nm = edge_tag::NON_MANIFOLD | edge_tag::BOUNDARY;
+    assert_eq!(t.edge_tags(), &[nm, nm | edge_tag::DUPLICATE, nm, nm | edge_tag::DUPLICATE]);
+    assert_eq!(t.corner_edges(), &[0, 1, 2, 3]);
+    assert_eq!(t.find_edge(0, 1), Some(0));
+    assert_eq!(t.find_edge(1, 0), Some(0));
+    assert_eq!(t.find_edge(2, 0), Some(2));
+    assert_eq!((t.valence(0), t.valence(1), t.valence(2)), (4, 2, 2));
+    assert_eq!(t.vertex_neighbors(0).collect::<Vec<_>>(), [1, 1, 2, 2]);
+    assert!(t.vertex_tags()[1] & vertex_tag::NON_MANIFOLD != 0);
+
+    // A later face joins the first edge; its uses stay in corner order and
+    // the duplicate keeps only its own.
+    let faces = vec![vec![0, 1, 0, 2], vec![1, 0, 3], vec![0, 1, 4]];
+    let t = build_every_way(5, &faces).unwrap();
+    check_against_naive(&t, 5, &faces).unwrap();
+    let first = t.find_edge(0, 1).unwrap() as usize;
+    assert_eq!(t.edge(first + 1), [0, 1]);
+    assert_eq!(t.edge_corners(first), &[0, 4, 7]);
+    assert_eq!(t.edge_corners(first + 1), &[1]);
+    assert_eq!(t.edge_tags()[first], edge_tag::NON_MANIFOLD);
+    assert_eq!(t.edge_tags()[first + 1], edge_tag::NON_MANIFOLD | edge_tag::BOUNDARY | edge_tag::DUPLICATE);
+    assert_eq!(t.corner_edges()[1], first as u32 + 1);
+
+    // [a, b, a, b]: the first use creates the edge, the other three each
+    // get their own.
+    let t = build_every_way(2, &[vec![0, 1, 0, 1]]).unwrap();
+    assert_eq!(t.num_edges(), 4);
+    assert_eq!(t.find_edge(0, 1), Some(0));
+    assert_eq!(t.edge_tags().iter().filter(|&&x| x & edge_tag::DUPLICATE != 0).count(), 3);
+    // Still a repeated vertex for the strict mode.
+    assert!(matches!(strict(3, &[&[0, 1, 0, 2]]), Err(MeshError::RepeatedVertex { face: 0, vertex: 0, .. })));
+}
+
+#[test]
+fn several_edges_of_a_pair_give_one_crease_matrix_entry() {
+    let t = Topology::build(3, vec![0, 4], vec![0, 1, 0, 2], Par::Seq).unwrap();
+    let m = subla_mesh::Mesh::from_parts(t, vec![2.0, 5.0, 0.0, 1.0], vec![0.0; 3], vec![false], Default::default())
+        .unwrap();
+    let c = m.crease_matrix().unwrap();
+    assert_eq!(c.nnz(), 4);
+    assert_eq!(c.as_ref().get(0, 1), Some(&5.0));
+    assert_eq!(c.as_ref().get(1, 0), Some(&5.0));
+    assert_eq!(c.as_ref().get(2, 0), Some(&1.0));
+    // Reversing the winding keeps the first edge's sharpness on the first
+    // edge: [0, 2, 0, 1].
+    let r = m.reversed_winding().unwrap();
+    assert_eq!(r.topology().face(0), &[0, 2, 0, 1]);
+    assert_eq!(r.edge_sharpness(), &[2.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn from_edges_keeps_the_callers_numbering() {
+    // Two quads (0 1 2 3) and (1 4 5 2), edges in an arbitrary order, some
+    // given high-to-low.
+    let faces: Vec<Vec<u32>> = vec![vec![0, 1, 2, 3], vec![1, 4, 5, 2]];
+    let (ptr, verts) = flatten(&faces);
+    let edges = vec![[2, 1], [5, 4], [0, 1], [3, 2], [4, 1], [0, 3], [2, 5]];
+    let corner_edge = vec![2, 0, 3, 5, 4, 1, 6, 0];
+    let t = Topology::from_edges(6, ptr.clone(), verts.clone(), edges, corner_edge.clone(), Par::Seq).unwrap();
+    assert_eq!(t.edges(), &[[1, 2], [4, 5], [0, 1], [2, 3], [1, 4], [0, 3], [2, 5]]);
+    assert_eq!(t.corner_edges(), &corner_edge[..]);
+    assert_eq!(t.edge_corners(0), &[1, 7]);
+    assert_eq!(t.edge_tags()[0], 0);
+    assert!((1..7).all(|e| t.edge_tags()[e] == edge_tag::BOUNDARY));
+    assert_eq!(t.vertex_edges(1), &[0, 2, 4]);
+    assert_eq!(t.vertex_neighbors(1).collect::<Vec<_>>(), [2, 0, 4]);
+    assert_eq!(t.find_edge(2, 1), Some(0));
+    assert_eq!(t.find_edge(0, 2), None);
+    assert!(t.is_manifold());
+    // The same as build up to the numbering.
+    let b = Topology::build(6, ptr, verts, Par::Seq).unwrap();
+    for e in 0..7 {
+        let [lo, hi] = b.edge(e);
+        let f = t.find_edge(lo, hi).unwrap() as usize;
+        assert_eq!(t.edge_corners(f), b.edge_corners(e));
+        assert_eq!(t.edge_tags()[f], b.edge_tags()[e]);
+    }
+    assert_eq!(t.vertex_tags(), b.vertex_tags());
+
+    // Several edges of one pair used by different faces (which build never
+    // makes): all non-manifold, the later ones duplicates.
+    let faces: Vec<Vec<u32>> = vec![vec![0, 1, 2], vec![1, 0, 3]];
+    let (ptr, verts) = flatten(&faces);
+    let edges = vec![[1, 2], [0, 1], [2, 0], [0, 1], [0, 3], [3, 1]];
+    let t = Topology::from_edges(4, ptr, verts, edges, vec![1, 0, 2, 3, 4, 5], Par::Seq).unwrap();
+    assert_eq!(t.edge_tags()[1], edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD);
+    assert_eq!(t.edge_tags()[3], edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD | edge_tag::DUPLICATE);
+    assert_eq!(t.find_edge(1, 0), Some(1));
+    assert!(t.vertex_tags()[0] & vertex_tag::NON_MANIFOLD != 0);
+    assert!(!t.is_manifold());
+    assert!(matches!(t.check_manifold(), Err(MeshError::NonManifoldVertex { vertex: 0, fans: 2 })));
+
+    // One edge used twice by one face, opposite directions: non-manifold.
+    let (ptr, verts) = flatten(&[vec![0, 1, 0, 2]]);
+    let t = Topology::from_edges(3, ptr, verts, vec![[0, 1], [0, 2]], vec![0, 0, 1, 1], Par::Seq).unwrap();
+    assert_eq!(t.edge_tags(), &[edge_tag::NON_MANIFOLD, edge_tag::NON_MANIFOLD]);
+    assert_eq!(t.edge_corners(0), &[0, 1]);
+}
+
+#[test]
+fn from_edges_validation_errors() {
+    let (ptr, verts) = flatten(&[vec![0, 1, 2], vec![2, 1, 3]]);
+    let edges = vec![[0, 1], [1, 2], [2, 0], [1, 3], [3, 2]];
+    let ce = vec![0, 1, 2, 1, 3, 4];
+    let build = |nv: usize, ptr: Vec<u32>, verts: Vec<u32>, edges: Vec<[u32; 2]>, ce: Vec<u32>| {
+        Topology::from_edges(nv, ptr, verts, edges, ce, Par::Seq)
+    };
+    assert!(build(4, ptr.clone(), verts.clone(), edges.clone(), ce.clone()).is_ok());
+    let edge_list = |e: MeshError, what: &str| match &e {
+        MeshError::MalformedStatement { statement, reason, .. } if statement == "edge list" => {
+            assert!(reason.contains(what), "{reason:?} lacks {what:?}");
+            assert!(e.to_string().contains("malformed edge list statement"), "{e}");
+        }
+        _ => panic!("expected an edge-list error, got {e:?}"),
+    };
+    // Faces: as build.
+    let err = build(4, vec![0, 3, 5], vec![0, 1, 2, 2, 1], edges.clone(), vec![0; 5]).unwrap_err();
+    assert!(matches!(err, MeshError::FaceTooSmall { face: 1, order: 2, .. }), "{err:?}");
+    let err = build(3, ptr.clone(), verts.clone(), edges.clone(), ce.clone()).unwrap_err();
+    assert!(matches!(err, MeshError::IndexOutOfRange { face: 1, index: 3, num_vertices: 3, .. }), "{err:?}");
+    let err = build(4, vec![0, 3, 7], verts.clone(), edges.clone(), ce.clone()).unwrap_err();
+    assert!(matches!(&err, MeshError::MalformedStatement { statement, .. } if statement == "face pointer array"));
+    // One corner edge per corner.
+    edge_list(build(4, ptr.clone(), verts.clone(), edges.clone(), ce[..5].to_vec()).unwrap_err(), "5 corner edges");
+    // Edge vertices in range.
+    let mut bad = edges.clone();
+    bad[3] = [1, 7];
+    edge_list(
+        build(4, ptr.clone(), verts.clone(), bad, ce.clone()).unwrap_err(),
+        "edge 3 (1, 7) has a vertex out of range",
+    );
+    // A corner's edge must exist...
+    let mut bad = ce.clone();
+    bad[4] = 5;
+    edge_list(build(4, ptr.clone(), verts.clone(), edges.clone(), bad).unwrap_err(), "corner 4 (face 1) has edge 5");
+    // ... and join the corner's vertex to the next one.
+    let mut bad = ce.clone();
+    bad[5] = 3;
+    edge_list(
+        build(4, ptr.clone(), verts.clone(), edges.clone(), bad).unwrap_err(),
+        "corner 5 (face 1) runs from vertex 3 to 2, but its edge 3 joins (1, 3)",
+    );
+    // The first wrong corner is named.
+    let mut bad = ce.clone();
+    bad[2] = 0;
+    bad[1] = 2;
+    edge_list(build(4, ptr.clone(), verts.clone(), edges.clone(), bad).unwrap_err(), "corner 1 (face 0)");
+    // An edge no corner uses (OpenSubdiv's second half of a degenerate
+    // edge) is kept, tagged non-manifold, and counts at its vertices.
+    let mut more = edges.clone();
+    more.push([0, 3]);
+    let t = build(4, ptr.clone(), verts.clone(), more, ce.clone()).unwrap();
+    assert!(t.edge_corners(5).is_empty());
+    assert_ne!(t.edge_tags()[5] & edge_tag::NON_MANIFOLD, 0);
+    assert!(t.vertex_edges(0).contains(&5) && t.vertex_edges(3).contains(&5));
+    // A degenerate edge for a non-degenerate corner.
+    let mut bad = edges.clone();
+    bad[0] = [0, 0];
+    edge_list(build(4, ptr, verts, bad, ce).unwrap_err(), "corner 0 (face 0) runs from vertex 0 to 1");
 }
 
 #[test]

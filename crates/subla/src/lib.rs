@@ -6,11 +6,16 @@
 //!   maps and lambdas (Mlakar et al. 2020, §3.1), scans and enumeration;
 //! * [`mesh`]: control meshes (the mesh matrix and derived connectivity),
 //!   OpenSubdiv-style tags and options, OBJ and PLY I/O, validation;
-//! * [`scheme`]: the build/eval traits subdivision schemes implement.
+//! * [`scheme`]: the build/eval traits subdivision schemes implement;
+//! * [`catmark`]: Catmull-Clark (specialised kernels and mapped algebra) and
+//!   bilinear subdivision, matching OpenSubdiv.
 #![deny(missing_docs)]
 
 pub use subla_algebra as algebra;
 pub use subla_algebra::{AlgebraError, CscMat, CscRef, CsrMat, CsrRef, Par};
+pub use subla_catmark as catmark;
+pub use subla_catmark::{CatmarkLak, CatmarkSlak};
 pub use subla_mesh as mesh;
 pub use subla_mesh::{Mesh, MeshData, MeshError, Topology, Validation};
 pub use subla_scheme as scheme;
+pub use subla_scheme::{Plan, Refiner};

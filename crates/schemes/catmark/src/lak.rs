@@ -213,7 +213,7 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
             holes[t.face_ptr()[f] as usize..t.face_ptr()[f + 1] as usize].fill(true);
         }
     }
-    let child = child_mesh(parent, ct, holes)?;
+    let child = child_mesh(parent, ct, holes, None)?;
     // Maps: the rules' masks as per-row coefficients.
     let step: Step = masks(parent, par);
     let mut alpha = vec![0.25; ne];

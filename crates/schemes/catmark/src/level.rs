@@ -10,7 +10,7 @@ use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Topology, TriangleSubdivision};
 use subla_scheme::Result;
 
-use crate::refine::refine_topology;
+use crate::refine::refine_topology_direct;
 use crate::rules::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
 
 /// An edge point that is not the default `¼ a + ¼ b + ¼ c₁ + ¼ c₂`:
@@ -52,18 +52,7 @@ pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
     let mut vert_s: Vec<f32> = mesh.vertex_sharpness().to_vec();
     let mut holes: Vec<bool> = mesh.holes().to_vec();
     let opts = mesh.options();
-    // Non-manifold edges: our tags, plus an edge used twice by one face
-    // (OpenSubdiv splits such a pair into separate non-manifold edges).
-    let nm_edge: Vec<bool> = (0..t.num_edges())
-        .map(|e| {
-            if t.edge_tags()[e] & edge_tag::NON_MANIFOLD != 0 {
-                return true;
-            }
-            let cs = t.edge_corners(e);
-            let fcs: Vec<u32> = cs.iter().map(|&c| t.corner_faces()[c as usize]).collect();
-            (1..fcs.len()).any(|i| fcs[..i].contains(&fcs[i]))
-        })
-        .collect();
+    let nm_edge: Vec<bool> = t.edge_tags().iter().map(|&g| g & edge_tag::NON_MANIFOLD != 0).collect();
     if opts.boundary == BoundaryInterpolation::None {
         for v in 0..nv {
             let on_boundary = t.is_boundary_vertex(v) || t.vertex_tags()[v] & vertex_tag::NON_MANIFOLD != 0;
@@ -122,14 +111,16 @@ fn tau_at(t: &Topology, es: &[f32], chaikin: bool, e: usize, v: usize) -> f32 {
 /// (with effective sharpness).
 pub(crate) fn build_step(parent: &Mesh, par: Par) -> Result<(Step, Mesh)> {
     let step = masks(parent, par);
-    let (ct, holes) = refine_topology(parent, par)?;
-    let child = child_mesh(parent, ct, holes)?;
+    let r = refine_topology_direct(parent, par)?;
+    let child = child_mesh(parent, r.topology, r.holes, Some(&r.halves))?;
     Ok((step, child))
 }
 
 /// The child mesh: `child` topology (numbered as [`crate::refine`] says)
-/// with the sharpness that the rules give it.
-pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>) -> Result<Mesh> {
+/// with the sharpness that the rules give it. `halves[2e + j]` is the child
+/// edge of parent edge `e` at its endpoint `j`, when known (else found by
+/// vertex pair).
+pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>, halves: Option<&[u32]>) -> Result<Mesh> {
     let t = parent.topology();
     let (nv, nf) = (t.num_vertices(), t.num_faces());
     let es = parent.edge_sharpness();
@@ -143,8 +134,12 @@ pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>) -> Resul
         }
         let [a, b] = t.edge(e);
         let ep = (nv + nf + e) as u32;
-        for end in [a, b] {
-            if let Some(ce) = ct.find_edge(end, ep) {
+        for (j, end) in [a, b].into_iter().enumerate() {
+            let child = match halves {
+                Some(h) => Some(h[2 * e + j]),
+                None => ct.find_edge(end, ep),
+            };
+            if let Some(ce) = child {
                 child_es[ce as usize] = tau_at(t, es, chaikin, e, end as usize);
             }
         }

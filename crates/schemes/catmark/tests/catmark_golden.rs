@@ -71,7 +71,12 @@ fn run<R: Refiner<Input = subla_mesh::Mesh>>(path: &str, refiner: &R) {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let plan = refiner.build(&d.mesh, case.level, Par::Rayon).map_err(|e| e.to_string())?;
             let pos = eval(&plan, d.positions(), Par::Rayon);
-            common::compare(plan.refined(case.level).unwrap(), pos.view(), &golden, 1e-6)
+            let c = common::compare(plan.refined(case.level).unwrap(), pos.view(), &golden, 1e-6)?;
+            // f32: within 1e-5 of the bounding-box diagonal.
+            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).mapv(f64::from);
+            common::compare(plan.refined(case.level).unwrap(), pos32.view(), &golden, 1e-5)
+                .map_err(|e| format!("f32: {e}"))?;
+            Ok(c)
         }));
         let outcome = match result {
             Ok(Ok(c)) => Ok(c.max_rel),
@@ -82,7 +87,12 @@ fn run<R: Refiner<Input = subla_mesh::Mesh>>(path: &str, refiner: &R) {
             (Ok(rel), None) => worst = worst.max(rel),
             (Ok(_), Some(_)) => unexpected_passes.push(case.file.clone()),
             (Err(e), None) => failures.push(format!("{}: {e}", case.file)),
-            (Err(_), Some(_)) => known += 1,
+            (Err(e), Some(_)) => {
+                known += 1;
+                if std::env::var_os("SUBLA_SHOW_KNOWN").is_some() {
+                    eprintln!("known failure {}: {e}", case.file);
+                }
+            }
         }
     }
     eprintln!(

@@ -95,6 +95,66 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
             classes[c].len()
         ));
     }
+    // Refine the position classes by the faces around each vertex (colour
+    // refinement on both meshes at once), so that coincident vertices with
+    // different surroundings get different colours.
+    let gt = golden.mesh.topology();
+    let t = mesh.topology();
+    {
+        let mut ours_col: Vec<usize> = our_class.clone();
+        let mut gold_col: Vec<usize> = class.clone();
+        let signature =
+            |top: &subla_mesh::Topology, holes: Option<&[bool]>, col: &[usize], v: usize| -> (usize, Vec<Vec<usize>>) {
+                let mut around: Vec<Vec<usize>> = top
+                    .vertex_corners(v)
+                    .iter()
+                    .filter(|&&c| holes.is_none_or(|h| !h[top.corner_faces()[c as usize] as usize]))
+                    .map(|&c| {
+                        let f = top.corner_faces()[c as usize] as usize;
+                        let vs = top.face(f);
+                        let k = c as usize - top.face_ptr()[f] as usize;
+                        (0..vs.len()).map(|i| col[vs[(k + i) % vs.len()] as usize]).collect()
+                    })
+                    .collect();
+                around.sort();
+                (col[v], around)
+            };
+        let mut colours = classes.len();
+        for _round in 0..12 {
+            let mut ids: HashMap<(usize, Vec<Vec<usize>>), usize> = HashMap::new();
+            let mut next_id = |sig: (usize, Vec<Vec<usize>>)| {
+                let n = ids.len();
+                *ids.entry(sig).or_insert(n)
+            };
+            let new_gold: Vec<usize> = (0..g.nrows()).map(|v| next_id(signature(gt, None, &gold_col, v))).collect();
+            let new_ours: Vec<usize> =
+                (0..pos.nrows()).map(|v| next_id(signature(t, Some(mesh.holes()), &ours_col, v))).collect();
+            let n = ids.len();
+            gold_col = new_gold;
+            ours_col = new_ours;
+            if n == colours {
+                break;
+            }
+            colours = n;
+        }
+        // Use the refined colours where they split a class consistently.
+        let mut count_g = vec![0usize; colours.max(1) + g.nrows() + pos.nrows()];
+        let mut count_o = vec![0usize; count_g.len()];
+        for &c in &gold_col {
+            count_g[c] += 1;
+        }
+        for &c in &ours_col {
+            count_o[c] += 1;
+        }
+        if gold_col.iter().chain(&ours_col).all(|&c| count_g[c] == count_o[c]) {
+            classes = vec![Vec::new(); count_g.len()];
+            for (j, &c) in gold_col.iter().enumerate() {
+                class[j] = c;
+                classes[c].push(j);
+            }
+            our_class = ours_col;
+        }
+    }
     // Assign singletons, then propagate through faces.
     let mut map = vec![u32::MAX; pos.nrows()];
     let mut taken = vec![false; g.nrows()];
@@ -105,8 +165,6 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
             taken[c[0]] = true;
         }
     }
-    let gt = golden.mesh.topology();
-    let t = mesh.topology();
     let class_key = |ids: &[usize]| -> Vec<usize> {
         let k = (0..ids.len())
             .min_by_key(|&i| (ids[i..].iter().chain(&ids[..i]).copied().collect::<Vec<_>>(), i))
@@ -118,6 +176,10 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
         let ids: Vec<usize> = gt.face(f).iter().map(|&v| class[v as usize]).collect();
         by_key.entry(class_key(&ids)).or_default().push(f);
     }
+    // Propagate through faces: a face with one consistent golden
+    // counterpart pins its vertices. When nothing is unique any more, take
+    // the first consistent counterpart of some face and go on.
+    let mut greedy = false;
     loop {
         let mut progress = false;
         for f in 0..t.num_faces() {
@@ -130,7 +192,6 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
             }
             let ids: Vec<usize> = ours.iter().map(|&v| our_class[v as usize]).collect();
             let Some(cands) = by_key.get(&class_key(&ids)) else { continue };
-            // Consistent (golden face, rotation) pairs.
             let mut fits = Vec::new();
             for &gf in cands {
                 let gv = gt.face(gf);
@@ -149,7 +210,7 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
                     }
                 }
             }
-            if fits.len() == 1 {
+            if fits.len() == 1 || (greedy && !fits.is_empty()) {
                 let (gf, rot) = fits[0];
                 let gv = gt.face(gf);
                 for k in 0..ours.len() {
@@ -161,9 +222,16 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
                         progress = true;
                     }
                 }
+                if greedy {
+                    break;
+                }
             }
         }
-        if !progress {
+        if progress {
+            greedy = false;
+        } else if !greedy {
+            greedy = true;
+        } else {
             break;
         }
     }

@@ -1,0 +1,1201 @@
+//! Uniform Catmull-Clark refinement, subla against its peers in the same
+//! run: `subdiv-kernels` 0.1 and `opensubdiv-rs` 0.5 (pure Rust), and
+//! OpenSubdiv 3.7 (C++) through `opensubdiv-petite` 0.3 with the cargo
+//! feature `opensubdiv-petite` of `subla-bench`.
+//!
+//! ```text
+//! cargo bench -p subla-bench --bench catmark [--features opensubdiv-petite]
+//! SUBLA_BENCH_QUICK=1 cargo bench -p subla-bench --bench catmark   # smoke run
+//! ```
+//!
+//! Inputs: every `*.obj` of `$SUBLA_MESHES` (default `data/meshes/paper/`;
+//! generated meshes if there are none) and a generated closed quad torus
+//! of 317 × 317 = 100,489 quads, at levels 1–4. Environment:
+//! `SUBLA_BENCH_QUICK=1` (levels 1–2, one paper mesh, no torus),
+//! `SUBLA_BENCH_MESHES=Bigguy,torus317` (keep these inputs, by name),
+//! `SUBLA_BENCH_LEVELS=1,3` (keep these levels), `SUBLA_BIN` (the release
+//! `subla` binary used for the peak-memory table).
+//!
+//! What each benchmark id times, per (mesh, level) group
+//! `catmark_<mesh>_L<level>`:
+//!
+//! | id | subla | subdiv-kernels | opensubdiv-rs | OpenSubdiv (petite) |
+//! |---|---|---|---|---|
+//! | `*_topology` | `refine_plain` × L | `Refiner::new` + `refine_topology` | factory + `refine_uniform` | `TopologyRefiner::new` + `refine_uniform` |
+//! | `*_build` | `CatmarkSlak.build` | `refine_uniform` + `compose_stencils` | factory + `refine_uniform` + `StencilTableFactory::create` (last level) | `TopologyRefiner` + `refine_uniform` + `StencilTable::new` (last level) |
+//! | `*_eval` | `eval` f64 on the plan | composed `interpolate` | `update_values` | `CpuEvaluator::EvalStencils` (f32) |
+//! | `subla_modeling` / `*_oneshot` | `modeling` (build + eval level by level) | `refine_uniform` + `interpolate` (chained levels) | factory + `refine_uniform` + `PrimvarRefiner::interpolate` per level | the same, f32 |
+//!
+//! Data are 3 channels of `f64` except for OpenSubdiv, whose wrapper only
+//! has `f32` (compare it also with `subla_eval_f32`). The peers are
+//! single-threaded (subdiv-kernels' `parallel` feature does nothing, and it
+//! is off; opensubdiv-rs has no threading; OpenSubdiv's Far and
+//! `CpuEvaluator` are serial); subla runs with 1 and with all threads.
+//! Peer rows predicted (from the level below) to take over 60 s or more
+//! memory than is free are skipped, with the reason printed. Rows of a
+//! second or more are timed by hand (1–3 runs) instead of by criterion.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, SamplingMode};
+use subla_algebra::Par;
+use subla_bench::{criterion, mean_seconds, pool, quad_sphere, quad_torus, report_with};
+use subla_catmark::CatmarkSlak;
+use subla_catmark::refine::refine_plain;
+use subla_mesh::{Mesh, MeshData, Options, Validation};
+use subla_scheme::{Refiner, eval, modeling};
+
+/// Peer rows predicted to take longer than this are skipped.
+const PEER_SECONDS_LIMIT: f64 = 60.0;
+/// Predicted growth of time and memory from one level to the next (the
+/// output grows 4×; stencils grow a little more).
+const GROWTH: f64 = 4.5;
+/// Rows whose single run takes at least this long are timed by hand.
+const MANUAL_SECONDS: f64 = 0.8;
+
+// ---------------------------------------------------------------------------
+// Settings and inputs
+
+struct Settings {
+    quick: bool,
+    /// Not run by `cargo bench` (e.g. `cargo test --benches`): one tiny row.
+    smoke: bool,
+    levels: Vec<u32>,
+    meshes: Option<Vec<String>>,
+    /// Bytes a row may use (predicted peak).
+    budget: u64,
+    threads: usize,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        let smoke = !std::env::args().any(|a| a == "--bench");
+        let quick = smoke || std::env::var("SUBLA_BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
+        let mut levels: Vec<u32> = if smoke {
+            vec![1]
+        } else if quick {
+            vec![1, 2]
+        } else {
+            vec![1, 2, 3, 4]
+        };
+        if let Ok(v) = std::env::var("SUBLA_BENCH_LEVELS") {
+            let keep: Vec<u32> = v.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+            levels.retain(|l| keep.contains(l));
+        }
+        let meshes = std::env::var("SUBLA_BENCH_MESHES")
+            .ok()
+            .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect());
+        let available = meminfo_kb("MemAvailable:").map_or(8 << 30, |kb| kb * 1024);
+        let budget = (available.min(24 << 30) as f64 * 0.8) as u64;
+        Settings { quick, smoke, levels, meshes, budget, threads: rayon::current_num_threads() }
+    }
+}
+
+struct Input {
+    name: String,
+    data: MeshData,
+    /// The file it was read from (generated inputs are written to a
+    /// temporary OBJ file for the peak-memory runs).
+    path: Option<PathBuf>,
+}
+
+fn mesh_dir() -> PathBuf {
+    match std::env::var_os("SUBLA_MESHES") {
+        Some(v) => PathBuf::from(v),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/paper"),
+    }
+}
+
+fn load_inputs(s: &Settings) -> Vec<Input> {
+    let dir = mesh_dir();
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("obj")))
+            .collect(),
+        Err(e) => {
+            println!("note: cannot read the mesh directory {}: {e}", dir.display());
+            Vec::new()
+        }
+    };
+    files.sort();
+    let mut inputs = Vec::new();
+    for path in files {
+        let name = path.file_stem().map_or_else(|| "mesh".into(), |n| n.to_string_lossy().into_owned());
+        match subla_mesh::obj::read_obj(&path, Validation::OpenSubdiv) {
+            Ok(mut data) => {
+                if data.left_handed {
+                    match data.mesh.reversed_winding() {
+                        Ok(m) => data.mesh = m,
+                        Err(e) => {
+                            println!("note: skipping {name}: {e}");
+                            continue;
+                        }
+                    }
+                }
+                inputs.push(Input { name, data, path: Some(path) });
+            }
+            Err(e) => println!("note: skipping {}: {e}", path.display()),
+        }
+    }
+    if inputs.is_empty() {
+        println!("note: no meshes in {}; using generated ones", dir.display());
+        inputs.push(Input { name: "sphere12".into(), data: quad_sphere(12), path: None });
+        inputs.push(Input { name: "torus48x32".into(), data: quad_torus(48, 32), path: None });
+    }
+    if s.quick {
+        let pick = inputs.iter().position(|i| i.name == "Bigguy").unwrap_or(0);
+        let one = inputs.swap_remove(pick);
+        inputs = vec![one];
+    } else {
+        inputs.push(Input { name: "torus317".into(), data: quad_torus(317, 317), path: None });
+    }
+    if let Some(keep) = &s.meshes {
+        inputs.retain(|i| keep.iter().any(|k| k == &i.name));
+    }
+    inputs
+}
+
+/// The control mesh in the flat forms the peers take.
+struct Flat {
+    nv: usize,
+    counts: Vec<u32>,
+    counts_usize: Vec<usize>,
+    verts: Vec<u32>,
+    crease_pairs: Vec<[u32; 2]>,
+    /// `crease_pairs` flattened (OpenSubdiv C++ only).
+    #[cfg_attr(not(feature = "opensubdiv-petite"), allow(dead_code))]
+    crease_flat: Vec<u32>,
+    crease_w: Vec<f32>,
+    corner_v: Vec<u32>,
+    corner_w: Vec<f32>,
+    corners_dense: Vec<f32>,
+    holes: Vec<u32>,
+    options: Options,
+    ctrl: Vec<[f64; 3]>,
+    /// `ctrl` flattened to `f32` (OpenSubdiv C++ only).
+    #[cfg_attr(not(feature = "opensubdiv-petite"), allow(dead_code))]
+    ctrl32: Vec<f32>,
+}
+
+impl Flat {
+    fn new(data: &MeshData) -> Flat {
+        let mesh = &data.mesh;
+        let t = mesh.topology();
+        let counts: Vec<u32> = t.face_ptr().windows(2).map(|w| w[1] - w[0]).collect();
+        let mut crease_pairs = Vec::new();
+        let mut crease_w = Vec::new();
+        for (e, &s) in mesh.edge_sharpness().iter().enumerate() {
+            if s > 0.0 {
+                crease_pairs.push(t.edge(e));
+                crease_w.push(s);
+            }
+        }
+        let mut corner_v = Vec::new();
+        let mut corner_w = Vec::new();
+        for (v, &s) in mesh.vertex_sharpness().iter().enumerate() {
+            if s > 0.0 {
+                corner_v.push(v as u32);
+                corner_w.push(s);
+            }
+        }
+        let holes = mesh.holes().iter().enumerate().filter(|h| *h.1).map(|h| h.0 as u32).collect();
+        let pos = data.positions();
+        let ctrl: Vec<[f64; 3]> = pos.rows().into_iter().map(|r| [r[0], r[1], r[2]]).collect();
+        Flat {
+            nv: mesh.num_vertices(),
+            counts_usize: counts.iter().map(|&c| c as usize).collect(),
+            counts,
+            verts: t.face_verts().to_vec(),
+            crease_flat: crease_pairs.iter().flatten().copied().collect(),
+            crease_pairs,
+            crease_w,
+            corner_v,
+            corner_w,
+            corners_dense: mesh.vertex_sharpness().to_vec(),
+            holes,
+            options: mesh.options(),
+            ctrl32: ctrl.iter().flatten().map(|&x| x as f32).collect(),
+            ctrl,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Peers
+
+/// subdiv-kernels 0.1: a `Refiner` over a `Mesh` of face lists (edges are
+/// found by the crate; the edge list only carries crease values).
+mod sk {
+    use std::num::NonZeroU8;
+
+    use subdiv_kernels as k;
+    use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
+
+    use super::Flat;
+
+    fn refiner(f: &Flat) -> Result<k::Refiner, String> {
+        if !f.holes.is_empty() {
+            return Err("subdiv-kernels has no holes".into());
+        }
+        let o = f.options;
+        let mut opts = k::SchemeOptions::default();
+        opts.boundary_interpolation = match o.boundary {
+            BoundaryInterpolation::None => k::BoundaryInterpolation::Natural,
+            BoundaryInterpolation::EdgeOnly => k::BoundaryInterpolation::EdgesOnly,
+            BoundaryInterpolation::EdgeAndCorner => k::BoundaryInterpolation::EdgesAndCorners,
+        };
+        opts.crease_computation = match o.crease_method {
+            CreaseMethod::Uniform => k::CreaseComputationMethod::Uniform,
+            CreaseMethod::Chaikin => k::CreaseComputationMethod::Chaikin,
+        };
+        opts.triangle_subdivision_rule = match o.triangle_subdivision {
+            TriangleSubdivision::Catmark => k::TriangleSubdivisionRule::CatmullClark,
+            TriangleSubdivision::Smooth => k::TriangleSubdivisionRule::SmoothTriangles,
+        };
+        let mesh = k::Mesh {
+            vertex_count: f.nv as u32,
+            face_vertex_counts: f.counts.clone(),
+            face_vertex_indices: f.verts.clone(),
+            edge_vertices: f.crease_pairs.clone(),
+            edge_creases: f.crease_w.clone(),
+            vertex_corners: f.corners_dense.clone(),
+        };
+        k::Refiner::new(mesh, k::Scheme::CatmullClark, opts).map_err(|e| e.to_string())
+    }
+
+    fn request(levels: u32) -> Result<k::UniformRefine, String> {
+        let l = u8::try_from(levels).ok().and_then(NonZeroU8::new).ok_or("levels must be 1..=255")?;
+        Ok(k::UniformRefine::from(l))
+    }
+
+    /// Topology refinement alone; returns the number of output faces.
+    pub(super) fn topology(f: &Flat, levels: u32) -> Result<usize, String> {
+        let r = refiner(f)?.refine_topology(&request(levels)?).map_err(|e| e.to_string())?;
+        Ok(r.final_topology().face_vertex_counts.len())
+    }
+
+    /// Topology, per-level stencils, and their composition into one table
+    /// from the control points.
+    pub(super) fn build(f: &Flat, levels: u32) -> Result<k::StencilTable, String> {
+        let r = refiner(f)?.refine_uniform(&request(levels)?).map_err(|e| e.to_string())?;
+        Ok(r.compose_stencils(f.nv))
+    }
+
+    pub(super) fn eval(t: &k::StencilTable, ctrl: &[[f64; 3]]) -> Vec<[f64; 3]> {
+        t.interpolate(ctrl)
+    }
+
+    /// Topology and per-level stencils, applied level after level.
+    pub(super) fn oneshot(f: &Flat, levels: u32) -> Result<Vec<[f64; 3]>, String> {
+        let r = refiner(f)?.refine_uniform(&request(levels)?).map_err(|e| e.to_string())?;
+        Ok(r.interpolate(&f.ctrl))
+    }
+}
+
+/// opensubdiv-rs 0.5: a port of OpenSubdiv's Far (`TopologyDescriptor`,
+/// `TopologyRefinerFactory`, `StencilTableFactory`, `PrimvarRefiner`).
+mod osdrs {
+    use opensubdiv_rs::far::{
+        PrimvarRefiner, StencilTable, StencilTableFactory, StencilTableOptions, TopologyDescriptor, TopologyRefiner,
+        TopologyRefinerFactory, UniformOptions,
+    };
+    use opensubdiv_rs::sdc;
+    use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
+
+    use super::Flat;
+
+    fn options(f: &Flat) -> sdc::Options {
+        let o = f.options;
+        sdc::Options::new()
+            .with_vtx_boundary_interpolation(match o.boundary {
+                BoundaryInterpolation::None => sdc::VtxBoundaryInterpolation::None,
+                BoundaryInterpolation::EdgeOnly => sdc::VtxBoundaryInterpolation::EdgeOnly,
+                BoundaryInterpolation::EdgeAndCorner => sdc::VtxBoundaryInterpolation::EdgeAndCorner,
+            })
+            .with_creasing_method(match o.crease_method {
+                CreaseMethod::Uniform => sdc::CreasingMethod::Uniform,
+                CreaseMethod::Chaikin => sdc::CreasingMethod::Chaikin,
+            })
+            .with_triangle_subdivision(match o.triangle_subdivision {
+                TriangleSubdivision::Catmark => sdc::TriangleSubdivision::Catmark,
+                TriangleSubdivision::Smooth => sdc::TriangleSubdivision::Smooth,
+            })
+    }
+
+    /// Factory + uniform refinement (always full topology).
+    pub(super) fn topology(f: &Flat, levels: u32) -> Result<TopologyRefiner, String> {
+        let d = TopologyDescriptor::new(f.nv, &f.counts_usize, &f.verts)
+            .with_creases(&f.crease_pairs, &f.crease_w)
+            .with_corners(&f.corner_v, &f.corner_w)
+            .with_holes(&f.holes);
+        let mut r =
+            TopologyRefinerFactory::create(d, sdc::SchemeType::Catmark, options(f)).map_err(|e| e.to_string())?;
+        r.refine_uniform(UniformOptions::new(levels as usize));
+        Ok(r)
+    }
+
+    /// Topology and the factorized stencils of the last level.
+    pub(super) fn build(f: &Flat, levels: u32) -> Result<StencilTable, String> {
+        let r = topology(f, levels)?;
+        let opts = StencilTableOptions { generate_intermediate_levels: false, generate_control_verts: false };
+        Ok(StencilTableFactory::create(&r, opts))
+    }
+
+    pub(super) fn eval(t: &StencilTable, ctrl: &[[f64; 3]], out: &mut [[f64; 3]]) {
+        t.update_values(ctrl, out);
+    }
+
+    /// Topology, then `PrimvarRefiner::interpolate` level by level.
+    pub(super) fn oneshot(f: &Flat, levels: u32) -> Result<Vec<[f64; 3]>, String> {
+        let r = topology(f, levels)?;
+        let p = PrimvarRefiner::new(&r);
+        let mut src = f.ctrl.clone();
+        for level in 1..=levels as usize {
+            let mut dst = vec![[0.0f64; 3]; r.level(level).num_vertices()];
+            p.interpolate(level, &src, &mut dst);
+            src = dst;
+        }
+        Ok(src)
+    }
+}
+
+/// OpenSubdiv 3.7 (C++) through opensubdiv-petite 0.3 (`f32` data only).
+#[cfg(feature = "opensubdiv-petite")]
+mod petite {
+    use opensubdiv_petite::{far, osd};
+    use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
+
+    use super::Flat;
+
+    fn err(e: impl std::fmt::Display) -> String {
+        e.to_string()
+    }
+
+    /// `TopologyRefiner::new` + `refine_uniform` with OpenSubdiv's defaults
+    /// (vertex order as in Far, sparse topology in the last level).
+    pub(super) fn topology(f: &Flat, levels: u32) -> Result<far::TopologyRefiner, String> {
+        let mut d = far::TopologyDescriptor::new(f.nv, &f.counts, &f.verts).map_err(err)?;
+        if !f.crease_w.is_empty() {
+            d.creases(&f.crease_flat, &f.crease_w);
+        }
+        if !f.corner_w.is_empty() {
+            d.corners(&f.corner_v, &f.corner_w);
+        }
+        if !f.holes.is_empty() {
+            d.holes(&f.holes);
+        }
+        let o = f.options;
+        let options = far::TopologyRefinerOptions {
+            scheme: far::Scheme::CatmullClark,
+            boundary_interpolation: match o.boundary {
+                BoundaryInterpolation::None => None,
+                BoundaryInterpolation::EdgeOnly => Some(far::BoundaryInterpolation::EdgeOnly),
+                BoundaryInterpolation::EdgeAndCorner => Some(far::BoundaryInterpolation::EdgeAndCorner),
+            },
+            creasing_method: match o.crease_method {
+                CreaseMethod::Uniform => far::CreasingMethod::Uniform,
+                CreaseMethod::Chaikin => far::CreasingMethod::Chaikin,
+            },
+            triangle_subdivision: match o.triangle_subdivision {
+                TriangleSubdivision::Catmark => far::TriangleSubdivision::CatmullClark,
+                TriangleSubdivision::Smooth => far::TriangleSubdivision::Smooth,
+            },
+            ..Default::default()
+        };
+        let mut r = far::TopologyRefiner::new(d, options).map_err(err)?;
+        r.refine_uniform(far::topology_refiner::UniformRefinementOptions {
+            refinement_level: levels as usize,
+            order_vertices_from_faces_first: false,
+            full_topology_in_last_level: false,
+        });
+        Ok(r)
+    }
+
+    /// Topology and the factorized stencils of the last level.
+    pub(super) fn build(f: &Flat, levels: u32) -> Result<far::StencilTable, String> {
+        let r = topology(f, levels)?;
+        far::StencilTable::new(
+            &r,
+            far::StencilTableOptions {
+                generate_offsets: true,
+                generate_intermediate_levels: false,
+                ..Default::default()
+            },
+        )
+        .map_err(err)
+    }
+
+    /// Source and destination buffers of `CpuEvaluator`.
+    pub(super) struct Buffers {
+        src: osd::CpuVertexBuffer,
+        dst: osd::CpuVertexBuffer,
+        n: usize,
+    }
+
+    pub(super) fn buffers(t: &far::StencilTable, n: usize) -> Result<Buffers, String> {
+        Ok(Buffers {
+            src: osd::CpuVertexBuffer::new(3, n).map_err(err)?,
+            dst: osd::CpuVertexBuffer::new(3, t.len()).map_err(err)?,
+            n,
+        })
+    }
+
+    /// Uploads the control points and evaluates the stencils.
+    pub(super) fn eval(t: &far::StencilTable, b: &mut Buffers, ctrl: &[f32]) -> Result<(), String> {
+        b.src.update_data(ctrl, 0, b.n).map_err(err)?;
+        let desc = || osd::BufferDescriptor::new(0, 3, 3).map_err(err);
+        osd::cpu_evaluator::evaluate_stencils(&b.src, desc()?, &mut b.dst, desc()?, t).map_err(err)
+    }
+
+    /// Topology, then `PrimvarRefiner::interpolate` level by level.
+    pub(super) fn oneshot(f: &Flat, levels: u32) -> Result<Vec<f32>, String> {
+        let r = topology(f, levels)?;
+        let p = far::PrimvarRefiner::new(&r).map_err(err)?;
+        let mut src = f.ctrl32.clone();
+        for level in 1..=levels as usize {
+            src = p.interpolate(level, 3, &src).ok_or("no such level")?;
+        }
+        Ok(src)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Memory probes (Linux)
+
+fn status_kb(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn meminfo_kb(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    s.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Resets the peak resident size to the current one; returns the current
+/// resident size in bytes, or `None` where the kernel does not allow it.
+fn reset_peak() -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    status_kb("VmRSS:").map(|kb| kb * 1024)
+}
+
+// ---------------------------------------------------------------------------
+// Timing
+
+/// Runs the benchmarked code `iters` times and returns the time taken.
+type Timed<'a> = dyn FnMut(u64) -> Result<Duration, String> + 'a;
+
+/// Times `f` inside `pool` (one `install` per batch of iterations).
+fn in_pool<'a, R: Send>(
+    pool: &'a rayon::ThreadPool,
+    mut f: impl FnMut() -> R + Send + 'a,
+) -> impl FnMut(u64) -> Result<Duration, String> + 'a {
+    move |iters| {
+        Ok(pool.install(|| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                black_box(f());
+            }
+            t.elapsed()
+        }))
+    }
+}
+
+/// Times `f` on the calling thread.
+fn direct<'a, R>(mut f: impl FnMut() -> Result<R, String> + 'a) -> impl FnMut(u64) -> Result<Duration, String> + 'a {
+    move |iters| {
+        let t = Instant::now();
+        for _ in 0..iters {
+            black_box(f()?);
+        }
+        Ok(t.elapsed())
+    }
+}
+
+/// What one probe run found, kept to predict the next level.
+#[derive(Copy, Clone)]
+enum Probe {
+    Ran { secs: f64, peak: Option<u64> },
+    Skipped,
+}
+
+struct Harness<'c> {
+    c: &'c mut Criterion,
+    s: &'c Settings,
+    /// Rows timed by hand: (group, id) → (mean seconds, runs).
+    manual: HashMap<(String, String), (f64, usize)>,
+    /// Rows timed by criterion in this run.
+    ran: HashSet<(String, String)>,
+    /// (input, id) → (level, probe).
+    probes: HashMap<(String, String), (u32, Probe)>,
+    /// (input, level, id) → peak bytes of the probe run over the resident
+    /// size before it.
+    peaks: HashMap<(String, u32, String), u64>,
+    notes: Vec<String>,
+}
+
+/// One (mesh, level) row.
+struct Row<'a> {
+    input: &'a str,
+    level: u32,
+    group: String,
+}
+
+impl Harness<'_> {
+    /// Mean seconds of `group/id` measured in this run.
+    fn seconds(&self, group: &str, id: &str) -> Option<f64> {
+        let key = (group.to_string(), id.to_string());
+        if let Some(&(t, _)) = self.manual.get(&key) {
+            return Some(t);
+        }
+        if self.ran.contains(&key) { mean_seconds(group, id) } else { None }
+    }
+
+    fn skip(&mut self, row: &Row<'_>, id: &str, why: String) {
+        let note = format!("{} L{} {id}: skipped: {why}", row.input, row.level);
+        println!("{note}");
+        self.notes.push(note);
+        self.probes.insert((row.input.to_string(), id.to_string()), (row.level, Probe::Skipped));
+    }
+
+    /// Whether `id` may run at this row, judging from the level below.
+    fn admit(&mut self, row: &Row<'_>, id: &str, peer: bool) -> bool {
+        let prev = self.probes.get(&(row.input.to_string(), id.to_string())).copied();
+        let Some((l, probe)) = prev else { return true };
+        if l + 1 != row.level {
+            return true;
+        }
+        match probe {
+            Probe::Skipped => {
+                self.skip(row, id, format!("skipped at level {l}"));
+                false
+            }
+            Probe::Ran { secs, peak } => {
+                let t = secs * GROWTH;
+                if peer && t > PEER_SECONDS_LIMIT {
+                    self.skip(
+                        row,
+                        id,
+                        format!("predicted {t:.0} s from {secs:.1} s at level {l}, over {PEER_SECONDS_LIMIT:.0} s"),
+                    );
+                    return false;
+                }
+                if let Some(p) = peak {
+                    let m = p as f64 * GROWTH;
+                    if m > self.s.budget as f64 {
+                        self.skip(
+                            row,
+                            id,
+                            format!(
+                                "predicted peak {:.1} GB from {:.1} GB at level {l}, over the budget of {:.1} GB",
+                                m / 1e9,
+                                p as f64 / 1e9,
+                                self.s.budget as f64 / 1e9
+                            ),
+                        );
+                        return false;
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// Benchmarks `timed` as `row.group/name/param`: one probe run (which
+    /// also measures peak memory), then criterion, or a few runs by hand
+    /// for slow rows. Returns false when skipped or failed.
+    fn bench(&mut self, row: &Row<'_>, name: &str, param: &str, peer: bool, timed: &mut Timed<'_>) -> bool {
+        let id = format!("{name}/{param}");
+        if !self.admit(row, &id, peer) {
+            return false;
+        }
+        let rss0 = reset_peak();
+        let secs = match timed(1) {
+            Ok(d) => d.as_secs_f64(),
+            Err(e) => {
+                self.skip(row, &id, format!("failed: {e}"));
+                return false;
+            }
+        };
+        let peak = rss0.and_then(|r0| status_kb("VmHWM:").map(|kb| (kb * 1024).saturating_sub(r0)));
+        self.probes.insert((row.input.to_string(), id.clone()), (row.level, Probe::Ran { secs, peak }));
+        if let Some(p) = peak {
+            self.peaks.insert((row.input.to_string(), row.level, id.clone()), p);
+        }
+        let key = (row.group.clone(), id.clone());
+        if secs >= MANUAL_SECONDS {
+            let extra = if secs < 3.0 {
+                2
+            } else if secs < 10.0 {
+                1
+            } else {
+                0
+            };
+            let mut total = secs;
+            let mut runs = 1;
+            for _ in 0..extra {
+                match timed(1) {
+                    Ok(d) => {
+                        total += d.as_secs_f64();
+                        runs += 1;
+                    }
+                    Err(e) => println!("{id}: repeated run failed: {e}"),
+                }
+            }
+            let mean = total / runs as f64;
+            println!("{}/{id}  time: {:.3} ms (by hand, mean of {runs} runs)", row.group, mean * 1e3);
+            self.manual.insert(key, (mean, runs));
+            return true;
+        }
+        let mut g = self.c.benchmark_group(row.group.clone());
+        g.sample_size(10);
+        if secs < 2e-3 || self.s.smoke {
+            g.warm_up_time(Duration::from_millis(150));
+            g.measurement_time(Duration::from_millis(400));
+        } else {
+            g.sampling_mode(SamplingMode::Flat);
+            g.warm_up_time(Duration::from_secs_f64(secs.max(0.05)));
+            g.measurement_time(Duration::from_secs_f64((secs * 12.0).max(0.3)));
+        }
+        g.bench_function(BenchmarkId::new(name, param), |b| {
+            b.iter_custom(|iters| match timed(iters) {
+                Ok(d) => d,
+                Err(e) => panic!("{id} failed after a successful probe: {e}"),
+            })
+        });
+        g.finish();
+        self.ran.insert(key);
+        true
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Correctness check
+
+/// Largest distance from a point of `a` to its nearest point of `b`, and
+/// back (a grid search; `INFINITY` when a point has no neighbour within a
+/// grid cell).
+fn max_mismatch(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
+    fn one_way(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in b {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        let diag = ((0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>()).sqrt().max(1e-300);
+        let cell = diag / (b.len() as f64).cbrt().max(1.0);
+        let key = |p: &[f64; 3]| [0, 1, 2].map(|k| ((p[k] - lo[k]) / cell).floor() as i64);
+        let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+        for (i, p) in b.iter().enumerate() {
+            grid.entry(key(p)).or_default().push(i as u32);
+        }
+        let mut worst = 0.0f64;
+        for p in a {
+            let c = key(p);
+            let mut best = f64::INFINITY;
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        if let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) {
+                            for &j in list {
+                                let q = &b[j as usize];
+                                let d = ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt();
+                                best = best.min(d);
+                            }
+                        }
+                    }
+                }
+            }
+            worst = worst.max(if best <= cell { best } else { f64::INFINITY });
+        }
+        worst
+    }
+    one_way(a, b).max(one_way(b, a))
+}
+
+fn diagonal(p: &[[f64; 3]]) -> f64 {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for q in p {
+        for k in 0..3 {
+            lo[k] = lo[k].min(q[k]);
+            hi[k] = hi[k].max(q[k]);
+        }
+    }
+    (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt()
+}
+
+/// Compares subla's level-`level` positions with each peer's, matching
+/// points by position (vertex orders differ between implementations).
+fn verify(input: &Input, flat: &Flat, level: u32, notes: &mut Vec<String>) {
+    let pos = input.data.positions();
+    let ours = match modeling(&CatmarkSlak, &input.data.mesh, pos, level, Par::Rayon) {
+        Ok((_, p)) => p.rows().into_iter().map(|r| [r[0], r[1], r[2]]).collect::<Vec<_>>(),
+        Err(e) => {
+            println!("verify {} L{level}: subla failed: {e}", input.name);
+            return;
+        }
+    };
+    let diag = diagonal(&ours).max(1e-300);
+    let mut check = |peer: &str, theirs: Result<Vec<[f64; 3]>, String>, tol: f64| {
+        let line = match theirs {
+            Err(e) => format!("verify {} L{level}: {peer} failed: {e}", input.name),
+            Ok(t) if t.len() != ours.len() => {
+                format!("WARNING verify {} L{level}: {peer} has {} points, subla {}", input.name, t.len(), ours.len())
+            }
+            Ok(t) => {
+                let d = max_mismatch(&ours, &t);
+                let verdict = if d <= tol * diag { "ok" } else { "WARNING: mismatch" };
+                format!(
+                    "verify {} L{level}: {peer}: {} points, max |subla - peer| = {d:.3e} ({:.2e} of the bounding-box diagonal, tolerance {tol:.0e}): {verdict}",
+                    input.name,
+                    t.len(),
+                    d / diag
+                )
+            }
+        };
+        println!("{line}");
+        if line.contains("WARNING") {
+            notes.push(line);
+        }
+    };
+    // The pure-Rust peers store stencil weights as f32 (data f64): agreement
+    // to ~1e-7 relative is the best they can give.
+    check("subdiv-kernels", sk::oneshot(flat, level), 1e-6);
+    check("opensubdiv-rs", osdrs::oneshot(flat, level), 1e-6);
+    #[cfg(feature = "opensubdiv-petite")]
+    check(
+        "OpenSubdiv (petite, f32)",
+        petite::oneshot(flat, level)
+            .map(|v| v.chunks_exact(3).map(|c| [c[0] as f64, c[1] as f64, c[2] as f64]).collect()),
+        1e-5,
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The benchmarks
+
+fn peers() -> Vec<&'static str> {
+    let mut p = vec!["subdiv_kernels", "opensubdiv_rs"];
+    if cfg!(feature = "opensubdiv-petite") {
+        p.push("osd_petite");
+    }
+    p
+}
+
+fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
+    let row = Row { input: &input.name, level, group: format!("catmark_{}_L{level}", input.name) };
+    let mesh: &Mesh = &input.data.mesh;
+    let pos = input.data.positions().to_owned();
+    let threads = h.s.threads;
+    let nt = format!("{threads}threads");
+    let p1 = pool(1);
+    let pn = pool(threads);
+    let mut variants: Vec<(&str, &rayon::ThreadPool, Par)> = vec![("1thread", &p1, Par::Seq)];
+    if threads > 1 {
+        variants.push((nt.as_str(), &pn, Par::Rayon));
+    }
+    let faces_out = mesh.topology().num_corners() * 4usize.pow(level - 1);
+    println!("\n#### {} level {level}: {} control faces -> {} faces", input.name, mesh.num_faces(), faces_out);
+
+    // subla
+    for &(t, p, par) in &variants {
+        h.bench(
+            &row,
+            "subla_topology",
+            t,
+            false,
+            &mut in_pool(p, || {
+                let mut m = refine_plain(mesh, par);
+                for _ in 1..level {
+                    m = m.and_then(|m| refine_plain(&m, par));
+                }
+                m.map(|m| m.num_faces())
+            }),
+        );
+        h.bench(&row, "subla_build", t, false, &mut in_pool(p, || CatmarkSlak.build(mesh, level, par)));
+    }
+    match pn.install(|| CatmarkSlak.build(mesh, level, Par::Rayon)) {
+        Ok(plan) => {
+            for &(t, p, par) in &variants {
+                h.bench(&row, "subla_eval", t, false, &mut in_pool(p, || eval(&plan, pos.view(), par)));
+            }
+            if cfg!(feature = "opensubdiv-petite") {
+                let pos32 = pos.mapv(|x| x as f32);
+                h.bench(
+                    &row,
+                    "subla_eval_f32",
+                    "1thread",
+                    false,
+                    &mut in_pool(&p1, || eval(&plan, pos32.view(), Par::Seq)),
+                );
+            }
+        }
+        Err(e) => println!("subla build failed: {e}"),
+    }
+    for &(t, p, par) in &variants {
+        h.bench(
+            &row,
+            "subla_modeling",
+            t,
+            false,
+            &mut in_pool(p, || modeling(&CatmarkSlak, mesh, pos.view(), level, par)),
+        );
+    }
+
+    // subdiv-kernels
+    h.bench(&row, "subdiv_kernels_topology", "1thread", true, &mut direct(|| sk::topology(flat, level)));
+    let mut table = None;
+    h.bench(
+        &row,
+        "subdiv_kernels_build",
+        "1thread",
+        true,
+        &mut direct(|| {
+            table = Some(sk::build(flat, level)?);
+            Ok(())
+        }),
+    );
+    if let Some(t) = table.take() {
+        h.bench(&row, "subdiv_kernels_eval", "1thread", true, &mut direct(|| Ok(sk::eval(&t, &flat.ctrl))));
+    } else {
+        h.skip(&row, "subdiv_kernels_eval/1thread", "no stencils were built".into());
+    }
+    h.bench(&row, "subdiv_kernels_oneshot", "1thread", true, &mut direct(|| sk::oneshot(flat, level)));
+
+    // opensubdiv-rs
+    h.bench(
+        &row,
+        "opensubdiv_rs_topology",
+        "1thread",
+        true,
+        &mut direct(|| osdrs::topology(flat, level).map(|r| r.level(level as usize).num_faces())),
+    );
+    let mut table = None;
+    h.bench(
+        &row,
+        "opensubdiv_rs_build",
+        "1thread",
+        true,
+        &mut direct(|| {
+            table = Some(osdrs::build(flat, level)?);
+            Ok(())
+        }),
+    );
+    if let Some(t) = table.take() {
+        let mut out = vec![[0.0f64; 3]; t.num_stencils()];
+        h.bench(
+            &row,
+            "opensubdiv_rs_eval",
+            "1thread",
+            true,
+            &mut direct(|| {
+                osdrs::eval(&t, &flat.ctrl, &mut out);
+                Ok(())
+            }),
+        );
+    } else {
+        h.skip(&row, "opensubdiv_rs_eval/1thread", "no stencils were built".into());
+    }
+    h.bench(&row, "opensubdiv_rs_oneshot", "1thread", true, &mut direct(|| osdrs::oneshot(flat, level)));
+
+    // OpenSubdiv (C++)
+    #[cfg(feature = "opensubdiv-petite")]
+    {
+        h.bench(
+            &row,
+            "osd_petite_topology",
+            "1thread",
+            true,
+            &mut direct(|| petite::topology(flat, level).map(|r| r.max_level())),
+        );
+        let mut table = None;
+        h.bench(
+            &row,
+            "osd_petite_build",
+            "1thread",
+            true,
+            &mut direct(|| {
+                table = Some(petite::build(flat, level)?);
+                Ok(())
+            }),
+        );
+        match table.take().map(|t| petite::buffers(&t, flat.nv).map(|b| (t, b))) {
+            Some(Ok((t, mut b))) => {
+                h.bench(
+                    &row,
+                    "osd_petite_eval",
+                    "1thread",
+                    true,
+                    &mut direct(|| petite::eval(&t, &mut b, &flat.ctrl32)),
+                );
+            }
+            Some(Err(e)) => h.skip(&row, "osd_petite_eval/1thread", e),
+            None => h.skip(&row, "osd_petite_eval/1thread", "no stencils were built".into()),
+        }
+        h.bench(&row, "osd_petite_oneshot", "1thread", true, &mut direct(|| petite::oneshot(flat, level)));
+    }
+
+    // Ratios.
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (kind, peer_kind) in [("topology", "topology"), ("build", "build"), ("eval", "eval"), ("modeling", "oneshot")] {
+        for &(t, _, _) in &variants {
+            for peer in peers() {
+                rows.push((format!("subla_{kind}/{t}"), format!("{peer}_{peer_kind}/1thread")));
+            }
+        }
+    }
+    if cfg!(feature = "opensubdiv-petite") {
+        rows.push(("subla_eval_f32/1thread".into(), "osd_petite_eval/1thread".into()));
+    }
+    let rows: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    report_with(&row.group, &rows, |id| h.seconds(&row.group, id));
+}
+
+/// The final table: subla's time and each peer's ratio, per row.
+fn summary(h: &Harness<'_>, rows: &[(String, u32, usize)]) {
+    let threads = h.s.threads;
+    let mut labels = vec!["1thread".to_string()];
+    if threads > 1 {
+        labels.push(format!("{threads}threads"));
+    }
+    let peers = peers();
+    let mut out = String::new();
+    for t in &labels {
+        let _ = writeln!(
+            out,
+            "\n== catmark summary, subla on {t}: subla ms, then peer time / subla time (> 1: subla faster; peers single-threaded; - = not run)"
+        );
+        let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
+        for kind in ["topology", "build", "eval", "modeling"] {
+            let _ = write!(head, " | {:>9}", format!("{kind} ms"));
+            for p in &peers {
+                let short = match *p {
+                    "subdiv_kernels" => "sk",
+                    "opensubdiv_rs" => "osd-rs",
+                    _ => "osd-c++",
+                };
+                let _ = write!(head, " {short:>7}");
+            }
+        }
+        let _ = writeln!(out, "{head}");
+        for (input, level, faces) in rows {
+            let group = format!("catmark_{input}_L{level}");
+            let mut line = format!("{input:<12} {level:>2} {faces:>10}");
+            for (kind, peer_kind) in
+                [("topology", "topology"), ("build", "build"), ("eval", "eval"), ("modeling", "oneshot")]
+            {
+                let ours = h.seconds(&group, &format!("subla_{kind}/{t}"));
+                match ours {
+                    Some(a) => {
+                        let _ = write!(line, " | {:>9.2}", a * 1e3);
+                    }
+                    None => {
+                        let _ = write!(line, " | {:>9}", "-");
+                    }
+                }
+                for p in &peers {
+                    match (ours, h.seconds(&group, &format!("{p}_{peer_kind}/1thread"))) {
+                        (Some(a), Some(b)) => {
+                            let _ = write!(line, " {:>7.2}", b / a);
+                        }
+                        _ => {
+                            let _ = write!(line, " {:>7}", "-");
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    println!("{out}");
+}
+
+/// Peak memory per output face: subla's modeling mode in a child process
+/// (the release `subla` binary), and the probes' in-process peaks.
+fn memory(h: &Harness<'_>, inputs: &[Input], levels: &[u32]) {
+    let bin = match std::env::var_os("SUBLA_BIN") {
+        Some(v) => PathBuf::from(v),
+        None => {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"), PathBuf::from);
+            target.join("release/subla")
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n== peak memory of `subla subdivide --mode modeling --levels L` (whole process: read, refine, output mesh, write to /dev/null), bytes per output face"
+    );
+    if !bin.exists() {
+        let _ = writeln!(
+            out,
+            "note: {} is not built (`cargo build --release -p subla-cli`), or set SUBLA_BIN; no child-process figures",
+            bin.display()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{:<12} {:>2} {:>10} {:>14} {:>10} {:>10}",
+            "mesh", "L", "faces", "peak bytes", "B/face", "secs"
+        );
+        let tmp = std::env::temp_dir().join(format!("subla_catmark_bench_{}", std::process::id()));
+        for input in inputs {
+            let path = match &input.path {
+                Some(p) => p.clone(),
+                None => {
+                    let _ = std::fs::create_dir_all(&tmp);
+                    let p = tmp.join(format!("{}.obj", input.name));
+                    if let Err(e) = subla_mesh::obj::write_obj_file(&input.data, &p) {
+                        let _ = writeln!(out, "{}: cannot write {}: {e}", input.name, p.display());
+                        continue;
+                    }
+                    p
+                }
+            };
+            for &level in levels {
+                let t = Instant::now();
+                let run = std::process::Command::new(&bin)
+                    .args(["subdivide"])
+                    .arg(&path)
+                    .args([
+                        "-o",
+                        "/dev/null",
+                        "--levels",
+                        &level.to_string(),
+                        "--mode",
+                        "modeling",
+                        "--timings",
+                        "json",
+                    ])
+                    .output();
+                let secs = t.elapsed().as_secs_f64();
+                let line = match run {
+                    Ok(o) if o.status.success() => {
+                        let text = String::from_utf8_lossy(&o.stdout);
+                        let v: Option<serde_json::Value> =
+                            text.lines().rev().find_map(|l| serde_json::from_str(l).ok());
+                        let peak = v.as_ref().and_then(|v| v.get("peak_memory_bytes")?.as_u64());
+                        let faces = v.as_ref().and_then(|v| v.get("output_faces")?.as_u64());
+                        match (peak, faces) {
+                            (Some(p), Some(f)) if f > 0 => format!(
+                                "{:<12} {level:>2} {f:>10} {p:>14} {:>10.1} {secs:>10.2}",
+                                input.name,
+                                p as f64 / f as f64
+                            ),
+                            _ => format!("{} L{level}: no peak_memory_bytes/output_faces in: {text}", input.name),
+                        }
+                    }
+                    Ok(o) => format!(
+                        "{} L{level}: subla failed ({}): {}",
+                        input.name,
+                        o.status,
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    ),
+                    Err(e) => format!("{} L{level}: cannot run {}: {e}", input.name, bin.display()),
+                };
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    // In-process peaks of the probe runs (VmHWM after resetting it, less the
+    // resident size before: indicative only, the allocator may reuse memory
+    // it already holds).
+    let mut ids: Vec<String> = vec!["subla_build/1thread".into(), "subla_modeling/1thread".into()];
+    for p in peers() {
+        ids.push(format!("{p}_build/1thread"));
+        ids.push(format!("{p}_oneshot/1thread"));
+    }
+    let _ = writeln!(
+        out,
+        "\n== in-process peak of one run over the resident size before it (indicative), bytes per output face"
+    );
+    let mut head = format!("{:<12} {:>2}", "mesh", "L");
+    for id in &ids {
+        let _ = write!(
+            head,
+            " {:>12}",
+            id.trim_end_matches("/1thread").replace("opensubdiv_rs", "osdrs").replace("subdiv_kernels", "sk")
+        );
+    }
+    let _ = writeln!(out, "{head}");
+    for input in inputs {
+        for &level in levels {
+            let faces = (input.data.mesh.topology().num_corners() * 4usize.pow(level - 1)) as f64;
+            let mut line = format!("{:<12} {level:>2}", input.name);
+            for id in &ids {
+                match h.peaks.get(&(input.name.clone(), level, id.clone())) {
+                    Some(&p) => {
+                        let _ = write!(line, " {:>12.1}", p as f64 / faces);
+                    }
+                    None => {
+                        let _ = write!(line, " {:>12}", "-");
+                    }
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    println!("{out}");
+}
+
+fn main() {
+    let s = Settings::from_env();
+    let mut c = criterion().nresamples(20_000);
+    let inputs = load_inputs(&s);
+    println!(
+        "catmark bench: {} inputs, levels {:?}, {} threads, row budget {:.1} GB{}{}",
+        inputs.len(),
+        s.levels,
+        s.threads,
+        s.budget as f64 / 1e9,
+        if s.quick { ", quick" } else { "" },
+        if cfg!(feature = "opensubdiv-petite") { ", with OpenSubdiv C++ (petite)" } else { "" },
+    );
+    let flats: Vec<Flat> = inputs.iter().map(|i| Flat::new(&i.data)).collect();
+
+    let mut notes = Vec::new();
+    for (input, flat) in inputs.iter().zip(&flats) {
+        verify(input, flat, 1, &mut notes);
+    }
+
+    let mut h = Harness {
+        c: &mut c,
+        s: &s,
+        manual: HashMap::new(),
+        ran: HashSet::new(),
+        probes: HashMap::new(),
+        peaks: HashMap::new(),
+        notes,
+    };
+    let mut rows = Vec::new();
+    let started = Instant::now();
+    for (input, flat) in inputs.iter().zip(&flats) {
+        for &level in &s.levels {
+            bench_row(&mut h, input, flat, level);
+            rows.push((input.name.clone(), level, input.data.mesh.topology().num_corners() * 4usize.pow(level - 1)));
+        }
+    }
+    summary(&h, &rows);
+    if !s.smoke {
+        memory(&h, &inputs, &s.levels);
+    }
+    if !h.notes.is_empty() {
+        println!("== notes");
+        for n in &h.notes {
+            println!("{n}");
+        }
+    }
+    println!("catmark bench: {:.0} s", started.elapsed().as_secs_f64());
+    c.final_summary();
+}
