@@ -43,12 +43,6 @@ fn input(case: &Case) -> MeshData {
 /// Goldens a path cannot match yet, with the reason. The test checks that
 /// they still fail (so a fix is noticed) and that everything else passes.
 fn known_failure(path: &str, file: &str) -> Option<&'static str> {
-    let nonman_pairs = ["catmark_nonman_edges", "catmark_nonman_quadpole8", "catmark_nonman_quadpole64"];
-    if nonman_pairs.iter().any(|s| file.contains(&format!("/{s}."))) {
-        return Some(
-            "faces repeating a vertex: OpenSubdiv splits degenerate and same-face repeated edges into separate edges",
-        );
-    }
     let lak_nonman =
         file.contains("catmark_nonman_") && !file.contains("nonman_verts") && !file.contains("nonman_bareverts");
     if path == "lak" && (lak_nonman || file.contains("/catmark_fan.")) {
