@@ -164,25 +164,40 @@ fn bucket<K: Ord + Copy + Send>(
         }
         return (ptr, items);
     }
-    let counts: Vec<AtomicU32> = (0..nbuckets).map(|_| AtomicU32::new(0)).collect();
-    let count = |i: usize| {
-        counts[key(i) as usize].fetch_add(1, Ordering::Relaxed);
-    };
-    (0..len).into_par_iter().with_min_len(1 << 14).for_each(count);
-    let mut ptr = Vec::with_capacity(nbuckets + 1);
-    let mut acc = 0u32;
-    ptr.push(0);
-    for c in &counts {
-        acc += c.load(Ordering::Relaxed);
-        ptr.push(acc);
+    // Blocked counting sort: each block of items counts its own histogram,
+    // a scan across blocks gives each block private cursors, and blocks then
+    // place their items independently (stable: block order, then item order).
+    let nblocks = par.threads().clamp(1, len / (1 << 14) + 1);
+    let blocks = subla_algebra::par::even_ranges(len, nblocks);
+    let mut hists: Vec<Vec<u32>> = blocks
+        .par_iter()
+        .map(|r| {
+            let mut h = vec![0u32; nbuckets];
+            for i in r.clone() {
+                h[key(i) as usize] += 1;
+            }
+            h
+        })
+        .collect();
+    let mut ptr = vec![0u32; nbuckets + 1];
+    for k in 0..nbuckets {
+        let mut acc = ptr[k];
+        for h in hists.iter_mut() {
+            let c = h[k];
+            h[k] = acc;
+            acc += c;
+        }
+        ptr[k + 1] = acc;
     }
-    let cursor: Vec<AtomicU32> = ptr[..nbuckets].iter().map(|&p| AtomicU32::new(p)).collect();
     let items: Vec<AtomicU32> = (0..len).map(|_| AtomicU32::new(0)).collect();
-    let fill = |i: usize| {
-        let at = cursor[key(i) as usize].fetch_add(1, Ordering::Relaxed);
-        items[at as usize].store(i as u32, Ordering::Relaxed);
-    };
-    (0..len).into_par_iter().with_min_len(1 << 14).for_each(fill);
+    blocks.into_par_iter().zip(hists).for_each(|(r, mut cursor)| {
+        for i in r {
+            let k = key(i) as usize;
+            // Each slot is written by exactly one block: plain stores.
+            items[cursor[k] as usize].store(i as u32, Ordering::Relaxed);
+            cursor[k] += 1;
+        }
+    });
     let mut items: Vec<u32> = items.into_iter().map(AtomicU32::into_inner).collect();
     let ranges = balanced_ranges(&ptr, par.blocks(len + nbuckets, 1 << 14));
     let sort_block = |(r, chunk): (Range<usize>, &mut [u32])| {
