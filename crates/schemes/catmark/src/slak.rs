@@ -92,8 +92,21 @@ fn specials_in<'a, M>(list: &'a [M], r: &Range<usize>, key: impl Fn(&M) -> u32) 
     &list[a..b]
 }
 
-/// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`.
+/// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`,
+/// with the row length known at compile time for 1 to 4 channels.
 pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
+    match d {
+        1 => eval_level_impl::<T, 1>(t, step, x, y, d, par),
+        2 => eval_level_impl::<T, 2>(t, step, x, y, d, par),
+        3 => eval_level_impl::<T, 3>(t, step, x, y, d, par),
+        4 => eval_level_impl::<T, 4>(t, step, x, y, d, par),
+        _ => eval_level_impl::<T, 0>(t, step, x, y, d, par),
+    }
+}
+
+fn eval_level_impl<T: Float + Send + Sync, const D: usize>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
+    // A constant row length lets the compiler unroll the channel loops.
+    let d = if D == 0 { d } else { D };
     let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
     let (yv, rest) = y.split_at_mut(nv * d);
     let (yf, ye) = rest.split_at_mut(nf * d);
