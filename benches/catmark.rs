@@ -21,8 +21,8 @@
 //!
 //! | id | subla | subdiv-kernels | opensubdiv-rs | OpenSubdiv (petite) |
 //! |---|---|---|---|---|
-//! | `*_topology` | `refine_plain` × L | `Refiner::new` + `refine_topology` | factory + `refine_uniform` | `TopologyRefiner::new` + `refine_uniform` |
-//! | `*_build` | `CatmarkSlak.build` | `refine_uniform` + `compose_stencils` | factory + `refine_uniform` + `StencilTableFactory::create` (last level) | `TopologyRefiner` + `refine_uniform` + `StencilTable::new` (last level) |
+//! | `*_topology` | `refine_topology_direct` × L | `Refiner::new` + `refine_topology` | factory + `refine_uniform` | `TopologyRefiner::new` + `refine_uniform` (full last level) |
+//! | `*_build` | `CatmarkSlak.build` | `refine_uniform` + `compose_stencils` | factory + `refine_uniform` + `StencilTableFactory::create` (last level) | `TopologyRefiner` + `refine_uniform` (sparse last level) + `StencilTable::new` (last level) |
 //! | `*_eval` | `eval` f64 on the plan | composed `interpolate` | `update_values` | `CpuEvaluator::EvalStencils` (f32) |
 //! | `subla_modeling` / `*_oneshot` | `modeling` (build + eval level by level) | `refine_uniform` + `interpolate` (chained levels) | factory + `refine_uniform` + `PrimvarRefiner::interpolate` per level | the same, f32 |
 //!
@@ -31,9 +31,17 @@
 //! single-threaded (subdiv-kernels' `parallel` feature does nothing, and it
 //! is off; opensubdiv-rs has no threading; OpenSubdiv's Far and
 //! `CpuEvaluator` are serial); subla runs with 1 and with all threads.
-//! Peer rows predicted (from the level below) to take over 60 s or more
-//! memory than is free are skipped, with the reason printed. Rows of a
-//! second or more are timed by hand (1–3 runs) instead of by criterion.
+//! Peer rows predicted (from the level below) to take over 60 s, and rows
+//! predicted (bytes per output face × faces) to need more than 80 % of the
+//! free memory, are skipped with the reason printed. Rows of a quarter
+//! second or more are timed by hand (mean of 1–3 runs) instead of by
+//! criterion. Before timing, each peer's level-1 positions are checked
+//! against subla's (matched by position).
+//!
+//! Peak memory is measured after the timings, outside criterion: subla's
+//! modeling mode through the release `subla` binary (`--timings json`, all
+//! levels), and every implementation in a child process of this binary
+//! (`SUBLA_BENCH_CHILD`) at the highest level where its runs took ≤ 15 s.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -45,17 +53,17 @@ use criterion::{BenchmarkId, Criterion, SamplingMode};
 use subla_algebra::Par;
 use subla_bench::{criterion, mean_seconds, pool, quad_sphere, quad_torus, report_with};
 use subla_catmark::CatmarkSlak;
-use subla_catmark::refine::refine_plain;
+use subla_catmark::refine::refine_topology_direct;
 use subla_mesh::{Mesh, MeshData, Options, Validation};
 use subla_scheme::{Refiner, eval, modeling};
 
 /// Peer rows predicted to take longer than this are skipped.
 const PEER_SECONDS_LIMIT: f64 = 60.0;
-/// Predicted growth of time and memory from one level to the next (the
-/// output grows 4×; stencils grow a little more).
+/// Predicted growth of time from one level to the next (the output grows
+/// 4×; stencils grow a little more).
 const GROWTH: f64 = 4.5;
 /// Rows whose single run takes at least this long are timed by hand.
-const MANUAL_SECONDS: f64 = 0.8;
+const MANUAL_SECONDS: f64 = 0.25;
 
 // ---------------------------------------------------------------------------
 // Settings and inputs
@@ -147,15 +155,15 @@ fn load_inputs(s: &Settings) -> Vec<Input> {
         inputs.push(Input { name: "sphere12".into(), data: quad_sphere(12), path: None });
         inputs.push(Input { name: "torus48x32".into(), data: quad_torus(48, 32), path: None });
     }
+    let wanted = |name: &str| s.meshes.as_ref().is_none_or(|keep| keep.iter().any(|k| k == name));
+    inputs.retain(|i| wanted(&i.name));
     if s.quick {
-        let pick = inputs.iter().position(|i| i.name == "Bigguy").unwrap_or(0);
-        let one = inputs.swap_remove(pick);
-        inputs = vec![one];
-    } else {
+        if let Some(pick) = inputs.iter().position(|i| i.name == "Bigguy").or((!inputs.is_empty()).then_some(0)) {
+            let one = inputs.swap_remove(pick);
+            inputs = vec![one];
+        }
+    } else if wanted("torus317") {
         inputs.push(Input { name: "torus317".into(), data: quad_torus(317, 317), path: None });
-    }
-    if let Some(keep) = &s.meshes {
-        inputs.retain(|i| keep.iter().any(|k| k == &i.name));
     }
     inputs
 }
@@ -243,19 +251,21 @@ mod sk {
             return Err("subdiv-kernels has no holes".into());
         }
         let o = f.options;
-        let mut opts = k::SchemeOptions::default();
-        opts.boundary_interpolation = match o.boundary {
-            BoundaryInterpolation::None => k::BoundaryInterpolation::Natural,
-            BoundaryInterpolation::EdgeOnly => k::BoundaryInterpolation::EdgesOnly,
-            BoundaryInterpolation::EdgeAndCorner => k::BoundaryInterpolation::EdgesAndCorners,
-        };
-        opts.crease_computation = match o.crease_method {
-            CreaseMethod::Uniform => k::CreaseComputationMethod::Uniform,
-            CreaseMethod::Chaikin => k::CreaseComputationMethod::Chaikin,
-        };
-        opts.triangle_subdivision_rule = match o.triangle_subdivision {
-            TriangleSubdivision::Catmark => k::TriangleSubdivisionRule::CatmullClark,
-            TriangleSubdivision::Smooth => k::TriangleSubdivisionRule::SmoothTriangles,
+        let opts = k::SchemeOptions {
+            boundary_interpolation: match o.boundary {
+                BoundaryInterpolation::None => k::BoundaryInterpolation::Natural,
+                BoundaryInterpolation::EdgeOnly => k::BoundaryInterpolation::EdgesOnly,
+                BoundaryInterpolation::EdgeAndCorner => k::BoundaryInterpolation::EdgesAndCorners,
+            },
+            crease_computation: match o.crease_method {
+                CreaseMethod::Uniform => k::CreaseComputationMethod::Uniform,
+                CreaseMethod::Chaikin => k::CreaseComputationMethod::Chaikin,
+            },
+            triangle_subdivision_rule: match o.triangle_subdivision {
+                TriangleSubdivision::Catmark => k::TriangleSubdivisionRule::CatmullClark,
+                TriangleSubdivision::Smooth => k::TriangleSubdivisionRule::SmoothTriangles,
+            },
+            ..k::SchemeOptions::default()
         };
         let mesh = k::Mesh {
             vertex_count: f.nv as u32,
@@ -376,9 +386,10 @@ mod petite {
         e.to_string()
     }
 
-    /// `TopologyRefiner::new` + `refine_uniform` with OpenSubdiv's defaults
-    /// (vertex order as in Far, sparse topology in the last level).
-    pub(super) fn topology(f: &Flat, levels: u32) -> Result<far::TopologyRefiner, String> {
+    /// `TopologyRefiner::new` + `refine_uniform` (vertex order as in Far);
+    /// `full`: full topology in the last level too (OpenSubdiv's default,
+    /// and enough for stencils, is a sparse last level).
+    pub(super) fn topology(f: &Flat, levels: u32, full: bool) -> Result<far::TopologyRefiner, String> {
         let mut d = far::TopologyDescriptor::new(f.nv, &f.counts, &f.verts).map_err(err)?;
         if !f.crease_w.is_empty() {
             d.creases(&f.crease_flat, &f.crease_w);
@@ -411,14 +422,14 @@ mod petite {
         r.refine_uniform(far::topology_refiner::UniformRefinementOptions {
             refinement_level: levels as usize,
             order_vertices_from_faces_first: false,
-            full_topology_in_last_level: false,
+            full_topology_in_last_level: full,
         });
         Ok(r)
     }
 
     /// Topology and the factorized stencils of the last level.
     pub(super) fn build(f: &Flat, levels: u32) -> Result<far::StencilTable, String> {
-        let r = topology(f, levels)?;
+        let r = topology(f, levels, false)?;
         far::StencilTable::new(
             &r,
             far::StencilTableOptions {
@@ -454,7 +465,7 @@ mod petite {
 
     /// Topology, then `PrimvarRefiner::interpolate` level by level.
     pub(super) fn oneshot(f: &Flat, levels: u32) -> Result<Vec<f32>, String> {
-        let r = topology(f, levels)?;
+        let r = topology(f, levels, false)?;
         let p = far::PrimvarRefiner::new(&r).map_err(err)?;
         let mut src = f.ctrl32.clone();
         for level in 1..=levels as usize {
@@ -482,6 +493,31 @@ fn meminfo_kb(field: &str) -> Option<u64> {
 fn reset_peak() -> Option<u64> {
     std::fs::write("/proc/self/clear_refs", "5").ok()?;
     status_kb("VmRSS:").map(|kb| kb * 1024)
+}
+
+/// Faces after `level` uniform steps (every corner becomes a quad).
+fn mesh_faces(mesh: &Mesh, level: u32) -> usize {
+    mesh.topology().num_corners() * 4usize.pow(level.saturating_sub(1))
+}
+
+/// Peak bytes per output face of one run, for the predictions that skip
+/// rows over the memory budget: child-process measurements on the 100k-quad
+/// torus at level 3 (subla build 214, modeling 354; subdiv-kernels 651;
+/// opensubdiv-rs build 617, one-shot 260; OpenSubdiv build 492, one-shot
+/// 162), plus about 15 %.
+fn bytes_per_face(id: &str) -> Option<f64> {
+    let name = id.split('/').next().unwrap_or(id);
+    Some(match name {
+        "subla_topology" | "subla_build" => 250.0,
+        "subla_eval" | "subla_eval_f32" => 300.0,
+        "subla_modeling" => 410.0,
+        "subdiv_kernels_topology" | "subdiv_kernels_build" | "subdiv_kernels_oneshot" => 750.0,
+        "opensubdiv_rs_build" => 750.0,
+        "opensubdiv_rs_topology" | "opensubdiv_rs_oneshot" => 300.0,
+        "osd_petite_build" => 570.0,
+        "osd_petite_topology" | "osd_petite_oneshot" => 250.0,
+        _ => return None,
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -520,7 +556,7 @@ fn direct<'a, R>(mut f: impl FnMut() -> Result<R, String> + 'a) -> impl FnMut(u6
 /// What one probe run found, kept to predict the next level.
 #[derive(Copy, Clone)]
 enum Probe {
-    Ran { secs: f64, peak: Option<u64> },
+    Ran { secs: f64 },
     Skipped,
 }
 
@@ -533,9 +569,8 @@ struct Harness<'c> {
     ran: HashSet<(String, String)>,
     /// (input, id) → (level, probe).
     probes: HashMap<(String, String), (u32, Probe)>,
-    /// (input, level, id) → peak bytes of the probe run over the resident
-    /// size before it.
-    peaks: HashMap<(String, u32, String), u64>,
+    /// (input, level, id) → seconds of the probe run.
+    times: HashMap<(String, u32, String), f64>,
     notes: Vec<String>,
 }
 
@@ -543,6 +578,8 @@ struct Harness<'c> {
 struct Row<'a> {
     input: &'a str,
     level: u32,
+    /// Output faces.
+    faces: usize,
     group: String,
 }
 
@@ -575,7 +612,7 @@ impl Harness<'_> {
                 self.skip(row, id, format!("skipped at level {l}"));
                 false
             }
-            Probe::Ran { secs, peak } => {
+            Probe::Ran { secs } => {
                 let t = secs * GROWTH;
                 if peer && t > PEER_SECONDS_LIMIT {
                     self.skip(
@@ -585,36 +622,38 @@ impl Harness<'_> {
                     );
                     return false;
                 }
-                if let Some(p) = peak {
-                    let m = p as f64 * GROWTH;
-                    if m > self.s.budget as f64 {
-                        self.skip(
-                            row,
-                            id,
-                            format!(
-                                "predicted peak {:.1} GB from {:.1} GB at level {l}, over the budget of {:.1} GB",
-                                m / 1e9,
-                                p as f64 / 1e9,
-                                self.s.budget as f64 / 1e9
-                            ),
-                        );
-                        return false;
-                    }
-                }
                 true
             }
         }
     }
 
-    /// Benchmarks `timed` as `row.group/name/param`: one probe run (which
-    /// also measures peak memory), then criterion, or a few runs by hand
-    /// for slow rows. Returns false when skipped or failed.
-    fn bench(&mut self, row: &Row<'_>, name: &str, param: &str, peer: bool, timed: &mut Timed<'_>) -> bool {
-        let id = format!("{name}/{param}");
-        if !self.admit(row, &id, peer) {
+    /// Whether `id`'s predicted peak memory fits the budget.
+    fn fits(&mut self, row: &Row<'_>, id: &str) -> bool {
+        let Some(per_face) = bytes_per_face(id) else { return true };
+        let m = per_face * row.faces as f64;
+        if m > self.s.budget as f64 {
+            self.skip(
+                row,
+                id,
+                format!(
+                    "predicted peak {:.1} GB ({per_face:.0} B/face), over the budget of {:.1} GB",
+                    m / 1e9,
+                    self.s.budget as f64 / 1e9
+                ),
+            );
             return false;
         }
-        let rss0 = reset_peak();
+        true
+    }
+
+    /// Benchmarks `timed` as `row.group/name/param`: one probe run, then
+    /// criterion, or a few runs by hand for slow rows. Returns false when
+    /// skipped or failed.
+    fn bench(&mut self, row: &Row<'_>, name: &str, param: &str, peer: bool, timed: &mut Timed<'_>) -> bool {
+        let id = format!("{name}/{param}");
+        if !self.admit(row, &id, peer) || !self.fits(row, &id) {
+            return false;
+        }
         let secs = match timed(1) {
             Ok(d) => d.as_secs_f64(),
             Err(e) => {
@@ -622,16 +661,13 @@ impl Harness<'_> {
                 return false;
             }
         };
-        let peak = rss0.and_then(|r0| status_kb("VmHWM:").map(|kb| (kb * 1024).saturating_sub(r0)));
-        self.probes.insert((row.input.to_string(), id.clone()), (row.level, Probe::Ran { secs, peak }));
-        if let Some(p) = peak {
-            self.peaks.insert((row.input.to_string(), row.level, id.clone()), p);
-        }
+        self.probes.insert((row.input.to_string(), id.clone()), (row.level, Probe::Ran { secs }));
+        self.times.insert((row.input.to_string(), row.level, id.clone()), secs);
         let key = (row.group.clone(), id.clone());
         if secs >= MANUAL_SECONDS {
-            let extra = if secs < 3.0 {
+            let extra = if secs < 1.5 {
                 2
-            } else if secs < 10.0 {
+            } else if secs < 5.0 {
                 1
             } else {
                 0
@@ -655,12 +691,13 @@ impl Harness<'_> {
         let mut g = self.c.benchmark_group(row.group.clone());
         g.sample_size(10);
         if secs < 2e-3 || self.s.smoke {
-            g.warm_up_time(Duration::from_millis(150));
-            g.measurement_time(Duration::from_millis(400));
+            g.warm_up_time(Duration::from_millis(100));
+            g.measurement_time(Duration::from_millis(300));
         } else {
+            // About one iteration per sample.
             g.sampling_mode(SamplingMode::Flat);
-            g.warm_up_time(Duration::from_secs_f64(secs.max(0.05)));
-            g.measurement_time(Duration::from_secs_f64((secs * 12.0).max(0.3)));
+            g.warm_up_time(Duration::from_secs_f64(secs.max(0.02)));
+            g.measurement_time(Duration::from_secs_f64(secs * 10.0));
         }
         g.bench_function(BenchmarkId::new(name, param), |b| {
             b.iter_custom(|iters| match timed(iters) {
@@ -791,8 +828,18 @@ fn peers() -> Vec<&'static str> {
     p
 }
 
+/// subla's topology refinement alone: the child connectivity that
+/// `CatmarkSlak.build` uses (`refine_topology_direct`), as a mesh without
+/// sharpness.
+fn topology_step(mesh: &Mesh, par: Par) -> Result<Mesh, String> {
+    let r = refine_topology_direct(mesh, par).map_err(|e| e.to_string())?;
+    let (ne, nv) = (r.topology.num_edges(), r.topology.num_vertices());
+    Mesh::from_parts(r.topology, vec![0.0; ne], vec![0.0; nv], r.holes, mesh.options()).map_err(|e| e.to_string())
+}
+
 fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
-    let row = Row { input: &input.name, level, group: format!("catmark_{}_L{level}", input.name) };
+    let faces_out = mesh_faces(&input.data.mesh, level);
+    let row = Row { input: &input.name, level, faces: faces_out, group: format!("catmark_{}_L{level}", input.name) };
     let mesh: &Mesh = &input.data.mesh;
     let pos = input.data.positions().to_owned();
     let threads = h.s.threads;
@@ -803,7 +850,6 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
     if threads > 1 {
         variants.push((nt.as_str(), &pn, Par::Rayon));
     }
-    let faces_out = mesh.topology().num_corners() * 4usize.pow(level - 1);
     println!("\n#### {} level {level}: {} control faces -> {} faces", input.name, mesh.num_faces(), faces_out);
 
     // subla
@@ -814,9 +860,9 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
             t,
             false,
             &mut in_pool(p, || {
-                let mut m = refine_plain(mesh, par);
+                let mut m = topology_step(mesh, par);
                 for _ in 1..level {
-                    m = m.and_then(|m| refine_plain(&m, par));
+                    m = m.and_then(|m| topology_step(&m, par));
                 }
                 m.map(|m| m.num_faces())
             }),
@@ -915,7 +961,7 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
             "osd_petite_topology",
             "1thread",
             true,
-            &mut direct(|| petite::topology(flat, level).map(|r| r.max_level())),
+            &mut direct(|| petite::topology(flat, level, true).map(|r| r.max_level())),
         );
         let mut table = None;
         h.bench(
@@ -1108,48 +1154,126 @@ fn memory(h: &Harness<'_>, inputs: &[Input], levels: &[u32]) {
         let _ = std::fs::remove_dir_all(&tmp);
     }
 
-    // In-process peaks of the probe runs (VmHWM after resetting it, less the
-    // resident size before: indicative only, the allocator may reuse memory
-    // it already holds).
-    let mut ids: Vec<String> = vec!["subla_build/1thread".into(), "subla_modeling/1thread".into()];
+    // Every implementation in a fresh child process (this bench binary,
+    // SUBLA_BENCH_CHILD), at the highest level where each of its runs took
+    // at most CHILD_SECONDS: peak resident size less the size after loading
+    // the input.
+    let mut ids: Vec<&str> = vec!["subla_build", "subla_modeling"];
     for p in peers() {
-        ids.push(format!("{p}_build/1thread"));
-        ids.push(format!("{p}_oneshot/1thread"));
+        ids.push(match p {
+            "subdiv_kernels" => "subdiv_kernels_build",
+            "opensubdiv_rs" => "opensubdiv_rs_build",
+            _ => "osd_petite_build",
+        });
+        ids.push(match p {
+            "subdiv_kernels" => "subdiv_kernels_oneshot",
+            "opensubdiv_rs" => "opensubdiv_rs_oneshot",
+            _ => "osd_petite_oneshot",
+        });
     }
     let _ = writeln!(
         out,
-        "\n== in-process peak of one run over the resident size before it (indicative), bytes per output face"
+        "\n== peak memory of one run in a child process (peak resident size less the size after loading the input), bytes per output face; subla on all threads"
     );
-    let mut head = format!("{:<12} {:>2}", "mesh", "L");
+    let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
     for id in &ids {
-        let _ = write!(
-            head,
-            " {:>12}",
-            id.trim_end_matches("/1thread").replace("opensubdiv_rs", "osdrs").replace("subdiv_kernels", "sk")
-        );
+        let _ = write!(head, " {:>15}", id.replace("opensubdiv_rs", "osdrs").replace("subdiv_kernels", "sk"));
     }
     let _ = writeln!(out, "{head}");
+    let exe = std::env::current_exe();
     for input in inputs {
-        for &level in levels {
-            let faces = (input.data.mesh.topology().num_corners() * 4usize.pow(level - 1)) as f64;
-            let mut line = format!("{:<12} {level:>2}", input.name);
-            for id in &ids {
-                match h.peaks.get(&(input.name.clone(), level, id.clone())) {
-                    Some(&p) => {
-                        let _ = write!(line, " {:>12.1}", p as f64 / faces);
+        // The highest level at which every implementation ran quickly.
+        let quick_enough = |level: u32| {
+            ids.iter().all(|id| {
+                let t = h.times.get(&(input.name.clone(), level, format!("{id}/1thread")));
+                t.is_none_or(|&t| t <= CHILD_SECONDS)
+            })
+        };
+        let Some(&level) = levels.iter().rev().find(|&&l| quick_enough(l)) else { continue };
+        let faces = mesh_faces(&input.data.mesh, level);
+        let mut line = format!("{:<12} {level:>2} {faces:>10}", input.name);
+        for id in &ids {
+            let ran = h.times.contains_key(&(input.name.clone(), level, format!("{id}/1thread")));
+            let cell = match (&exe, ran) {
+                (Ok(exe), true) => match child_peak(exe, id, &input.name, level) {
+                    Ok(b) => format!("{:.1}", b as f64 / faces as f64),
+                    Err(e) => {
+                        println!("{} L{level} {id}: child measurement failed: {e}", input.name);
+                        "failed".into()
                     }
-                    None => {
-                        let _ = write!(line, " {:>12}", "-");
-                    }
-                }
-            }
-            let _ = writeln!(out, "{line}");
+                },
+                _ => "-".into(),
+            };
+            let _ = write!(line, " {cell:>15}");
         }
+        let _ = writeln!(out, "{line}");
     }
     println!("{out}");
 }
 
+/// Rows whose single run took longer than this are left out of the
+/// child-process memory table.
+const CHILD_SECONDS: f64 = 15.0;
+
+/// Runs `id` once on `input` at `level` in a child process; returns its
+/// peak resident bytes less its resident bytes before the run.
+fn child_peak(exe: &Path, id: &str, input: &str, level: u32) -> Result<u64, String> {
+    let o = std::process::Command::new(exe)
+        .env("SUBLA_BENCH_CHILD", format!("{id}:{level}:{input}"))
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text.lines().find_map(|l| l.strip_prefix("SUBLA_CHILD_PEAK "));
+    match (o.status.success(), line) {
+        (true, Some(l)) => l.trim().parse().map_err(|e| format!("{e}: {l}")),
+        _ => Err(format!("{}: {}{}", o.status, text.trim(), String::from_utf8_lossy(&o.stderr).trim())),
+    }
+}
+
+/// The child side of [`child_peak`]: `spec` is `id:level:input`.
+fn child(spec: &str) -> Result<(), String> {
+    let mut parts = spec.splitn(3, ':');
+    let (Some(id), Some(level), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("bad SUBLA_BENCH_CHILD {spec:?}"));
+    };
+    let level: u32 = level.parse().map_err(|e| format!("bad level in {spec:?}: {e}"))?;
+    let mut s = Settings::from_env();
+    s.quick = false;
+    s.meshes = Some(vec![name.to_string()]);
+    let input = load_inputs(&s).into_iter().next().ok_or_else(|| format!("no input named {name}"))?;
+    let flat = Flat::new(&input.data);
+    let mesh = &input.data.mesh;
+    let pos = input.data.positions().to_owned();
+    let before = reset_peak().ok_or("cannot reset the peak resident size (/proc/self/clear_refs)")?;
+    // Each result is dropped at once: the peak resident size keeps its
+    // high-water mark.
+    let err = |e: subla_scheme::SchemeError| e.to_string();
+    match id {
+        "subla_build" => drop(CatmarkSlak.build(mesh, level, Par::Rayon).map_err(err)?),
+        "subla_modeling" => drop(modeling(&CatmarkSlak, mesh, pos.view(), level, Par::Rayon).map_err(err)?),
+        "subdiv_kernels_build" => drop(sk::build(&flat, level)?),
+        "subdiv_kernels_oneshot" => drop(sk::oneshot(&flat, level)?),
+        "opensubdiv_rs_build" => drop(osdrs::build(&flat, level)?),
+        "opensubdiv_rs_oneshot" => drop(osdrs::oneshot(&flat, level)?),
+        #[cfg(feature = "opensubdiv-petite")]
+        "osd_petite_build" => drop(petite::build(&flat, level)?),
+        #[cfg(feature = "opensubdiv-petite")]
+        "osd_petite_oneshot" => drop(petite::oneshot(&flat, level)?),
+        _ => return Err(format!("unknown implementation {id}")),
+    }
+    let peak = status_kb("VmHWM:").ok_or("no VmHWM")? * 1024;
+    println!("SUBLA_CHILD_PEAK {}", peak.saturating_sub(before));
+    Ok(())
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("SUBLA_BENCH_CHILD") {
+        if let Err(e) = child(&spec) {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let s = Settings::from_env();
     let mut c = criterion().nresamples(20_000);
     let inputs = load_inputs(&s);
@@ -1175,7 +1299,7 @@ fn main() {
         manual: HashMap::new(),
         ran: HashSet::new(),
         probes: HashMap::new(),
-        peaks: HashMap::new(),
+        times: HashMap::new(),
         notes,
     };
     let mut rows = Vec::new();
@@ -1183,7 +1307,7 @@ fn main() {
     for (input, flat) in inputs.iter().zip(&flats) {
         for &level in &s.levels {
             bench_row(&mut h, input, flat, level);
-            rows.push((input.name.clone(), level, input.data.mesh.topology().num_corners() * 4usize.pow(level - 1)));
+            rows.push((input.name.clone(), level, mesh_faces(&input.data.mesh, level)));
         }
     }
     summary(&h, &rows);
