@@ -75,12 +75,12 @@ pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
             edge_s[e] = SHARPNESS_INFINITE;
         }
     }
-    for v in 0..nv {
+    for (v, sv) in vert_s.iter_mut().enumerate() {
         let edges = t.vertex_edges(v);
         let n_edges = edges.len();
         let n_faces = t.face_count(v);
         if opts.boundary == BoundaryInterpolation::EdgeAndCorner && n_faces == 1 && n_edges == 2 {
-            vert_s[v] = SHARPNESS_INFINITE;
+            *sv = SHARPNESS_INFINITE;
             continue;
         }
         let tags = t.vertex_tags()[v];
@@ -90,7 +90,7 @@ pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
             let boundary_edges = edges.iter().filter(|&&e| t.edge_corners(e as usize).len() == 1).count();
             let seam = nm_edges == 2 && boundary_edges == 0 && n_faces > n_edges && tags & vertex_tag::REPEATED == 0;
             if !seam {
-                vert_s[v] = SHARPNESS_INFINITE;
+                *sv = SHARPNESS_INFINITE;
             }
         }
     }

@@ -188,7 +188,8 @@ pub fn refine_topology_direct(mesh: &Mesh, par: Par) -> Result<RefinedTopology> 
         let ranges = balanced_ranges(fptr, par.blocks(nc + nf, 1 << 13));
         let e_pieces = split_by_ptr(&mut child_edges[n_a..], fptr, &ranges);
         let i_pieces = split_by_ptr(&mut interior, fptr, &ranges);
-        let work = |((r, out), ids): ((std::ops::Range<usize>, &mut [[u32; 2]]), &mut [u32])| {
+        type Piece<'a> = ((std::ops::Range<usize>, &'a mut [[u32; 2]]), &'a mut [u32]);
+        let work = |((r, out), ids): Piece<'_>| {
             let base = fptr[r.start] as usize;
             let mut order: Vec<u32> = Vec::new();
             for f in r {

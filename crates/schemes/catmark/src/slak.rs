@@ -104,7 +104,14 @@ pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &
     }
 }
 
-fn eval_level_impl<T: Float + Send + Sync, const D: usize>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
+fn eval_level_impl<T: Float + Send + Sync, const D: usize>(
+    t: &Topology,
+    step: &Step,
+    x: &[T],
+    y: &mut [T],
+    d: usize,
+    par: Par,
+) {
     // A constant row length lets the compiler unroll the channel loops.
     let d = if D == 0 { d } else { D };
     let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());

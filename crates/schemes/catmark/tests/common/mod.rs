@@ -79,12 +79,12 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
     // Our vertices to classes.
     let mut our_class = vec![0usize; pos.nrows()];
     let mut load = vec![0usize; classes.len()];
-    for i in 0..pos.nrows() {
+    for (i, oc) in our_class.iter_mut().enumerate() {
         let cands = near(pos.row(i));
         let Some(&j) = cands.first() else {
             return Err(format!("vertex {i} at {:?} has no golden vertex within {eps:e}", pos.row(i).to_vec()));
         };
-        our_class[i] = class[j];
+        *oc = class[j];
         load[class[j]] += 1;
     }
     if let Some(c) = (0..classes.len()).find(|&c| load[c] != classes[c].len()) {
