@@ -32,7 +32,7 @@
 //! 5. bad input is an error, never a panic; shape mismatches of the data
 //!    passed to `eval` are caller errors and panic naming the operands.
 //!
-//! The `testing` feature exports [`testing`] checks that verify this
+//! The `testing` feature exports the `testing` module, whose checks verify this
 //! contract generically; each implementation's test suite runs them.
 #![deny(missing_docs)]
 

@@ -4,7 +4,7 @@
 //! # Vertex order of the child level
 //! `|v|` updated vertices (in parent order), then `|f|` face points (in face
 //! order), then `|e|` edge points (in edge-id order; edges are numbered by
-//! `(lo, hi)`, see [`Topology`](subla_mesh::Topology)).
+//! `(lo, hi)`, see [`Topology`]).
 //!
 //! # Face order of the child level
 //! Face after face, and within a face corner after corner: the child of
