@@ -180,6 +180,30 @@ impl Real for f32 {
     }
 }
 
+/// Checks the shapes of the arguments of [`Plan::eval_f64`] /
+/// [`Plan::eval_f32`]: `control` needs `input_len()` rows and `out` must be
+/// `output_len() × control.ncols()`.
+///
+/// # Panics
+/// If they disagree, naming `scheme` and the shapes.
+#[track_caller]
+pub fn check_eval_shapes<P: Plan + ?Sized>(plan: &P, scheme: &str, control: (usize, usize), out: (usize, usize)) {
+    assert_eq!(
+        control.0,
+        plan.input_len(),
+        "{scheme} eval: control has {} rows, the plan needs {}",
+        control.0,
+        plan.input_len()
+    );
+    assert_eq!(
+        out,
+        (plan.output_len(), control.1),
+        "{scheme} eval: out is {out:?}, the plan writes {} x {}",
+        plan.output_len(),
+        control.1
+    );
+}
+
 /// Evaluates `plan` on `control`, allocating the output.
 ///
 /// # Panics

@@ -54,21 +54,7 @@ impl BilinearPlan {
         mut out: ArrayViewMut2<'_, T>,
         par: Par,
     ) {
-        assert_eq!(
-            control.nrows(),
-            self.input_len(),
-            "bilinear eval: control has {} rows, the plan needs {}",
-            control.nrows(),
-            self.input_len()
-        );
-        assert_eq!(
-            out.dim(),
-            (self.output_len(), control.ncols()),
-            "bilinear eval: out is {:?}, the plan writes {} x {}",
-            out.dim(),
-            self.output_len(),
-            control.ncols()
-        );
+        subla_scheme::check_eval_shapes(self, "bilinear", control.dim(), out.dim());
         let d = control.ncols();
         let mut cur: Vec<T> = control.as_standard_layout().iter().copied().collect();
         for l in 0..self.levels() as usize {

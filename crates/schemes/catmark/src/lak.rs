@@ -307,21 +307,7 @@ impl LakPlan {
         mut out: ArrayViewMut2<'_, T>,
         par: Par,
     ) {
-        assert_eq!(
-            control.nrows(),
-            self.input_len(),
-            "catmark eval: control has {} rows, the plan needs {}",
-            control.nrows(),
-            self.input_len()
-        );
-        assert_eq!(
-            out.dim(),
-            (self.output_len(), control.ncols()),
-            "catmark eval: out is {:?}, the plan writes {} x {}",
-            out.dim(),
-            self.output_len(),
-            control.ncols()
-        );
+        subla_scheme::check_eval_shapes(self, "catmark", control.dim(), out.dim());
         let mut cur = control.to_owned();
         for (l, lv) in self.levels.iter().enumerate() {
             let mut next = Array2::<T>::zeros((self.level_len(l as u32 + 1), control.ncols()));
