@@ -552,18 +552,11 @@ fn kernel_numeric<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
 // Public entry points
 // ---------------------------------------------------------------------------
 
-fn as_csr<T, L: Layout>(a: SparseRef<'_, T, L>) -> SparseRef<'_, T, Csr> {
-    let p = a.pattern();
-    let (nr, nc) = p.dims_u32();
-    // SAFETY: only called with L = Csr (or on transposed CSC storage, which
-    // is CSR storage of the transpose): same valid arrays.
-    unsafe { SparseRef::new_unchecked(nr, nc, p.ptr(), p.indices(), a.values()) }
-}
-
 fn as_csr_mut<T, L: Layout>(a: SparseMut<'_, T, L>) -> SparseMut<'_, T, Csr> {
     let (p, vals) = a.into_parts();
     let (nr, nc) = p.dims_u32();
-    // SAFETY: as in `as_csr`.
+    // SAFETY: as for `SparseRef::relabel`: same valid arrays, named for the
+    // layout they are valid in.
     unsafe { PatternRef::<Csr>::new_unchecked(nr, nc, p.ptr(), p.indices()) }.with_values_mut(vals)
 }
 
@@ -602,12 +595,17 @@ where
 {
     check_inner(a.shape(), b.shape());
     if L::COLUMN_MAJOR {
-        let p = kernel_symbolic(as_csr(b.transpose()), as_csr(a.transpose()), &Swapped(ops, PhantomData), par)?;
+        let p = kernel_symbolic(
+            b.transpose().relabel::<Csr>(),
+            a.transpose().relabel::<Csr>(),
+            &Swapped(ops, PhantomData),
+            par,
+        )?;
         let (nr, nc, ptr, idx) = p.into_transpose().into_parts();
         // SAFETY: the CSR pattern of Cᵀ is the CSC pattern of C.
         Ok(unsafe { Pattern::new_unchecked(nr, nc, ptr, idx) })
     } else {
-        let p = kernel_symbolic(as_csr(a), as_csr(b), &Straight(ops, PhantomData), par)?;
+        let p = kernel_symbolic(a.relabel::<Csr>(), b.relabel::<Csr>(), &Straight(ops, PhantomData), par)?;
         let (nr, nc, ptr, idx) = p.into_parts();
         // SAFETY: L = Csr here.
         Ok(unsafe { Pattern::new_unchecked(nr, nc, ptr, idx) })
@@ -650,14 +648,14 @@ pub fn numeric<A, B, Map, Lam, Red, L>(
         let (p, vals) = out.into_parts();
         let out_t = p.transpose().with_values_mut(vals);
         kernel_numeric(
-            as_csr(b.transpose()),
-            as_csr(a.transpose()),
+            b.transpose().relabel::<Csr>(),
+            a.transpose().relabel::<Csr>(),
             &Swapped(ops, PhantomData),
             as_csr_mut(out_t),
             par,
         );
     } else {
-        kernel_numeric(as_csr(a), as_csr(b), &Straight(ops, PhantomData), as_csr_mut(out), par);
+        kernel_numeric(a.relabel::<Csr>(), b.relabel::<Csr>(), &Straight(ops, PhantomData), as_csr_mut(out), par);
     }
 }
 
@@ -697,10 +695,15 @@ where
 {
     check_inner(a.shape(), b.shape());
     if L::COLUMN_MAJOR {
-        let c = kernel_multiply(as_csr(b.transpose()), as_csr(a.transpose()), &Swapped(ops, PhantomData), par)?;
+        let c = kernel_multiply(
+            b.transpose().relabel::<Csr>(),
+            a.transpose().relabel::<Csr>(),
+            &Swapped(ops, PhantomData),
+            par,
+        )?;
         Ok(recast(c.into_transpose()))
     } else {
-        let c = kernel_multiply(as_csr(a), as_csr(b), &Straight(ops, PhantomData), par)?;
+        let c = kernel_multiply(a.relabel::<Csr>(), b.relabel::<Csr>(), &Straight(ops, PhantomData), par)?;
         Ok(recast(c))
     }
 }

@@ -86,10 +86,10 @@ pub fn spmv_into<T, S, F, L>(
     if L::COLUMN_MAJOR {
         // The CSC storage of A is the CSR storage of Aᵀ: view it as such and
         // scatter with row/column swapped back for the map.
-        let at: CsrRef<'_, T> = reinterpret(a.transpose());
+        let at: CsrRef<'_, T> = a.transpose().relabel();
         with_contiguous(x, y, update, |xs, ys, d| scatter(at, xs, ys, d, &map, par));
     } else {
-        let ar: CsrRef<'_, T> = reinterpret(a);
+        let ar: CsrRef<'_, T> = a.relabel();
         with_contiguous(x, y, update, |xs, ys, d| gather(ar, xs, ys, d, &map, par));
     }
 }
@@ -192,16 +192,6 @@ fn check_shapes<S>(shape: (usize, usize), x: &ArrayView2<'_, S>, y: &ArrayViewMu
         shape.1,
         x.ncols()
     );
-}
-
-/// Same storage, different layout marker (the caller guarantees that the
-/// marker matches the storage it means).
-fn reinterpret<T, L1: Layout, L2: Layout>(a: SparseRef<'_, T, L1>) -> SparseRef<'_, T, L2> {
-    let p = a.pattern();
-    let (nr, nc) = p.dims_u32();
-    // SAFETY: same arrays, already valid; for L1 = L2 nothing changes, and
-    // callers only use it to name CSR-of-Aᵀ the storage they hold.
-    unsafe { SparseRef::new_unchecked(nr, nc, p.ptr(), p.indices(), a.values()) }
 }
 
 /// Runs `kernel(x, y, d)` on contiguous row-major slices, copying only when

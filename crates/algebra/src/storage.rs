@@ -700,6 +700,22 @@ impl<'a, T, L: Layout> SparseRef<'a, T, L> {
     pub fn transpose(&self) -> SparseRef<'a, T, L::Transposed> {
         SparseRef { pattern: self.pattern.transpose(), values: self.values }
     }
+    /// The same arrays under another layout marker. Only for storage that
+    /// *is* valid in `L2` — the view itself (`L2 = L`), or the storage of a
+    /// transposed view named for what it is (CSC of `A` = CSR of `Aᵀ`).
+    #[inline]
+    pub(crate) fn relabel<L2: Layout>(self) -> SparseRef<'a, T, L2> {
+        SparseRef {
+            pattern: PatternRef {
+                nrows: self.pattern.nrows,
+                ncols: self.pattern.ncols,
+                ptr: self.pattern.ptr,
+                idx: self.pattern.idx,
+                layout: PhantomData,
+            },
+            values: self.values,
+        }
+    }
     /// Copies into an owned matrix.
     pub fn to_owned(&self) -> SparseMat<T, L>
     where

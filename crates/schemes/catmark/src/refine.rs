@@ -15,7 +15,7 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::{Mesh, MeshBuilder, Options, Result, Topology};
+use subla_mesh::{Mesh, Result, Topology};
 
 /// Child face of every corner, in the order documented in the
 /// [module docs](self), as a flat `4 × corners` vertex list.
@@ -43,58 +43,15 @@ pub fn child_faces(mesh: &Mesh, par: Par) -> Vec<u32> {
     out
 }
 
-/// The refined mesh of one uniform quad-refinement step, carrying holes and
-/// options; sharpness is left for the scheme to set (`crease` / `corner`
-/// calls on the returned builder).
-pub fn refine_builder(mesh: &Mesh, par: Par) -> MeshBuilder {
-    let t = mesh.topology();
-    let nverts = t.num_vertices() + t.num_faces() + t.num_edges();
-    let faces = child_faces(mesh, par);
-    let nchild = faces.len() / 4;
-    let ptr: Vec<u32> = (0..=nchild as u32).map(|i| 4 * i).collect();
-    let mut b = MeshBuilder::new(nverts, ptr, faces).options(mesh.options());
-    if mesh.has_holes() {
-        for f in 0..t.num_faces() {
-            if mesh.holes()[f] {
-                for c in t.face_ptr()[f]..t.face_ptr()[f + 1] {
-                    b = b.hole(c);
-                }
-            }
-        }
-    }
-    b
-}
-
-/// One uniform refinement step without sharpness (bilinear refinement).
+/// One uniform refinement step without sharpness (bilinear refinement):
+/// the child topology of [`refine_topology_direct`], with holes and options.
 ///
 /// # Errors
 /// Sizes over `u32`.
 pub fn refine_plain(mesh: &Mesh, par: Par) -> Result<Mesh> {
-    let opts: Options = mesh.options();
-    refine_builder(mesh, par).options(opts).build(par)
-}
-
-/// The child topology of one uniform quad-refinement step and the hole
-/// flags of the child faces.
-///
-/// # Errors
-/// Sizes over `u32`.
-pub fn refine_topology(mesh: &Mesh, par: Par) -> Result<(Topology, Vec<bool>)> {
-    let t = mesh.topology();
-    let nverts = t.num_vertices() + t.num_faces() + t.num_edges();
-    let faces = child_faces(mesh, par);
-    let nchild = faces.len() / 4;
-    let ptr: Vec<u32> = (0..=nchild as u32).map(|i| 4 * i).collect();
-    let topology = Topology::build(nverts, ptr, faces, par)?;
-    let mut holes = vec![false; nchild];
-    if mesh.has_holes() {
-        for f in 0..t.num_faces() {
-            if mesh.holes()[f] {
-                holes[t.face_ptr()[f] as usize..t.face_ptr()[f + 1] as usize].fill(true);
-            }
-        }
-    }
-    Ok((topology, holes))
+    let r = refine_topology_direct(mesh, par)?;
+    let (ne, nv) = (r.topology.num_edges(), r.topology.num_vertices());
+    Mesh::from_parts(r.topology, vec![0.0; ne], vec![0.0; nv], r.holes, mesh.options())
 }
 
 /// A refined level from [`refine_topology_direct`].
