@@ -184,7 +184,7 @@ fn run_scheme<R: Refiner<Input = Mesh>>(
         }
         Mode::Modeling => {
             let t0 = Instant::now();
-            let (fine, positions) = match args.precision {
+            let (plan, positions) = match args.precision {
                 Precision::F64 => modeling(r, mesh, pos, args.levels, par).map_err(|e| e.to_string())?,
                 Precision::F32 => {
                     let (m, p) = modeling(r, mesh, pos.mapv(|x| x as f32).view(), args.levels, par)
@@ -192,6 +192,7 @@ fn run_scheme<R: Refiner<Input = Mesh>>(
                     (m, p.mapv(f64::from))
                 }
             };
+            let fine = plan.refined(plan.levels()).ok_or("the scheme produced no refined mesh")?.clone();
             // Modeling mode interleaves build and eval: report the total as build.
             Ok(Run { mesh: fine, positions, build_ms: t0.elapsed().as_secs_f64() * 1e3, eval_ms: 0.0 })
         }

@@ -23,6 +23,7 @@ pub mod error;
 pub mod mesh;
 pub mod obj;
 pub mod ply;
+pub mod split;
 pub mod tags;
 pub mod topology;
 
@@ -32,5 +33,6 @@ pub mod proptest_support;
 pub use data::{FaceVarying, Group, GroupKind, MeshData};
 pub use error::{Location, MeshError, Result, SharpnessTarget};
 pub use mesh::{Mesh, MeshBuilder, Validation};
+pub use split::QuadSplit;
 pub use tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
 pub use topology::Topology;

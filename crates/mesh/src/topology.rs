@@ -586,6 +586,34 @@ impl Topology {
         .finish(par)
     }
 
+    /// A topology from fields derived directly (see [`crate::split`]); the
+    /// caller guarantees the invariants.
+    pub(crate) fn from_raw(r: crate::split::RawTopology) -> Self {
+        Topology {
+            num_vertices: r.num_vertices,
+            face_ptr: r.face_ptr,
+            face_verts: r.face_verts,
+            corner_face: r.corner_face,
+            corner_edge: r.corner_edge,
+            edges: r.edges,
+            edge_corner_ptr: r.edge_corner_ptr,
+            edge_corners: r.edge_corners,
+            edge_tags: r.edge_tags,
+            vertex_corner_ptr: r.vertex_corner_ptr,
+            vertex_corners: r.vertex_corners,
+            vertex_edge_ptr: r.vertex_edge_ptr,
+            vertex_edges: r.vertex_edges,
+            vertex_tags: r.vertex_tags,
+        }
+    }
+
+    /// The incident edges of all vertices, vertex after vertex (see
+    /// [`Topology::vertex_edge_ptr`]).
+    #[inline]
+    pub(crate) fn vertex_edges_all(&self) -> &[u32] {
+        &self.vertex_edges
+    }
+
     /// What both constructors derive from the faces, the edges (`[lo, hi]`)
     /// and the uses of each edge (`corner_edge`, `edge_corner_ptr`,
     /// `edge_corners`, each edge's uses in corner order): the edges of each

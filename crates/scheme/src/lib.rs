@@ -146,6 +146,47 @@ pub trait Plan: Send + Sync {
     /// *effective* sharpness the scheme uses (boundary and non-manifold
     /// edges infinitely sharp, for example).
     fn refined(&self, level: u32) -> Option<&Mesh>;
+    /// The faces at `level` (0 ..= levels) without the rest of the
+    /// connectivity, if the scheme produces a mesh. Plans may keep only the
+    /// faces of their finest level and derive [`Plan::refined`] on demand;
+    /// this accessor never does that work.
+    fn faces(&self, level: u32) -> Option<Faces<'_>> {
+        self.refined(level).map(Faces::of)
+    }
+}
+
+/// A face list: what [`Plan::faces`] hands out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Faces<'a> {
+    /// Number of vertices (rows of data at this level).
+    pub num_vertices: usize,
+    /// Start of each face in `face_verts`, plus the end.
+    pub face_ptr: &'a [u32],
+    /// The vertices of all faces, face after face.
+    pub face_verts: &'a [u32],
+    /// Whether each face is a hole (to be left out of the surface).
+    pub holes: &'a [bool],
+}
+
+impl<'a> Faces<'a> {
+    /// The faces of `mesh`.
+    pub fn of(mesh: &'a Mesh) -> Self {
+        let t = mesh.topology();
+        Faces {
+            num_vertices: t.num_vertices(),
+            face_ptr: t.face_ptr(),
+            face_verts: t.face_verts(),
+            holes: mesh.holes(),
+        }
+    }
+    /// Number of faces.
+    pub fn num_faces(&self) -> usize {
+        self.face_ptr.len().saturating_sub(1)
+    }
+    /// The vertices of face `f`.
+    pub fn face(&self, f: usize) -> &'a [u32] {
+        &self.face_verts[self.face_ptr[f] as usize..self.face_ptr[f + 1] as usize]
+    }
 }
 
 /// Scalars a plan evaluates: `f32` and `f64`.
@@ -215,34 +256,28 @@ pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par
 }
 
 /// Modeling mode (§6.1): refines `levels` times, building and evaluating
-/// one level at a time and keeping only the current level's data.
+/// one level at a time and keeping only the current level's data. Returns
+/// the plan of the last step (its [`Plan::faces`] and [`Plan::refined`] at
+/// [`Plan::levels`] are the finest level) and the finest data.
 ///
 /// # Errors
-/// As [`Refiner::build`]; [`SchemeError::Unsupported`] if the refiner
-/// produces no refined mesh.
+/// As [`Refiner::build`] and [`Refiner::step`].
 pub fn modeling<R, T>(
     refiner: &R,
-    mesh: &Mesh,
+    mesh: &R::Input,
     control: ArrayView2<'_, T>,
     levels: u32,
     par: Par,
-) -> Result<(Mesh, Array2<T>)>
+) -> Result<(R::Plan, Array2<T>)>
 where
-    R: Refiner<Input = Mesh>,
+    R: Refiner,
     T: Real,
 {
-    if levels == 0 {
-        return Ok((mesh.clone(), control.to_owned()));
-    }
-    let mut plan = refiner.build(mesh, 1, par)?;
+    let mut plan = refiner.build(mesh, levels.min(1), par)?;
     let mut data = eval(&plan, control, par);
     for _ in 1..levels {
         plan = refiner.step(plan, par)?;
         data = eval(&plan, data.view(), par);
     }
-    let finest = plan.refined(plan.levels()).cloned().ok_or_else(|| SchemeError::Unsupported {
-        scheme: refiner.name(),
-        reason: "modeling mode needs a refined mesh, and this scheme produces none".into(),
-    })?;
-    Ok((finest, data))
+    Ok((plan, data))
 }

@@ -107,13 +107,10 @@ fn tau_at(t: &Topology, es: &[f32], chaikin: bool, e: usize, v: usize) -> f32 {
     child_edge_sharpness(s, &around, true)
 }
 
-/// Builds one level: the special masks of `parent` and the child mesh
-/// (with effective sharpness).
-pub(crate) fn build_step(parent: &Mesh, par: Par) -> Result<(Step, Mesh)> {
-    let step = masks(parent, par);
+/// The child level of `parent` (topology and sharpness).
+pub(crate) fn child_level(parent: &Mesh, par: Par) -> Result<Mesh> {
     let r = refine_topology_direct(parent, par)?;
-    let child = child_mesh(parent, r.topology, r.holes, Some(&r.halves))?;
-    Ok((step, child))
+    child_mesh(parent, r.topology, r.holes, Some(&r.halves))
 }
 
 /// The child mesh: `child` topology (numbered as [`crate::refine`] says)

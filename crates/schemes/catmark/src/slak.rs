@@ -6,6 +6,7 @@
 //! first) take the fixed-order-4 paths of §4.4.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
@@ -13,21 +14,86 @@ use rayon::prelude::*;
 use subla_algebra::par::even_ranges;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::{Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
 
-use crate::level::{EdgeMask, Step, VertexMask, build_step, prepare};
+use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
 
 /// Catmull-Clark subdivision through the specialised kernels.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct CatmarkSlak;
 
 /// A built Catmull-Clark refinement (static mode: all levels).
+///
+/// Levels below the finest are kept with their full connectivity (eval
+/// reads it); the finest level keeps only its faces, and derives its full
+/// mesh on the first call of [`Plan::refined`] (as OpenSubdiv's
+/// `TopologyRefiner` does without `fullTopologyInLastLevel`).
 #[derive(Clone, Debug)]
 pub struct CatmarkPlan {
-    /// Meshes of levels `0..=L`, with effective sharpness.
+    /// Meshes of levels `0..L` (all levels but the finest; level 0 alone
+    /// when `L = 0`), with effective sharpness.
     pub(crate) meshes: Vec<Mesh>,
     /// Masks of each step `l → l+1`.
     pub(crate) steps: Vec<Step>,
+    /// Level `L` when `L ≥ 1`.
+    pub(crate) finest: Option<Finest>,
+}
+
+/// The finest level of a plan: its faces, and its full mesh once asked for.
+#[derive(Clone, Debug)]
+pub(crate) struct Finest {
+    num_vertices: usize,
+    face_ptr: Vec<u32>,
+    face_verts: Vec<u32>,
+    holes: Vec<bool>,
+    full: OnceLock<Option<Mesh>>,
+}
+
+impl Finest {
+    /// The faces of the level above `parent`.
+    fn of(parent: &Mesh, par: Par) -> Finest {
+        let t = parent.topology();
+        let nc = t.num_corners();
+        let mut holes = vec![false; nc];
+        if parent.has_holes() {
+            let fptr = t.face_ptr();
+            for (f, &hole) in parent.holes().iter().enumerate() {
+                if hole {
+                    holes[fptr[f] as usize..fptr[f + 1] as usize].fill(true);
+                }
+            }
+        }
+        Finest {
+            num_vertices: t.num_vertices() + t.num_faces() + t.num_edges(),
+            face_ptr: (0..=nc as u32).map(|i| 4 * i).collect(),
+            face_verts: t.split_faces(par),
+            holes,
+            full: OnceLock::new(),
+        }
+    }
+
+    /// The full mesh, derived from `parent` on first use.
+    fn full(&self, parent: &Mesh) -> Option<&Mesh> {
+        self.full.get_or_init(|| child_level(parent, Par::Rayon).ok()).as_ref()
+    }
+}
+
+impl CatmarkPlan {
+    /// The plan of `levels` levels over the prepared mesh `base`.
+    fn over(base: Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
+        let mut meshes = Vec::with_capacity(levels as usize);
+        let mut steps = Vec::with_capacity(levels as usize);
+        meshes.push(base);
+        for l in 0..levels as usize {
+            steps.push(masks(&meshes[l], par));
+            if l + 1 < levels as usize {
+                let child = child_level(&meshes[l], par)?;
+                meshes.push(child);
+            }
+        }
+        let finest = meshes.last().filter(|_| levels > 0).map(|m| Finest::of(m, par));
+        Ok(CatmarkPlan { meshes, steps, finest })
+    }
 }
 
 impl Refiner for CatmarkSlak {
@@ -37,21 +103,21 @@ impl Refiner for CatmarkSlak {
         "catmark-slak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
-        let mut meshes = Vec::with_capacity(levels as usize + 1);
-        let mut steps = Vec::with_capacity(levels as usize);
-        meshes.push(prepare(input)?);
-        for l in 0..levels as usize {
-            let (step, child) = build_step(&meshes[l], par)?;
-            steps.push(step);
-            meshes.push(child);
-        }
-        Ok(CatmarkPlan { meshes, steps })
+        CatmarkPlan::over(prepare(input)?, levels, par)
     }
     fn step(&self, mut plan: CatmarkPlan, par: Par) -> Result<CatmarkPlan> {
-        let finest = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        drop(plan);
-        let (step, child) = build_step(&finest, par)?;
-        Ok(CatmarkPlan { meshes: vec![finest, child], steps: vec![step] })
+        let finest = match plan.finest.take() {
+            None => plan.meshes.swap_remove(0),
+            Some(f) => match f.full.into_inner() {
+                Some(Some(mesh)) => mesh,
+                _ => {
+                    let parent = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+                    drop(plan);
+                    child_level(&parent, par)?
+                }
+            },
+        };
+        CatmarkPlan::over(finest, 1, par)
     }
 }
 
@@ -78,13 +144,6 @@ fn for_rows<T: Send>(out: &mut [T], n: usize, d: usize, par: Par, f: impl Fn(Ran
     ranges.into_par_iter().zip(pieces).for_each(|(r, p)| f(r, p));
 }
 
-#[inline(always)]
-fn axpy<T: Float>(acc: &mut [T], w: T, x: &[T]) {
-    for (a, &b) in acc.iter_mut().zip(x) {
-        *a = *a + w * b;
-    }
-}
-
 /// The specials with element index in `r`.
 fn specials_in<'a, M>(list: &'a [M], r: &Range<usize>, key: impl Fn(&M) -> u32) -> &'a [M] {
     let a = list.partition_point(|m| (key(m) as usize) < r.start);
@@ -92,117 +151,162 @@ fn specials_in<'a, M>(list: &'a [M], r: &Range<usize>, key: impl Fn(&M) -> u32) 
     &list[a..b]
 }
 
-/// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`,
-/// with the row length known at compile time for 1 to 4 channels.
+/// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`.
+/// The kernels keep a fixed number of channels (1 to 4) in registers; wider
+/// rows are done four channels at a time.
 pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
-    match d {
-        1 => eval_level_impl::<T, 1>(t, step, x, y, d, par),
-        2 => eval_level_impl::<T, 2>(t, step, x, y, d, par),
-        3 => eval_level_impl::<T, 3>(t, step, x, y, d, par),
-        4 => eval_level_impl::<T, 4>(t, step, x, y, d, par),
-        _ => eval_level_impl::<T, 0>(t, step, x, y, d, par),
+    let mut off = 0;
+    while off < d {
+        match d - off {
+            1 => eval_level_impl::<T, 1>(t, step, x, y, d, off, par),
+            2 => eval_level_impl::<T, 2>(t, step, x, y, d, off, par),
+            3 => eval_level_impl::<T, 3>(t, step, x, y, d, off, par),
+            _ => eval_level_impl::<T, 4>(t, step, x, y, d, off, par),
+        }
+        off += 4;
     }
 }
 
+/// Channels `off..off + D` of row `i` of `x` (row length `stride`).
+#[inline(always)]
+fn load<T: Copy, const D: usize>(x: &[T], i: usize, stride: usize, off: usize) -> [T; D] {
+    let r = &x[i * stride + off..i * stride + off + D];
+    std::array::from_fn(|k| r[k])
+}
+
+/// `acc += w · x`.
+#[inline(always)]
+fn axpy<T: Float, const D: usize>(acc: &mut [T; D], w: T, x: [T; D]) {
+    for k in 0..D {
+        acc[k] = acc[k] + w * x[k];
+    }
+}
+
+/// `w` as `T` (`f64` weights are exact in `f64` and rounded once in `f32`).
+#[inline(always)]
+fn real<T: Float>(w: f64) -> T {
+    T::from(w).unwrap_or_else(T::zero)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn eval_level_impl<T: Float + Send + Sync, const D: usize>(
     t: &Topology,
     step: &Step,
     x: &[T],
     y: &mut [T],
-    d: usize,
+    stride: usize,
+    off: usize,
     par: Par,
 ) {
-    // A constant row length lets the compiler unroll the channel loops.
-    let d = if D == 0 { d } else { D };
     let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
-    let (yv, rest) = y.split_at_mut(nv * d);
-    let (yf, ye) = rest.split_at_mut(nf * d);
+    let (yv, rest) = y.split_at_mut(nv * stride);
+    let (yf, ye) = rest.split_at_mut(nf * stride);
     let quads = t.is_quad_only();
     let fptr = t.face_ptr();
     let fverts = t.face_verts();
+    let gx = |i: u32| load::<T, D>(x, i as usize, stride, off);
+    let put = |row: &mut [T], acc: [T; D]| row[off..off + D].copy_from_slice(&acc);
     // Face points (Alg. 4; fixed order 4 for quad meshes, §4.4).
-    for_rows(yf, nf, d, par, |r, out| {
-        let quarter = T::from(0.25).unwrap_or_else(T::one);
-        for (row, f) in out.chunks_exact_mut(d).zip(r) {
-            row.fill(T::zero());
+    for_rows(yf, nf, stride, par, |r, out| {
+        let quarter = real::<T>(0.25);
+        for (row, f) in out.chunks_exact_mut(stride).zip(r) {
+            let mut acc = [T::zero(); D];
             if quads {
-                let vs = &fverts[4 * f..4 * f + 4];
-                for &v in vs {
-                    axpy(row, quarter, &x[v as usize * d..v as usize * d + d]);
+                for &v in &fverts[4 * f..4 * f + 4] {
+                    axpy(&mut acc, quarter, gx(v));
                 }
             } else {
                 let vs = &fverts[fptr[f] as usize..fptr[f + 1] as usize];
-                let w = T::one() / T::from(vs.len()).unwrap_or_else(T::one);
+                let w = T::one() / real::<T>(vs.len() as f64);
                 for &v in vs {
-                    axpy(row, w, &x[v as usize * d..v as usize * d + d]);
+                    axpy(&mut acc, w, gx(v));
                 }
             }
+            put(row, acc);
         }
     });
     let yf: &[T] = yf;
+    let gf = |f: usize| load::<T, D>(yf, f, stride, off);
     // Edge points: default mask, then the special ones.
     let cf = t.corner_faces();
-    for_rows(ye, ne, d, par, |r, out| {
-        let quarter = T::from(0.25).unwrap_or_else(T::one);
+    let face_of = |c: u32| if quads { c as usize >> 2 } else { cf[c as usize] as usize };
+    for_rows(ye, ne, stride, par, |r, out| {
+        let quarter = real::<T>(0.25);
         let specials = specials_in(&step.edges, &r, |m: &EdgeMask| m.edge);
         let mut next_special = 0;
-        for (row, e) in out.chunks_exact_mut(d).zip(r) {
-            row.fill(T::zero());
+        for (row, e) in out.chunks_exact_mut(stride).zip(r) {
             let [a, b] = t.edge(e);
             let corners = t.edge_corners(e);
             let (alpha, beta) = if next_special < specials.len() && specials[next_special].edge as usize == e {
                 let m = specials[next_special];
                 next_special += 1;
-                (T::from(m.alpha).unwrap_or_else(T::zero), T::from(m.beta).unwrap_or_else(T::zero))
+                (real::<T>(m.alpha), real::<T>(m.beta))
             } else {
                 (quarter, quarter)
             };
+            let mut acc = [T::zero(); D];
             if beta != T::zero() {
                 for &c in corners {
-                    let f = cf[c as usize] as usize;
-                    axpy(row, beta, &yf[f * d..f * d + d]);
+                    axpy(&mut acc, beta, gf(face_of(c)));
                 }
             }
-            axpy(row, alpha, &x[a as usize * d..a as usize * d + d]);
-            axpy(row, alpha, &x[b as usize * d..b as usize * d + d]);
+            axpy(&mut acc, alpha, gx(a));
+            axpy(&mut acc, alpha, gx(b));
+            put(row, acc);
         }
     });
     // Vertex points: smooth mask (faces, then edges, then the vertex), and
     // the special masks.
-    for_rows(yv, nv, d, par, |r, out| {
+    for_rows(yv, nv, stride, par, |r, out| {
         let specials = specials_in(&step.vertices, &r, |m: &VertexMask| m.vertex);
         let mut next_special = 0;
-        for (row, v) in out.chunks_exact_mut(d).zip(r) {
-            row.fill(T::zero());
+        for (row, v) in out.chunks_exact_mut(stride).zip(r) {
             let special = if next_special < specials.len() && specials[next_special].vertex as usize == v {
                 next_special += 1;
                 Some(specials[next_special - 1])
             } else {
                 None
             };
+            let mut acc = [T::zero(); D];
+            if special.is_none() && quads {
+                // An interior manifold vertex of a quad mesh (vertices that
+                // are not take the special masks): its neighbours are the
+                // next corners of its corners, one per incident edge.
+                let corners = t.vertex_corners(v);
+                let n = corners.len();
+                let w = real::<T>(1.0 / (n * n) as f64);
+                for &c in corners {
+                    let c = c as usize;
+                    axpy(&mut acc, w, gf(c >> 2));
+                    axpy(&mut acc, w, gx(fverts[(c & !3) | ((c + 1) & 3)]));
+                }
+                axpy(&mut acc, real::<T>((n as f64 - 2.0) / n as f64), gx(v as u32));
+                put(row, acc);
+                continue;
+            }
             let n = t.valence(v);
             let (cv, cs, ce) = match special {
                 Some(m) => (m.cv, m.cs, m.ce),
                 None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
             };
             if cs != 0.0 && n > 0 {
-                let w = T::from(cs / (n * n) as f64).unwrap_or_else(T::zero);
+                let w = real::<T>(cs / (n * n) as f64);
                 for &c in t.vertex_corners(v) {
-                    let f = cf[c as usize] as usize;
-                    axpy(row, w, &yf[f * d..f * d + d]);
+                    axpy(&mut acc, w, gf(cf[c as usize] as usize));
                 }
                 for u in t.vertex_neighbors(v) {
-                    axpy(row, w, &x[u as usize * d..u as usize * d + d]);
+                    axpy(&mut acc, w, gx(u));
                 }
             }
             if let Some(m) = special {
                 if ce != 0.0 {
-                    let w = T::from(ce).unwrap_or_else(T::zero);
-                    axpy(row, w, &x[m.ua as usize * d..m.ua as usize * d + d]);
-                    axpy(row, w, &x[m.ub as usize * d..m.ub as usize * d + d]);
+                    let w = real::<T>(ce);
+                    axpy(&mut acc, w, gx(m.ua));
+                    axpy(&mut acc, w, gx(m.ub));
                 }
             }
-            axpy(row, T::from(cv).unwrap_or_else(T::zero), &x[v * d..v * d + d]);
+            axpy(&mut acc, real::<T>(cv), gx(v as u32));
+            put(row, acc);
         }
     });
 }
@@ -281,13 +385,30 @@ impl CatmarkPlan {
     ) {
         subla_scheme::check_eval_shapes(self, "catmark", control.dim(), out.dim());
         let d = control.ncols();
-        let mut cur: Vec<T> = control.as_standard_layout().iter().copied().collect();
+        let levels = self.steps.len();
+        if d == 0 {
+            return;
+        }
+        if levels == 0 {
+            out.assign(&control);
+            return;
+        }
+        let control = control.as_standard_layout();
+        let Some(x0) = control.as_slice() else { unreachable!("a standard-layout array is contiguous") };
+        // Intermediate levels in scratch buffers; the last one straight into
+        // `out` when it is contiguous.
+        let mut cur: Vec<T> = Vec::new();
         for (l, step) in self.steps.iter().enumerate() {
             let t = self.meshes[l].topology();
-            let mut next = vec![T::zero(); self.level_len(l as u32 + 1) * d];
-            if d > 0 {
-                eval_level(t, step, &cur, &mut next, d, par);
+            let x: &[T] = if l == 0 { x0 } else { &cur };
+            if l + 1 == levels {
+                if let Some(y) = out.as_slice_mut() {
+                    eval_level(t, step, x, y, d, par);
+                    return;
+                }
             }
+            let mut next = vec![T::zero(); self.level_len(l as u32 + 1) * d];
+            eval_level(t, step, x, &mut next, d, par);
             cur = next;
         }
         match ArrayView2::from_shape((self.output_len(), d), &cur) {
@@ -302,7 +423,11 @@ impl Plan for CatmarkPlan {
         self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        self.meshes.get(level as usize).map_or(0, |m| m.num_vertices())
+        match self.meshes.get(level as usize) {
+            Some(m) => m.num_vertices(),
+            None if level == self.levels() => self.finest.as_ref().map_or(0, |f| f.num_vertices),
+            None => 0,
+        }
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
         self.eval_generic(control, out, par);
@@ -315,6 +440,22 @@ impl Plan for CatmarkPlan {
         level_operator(self.meshes[level as usize].topology(), step)
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.meshes.get(level as usize)
+        match (self.meshes.get(level as usize), &self.finest) {
+            (Some(m), _) => Some(m),
+            (None, Some(f)) if level == self.levels() => f.full(self.meshes.last()?),
+            _ => None,
+        }
+    }
+    fn faces(&self, level: u32) -> Option<Faces<'_>> {
+        match (self.meshes.get(level as usize), &self.finest) {
+            (Some(m), _) => Some(Faces::of(m)),
+            (None, Some(f)) if level == self.levels() => Some(Faces {
+                num_vertices: f.num_vertices,
+                face_ptr: &f.face_ptr,
+                face_verts: &f.face_verts,
+                holes: &f.holes,
+            }),
+            _ => None,
+        }
     }
 }
