@@ -55,6 +55,7 @@ use subla_bench::{criterion, mean_seconds, pool, quad_sphere, quad_torus, report
 use subla_catmark::CatmarkSlak;
 use subla_catmark::refine::refine_topology_direct;
 use subla_mesh::{Mesh, MeshData, Options, Validation};
+use subla_scheme::refinement::{Budget, Evaluation, Evaluator, Refinement};
 use subla_scheme::{Refiner, eval, modeling};
 
 /// Peer rows predicted to take longer than this are skipped.
@@ -460,6 +461,24 @@ mod petite {
     pub(super) fn eval(t: &far::StencilTable, b: &mut Buffers, ctrl: &[f32]) -> Result<(), String> {
         b.src.update_data(ctrl, 0, b.n).map_err(err)?;
         let desc = || osd::BufferDescriptor::new(0, 3, 3).map_err(err);
+        osd::cpu_evaluator::evaluate_stencils(&b.src, desc()?, &mut b.dst, desc()?, t).map_err(err)
+    }
+
+    /// Buffers of 4 floats per vertex (xyz and padding) for the padded
+    /// evaluation.
+    pub(super) fn buffers4(t: &far::StencilTable, n: usize) -> Result<Buffers, String> {
+        Ok(Buffers {
+            src: osd::CpuVertexBuffer::new(4, n).map_err(err)?,
+            dst: osd::CpuVertexBuffer::new(4, t.len()).map_err(err)?,
+            n,
+        })
+    }
+
+    /// Uploads xyzw control points and evaluates the stencils on xyz with a
+    /// stride of 4.
+    pub(super) fn eval4(t: &far::StencilTable, b: &mut Buffers, ctrl4: &[f32]) -> Result<(), String> {
+        b.src.update_data(ctrl4, 0, b.n).map_err(err)?;
+        let desc = || osd::BufferDescriptor::new(0, 3, 4).map_err(err);
         osd::cpu_evaluator::evaluate_stencils(&b.src, desc()?, &mut b.dst, desc()?, t).map_err(err)
     }
 
@@ -987,7 +1006,81 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
             Some(Err(e)) => h.skip(&row, "osd_petite_eval/1thread", e),
             None => h.skip(&row, "osd_petite_eval/1thread", "no stencils were built".into()),
         }
+        if let Ok(t) = petite::build(flat, level) {
+            match petite::buffers4(&t, flat.nv) {
+                Ok(mut b) => {
+                    let ctrl4: Vec<f32> = flat.ctrl.iter().flat_map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0]).collect();
+                    h.bench(&row, "osd_petite_eval4", "1thread", true, &mut direct(|| petite::eval4(&t, &mut b, &ctrl4)));
+                }
+                Err(e) => h.skip(&row, "osd_petite_eval4/1thread", e),
+            }
+        }
         h.bench(&row, "osd_petite_oneshot", "1thread", true, &mut direct(|| petite::oneshot(flat, level)));
+    }
+
+    // Static topology: refinement matrices (chain and product) and their
+    // padded-CSR evaluation.
+    let static_plan = pn.install(|| CatmarkSlak.build(mesh, level, Par::Rayon));
+    for &(t, p, par) in &variants {
+        if let Ok(plan) = &static_plan {
+            h.bench(
+                &row,
+                "subla_static_build",
+                t,
+                false,
+                &mut in_pool(p, || {
+                    let mut r = Refinement::chain(plan, Budget::default(), par)?;
+                    r.compose(Budget::default(), par)?;
+                    Ok::<_, subla_scheme::SchemeError>(r)
+                }),
+            );
+        }
+    }
+    let refinement = static_plan.as_ref().ok().and_then(|plan| {
+        pn.install(|| {
+            let mut r = Refinement::chain(plan, Budget::default(), Par::Rayon).ok()?;
+            r.compose(Budget::default(), Par::Rayon).ok()?;
+            Some(r)
+        })
+    });
+    if let Some(mut r) = refinement {
+        let pos4 = ndarray::Array2::from_shape_fn((pos.nrows(), 4), |(i, k)| if k < 3 { pos[(i, k)] as f32 } else { 0.0 });
+        let mut runs: Vec<(&str, Evaluation, bool)> =
+            vec![("subla_static_eval", Evaluation::Auto, false), ("subla_static_eval_chain", Evaluation::Chain, false)];
+        runs.push(("subla_static_eval_composed", Evaluation::Composed, false));
+        runs.push(("subla_static_eval_f32x4", Evaluation::Auto, true));
+        println!(
+            "refinement matrices: per-level {} nonzeros, composed {} nonzeros",
+            r.chain_nnz(),
+            r.composed().map_or(0, |c| c.nnz())
+        );
+        for (name, how, f32x4) in runs {
+            for &(t, p, par) in &variants {
+                let (secs, bytes) = if f32x4 {
+                    let Ok(ev) = r.evaluator::<f32>(how, 4, Budget::default(), Par::Rayon) else { continue };
+                    let mut out = ndarray::Array2::<f32>::zeros((ev.output_len(), 4));
+                    h.bench(&row, name, t, false, &mut in_pool(p, || ev.apply(pos4.view(), out.view_mut(), par)));
+                    (h.seconds(&row.group, &format!("{name}/{t}")), eval_bytes(&ev, 4))
+                } else {
+                    let Ok(ev) = r.evaluator::<f64>(how, 3, Budget::default(), Par::Rayon) else { continue };
+                    let mut out = ndarray::Array2::<f64>::zeros((ev.output_len(), 3));
+                    h.bench(&row, name, t, false, &mut in_pool(p, || ev.apply(pos.view(), out.view_mut(), par)));
+                    (h.seconds(&row.group, &format!("{name}/{t}")), eval_bytes(&ev, 3))
+                };
+                if let Some(secs) = secs {
+                    let gbs = bytes as f64 / secs / 1e9;
+                    let line = format!(
+                        "{} {name}/{t}: {:.1} MB moved in {:.2} ms = {gbs:.2} GB/s = {:.0} % of the copy bandwidth",
+                        row.group,
+                        bytes as f64 / 1e6,
+                        secs * 1e3,
+                        100.0 * gbs / copy_bandwidth()
+                    );
+                    println!("{line}");
+                    h.notes.push(line);
+                }
+            }
+        }
     }
 
     // Ratios.
@@ -1002,8 +1095,47 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
     if cfg!(feature = "opensubdiv-petite") {
         rows.push(("subla_eval_f32/1thread".into(), "osd_petite_eval/1thread".into()));
     }
+    for &(t, _, _) in &variants {
+        for peer in peers() {
+            rows.push((format!("subla_static_eval/{t}"), format!("{peer}_eval/1thread")));
+        }
+        if cfg!(feature = "opensubdiv-petite") {
+            rows.push((format!("subla_static_eval_f32x4/{t}"), "osd_petite_eval4/1thread".into()));
+            rows.push((format!("subla_static_build/{t}"), "osd_petite_build/1thread".into()));
+        }
+    }
     let rows: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     report_with(&row.group, &rows, |id| h.seconds(&row.group, id));
+}
+
+/// Bytes one evaluation moves: the matrices, the input, the output and,
+/// for a chain, each intermediate level written and read once.
+fn eval_bytes<T: num_traits::Float + Send + Sync>(ev: &Evaluator<T>, d: usize) -> u64 {
+    let t = std::mem::size_of::<T>() as u64;
+    ev.matrix_bytes() + t * d as u64 * (ev.input_len() + ev.output_len()) as u64
+        + ev.intermediate_rows() as u64 * 2 * t * d as u64
+}
+
+/// STREAM-style copy bandwidth of this machine (bytes read + written per
+/// second, best of five copies of 512 MB on all threads), measured once.
+fn copy_bandwidth() -> f64 {
+    static BW: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *BW.get_or_init(|| {
+        use rayon::prelude::*;
+        let n = 64 << 20; // f64s: 512 MB
+        let src: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let mut dst = vec![0f64; n];
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let t = Instant::now();
+            dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+            best = best.min(t.elapsed().as_secs_f64());
+            black_box(&dst);
+        }
+        let bw = 2.0 * (n * 8) as f64 / best / 1e9;
+        println!("copy bandwidth (STREAM-style copy, {} threads): {bw:.2} GB/s", rayon::current_num_threads());
+        bw
+    })
 }
 
 /// The final table: subla's time and each peer's ratio, per row.

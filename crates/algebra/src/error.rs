@@ -1,5 +1,7 @@
 //! The crate's error type.
 
+use std::path::{Path, PathBuf};
+
 use thiserror::Error;
 
 /// Everything in this crate that can fail because of the *data* it was given
@@ -141,6 +143,34 @@ pub enum AlgebraError {
         /// What went wrong.
         reason: String,
     },
+    /// Matrix Market input is malformed or unsupported ([`crate::mtx`]).
+    #[error("Matrix Market {}line {line}: {reason}", in_file(path.as_deref()))]
+    MatrixMarket {
+        /// The file, when read through
+        /// [`read_matrix_market_file`](crate::mtx::read_matrix_market_file).
+        path: Option<PathBuf>,
+        /// 1-based line number of the offending line (for input that ends
+        /// too early, the line after the last one).
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A file could not be opened, created, read or written.
+    #[error("cannot {action} {}: {message}", path.display())]
+    Io {
+        /// `"open"`, `"create"`, `"read"` or `"write"`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The kind of the underlying [`std::io::Error`].
+        kind: std::io::ErrorKind,
+        /// The underlying error's message.
+        message: String,
+    },
+}
+
+fn in_file(path: Option<&Path>) -> String {
+    path.map(|p| format!("file {}, ", p.display())).unwrap_or_default()
 }
 
 /// Shorthand for results of this crate.

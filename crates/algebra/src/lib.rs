@@ -16,6 +16,10 @@
 //!   together.
 //! * [`scan`]: parallel prefix sums, stream compaction and enumeration of the
 //!   nonzeros that satisfy a predicate (edge numbering, §4.1).
+//! * [`padded`]: [`PaddedCsr`], refinement matrices stored with rows padded
+//!   to groups of four for fast repeated `P_{i+1} = R P_i` (§6.3).
+//! * [`mtx`]: Matrix Market files, written with exactly round-tripping
+//!   values and read with symmetric expansion and line-numbered errors.
 //! * CSC ↔ CSR layout conversion by a deterministic parallel counting sort
 //!   ([`CscRef::to_csr`], [`CsrRef::to_csc`]); conversions with `sprs` and
 //!   `nalgebra-sparse` ([`interop`]).
@@ -58,6 +62,8 @@ pub mod csc;
 pub mod csr;
 pub mod error;
 pub mod interop;
+pub mod mtx;
+pub mod padded;
 pub mod par;
 pub mod scan;
 pub mod spgemm;
@@ -70,6 +76,7 @@ pub mod proptest_support;
 pub use csc::{CscMat, CscMut, CscPattern, CscPatternRef, CscRef};
 pub use csr::{CsrMat, CsrMut, CsrPattern, CsrPatternRef, CsrRef};
 pub use error::{AlgebraError, Result};
+pub use padded::PaddedCsr;
 pub use par::Par;
 pub use storage::{Csc, Csr, Layout, Pattern, PatternRef, SparseMat, SparseMut, SparseRef};
 

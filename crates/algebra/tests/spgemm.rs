@@ -206,3 +206,46 @@ fn inner_dimension_mismatch_panics() {
     let a = CsrMat::<i64>::zeros(2, 3).unwrap();
     let _ = spgemm::multiply(a.as_ref(), a.as_ref(), &Ops::product(), Par::Seq);
 }
+
+proptest! {
+    #[test]
+    fn product_nnz_equals_structure_nnz_csr((a, b) in csr_pair(0..20, 7, 0u8..1)) {
+        let expected = spgemm::structure(a.pattern(), b.pattern(), Par::Seq).unwrap().as_ref().nnz() as u64;
+        prop_assert_eq!(spgemm::product_nnz(a.pattern(), b.pattern(), Par::Seq), expected);
+        prop_assert_eq!(spgemm::product_nnz(a.pattern(), b.pattern(), Par::Rayon), expected);
+    }
+
+    #[test]
+    fn product_nnz_equals_structure_nnz_csc((a, b) in csc_pair(0..20, 7, 0u8..1)) {
+        let expected = spgemm::structure(a.pattern(), b.pattern(), Par::Seq).unwrap().as_ref().nnz() as u64;
+        prop_assert_eq!(spgemm::product_nnz(a.pattern(), b.pattern(), Par::Seq), expected);
+        prop_assert_eq!(spgemm::product_nnz(a.pattern(), b.pattern(), Par::Rayon), expected);
+    }
+}
+
+#[test]
+fn product_nnz_is_the_same_for_every_pool_size() {
+    // Big enough for several blocks: M Mᵀ (vertex adjacency through faces)
+    // and Mᵀ M (face adjacency through vertices) of a 150 x 150 quad grid.
+    let m = grid_mesh_matrix(150);
+    let mt = m.to_csr(Par::Seq).into_transpose();
+    for (a, b) in [(m.pattern(), mt.pattern()), (mt.pattern(), m.pattern())] {
+        let expected = spgemm::structure(a, b, Par::Seq).unwrap().as_ref().nnz() as u64;
+        assert_eq!(spgemm::product_nnz(a, b, Par::Seq), expected);
+        for t in [1, 2, 3] {
+            assert_eq!(common::with_threads(t, || spgemm::product_nnz(a, b, Par::Rayon)), expected, "threads = {t}");
+        }
+        let (ar, br) = (a.to_csr(Par::Seq), b.to_csr(Par::Seq));
+        for t in [1, 2, 3] {
+            let n = common::with_threads(t, || spgemm::product_nnz(ar.as_ref(), br.as_ref(), Par::Rayon));
+            assert_eq!(n, expected, "CSR, threads = {t}");
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "A.ncols() must equal B.nrows()")]
+fn product_nnz_with_mismatched_inner_dimensions_panics() {
+    let a = CsrMat::<i64>::zeros(2, 3).unwrap();
+    let _ = spgemm::product_nnz(a.pattern(), a.pattern(), Par::Seq);
+}

@@ -6,6 +6,8 @@
 //!       [--backend cpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
 //!       [--keep-holes] [--timings json]
+//! subla matrix IN.obj --levels 2 -o R.mtx [--per-level] [--limit]
+//!       [--max-memory 8G]
 //! ```
 
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use subla_algebra::Par;
 use subla_catmark::{Bilinear, CatmarkLak, CatmarkSlak};
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshBuilder, MeshData, TriangleSubdivision, Validation};
+use subla_scheme::refinement::{Budget, Refinement};
 use subla_scheme::{Plan, Refiner, eval, modeling};
 
 #[derive(Parser, Debug)]
@@ -31,6 +34,8 @@ struct Cli {
 enum Command {
     /// Subdivide a mesh (OBJ or PLY) and write the result as OBJ.
     Subdivide(SubdivideArgs),
+    /// Export the refinement matrices of a mesh as Matrix Market files.
+    Matrix(MatrixArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -92,6 +97,69 @@ enum Timings {
     Json,
 }
 
+/// How to read the input mesh: the options that override its tags.
+#[derive(clap::Args, Debug)]
+struct MeshOpts {
+    /// Boundary interpolation (overrides the file's tag).
+    #[arg(long, value_enum)]
+    boundary: Option<Boundary>,
+    /// Crease method (overrides the file's tag).
+    #[arg(long, value_enum)]
+    crease_method: Option<Crease>,
+    /// Catmull-Clark triangle rule (overrides the file's tag).
+    #[arg(long, value_enum)]
+    triangles: Option<Triangles>,
+    /// Read the input as left-handed (clockwise faces).
+    #[arg(long)]
+    left_handed: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct MatrixArgs {
+    /// Input mesh (.obj or .ply).
+    input: PathBuf,
+    /// Output Matrix Market file (`R.mtx`); with `--per-level`, the level-i
+    /// matrix goes to `R.i.mtx`.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Subdivision scheme.
+    #[arg(long, value_enum, default_value_t = Scheme::Catmark)]
+    scheme: Scheme,
+    /// Number of levels.
+    #[arg(short, long, default_value_t = 1)]
+    levels: u32,
+    /// Write each level's matrix R_i instead of the product R.
+    #[arg(long)]
+    per_level: bool,
+    /// Append the limit operator (the matrix then maps control points to
+    /// limit positions).
+    #[arg(long)]
+    limit: bool,
+    /// Refuse to build matrices predicted to need more than this many bytes
+    /// (suffixes K, M, G).
+    #[arg(long, value_parser = parse_bytes, default_value = "8G")]
+    max_memory: u64,
+    #[command(flatten)]
+    mesh: MeshOpts,
+}
+
+/// `123`, `64K`, `512M`, `8G` as bytes.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 10),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('G') => (&t[..t.len() - 1], 30),
+        Some('T') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (try 512M or 8G)"))?;
+    if !(v >= 0.0) || !v.is_finite() {
+        return Err(format!("`{s}` is not a size"));
+    }
+    Ok((v * (1u64 << shift) as f64) as u64)
+}
+
 #[derive(clap::Args, Debug)]
 struct SubdivideArgs {
     /// Input mesh (.obj or .ply); OpenSubdiv shape tags in OBJ files are honoured.
@@ -117,18 +185,8 @@ struct SubdivideArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     backend: Backend,
-    /// Boundary interpolation (overrides the file's tag).
-    #[arg(long, value_enum)]
-    boundary: Option<Boundary>,
-    /// Crease method (overrides the file's tag).
-    #[arg(long, value_enum)]
-    crease_method: Option<Crease>,
-    /// Catmull-Clark triangle rule (overrides the file's tag).
-    #[arg(long, value_enum)]
-    triangles: Option<Triangles>,
-    /// Read the input as left-handed (clockwise faces).
-    #[arg(long)]
-    left_handed: bool,
+    #[command(flatten)]
+    mesh: MeshOpts,
     /// Write hole faces too (as `t hole` tags) instead of leaving them out.
     #[arg(long)]
     keep_holes: bool,
@@ -238,34 +296,76 @@ fn output_mesh(run: Run, keep_holes: bool) -> Result<MeshData, String> {
     MeshData::new(mesh, run.positions).map_err(|e| e.to_string())
 }
 
-fn subdivide(args: &SubdivideArgs) -> Result<(), String> {
-    let t_read = Instant::now();
-    let mut data = read_input(&args.input)?;
-    let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
-    if args.left_handed || data.left_handed {
+/// Reads `path` and applies the command-line options over its tags.
+fn read_mesh(path: &PathBuf, m: &MeshOpts) -> Result<MeshData, String> {
+    let mut data = read_input(path)?;
+    if m.left_handed || data.left_handed {
         data.mesh = data.mesh.reversed_winding().map_err(|e| e.to_string())?;
     }
     let mut opts = data.mesh.options();
-    if let Some(b) = args.boundary {
+    if let Some(b) = m.boundary {
         opts.boundary = match b {
             Boundary::None => BoundaryInterpolation::None,
             Boundary::EdgeOnly => BoundaryInterpolation::EdgeOnly,
             Boundary::EdgeAndCorner => BoundaryInterpolation::EdgeAndCorner,
         };
     }
-    if let Some(c) = args.crease_method {
+    if let Some(c) = m.crease_method {
         opts.crease_method = match c {
             Crease::Uniform => CreaseMethod::Uniform,
             Crease::Chaikin => CreaseMethod::Chaikin,
         };
     }
-    if let Some(t) = args.triangles {
+    if let Some(t) = m.triangles {
         opts.triangle_subdivision = match t {
             Triangles::Catmark => TriangleSubdivision::Catmark,
             Triangles::Smooth => TriangleSubdivision::Smooth,
         };
     }
     data.mesh.set_options(opts);
+    Ok(data)
+}
+
+/// `subla matrix`: the refinement matrices as Matrix Market files.
+fn matrix(args: &MatrixArgs) -> Result<(), String> {
+    let data = read_mesh(&args.input, &args.mesh)?;
+    match args.scheme {
+        Scheme::Catmark => export_matrices(&CatmarkSlak, &data.mesh, args),
+        Scheme::Bilinear => export_matrices(&Bilinear, &data.mesh, args),
+    }
+}
+
+fn export_matrices<R: Refiner<Input = Mesh>>(r: &R, mesh: &Mesh, args: &MatrixArgs) -> Result<(), String> {
+    let par = Par::Rayon;
+    let budget = Budget::bytes(args.max_memory);
+    let plan = r.build(mesh, args.levels, par).map_err(|e| e.to_string())?;
+    let mut refinement = Refinement::chain(&plan, budget, par).map_err(|e| e.to_string())?;
+    if args.limit {
+        refinement = refinement.with_limit(&plan, budget, par).map_err(|e| e.to_string())?;
+    }
+    let write = |m: &subla_algebra::CsrMat<f64>, path: &std::path::Path| -> Result<(), String> {
+        subla_algebra::mtx::write_matrix_market_file(m.as_ref(), path).map_err(|e| e.to_string())?;
+        println!("{}: {} x {}, {} nonzeros", path.display(), m.nrows(), m.ncols(), m.nnz());
+        Ok(())
+    };
+    if args.per_level {
+        let stem = args.output.with_extension("");
+        for (i, m) in refinement.levels().iter().enumerate() {
+            write(m, &stem.with_extension(format!("{i}.mtx")))?;
+        }
+    } else {
+        let chain_nnz = refinement.chain_nnz();
+        let composed = refinement.compose(budget, par).map_err(|e| e.to_string())?;
+        println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
+        write(composed, &args.output)?;
+    }
+    Ok(())
+}
+
+fn subdivide(args: &SubdivideArgs) -> Result<(), String> {
+    let t_read = Instant::now();
+    let data = read_mesh(&args.input, &args.mesh)?;
+    let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
     let pos = data.positions().to_owned();
     let (in_v, in_f) = (data.mesh.num_vertices(), data.mesh.num_faces());
     let run = match (args.scheme, args.path) {
@@ -306,6 +406,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Subdivide(args) => subdivide(args),
+        Command::Matrix(args) => matrix(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -133,3 +133,42 @@ fn errors_are_one_line_with_a_non_zero_exit() {
     let o = subla(&["subdivide"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn matrix_exports_r_that_reproduces_subdivide() {
+    let input = data().join("meshes/osd/catmark_cube_creases0.obj");
+    let r_path = tmp("R.mtx");
+    let o = subla(&["matrix", input.to_str().unwrap(), "--levels", "2", "-o", r_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nonzeros"));
+    let r = subla_algebra::mtx::read_matrix_market_file(&r_path).unwrap();
+    let mesh_out = tmp("cube2-for-r.obj");
+    let o = subla(&["subdivide", input.to_str().unwrap(), "--levels", "2", "-o", mesh_out.to_str().unwrap()]);
+    assert!(o.status.success());
+    let refined = read(&mesh_out);
+    let control = read(&input);
+    let y = subla_algebra::spmv::spmv_csr(r.as_ref(), control.positions(), |&w, _, _| w, subla_algebra::Par::Seq);
+    assert_eq!(y.dim(), refined.positions().dim());
+    let diff = y.iter().zip(refined.positions().iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-12, "R P0 and subdivide differ by {diff}");
+    // Per level: R_1 R_0 has the same action.
+    let o = subla(&["matrix", input.to_str().unwrap(), "--levels", "2", "--per-level", "-o", r_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r0 = subla_algebra::mtx::read_matrix_market_file(r_path.with_extension("0.mtx")).unwrap();
+    let r1 = subla_algebra::mtx::read_matrix_market_file(r_path.with_extension("1.mtx")).unwrap();
+    assert_eq!((r0.ncols(), r1.nrows()), (control.mesh.num_vertices(), y.nrows()));
+    // The limit operator makes it control -> limit positions (rows sum to 1).
+    let o = subla(&["matrix", input.to_str().unwrap(), "--levels", "2", "--limit", "-o", r_path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rl = subla_algebra::mtx::read_matrix_market_file(&r_path).unwrap();
+    for i in 0..rl.nrows() {
+        let s: f64 = rl.row(i).1.iter().sum();
+        assert!((s - 1.0).abs() < 1e-12);
+    }
+    // Over the budget: one line, how much it would need, exit code 1.
+    let o = subla(&["matrix", input.to_str().unwrap(), "--levels", "3", "--max-memory", "1K", "-o", r_path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("would need") && err.contains("over the budget of 1024 bytes"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

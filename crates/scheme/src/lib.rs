@@ -41,6 +41,7 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
+pub mod refinement;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -140,7 +141,24 @@ pub trait Plan: Send + Sync {
     ///
     /// # Errors
     /// [`SchemeError::NoSuchLevel`], or sizes over `u32`.
-    fn operator(&self, level: u32) -> Result<CsrMat<f64>>;
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>>;
+    /// An upper bound of the nonzeros of `operator(level)`, from counts
+    /// alone (no matrix is built), where the plan can give one: for
+    /// predicting memory before building.
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        let _ = level;
+        None
+    }
+    /// The map from the finest level's data to its limit positions, as an
+    /// `output_len() × output_len()` matrix (compose it with the operators
+    /// for control → limit).
+    ///
+    /// # Errors
+    /// [`SchemeError::Unsupported`] for schemes without limit masks.
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        let _ = par;
+        Err(SchemeError::Unsupported { scheme: "this scheme", reason: "it has no limit masks".into() })
+    }
     /// The mesh at `level` (0 ..= levels) as the scheme sees it, if the
     /// scheme produces one (limit evaluation does not). Its sharpness is the
     /// *effective* sharpness the scheme uses (boundary and non-manifold

@@ -6,6 +6,7 @@ use subla_algebra::Par;
 use subla_algebra::spmv::spmv_csr;
 use subla_mesh::Mesh;
 
+use crate::refinement::{Budget, Evaluation, Refinement};
 use crate::{Plan, Refiner, eval, modeling};
 
 /// Deterministic pseudo-random control data (`n × d`).
@@ -48,7 +49,7 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     // Linearity: the chain of operators gives the same result.
     let mut z = x.clone();
     for l in 0..levels {
-        let r = plan.operator(l).unwrap_or_else(|e| panic!("{name}: operator({l}): {e}"));
+        let r = plan.operator(l, Par::Rayon).unwrap_or_else(|e| panic!("{name}: operator({l}): {e}"));
         assert_eq!(r.shape(), (plan.level_len(l + 1), plan.level_len(l)), "{name}: operator({l}) shape");
         for i in 0..r.nrows() {
             let s: f64 = r.row(i).1.iter().sum();
@@ -57,6 +58,40 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
         z = spmv_csr(r.as_ref(), z.view(), |&v, _, _| v, Par::Rayon);
     }
     let scale = x.iter().fold(0f64, |m, v| m.max(v.abs())).max(1.0);
+    // The bound on the operators' nonzeros holds.
+    for l in 0..levels {
+        if let Some(bound) = plan.operator_bound(l) {
+            let nnz = plan.operator(l, Par::Seq).map_or(0, |r| r.nnz() as u64);
+            assert!(nnz <= bound, "{name}: R_{l} has {nnz} nonzeros, over the predicted bound {bound}");
+        }
+    }
+    // The composed matrix equals the chain, rows sum to 1, and a tiny
+    // budget is refused with an error, not a panic.
+    let mut refinement = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon)
+        .unwrap_or_else(|e| panic!("{name}: refinement matrices: {e}"));
+    let composed = refinement.compose(Budget::UNLIMITED, Par::Rayon).unwrap_or_else(|e| panic!("{name}: compose: {e}"));
+    for i in 0..composed.nrows() {
+        let s: f64 = composed.row(i).1.iter().sum();
+        assert!((s - 1.0).abs() < 1e-12, "{name}: row {i} of the composed R sums to {s}");
+    }
+    let w = spmv_csr(composed.as_ref(), x.view(), |&v, _, _| v, Par::Rayon);
+    let diff = w.iter().zip(z.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= tol * scale, "{name}: composed R and the chain differ by {diff}");
+    for how in [Evaluation::Chain, Evaluation::Composed, Evaluation::Auto] {
+        let ev = refinement
+            .evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon)
+            .unwrap_or_else(|e| panic!("{name}: evaluator: {e}"));
+        let mut out = Array2::zeros(y.dim());
+        ev.apply(x.view(), out.view_mut(), Par::Rayon);
+        let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff <= tol * scale, "{name}: {how:?} evaluator and eval differ by {diff}");
+    }
+    if levels > 0 {
+        assert!(
+            matches!(Refinement::chain(&plan, Budget::bytes(16), Par::Rayon), Err(crate::SchemeError::OverBudget { .. })),
+            "{name}: a 16-byte budget must be refused"
+        );
+    }
     let diff = y.iter().zip(z.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff <= tol * scale, "{name}: eval and the operator chain differ by {diff}");
     // Determinism.

@@ -113,7 +113,7 @@ impl Plan for BilinearPlan {
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
         self.eval_generic(control, out, par);
     }
-    fn operator(&self, level: u32) -> Result<CsrMat<f64>> {
+    fn operator(&self, level: u32, _par: Par) -> Result<CsrMat<f64>> {
         if level >= self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }

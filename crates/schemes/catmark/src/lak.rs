@@ -331,14 +331,14 @@ impl Plan for LakPlan {
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
         self.eval_generic(control, out, par);
     }
-    fn operator(&self, level: u32) -> Result<CsrMat<f64>> {
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         // The same linear map as SLAK's, assembled from the same rules.
         let mesh = self
             .meshes
             .get(level as usize)
             .filter(|_| level < self.levels())
             .ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        crate::slak::level_operator(mesh.topology(), &masks(mesh, Par::Rayon))
+        crate::operator::level_operator(mesh.topology(), &masks(mesh, par), par)
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
         self.meshes.get(level as usize)

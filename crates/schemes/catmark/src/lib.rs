@@ -10,6 +10,9 @@
 //!   ([`rules`]).
 //! * [`CatmarkLak`]: the same scheme written as mapped SpMV/SpGEMM
 //!   (Eq. 2–12), agreeing with the SLAK path to rounding.
+//! * Refinement matrices `R_i` (§6.3) built directly from each level's
+//!   topology ([`subla_scheme::Plan::operator`]), and OpenSubdiv's limit
+//!   masks as a matrix ([`subla_scheme::Plan::limit`]).
 //!
 //! # Vertex order of a refined level
 //! Updated vertices, then face points, then edge points (§3.2); see
@@ -19,6 +22,7 @@
 pub mod bilinear;
 mod lak;
 mod level;
+mod operator;
 pub mod refine;
 pub mod rules;
 mod slak;

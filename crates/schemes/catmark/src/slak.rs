@@ -17,6 +17,7 @@ use subla_mesh::{Mesh, Topology};
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
+use crate::operator::{level_operator, level_operator_bound, limit_operator};
 
 /// Catmull-Clark subdivision through the specialised kernels.
 #[derive(Copy, Clone, Debug, Default)]
@@ -311,71 +312,6 @@ fn eval_level_impl<T: Float + Send + Sync, const D: usize>(
     });
 }
 
-/// The matrix `R` of one level (Mlakar et al. 2020, §6.3, Fig. 5).
-pub(crate) fn level_operator(t: &Topology, step: &Step) -> Result<CsrMat<f64>> {
-    let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
-    let mut trips: Vec<(usize, usize, f64)> = Vec::with_capacity(nv * 9 + t.num_corners() + ne * 6);
-    let face_into = |trips: &mut Vec<(usize, usize, f64)>, row: usize, f: usize, w: f64| {
-        let vs = t.face(f);
-        let wf = w / vs.len() as f64;
-        for &v in vs {
-            trips.push((row, v as usize, wf));
-        }
-    };
-    let mut vi = 0;
-    for v in 0..nv {
-        let n = t.valence(v);
-        let special = if vi < step.vertices.len() && step.vertices[vi].vertex as usize == v {
-            vi += 1;
-            Some(step.vertices[vi - 1])
-        } else {
-            None
-        };
-        let (cv, cs, ce) = match special {
-            Some(m) => (m.cv, m.cs, m.ce),
-            None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
-        };
-        if cs != 0.0 && n > 0 {
-            let w = cs / (n * n) as f64;
-            for &c in t.vertex_corners(v) {
-                face_into(&mut trips, v, t.corner_faces()[c as usize] as usize, w);
-            }
-            for u in t.vertex_neighbors(v) {
-                trips.push((v, u as usize, w));
-            }
-        }
-        if let Some(m) = special {
-            if ce != 0.0 {
-                trips.push((v, m.ua as usize, ce));
-                trips.push((v, m.ub as usize, ce));
-            }
-        }
-        trips.push((v, v, cv));
-    }
-    for f in 0..nf {
-        face_into(&mut trips, nv + f, f, 1.0);
-    }
-    let mut ei = 0;
-    for e in 0..ne {
-        let (alpha, beta) = if ei < step.edges.len() && step.edges[ei].edge as usize == e {
-            ei += 1;
-            (step.edges[ei - 1].alpha, step.edges[ei - 1].beta)
-        } else {
-            (0.25, 0.25)
-        };
-        let row = nv + nf + e;
-        let [a, b] = t.edge(e);
-        trips.push((row, a as usize, alpha));
-        trips.push((row, b as usize, alpha));
-        if beta != 0.0 {
-            for &c in t.edge_corners(e) {
-                face_into(&mut trips, row, t.corner_faces()[c as usize] as usize, beta);
-            }
-        }
-    }
-    Ok(CsrMat::try_from_triplets(nv + nf + ne, nv, &trips)?)
-}
-
 impl CatmarkPlan {
     fn eval_generic<T: Float + Send + Sync>(
         &self,
@@ -435,9 +371,19 @@ impl Plan for CatmarkPlan {
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
         self.eval_generic(control, out, par);
     }
-    fn operator(&self, level: u32) -> Result<CsrMat<f64>> {
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         let step = self.steps.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        level_operator(self.meshes[level as usize].topology(), step)
+        level_operator(self.meshes[level as usize].topology(), step, par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.steps.get(level as usize).map(|_| level_operator_bound(self.meshes[level as usize].topology()))
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        let finest = self.refined(self.levels()).ok_or(SchemeError::Unsupported {
+            scheme: "catmark",
+            reason: "the finest level's connectivity could not be derived".into(),
+        })?;
+        limit_operator(finest, par)
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
         match (self.meshes.get(level as usize), &self.finest) {

@@ -107,3 +107,96 @@ fn slak_matches_the_opensubdiv_goldens() {
 fn lak_matches_the_opensubdiv_goldens() {
     run("lak", &subla_catmark::CatmarkLak);
 }
+
+/// The refinement matrices on every golden shape: `R P₀` (chain and
+/// composed, through the padded evaluator) equals the level-by-level eval,
+/// and every row sums to 1.
+#[test]
+fn refinement_matrices_equal_eval_on_every_golden_shape() {
+    use subla_scheme::refinement::{Budget, Evaluation, Refinement};
+    let mut worst = 0f64;
+    let all = cases();
+    for case in &all {
+        let d = input(case);
+        let plan = CatmarkSlak.build(&d.mesh, case.level, Par::Rayon).unwrap();
+        let want = eval(&plan, d.positions(), Par::Rayon);
+        let scale = want.iter().fold(1f64, |m, v| m.max(v.abs()));
+        let mut r = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
+        for m in r.levels() {
+            for i in 0..m.nrows() {
+                let sum: f64 = m.as_ref().slice(i).1.iter().sum();
+                assert!((sum - 1.0).abs() < 1e-12, "{}: a row sums to {sum}", case.file);
+            }
+        }
+        for how in [Evaluation::Chain, Evaluation::Composed] {
+            let ev = r.evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
+            let mut got = ndarray::Array2::zeros(want.dim());
+            ev.apply(d.positions(), got.view_mut(), Par::Rayon);
+            let diff = got.iter().zip(want.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(diff <= 1e-12 * scale, "{} {how:?}: R P0 and eval differ by {diff}", case.file);
+            worst = worst.max(diff / scale);
+        }
+    }
+    eprintln!("refinement matrices: {} shapes, worst relative difference {worst:e}", all.len());
+}
+
+/// OpenSubdiv's limit positions (`*.L2.limit.obj`, same vertex order as the
+/// level-2 golden): our limit operator applied to our level-2 positions,
+/// matched to the golden's vertices through the level-2 comparison.
+#[test]
+fn limit_positions_match_the_opensubdiv_goldens() {
+    use subla_algebra::spmv::spmv_csr;
+    let manifest = std::fs::read_to_string(common::data().join("golden/MANIFEST.tsv")).unwrap();
+    let mut n = 0;
+    let mut worst = 0f64;
+    let mut failures = Vec::new();
+    for l in manifest.lines().skip(1) {
+        let c: Vec<&str> = l.split('\t').collect();
+        if c[2] != "catmark" || c[4] != "limit" {
+            continue;
+        }
+        let case = Case {
+            file: c[0].replace(".limit.obj", ".obj"),
+            source: c[1].trim_start_matches("shared/").to_string(),
+            level: c[3].parse().unwrap(),
+            left_handed: c[5].contains("left_handed=true"),
+        };
+        n += 1;
+        let d = input(&case);
+        let golden_level = common::read(&common::data().join("golden").join(&case.file));
+        let g = common::read_points(&common::data().join("golden").join(c[0]));
+        let plan = CatmarkSlak.build(&d.mesh, case.level, Par::Rayon).unwrap();
+        let pos = eval(&plan, d.positions(), Par::Rayon);
+        let cmp = match common::compare(plan.refined(case.level).unwrap(), pos.view(), &golden_level, 1e-6) {
+            Ok(cmp) => cmp,
+            Err(e) => {
+                failures.push(format!("{}: level {}: {e}", c[0], case.level));
+                continue;
+            }
+        };
+        let lim = plan.limit(Par::Rayon).unwrap();
+        let ours = spmv_csr(lim.as_ref(), pos.view(), |w: &f64, _, _| *w, Par::Rayon);
+        assert_eq!(g.nrows(), ours.nrows(), "{}: vertex count", c[0]);
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for r in g.rows() {
+            for k in 0..3 {
+                lo[k] = lo[k].min(r[k]);
+                hi[k] = hi[k].max(r[k]);
+            }
+        }
+        let diag = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt().max(1e-300);
+        let mut max_d = 0f64;
+        for (i, &j) in cmp.map.iter().enumerate() {
+            let dd = (0..3).map(|k| (ours[(i, k)] - g[(j as usize, k)]).powi(2)).sum::<f64>().sqrt();
+            max_d = max_d.max(dd);
+        }
+        if max_d > 1e-6 * diag {
+            failures.push(format!("{}: limit positions differ by {:e} of the diagonal", c[0], max_d / diag));
+        }
+        worst = worst.max(max_d / diag);
+    }
+    eprintln!("limit: {n} goldens, worst relative error {worst:e}");
+    assert!(n > 0, "no limit goldens found");
+    assert!(failures.is_empty(), "{} of {n} limit goldens fail:\n{}", failures.len(), failures.join("\n"));
+}

@@ -19,11 +19,27 @@ pub fn read(path: &PathBuf) -> MeshData {
     subla_mesh::obj::read_obj(path, Validation::OpenSubdiv).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The `v` lines of an OBJ file with no faces (limit goldens).
+pub fn read_points(path: &PathBuf) -> ndarray::Array2<f64> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rows: Vec<[f64; 3]> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|l| {
+            let mut it = l.split_whitespace().map(|x| x.parse::<f64>().unwrap_or(f64::NAN));
+            [it.next().unwrap_or(f64::NAN), it.next().unwrap_or(f64::NAN), it.next().unwrap_or(f64::NAN)]
+        })
+        .collect();
+    ndarray::Array2::from_shape_fn((rows.len(), 3), |(i, k)| rows[i][k])
+}
+
 /// What a comparison found.
 #[derive(Debug)]
 pub struct Comparison {
     /// Largest distance between matched vertices / bounding-box diagonal.
     pub max_rel: f64,
+    /// Our vertex `i` is golden vertex `map[i]`.
+    pub map: Vec<u32>,
 }
 
 fn canonical(face: &[u32]) -> Vec<u32> {
@@ -266,5 +282,5 @@ pub fn compare(mesh: &Mesh, pos: ArrayView2<'_, f64>, golden: &MeshData, tol: f6
     if faces != gt.num_faces() {
         return Err(format!("face count {faces} vs golden {}", gt.num_faces()));
     }
-    Ok(Comparison { max_rel: max_d / diag })
+    Ok(Comparison { max_rel: max_d / diag, map })
 }
