@@ -1009,8 +1009,15 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         if let Ok(t) = petite::build(flat, level) {
             match petite::buffers4(&t, flat.nv) {
                 Ok(mut b) => {
-                    let ctrl4: Vec<f32> = flat.ctrl.iter().flat_map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0]).collect();
-                    h.bench(&row, "osd_petite_eval4", "1thread", true, &mut direct(|| petite::eval4(&t, &mut b, &ctrl4)));
+                    let ctrl4: Vec<f32> =
+                        flat.ctrl.iter().flat_map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0]).collect();
+                    h.bench(
+                        &row,
+                        "osd_petite_eval4",
+                        "1thread",
+                        true,
+                        &mut direct(|| petite::eval4(&t, &mut b, &ctrl4)),
+                    );
                 }
                 Err(e) => h.skip(&row, "osd_petite_eval4/1thread", e),
             }
@@ -1044,7 +1051,8 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         })
     });
     if let Some(mut r) = refinement {
-        let pos4 = ndarray::Array2::from_shape_fn((pos.nrows(), 4), |(i, k)| if k < 3 { pos[(i, k)] as f32 } else { 0.0 });
+        let pos4 =
+            ndarray::Array2::from_shape_fn((pos.nrows(), 4), |(i, k)| if k < 3 { pos[(i, k)] as f32 } else { 0.0 });
         let mut runs: Vec<(&str, Evaluation, bool)> =
             vec![("subla_static_eval", Evaluation::Auto, false), ("subla_static_eval_chain", Evaluation::Chain, false)];
         runs.push(("subla_static_eval_composed", Evaluation::Composed, false));
@@ -1112,7 +1120,8 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
 /// for a chain, each intermediate level written and read once.
 fn eval_bytes<T: num_traits::Float + Send + Sync>(ev: &Evaluator<T>, d: usize) -> u64 {
     let t = std::mem::size_of::<T>() as u64;
-    ev.matrix_bytes() + t * d as u64 * (ev.input_len() + ev.output_len()) as u64
+    ev.matrix_bytes()
+        + t * d as u64 * (ev.input_len() + ev.output_len()) as u64
         + ev.intermediate_rows() as u64 * 2 * t * d as u64
 }
 

@@ -51,7 +51,7 @@
 //! [`AlgebraError::Io`].
 
 use std::fs::File;
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::ops::Range;
 use std::path::Path;
 
@@ -68,8 +68,9 @@ const BUFFER: usize = 1 << 20;
 /// row for CSR, column by column for CSC. Explicit zeros are written.
 ///
 /// Values are formatted in their shortest round-trip form (see the
-/// [module docs](self#exactness)); the output is buffered, so pass a plain
-/// [`File`] or any other writer.
+/// [module docs](self#exactness)); the output is formatted into a large
+/// buffer that is handed to `w` a megabyte at a time, so pass a plain
+/// [`File`] (no `BufWriter` needed) or any other writer.
 ///
 /// ```
 /// use subla_algebra::{CsrMat, mtx};
@@ -91,7 +92,10 @@ where
     T: Copy + Into<f64>,
     L: Layout,
 {
-    let mut out = BufWriter::with_capacity(BUFFER, w);
+    let mut w = w;
+    // One large buffer, filled line by line and handed to the writer when
+    // full (a `BufWriter` with the formatting done in place).
+    let mut out = Vec::with_capacity(BUFFER + 128);
     write!(
         out,
         "%%MatrixMarket matrix coordinate real general\n% written by subla\n{} {} {}\n",
@@ -103,7 +107,6 @@ where
     let mut ints = itoa::Buffer::new();
     let mut floats = ryu::Buffer::new();
     let mut major_text = Vec::with_capacity(16);
-    let mut line = Vec::with_capacity(64);
     for major in 0..m.major_dim() {
         let range = ptr[major] as usize..ptr[major + 1] as usize;
         if range.is_empty() {
@@ -111,21 +114,27 @@ where
         }
         major_text.clear();
         major_text.extend_from_slice(ints.format(major as u64 + 1).as_bytes());
+        major_text.push(b' ');
         for (&minor, &v) in idx[range.clone()].iter().zip(&vals[range]) {
-            line.clear();
-            let minor_text = ints.format(u64::from(minor) + 1).as_bytes();
-            let (first, second) =
-                if L::COLUMN_MAJOR { (minor_text, &major_text[..]) } else { (&major_text[..], minor_text) };
-            line.extend_from_slice(first);
-            line.push(b' ');
-            line.extend_from_slice(second);
-            line.push(b' ');
-            line.extend_from_slice(floats.format(v.into()).as_bytes());
-            line.push(b'\n');
-            out.write_all(&line)?;
+            if L::COLUMN_MAJOR {
+                out.extend_from_slice(ints.format(u64::from(minor) + 1).as_bytes());
+                out.push(b' ');
+                out.extend_from_slice(&major_text);
+            } else {
+                out.extend_from_slice(&major_text);
+                out.extend_from_slice(ints.format(u64::from(minor) + 1).as_bytes());
+                out.push(b' ');
+            }
+            out.extend_from_slice(floats.format(v.into()).as_bytes());
+            out.push(b'\n');
+            if out.len() >= BUFFER {
+                w.write_all(&out)?;
+                out.clear();
+            }
         }
     }
-    out.flush()
+    w.write_all(&out)?;
+    w.flush()
 }
 
 /// [`write_matrix_market`] into a new file (created or truncated) at `path`.
@@ -161,11 +170,12 @@ where
 ///
 /// # Errors
 /// [`AlgebraError::MatrixMarket`] naming the first bad line (see the
-/// [module docs](self#errors)), also for read errors of `r`;
+/// [module docs](self#errors)), also for read errors of `r` (read in
+/// megabyte chunks, whatever its own buffering);
 /// [`AlgebraError::TooLarge`] if the expanded matrix has more than
 /// `u32::MAX` entries.
 pub fn read_matrix_market(r: impl BufRead) -> Result<CsrMat<f64>> {
-    read(r, None)
+    read(r, None, None)
 }
 
 /// [`read_matrix_market`] from the file at `path`.
@@ -177,7 +187,8 @@ pub fn read_matrix_market(r: impl BufRead) -> Result<CsrMat<f64>> {
 pub fn read_matrix_market_file(path: impl AsRef<Path>) -> Result<CsrMat<f64>> {
     let path = path.as_ref();
     let file = File::open(path).map_err(|e| io_error("open", path, &e))?;
-    read(file, Some(path))
+    let len = file.metadata().ok().map(|m| m.len());
+    read(file, Some(path), len)
 }
 
 fn io_error(action: &'static str, path: &Path, e: &io::Error) -> AlgebraError {
@@ -210,6 +221,9 @@ struct Lines<'p, R> {
     /// Unread input is `buf[start..end]`.
     start: usize,
     end: usize,
+    /// How many unread bytes are known to hold no newline (so a long line
+    /// arriving in small reads is scanned once, not once per read).
+    searched: usize,
     eof: bool,
     /// The current line, without its terminator.
     current: Range<usize>,
@@ -220,15 +234,17 @@ struct Lines<'p, R> {
 
 impl<'p, R: Read> Lines<'p, R> {
     fn new(r: R, path: Option<&'p Path>) -> Self {
-        Lines { r, buf: vec![0; BUFFER], start: 0, end: 0, eof: false, current: 0..0, line: 0, path }
+        Lines { r, buf: vec![0; BUFFER], start: 0, end: 0, searched: 0, eof: false, current: 0..0, line: 0, path }
     }
 
     /// Moves to the next line; false at the end of the input.
     fn advance(&mut self) -> Result<bool> {
         loop {
             let unread = &self.buf[self.start..self.end];
-            let newline = unread.iter().position(|&b| b == b'\n');
+            let newline = unread[self.searched..].iter().position(|&b| b == b'\n').map(|n| self.searched + n);
+            self.searched = unread.len();
             if newline.is_some() || (self.eof && !unread.is_empty()) {
+                self.searched = 0;
                 let len = newline.unwrap_or(unread.len());
                 let mut line = self.start..self.start + len;
                 self.start += newline.map_or(len, |n| n + 1);
@@ -410,7 +426,8 @@ fn parse_header<R: Read>(lines: &mut Lines<'_, R>) -> Result<(Field, Symmetry)> 
     Ok((field, symmetry))
 }
 
-fn read<R: Read>(r: R, path: Option<&Path>) -> Result<CsrMat<f64>> {
+/// `input_len`: the size of the input in bytes, when known.
+fn read<R: Read>(r: R, path: Option<&Path>, input_len: Option<u64>) -> Result<CsrMat<f64>> {
     let mut lines = Lines::new(r, path);
     let (field, symmetry) = parse_header(&mut lines)?;
 
@@ -429,10 +446,12 @@ fn read<R: Read>(r: R, path: Option<&Path>) -> Result<CsrMat<f64>> {
         return Err(lines.error(format!("a symmetric or skew-symmetric matrix must be square, not {nrows} x {ncols}")));
     }
 
-    // Reserve for what the file claims, within reason: a lying size line
+    // Reserve for what the size line claims, but no more than the input can
+    // hold (an entry takes at least 4 bytes, `1 1\n`): a lying size line
     // must not allocate more than the input can fill.
-    let expanded = if symmetry == Symmetry::General { declared as usize } else { 2 * declared as usize };
-    let reserve = expanded.min(1 << 22);
+    let per_entry: u64 = if symmetry == Symmetry::General { 1 } else { 2 };
+    let plausible = input_len.map_or(1 << 22, |len| len / 4);
+    let reserve = usize::try_from(u64::from(declared).min(plausible) * per_entry).unwrap_or(0);
     let (mut rows, mut cols, mut vals) =
         (Vec::with_capacity(reserve), Vec::with_capacity(reserve), Vec::with_capacity(reserve));
     let arity = if field == Field::Pattern { 2 } else { 3 };
@@ -447,11 +466,13 @@ fn read<R: Read>(r: R, path: Option<&Path>) -> Result<CsrMat<f64>> {
         let line = lines.text();
         let mut it = fields(line);
         let (ti, tj, tv) = (it.next(), it.next(), if arity == 3 { it.next() } else { None });
-        let (Some(ti), Some(tj)) = (ti, tj) else {
-            return Err(lines.error(format!("expected {layout}, found {} field(s)", fields(line).count())));
+        let wrong_count = |lines: &Lines<'_, R>| {
+            let n = fields(lines.text()).count();
+            lines.error(format!("expected {layout}, found {n} field{}", if n == 1 { "" } else { "s" }))
         };
+        let (Some(ti), Some(tj)) = (ti, tj) else { return Err(wrong_count(&lines)) };
         if (arity == 3 && tv.is_none()) || it.next().is_some() {
-            return Err(lines.error(format!("expected {layout}, found {} fields", fields(line).count())));
+            return Err(wrong_count(&lines));
         }
         let i = parse_index(&lines, ti, "row", nrows)?;
         let j = parse_index(&lines, tj, "column", ncols)?;

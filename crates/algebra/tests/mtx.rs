@@ -103,6 +103,42 @@ proptest! {
     }
 }
 
+/// Delivers its input a few bytes per read, to cross every chunk boundary.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.1 = self.1 % 3 + 1;
+        let n = self.1.min(buf.len()).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+proptest! {
+    #[test]
+    fn small_reads_give_the_same_matrix(a in csr(0..12, 0..12, 5, -9i32..9), crlf in any::<bool>()) {
+        let mut text = Vec::new();
+        write_matrix_market(a.as_ref(), &mut text).unwrap();
+        if crlf {
+            text = String::from_utf8(text).unwrap().replace('\n', "\r\n").into_bytes();
+        }
+        let b = read_matrix_market(std::io::BufReader::with_capacity(1, Trickle(&text, 0))).unwrap();
+        prop_assert_eq!(b, a.map_values(f64::from));
+    }
+}
+
+#[test]
+fn lines_longer_than_the_read_buffer() {
+    let comment = format!("%{}\n", "-".repeat(3 << 20));
+    let text = format!("{GENERAL}{comment}2 2 1\n{comment}2 1 {}5\n", "0".repeat(3 << 20));
+    let a = read_matrix_market(text.as_bytes()).unwrap();
+    assert_eq!(a.as_ref().to_dense(), array![[0.0, 0.0], [5.0, 0.0]]);
+    let b = read_matrix_market(std::io::BufReader::new(Trickle(text.as_bytes(), 0))).unwrap();
+    assert_eq!(a, b);
+}
+
 #[test]
 fn writes_the_documented_text_in_storage_order() {
     let a = CsrMat::try_new(3, 4, vec![0, 2, 2, 3], vec![0, 3, 1], vec![1.5, -2.0, 1.0 / 3.0]).unwrap();

@@ -154,7 +154,7 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
         _ => (t, 0),
     };
     let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (try 512M or 8G)"))?;
-    if !(v >= 0.0) || !v.is_finite() {
+    if v.is_nan() || v < 0.0 || !v.is_finite() {
         return Err(format!("`{s}` is not a size"));
     }
     Ok((v * (1u64 << shift) as f64) as u64)

@@ -166,7 +166,16 @@ fn matrix_exports_r_that_reproduces_subdivide() {
         assert!((s - 1.0).abs() < 1e-12);
     }
     // Over the budget: one line, how much it would need, exit code 1.
-    let o = subla(&["matrix", input.to_str().unwrap(), "--levels", "3", "--max-memory", "1K", "-o", r_path.to_str().unwrap()]);
+    let o = subla(&[
+        "matrix",
+        input.to_str().unwrap(),
+        "--levels",
+        "3",
+        "--max-memory",
+        "1K",
+        "-o",
+        r_path.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("would need") && err.contains("over the budget of 1024 bytes"), "{err}");

@@ -96,9 +96,8 @@ impl Refinement {
     /// over `budget`; errors of [`Plan::operator`].
     pub fn chain<P: Plan + ?Sized>(plan: &P, budget: Budget, par: Par) -> Result<Refinement> {
         let levels = plan.levels();
-        let predicted: u64 = (0..levels)
-            .map(|l| plan.operator_bound(l).map_or(0, |nnz| csr_bytes(plan.level_len(l + 1), nnz)))
-            .sum();
+        let predicted: u64 =
+            (0..levels).map(|l| plan.operator_bound(l).map_or(0, |nnz| csr_bytes(plan.level_len(l + 1), nnz))).sum();
         budget.check(|| format!("the {levels} refinement matrices"), predicted)?;
         let mut chain = Vec::with_capacity(levels as usize);
         let mut used = 0u64;
@@ -281,7 +280,13 @@ impl<T: Float + Send + Sync> Evaluator<T> {
     /// If `control` does not have `input_len()` rows or `out` is not
     /// `output_len() × d`.
     pub fn apply(&self, control: ArrayView2<'_, T>, mut out: ArrayViewMut2<'_, T>, par: Par) {
-        assert_eq!(control.nrows(), self.input_len, "refinement eval: control has {} rows, expected {}", control.nrows(), self.input_len);
+        assert_eq!(
+            control.nrows(),
+            self.input_len,
+            "refinement eval: control has {} rows, expected {}",
+            control.nrows(),
+            self.input_len
+        );
         assert_eq!(
             out.dim(),
             (self.output_len(), control.ncols()),

@@ -88,7 +88,10 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     }
     if levels > 0 {
         assert!(
-            matches!(Refinement::chain(&plan, Budget::bytes(16), Par::Rayon), Err(crate::SchemeError::OverBudget { .. })),
+            matches!(
+                Refinement::chain(&plan, Budget::bytes(16), Par::Rayon),
+                Err(crate::SchemeError::OverBudget { .. })
+            ),
             "{name}: a 16-byte budget must be refused"
         );
     }

@@ -57,8 +57,11 @@ fn assemble(nrows: usize, ncols: usize, par: Par, row: impl Fn(usize, &mut Stenc
         }
         (counts, idx, vals)
     };
-    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<f64>)> =
-        if ranges.len() > 1 { ranges.into_par_iter().map(work).collect() } else { ranges.into_iter().map(work).collect() };
+    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<f64>)> = if ranges.len() > 1 {
+        ranges.into_par_iter().map(work).collect()
+    } else {
+        ranges.into_iter().map(work).collect()
+    };
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
     if u32::try_from(total).is_err() {
         return Err(SchemeError::OverBudget {
@@ -106,9 +109,8 @@ fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
 pub(crate) fn level_operator_bound(t: &Topology) -> u64 {
     let nv = t.num_vertices();
     let order = |c: u32| t.face_order(t.corner_faces()[c as usize] as usize) as u64;
-    let vertices: u64 = (0..nv)
-        .map(|v| 3 + t.valence(v) as u64 + t.vertex_corners(v).iter().map(|&c| order(c)).sum::<u64>())
-        .sum();
+    let vertices: u64 =
+        (0..nv).map(|v| 3 + t.valence(v) as u64 + t.vertex_corners(v).iter().map(|&c| order(c)).sum::<u64>()).sum();
     let edges: u64 = (0..t.num_edges()).map(|e| 2 + t.edge_corners(e).iter().map(|&c| order(c)).sum::<u64>()).sum();
     vertices + t.num_corners() as u64 + edges
 }
