@@ -200,3 +200,34 @@ fn limit_positions_match_the_opensubdiv_goldens() {
     assert!(n > 0, "no limit goldens found");
     assert!(failures.is_empty(), "{} of {n} limit goldens fail:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The matrices leave subla intact: through sprs, nalgebra-sparse and
+/// Matrix Market text, on a shape with creases, boundaries and corners.
+#[test]
+fn exported_matrices_round_trip() {
+    use subla_algebra::CsrMat;
+    use subla_scheme::refinement::{Budget, Refinement};
+    for shape in ["meshes/osd/catmark_chaikin2.obj", "meshes/osd/catmark_edgecorner.obj", "meshes/osd/catmark_hole_test1.obj"] {
+        let d = common::read(&common::data().join(shape));
+        let plan = CatmarkSlak.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let mut r = Refinement::chain(&plan, Budget::default(), Par::Rayon).unwrap();
+        let mut all: Vec<CsrMat<f64>> = r.levels().to_vec();
+        all.push(r.compose(Budget::default(), Par::Rayon).unwrap().clone());
+        all.push(plan.limit(Par::Rayon).unwrap());
+        for m in &all {
+            let back = CsrMat::try_from_sprs(&m.to_sprs()).unwrap();
+            assert_eq!(&back, m, "{shape}: sprs round trip");
+            let na = nalgebra_sparse::CsrMatrix::from(m);
+            assert_eq!(&CsrMat::try_from(&na).unwrap(), m, "{shape}: nalgebra-sparse round trip");
+            let mut text = Vec::new();
+            subla_algebra::mtx::write_matrix_market(m.as_ref(), &mut text).unwrap();
+            let read = subla_algebra::mtx::read_matrix_market(&text[..]).unwrap();
+            assert_eq!(read.ptr(), m.ptr(), "{shape}: Matrix Market pattern");
+            assert_eq!(read.indices(), m.indices(), "{shape}: Matrix Market pattern");
+            assert!(
+                read.values().iter().zip(m.values()).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{shape}: Matrix Market values"
+            );
+        }
+    }
+}
