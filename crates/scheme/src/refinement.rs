@@ -156,9 +156,10 @@ impl Refinement {
     }
 
     /// Computes (once) and returns `R = R_{L−1} ⋯ R_0`: products from the
-    /// control side, each predicted by [`spgemm::product_nnz`] and checked
-    /// against `budget` (together with the chain) before its symbolic and
-    /// numeric phases run. With no levels, the identity.
+    /// control side, each checked against `budget` (together with the
+    /// chain) before its symbolic and numeric phases run — by the count of
+    /// collisions, an upper bound, and when that is over, by the exact count
+    /// of [`spgemm::product_nnz`]. With no levels, the identity.
     ///
     /// # Errors
     /// [`SchemeError::OverBudget`]; sizes over `u32`.
@@ -183,12 +184,23 @@ impl Refinement {
         let chain_bytes = self.chain_bytes();
         let mut acc = first.clone();
         for (k, r) in rest.iter().enumerate() {
-            let nnz = spgemm::product_nnz(r.pattern(), acc.pattern(), par);
-            let needed = chain_bytes + csr_bytes(acc.nrows(), acc.nnz() as u64) + csr_bytes(r.nrows(), nnz);
-            budget.check(|| format!("the composed refinement matrix R_{} ⋯ R_0 ({nnz} nonzeros)", k + 1), needed)?;
+            // The collisions bound the product's nonzeros and cost one pass
+            // over R's indices; count exactly only if the bound is over.
+            let aptr = acc.ptr();
+            let bound: u64 =
+                r.indices().iter().map(|&j| u64::from(aptr[j as usize + 1] - aptr[j as usize])).sum();
+            let base = chain_bytes + csr_bytes(acc.nrows(), acc.nnz() as u64);
+            if budget.check(String::new, base + csr_bytes(r.nrows(), bound)).is_err() {
+                let nnz = spgemm::product_nnz(r.pattern(), acc.pattern(), par);
+                budget.check(
+                    || format!("the composed refinement matrix R_{} ⋯ R_0 ({nnz} nonzeros)", k + 1),
+                    base + csr_bytes(r.nrows(), nnz),
+                )?;
+            }
             let ops = Ops::product();
             let pattern = spgemm::symbolic(r.as_ref(), acc.as_ref(), &ops, par)?;
-            let mut next = pattern.with_values(vec![0.0; nnz as usize]);
+            let nnz = pattern.as_ref().nnz();
+            let mut next = pattern.with_values(vec![0.0; nnz]);
             spgemm::numeric(r.as_ref(), acc.as_ref(), &ops, next.as_mut(), par);
             acc = next;
         }
