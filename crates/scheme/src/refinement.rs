@@ -187,8 +187,7 @@ impl Refinement {
             // The collisions bound the product's nonzeros and cost one pass
             // over R's indices; count exactly only if the bound is over.
             let aptr = acc.ptr();
-            let bound: u64 =
-                r.indices().iter().map(|&j| u64::from(aptr[j as usize + 1] - aptr[j as usize])).sum();
+            let bound: u64 = r.indices().iter().map(|&j| u64::from(aptr[j as usize + 1] - aptr[j as usize])).sum();
             let base = chain_bytes + csr_bytes(acc.nrows(), acc.nnz() as u64);
             if budget.check(String::new, base + csr_bytes(r.nrows(), bound)).is_err() {
                 let nnz = spgemm::product_nnz(r.pattern(), acc.pattern(), par);

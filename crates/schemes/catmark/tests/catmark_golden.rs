@@ -207,7 +207,9 @@ fn limit_positions_match_the_opensubdiv_goldens() {
 fn exported_matrices_round_trip() {
     use subla_algebra::CsrMat;
     use subla_scheme::refinement::{Budget, Refinement};
-    for shape in ["meshes/osd/catmark_chaikin2.obj", "meshes/osd/catmark_edgecorner.obj", "meshes/osd/catmark_hole_test1.obj"] {
+    for shape in
+        ["meshes/osd/catmark_chaikin2.obj", "meshes/osd/catmark_edgecorner.obj", "meshes/osd/catmark_hole_test1.obj"]
+    {
         let d = common::read(&common::data().join(shape));
         let plan = CatmarkSlak.build(&d.mesh, 2, Par::Rayon).unwrap();
         let mut r = Refinement::chain(&plan, Budget::default(), Par::Rayon).unwrap();
