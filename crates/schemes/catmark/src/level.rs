@@ -16,21 +16,31 @@ use crate::rules::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transiti
 /// An edge point that is not the default `¼ a + ¼ b + ¼ c₁ + ¼ c₂`:
 /// `alpha` on each endpoint, `beta` on each incident face point.
 #[derive(Copy, Clone, Debug, PartialEq)]
-pub(crate) struct EdgeMask {
+pub struct EdgeMask {
+    /// The parent edge.
     pub edge: u32,
+    /// Weight of each endpoint.
     pub alpha: f64,
+    /// Weight of each incident face point.
     pub beta: f64,
 }
 
 /// A vertex point that is not the smooth mask:
-/// `cv v + cs (Σ u_i + Σ c_j) / n² + ce (u_a + u_b)`.
+/// `cv v + cs (Σ u_i + Σ c_j) / n² + ce (u_a + u_b)`, with `u_i` the
+/// neighbours, `c_j` the face points around the vertex and `n` its valence.
 #[derive(Copy, Clone, Debug, PartialEq)]
-pub(crate) struct VertexMask {
+pub struct VertexMask {
+    /// The parent vertex.
     pub vertex: u32,
+    /// Weight of the vertex itself.
     pub cv: f64,
+    /// Scale of the smooth ring (neighbours and face points, each `cs / n²`).
     pub cs: f64,
+    /// Weight of each crease end.
     pub ce: f64,
+    /// First crease end.
     pub ua: u32,
+    /// Second crease end.
     pub ub: u32,
 }
 

@@ -29,4 +29,5 @@ mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan};
 pub use lak::{CatmarkLak, LakPlan};
-pub use slak::{CatmarkPlan, CatmarkSlak};
+pub use level::{EdgeMask, VertexMask};
+pub use slak::{CatmarkPlan, CatmarkSlak, StepView};

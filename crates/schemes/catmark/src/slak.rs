@@ -79,7 +79,32 @@ impl Finest {
     }
 }
 
+/// One step `l → l+1` of a [`CatmarkPlan`] as other backends read it: the
+/// parent level (full connectivity, effective sharpness) and the masks that
+/// differ from the smooth ones, sorted by element. Every other vertex point
+/// is the smooth mask, every other edge point `¼ (a + b + f₁ + f₂)`, every
+/// face point the centroid.
+#[derive(Copy, Clone, Debug)]
+pub struct StepView<'a> {
+    /// The parent level.
+    pub parent: &'a Mesh,
+    /// Special edge masks, by edge.
+    pub edge_masks: &'a [EdgeMask],
+    /// Special vertex masks, by vertex.
+    pub vertex_masks: &'a [VertexMask],
+}
+
 impl CatmarkPlan {
+    /// Step `level → level+1`, or `None` past the last.
+    pub fn step_view(&self, level: u32) -> Option<StepView<'_>> {
+        let step = self.steps.get(level as usize)?;
+        Some(StepView {
+            parent: &self.meshes[level as usize],
+            edge_masks: &step.edges,
+            vertex_masks: &step.vertices,
+        })
+    }
+
     /// The plan of `levels` levels over the prepared mesh `base`.
     fn over(base: Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
         let mut meshes = Vec::with_capacity(levels as usize);
