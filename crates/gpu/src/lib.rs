@@ -25,12 +25,15 @@
 //!   | [`compact`] | `compact.wgsl` | stream compaction / predicate enumeration (scan of flags, then scatter) |
 //!   | [`sparse`] | `transpose.wgsl` | [`GpuCsr`] / [`GpuCsc`], CSR ↔ CSC counting sort |
 //!   | [`spmv`] | `spmv.wgsl`, `spmv_mapped.wgsl` | row-gather SpMV on `n × d` data, plain or with a WGSL action map |
+//!   | [`balanced`] | `spmv_balanced.wgsl` | load-balanced SpMV (8 nonzeros per invocation, segmented reduction, carry fix-up), [`GpuRefinement`]: a chain of refinement matrices on the device |
 //!
 //! # Determinism
 //! WGSL has no float atomics. Every output element is written by exactly
-//! one invocation, and integer atomics are used only where their order
-//! cannot change the result (counts, the overflow flag, and placement that a
-//! per-slice sort then makes unique). Repeated runs on one device give
+//! one invocation per pass (the balanced SpMV's fix-up pass adds the
+//! carries of rows that cross workgroups, in a fixed order), and integer
+//! atomics are used only where their order cannot change the result
+//! (counts, the overflow flag, and placement that a per-slice sort then
+//! makes unique). Repeated runs on one device give
 //! bitwise identical results; the integer kernels (scan, compaction,
 //! relayout) agree exactly with the CPU.
 //!
@@ -58,6 +61,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod balanced;
 pub mod buffer;
 pub mod compact;
 pub mod context;
@@ -68,6 +72,7 @@ pub mod sparse;
 pub mod spmv;
 pub mod testing;
 
+pub use balanced::{BalancedCsr, GpuRefinement};
 pub use buffer::GpuBuffer;
 pub use context::{GpuContext, GpuContextOptions};
 pub use error::{GpuError, Result};

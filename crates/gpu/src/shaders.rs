@@ -22,13 +22,18 @@ pub const SPMV: &str = include_str!("../../../shaders/spmv.wgsl");
 /// shipped); see [`mapped_spmv_source`].
 pub const SPMV_MAPPED: &str = include_str!("../../../shaders/spmv_mapped.wgsl");
 
+/// `spmv_balanced.wgsl`: load-balanced CSR SpMV (fixed nonzeros per
+/// invocation, segmented reduction, carry fix-up pass).
+pub const SPMV_BALANCED: &str = include_str!("../../../shaders/spmv_balanced.wgsl");
+
 /// Every kernel as `(file name, source)`.
-pub const ALL: [(&str, &str); 5] = [
+pub const ALL: [(&str, &str); 6] = [
     ("scan.wgsl", SCAN),
     ("compact.wgsl", COMPACT),
     ("transpose.wgsl", TRANSPOSE),
     ("spmv.wgsl", SPMV),
     ("spmv_mapped.wgsl", SPMV_MAPPED),
+    ("spmv_balanced.wgsl", SPMV_BALANCED),
 ];
 
 /// The marker in [`SPMV_MAPPED`]: the line holding it is replaced by the

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod balanced;
 mod compact;
 mod context;
 mod scan;
