@@ -3,7 +3,7 @@
 //! ```text
 //! subla subdivide IN.obj --scheme catmark --levels 2 -o OUT.obj
 //!       [--precision f32|f64] [--path lak|slak] [--mode modeling|static]
-//!       [--backend cpu] [--boundary none|edge-only|edge-and-corner]
+//!       [--backend cpu|gpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
 //!       [--keep-holes] [--timings json]
 //! subla matrix IN.obj --levels 2 -o R.mtx [--per-level] [--limit]
@@ -70,7 +70,12 @@ enum Mode {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Backend {
+    /// The CPU (all threads).
     Cpu,
+    /// The GPU through wgpu (Catmull-Clark, specialised kernels): build on
+    /// the CPU, eval on the device in `f32` (`SUBLA_GPU_BACKEND` and
+    /// `SUBLA_GPU_ADAPTER` choose the adapter).
+    Gpu,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -368,10 +373,21 @@ fn subdivide(args: &SubdivideArgs) -> Result<(), String> {
     let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
     let pos = data.positions().to_owned();
     let (in_v, in_f) = (data.mesh.num_vertices(), data.mesh.num_faces());
-    let run = match (args.scheme, args.path) {
-        (Scheme::Catmark, PathKind::Slak) => run_scheme(&CatmarkSlak, &data.mesh, pos.view(), args)?,
-        (Scheme::Catmark, PathKind::Lak) => run_scheme(&CatmarkLak, &data.mesh, pos.view(), args)?,
-        (Scheme::Bilinear, _) => run_scheme(&Bilinear, &data.mesh, pos.view(), args)?,
+    let run = match (args.scheme, args.path, args.backend) {
+        (Scheme::Catmark, PathKind::Slak, Backend::Gpu) => {
+            let ctx = subla_gpu::GpuContext::new().map_err(|e| format!("--backend gpu: {e}"))?;
+            // The context lives as long as the process.
+            let ctx: &'static subla_gpu::GpuContext = Box::leak(Box::new(ctx));
+            run_scheme(&subla_catmark_gpu::CatmarkGpu::new(ctx), &data.mesh, pos.view(), args)?
+        }
+        (_, _, Backend::Gpu) => {
+            return Err(
+                "--backend gpu runs Catmull-Clark with the specialised kernels (--scheme catmark --path slak)".into()
+            );
+        }
+        (Scheme::Catmark, PathKind::Slak, Backend::Cpu) => run_scheme(&CatmarkSlak, &data.mesh, pos.view(), args)?,
+        (Scheme::Catmark, PathKind::Lak, Backend::Cpu) => run_scheme(&CatmarkLak, &data.mesh, pos.view(), args)?,
+        (Scheme::Bilinear, _, Backend::Cpu) => run_scheme(&Bilinear, &data.mesh, pos.view(), args)?,
     };
     let (build_ms, eval_ms) = (run.build_ms, run.eval_ms);
     let out = output_mesh(run, args.keep_holes)?;
@@ -384,7 +400,7 @@ fn subdivide(args: &SubdivideArgs) -> Result<(), String> {
             "path": format!("{:?}", args.path).to_lowercase(),
             "mode": format!("{:?}", args.mode).to_lowercase(),
             "precision": format!("{:?}", args.precision).to_lowercase(),
-            "backend": "cpu",
+            "backend": format!("{:?}", args.backend).to_lowercase(),
             "levels": args.levels,
             "threads": subla_algebra::Par::Rayon.threads(),
             "input_vertices": in_v,

@@ -181,3 +181,49 @@ fn matrix_exports_r_that_reproduces_subdivide() {
     assert!(err.contains("would need") && err.contains("over the budget of 1024 bytes"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn gpu_backend_agrees_with_the_cpu() {
+    let input = data().join("meshes/osd/catmark_chaikin2.obj");
+    let (cpu, gpu) = (tmp("chaikin-cpu.obj"), tmp("chaikin-gpu.obj"));
+    let o = subla(&["subdivide", input.to_str().unwrap(), "--levels", "2", "-o", cpu.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = subla(&[
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        "2",
+        "--backend",
+        "gpu",
+        "-o",
+        gpu.to_str().unwrap(),
+        "--timings",
+        "json",
+    ]);
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(std::env::var("SUBLA_REQUIRE_GPU").as_deref() != Ok("1"), "GPU required, but: {err}");
+        assert!(err.starts_with("error: --backend gpu:"), "{err}");
+        eprintln!("skipped: {err}");
+        return;
+    }
+    let json: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
+    assert_eq!(json["backend"], "gpu");
+    let (a, b) = (read(&cpu), read(&gpu));
+    assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts());
+    let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(diff < 1e-5, "GPU and CPU differ by {diff}");
+    // Other schemes and paths say what the GPU backend supports.
+    let o = subla(&[
+        "subdivide",
+        input.to_str().unwrap(),
+        "--backend",
+        "gpu",
+        "--path",
+        "lak",
+        "-o",
+        gpu.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--backend gpu runs Catmull-Clark"));
+}

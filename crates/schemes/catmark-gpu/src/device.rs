@@ -1,0 +1,180 @@
+//! What the kernels read, per step: the parent level's connectivity and the
+//! masks, as storage buffers, uploaded once by the build.
+//!
+//! The layout is documented in the [crate docs](crate#device-layout).
+//! Empty arrays are padded to one element (a binding holds at least one).
+
+use bytemuck::{Pod, Zeroable};
+use subla_catmark::StepView;
+use subla_gpu::{GpuBuffer, GpuContext, GpuError};
+
+/// A vertex mask as the vertex-point kernel reads it (`struct Mask` of
+/// `shaders/catmark_vertex_points.wgsl`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Pod, Zeroable)]
+pub(crate) struct GpuVertexMask {
+    /// Weight of the vertex itself.
+    pub(crate) cv: f32,
+    /// Weight of each neighbour and each face point (`cs / n²`; 0 when the
+    /// ring is left out).
+    pub(crate) ring: f32,
+    /// Weight of each crease end.
+    pub(crate) crease: f32,
+    /// First crease end.
+    pub(crate) ua: u32,
+    /// Second crease end.
+    pub(crate) ub: u32,
+}
+
+/// The device data of one step.
+#[derive(Debug)]
+pub(crate) struct StepBuffers {
+    pub(crate) nv: u32,
+    pub(crate) nf: u32,
+    pub(crate) ne: u32,
+    pub(crate) face_ptr: GpuBuffer<u32>,
+    pub(crate) face_verts: GpuBuffer<u32>,
+    pub(crate) order_weight: GpuBuffer<f32>,
+    pub(crate) edges: GpuBuffer<[u32; 2]>,
+    pub(crate) edge_corner_ptr: GpuBuffer<u32>,
+    pub(crate) edge_faces: GpuBuffer<u32>,
+    pub(crate) edge_mask: GpuBuffer<u32>,
+    pub(crate) edge_masks: GpuBuffer<[f32; 2]>,
+    pub(crate) vertex_corner_ptr: GpuBuffer<u32>,
+    pub(crate) vertex_faces: GpuBuffer<u32>,
+    pub(crate) vertex_edge_ptr: GpuBuffer<u32>,
+    pub(crate) vertex_nbrs: GpuBuffer<u32>,
+    pub(crate) vertex_mask: GpuBuffer<u32>,
+    pub(crate) vertex_masks: GpuBuffer<GpuVertexMask>,
+}
+
+/// Fails with [`GpuError::TooLarge`] if a storage binding of `bytes`
+/// exceeds the context's binding limit.
+pub(crate) fn check_binding(ctx: &GpuContext, what: &'static str, bytes: u64) -> Result<(), GpuError> {
+    if bytes > ctx.binding_limit() {
+        return Err(GpuError::TooLarge {
+            what,
+            bytes,
+            limit: "max_storage_buffer_binding_size",
+            limit_value: ctx.binding_limit(),
+        });
+    }
+    Ok(())
+}
+
+/// Uploads `data` (one zero element when empty), checked against the
+/// binding limit.
+fn upload<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<GpuBuffer<T>, GpuError> {
+    let pad = [T::zeroed()];
+    let data = if data.is_empty() { &pad[..] } else { data };
+    let bytes = u64::try_from(std::mem::size_of_val(data)).unwrap_or(u64::MAX);
+    check_binding(ctx, what, bytes)?;
+    GpuBuffer::upload(ctx, data)
+}
+
+/// Fails with [`GpuError::TooLarge`] when `n` does not fit the kernels'
+/// `u32` indices.
+fn to_u32(what: &'static str, n: usize) -> Result<u32, GpuError> {
+    u32::try_from(n).map_err(|_| GpuError::TooLarge {
+        what,
+        bytes: n as u64,
+        limit: "u32 index",
+        limit_value: u64::from(u32::MAX),
+    })
+}
+
+impl StepBuffers {
+    /// Uploads step `step` of a CPU plan.
+    pub(crate) fn upload(ctx: &GpuContext, step: &StepView<'_>) -> Result<Self, GpuError> {
+        let t = step.parent.topology();
+        let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
+        // Rows of the child level, and so every index the kernels form
+        // (before the channel factor, checked per eval).
+        to_u32("catmark-gpu child level rows", nv + nf + ne)?;
+        let cf = t.corner_faces();
+
+        // Faces.
+        let max_order = t.face_ptr().windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
+        let order_weight: Vec<f32> = (0..=max_order).map(|n| if n == 0 { 0.0 } else { 1.0f32 / n as f32 }).collect();
+
+        // Edges.
+        let edge_faces: Vec<u32> = (0..ne).flat_map(|e| t.edge_corners(e).iter().map(|&c| cf[c as usize])).collect();
+        let mut edge_mask = vec![0u32; ne];
+        let mut edge_masks: Vec<[f32; 2]> = Vec::with_capacity(1 + step.edge_masks.len());
+        edge_masks.push([0.25, 0.25]);
+        for m in step.edge_masks {
+            edge_mask[m.edge as usize] = to_u32("catmark-gpu edge masks", edge_masks.len())?;
+            edge_masks.push([m.alpha as f32, m.beta as f32]);
+        }
+
+        // Vertices.
+        let vertex_faces: Vec<u32> =
+            (0..nv).flat_map(|v| t.vertex_corners(v).iter().map(|&c| cf[c as usize])).collect();
+        let vertex_nbrs: Vec<u32> = (0..nv).flat_map(|v| t.vertex_neighbors(v)).collect();
+        let max_valence = (0..nv).map(|v| t.valence(v)).max().unwrap_or(0);
+        let mut vertex_masks: Vec<GpuVertexMask> = (0..=max_valence)
+            .map(|n| {
+                if n == 0 {
+                    GpuVertexMask { cv: 1.0, ..GpuVertexMask::default() }
+                } else {
+                    let n = n as f64;
+                    GpuVertexMask {
+                        cv: ((n - 2.0) / n) as f32,
+                        ring: (1.0 / (n * n)) as f32,
+                        ..GpuVertexMask::default()
+                    }
+                }
+            })
+            .collect();
+        let mut vertex_mask: Vec<u32> = (0..nv).map(|v| t.valence(v) as u32).collect();
+        for m in step.vertex_masks {
+            let v = m.vertex as usize;
+            let n = t.valence(v);
+            let ring = if m.cs != 0.0 && n > 0 { (m.cs / (n * n) as f64) as f32 } else { 0.0 };
+            vertex_mask[v] = to_u32("catmark-gpu vertex masks", vertex_masks.len())?;
+            vertex_masks.push(GpuVertexMask { cv: m.cv as f32, ring, crease: m.ce as f32, ua: m.ua, ub: m.ub });
+        }
+
+        Ok(StepBuffers {
+            nv: to_u32("catmark-gpu vertices", nv)?,
+            nf: to_u32("catmark-gpu faces", nf)?,
+            ne: to_u32("catmark-gpu edges", ne)?,
+            face_ptr: upload(ctx, "catmark-gpu face_ptr", t.face_ptr())?,
+            face_verts: upload(ctx, "catmark-gpu face_verts", t.face_verts())?,
+            order_weight: upload(ctx, "catmark-gpu order weights", &order_weight)?,
+            edges: upload(ctx, "catmark-gpu edges", t.edges())?,
+            edge_corner_ptr: upload(ctx, "catmark-gpu edge_corner_ptr", t.edge_corner_ptr())?,
+            edge_faces: upload(ctx, "catmark-gpu edge faces", &edge_faces)?,
+            edge_mask: upload(ctx, "catmark-gpu edge mask index", &edge_mask)?,
+            edge_masks: upload(ctx, "catmark-gpu edge masks", &edge_masks)?,
+            vertex_corner_ptr: upload(ctx, "catmark-gpu vertex_corner_ptr", t.vertex_corner_ptr())?,
+            vertex_faces: upload(ctx, "catmark-gpu vertex faces", &vertex_faces)?,
+            vertex_edge_ptr: upload(ctx, "catmark-gpu vertex_edge_ptr", t.vertex_edge_ptr())?,
+            vertex_nbrs: upload(ctx, "catmark-gpu vertex neighbours", &vertex_nbrs)?,
+            vertex_mask: upload(ctx, "catmark-gpu vertex mask index", &vertex_mask)?,
+            vertex_masks: upload(ctx, "catmark-gpu vertex masks", &vertex_masks)?,
+        })
+    }
+
+    /// Bytes held on the device.
+    pub(crate) fn bytes(&self) -> u64 {
+        [
+            self.face_ptr.byte_len(),
+            self.face_verts.byte_len(),
+            self.order_weight.byte_len(),
+            self.edges.byte_len(),
+            self.edge_corner_ptr.byte_len(),
+            self.edge_faces.byte_len(),
+            self.edge_mask.byte_len(),
+            self.edge_masks.byte_len(),
+            self.vertex_corner_ptr.byte_len(),
+            self.vertex_faces.byte_len(),
+            self.vertex_edge_ptr.byte_len(),
+            self.vertex_nbrs.byte_len(),
+            self.vertex_mask.byte_len(),
+            self.vertex_masks.byte_len(),
+        ]
+        .iter()
+        .sum()
+    }
+}

@@ -1,0 +1,72 @@
+//! Device limits: the 2-D grid, data over a binding (an error from
+//! `try_eval`, the CPU fallback from the trait methods), and a build over
+//! the limits (an error, not a panic).
+
+use std::sync::Arc;
+
+use subla_algebra::Par;
+use subla_catmark_gpu::CatmarkGpu;
+use subla_gpu::{GpuContextOptions, GpuError};
+use subla_scheme::{Plan, Refiner, SchemeError, eval};
+
+use crate::common::{bits, diagonal, max_diff, refiner, shape};
+
+/// One workgroup per grid dimension: every dispatch of more than 256
+/// elements takes the 2-D path, with the same bits as the 1-D one.
+#[test]
+fn two_dimensional_grid() {
+    let Some(base) = refiner() else { return };
+    let options = GpuContextOptions::default().max_workgroups_per_dimension(2);
+    let Some(ctx) = subla_gpu::testing::context_with_options_or_skip(options) else { return };
+    let capped = CatmarkGpu::shared(Arc::new(ctx));
+    let data = shape("catmark_edgecorner");
+    let x = data.positions().mapv(|v| v as f32);
+    // Level 2 → 3 has 532 vertices and over 1000 edges: grids of 3 and 5
+    // workgroups, 2 wide.
+    let a = base.build(&data.mesh, 3, Par::Rayon).expect("build").try_eval(x.view()).expect("eval");
+    let b = capped.build(&data.mesh, 3, Par::Rayon).expect("build").try_eval(x.view()).expect("eval");
+    let diff = max_diff(a.mapv(f64::from).view(), b.mapv(f64::from).view()) / diagonal(data.positions());
+    assert!(diff <= 1e-6, "2-D grid differs by {diff:e}");
+    // Too many workgroups for a 2 × 2 grid: an error, not a panic.
+    let big = capped.build(&data.mesh, 4, Par::Rayon).expect("build");
+    match big.try_eval(x.view()) {
+        Err(GpuError::TooLarge { limit: "max_compute_workgroups_per_dimension", .. }) => {}
+        other => panic!("expected TooLarge for the grid, got {other:?}"),
+    }
+    // The trait method falls back to the CPU.
+    let fallback = eval(&big, x.view(), Par::Rayon);
+    assert!(bits(&fallback) == bits(&eval(big.cpu(), x.view(), Par::Rayon)));
+}
+
+/// Data over the binding cap: `try_eval` reports `TooLarge`, the trait
+/// methods fall back to the CPU plan (same bits as the CPU eval), and a
+/// build whose connectivity does not fit is `OverBudget`.
+#[test]
+fn over_the_binding_limit() {
+    let Some(_) = refiner() else { return };
+    let options = GpuContextOptions::default().max_binding_bytes(2048);
+    let Some(ctx) = subla_gpu::testing::context_with_options_or_skip(options) else { return };
+    let capped = CatmarkGpu::shared(Arc::new(ctx));
+    let data = shape("catmark_cube");
+    // The cube's connectivity fits 2 KiB up to level 2 → 3, its level-3
+    // data (386 × 3 floats) does not.
+    let plan = capped.build(&data.mesh, 3, Par::Rayon).expect("build");
+    let x = data.positions().mapv(|v| v as f32);
+    match plan.try_eval(x.view()) {
+        Err(GpuError::TooLarge { limit: "max_storage_buffer_binding_size", .. }) => {}
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    let y32 = eval(&plan, x.view(), Par::Rayon);
+    assert!(bits(&y32) == bits(&eval(plan.cpu(), x.view(), Par::Rayon)), "f32 fallback");
+    let y64 = eval(&plan, data.positions(), Par::Rayon);
+    assert_eq!(y64, eval(plan.cpu(), data.positions(), Par::Rayon), "f64 fallback");
+    // Level 1 fits: evaluated on the device.
+    let small = capped.build(&data.mesh, 1, Par::Rayon).expect("build");
+    assert!(small.try_eval(x.view()).is_ok());
+    // Level 4 → 5 connectivity does not fit: the build says so.
+    match capped.build(&data.mesh, 5, Par::Rayon) {
+        Err(SchemeError::OverBudget { .. }) => {}
+        other => panic!("expected OverBudget, got {:?}", other.map(|p| p.levels())),
+    }
+    assert!(plan.device_bytes() > 0);
+}

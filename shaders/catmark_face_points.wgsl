@@ -1,0 +1,55 @@
+// Catmull-Clark face points of one level (Mlakar et al. 2020, Eq. 3 and
+// Alg. 4): the centroid of each parent face,
+//
+//   y(nv + f, c) = Σ_k w_n · x(face_verts[k], c),   k in face_ptr[f] .. face_ptr[f + 1],
+//
+// with w_n = order_weight[n] = 1 / n for a face of n vertices (rounded to f32
+// on the host, as the CPU kernel rounds it).
+//
+// x is the parent level (rows × d), y the whole child level (vertex points,
+// then face points, then edge points; rows × d), both row-major f32. One
+// invocation per face writes all d channels of its row, each summed from
+// +0 in the face's vertex order: deterministic, no atomics.
+
+struct Params {
+    // Faces of the parent level.
+    count: u32,
+    // Channels d.
+    channels: u32,
+    // First face-point row of y (the parent's vertex count).
+    out_row: u32,
+    // Unused here (the face-point row, for the other kernels).
+    face_row: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> face_ptr: array<u32>;
+@group(0) @binding(2) var<storage, read> face_verts: array<u32>;
+@group(0) @binding(3) var<storage, read> order_weight: array<f32>;
+@group(0) @binding(4) var<storage, read> x: array<f32>;
+@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+
+@compute @workgroup_size(256)
+fn face_points(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    // 2-D grid for more than 65 535 workgroups: flat workgroup index.
+    let f = (wg.y * nwg.x + wg.x) * 256u + lid;
+    if (f >= params.count) {
+        return;
+    }
+    let d = params.channels;
+    let start = face_ptr[f];
+    let end = face_ptr[f + 1u];
+    let w = order_weight[end - start];
+    let out = (params.out_row + f) * d;
+    for (var c = 0u; c < d; c = c + 1u) {
+        var acc = 0.0;
+        for (var k = start; k < end; k = k + 1u) {
+            acc = acc + w * x[face_verts[k] * d + c];
+        }
+        y[out + c] = acc;
+    }
+}
