@@ -6,7 +6,6 @@
 //! instance skips when no adapter exists, unless `SUBLA_REQUIRE_GPU=1`.
 
 #[path = "../../catmark/tests/common/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
 mod golden;
 
 use ndarray::{Array2, ArrayView2};
