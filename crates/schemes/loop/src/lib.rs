@@ -1,0 +1,34 @@
+//! Loop subdivision for subla (Loop 1987; Mlakar et al. 2020, Appendix B),
+//! behind the [`subla_scheme::Refiner`] / [`subla_scheme::Plan`] traits.
+//!
+//! * [`split`]: the uniform 1-to-4 triangle split (topology), with the
+//!   vertex, face and edge order documented there.
+//! * [`LoopSlak`]: Loop through specialised gather kernels, with
+//!   OpenSubdiv's boundary, crease (uniform and Chaikin), corner,
+//!   non-manifold and hole rules ([`rules`]), or CGAL's boundary rule
+//!   ([`Rules::Cgal`]).
+//! * [`LoopLak`]: the same scheme written as mapped SpGEMM and SpMV
+//!   (Eq. 28–31), agreeing with the SLAK path to rounding.
+//! * Refinement matrices `R_i` (§6.3) built from each level's topology
+//!   ([`subla_scheme::Plan::operator`]), and OpenSubdiv's Loop limit masks
+//!   as a matrix ([`subla_scheme::Plan::limit`]).
+//!
+//! Loop refines triangles only: a mesh with any other face is refused with
+//! [`subla_scheme::SchemeError::Unsupported`] naming the first such face, as
+//! OpenSubdiv refuses it.
+//!
+//! # Vertex order of a refined level
+//! Updated vertices (in parent order), then edge points (in edge-id order);
+//! see [`split`] for the face order.
+#![deny(missing_docs)]
+
+mod lak;
+mod level;
+mod operator;
+pub mod rules;
+mod slak;
+pub mod split;
+
+pub use lak::{LakPlan, LoopLak};
+pub use level::{EdgeMask, Rules, VertexMask};
+pub use slak::{LoopPlan, LoopSlak, StepView};

@@ -1,0 +1,299 @@
+//! The LAK path (mapped algebra) against the SLAK path (specialised
+//! kernels), the scheme contract for both, the triangle split against
+//! `Topology::build`, and Loop invariants.
+
+use ndarray::Array2;
+use proptest::collection::vec;
+use proptest::prelude::*;
+use subla_algebra::Par;
+use subla_loop::split::split_triangles;
+use subla_loop::{LoopLak, LoopSlak};
+use subla_mesh::proptest_support::{options, permutation, relabel, triangle_mesh};
+use subla_mesh::{Mesh, MeshBuilder, MeshData, Topology};
+use subla_scheme::testing::{check_contract, control_data};
+use subla_scheme::{Plan, Refiner, SchemeError, eval};
+
+/// Edge sharpness: mostly 0, often semi-sharp, sometimes infinitely sharp.
+fn edge_sharpness() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        10 => Just(0.0f32),
+        3 => 0.01f32..9.99,
+        2 => (1u8..20).prop_map(|k| f32::from(k) / 2.0),
+        1 => Just(10.0f32),
+        1 => Just(f32::INFINITY),
+    ]
+}
+
+/// Vertex sharpness: mostly 0.
+fn vertex_sharpness() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        12 => Just(0.0f32),
+        2 => 0.01f32..9.99,
+        1 => (1u8..20).prop_map(|k| f32::from(k) / 2.0),
+        1 => Just(10.0f32),
+    ]
+}
+
+/// Triangle meshes (closed and open) with random creases, corners, a few
+/// holes and random options (every boundary mode, both crease methods).
+fn triangle_mesh_with_creases() -> impl Strategy<Value = MeshData> {
+    triangle_mesh()
+        .prop_flat_map(|d| {
+            let t = d.mesh.topology();
+            let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
+            (
+                Just(d),
+                vec(edge_sharpness(), ne),
+                vec(vertex_sharpness(), nv),
+                vec(prop::bool::weighted(0.03), nf),
+                options(),
+            )
+        })
+        .prop_map(|(d, es, vs, holes, opts)| {
+            let t = d.mesh.topology();
+            let mut b =
+                MeshBuilder::new(t.num_vertices(), t.face_ptr().to_vec(), t.face_verts().to_vec()).options(opts);
+            for (e, &s) in es.iter().enumerate() {
+                if s != 0.0 {
+                    let [a, c] = t.edge(e);
+                    b = b.crease(a, c, s);
+                }
+            }
+            for (v, &s) in vs.iter().enumerate() {
+                if s != 0.0 {
+                    b = b.corner(v as u32, s);
+                }
+            }
+            for (f, &h) in holes.iter().enumerate() {
+                if h {
+                    b = b.hole(f as u32);
+                }
+            }
+            MeshData { mesh: b.build(Par::Seq).unwrap(), ..d }
+        })
+}
+
+fn any_triangle_mesh() -> impl Strategy<Value = MeshData> {
+    prop_oneof![triangle_mesh(), triangle_mesh_with_creases()]
+}
+
+fn max_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    a.iter().zip(b.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn lak_and_slak_agree_to_1e12(d in any_triangle_mesh(), levels in 1u32..4, cgal in any::<bool>()) {
+        let (slak, lak) = if cgal { (LoopSlak::cgal(), LoopLak::cgal()) } else { (LoopSlak::new(), LoopLak::new()) };
+        let slak = slak.build(&d.mesh, levels, Par::Rayon).unwrap();
+        let lak = lak.build(&d.mesh, levels, Par::Rayon).unwrap();
+        for l in 0..=levels {
+            prop_assert_eq!(slak.refined(l).unwrap(), lak.refined(l).unwrap());
+        }
+        let x = d.positions().to_owned();
+        let a = eval(&slak, x.view(), Par::Rayon);
+        let b = eval(&lak, x.view(), Par::Rayon);
+        let scale = x.iter().fold(1f64, |m, v| m.max(v.abs()));
+        let diff = max_diff(&a, &b);
+        prop_assert!(diff <= 1e-12 * scale, "LAK and SLAK differ by {}", diff);
+        // The limit operators agree too (the same masks on the same level).
+        let (la, lb) = (slak.limit(Par::Rayon).unwrap(), lak.limit(Par::Rayon).unwrap());
+        prop_assert_eq!(la, lb);
+    }
+
+    #[test]
+    fn wide_rows_equal_channel_by_channel(d in triangle_mesh_with_creases(), levels in 1u32..3, width in 1usize..11) {
+        // The kernels take four channels at a time: any row length must give
+        // the bits of evaluating each channel alone.
+        let plan = LoopSlak::new().build(&d.mesh, levels, Par::Rayon).unwrap();
+        let x = control_data(plan.input_len(), width, 5);
+        let y = eval(&plan, x.view(), Par::Rayon);
+        for k in 0..width {
+            let col = x.column(k).to_owned().insert_axis(ndarray::Axis(1));
+            let yk = eval(&plan, col.view(), Par::Seq);
+            prop_assert!(yk.column(0).iter().zip(y.column(k)).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
+
+    #[test]
+    fn slak_contract(d in any_triangle_mesh(), levels in 1u32..3) {
+        check_contract(&LoopSlak::new(), &d.mesh, levels, 1e-12);
+        check_contract(&LoopSlak::cgal(), &d.mesh, levels, 1e-12);
+    }
+
+    #[test]
+    fn lak_contract(d in any_triangle_mesh(), levels in 1u32..3) {
+        check_contract(&LoopLak::new(), &d.mesh, levels, 1e-12);
+    }
+
+    #[test]
+    fn the_split_numbers_edges_as_topology_build(d in triangle_mesh(), par in prop_oneof![Just(Par::Seq), Just(Par::Rayon)]) {
+        let t = d.mesh.topology();
+        let s = split_triangles(t, par).unwrap();
+        let built = Topology::build(
+            s.topology.num_vertices(),
+            s.topology.face_ptr().to_vec(),
+            s.topology.face_verts().to_vec(),
+            Par::Seq,
+        ).unwrap();
+        prop_assert_eq!(&built, &s.topology);
+        prop_assert_eq!(s.topology.num_faces(), 4 * t.num_faces());
+        prop_assert_eq!(s.topology.num_vertices(), t.num_vertices() + t.num_edges());
+        for (e, pair) in s.halves.chunks(2).enumerate() {
+            let [a, b] = t.edge(e);
+            let ep = (t.num_vertices() + e) as u32;
+            prop_assert_eq!(s.topology.edge(pair[0] as usize), [a, ep]);
+            prop_assert_eq!(s.topology.edge(pair[1] as usize), [b, ep]);
+        }
+    }
+
+    #[test]
+    fn relabelling_input_vertices_permutes_the_output((d, perm) in any_triangle_mesh().prop_flat_map(|d| {
+        let n = d.mesh.num_vertices();
+        (Just(d), permutation(n))
+    })) {
+        let e = relabel(&d, &perm);
+        let p1 = LoopSlak::new().build(&d.mesh, 1, Par::Rayon).unwrap();
+        let p2 = LoopSlak::new().build(&e.mesh, 1, Par::Rayon).unwrap();
+        let y1 = eval(&p1, d.positions(), Par::Rayon);
+        let y2 = eval(&p2, e.positions(), Par::Rayon);
+        // Vertex points follow the permutation; edge points are renumbered:
+        // compare them as sets of positions.
+        let nv = d.mesh.num_vertices();
+        for v in 0..nv {
+            for k in 0..3 {
+                prop_assert!((y1[(v, k)] - y2[(perm[v] as usize, k)]).abs() <= 1e-12 * (1.0 + y1[(v, k)].abs()));
+            }
+        }
+        let key = |y: &Array2<f64>, r: usize| -> Vec<i64> { (0..3).map(|k| (y[(r, k)] * 1e9).round() as i64).collect() };
+        let mut a: Vec<Vec<i64>> = (nv..y1.nrows()).map(|r| key(&y1, r)).collect();
+        let mut b: Vec<Vec<i64>> = (nv..y2.nrows()).map(|r| key(&y2, r)).collect();
+        a.sort();
+        b.sort();
+        prop_assert_eq!(a, b);
+    }
+}
+
+/// A regular triangulated grid (every interior vertex of valence 6).
+fn regular_grid(n: usize) -> (Mesh, usize) {
+    let v = |r: usize, c: usize| (r * (n + 1) + c) as u32;
+    let mut faces = Vec::new();
+    for r in 0..n {
+        for c in 0..n {
+            faces.push(vec![v(r, c), v(r, c + 1), v(r + 1, c + 1)]);
+            faces.push(vec![v(r, c), v(r + 1, c + 1), v(r + 1, c)]);
+        }
+    }
+    (Mesh::from_faces((n + 1) * (n + 1), &faces).unwrap(), n + 1)
+}
+
+/// On a regular grid, the interior of the refinement is the quartic box
+/// spline's: vertex points `⅝ v + 1/16 Σ uᵢ`, edge points `⅜ (a + b) +
+/// ⅛ (o₁ + o₂)`, exactly.
+#[test]
+fn regular_grid_interior_is_the_box_spline() {
+    let (mesh, w) = regular_grid(8);
+    let x = control_data(mesh.num_vertices(), 3, 11);
+    let plan = LoopSlak::new().build(&mesh, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon);
+    let t = mesh.topology();
+    let nv = t.num_vertices();
+    let id = |r: usize, c: usize| r * w + c;
+    for r in 1..w - 1 {
+        for c in 1..w - 1 {
+            let ring = [id(r, c + 1), id(r + 1, c + 1), id(r + 1, c), id(r, c - 1), id(r - 1, c - 1), id(r - 1, c)];
+            for k in 0..3 {
+                let want = 0.625 * x[(id(r, c), k)] + ring.iter().map(|&u| x[(u, k)]).sum::<f64>() / 16.0;
+                assert!((y[(id(r, c), k)] - want).abs() < 1e-14, "vertex ({r},{c})");
+            }
+            // The edge to the right neighbour: opposite vertices (r+1, c+1), (r-1, c).
+            let e = t.find_edge(id(r, c) as u32, id(r, c + 1) as u32).unwrap() as usize;
+            for k in 0..3 {
+                let want = 0.375 * (x[(id(r, c), k)] + x[(id(r, c + 1), k)])
+                    + 0.125 * (x[(id(r + 1, c + 1), k)] + x[(id(r - 1, c), k)]);
+                assert!((y[(nv + e, k)] - want).abs() < 1e-14, "edge ({r},{c})");
+            }
+        }
+    }
+}
+
+/// Boundaries: edge-only gives the cubic B-spline along the boundary, and a
+/// corner of one triangle is smoothed (`¾ v + ⅛ (u₀ + u₁)`);
+/// edge-and-corner pins it; CGAL's rule is edge-only's whatever the tag.
+#[test]
+fn boundary_rules() {
+    use subla_mesh::{BoundaryInterpolation, Options};
+    let (mesh, _) = regular_grid(4);
+    let x = control_data(mesh.num_vertices(), 3, 3);
+    // Vertex 4 is in one triangle, with neighbours 3 and 9 (the grid is 5 wide).
+    let with = |boundary| {
+        let mut m = mesh.clone();
+        m.set_options(Options { boundary, ..m.options() });
+        m
+    };
+    let corner = |refiner: &LoopSlak, m: &Mesh| eval(&refiner.build(m, 1, Par::Seq).unwrap(), x.view(), Par::Seq);
+    let smooth = corner(&LoopSlak::new(), &with(BoundaryInterpolation::EdgeOnly));
+    let pinned = corner(&LoopSlak::new(), &with(BoundaryInterpolation::EdgeAndCorner));
+    let cgal = corner(&LoopSlak::cgal(), &with(BoundaryInterpolation::EdgeAndCorner));
+    for k in 0..3 {
+        let want = 0.75 * x[(4, k)] + 0.125 * (x[(3, k)] + x[(9, k)]);
+        assert!((smooth[(4, k)] - want).abs() < 1e-15);
+        assert_eq!(pinned[(4, k)], x[(4, k)]);
+        assert_eq!(cgal[(4, k)].to_bits(), smooth[(4, k)].to_bits());
+        // Boundary vertex 2 (neighbours 1, 3 along the boundary).
+        let want = 0.75 * x[(2, k)] + 0.125 * (x[(1, k)] + x[(3, k)]);
+        assert!((smooth[(2, k)] - want).abs() < 1e-15);
+    }
+    // Boundary edge points are midpoints.
+    let e = mesh.topology().find_edge(1, 2).unwrap() as usize;
+    for k in 0..3 {
+        assert!((smooth[(25 + e, k)] - 0.5 * (x[(1, k)] + x[(2, k)])).abs() < 1e-15);
+    }
+}
+
+#[test]
+fn non_triangles_are_refused_naming_the_face() {
+    let mesh = Mesh::from_faces(6, &[vec![0, 1, 2], vec![1, 3, 4, 2], vec![2, 4, 5]]).unwrap();
+    let check = |e: SchemeError| {
+        assert!(matches!(e, SchemeError::Unsupported { .. }), "{e:?}");
+        assert!(e.to_string().contains("face 1 has 4 vertices"), "{e}");
+    };
+    check(LoopSlak::new().build(&mesh, 1, Par::Rayon).unwrap_err());
+    check(LoopSlak::cgal().build(&mesh, 1, Par::Rayon).unwrap_err());
+    check(LoopLak::new().build(&mesh, 1, Par::Rayon).unwrap_err());
+    // Level 0 too: the mesh is not a Loop control mesh.
+    check(LoopSlak::new().build(&mesh, 0, Par::Rayon).unwrap_err());
+}
+
+#[test]
+fn lak_rejects_what_the_mesh_matrix_cannot_hold() {
+    let mesh = Mesh::from_faces(5, &[vec![0, 1, 1], vec![1, 3, 4], vec![0, 4, 1]]).unwrap();
+    let e = LoopLak::new().build(&mesh, 1, Par::Rayon).unwrap_err();
+    assert!(e.to_string().contains("face 0 uses vertex 1 more than once"), "{e}");
+    // The SLAK path takes it (OpenSubdiv's degenerate edges).
+    assert!(LoopSlak::new().build(&mesh, 2, Par::Rayon).is_ok());
+}
+
+#[test]
+fn large_meshes_refine_the_same_in_parallel() {
+    // Enough faces for the parallel paths of the split, masks and kernels.
+    let (mesh, _) = regular_grid(120);
+    let x = control_data(mesh.num_vertices(), 3, 9);
+    let plan = LoopSlak::new().build(&mesh, 2, Par::Rayon).unwrap();
+    let seq = LoopSlak::new().build(&mesh, 2, Par::Seq).unwrap();
+    assert_eq!(plan.faces(2), seq.faces(2));
+    assert_eq!(plan.refined(2), seq.refined(2));
+    let a = eval(&plan, x.view(), Par::Rayon);
+    let b = eval(&seq, x.view(), Par::Seq);
+    assert!(a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits()));
+    let built = Topology::build(
+        plan.refined(2).unwrap().num_vertices(),
+        plan.faces(2).unwrap().face_ptr.to_vec(),
+        plan.faces(2).unwrap().face_verts.to_vec(),
+        Par::Rayon,
+    )
+    .unwrap();
+    assert_eq!(&built, plan.refined(2).unwrap().topology());
+}
