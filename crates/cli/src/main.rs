@@ -1,7 +1,7 @@
 //! `subla`: subdivide meshes from the command line.
 //!
 //! ```text
-//! subla subdivide IN.obj --scheme catmark --levels 2 -o OUT.obj
+//! subla subdivide IN.obj --scheme catmark|bilinear|loop|loop-cgal --levels 2 -o OUT.obj
 //!       [--precision f32|f64] [--path lak|slak] [--mode modeling|static]
 //!       [--backend cpu|gpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use ndarray::{Array2, ArrayView2};
 use subla_algebra::Par;
 use subla_catmark::{Bilinear, CatmarkLak, CatmarkSlak};
+use subla_loop::{LoopLak, LoopSlak};
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshBuilder, MeshData, TriangleSubdivision, Validation};
 use subla_scheme::refinement::{Budget, Refinement};
@@ -44,6 +45,11 @@ enum Scheme {
     Catmark,
     /// Bilinear (face centroids and edge midpoints).
     Bilinear,
+    /// Loop (OpenSubdiv's rules; triangles only).
+    Loop,
+    /// Loop with CGAL's rules (boundary edge points are midpoints, boundary
+    /// vertices (1,6,1)/8, tags ignored).
+    LoopCgal,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -337,6 +343,8 @@ fn matrix(args: &MatrixArgs) -> Result<(), String> {
     match args.scheme {
         Scheme::Catmark => export_matrices(&CatmarkSlak, &data.mesh, args),
         Scheme::Bilinear => export_matrices(&Bilinear, &data.mesh, args),
+        Scheme::Loop => export_matrices(&LoopSlak::new(), &data.mesh, args),
+        Scheme::LoopCgal => export_matrices(&LoopSlak::cgal(), &data.mesh, args),
     }
 }
 
@@ -388,6 +396,12 @@ fn subdivide(args: &SubdivideArgs) -> Result<(), String> {
         (Scheme::Catmark, PathKind::Slak, Backend::Cpu) => run_scheme(&CatmarkSlak, &data.mesh, pos.view(), args)?,
         (Scheme::Catmark, PathKind::Lak, Backend::Cpu) => run_scheme(&CatmarkLak, &data.mesh, pos.view(), args)?,
         (Scheme::Bilinear, _, Backend::Cpu) => run_scheme(&Bilinear, &data.mesh, pos.view(), args)?,
+        (Scheme::Loop, PathKind::Slak, Backend::Cpu) => run_scheme(&LoopSlak::new(), &data.mesh, pos.view(), args)?,
+        (Scheme::Loop, PathKind::Lak, Backend::Cpu) => run_scheme(&LoopLak::new(), &data.mesh, pos.view(), args)?,
+        (Scheme::LoopCgal, PathKind::Slak, Backend::Cpu) => {
+            run_scheme(&LoopSlak::cgal(), &data.mesh, pos.view(), args)?
+        }
+        (Scheme::LoopCgal, PathKind::Lak, Backend::Cpu) => run_scheme(&LoopLak::cgal(), &data.mesh, pos.view(), args)?,
     };
     let (build_ms, eval_ms) = (run.build_ms, run.eval_ms);
     let out = output_mesh(run, args.keep_holes)?;

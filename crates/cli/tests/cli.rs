@@ -227,3 +227,34 @@ fn gpu_backend_agrees_with_the_cpu() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--backend gpu runs Catmull-Clark"));
 }
+
+#[test]
+fn loop_schemes_match_their_goldens() {
+    for (scheme, input, golden) in [
+        ("loop", "meshes/osd/loop_cube_creases1.obj", "golden/loop/loop_cube_creases1.L2.obj"),
+        ("loop-cgal", "meshes/misc/grid_tri_open.obj", "golden/loop_cgal/grid_tri_open.N2.obj"),
+    ] {
+        let out = tmp(&format!("{scheme}.obj"));
+        let o = subla(&[
+            "subdivide",
+            data().join(input).to_str().unwrap(),
+            "--scheme",
+            scheme,
+            "--levels",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{scheme}: {}", String::from_utf8_lossy(&o.stderr));
+        let (ours, gold) = (read(&out), read(&data().join(golden)));
+        assert_eq!(ours.mesh.num_faces(), gold.mesh.num_faces(), "{scheme}");
+        assert_eq!(positions_sorted(&ours), positions_sorted(&gold), "{scheme}");
+    }
+    // Loop refuses quads, naming the face.
+    let cube = data().join("meshes/osd/catmark_cube.obj");
+    let out = tmp("never-loop.obj");
+    let o = subla(&["subdivide", cube.to_str().unwrap(), "--scheme", "loop", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("face 0"), "{err}");
+}
