@@ -98,11 +98,7 @@ impl CatmarkPlan {
     /// Step `level → level+1`, or `None` past the last.
     pub fn step_view(&self, level: u32) -> Option<StepView<'_>> {
         let step = self.steps.get(level as usize)?;
-        Some(StepView {
-            parent: &self.meshes[level as usize],
-            edge_masks: &step.edges,
-            vertex_masks: &step.vertices,
-        })
+        Some(StepView { parent: &self.meshes[level as usize], edge_masks: &step.edges, vertex_masks: &step.vertices })
     }
 
     /// The plan of `levels` levels over the prepared mesh `base`.
