@@ -94,6 +94,7 @@
 
 mod device;
 mod kernels;
+pub mod split;
 
 use std::fmt;
 use std::ops::Deref;
