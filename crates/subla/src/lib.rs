@@ -8,13 +8,23 @@
 //!   OpenSubdiv-style tags and options, OBJ and PLY I/O, validation;
 //! * [`scheme`]: the build/eval traits subdivision schemes implement;
 //! * [`catmark`]: Catmull-Clark (specialised kernels and mapped algebra) and
-//!   bilinear subdivision, matching OpenSubdiv.
+//!   bilinear subdivision, matching OpenSubdiv;
+//! * [`loop_scheme`]: Loop subdivision (specialised kernels and mapped
+//!   algebra), with OpenSubdiv's or CGAL's rules;
+//! * with the `gpu` feature, `gpu` (wgpu context and kernels) and
+//!   `catmark_gpu` (Catmull-Clark eval on the GPU).
 #![deny(missing_docs)]
 
 pub use subla_algebra as algebra;
 pub use subla_algebra::{AlgebraError, CscMat, CscRef, CsrMat, CsrRef, Par};
 pub use subla_catmark as catmark;
 pub use subla_catmark::{CatmarkLak, CatmarkSlak};
+#[cfg(feature = "gpu")]
+pub use subla_catmark_gpu as catmark_gpu;
+#[cfg(feature = "gpu")]
+pub use subla_gpu as gpu;
+pub use subla_loop as loop_scheme;
+pub use subla_loop::{LoopLak, LoopSlak};
 pub use subla_mesh as mesh;
 pub use subla_mesh::{Mesh, MeshData, MeshError, Topology, Validation};
 pub use subla_scheme as scheme;
