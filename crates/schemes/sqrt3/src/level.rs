@@ -1,0 +1,292 @@
+//! The build step of one √3 level: the checks on the control mesh, the
+//! numbering of the new vertices, the stencil of every child vertex, and
+//! the child faces (one per parent corner, Mlakar et al. 2020, Fig. 12).
+
+use rayon::prelude::*;
+use subla_algebra::Par;
+use subla_mesh::topology::{edge_tag, vertex_tag};
+use subla_mesh::{Mesh, MeshError, Options, Topology};
+use subla_scheme::{Result, SchemeError};
+
+/// No vertex / corner.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Smoothing weight `α(n) = (4 − 2 cos(2π/n)) / 9` of a vertex of valence
+/// `n` (Kobbelt 2000): the vertex becomes `(1 − α) v + (α/n) Σ uᵢ`.
+pub fn alpha(n: usize) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    (4.0 - 2.0 * (2.0 * std::f64::consts::PI / n as f64).cos()) / 9.0
+}
+
+/// Weights of a trisection point of a boundary edge `P2 P3` (Kobbelt's
+/// even-step rule): the point next to `P2` is `(P1 + 16 P2 + 10 P3) / 27`.
+pub const BOUNDARY_EDGE: [f64; 3] = [1.0 / 27.0, 16.0 / 27.0, 10.0 / 27.0];
+/// Weights of a boundary vertex on an even step: `(4 P1 + 19 P2 + 4 P3) / 27`.
+pub const BOUNDARY_VERTEX: [f64; 2] = [4.0 / 27.0, 19.0 / 27.0];
+
+/// Whether a step is one of Kobbelt's boundary-splitting steps: steps are
+/// counted from 0 (the first step of a plan built from a control mesh), and
+/// the odd ones (the 2nd, 4th, … step) split boundary edges in three.
+pub(crate) fn is_kobbelt_step(global_step: u32) -> bool {
+    global_step % 2 == 1
+}
+
+/// Checks the control mesh: triangles only, manifold.
+///
+/// # Errors
+/// [`SchemeError::Unsupported`] naming the first non-triangle face, or the
+/// first non-manifold element.
+pub(crate) fn check_input(t: &Topology) -> Result<()> {
+    if !t.is_triangle_only() {
+        let f = (0..t.num_faces()).find(|&f| t.face_order(f) != 3).unwrap_or(0);
+        return Err(SchemeError::Unsupported {
+            scheme: "sqrt3",
+            reason: format!(
+                "face {f} has {} vertices {:?}; sqrt(3) subdivision refines triangles only",
+                t.face_order(f),
+                t.face(f)
+            ),
+        });
+    }
+    if let Some(e) = t.edge_tags().iter().position(|&g| g & edge_tag::NON_MANIFOLD != 0) {
+        return Err(SchemeError::Unsupported {
+            scheme: "sqrt3",
+            reason: format!(
+                "edge {e} {:?} is non-manifold; sqrt(3) needs a manifold, consistently oriented mesh",
+                t.edge(e)
+            ),
+        });
+    }
+    if let Some(v) = t.vertex_tags().iter().position(|&g| g & vertex_tag::NON_MANIFOLD != 0) {
+        return Err(SchemeError::Unsupported {
+            scheme: "sqrt3",
+            reason: format!("vertex {v} is non-manifold; sqrt(3) needs a manifold mesh"),
+        });
+    }
+    Ok(())
+}
+
+/// One step `l → l+1`: what eval and the operator need besides the parent
+/// topology.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    /// Kobbelt's boundary split applies (an even step, counted from 1).
+    pub kobbelt: bool,
+    /// Number of parent vertices.
+    pub nv: usize,
+    /// New vertices of face `f` are child vertices `nv + off[f] .. nv +
+    /// off[f+1]`: one face point, or (Kobbelt steps, boundary faces) the two
+    /// trisection points of the boundary edge.
+    pub off: Vec<u32>,
+    /// The face of each new vertex.
+    pub owner: Vec<u32>,
+    /// The corner of each face whose outgoing edge is its boundary edge, on
+    /// Kobbelt steps; [`NONE`] otherwise.
+    pub bcorner: Vec<u32>,
+    /// The two boundary neighbours of each boundary vertex (`[NONE; 2]`
+    /// for the others).
+    pub bnbr: Vec<[u32; 2]>,
+    /// `α(n)` by valence.
+    pub alpha: Vec<f64>,
+}
+
+impl Step {
+    /// The step over `t` (checked by [`check_input`]).
+    pub(crate) fn new(t: &Topology, kobbelt: bool, par: Par) -> Result<Step> {
+        let (nv, nf) = (t.num_vertices(), t.num_faces());
+        let ce = t.corner_edges();
+        let mut bcorner = vec![NONE; nf];
+        let mut off = Vec::with_capacity(nf + 1);
+        off.push(0u32);
+        let mut acc = 0u64;
+        for (f, bc) in bcorner.iter_mut().enumerate() {
+            let mut k = 1;
+            if kobbelt {
+                let nb = (0..3).filter(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)).count();
+                if nb > 1 {
+                    return Err(SchemeError::Unsupported {
+                        scheme: "sqrt3",
+                        reason: format!(
+                            "face {f} has {nb} boundary edges on a boundary-splitting step (only one is possible after a first sqrt(3) step)"
+                        ),
+                    });
+                }
+                if let Some(j) = (0..3).find(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)) {
+                    *bc = (3 * f + j) as u32;
+                    k = 2;
+                }
+            }
+            acc += k;
+            off.push(u32::try_from(acc).map_err(|_| too_large("number of refined vertices", acc))?);
+        }
+        let total = nv as u64 + acc;
+        if u32::try_from(total).is_err() || u32::try_from(9 * nf as u64).is_err() {
+            return Err(too_large("refined mesh", total.max(9 * nf as u64)));
+        }
+        let mut owner = vec![0u32; acc as usize];
+        for f in 0..nf {
+            owner[off[f] as usize..off[f + 1] as usize].fill(f as u32);
+        }
+        let nbr = |v: usize| -> [u32; 2] {
+            if !t.is_boundary_vertex(v) {
+                return [NONE; 2];
+            }
+            let mut it = t.vertex_edges(v).iter().filter(|&&e| t.is_boundary_edge(e as usize)).map(|&e| {
+                let [a, b] = t.edge(e as usize);
+                if a as usize == v { b } else { a }
+            });
+            let p = it.next().unwrap_or(v as u32);
+            [p, it.next().unwrap_or(p)]
+        };
+        let bnbr: Vec<[u32; 2]> = if par == Par::Rayon && nv >= 1 << 13 {
+            (0..nv).into_par_iter().with_min_len(1 << 12).map(nbr).collect()
+        } else {
+            (0..nv).map(nbr).collect()
+        };
+        let max_valence = (0..nv).map(|v| t.valence(v)).max().unwrap_or(0);
+        let alpha = (0..=max_valence).map(alpha).collect();
+        Ok(Step { kobbelt, nv, off, owner, bcorner, bnbr, alpha })
+    }
+
+    /// Number of child vertices.
+    pub(crate) fn child_len(&self) -> usize {
+        self.nv + self.owner.len()
+    }
+
+    /// The other boundary neighbour of boundary vertex `a` than `b`.
+    #[inline]
+    fn other_boundary(&self, a: u32, b: u32) -> u32 {
+        let [p, q] = self.bnbr[a as usize];
+        if p == b { q } else { p }
+    }
+
+    /// The stencil of child vertex `i` as `(parent vertex, weight)` pairs,
+    /// in the order eval accumulates them (a column may repeat).
+    #[inline]
+    pub(crate) fn stencil(&self, t: &Topology, i: usize, s: &mut Vec<(u32, f64)>) {
+        let nv = self.nv;
+        if i < nv {
+            let v = i;
+            let [p, q] = self.bnbr[v];
+            if p != NONE {
+                if self.kobbelt {
+                    s.push((p, BOUNDARY_VERTEX[0]));
+                    s.push((q, BOUNDARY_VERTEX[0]));
+                    s.push((v as u32, BOUNDARY_VERTEX[1]));
+                } else {
+                    s.push((v as u32, 1.0));
+                }
+                return;
+            }
+            let n = t.valence(v);
+            if n == 0 {
+                s.push((v as u32, 1.0));
+                return;
+            }
+            let a = self.alpha[n];
+            let w = a / n as f64;
+            s.extend(t.vertex_neighbors(v).map(|u| (u, w)));
+            s.push((v as u32, 1.0 - a));
+            return;
+        }
+        let j = i - nv;
+        let f = self.owner[j] as usize;
+        let fv = t.face_verts();
+        if self.off[f + 1] - self.off[f] == 1 {
+            let w = 1.0 / 3.0;
+            s.extend(fv[3 * f..3 * f + 3].iter().map(|&u| (u, w)));
+            return;
+        }
+        let c = self.bcorner[f] as usize;
+        let (a, b) = (fv[c], fv[3 * f + (c % 3 + 1) % 3]);
+        let [w1, w16, w10] = BOUNDARY_EDGE;
+        if j == self.off[f] as usize {
+            s.push((self.other_boundary(a, b), w1));
+            s.push((a, w16));
+            s.push((b, w10));
+        } else {
+            s.push((a, w10));
+            s.push((b, w16));
+            s.push((self.other_boundary(b, a), w1));
+        }
+    }
+
+    /// The child vertex facing the edge leaving corner `c` inside its face:
+    /// the face point, or on a boundary face of a Kobbelt step the
+    /// trisection point next to the edge.
+    #[inline]
+    fn apex(&self, c: usize) -> u32 {
+        let f = c / 3;
+        let base = (self.nv as u32) + self.off[f];
+        if self.off[f + 1] - self.off[f] == 1 {
+            return base;
+        }
+        let bc = self.bcorner[f] as usize;
+        if c == 3 * f + (bc % 3 + 1) % 3 { base + 1 } else { base }
+    }
+
+    /// The child faces: one triangle per parent corner, child face `c`
+    /// from corner `c` (see the crate docs).
+    pub(crate) fn child_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
+        let fv = t.face_verts();
+        let ce = t.corner_edges();
+        let work = |(c, q): (usize, &mut [u32])| {
+            let f = c / 3;
+            let next = 3 * f + (c % 3 + 1) % 3;
+            let prev = 3 * f + (c % 3 + 2) % 3;
+            let e = ce[c] as usize;
+            let corners = t.edge_corners(e);
+            if corners.len() == 2 {
+                let other = if corners[0] as usize == c { corners[1] } else { corners[0] } as usize;
+                q.copy_from_slice(&[fv[c], self.apex(other), self.apex(c)]);
+            } else if self.kobbelt {
+                let base = (self.nv as u32) + self.off[f];
+                q.copy_from_slice(&[base, base + 1, fv[prev]]);
+            } else {
+                q.copy_from_slice(&[fv[c], fv[next], (self.nv as u32) + self.off[f]]);
+            }
+        };
+        let mut out = vec![0u32; 3 * t.num_corners()];
+        if par == Par::Rayon && t.num_corners() >= 1 << 13 {
+            out.par_chunks_mut(3).enumerate().with_min_len(1 << 11).for_each(work);
+        } else {
+            out.chunks_mut(3).enumerate().for_each(work);
+        }
+        out
+    }
+
+    /// The child mesh (no tags, default options).
+    pub(crate) fn child_mesh(&self, t: &Topology, par: Par) -> Result<Mesh> {
+        let fv = self.child_faces(t, par);
+        let nf = fv.len() / 3;
+        let face_ptr: Vec<u32> = (0..=nf as u32).map(|i| 3 * i).collect();
+        let ct = Topology::build(self.child_len(), face_ptr, fv, par)?;
+        plain_mesh(ct)
+    }
+
+    /// Upper bound of the nonzeros of the operator: `Σ_v (valence + 1) +
+    /// 3 · new vertices`.
+    pub(crate) fn operator_bound(&self, t: &Topology) -> u64 {
+        let v: u64 = (0..t.num_vertices()).map(|v| 1 + t.valence(v).max(2) as u64).sum();
+        v + 3 * self.owner.len() as u64
+    }
+}
+
+/// A mesh of `t` without tags.
+pub(crate) fn plain_mesh(t: Topology) -> Result<Mesh> {
+    let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
+    Ok(Mesh::from_parts(t, vec![0.0; ne], vec![0.0; nv], vec![false; nf], Options::default())?)
+}
+
+/// The control mesh as the scheme sees it: its topology, tags dropped (CGAL
+/// ignores creases, corners and holes).
+pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
+    check_input(mesh.topology())?;
+    plain_mesh(mesh.topology().clone())
+}
+
+fn too_large(what: &'static str, value: u64) -> SchemeError {
+    SchemeError::Mesh(MeshError::TooLarge { what, value: value as u128 })
+}

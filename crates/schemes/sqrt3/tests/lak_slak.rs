@@ -1,0 +1,125 @@
+//! The LAK path (mapped algebra) against the SLAK path (specialised
+//! kernels) on closed meshes, the scheme contract for both (open meshes too
+//! for SLAK: modeling mode continues the step parity), refusals, and √3
+//! invariants.
+
+use proptest::prelude::*;
+use subla_algebra::Par;
+use subla_mesh::proptest_support::triangle_mesh;
+use subla_mesh::{Mesh, MeshData};
+use subla_scheme::testing::{check_contract, control_data};
+use subla_scheme::{Plan, Refiner, SchemeError, eval, modeling};
+use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak};
+
+/// Closed triangle meshes of the proptest strategy.
+fn closed_triangle_mesh() -> impl Strategy<Value = MeshData> {
+    triangle_mesh().prop_filter("closed", |d| d.mesh.topology().is_closed())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lak_equals_slak_on_closed_meshes(d in closed_triangle_mesh(), levels in 1u32..=3) {
+        let slak = Sqrt3Slak::new().build(&d.mesh, levels, Par::Rayon).unwrap();
+        let lak = Sqrt3Lak::new().build(&d.mesh, levels, Par::Rayon).unwrap();
+        prop_assert_eq!(slak.refined(levels), lak.refined(levels));
+        let x = control_data(d.mesh.num_vertices(), 3, 11);
+        let a = eval(&slak, x.view(), Par::Rayon);
+        let b = eval(&lak, x.view(), Par::Rayon);
+        let scale = x.iter().fold(1f64, |m, v| m.max(v.abs()));
+        let diff = a.iter().zip(b.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+        prop_assert!(diff <= 1e-12 * scale, "positions differ by {}", diff);
+        for l in 0..levels {
+            let (ra, rb) = (slak.operator(l, Par::Rayon).unwrap(), lak.operator(l, Par::Rayon).unwrap());
+            prop_assert_eq!(ra.shape(), rb.shape());
+            for i in 0..ra.nrows() {
+                let (ca, va) = ra.row(i);
+                let (cb, vb) = rb.row(i);
+                prop_assert_eq!(ca, cb);
+                prop_assert!(va.iter().zip(vb).all(|(p, q)| (p - q).abs() < 1e-14));
+            }
+        }
+    }
+
+    #[test]
+    fn contract_slak(d in triangle_mesh(), levels in 0u32..=3) {
+        check_contract(&Sqrt3Slak::new(), &d.mesh, levels, 1e-12);
+    }
+
+    #[test]
+    fn contract_lak_on_closed_meshes(d in closed_triangle_mesh(), levels in 0u32..=3) {
+        check_contract(&Sqrt3Lak::new(), &d.mesh, levels, 1e-12);
+    }
+
+    /// Counts: each step adds one vertex per face (closed) and triples the
+    /// faces; an affine function is reproduced exactly.
+    #[test]
+    fn counts_and_affine_invariance(d in triangle_mesh(), levels in 1u32..=3) {
+        let plan = Sqrt3Slak::new().build(&d.mesh, levels, Par::Rayon).unwrap();
+        let nf = d.mesh.num_faces();
+        prop_assert_eq!(plan.faces(levels).unwrap().num_faces(), nf * 3usize.pow(levels));
+        if d.mesh.topology().is_closed() {
+            prop_assert_eq!(plan.level_len(1), d.mesh.num_vertices() + nf);
+        }
+        let x = control_data(d.mesh.num_vertices(), 3, 5);
+        let ones = ndarray::Array2::<f64>::ones((x.nrows(), 1));
+        let y = eval(&plan, ones.view(), Par::Rayon);
+        prop_assert!(y.iter().all(|v| (v - 1.0).abs() < 1e-12));
+        let _ = x;
+    }
+}
+
+fn mesh(nv: usize, faces: &[&[u32]]) -> Mesh {
+    Mesh::from_faces(nv, faces).unwrap()
+}
+
+#[test]
+fn non_triangles_are_refused_by_name() {
+    let m = mesh(5, &[&[0, 1, 2], &[1, 3, 4, 2]]);
+    for e in [
+        Sqrt3Slak::new().build(&m, 1, Par::Seq).map(|_| ()).unwrap_err(),
+        Sqrt3Lak::new().build(&m, 1, Par::Seq).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(matches!(e, SchemeError::Unsupported { .. }), "{e}");
+        let s = e.to_string();
+        assert!(s.contains("face 1 has 4 vertices"), "{s}");
+    }
+}
+
+#[test]
+fn lak_refuses_open_meshes_clearly() {
+    let m = mesh(3, &[&[0, 1, 2]]);
+    let e = Sqrt3Lak::new().build(&m, 1, Par::Seq).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("boundary edge") && e.contains("closed meshes only"), "{e}");
+    // Zero levels need no refinement.
+    assert!(Sqrt3Lak::new().build(&m, 0, Par::Seq).is_ok());
+}
+
+/// One triangle: step 1 keeps the corners and adds the centroid; step 2
+/// splits each boundary edge in three with Kobbelt's weights; modeling
+/// continues the parity, two separate builds do not.
+#[test]
+fn boundary_parity_on_one_triangle() {
+    let m = mesh(3, &[&[0, 1, 2]]);
+    let x = ndarray::array![[0.0, 0.0, 0.0], [3.0, 0.0, 0.0], [0.0, 3.0, 0.0]];
+    let p1 = Sqrt3Slak::new().build(&m, 1, Par::Seq).unwrap();
+    let y1 = eval(&p1, x.view(), Par::Seq);
+    assert_eq!(y1, ndarray::array![[0.0, 0.0, 0.0], [3.0, 0.0, 0.0], [0.0, 3.0, 0.0], [1.0, 1.0, 0.0]]);
+    assert_eq!(p1.splits_boundary(0), Some(false));
+    let p2 = Sqrt3Slak::new().build(&m, 2, Par::Seq).unwrap();
+    assert_eq!(p2.splits_boundary(1), Some(true));
+    // Level 1 has 4 vertices and 3 boundary triangles: step 2 gives them
+    // no face points but 2 trisection points each.
+    assert_eq!(p2.level_len(2), 4 + 6);
+    assert_eq!(p2.faces(2).unwrap().num_faces(), 9);
+    let y2 = eval(&p2, x.view(), Par::Seq);
+    // Corner 0 (boundary neighbours 1 and 2): (4 P1 + 19 P0 + 4 P2) / 27.
+    let want: [f64; 2] = [12.0 / 27.0, 12.0 / 27.0];
+    assert!((y2[(0, 0)] - want[0]).abs() < 1e-15 && (y2[(0, 1)] - want[1]).abs() < 1e-15);
+    let (mp, my) = modeling(&Sqrt3Slak::new(), &m, x.view(), 2, Par::Seq).unwrap();
+    assert_eq!(mp.first_step(), 1);
+    assert_eq!(my, y2);
+    let again = Sqrt3Slak::new().build(p1.refined(1).unwrap(), 1, Par::Seq).unwrap();
+    assert_eq!(again.level_len(1), 4 + 3, "a fresh build starts at an odd step again");
+}
