@@ -1,7 +1,7 @@
 //! `subla`: subdivide meshes from the command line.
 //!
 //! ```text
-//! subla subdivide IN.obj --scheme catmark|bilinear|loop|loop-cgal --levels 2 -o OUT.obj
+//! subla subdivide IN.obj --scheme catmark|bilinear|loop|loop-cgal|sqrt3 --levels 2 -o OUT.obj
 //!       [--precision f32|f64] [--path lak|slak] [--mode modeling|static]
 //!       [--backend cpu|gpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
@@ -23,6 +23,7 @@ use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshBuilder, MeshData, TriangleSubdivision, Validation};
 use subla_scheme::refinement::{Budget, Refinement};
 use subla_scheme::{Plan, Refiner, eval, modeling};
+use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak};
 
 #[derive(Parser, Debug)]
 #[command(name = "subla", version, about = "Mesh subdivision as sparse linear algebra")]
@@ -50,6 +51,9 @@ enum Scheme {
     /// Loop with CGAL's rules (boundary edge points are midpoints, boundary
     /// vertices (1,6,1)/8, tags ignored).
     LoopCgal,
+    /// Kobbelt's √3 (triangles only; `--levels` counts steps, two steps
+    /// being a 1-to-9 refinement; boundary edges split every second step).
+    Sqrt3,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -345,6 +349,7 @@ fn matrix(args: &MatrixArgs) -> Result<(), String> {
         Scheme::Bilinear => export_matrices(&Bilinear, &data.mesh, args),
         Scheme::Loop => export_matrices(&LoopSlak::new(), &data.mesh, args),
         Scheme::LoopCgal => export_matrices(&LoopSlak::cgal(), &data.mesh, args),
+        Scheme::Sqrt3 => export_matrices(&Sqrt3Slak::new(), &data.mesh, args),
     }
 }
 
@@ -402,6 +407,8 @@ fn subdivide(args: &SubdivideArgs) -> Result<(), String> {
             run_scheme(&LoopSlak::cgal(), &data.mesh, pos.view(), args)?
         }
         (Scheme::LoopCgal, PathKind::Lak, Backend::Cpu) => run_scheme(&LoopLak::cgal(), &data.mesh, pos.view(), args)?,
+        (Scheme::Sqrt3, PathKind::Slak, Backend::Cpu) => run_scheme(&Sqrt3Slak::new(), &data.mesh, pos.view(), args)?,
+        (Scheme::Sqrt3, PathKind::Lak, Backend::Cpu) => run_scheme(&Sqrt3Lak::new(), &data.mesh, pos.view(), args)?,
     };
     let (build_ms, eval_ms) = (run.build_ms, run.eval_ms);
     let out = output_mesh(run, args.keep_holes)?;

@@ -229,10 +229,11 @@ fn gpu_backend_agrees_with_the_cpu() {
 }
 
 #[test]
-fn loop_schemes_match_their_goldens() {
+fn triangle_schemes_match_their_goldens() {
     for (scheme, input, golden) in [
         ("loop", "meshes/osd/loop_cube_creases1.obj", "golden/loop/loop_cube_creases1.L2.obj"),
         ("loop-cgal", "meshes/misc/grid_tri_open.obj", "golden/loop_cgal/grid_tri_open.N2.obj"),
+        ("sqrt3", "meshes/misc/grid_tri_open.obj", "golden/sqrt3/grid_tri_open.N2.obj"),
     ] {
         let out = tmp(&format!("{scheme}.obj"));
         let o = subla(&[

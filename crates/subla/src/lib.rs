@@ -11,6 +11,8 @@
 //!   bilinear subdivision, matching OpenSubdiv;
 //! * [`loop_scheme`]: Loop subdivision (specialised kernels and mapped
 //!   algebra), with OpenSubdiv's or CGAL's rules;
+//! * [`sqrt3`]: Kobbelt's √3 subdivision (specialised kernels and mapped
+//!   algebra), matching CGAL;
 //! * with the `gpu` feature, `gpu` (wgpu context and kernels) and
 //!   `catmark_gpu` (Catmull-Clark eval on the GPU).
 #![deny(missing_docs)]
@@ -29,3 +31,5 @@ pub use subla_mesh as mesh;
 pub use subla_mesh::{Mesh, MeshData, MeshError, Topology, Validation};
 pub use subla_scheme as scheme;
 pub use subla_scheme::{Plan, Refiner};
+pub use subla_sqrt3 as sqrt3;
+pub use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak};
