@@ -1,0 +1,200 @@
+//! Loop and √3 subdivision of a 200,000-triangle icosphere (frequency-100
+//! geodesic sphere), subla against subdiv-kernels in the same run, with the
+//! CGAL and OpenMesh figures measured on this machine class for reference
+//! (√3, 3 steps: CGAL 2.4 s, OpenMesh 4.0 s; Loop, 3 levels: CGAL 4.1 s).
+//!
+//! `cargo bench -p subla-bench --bench triangles` (`SUBLA_BENCH_QUICK=1`:
+//! frequency 30, one run per row)
+//!
+//! Each row is the full subdivision — topology and positions (3 channels of
+//! `f64`) — from the control mesh: subla's modeling mode (build and eval one
+//! level at a time), subla's static build plus one eval, and subdiv-kernels'
+//! `refine_uniform` plus `interpolate`. Times are the mean of the runs after
+//! one warm-up.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::num::NonZeroU8;
+use std::time::Instant;
+
+use subla_algebra::Par;
+use subla_bench::pool;
+use subla_loop::LoopSlak;
+use subla_mesh::{Mesh, MeshBuilder};
+use subla_scheme::{Refiner, eval, modeling};
+use subla_sqrt3::Sqrt3Slak;
+
+/// Reference figures (seconds) on this machine class, from the issue.
+const CGAL_SQRT3: f64 = 2.4;
+const OPENMESH_SQRT3: f64 = 4.0;
+const CGAL_LOOP: f64 = 4.1;
+
+/// A geodesic sphere: each icosahedron face split into `n²` triangles,
+/// projected to the unit sphere (`20 n²` triangles).
+fn icosphere(n: usize) -> (Mesh, ndarray::Array2<f64>) {
+    let t = (1.0 + 5f64.sqrt()) / 2.0;
+    let ico = [
+        [-1.0, t, 0.0],
+        [1.0, t, 0.0],
+        [-1.0, -t, 0.0],
+        [1.0, -t, 0.0],
+        [0.0, -1.0, t],
+        [0.0, 1.0, t],
+        [0.0, -1.0, -t],
+        [0.0, 1.0, -t],
+        [t, 0.0, -1.0],
+        [t, 0.0, 1.0],
+        [-t, 0.0, -1.0],
+        [-t, 0.0, 1.0],
+    ];
+    let faces = [
+        [0, 11, 5],
+        [0, 5, 1],
+        [0, 1, 7],
+        [0, 7, 10],
+        [0, 10, 11],
+        [1, 5, 9],
+        [5, 11, 4],
+        [11, 10, 2],
+        [10, 7, 6],
+        [7, 1, 8],
+        [3, 9, 4],
+        [3, 4, 2],
+        [3, 2, 6],
+        [3, 6, 8],
+        [3, 8, 9],
+        [4, 9, 5],
+        [2, 4, 11],
+        [6, 2, 10],
+        [8, 6, 7],
+        [9, 8, 1],
+    ];
+    let mut ids: HashMap<[i64; 3], u32> = HashMap::new();
+    let mut pos: Vec<[f64; 3]> = Vec::new();
+    let mut id = |p: [f64; 3]| -> u32 {
+        let l = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+        let q = [p[0] / l, p[1] / l, p[2] / l];
+        let key = q.map(|x| (x * 1e9).round() as i64);
+        *ids.entry(key).or_insert_with(|| {
+            pos.push(q);
+            (pos.len() - 1) as u32
+        })
+    };
+    let mut verts = Vec::with_capacity(60 * n * n);
+    for f in faces {
+        let [a, b, c] = f.map(|i| ico[i]);
+        let at = |i: usize, j: usize| -> [f64; 3] {
+            let (u, v) = (i as f64 / n as f64, j as f64 / n as f64);
+            std::array::from_fn(|k| a[k] + u * (b[k] - a[k]) + v * (c[k] - a[k]))
+        };
+        for i in 0..n {
+            for j in 0..n - i {
+                let (p, q, r) = (id(at(i, j)), id(at(i + 1, j)), id(at(i, j + 1)));
+                verts.extend([p, q, r]);
+                if i + j + 1 < n {
+                    let s = id(at(i + 1, j + 1));
+                    verts.extend([q, s, r]);
+                }
+            }
+        }
+    }
+    let nf = verts.len() / 3;
+    let ptr: Vec<u32> = (0..=nf as u32).map(|i| 3 * i).collect();
+    let mesh = match MeshBuilder::new(pos.len(), ptr, verts).build(Par::Rayon) {
+        Ok(m) => m,
+        Err(e) => panic!("icosphere: {e}"),
+    };
+    let p = ndarray::Array2::from_shape_fn((pos.len(), 3), |(i, k)| pos[i][k]);
+    (mesh, p)
+}
+
+/// Mean seconds of `runs` runs of `f` after one warm-up.
+fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
+    black_box(f());
+    let t = Instant::now();
+    for _ in 0..runs {
+        black_box(f());
+    }
+    t.elapsed().as_secs_f64() / runs as f64
+}
+
+/// subdiv-kernels: topology, per-level stencils, then the chained
+/// interpolation of the positions.
+fn subdiv_kernels(mesh: &Mesh, pos: &ndarray::Array2<f64>, scheme: subdiv_kernels::Scheme, levels: u8) -> usize {
+    let t = mesh.topology();
+    let m = subdiv_kernels::Mesh {
+        vertex_count: t.num_vertices() as u32,
+        face_vertex_counts: t.face_ptr().windows(2).map(|w| w[1] - w[0]).collect(),
+        face_vertex_indices: t.face_verts().to_vec(),
+        edge_vertices: Vec::new(),
+        edge_creases: Vec::new(),
+        vertex_corners: vec![0.0; t.num_vertices()],
+    };
+    let ctrl: Vec<[f64; 3]> = pos.rows().into_iter().map(|r| [r[0], r[1], r[2]]).collect();
+    let Some(l) = NonZeroU8::new(levels) else { return 0 };
+    let result = subdiv_kernels::Refiner::new(m, scheme, subdiv_kernels::SchemeOptions::default())
+        .and_then(|r| r.refine_uniform(&subdiv_kernels::UniformRefine::from(l)));
+    match result {
+        Ok(r) => r.interpolate(&ctrl).len(),
+        Err(e) => {
+            println!("subdiv-kernels failed: {e}");
+            0
+        }
+    }
+}
+
+fn main() {
+    let quick = std::env::var_os("SUBLA_BENCH_QUICK").is_some();
+    let (freq, runs) = if quick { (30, 1) } else { (100, 2) };
+    let (mesh, pos) = icosphere(freq);
+    let threads = rayon::current_num_threads();
+    println!(
+        "triangle bench: icosphere of {} triangles, {} vertices; 3 levels / steps; {threads} threads",
+        mesh.num_faces(),
+        mesh.num_vertices()
+    );
+    let p1 = pool(1);
+    let pn = pool(threads);
+    let mut table = Vec::new();
+    for (scheme, cgal, openmesh) in [("loop", CGAL_LOOP, None), ("sqrt3", CGAL_SQRT3, Some(OPENMESH_SQRT3))] {
+        let mut row = |name: String, secs: f64| {
+            println!("{scheme:<6} {name:<28} {:>10.1} ms", secs * 1e3);
+            table.push((scheme, name, secs, cgal, openmesh));
+        };
+        for (label, p) in [("1thread", &p1), ("all threads", &pn)] {
+            let modeling_secs = p.install(|| match scheme {
+                "loop" => {
+                    time(runs, || modeling(&LoopSlak::new(), &mesh, pos.view(), 3, Par::Rayon).map(|r| r.1.nrows()))
+                }
+                _ => time(runs, || modeling(&Sqrt3Slak::new(), &mesh, pos.view(), 3, Par::Rayon).map(|r| r.1.nrows())),
+            });
+            row(format!("subla modeling, {label}"), modeling_secs);
+            let static_secs = p.install(|| match scheme {
+                "loop" => time(runs, || {
+                    LoopSlak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon))
+                }),
+                _ => time(runs, || {
+                    Sqrt3Slak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon))
+                }),
+            });
+            row(format!("subla build + eval, {label}"), static_secs);
+        }
+        let sk = match scheme {
+            "loop" => subdiv_kernels::Scheme::Loop,
+            _ => subdiv_kernels::Scheme::Sqrt3,
+        };
+        let sk_secs = time(1, || subdiv_kernels(&mesh, &pos, sk, 3));
+        row("subdiv-kernels, 1 thread".into(), sk_secs);
+    }
+    println!("\n== triangle schemes: reference time / subla time (> 1: subla faster)");
+    println!("{:<6} {:<28} {:>10} {:>8} {:>9} {:>8}", "scheme", "row", "ms", "vs CGAL", "vs OpenMesh", "vs sk");
+    for (scheme, name, secs, cgal, openmesh) in &table {
+        let sk = table.iter().find(|r| r.0 == *scheme && r.1.starts_with("subdiv-kernels")).map(|r| r.2);
+        let om = openmesh.map_or("-".to_string(), |o| format!("{:.2}", o / secs));
+        let vs_sk = sk.map_or("-".to_string(), |s| format!("{:.2}", s / secs));
+        println!("{scheme:<6} {name:<28} {:>10.1} {:>8.2} {om:>9} {vs_sk:>8}", secs * 1e3, cgal / secs);
+    }
+    if quick {
+        println!("(quick run: a smaller sphere, so the CGAL ratios are not comparable)");
+    }
+}
