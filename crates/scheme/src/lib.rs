@@ -41,6 +41,7 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
+pub mod kernel;
 pub mod refinement;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -5,13 +5,11 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::tags::SHARPNESS_INFINITE;
-use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Topology, TriangleSubdivision};
+use subla_mesh::{CreaseMethod, Mesh, Topology, TriangleSubdivision};
 use subla_scheme::Result;
 
 use crate::refine::refine_topology_direct;
-use crate::rules::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
+use crate::rules::{Rule, dec, is_infinite, prepare_sharpness, tau_at, vertex_transition_weight};
 
 /// An edge point that is not the default `¼ a + ¼ b + ¼ c₁ + ¼ c₂`:
 /// `alpha` on each endpoint, `beta` on each incident face point.
@@ -52,69 +50,17 @@ pub(crate) struct Step {
     pub vertices: Vec<VertexMask>,
 }
 
-/// OpenSubdiv's preparation of the control mesh (boundary option,
-/// non-manifold sharpening, holes of `VTX_BOUNDARY_NONE`): the mesh with
-/// *effective* sharpness, the form every level is kept in.
+/// OpenSubdiv's preparation of the control mesh: see
+/// [`crate::rules::prepare_sharpness`].
 pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
     let t = mesh.topology();
-    let nv = t.num_vertices();
-    let mut edge_s: Vec<f32> = mesh.edge_sharpness().to_vec();
-    let mut vert_s: Vec<f32> = mesh.vertex_sharpness().to_vec();
-    let mut holes: Vec<bool> = mesh.holes().to_vec();
-    let opts = mesh.options();
-    let nm_edge: Vec<bool> = t.edge_tags().iter().map(|&g| g & edge_tag::NON_MANIFOLD != 0).collect();
-    if opts.boundary == BoundaryInterpolation::None {
-        for v in 0..nv {
-            let on_boundary = t.is_boundary_vertex(v) || t.vertex_tags()[v] & vertex_tag::NON_MANIFOLD != 0;
-            if !on_boundary {
-                continue;
-            }
-            let soft = t
-                .vertex_edges(v)
-                .iter()
-                .any(|&e| t.edge_corners(e as usize).len() == 1 && !is_infinite(edge_s[e as usize]));
-            if soft {
-                for &c in t.vertex_corners(v) {
-                    holes[t.corner_faces()[c as usize] as usize] = true;
-                }
-            }
-        }
-    }
-    for e in 0..t.num_edges() {
-        if t.is_boundary_edge(e) || nm_edge[e] {
-            edge_s[e] = SHARPNESS_INFINITE;
-        }
-    }
-    for (v, sv) in vert_s.iter_mut().enumerate() {
-        let edges = t.vertex_edges(v);
-        let n_edges = edges.len();
-        let n_faces = t.face_count(v);
-        if opts.boundary == BoundaryInterpolation::EdgeAndCorner && n_faces == 1 && n_edges == 2 {
-            *sv = SHARPNESS_INFINITE;
-            continue;
-        }
-        let tags = t.vertex_tags()[v];
-        let nm_edges = edges.iter().filter(|&&e| nm_edge[e as usize]).count();
-        let non_manifold = tags & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) != 0 || nm_edges > 0;
-        if non_manifold {
-            let boundary_edges = edges.iter().filter(|&&e| t.edge_corners(e as usize).len() == 1).count();
-            let seam = nm_edges == 2 && boundary_edges == 0 && n_faces > n_edges && tags & vertex_tag::REPEATED == 0;
-            if !seam {
-                *sv = SHARPNESS_INFINITE;
-            }
-        }
-    }
-    Ok(Mesh::from_parts(t.clone(), edge_s, vert_s, holes, opts)?)
-}
-
-/// Child sharpness of edge `e` at its endpoint `v` (uniform or Chaikin).
-fn tau_at(t: &Topology, es: &[f32], chaikin: bool, e: usize, v: usize) -> f32 {
-    let s = es[e];
-    if s <= 0.0 || is_infinite(s) || !chaikin {
-        return child_edge_sharpness(s, &[], false);
-    }
-    let around: Vec<f32> = t.vertex_edges(v).iter().map(|&x| es[x as usize]).collect();
-    child_edge_sharpness(s, &around, true)
+    Ok(prepare_sharpness(
+        t,
+        mesh.edge_sharpness().to_vec(),
+        mesh.vertex_sharpness().to_vec(),
+        mesh.holes().to_vec(),
+        mesh.options(),
+    )?)
 }
 
 /// The child level of `parent` (topology and sharpness).

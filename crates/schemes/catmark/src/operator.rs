@@ -9,82 +9,13 @@
 //! its neighbours), so rows are sorted and the result does not depend on the
 //! thread count.
 
-use std::ops::Range;
-
-use rayon::prelude::*;
-use subla_algebra::par::even_ranges;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::{Result, SchemeError};
+use subla_scheme::Result;
+use subla_scheme::kernel::{Stencil, assemble_rows};
 
 use crate::level::{EdgeMask, Step, VertexMask};
 use crate::rules::Rule;
-
-/// `(column, weight)` pairs of one row, in accumulation order.
-type Stencil = Vec<(u32, f64)>;
-
-/// Sorts `s` by column and sums duplicates.
-fn merge(s: &mut Stencil) {
-    s.sort_by_key(|&(c, _)| c);
-    let mut w = 0;
-    for r in 0..s.len() {
-        if w > 0 && s[w - 1].0 == s[r].0 {
-            s[w - 1].1 += s[r].1;
-        } else {
-            s[w] = s[r];
-            w += 1;
-        }
-    }
-    s.truncate(w);
-}
-
-/// Builds an `nrows × ncols` CSR matrix whose row `i` is `row(i, &mut
-/// stencil)` (merged), in parallel blocks of rows.
-fn assemble(nrows: usize, ncols: usize, par: Par, row: impl Fn(usize, &mut Stencil) + Sync) -> Result<CsrMat<f64>> {
-    let ranges = even_ranges(nrows, par.blocks(nrows, 1 << 12));
-    let work = |r: Range<usize>| -> (Vec<u32>, Vec<u32>, Vec<f64>) {
-        let mut counts = Vec::with_capacity(r.len());
-        let mut idx = Vec::with_capacity(8 * r.len());
-        let mut vals = Vec::with_capacity(8 * r.len());
-        let mut s = Stencil::new();
-        for i in r {
-            s.clear();
-            row(i, &mut s);
-            merge(&mut s);
-            counts.push(s.len() as u32);
-            idx.extend(s.iter().map(|&(c, _)| c));
-            vals.extend(s.iter().map(|&(_, w)| w));
-        }
-        (counts, idx, vals)
-    };
-    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<f64>)> = if ranges.len() > 1 {
-        ranges.into_par_iter().map(work).collect()
-    } else {
-        ranges.into_iter().map(work).collect()
-    };
-    let total: usize = parts.iter().map(|p| p.1.len()).sum();
-    if u32::try_from(total).is_err() {
-        return Err(SchemeError::OverBudget {
-            what: "a refinement matrix with u32 indices".into(),
-            needed: total as u128,
-            budget: u32::MAX as u128,
-        });
-    }
-    let mut ptr = Vec::with_capacity(nrows + 1);
-    ptr.push(0u32);
-    let mut idx = Vec::with_capacity(total);
-    let mut vals = Vec::with_capacity(total);
-    let mut acc = 0u32;
-    for (counts, i, v) in parts {
-        for c in counts {
-            acc += c;
-            ptr.push(acc);
-        }
-        idx.extend_from_slice(&i);
-        vals.extend_from_slice(&v);
-    }
-    Ok(CsrMat::try_new(nrows, ncols, ptr, idx, vals)?)
-}
 
 /// The vertices of face `f` with weight `w / order`.
 #[inline]
@@ -121,7 +52,7 @@ pub(crate) fn level_operator_bound(t: &Topology) -> u64 {
 pub(crate) fn level_operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
     let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
     let cf = t.corner_faces();
-    assemble(nv + nf + ne, nv, par, |row, s| {
+    assemble_rows(nv + nf + ne, nv, par, |row, s| {
         if row < nv {
             let v = row;
             let n = t.valence(v);
@@ -176,7 +107,7 @@ pub(crate) fn limit_operator(mesh: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         let [a, b] = t.edge(e as usize);
         if a as usize == v { b } else { a }
     };
-    assemble(n, n, par, |v, s| {
+    assemble_rows(n, n, par, |v, s| {
         let edges = t.vertex_edges(v);
         if edges.is_empty() {
             s.push((v as u32, 1.0));

@@ -5,6 +5,8 @@
 //! OpenSubdiv (see `docs/design/catmark-rules.md`).
 
 use subla_mesh::tags::SHARPNESS_INFINITE;
+use subla_mesh::topology::{edge_tag, vertex_tag};
+use subla_mesh::{BoundaryInterpolation, Mesh, MeshError, Options, Topology};
 
 /// The rule of a vertex (`Sdc::Crease::Rule`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -134,6 +136,79 @@ pub fn vertex_transition_weight(
     }
     let w = sum / count as f32;
     if w > 1.0 { 1.0 } else { w }
+}
+
+/// OpenSubdiv's preparation of a control mesh (Sdc's
+/// `prepareComponentTagsAndSharpness`, the same for every scheme): the
+/// boundary option, non-manifold sharpening and the holes of
+/// `VTX_BOUNDARY_NONE` applied to the user's edge and vertex sharpness and
+/// holes on topology `t`. Returns the mesh with *effective* sharpness, the
+/// form every level is kept in.
+///
+/// # Errors
+/// Array lengths that do not match `t`, or invalid sharpness.
+pub fn prepare_sharpness(
+    t: &Topology,
+    mut edge_s: Vec<f32>,
+    mut vert_s: Vec<f32>,
+    mut holes: Vec<bool>,
+    opts: Options,
+) -> Result<Mesh, MeshError> {
+    let nv = t.num_vertices();
+    let nm_edge: Vec<bool> = t.edge_tags().iter().map(|&g| g & edge_tag::NON_MANIFOLD != 0).collect();
+    if opts.boundary == BoundaryInterpolation::None {
+        for v in 0..nv {
+            let on_boundary = t.is_boundary_vertex(v) || t.vertex_tags()[v] & vertex_tag::NON_MANIFOLD != 0;
+            if !on_boundary {
+                continue;
+            }
+            let soft = t
+                .vertex_edges(v)
+                .iter()
+                .any(|&e| t.edge_corners(e as usize).len() == 1 && !is_infinite(edge_s[e as usize]));
+            if soft {
+                for &c in t.vertex_corners(v) {
+                    holes[t.corner_faces()[c as usize] as usize] = true;
+                }
+            }
+        }
+    }
+    for e in 0..t.num_edges() {
+        if t.is_boundary_edge(e) || nm_edge[e] {
+            edge_s[e] = SHARPNESS_INFINITE;
+        }
+    }
+    for (v, sv) in vert_s.iter_mut().enumerate() {
+        let edges = t.vertex_edges(v);
+        let n_edges = edges.len();
+        let n_faces = t.face_count(v);
+        if opts.boundary == BoundaryInterpolation::EdgeAndCorner && n_faces == 1 && n_edges == 2 {
+            *sv = SHARPNESS_INFINITE;
+            continue;
+        }
+        let tags = t.vertex_tags()[v];
+        let nm_edges = edges.iter().filter(|&&e| nm_edge[e as usize]).count();
+        let non_manifold = tags & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) != 0 || nm_edges > 0;
+        if non_manifold {
+            let boundary_edges = edges.iter().filter(|&&e| t.edge_corners(e as usize).len() == 1).count();
+            let seam = nm_edges == 2 && boundary_edges == 0 && n_faces > n_edges && tags & vertex_tag::REPEATED == 0;
+            if !seam {
+                *sv = SHARPNESS_INFINITE;
+            }
+        }
+    }
+    Mesh::from_parts(t.clone(), edge_s, vert_s, holes, opts)
+}
+
+/// Child sharpness of edge `e` at its endpoint `v` (uniform or Chaikin),
+/// with `es` the sharpness of every edge of `t`.
+pub fn tau_at(t: &Topology, es: &[f32], chaikin: bool, e: usize, v: usize) -> f32 {
+    let s = es[e];
+    if s <= 0.0 || is_infinite(s) || !chaikin {
+        return child_edge_sharpness(s, &[], false);
+    }
+    let around: Vec<f32> = t.vertex_edges(v).iter().map(|&x| es[x as usize]).collect();
+    child_edge_sharpness(s, &around, true)
 }
 
 #[cfg(test)]

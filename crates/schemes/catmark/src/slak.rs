@@ -5,15 +5,13 @@
 //! and boundary elements (§5.1, §5.3). Quad faces (every level after the
 //! first) take the fixed-order-4 paths of §4.4.
 
-use std::ops::Range;
 use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use rayon::prelude::*;
-use subla_algebra::par::even_ranges;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
+use subla_scheme::kernel::{axpy, eval_levels, for_rows, load, real, specials_in};
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
@@ -143,36 +141,6 @@ impl Refiner for CatmarkSlak {
     }
 }
 
-/// Rows `range` of `data` (row length `d`) split off as one piece per range.
-fn split_rows<'a, T>(mut data: &'a mut [T], ranges: &[Range<usize>], d: usize) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        let (head, tail) = data.split_at_mut(r.len() * d);
-        out.push(head);
-        data = tail;
-    }
-    out
-}
-
-/// Runs `f(range, rows)` over `n` rows of width `d` in `out`, in parallel
-/// blocks when `par` allows.
-fn for_rows<T: Send>(out: &mut [T], n: usize, d: usize, par: Par, f: impl Fn(Range<usize>, &mut [T]) + Sync) {
-    let ranges = even_ranges(n, par.blocks(n, 2048));
-    if ranges.len() <= 1 {
-        f(0..n, out);
-        return;
-    }
-    let pieces = split_rows(out, &ranges, d);
-    ranges.into_par_iter().zip(pieces).for_each(|(r, p)| f(r, p));
-}
-
-/// The specials with element index in `r`.
-fn specials_in<'a, M>(list: &'a [M], r: &Range<usize>, key: impl Fn(&M) -> u32) -> &'a [M] {
-    let a = list.partition_point(|m| (key(m) as usize) < r.start);
-    let b = list.partition_point(|m| (key(m) as usize) < r.end);
-    &list[a..b]
-}
-
 /// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`.
 /// The kernels keep a fixed number of channels (1 to 4) in registers; wider
 /// rows are done four channels at a time.
@@ -187,27 +155,6 @@ pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &
         }
         off += 4;
     }
-}
-
-/// Channels `off..off + D` of row `i` of `x` (row length `stride`).
-#[inline(always)]
-fn load<T: Copy, const D: usize>(x: &[T], i: usize, stride: usize, off: usize) -> [T; D] {
-    let r = &x[i * stride + off..i * stride + off + D];
-    std::array::from_fn(|k| r[k])
-}
-
-/// `acc += w · x`.
-#[inline(always)]
-fn axpy<T: Float, const D: usize>(acc: &mut [T; D], w: T, x: [T; D]) {
-    for k in 0..D {
-        acc[k] = acc[k] + w * x[k];
-    }
-}
-
-/// `w` as `T` (`f64` weights are exact in `f64` and rounded once in `f32`).
-#[inline(always)]
-fn real<T: Float>(w: f64) -> T {
-    T::from(w).unwrap_or_else(T::zero)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -334,44 +281,10 @@ fn eval_level_impl<T: Float + Send + Sync, const D: usize>(
 }
 
 impl CatmarkPlan {
-    fn eval_generic<T: Float + Send + Sync>(
-        &self,
-        control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
-        par: Par,
-    ) {
-        subla_scheme::check_eval_shapes(self, "catmark", control.dim(), out.dim());
-        let d = control.ncols();
-        let levels = self.steps.len();
-        if d == 0 {
-            return;
-        }
-        if levels == 0 {
-            out.assign(&control);
-            return;
-        }
-        let control = control.as_standard_layout();
-        let Some(x0) = control.as_slice() else { unreachable!("a standard-layout array is contiguous") };
-        // Intermediate levels in scratch buffers; the last one straight into
-        // `out` when it is contiguous.
-        let mut cur: Vec<T> = Vec::new();
-        for (l, step) in self.steps.iter().enumerate() {
-            let t = self.meshes[l].topology();
-            let x: &[T] = if l == 0 { x0 } else { &cur };
-            if l + 1 == levels {
-                if let Some(y) = out.as_slice_mut() {
-                    eval_level(t, step, x, y, d, par);
-                    return;
-                }
-            }
-            let mut next = vec![T::zero(); self.level_len(l as u32 + 1) * d];
-            eval_level(t, step, x, &mut next, d, par);
-            cur = next;
-        }
-        match ArrayView2::from_shape((self.output_len(), d), &cur) {
-            Ok(v) => out.assign(&v),
-            Err(e) => unreachable!("output rows have the planned size: {e}"),
-        }
+    fn eval_generic<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, out: ArrayViewMut2<'_, T>, par: Par) {
+        eval_levels(self, "catmark", control, out, |l, x, y, d| {
+            eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
+        });
     }
 }
 

@@ -6,15 +6,15 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::tags::SHARPNESS_INFINITE;
-use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Options, Topology};
 use subla_scheme::Result;
 
 use crate::rules::{
-    CREASE_CENTRE, CREASE_END, Rule, child_edge_sharpness, dec, is_infinite, smooth_edge_weights,
-    vertex_transition_weight, vertex_weight_table, vertex_weights,
+    CREASE_CENTRE, CREASE_END, Rule, dec, is_infinite, smooth_edge_weights, vertex_transition_weight,
+    vertex_weight_table, vertex_weights,
 };
+use subla_catmark::rules::{prepare_sharpness, tau_at};
+
 use crate::split::{check_triangles, split_triangles};
 
 /// Which reference a Loop refiner follows.
@@ -90,7 +90,7 @@ pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
     let t = mesh.topology();
     check_triangles(t)?;
     let nv = t.num_vertices();
-    let (mut edge_s, mut vert_s, mut holes, opts) = match rules {
+    let (edge_s, vert_s, holes, opts) = match rules {
         Rules::OpenSubdiv => {
             (mesh.edge_sharpness().to_vec(), mesh.vertex_sharpness().to_vec(), mesh.holes().to_vec(), mesh.options())
         }
@@ -105,59 +105,7 @@ pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
             },
         ),
     };
-    let nm_edge: Vec<bool> = t.edge_tags().iter().map(|&g| g & edge_tag::NON_MANIFOLD != 0).collect();
-    if opts.boundary == BoundaryInterpolation::None {
-        for v in 0..nv {
-            let on_boundary = t.is_boundary_vertex(v) || t.vertex_tags()[v] & vertex_tag::NON_MANIFOLD != 0;
-            if !on_boundary {
-                continue;
-            }
-            let soft = t
-                .vertex_edges(v)
-                .iter()
-                .any(|&e| t.edge_corners(e as usize).len() == 1 && !is_infinite(edge_s[e as usize]));
-            if soft {
-                for &c in t.vertex_corners(v) {
-                    holes[t.corner_faces()[c as usize] as usize] = true;
-                }
-            }
-        }
-    }
-    for e in 0..t.num_edges() {
-        if t.is_boundary_edge(e) || nm_edge[e] {
-            edge_s[e] = SHARPNESS_INFINITE;
-        }
-    }
-    for (v, sv) in vert_s.iter_mut().enumerate() {
-        let edges = t.vertex_edges(v);
-        let n_edges = edges.len();
-        let n_faces = t.face_count(v);
-        if opts.boundary == BoundaryInterpolation::EdgeAndCorner && n_faces == 1 && n_edges == 2 {
-            *sv = SHARPNESS_INFINITE;
-            continue;
-        }
-        let tags = t.vertex_tags()[v];
-        let nm_edges = edges.iter().filter(|&&e| nm_edge[e as usize]).count();
-        let non_manifold = tags & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) != 0 || nm_edges > 0;
-        if non_manifold {
-            let boundary_edges = edges.iter().filter(|&&e| t.edge_corners(e as usize).len() == 1).count();
-            let seam = nm_edges == 2 && boundary_edges == 0 && n_faces > n_edges && tags & vertex_tag::REPEATED == 0;
-            if !seam {
-                *sv = SHARPNESS_INFINITE;
-            }
-        }
-    }
-    Ok(Mesh::from_parts(t.clone(), edge_s, vert_s, holes, opts)?)
-}
-
-/// Child sharpness of edge `e` at its endpoint `v` (uniform or Chaikin).
-fn tau_at(t: &Topology, es: &[f32], chaikin: bool, e: usize, v: usize) -> f32 {
-    let s = es[e];
-    if s <= 0.0 || is_infinite(s) || !chaikin {
-        return child_edge_sharpness(s, &[], false);
-    }
-    let around: Vec<f32> = t.vertex_edges(v).iter().map(|&x| es[x as usize]).collect();
-    child_edge_sharpness(s, &around, true)
+    Ok(prepare_sharpness(t, edge_s, vert_s, holes, opts)?)
 }
 
 /// Hole flags of the children of `parent`'s faces (four per triangle).

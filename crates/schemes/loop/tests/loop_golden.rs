@@ -2,6 +2,7 @@
 //! `data/golden/loop/` with the options the MANIFEST records, and against
 //! every CGAL golden in `data/golden/loop_cgal/` with the CGAL rules.
 
+#[path = "../../catmark/tests/common/mod.rs"]
 mod common;
 
 use subla_algebra::Par;

@@ -21,10 +21,10 @@ use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csr_into};
 use subla_algebra::{CscMat, CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
+use subla_scheme::kernel::eval_levels;
 use subla_scheme::{Plan, Refiner, Result, SchemeError};
 
 use crate::level::{alpha, plain_mesh, prepare};
-use crate::slak::eval_chain;
 
 /// √3 subdivision through mapped SpMV and SpGEMM (closed meshes only).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -169,10 +169,10 @@ impl Plan for Sqrt3LakPlan {
         self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        eval_chain(self, "sqrt3-lak", control, out, par, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
+        eval_levels(self, "sqrt3-lak", control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        eval_chain(self, "sqrt3-lak", control, out, par, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
+        eval_levels(self, "sqrt3-lak", control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
     }
     /// `R = [diag(1 − α) + F {val_i → αᵢ/nᵢ}; Mᵀ {→ ⅓}]`, rows sorted.
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {

@@ -4,14 +4,11 @@
 //! once, by one task, so results are deterministic — and the child faces
 //! by one invocation per parent corner.
 
-use std::ops::Range;
-
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use rayon::prelude::*;
-use subla_algebra::par::even_ranges;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
+use subla_scheme::kernel::{assemble_rows, eval_levels, for_rows, real};
 use subla_scheme::{Plan, Refiner, Result, SchemeError};
 
 use crate::level::{Step, is_kobbelt_step, prepare};
@@ -99,41 +96,6 @@ impl Refiner for Sqrt3Slak {
     }
 }
 
-/// Rows of `data` (row length `d`) split off as one piece per range.
-fn split_rows<'a, T>(mut data: &'a mut [T], ranges: &[Range<usize>], d: usize) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        let (head, tail) = data.split_at_mut(r.len() * d);
-        out.push(head);
-        data = tail;
-    }
-    out
-}
-
-/// Runs `f(range, rows)` over `n` rows of width `d` in `out`, in parallel
-/// blocks when `par` allows.
-pub(crate) fn for_rows<T: Send>(
-    out: &mut [T],
-    n: usize,
-    d: usize,
-    par: Par,
-    f: impl Fn(Range<usize>, &mut [T]) + Sync,
-) {
-    let ranges = even_ranges(n, par.blocks(n, 2048));
-    if ranges.len() <= 1 {
-        f(0..n, out);
-        return;
-    }
-    let pieces = split_rows(out, &ranges, d);
-    ranges.into_par_iter().zip(pieces).for_each(|(r, p)| f(r, p));
-}
-
-/// `w` as `T`.
-#[inline(always)]
-fn real<T: Float>(w: f64) -> T {
-    T::from(w).unwrap_or_else(T::zero)
-}
-
 /// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`.
 pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
     let n = step.child_len();
@@ -154,109 +116,10 @@ pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &
     });
 }
 
-/// Sorts `s` by column and sums duplicates.
-fn merge(s: &mut Vec<(u32, f64)>) {
-    s.sort_by_key(|&(c, _)| c);
-    let mut w = 0;
-    for r in 0..s.len() {
-        if w > 0 && s[w - 1].0 == s[r].0 {
-            s[w - 1].1 += s[r].1;
-        } else {
-            s[w] = s[r];
-            w += 1;
-        }
-    }
-    s.truncate(w);
-}
-
 /// The matrix `R` of one step (§6.3): row `i` holds the stencil eval applies
 /// to child vertex `i`, merged by column.
 pub(crate) fn level_operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
-    let (nrows, ncols) = (step.child_len(), t.num_vertices());
-    let ranges = even_ranges(nrows, par.blocks(nrows, 1 << 12));
-    let work = |r: Range<usize>| -> (Vec<u32>, Vec<u32>, Vec<f64>) {
-        let mut counts = Vec::with_capacity(r.len());
-        let mut idx = Vec::with_capacity(8 * r.len());
-        let mut vals = Vec::with_capacity(8 * r.len());
-        let mut s = Vec::new();
-        for i in r {
-            s.clear();
-            step.stencil(t, i, &mut s);
-            merge(&mut s);
-            counts.push(s.len() as u32);
-            idx.extend(s.iter().map(|&(c, _)| c));
-            vals.extend(s.iter().map(|&(_, w)| w));
-        }
-        (counts, idx, vals)
-    };
-    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<f64>)> = if ranges.len() > 1 {
-        ranges.into_par_iter().map(work).collect()
-    } else {
-        ranges.into_iter().map(work).collect()
-    };
-    let total: usize = parts.iter().map(|p| p.1.len()).sum();
-    if u32::try_from(total).is_err() {
-        return Err(SchemeError::OverBudget {
-            what: "a refinement matrix with u32 indices".into(),
-            needed: total as u128,
-            budget: u32::MAX as u128,
-        });
-    }
-    let mut ptr = Vec::with_capacity(nrows + 1);
-    ptr.push(0u32);
-    let mut idx = Vec::with_capacity(total);
-    let mut vals = Vec::with_capacity(total);
-    let mut acc = 0u32;
-    for (counts, i, v) in parts {
-        for c in counts {
-            acc += c;
-            ptr.push(acc);
-        }
-        idx.extend_from_slice(&i);
-        vals.extend_from_slice(&v);
-    }
-    Ok(CsrMat::try_new(nrows, ncols, ptr, idx, vals)?)
-}
-
-/// Evaluates the steps of `meshes`/`steps` with `level` as the level kernel.
-pub(crate) fn eval_chain<P: Plan + ?Sized, T: Float + Send + Sync>(
-    plan: &P,
-    name: &str,
-    control: ArrayView2<'_, T>,
-    mut out: ArrayViewMut2<'_, T>,
-    par: Par,
-    level: impl Fn(usize, &[T], &mut [T], usize),
-) {
-    subla_scheme::check_eval_shapes(plan, name, control.dim(), out.dim());
-    let d = control.ncols();
-    let levels = plan.levels() as usize;
-    if d == 0 {
-        return;
-    }
-    if levels == 0 {
-        out.assign(&control);
-        return;
-    }
-    let control = control.as_standard_layout();
-    let Some(x0) = control.as_slice() else { unreachable!("a standard-layout array is contiguous") };
-    let _ = par;
-    let mut cur: Vec<T> = Vec::new();
-    for l in 0..levels {
-        let x: &[T] = if l == 0 { x0 } else { &cur };
-        if l + 1 == levels {
-            if let Some(y) = out.as_slice_mut() {
-                level(l, x, y, d);
-                return;
-            }
-        }
-        let mut next = vec![T::zero(); plan.level_len(l as u32 + 1) * d];
-        level(l, x, &mut next, d);
-        cur = next;
-    }
-    match ArrayView2::from_shape((plan.output_len(), d), &cur) {
-        Ok(v) => out.assign(&v),
-        Err(e) => unreachable!("output rows have the planned size: {e}"),
-    }
+    assemble_rows(step.child_len(), t.num_vertices(), par, |i, s| step.stencil(t, i, s))
 }
 
 impl Plan for Sqrt3Plan {
@@ -267,12 +130,12 @@ impl Plan for Sqrt3Plan {
         self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        eval_chain(self, "sqrt3", control, out, par, |l, x, y, d| {
+        eval_levels(self, "sqrt3", control, out, |l, x, y, d| {
             eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
         });
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        eval_chain(self, "sqrt3", control, out, par, |l, x, y, d| {
+        eval_levels(self, "sqrt3", control, out, |l, x, y, d| {
             eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
         });
     }

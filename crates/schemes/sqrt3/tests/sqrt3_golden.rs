@@ -3,6 +3,7 @@
 //! the bounding-box diagonal in f64 (1e-5 in f32), faces identical as
 //! oriented cycles after matching vertices by position.
 
+#[path = "../../catmark/tests/common/mod.rs"]
 mod common;
 
 use subla_algebra::Par;
