@@ -94,6 +94,13 @@ impl<T: bytemuck::Pod> GpuBuffer<T> {
         })
     }
 
+    /// Another handle to the same device memory (no copy): writes through
+    /// one are seen through the other. For sharing a read-only array
+    /// between structures (a level's topology and the eval data of a step).
+    pub fn share(&self) -> Self {
+        Self { buffer: self.buffer.clone(), context: self.context, len: self.len, _marker: PhantomData }
+    }
+
     /// A new buffer with the same contents (a copy on the device).
     ///
     /// # Errors

@@ -6,7 +6,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use subla_catmark::StepView;
-use subla_gpu::{GpuBuffer, GpuContext, GpuError};
+use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 
 /// A vertex mask as the vertex-point kernel reads it (`struct Mask` of
 /// `shaders/catmark_vertex_points.wgsl`).
@@ -26,26 +26,29 @@ pub(crate) struct GpuVertexMask {
     pub(crate) ub: u32,
 }
 
-/// The device data of one step.
+/// The device data of one step: plain wgpu buffers, shared with the
+/// level's [`crate::split::GpuTopology`] when the step was built on the
+/// device.
 #[derive(Debug)]
 pub(crate) struct StepBuffers {
     pub(crate) nv: u32,
     pub(crate) nf: u32,
     pub(crate) ne: u32,
-    pub(crate) face_ptr: GpuBuffer<u32>,
-    pub(crate) face_verts: GpuBuffer<u32>,
-    pub(crate) order_weight: GpuBuffer<f32>,
-    pub(crate) edges: GpuBuffer<[u32; 2]>,
-    pub(crate) edge_corner_ptr: GpuBuffer<u32>,
-    pub(crate) edge_faces: GpuBuffer<u32>,
-    pub(crate) edge_mask: GpuBuffer<u32>,
-    pub(crate) edge_masks: GpuBuffer<[f32; 2]>,
-    pub(crate) vertex_corner_ptr: GpuBuffer<u32>,
-    pub(crate) vertex_faces: GpuBuffer<u32>,
-    pub(crate) vertex_edge_ptr: GpuBuffer<u32>,
-    pub(crate) vertex_nbrs: GpuBuffer<u32>,
-    pub(crate) vertex_mask: GpuBuffer<u32>,
-    pub(crate) vertex_masks: GpuBuffer<GpuVertexMask>,
+    pub(crate) face_ptr: wgpu::Buffer,
+    pub(crate) face_verts: wgpu::Buffer,
+    pub(crate) order_weight: wgpu::Buffer,
+    /// `2 ne` endpoints (`vec2<u32>` in the kernel).
+    pub(crate) edges: wgpu::Buffer,
+    pub(crate) edge_corner_ptr: wgpu::Buffer,
+    pub(crate) edge_faces: wgpu::Buffer,
+    pub(crate) edge_mask: wgpu::Buffer,
+    pub(crate) edge_masks: wgpu::Buffer,
+    pub(crate) vertex_corner_ptr: wgpu::Buffer,
+    pub(crate) vertex_faces: wgpu::Buffer,
+    pub(crate) vertex_edge_ptr: wgpu::Buffer,
+    pub(crate) vertex_nbrs: wgpu::Buffer,
+    pub(crate) vertex_mask: wgpu::Buffer,
+    pub(crate) vertex_masks: wgpu::Buffer,
 }
 
 /// Fails with [`GpuError::TooLarge`] if a storage binding of `bytes`
@@ -64,17 +67,17 @@ pub(crate) fn check_binding(ctx: &GpuContext, what: &'static str, bytes: u64) ->
 
 /// Uploads `data` (one zero element when empty), checked against the
 /// binding limit.
-fn upload<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<GpuBuffer<T>, GpuError> {
+pub(crate) fn upload<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<wgpu::Buffer, GpuError> {
     let pad = [T::zeroed()];
     let data = if data.is_empty() { &pad[..] } else { data };
     let bytes = u64::try_from(std::mem::size_of_val(data)).unwrap_or(u64::MAX);
     check_binding(ctx, what, bytes)?;
-    GpuBuffer::upload(ctx, data)
+    Ok(GpuBuffer::upload(ctx, data)?.as_wgpu().clone())
 }
 
 /// Fails with [`GpuError::TooLarge`] when `n` does not fit the kernels'
 /// `u32` indices.
-fn to_u32(what: &'static str, n: usize) -> Result<u32, GpuError> {
+pub(crate) fn to_u32(what: &'static str, n: usize) -> Result<u32, GpuError> {
     u32::try_from(n).map_err(|_| GpuError::TooLarge {
         what,
         bytes: n as u64,
@@ -156,25 +159,26 @@ impl StepBuffers {
         })
     }
 
-    /// Bytes held on the device.
+    /// Bytes held on the device (shared buffers counted once per step).
     pub(crate) fn bytes(&self) -> u64 {
         [
-            self.face_ptr.byte_len(),
-            self.face_verts.byte_len(),
-            self.order_weight.byte_len(),
-            self.edges.byte_len(),
-            self.edge_corner_ptr.byte_len(),
-            self.edge_faces.byte_len(),
-            self.edge_mask.byte_len(),
-            self.edge_masks.byte_len(),
-            self.vertex_corner_ptr.byte_len(),
-            self.vertex_faces.byte_len(),
-            self.vertex_edge_ptr.byte_len(),
-            self.vertex_nbrs.byte_len(),
-            self.vertex_mask.byte_len(),
-            self.vertex_masks.byte_len(),
+            &self.face_ptr,
+            &self.face_verts,
+            &self.order_weight,
+            &self.edges,
+            &self.edge_corner_ptr,
+            &self.edge_faces,
+            &self.edge_mask,
+            &self.edge_masks,
+            &self.vertex_corner_ptr,
+            &self.vertex_faces,
+            &self.vertex_edge_ptr,
+            &self.vertex_nbrs,
+            &self.vertex_mask,
+            &self.vertex_masks,
         ]
         .iter()
+        .map(|b| b.size())
         .sum()
     }
 }

@@ -10,6 +10,9 @@ use subla_gpu::wgpu;
 use subla_gpu::wgpu::util::DeviceExt;
 use subla_gpu::{GpuContext, GpuError};
 
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::build::BuildKernels;
 use crate::device::StepBuffers;
 use crate::shaders;
 
@@ -29,6 +32,8 @@ pub(crate) struct Kernels {
     face: Pipeline,
     edge: Pipeline,
     vertex: Pipeline,
+    /// The device build's pipelines, compiled on the first device build.
+    build: Mutex<Option<Arc<BuildKernels>>>,
 }
 
 fn convert_error(operation: &'static str, error: wgpu::Error) -> GpuError {
@@ -94,7 +99,19 @@ impl Kernels {
             face: pipeline(ctx, "catmark_face_points.wgsl", shaders::FACE_POINTS, "face_points")?,
             edge: pipeline(ctx, "catmark_edge_points.wgsl", shaders::EDGE_POINTS, "edge_points")?,
             vertex: pipeline(ctx, "catmark_vertex_points.wgsl", shaders::VERTEX_POINTS, "vertex_points")?,
+            build: Mutex::new(None),
         })
+    }
+
+    /// The device build's pipelines, compiled on first use.
+    pub(crate) fn build(&self, ctx: &GpuContext) -> Result<Arc<BuildKernels>, GpuError> {
+        let mut slot = self.build.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(k) = slot.as_ref() {
+            return Ok(Arc::clone(k));
+        }
+        let k = Arc::new(BuildKernels::new(ctx)?);
+        *slot = Some(Arc::clone(&k));
+        Ok(k)
     }
 
     /// Records one level: face points, edge points, then vertex points of
@@ -121,14 +138,7 @@ impl Kernels {
             ctx,
             encoder,
             &self.face,
-            &[
-                b(&face_params),
-                b(s.face_ptr.as_wgpu()),
-                b(s.face_verts.as_wgpu()),
-                b(s.order_weight.as_wgpu()),
-                b(x),
-                b(y),
-            ],
+            &[b(&face_params), b(&s.face_ptr), b(&s.face_verts), b(&s.order_weight), b(x), b(y)],
             grid(ctx, "catmark-gpu face points dispatch", nf)?,
         );
         dispatch(
@@ -137,11 +147,11 @@ impl Kernels {
             &self.edge,
             &[
                 b(&edge_params),
-                b(s.edges.as_wgpu()),
-                b(s.edge_corner_ptr.as_wgpu()),
-                b(s.edge_faces.as_wgpu()),
-                b(s.edge_mask.as_wgpu()),
-                b(s.edge_masks.as_wgpu()),
+                b(&s.edges),
+                b(&s.edge_corner_ptr),
+                b(&s.edge_faces),
+                b(&s.edge_mask),
+                b(&s.edge_masks),
                 b(x),
                 b(y),
             ],
@@ -153,12 +163,12 @@ impl Kernels {
             &self.vertex,
             &[
                 b(&vertex_params),
-                b(s.vertex_corner_ptr.as_wgpu()),
-                b(s.vertex_faces.as_wgpu()),
-                b(s.vertex_edge_ptr.as_wgpu()),
-                b(s.vertex_nbrs.as_wgpu()),
-                b(s.vertex_mask.as_wgpu()),
-                b(s.vertex_masks.as_wgpu()),
+                b(&s.vertex_corner_ptr),
+                b(&s.vertex_faces),
+                b(&s.vertex_edge_ptr),
+                b(&s.vertex_nbrs),
+                b(&s.vertex_mask),
+                b(&s.vertex_masks),
                 b(x),
                 b(y),
             ],

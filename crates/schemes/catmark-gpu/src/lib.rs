@@ -12,19 +12,31 @@
 //! | `catmark_vertex_points.wgsl` | `vertex_points` | one vertex point per parent vertex: smooth mask (Eq. 11) or special mask (crease, corner, boundary, transition) |
 //!
 //! # What runs where
-//! * **On the GPU now:** evaluation. [`CatmarkGpuPlan::try_eval`] (and the
-//!   [`Plan`] eval methods) uploads the control data once, runs face, edge
-//!   and vertex points for every level with the levels chained on the
-//!   device (intermediate levels never come back; two scratch buffers are
-//!   reused in turn), and reads the finest level back once.
-//! * **On the CPU (not yet on the GPU):** everything that depends on
-//!   topology only. [`Refiner::build`] runs [`subla_catmark::CatmarkSlak`]'s
-//!   build — topology refinement, effective sharpness, and the special
-//!   edge and vertex masks — and uploads, per step, the parent level's
-//!   connectivity and the masks ([device layout](#device-layout)).
-//!   [`Refiner::step`] (modeling mode) is the CPU step followed by an
-//!   upload. [`Plan::operator`], [`Plan::limit`], [`Plan::refined`] and
-//!   [`Plan::faces`] are the CPU plan's.
+//! * **Build, on the GPU** ([`TopologySite::Auto`], the default, and
+//!   [`TopologySite::Device`]): the host validates the control mesh and
+//!   prepares its effective sharpness (as [`subla_catmark::CatmarkSlak`]
+//!   does), uploads it once, and every level is then made on the device
+//!   with nothing read back — the quad split ([`split`]), then
+//!   `catmark_masks.wgsl`: the faces of edge uses and vertex corners, the
+//!   vertex neighbours, the edge and vertex masks (Sdc's rules: creases,
+//!   corners, darts, semi-sharp transitions, both crease methods, smooth
+//!   triangles), the child's sharpness and holes. [`Refiner::step`]
+//!   (modeling mode) starts the new one-level plan from the finest level
+//!   still on the device.
+//! * **Build, on the CPU** ([`TopologySite::Host`], and `Auto` for a control
+//!   mesh the device split does not take: non-manifold, or a face of more
+//!   than [`split::MAX_FACE_ORDER`] vertices): [`subla_catmark::CatmarkSlak`]'s
+//!   build, uploaded once ([`CatmarkGpu::upload`]).
+//! * **Eval, on the GPU:** [`CatmarkGpuPlan::try_eval`] (and the [`Plan`]
+//!   eval methods) uploads the control data once, runs face, edge and
+//!   vertex points for every level with the levels chained on the device
+//!   (intermediate levels never come back; two scratch buffers are reused
+//!   in turn), and reads the finest level back once.
+//! * **Only on request:** [`Plan::faces`] of a device-built plan reads that
+//!   level's faces back on the first call and keeps them; [`Plan::operator`],
+//!   [`Plan::limit`] and [`Plan::refined`] come from the CPU plan
+//!   ([`CatmarkGpuPlan::cpu`], built on the first call for a device-built
+//!   plan).
 //!
 //! # Device layout
 //! Per step `l → l+1`, for a parent level with `nv` vertices, `nf` faces,
@@ -37,24 +49,28 @@
 //! | `edges` | `2 ne` | the endpoints of every edge |
 //! | `edge_corner_ptr`, `edge_faces` | `ne + 1`, one per face use | the face of each use of each edge, in corner order |
 //! | `edge_mask` | `ne` | each edge's entry in `edge_masks` |
-//! | `edge_masks` | `2 (1 + s_e)` | `(α, β)`: entry 0 the smooth `(¼, ¼)`, then the `s_e` special masks in edge order |
+//! | `edge_masks` | `2 (1 + s_e)` | `(α, β)`: entry 0 the smooth `(¼, ¼)`, then the `s_e` special masks in edge order (built on the device: entry `e + 1` for edge `e`, `s_e = ne`) |
 //! | `vertex_corner_ptr`, `vertex_faces` | `nv + 1`, `nc` | the face of each corner of each vertex, in corner order |
 //! | `vertex_edge_ptr`, `vertex_nbrs` | `nv + 1`, `2 ne` | the other endpoint of each edge at each vertex, in edge order |
 //! | `vertex_mask` | `nv` | each vertex's entry in `vertex_masks` |
-//! | `vertex_masks` | `5 (V + 1 + s_v)` | `(cv, cs / n², ce, u_a, u_b)`: entries `0..=V` the smooth masks of valence `0..=V`, then the `s_v` special masks in vertex order |
+//! | `vertex_masks` | `5 (V + 1 + s_v)` | `(cv, cs / n², ce, u_a, u_b)`: entries `0..=V` the smooth masks of valence `0..=V`, then the `s_v` special masks in vertex order (built on the device: entry `V + 1 + v` for vertex `v`, `s_v = nv`) |
 //!
 //! The masks are a dense per-element index (4 bytes per edge and per
-//! vertex) into a compact table: smooth elements share one entry, special
-//! ones (boundary, crease, semi-sharp, corner, non-manifold, smooth
-//! triangles, rule transitions) have their own. Weights are computed in
-//! `f64` and rounded to `f32` on the host, as the CPU kernel rounds them.
+//! vertex) into a table: smooth elements share one entry, special ones
+//! (boundary, crease, semi-sharp, corner, non-manifold, smooth triangles,
+//! rule transitions) have their own. A host build keeps the table compact
+//! and computes weights in `f64`, rounded to `f32` as the CPU kernel rounds
+//! them; a device build reserves one slot per element (no count to read
+//! back) and computes the special weights in `f32`, so they may differ from
+//! the host's in the last bit.
 //! Empty arrays hold one padding element. [`CatmarkGpuPlan::device_bytes`]
 //! gives the total.
 //!
 //! # Precision and determinism
 //! The GPU computes in `f32`. [`Plan::eval_f32`] agrees with the CPU plan's
 //! `f32` eval to rounding: both use the same `f32` weights (rounded from
-//! `f64` on the host exactly as the CPU kernel rounds them) and the same
+//! `f64` on the host exactly as the CPU kernel rounds them; to the last bit
+//! for device-built special masks) and the same
 //! summation order (face terms, then neighbours or endpoints, then crease
 //! ends, then the vertex itself), but a driver may fuse `acc + w · x` into
 //! one multiply-add, and the CPU kernel takes a shortcut order on quad
@@ -70,9 +86,10 @@
 //! GPU fails they fall back, silently (nothing is logged), to the CPU
 //! plan's eval of the same precision ([`Plan::eval_f64`] then computes in
 //! `f64`). Call [`CatmarkGpuPlan::try_eval`] to know which path ran.
-//! [`Refiner::build`] and [`Refiner::step`] report upload failures as
+//! [`Refiner::build`] and [`Refiner::step`] report device failures as
 //! [`SchemeError::OverBudget`] (a buffer over a device limit) or
-//! [`SchemeError::Unsupported`] (any other device failure);
+//! [`SchemeError::Unsupported`] (any other device failure, and a control
+//! mesh [`TopologySite::Device`] cannot refine);
 //! [`CatmarkGpu::upload`] gives the [`GpuError`] itself.
 //!
 //! # Example
@@ -92,13 +109,15 @@
 //! ```
 #![deny(missing_docs)]
 
+mod build;
 mod device;
 mod kernels;
+mod multi;
 pub mod split;
 
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_algebra::{CsrMat, Par};
@@ -107,6 +126,7 @@ use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
 
+use crate::build::{BuildKernels, DeviceLevel};
 use crate::device::{StepBuffers, check_binding};
 use crate::kernels::Kernels;
 
@@ -121,11 +141,18 @@ pub mod shaders {
     /// `catmark_vertex_points.wgsl`: vertex points, entry point
     /// `vertex_points`.
     pub const VERTEX_POINTS: &str = include_str!("../../../../shaders/catmark_vertex_points.wgsl");
+    /// `catmark_masks.wgsl`: the device build pass (masks, rings, child
+    /// sharpness and holes), several entry points.
+    pub const MASKS: &str = crate::build::MASKS;
+    /// `quad_split.wgsl`: the quad split, several entry points.
+    pub const QUAD_SPLIT: &str = crate::split::QUAD_SPLIT;
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 3] = [
+    pub const ALL: [(&str, &str); 5] = [
         ("catmark_face_points.wgsl", FACE_POINTS),
         ("catmark_edge_points.wgsl", EDGE_POINTS),
         ("catmark_vertex_points.wgsl", VERTEX_POINTS),
+        ("catmark_masks.wgsl", MASKS),
+        ("quad_split.wgsl", QUAD_SPLIT),
     ];
 }
 
@@ -154,13 +181,30 @@ impl fmt::Debug for Ctx {
     }
 }
 
-/// Catmull-Clark with evaluation on the GPU: builds [`CatmarkGpuPlan`]s.
+/// Where [`Refiner::build`] refines the topology and prepares the masks.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TopologySite {
+    /// On the device when the prepared control mesh is manifold with faces
+    /// of at most [`split::MAX_FACE_ORDER`] vertices; otherwise on the CPU,
+    /// uploaded once.
+    #[default]
+    Auto,
+    /// On the device; other control meshes are refused
+    /// ([`SchemeError::Unsupported`]).
+    Device,
+    /// On the CPU ([`CatmarkSlak`]), uploaded once ([`CatmarkGpu::upload`]).
+    Host,
+}
+
+/// Catmull-Clark on the GPU: builds [`CatmarkGpuPlan`]s.
 ///
-/// Holds a [`GpuContext`] and the three compute pipelines, compiled on the
-/// first build and shared by every plan built from this refiner.
+/// Holds a [`GpuContext`], the [`TopologySite`] of its builds, and the
+/// compute pipelines, compiled on first use and shared by every plan built
+/// from this refiner.
 #[derive(Debug)]
 pub struct CatmarkGpu {
     ctx: Ctx,
+    site: TopologySite,
     kernels: Mutex<Option<Arc<Kernels>>>,
 }
 
@@ -169,12 +213,23 @@ impl CatmarkGpu {
     /// the one `subla_gpu::testing::context_or_skip` hands out, or a leaked
     /// one).
     pub fn new(ctx: &'static GpuContext) -> Self {
-        CatmarkGpu { ctx: Ctx::Static(ctx), kernels: Mutex::new(None) }
+        CatmarkGpu { ctx: Ctx::Static(ctx), site: TopologySite::Auto, kernels: Mutex::new(None) }
     }
 
     /// A refiner on a shared context.
     pub fn shared(ctx: Arc<GpuContext>) -> Self {
-        CatmarkGpu { ctx: Ctx::Shared(ctx), kernels: Mutex::new(None) }
+        CatmarkGpu { ctx: Ctx::Shared(ctx), site: TopologySite::Auto, kernels: Mutex::new(None) }
+    }
+
+    /// The same refiner building its topology at `site`.
+    pub fn with_topology_site(mut self, site: TopologySite) -> Self {
+        self.site = site;
+        self
+    }
+
+    /// Where builds refine the topology.
+    pub fn topology_site(&self) -> TopologySite {
+        self.site
     }
 
     /// The context.
@@ -194,8 +249,8 @@ impl CatmarkGpu {
     }
 
     /// Uploads a CPU plan built by [`CatmarkSlak`] (what
-    /// [`Refiner::build`] does after the CPU build), reporting device
-    /// failures as they are.
+    /// [`Refiner::build`] does with [`TopologySite::Host`]), reporting
+    /// device failures as they are.
     ///
     /// # Errors
     /// [`GpuError::TooLarge`] when an array exceeds a device limit or the
@@ -203,7 +258,42 @@ impl CatmarkGpu {
     pub fn upload(&self, cpu: CatmarkPlan) -> Result<CatmarkGpuPlan, GpuError> {
         let kernels = self.kernels()?;
         let steps = upload_steps(&self.ctx, &cpu)?;
-        Ok(CatmarkGpuPlan { cpu, ctx: self.ctx.clone(), kernels, steps })
+        let lens = (0..=cpu.levels()).map(|l| cpu.level_len(l)).collect();
+        Ok(CatmarkGpuPlan {
+            ctx: self.ctx.clone(),
+            kernels,
+            steps,
+            lens,
+            source: Source::Host(Box::new(cpu)),
+            frame: Mutex::new(None),
+        })
+    }
+
+    /// Builds `levels` levels on the device from a control mesh prepared
+    /// on the host (`base`, effective sharpness), reporting device failures
+    /// as they are.
+    fn build_on_device(&self, base: Mesh, levels: u32) -> Result<CatmarkGpuPlan, GpuError> {
+        let kernels = self.kernels()?;
+        let build = kernels.build(&self.ctx)?;
+        let finest = DeviceLevel::upload(&self.ctx, &base)?;
+        let mut plan = CatmarkGpuPlan {
+            ctx: self.ctx.clone(),
+            kernels,
+            steps: Vec::with_capacity(levels as usize),
+            lens: vec![base.topology().num_vertices()],
+            source: Source::Device(Box::new(DeviceBuilt {
+                base: Base::Host(base),
+                levels: Vec::new(),
+                finest: Some(finest),
+                faces: vec![OnceLock::new()],
+                cpu: OnceLock::new(),
+            })),
+            frame: Mutex::new(None),
+        };
+        for _ in 0..levels {
+            plan.device_step(&build)?;
+        }
+        Ok(plan)
     }
 }
 
@@ -236,52 +326,222 @@ fn scheme_error(e: GpuError) -> SchemeError {
     }
 }
 
+/// Why the device cannot refine `base`, if it cannot.
+fn device_refusal(base: &Mesh) -> Option<String> {
+    let t = base.topology();
+    if !t.is_manifold() {
+        return Some("the control mesh is not manifold (the device refines manifold levels only)".into());
+    }
+    let order = (0..t.num_faces()).map(|f| t.face_order(f)).max().unwrap_or(0);
+    if order > split::MAX_FACE_ORDER as usize {
+        return Some(format!(
+            "a face has {order} vertices, over the device split's {} (split::MAX_FACE_ORDER)",
+            split::MAX_FACE_ORDER
+        ));
+    }
+    None
+}
+
 impl Refiner for CatmarkGpu {
     type Input = Mesh;
     type Plan = CatmarkGpuPlan;
     fn name(&self) -> &'static str {
         "catmark-gpu"
     }
-    /// The CPU build of [`CatmarkSlak`], then one upload of every step's
-    /// connectivity and masks.
+    /// Prepares the control mesh on the host (validation, effective
+    /// sharpness: [`CatmarkSlak`] with zero levels), then refines every
+    /// level on the device ([`TopologySite::Auto`] and
+    /// [`TopologySite::Device`]); or runs [`CatmarkSlak`]'s whole build and
+    /// uploads it ([`TopologySite::Host`], and `Auto` for control meshes
+    /// the device does not refine).
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<CatmarkGpuPlan> {
-        let cpu = CatmarkSlak.build(input, levels, par)?;
-        self.upload(cpu).map_err(scheme_error)
+        if self.site == TopologySite::Host {
+            let cpu = CatmarkSlak.build(input, levels, par)?;
+            return self.upload(cpu).map_err(scheme_error);
+        }
+        let base = CatmarkSlak.build(input, 0, par)?;
+        let base = base.refined(0).cloned().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+        match device_refusal(&base) {
+            None => self.build_on_device(base, levels).map_err(scheme_error),
+            Some(reason) if self.site == TopologySite::Device => {
+                Err(SchemeError::Unsupported { scheme: "catmark-gpu", reason })
+            }
+            Some(_) => {
+                let cpu = CatmarkSlak.build(input, levels, par)?;
+                self.upload(cpu).map_err(scheme_error)
+            }
+        }
     }
-    /// The CPU step of [`CatmarkSlak`], then an upload of the new step, on
-    /// the plan's own context and pipelines.
+    /// One more level, where the plan's topology lives: on the device for
+    /// device-built plans, else the CPU step of [`CatmarkSlak`] followed
+    /// by an upload.
     fn step(&self, plan: CatmarkGpuPlan, par: Par) -> Result<CatmarkGpuPlan> {
-        let CatmarkGpuPlan { cpu, ctx, kernels, steps } = plan;
-        drop(steps);
-        let cpu = CatmarkSlak.step(cpu, par)?;
-        let steps = upload_steps(&ctx, &cpu).map_err(scheme_error)?;
-        Ok(CatmarkGpuPlan { cpu, ctx, kernels, steps })
+        let CatmarkGpuPlan { ctx, kernels, steps, source, .. } = plan;
+        match source {
+            Source::Host(cpu) => {
+                drop(steps);
+                let cpu = CatmarkSlak.step(*cpu, par)?;
+                let steps = upload_steps(&ctx, &cpu).map_err(scheme_error)?;
+                let lens = (0..=cpu.levels()).map(|l| cpu.level_len(l)).collect();
+                Ok(CatmarkGpuPlan {
+                    ctx,
+                    kernels,
+                    steps,
+                    lens,
+                    source: Source::Host(Box::new(cpu)),
+                    frame: Mutex::new(None),
+                })
+            }
+            Source::Device(built) => {
+                // As on the CPU: a plan of one level over the finest level.
+                drop(steps);
+                let DeviceBuilt { finest, .. } = *built;
+                let finest = finest.ok_or_else(|| scheme_error(missing("finest level")))?;
+                let rows = finest.topo.num_vertices();
+                let mut plan = CatmarkGpuPlan {
+                    ctx,
+                    kernels,
+                    steps: Vec::with_capacity(1),
+                    lens: vec![rows],
+                    source: Source::Device(Box::new(DeviceBuilt {
+                        base: Base::Device { level: Box::new(finest), mesh: OnceLock::new() },
+                        levels: Vec::new(),
+                        finest: None,
+                        faces: vec![OnceLock::new()],
+                        cpu: OnceLock::new(),
+                    })),
+                    frame: Mutex::new(None),
+                };
+                let build = plan.kernels.build(&plan.ctx).map_err(scheme_error)?;
+                plan.device_step(&build).map_err(scheme_error)?;
+                Ok(plan)
+            }
+        }
     }
+}
+
+/// The faces of one device-built level, on the device.
+#[derive(Debug)]
+struct LevelFaces {
+    face_ptr: GpuBuffer<u32>,
+    face_verts: GpuBuffer<u32>,
+    holes: Option<GpuBuffer<u32>>,
+}
+
+/// The faces of one level, read back.
+#[derive(Debug)]
+struct HostFaces {
+    face_ptr: Vec<u32>,
+    face_verts: Vec<u32>,
+    holes: Vec<bool>,
+}
+
+/// Level 0 of a device-built plan.
+#[derive(Debug)]
+enum Base {
+    /// A control mesh prepared on the host.
+    Host(Mesh),
+    /// The finest level of an earlier device-built plan (modeling mode),
+    /// kept whole on the device; read back into a mesh on demand.
+    Device { level: Box<DeviceLevel>, mesh: OnceLock<Mesh> },
+}
+
+/// What a device-built plan keeps besides its steps.
+#[derive(Debug)]
+struct DeviceBuilt {
+    /// Level 0.
+    base: Base,
+    /// The faces of levels `1..levels` on the device (the finest level's
+    /// are in `finest`).
+    levels: Vec<LevelFaces>,
+    /// The finest level on the device (for the next step and its faces);
+    /// `None` only while a step runs.
+    finest: Option<DeviceLevel>,
+    /// The faces of levels `0..=levels` once read back (entry 0 used for a
+    /// device base only).
+    faces: Vec<OnceLock<Option<HostFaces>>>,
+    /// The CPU plan of the same levels, built on first use (operators,
+    /// limit, full meshes, and the eval fallback).
+    cpu: OnceLock<CatmarkPlan>,
+}
+
+/// Where a plan's topology was built.
+#[derive(Debug)]
+enum Source {
+    /// On the CPU, then uploaded.
+    Host(Box<CatmarkPlan>),
+    /// On the device.
+    Device(Box<DeviceBuilt>),
 }
 
 /// A built Catmull-Clark refinement whose eval runs on the GPU.
 ///
-/// Keeps the CPU plan (for topology, operators, limit and the fallback),
-/// the device copy of every step's connectivity and masks, the context and
-/// the pipelines. `Send + Sync`: evals may run from several threads at once
-/// (each with its own data buffers).
+/// Keeps the device copy of every step's connectivity and masks, the
+/// context and the pipelines, and either the CPU plan it was uploaded from
+/// or (built on the device) the finest level on the device and the control
+/// mesh. `Send + Sync`: evals may run from several threads at once (each
+/// with its own data buffers).
 #[derive(Debug)]
 pub struct CatmarkGpuPlan {
-    cpu: CatmarkPlan,
     ctx: Ctx,
     kernels: Arc<Kernels>,
     steps: Vec<StepBuffers>,
+    /// Rows of each level `0..=levels`.
+    lens: Vec<usize>,
+    source: Source,
+    /// The data buffers of the last eval, reused by the next one with the
+    /// same channel count (per-frame evaluation allocates nothing).
+    frame: Mutex<Option<Frame>>,
+}
+
+/// The device buffers of one eval: control data, two scratch levels, the
+/// finest level.
+#[derive(Debug)]
+struct Frame {
+    channels: usize,
+    x0: GpuBuffer<f32>,
+    scratch: [Option<GpuBuffer<f32>>; 2],
+    out: GpuBuffer<f32>,
 }
 
 impl CatmarkGpuPlan {
-    /// The CPU plan this plan evaluates.
-    pub fn cpu(&self) -> &CatmarkPlan {
-        &self.cpu
+    /// Where the topology of this plan was built: [`TopologySite::Device`]
+    /// or [`TopologySite::Host`].
+    pub fn topology_site(&self) -> TopologySite {
+        match self.source {
+            Source::Host(_) => TopologySite::Host,
+            Source::Device(_) => TopologySite::Device,
+        }
     }
 
-    /// Gives the CPU plan back, releasing the device buffers.
-    pub fn into_cpu(self) -> CatmarkPlan {
-        self.cpu
+    /// The CPU plan of the same levels: the one uploaded, or (for a plan
+    /// built on the device) a [`CatmarkSlak`] build made on the first call
+    /// and kept.
+    ///
+    /// # Errors
+    /// The CPU build's errors (over budget, for example).
+    pub fn cpu(&self) -> Result<&CatmarkPlan, SchemeError> {
+        match &self.source {
+            Source::Host(cpu) => Ok(cpu),
+            Source::Device(built) => {
+                if let Some(cpu) = built.cpu.get() {
+                    return Ok(cpu);
+                }
+                // Errors are not kept: a later call tries again.
+                let base = match &built.base {
+                    Base::Host(mesh) => mesh.clone(),
+                    Base::Device { level, mesh } => match mesh.get() {
+                        Some(m) => m.clone(),
+                        None => {
+                            let m = level.download(&self.ctx).map_err(scheme_error)?;
+                            mesh.get_or_init(|| m).clone()
+                        }
+                    },
+                };
+                let cpu = CatmarkPlan::from_prepared(base, self.steps.len() as u32, Par::Rayon)?;
+                Ok(built.cpu.get_or_init(|| cpu))
+            }
+        }
     }
 
     /// The context the plan evaluates on.
@@ -289,9 +549,82 @@ impl CatmarkGpuPlan {
         &self.ctx
     }
 
-    /// Bytes of connectivity and masks held on the device (all steps).
+    /// Bytes of connectivity and masks held on the device for eval (all
+    /// steps); a device-built plan also keeps its finest level's topology.
     pub fn device_bytes(&self) -> u64 {
         self.steps.iter().map(StepBuffers::bytes).sum()
+    }
+
+    /// One level more on the device (device-built plans only).
+    fn device_step(&mut self, build: &BuildKernels) -> Result<(), GpuError> {
+        let Source::Device(built) = &mut self.source else {
+            return Err(GpuError::Internal {
+                operation: "catmark-gpu step",
+                message: "the plan was built on the host".into(),
+            });
+        };
+        let (step, child) = match (&built.base, built.finest.take()) {
+            (Base::Device { level, .. }, None) if self.steps.is_empty() => build::step(&self.ctx, build, level)?,
+            (_, Some(parent)) => {
+                let out = build::step(&self.ctx, build, &parent)?;
+                // The parent's topology goes, its faces stay for `faces`.
+                if !self.steps.is_empty() {
+                    built.levels.push(LevelFaces {
+                        face_ptr: parent.topo.buffer("face_ptr").map(GpuBuffer::share).ok_or(missing("face_ptr"))?,
+                        face_verts: parent
+                            .topo
+                            .buffer("face_verts")
+                            .map(GpuBuffer::share)
+                            .ok_or(missing("face_verts"))?,
+                        holes: parent.holes.as_ref().map(GpuBuffer::share),
+                    });
+                }
+                out
+            }
+            _ => return Err(missing("finest level")),
+        };
+        let rows = child.topo.num_vertices();
+        built.finest = Some(child);
+        built.faces.push(OnceLock::new());
+        built.cpu = OnceLock::new();
+        self.steps.push(step);
+        self.lens.push(rows);
+        *self.frame.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
+        Ok(())
+    }
+
+    /// The faces of device level `level`, read back on first use.
+    fn device_faces<'a>(&'a self, built: &'a DeviceBuilt, level: usize) -> Option<&'a HostFaces> {
+        let read = || -> Result<HostFaces, GpuError> {
+            let (face_ptr, face_verts, holes) = if level == 0 {
+                let Base::Device { level, .. } = &built.base else { return Err(missing("level 0 faces")) };
+                (
+                    level.topo.buffer("face_ptr").ok_or(missing("face_ptr"))?,
+                    level.topo.buffer("face_verts").ok_or(missing("face_verts"))?,
+                    level.holes.as_ref(),
+                )
+            } else if level == self.steps.len() {
+                let finest = built.finest.as_ref().ok_or(missing("finest level"))?;
+                (
+                    finest.topo.buffer("face_ptr").ok_or(missing("face_ptr"))?,
+                    finest.topo.buffer("face_verts").ok_or(missing("face_verts"))?,
+                    finest.holes.as_ref(),
+                )
+            } else {
+                let l = built.levels.get(level - 1).ok_or(missing("level faces"))?;
+                (&l.face_ptr, &l.face_verts, l.holes.as_ref())
+            };
+            let face_ptr = face_ptr.download(&self.ctx)?;
+            let nf = face_ptr.len().saturating_sub(1);
+            let mut face_verts = face_verts.download(&self.ctx)?;
+            face_verts.truncate(face_ptr.last().copied().unwrap_or(0) as usize);
+            let holes = match holes {
+                Some(h) => h.download(&self.ctx)?.iter().take(nf).map(|&x| x != 0).collect(),
+                None => vec![false; nf],
+            };
+            Ok(HostFaces { face_ptr, face_verts, holes })
+        };
+        built.faces.get(level)?.get_or_init(|| read().ok()).as_ref()
     }
 
     /// Evaluates on the GPU: `output_len() × d` from `control`
@@ -342,19 +675,41 @@ impl CatmarkGpuPlan {
         let channels = d as u32;
 
         let control = control.as_standard_layout();
-        let x0 = match control.as_slice() {
-            Some(s) => GpuBuffer::upload(ctx, s)?,
-            None => GpuBuffer::upload(ctx, &control.iter().copied().collect::<Vec<f32>>())?,
-        };
-        // Level l + 1 goes to scratch[l % 2] (the finest to `out`); each
-        // scratch buffer is sized by the largest level it holds, the last.
-        let mut scratch: [Option<GpuBuffer<f32>>; 2] = [None, None];
-        for (k, slot) in scratch.iter_mut().enumerate() {
-            if let Some(l) = (0..levels - 1).rev().find(|l| l % 2 == k) {
-                *slot = Some(GpuBuffer::zeroed(ctx, sizes[l + 1])?);
+        let owned;
+        let data: &[f32] = match control.as_slice() {
+            Some(s) => s,
+            None => {
+                owned = control.iter().copied().collect::<Vec<f32>>();
+                &owned
             }
-        }
-        let out = GpuBuffer::<f32>::zeroed(ctx, sizes[levels])?;
+        };
+        // The buffers of the last eval with the same channel count, when no
+        // other eval holds them; otherwise new ones.
+        let cached = self.frame.try_lock().ok().and_then(|mut slot| slot.take()).filter(|f| f.channels == d);
+        let frame = match cached {
+            Some(mut f) => {
+                f.x0.write(ctx, data)?;
+                f
+            }
+            None => {
+                // Level l + 1 goes to scratch[l % 2] (the finest to `out`);
+                // each scratch buffer is sized by the largest level it
+                // holds, the last.
+                let mut scratch: [Option<GpuBuffer<f32>>; 2] = [None, None];
+                for (k, slot) in scratch.iter_mut().enumerate() {
+                    if let Some(l) = (0..levels - 1).rev().find(|l| l % 2 == k) {
+                        *slot = Some(GpuBuffer::zeroed(ctx, sizes[l + 1])?);
+                    }
+                }
+                Frame {
+                    channels: d,
+                    x0: GpuBuffer::upload(ctx, data)?,
+                    scratch,
+                    out: GpuBuffer::<f32>::zeroed(ctx, sizes[levels])?,
+                }
+            }
+        };
+        let Frame { x0, scratch, out, .. } = &frame;
         let level_buffer = |l: usize| -> Result<&wgpu::Buffer, GpuError> {
             if l == levels {
                 return Ok(out.as_wgpu());
@@ -379,17 +734,36 @@ impl CatmarkGpuPlan {
             Ok(())
         })?;
         let data = out.download(ctx)?;
+        if let Ok(mut slot) = self.frame.try_lock() {
+            *slot = Some(frame);
+        }
         Array2::from_shape_vec((self.output_len(), d), data)
             .map_err(|e| GpuError::Internal { operation: "catmark-gpu readback", message: e.to_string() })
     }
+
+    /// The CPU plan for the eval fallback.
+    ///
+    /// # Panics
+    /// If a device-built plan's CPU build fails (it cannot: the same build
+    /// succeeded on the device, whose limits are tighter).
+    fn fallback(&self) -> &CatmarkPlan {
+        self.cpu().unwrap_or_else(|e| panic!("catmark-gpu: the GPU eval failed and so did the CPU build: {e}"))
+    }
+}
+
+fn missing(what: &str) -> GpuError {
+    GpuError::Internal { operation: "catmark-gpu", message: format!("missing device array {what}") }
 }
 
 impl Plan for CatmarkGpuPlan {
     fn levels(&self) -> u32 {
-        self.cpu.levels()
+        self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        self.cpu.level_len(level)
+        self.lens
+            .get(level as usize)
+            .copied()
+            .unwrap_or_else(|| panic!("catmark-gpu: level {level} of a plan of {} levels", self.steps.len()))
     }
     /// Converts `control` to `f32`, evaluates on the GPU and converts back
     /// (`f32` accuracy); falls back to the CPU plan's `f64` eval if the GPU
@@ -399,7 +773,7 @@ impl Plan for CatmarkGpuPlan {
         let narrow = control.mapv(|v| v as f32);
         match self.try_eval(narrow.view()) {
             Ok(y) => out.zip_mut_with(&y, |o, &v| *o = f64::from(v)),
-            Err(_) => self.cpu.eval_f64(control, out, par),
+            Err(_) => self.fallback().eval_f64(control, out, par),
         }
     }
     /// Evaluates on the GPU; falls back to the CPU plan's eval if the GPU
@@ -408,23 +782,37 @@ impl Plan for CatmarkGpuPlan {
         subla_scheme::check_eval_shapes(self, "catmark-gpu", control.dim(), out.dim());
         match self.try_eval(control) {
             Ok(y) => out.assign(&y),
-            Err(_) => self.cpu.eval_f32(control, out, par),
+            Err(_) => self.fallback().eval_f32(control, out, par),
         }
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        self.cpu.operator(level, par)
+        self.cpu()?.operator(level, par)
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.cpu.operator_bound(level)
+        self.cpu().ok()?.operator_bound(level)
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
-        self.cpu.limit(par)
+        self.cpu()?.limit(par)
     }
+    /// The full mesh of `level`, from the CPU plan ([`CatmarkGpuPlan::cpu`],
+    /// built on first use for a device-built plan).
     fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.cpu.refined(level)
+        self.cpu().ok()?.refined(level)
     }
+    /// The faces of `level`; a device-built plan reads them back from the
+    /// device on the first call for each level and keeps them.
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
-        self.cpu.faces(level)
+        match &self.source {
+            Source::Host(cpu) => cpu.faces(level),
+            Source::Device(built) => {
+                if let (0, Base::Host(mesh)) = (level, &built.base) {
+                    return Some(Faces::of(mesh));
+                }
+                let num_vertices = *self.lens.get(level as usize)?;
+                let f = self.device_faces(built, level as usize)?;
+                Some(Faces { num_vertices, face_ptr: &f.face_ptr, face_verts: &f.face_verts, holes: &f.holes })
+            }
+        }
     }
 }
 

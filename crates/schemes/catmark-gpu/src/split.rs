@@ -37,6 +37,7 @@ use subla_mesh::Topology;
 
 use crate::device::check_binding;
 use crate::kernels::scoped;
+use crate::multi::{self, Kernel};
 
 /// `quad_split.wgsl`: the quad split kernels (several entry points).
 pub const QUAD_SPLIT: &str = include_str!("../../../../shaders/quad_split.wgsl");
@@ -44,9 +45,6 @@ pub const QUAD_SPLIT: &str = include_str!("../../../../shaders/quad_split.wgsl")
 /// Largest face order the GPU split accepts (the `corners` kernel counts a
 /// corner's rank over its whole face).
 pub const MAX_FACE_ORDER: u32 = 64;
-
-/// Invocations per workgroup of every kernel.
-const WORKGROUP: u32 = 256;
 
 /// Binding numbers of `quad_split.wgsl`.
 mod slot {
@@ -323,15 +321,6 @@ impl GpuTopology {
     }
 }
 
-/// One entry point: its pipeline, the layout of bind group 0, and the
-/// bindings it uses (from naga's reflection).
-#[derive(Debug)]
-struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
-    bindings: Vec<u32>,
-}
-
 /// The compiled pipelines of `quad_split.wgsl` on one context; build once
 /// and split many levels.
 #[derive(Debug)]
@@ -355,56 +344,39 @@ impl QuadSplitKernels {
     /// # Errors
     /// [`GpuError::Shader`] if the WGSL does not validate; wgpu errors.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
-        use wgpu::naga;
-        let module = naga::front::wgsl::parse_str(QUAD_SPLIT)
-            .map_err(|e| GpuError::Shader { message: e.emit_to_string(QUAD_SPLIT) })?;
-        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-            .validate(&module)
-            .map_err(|e| GpuError::Shader { message: e.emit_to_string(QUAD_SPLIT) })?;
-        let device = ctx.device();
-        let shader = scoped(ctx, "quad split shader creation", || {
-            Ok(device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("quad_split.wgsl"),
-                source: wgpu::ShaderSource::Wgsl(QUAD_SPLIT.into()),
-            }))
-        })?;
-        let kernel = |entry: &'static str| -> Result<Kernel, GpuError> {
-            let index =
-                module.entry_points.iter().position(|ep| ep.name == entry).ok_or_else(|| GpuError::Shader {
-                    message: format!("quad_split.wgsl has no entry point {entry}"),
-                })?;
-            let uses = info.get_entry_point(index);
-            let bindings = module
-                .global_variables
-                .iter()
-                .filter(|&(handle, _)| !uses[handle].is_empty())
-                .filter_map(|(_, var)| var.binding.as_ref().map(|b| b.binding))
-                .collect();
-            scoped(ctx, "quad split pipeline creation", || {
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: None,
-                    module: &shader,
-                    entry_point: Some(entry),
-                    compilation_options: wgpu::PipelineCompilationOptions::default(),
-                    cache: None,
-                });
-                let layout = pipeline.get_bind_group_layout(0);
-                Ok(Kernel { pipeline, layout, bindings })
-            })
-        };
+        let kernels = multi::compile(
+            ctx,
+            "quad_split.wgsl",
+            QUAD_SPLIT,
+            &[
+                "halves_main",
+                "corners",
+                "edge_counts",
+                "child_edges",
+                "child_faces",
+                "child_corner_edges",
+                "vertex_corners",
+                "vertex_edges",
+                "vertex_tags",
+                "edge_uses_a",
+                "edge_uses_b",
+            ],
+        )?;
+        let mut k = kernels.into_iter();
+        let mut kernel =
+            || k.next().ok_or(GpuError::Internal { operation: "quad split", message: "missing pipeline".into() });
         Ok(QuadSplitKernels {
-            halves: kernel("halves_main")?,
-            corners: kernel("corners")?,
-            edge_counts: kernel("edge_counts")?,
-            child_edges: kernel("child_edges")?,
-            child_faces: kernel("child_faces")?,
-            child_corner_edges: kernel("child_corner_edges")?,
-            vertex_corners: kernel("vertex_corners")?,
-            vertex_edges: kernel("vertex_edges")?,
-            vertex_tags: kernel("vertex_tags")?,
-            edge_uses_a: kernel("edge_uses_a")?,
-            edge_uses_b: kernel("edge_uses_b")?,
+            halves: kernel()?,
+            corners: kernel()?,
+            edge_counts: kernel()?,
+            child_edges: kernel()?,
+            child_faces: kernel()?,
+            child_corner_edges: kernel()?,
+            vertex_corners: kernel()?,
+            vertex_edges: kernel()?,
+            vertex_tags: kernel()?,
+            edge_uses_a: kernel()?,
+            edge_uses_b: kernel()?,
         })
     }
 
@@ -415,7 +387,7 @@ impl QuadSplitKernels {
     /// [`Topology::split_quads`]'s, array for array.
     ///
     /// # Errors
-    /// * [`GpuError::Validation`] (operation `"split_quads_gpu"`) if `t` is
+    /// * [`GpuError::Unsupported`] (operation `"split_quads_gpu"`) if `t` is
     ///   not manifold: non-manifold levels stay on the CPU
     ///   ([`Topology::split_quads`]);
     /// * [`GpuError::TooLarge`] (limit `"max face order"`) if a face has
@@ -427,9 +399,9 @@ impl QuadSplitKernels {
     /// If `t` belongs to another context.
     pub fn split(&self, ctx: &GpuContext, t: &GpuTopology) -> Result<(GpuTopology, GpuBuffer<u32>), GpuError> {
         if !t.manifold {
-            return Err(GpuError::Validation {
+            return Err(GpuError::Unsupported {
                 operation: "split_quads_gpu",
-                message: "the parent topology is not manifold; the GPU quad split handles manifold levels only \
+                reason: "the parent topology is not manifold; the GPU quad split handles manifold levels only \
                           (split non-manifold levels on the CPU with Topology::split_quads)"
                     .into(),
             });
@@ -530,7 +502,7 @@ impl QuadSplitKernels {
                 (&self.vertex_tags, nvc),
             ];
             for (kernel, items) in steps {
-                dispatch(ctx, &mut encoder, kernel, &table, items)?;
+                multi::dispatch(ctx, &mut encoder, kernel, &table, items)?;
             }
             ctx.queue().submit([encoder.finish()]);
             Ok(())
@@ -552,8 +524,8 @@ impl QuadSplitKernels {
             let mut encoder = ctx
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("quad split edge uses") });
-            dispatch(ctx, &mut encoder, &self.edge_uses_a, &table, na)?;
-            dispatch(ctx, &mut encoder, &self.edge_uses_b, &table, nc)?;
+            multi::dispatch(ctx, &mut encoder, &self.edge_uses_a, &table, na)?;
+            multi::dispatch(ctx, &mut encoder, &self.edge_uses_b, &table, nc)?;
             ctx.queue().submit([encoder.finish()]);
             Ok(())
         })?;
@@ -591,60 +563,6 @@ impl QuadSplitKernels {
 /// non-manifold parent is refused (it stays on the CPU).
 pub fn split_quads_gpu(ctx: &GpuContext, t: &GpuTopology) -> Result<(GpuTopology, GpuBuffer<u32>), GpuError> {
     QuadSplitKernels::new(ctx)?.split(ctx, t)
-}
-
-/// A 2-D grid `(x, y)` of at least `ceil(items / 256)` workgroups, or
-/// `None` for none (the kernels skip the surplus).
-fn grid(ctx: &GpuContext, items: u64) -> Result<Option<(u32, u32)>, GpuError> {
-    let groups = items.div_ceil(u64::from(WORKGROUP));
-    if groups == 0 {
-        return Ok(None);
-    }
-    let max = u64::from(ctx.max_workgroups_per_dimension().max(1));
-    let x = groups.min(max);
-    let y = groups.div_ceil(x);
-    if y > max || x * y * u64::from(WORKGROUP) > 1 << 32 {
-        return Err(GpuError::TooLarge {
-            what: "quad split dispatch",
-            bytes: groups,
-            limit: "max_compute_workgroups_per_dimension",
-            limit_value: max * max,
-        });
-    }
-    Ok(Some((x as u32, y as u32)))
-}
-
-/// Records one dispatch over `items` invocations in its own compute pass,
-/// binding from `table` exactly the bindings the kernel uses.
-fn dispatch(
-    ctx: &GpuContext,
-    encoder: &mut wgpu::CommandEncoder,
-    kernel: &Kernel,
-    table: &[Option<&wgpu::Buffer>; slot::COUNT],
-    items: u64,
-) -> Result<(), GpuError> {
-    let Some((x, y)) = grid(ctx, items)? else { return Ok(()) };
-    let entries = kernel
-        .bindings
-        .iter()
-        .map(|&b| {
-            let buffer = table.get(b as usize).copied().flatten().ok_or_else(|| GpuError::Internal {
-                operation: "quad split",
-                message: format!("binding {b} of quad_split.wgsl has no buffer in this pass"),
-            })?;
-            Ok(wgpu::BindGroupEntry { binding: b, resource: buffer.as_entire_binding() })
-        })
-        .collect::<Result<Vec<_>, GpuError>>()?;
-    let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("quad split"),
-        layout: &kernel.layout,
-        entries: &entries,
-    });
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
-    pass.set_pipeline(&kernel.pipeline);
-    pass.set_bind_group(0, &bind_group, &[]);
-    pass.dispatch_workgroups(x, y, 1);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -99,6 +99,17 @@ impl CatmarkPlan {
         Some(StepView { parent: &self.meshes[level as usize], edge_masks: &step.edges, vertex_masks: &step.vertices })
     }
 
+    /// The plan of `levels` levels over a mesh that already carries
+    /// effective sharpness — level 0 (or any level) of another plan, as
+    /// [`Plan::refined`] gives it — without preparing it again (what
+    /// [`Refiner::step`] does with the finest level).
+    ///
+    /// # Errors
+    /// As [`Refiner::build`].
+    pub fn from_prepared(base: Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
+        CatmarkPlan::over(base, levels, par)
+    }
+
     /// The plan of `levels` levels over the prepared mesh `base`.
     fn over(base: Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
         let mut meshes = Vec::with_capacity(levels as usize);

@@ -57,7 +57,7 @@ fn eval_f64_agrees_with_cpu_to_f32_accuracy() {
         let data = shape(name);
         let gpu = refiner.build(&data.mesh, 2, Par::Rayon).expect("build");
         let y = eval(&gpu, data.positions(), Par::Rayon);
-        let want = eval(gpu.cpu(), data.positions(), Par::Rayon);
+        let want = eval(gpu.cpu().expect("cpu plan"), data.positions(), Par::Rayon);
         let diff = max_diff(y.view(), want.view()) / diagonal(data.positions());
         assert!(diff <= 1e-5, "{name}: {diff:e}");
     }
@@ -128,4 +128,82 @@ fn modeling_equals_static() {
         let diff = max_diff(y.mapv(f64::from).view(), want.mapv(f64::from).view()) / diagonal(data.positions());
         assert!(diff <= 1e-5, "{name}: modeling and static differ by {diff:e}");
     }
+}
+
+/// Plans built on the device (topology, masks, sharpness and holes by GPU
+/// kernels) against plans built on the host and uploaded: the same faces
+/// and holes at every level, evals within 1e-5 of the diagonal. Modeling
+/// mode on the device starts each step from the device's finest level; read
+/// back, that level's sharpness and holes are the CPU's. A non-manifold
+/// control mesh is refused by `TopologySite::Device` and built on the host
+/// by `Auto`.
+#[test]
+fn device_build_equals_host_build() {
+    use subla_catmark_gpu::{CatmarkGpu, TopologySite};
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return };
+    let _t = Timer::start("device_build_equals_host_build");
+    let host = CatmarkGpu::new(ctx).with_topology_site(TopologySite::Host);
+    let device = CatmarkGpu::new(ctx).with_topology_site(TopologySite::Device);
+    for name in SHAPES {
+        let data = shape(name);
+        if !data.mesh.topology().is_manifold() {
+            match device.build(&data.mesh, 1, Par::Rayon) {
+                Err(subla_scheme::SchemeError::Unsupported { reason, .. }) => {
+                    assert!(reason.contains("not manifold"), "{name}: {reason}");
+                }
+                other => panic!("{name}: expected a refusal, got {:?}", other.map(|p| p.levels())),
+            }
+            let auto = refiner().expect("refiner").build(&data.mesh, 1, Par::Rayon).expect("auto build");
+            assert_eq!(auto.topology_site(), TopologySite::Host, "{name}");
+            continue;
+        }
+        let x = data.positions().mapv(|v| v as f32);
+        let diag = diagonal(data.positions());
+        for levels in 1..=3 {
+            let d = device.build(&data.mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let h = host.build(&data.mesh, levels, Par::Rayon).expect("host build");
+            assert_eq!(d.topology_site(), TopologySite::Device);
+            assert_eq!(h.topology_site(), TopologySite::Host);
+            for l in 0..=levels {
+                assert_eq!(d.level_len(l), h.level_len(l), "{name} L{levels}: rows of level {l}");
+                assert_eq!(d.faces(l), h.faces(l), "{name} L{levels}: faces of level {l}");
+            }
+            let (yd, yh) = (d.try_eval(x.view()).expect("device eval"), h.try_eval(x.view()).expect("host eval"));
+            let diff = max_diff(yd.mapv(f64::from).view(), yh.mapv(f64::from).view()) / diag;
+            assert!(diff <= 1e-5, "{name} L{levels}: device and host builds differ by {diff:e}");
+        }
+        // Modeling: each step starts from the device's finest level.
+        let (stepped, y) = subla_scheme::modeling(&device, &data.mesh, x.view(), 3, Par::Rayon).expect("modeling");
+        assert_eq!(stepped.topology_site(), TopologySite::Device);
+        let h = host.build(&data.mesh, 3, Par::Rayon).expect("host build");
+        assert_eq!(stepped.faces(0), h.faces(2), "{name}: modeling level 0");
+        assert_eq!(stepped.faces(1), h.faces(3), "{name}: modeling level 1");
+        let want = h.try_eval(x.view()).expect("host eval");
+        let diff = max_diff(y.mapv(f64::from).view(), want.mapv(f64::from).view()) / diag;
+        assert!(diff <= 1e-5, "{name}: device modeling differs from the host build by {diff:e}");
+        let back = stepped.cpu().expect("cpu plan of a device-based step");
+        assert_eq!(
+            back.refined(0).map(|m| (m.edge_sharpness().to_vec(), m.vertex_sharpness().to_vec(), m.holes().to_vec())),
+            h.refined(2).map(|m| (m.edge_sharpness().to_vec(), m.vertex_sharpness().to_vec(), m.holes().to_vec())),
+            "{name}: level 0 read back"
+        );
+    }
+}
+
+/// Per-frame evals reuse the plan's data buffers: new control data each
+/// frame gives that frame's result (twice the data, exactly twice the
+/// result), a change of channel count takes new buffers, and going back
+/// gives the first frame's bits.
+#[test]
+fn frames_reuse_buffers() {
+    let Some(refiner) = refiner() else { return };
+    let data = shape("catmark_tent_creases0");
+    let plan = refiner.build(&data.mesh, 2, Par::Rayon).expect("build");
+    let x = data.positions().mapv(|v| v as f32);
+    let first = plan.try_eval(x.view()).expect("frame 1");
+    let doubled = plan.try_eval(x.mapv(|v| 2.0 * v).view()).expect("frame 2");
+    assert!(bits(&doubled) == bits(&first.mapv(|v| 2.0 * v)), "frame 2 is not twice frame 1");
+    let one = plan.try_eval(x.slice(ndarray::s![.., ..1])).expect("one channel");
+    assert!(bits(&one) == bits(&first.slice(ndarray::s![.., ..1]).to_owned()));
+    assert!(bits(&plan.try_eval(x.view()).expect("frame 4")) == bits(&first), "frame 4");
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use subla_algebra::Par;
-use subla_catmark_gpu::CatmarkGpu;
+use subla_catmark_gpu::{CatmarkGpu, TopologySite};
 use subla_gpu::{GpuContextOptions, GpuError};
 use subla_scheme::{Plan, Refiner, SchemeError, eval};
 
@@ -18,7 +18,9 @@ fn two_dimensional_grid() {
     let Some(base) = refiner() else { return };
     let options = GpuContextOptions::default().max_workgroups_per_dimension(2);
     let Some(ctx) = subla_gpu::testing::context_with_options_or_skip(options) else { return };
-    let capped = CatmarkGpu::shared(Arc::new(ctx));
+    let ctx = Arc::new(ctx);
+    // The eval's grid on a host-built plan; the device build's below.
+    let capped = CatmarkGpu::shared(Arc::clone(&ctx)).with_topology_site(TopologySite::Host);
     let data = shape("catmark_edgecorner");
     let x = data.positions().mapv(|v| v as f32);
     // Level 2 → 3 has 532 vertices and over 1000 edges: grids of 3 and 5
@@ -35,7 +37,19 @@ fn two_dimensional_grid() {
     }
     // The trait method falls back to the CPU.
     let fallback = eval(&big, x.view(), Par::Rayon);
-    assert!(bits(&fallback) == bits(&eval(big.cpu(), x.view(), Par::Rayon)));
+    assert!(bits(&fallback) == bits(&eval(big.cpu().expect("cpu plan"), x.view(), Par::Rayon)));
+    // The device build's kernels take the 2-D path too (level 0 → 1 fits
+    // 4 workgroups), and refuse a grid over the cap with an error.
+    let device = CatmarkGpu::shared(ctx).with_topology_site(TopologySite::Device);
+    let a = base.build(&data.mesh, 1, Par::Rayon).expect("build").try_eval(x.view()).expect("eval");
+    let b = device.build(&data.mesh, 1, Par::Rayon).expect("device build").try_eval(x.view()).expect("eval");
+    assert!(bits(&a) == bits(&b), "2-D grid of the device build");
+    match device.build(&data.mesh, 4, Par::Rayon) {
+        Err(SchemeError::Unsupported { reason, .. }) => {
+            assert!(reason.contains("max_compute_workgroups_per_dimension"), "{reason}");
+        }
+        other => panic!("expected the grid refusal, got {:?}", other.map(|p| p.levels())),
+    }
 }
 
 /// Data over the binding cap: `try_eval` reports `TooLarge`, the trait
@@ -46,7 +60,8 @@ fn over_the_binding_limit() {
     let Some(_) = refiner() else { return };
     let options = GpuContextOptions::default().max_binding_bytes(2048);
     let Some(ctx) = subla_gpu::testing::context_with_options_or_skip(options) else { return };
-    let capped = CatmarkGpu::shared(Arc::new(ctx));
+    let ctx = Arc::new(ctx);
+    let capped = CatmarkGpu::shared(Arc::clone(&ctx)).with_topology_site(TopologySite::Host);
     let data = shape("catmark_cube");
     // The cube's connectivity fits 2 KiB up to level 2 → 3, its level-3
     // data (386 × 3 floats) does not.
@@ -57,9 +72,9 @@ fn over_the_binding_limit() {
         other => panic!("expected TooLarge, got {other:?}"),
     }
     let y32 = eval(&plan, x.view(), Par::Rayon);
-    assert!(bits(&y32) == bits(&eval(plan.cpu(), x.view(), Par::Rayon)), "f32 fallback");
+    assert!(bits(&y32) == bits(&eval(plan.cpu().expect("cpu plan"), x.view(), Par::Rayon)), "f32 fallback");
     let y64 = eval(&plan, data.positions(), Par::Rayon);
-    assert_eq!(y64, eval(plan.cpu(), data.positions(), Par::Rayon), "f64 fallback");
+    assert_eq!(y64, eval(plan.cpu().expect("cpu plan"), data.positions(), Par::Rayon), "f64 fallback");
     // Level 1 fits: evaluated on the device.
     let small = capped.build(&data.mesh, 1, Par::Rayon).expect("build");
     assert!(small.try_eval(x.view()).is_ok());
@@ -69,4 +84,11 @@ fn over_the_binding_limit() {
         other => panic!("expected OverBudget, got {:?}", other.map(|p| p.levels())),
     }
     assert!(plan.device_bytes() > 0);
+    // Built on the device, every level's whole topology must fit too.
+    let device = CatmarkGpu::shared(ctx).with_topology_site(TopologySite::Device);
+    assert!(device.build(&data.mesh, 1, Par::Rayon).expect("device build").try_eval(x.view()).is_ok());
+    match device.build(&data.mesh, 5, Par::Rayon) {
+        Err(SchemeError::OverBudget { what, .. }) => assert!(what.contains("GPU limit"), "{what}"),
+        other => panic!("expected OverBudget, got {:?}", other.map(|p| p.levels())),
+    }
 }
