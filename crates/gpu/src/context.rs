@@ -269,7 +269,8 @@ impl GpuContext {
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("subla-gpu"),
-            required_features: wgpu::Features::empty(),
+            // Timestamps for benchmarks (`timing`), where the adapter has them.
+            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
             required_limits: limits.clone(),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -324,6 +325,13 @@ impl GpuContext {
         &self.info
     }
 
+    /// Whether compute passes can be timed on the GPU
+    /// (`wgpu::Features::TIMESTAMP_QUERY`, requested when the adapter has
+    /// it); see [`crate::timing`].
+    pub fn has_timestamps(&self) -> bool {
+        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
     /// The device's limits (the adapter's own, as requested).
     pub fn limits(&self) -> &wgpu::Limits {
         &self.limits
@@ -367,7 +375,7 @@ impl GpuContext {
         self.wait()
     }
 
-    fn wait(&self) -> Result<()> {
+    pub(crate) fn wait(&self) -> Result<()> {
         match self.device.poll(wgpu::PollType::wait_indefinitely()) {
             Ok(_) => self.check_alive(),
             Err(e) => {
@@ -502,6 +510,18 @@ impl GpuContext {
         entries: &[(u32, wgpu::BindingResource<'_>)],
         grid: Option<(u32, u32)>,
     ) {
+        self.dispatch_timed(encoder, pipeline, entries, grid, None);
+    }
+
+    /// [`GpuContext::dispatch`] with the pass's timestamp writes.
+    pub(crate) fn dispatch_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        pipeline: &Pipeline,
+        entries: &[(u32, wgpu::BindingResource<'_>)],
+        grid: Option<(u32, u32)>,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
         let Some((x, y)) = grid else { return };
         let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
             .iter()
@@ -512,7 +532,7 @@ impl GpuContext {
             layout: &pipeline.layout,
             entries: &entries,
         });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
         pass.set_pipeline(&pipeline.pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
         pass.dispatch_workgroups(x, y, 1);

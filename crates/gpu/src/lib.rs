@@ -25,6 +25,7 @@
 //!   | [`compact`] | `compact.wgsl` | stream compaction / predicate enumeration (scan of flags, then scatter) |
 //!   | [`sparse`] | `transpose.wgsl` | [`GpuCsr`] / [`GpuCsc`], CSR ↔ CSC counting sort |
 //!   | [`spmv`] | `spmv.wgsl`, `spmv_mapped.wgsl` | row-gather SpMV on `n × d` data, plain or with a WGSL action map |
+//!   | [`timing`] | `copy.wgsl` | timestamp queries per compute pass, and the device-to-device copy that bandwidth is reported against |
 //!   | [`balanced`] | `spmv_balanced.wgsl` | load-balanced SpMV (8 nonzeros per invocation, segmented reduction, carry fix-up), [`GpuRefinement`]: a chain of refinement matrices on the device |
 //!
 //! # Determinism
@@ -71,6 +72,7 @@ pub mod shaders;
 pub mod sparse;
 pub mod spmv;
 pub mod testing;
+pub mod timing;
 
 pub use balanced::{BalancedCsr, GpuRefinement};
 pub use buffer::GpuBuffer;

@@ -26,14 +26,19 @@ pub const SPMV_MAPPED: &str = include_str!("../../../shaders/spmv_mapped.wgsl");
 /// invocation, segmented reduction, carry fix-up pass).
 pub const SPMV_BALANCED: &str = include_str!("../../../shaders/spmv_balanced.wgsl");
 
+/// `copy.wgsl`: a device-to-device copy of `vec4<f32>`, the bandwidth
+/// reference of [`crate::timing`].
+pub const COPY: &str = include_str!("../../../shaders/copy.wgsl");
+
 /// Every kernel as `(file name, source)`.
-pub const ALL: [(&str, &str); 6] = [
+pub const ALL: [(&str, &str); 7] = [
     ("scan.wgsl", SCAN),
     ("compact.wgsl", COMPACT),
     ("transpose.wgsl", TRANSPOSE),
     ("spmv.wgsl", SPMV),
     ("spmv_mapped.wgsl", SPMV_MAPPED),
     ("spmv_balanced.wgsl", SPMV_BALANCED),
+    ("copy.wgsl", COPY),
 ];
 
 /// The marker in [`SPMV_MAPPED`]: the line holding it is replaced by the

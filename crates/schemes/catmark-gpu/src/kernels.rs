@@ -6,6 +6,7 @@
 //! recording inside validation, out-of-memory and internal error scopes, so
 //! that wgpu never panics on an error it reports.
 
+use subla_gpu::timing::PassTimer;
 use subla_gpu::wgpu;
 use subla_gpu::wgpu::util::DeviceExt;
 use subla_gpu::{GpuContext, GpuError};
@@ -125,6 +126,7 @@ impl Kernels {
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
         channels: u32,
+        mut timer: Option<(&mut PassTimer, u32)>,
     ) -> Result<(), GpuError> {
         let (nv, nf, ne) = (s.nv, s.nf, s.ne);
         // Row offsets in y fit u32: the build checked nv + nf + ne.
@@ -140,6 +142,7 @@ impl Kernels {
             &self.face,
             &[b(&face_params), b(&s.face_ptr), b(&s.face_verts), b(&s.order_weight), b(x), b(y)],
             grid(ctx, "catmark-gpu face points dispatch", nf)?,
+            writes(&mut timer, "face_points"),
         );
         dispatch(
             ctx,
@@ -156,6 +159,7 @@ impl Kernels {
                 b(y),
             ],
             grid(ctx, "catmark-gpu edge points dispatch", ne)?,
+            writes(&mut timer, "edge_points"),
         );
         dispatch(
             ctx,
@@ -173,9 +177,20 @@ impl Kernels {
                 b(y),
             ],
             grid(ctx, "catmark-gpu vertex points dispatch", nv)?,
+            writes(&mut timer, "vertex_points"),
         );
         Ok(())
     }
+}
+
+/// The timestamp writes of `kernel`'s pass, labelled `"<level> <kernel>"`.
+fn writes<'t>(
+    timer: &'t mut Option<(&mut PassTimer, u32)>,
+    kernel: &str,
+) -> Option<wgpu::ComputePassTimestampWrites<'t>> {
+    let (t, level) = timer.as_mut()?;
+    let label = format!("{level} {kernel}");
+    t.writes(label)
 }
 
 /// A uniform buffer holding the four `u32` of `struct Params`.
@@ -224,6 +239,7 @@ fn dispatch(
     pipeline: &Pipeline,
     resources: &[wgpu::BindingResource<'_>],
     grid: Option<(u32, u32)>,
+    timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
 ) {
     let Some((x, y)) = grid else { return };
     let entries: Vec<wgpu::BindGroupEntry<'_>> = resources
@@ -236,7 +252,7 @@ fn dispatch(
         layout: &pipeline.layout,
         entries: &entries,
     });
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
     pass.set_pipeline(&pipeline.pipeline);
     pass.set_bind_group(0, &bind_group, &[]);
     pass.dispatch_workgroups(x, y, 1);

@@ -122,6 +122,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_algebra::{CsrMat, Par};
 use subla_catmark::{CatmarkPlan, CatmarkSlak};
+use subla_gpu::timing::PassTimer;
 use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
@@ -494,6 +495,41 @@ pub struct CatmarkGpuPlan {
     frame: Mutex<Option<Frame>>,
 }
 
+/// One kernel of one level in an [`EvalProfile`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelProfile {
+    /// The parent level (`level → level + 1`).
+    pub level: u32,
+    /// `face_points`, `edge_points` or `vertex_points`.
+    pub kernel: &'static str,
+    /// GPU time (timestamp queries); `None` where the adapter has none.
+    pub seconds: Option<f64>,
+    /// Bytes the kernel moves at least: every array it reads (indices,
+    /// mask indices, the parent level's data, face points) once and its
+    /// output rows once; mask tables are not counted.
+    pub bytes: u64,
+}
+
+/// The timings of one eval ([`CatmarkGpuPlan::profile_eval`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvalProfile {
+    /// Every kernel, level by level.
+    pub kernels: Vec<KernelProfile>,
+    /// Wall time of the whole eval: upload, kernels, readback.
+    pub wall_seconds: f64,
+}
+
+impl EvalProfile {
+    /// Total GPU time of the kernels, if every kernel was timed.
+    pub fn gpu_seconds(&self) -> Option<f64> {
+        self.kernels.iter().map(|k| k.seconds).sum()
+    }
+    /// Total bytes of the kernels.
+    pub fn bytes(&self) -> u64 {
+        self.kernels.iter().map(|k| k.bytes).sum()
+    }
+}
+
 /// The device buffers of one eval: control data, two scratch levels, the
 /// finest level.
 #[derive(Debug)]
@@ -641,6 +677,56 @@ impl CatmarkGpuPlan {
     /// readback errors.
     #[track_caller]
     pub fn try_eval(&self, control: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
+        self.eval_timed(control, None)
+    }
+
+    /// [`CatmarkGpuPlan::try_eval`], timed: the result with the GPU time of
+    /// every kernel of every level (timestamp queries, where the adapter
+    /// has them), the bytes each kernel must move at least (every array it
+    /// reads once, its output once), and the wall time of the whole eval
+    /// (upload, kernels, readback).
+    ///
+    /// # Panics
+    /// As [`CatmarkGpuPlan::try_eval`].
+    ///
+    /// # Errors
+    /// As [`CatmarkGpuPlan::try_eval`].
+    #[track_caller]
+    pub fn profile_eval(&self, control: ArrayView2<'_, f32>) -> Result<(Array2<f32>, EvalProfile), GpuError> {
+        let levels = self.steps.len() as u32;
+        let mut timer = PassTimer::new(&self.ctx, 3 * levels.max(1))?;
+        let start = std::time::Instant::now();
+        let y = self.eval_timed(control, Some(&mut timer))?;
+        let wall_seconds = start.elapsed().as_secs_f64();
+        let times = timer.read(&self.ctx)?;
+        let d = control.ncols() as u64;
+        let mut kernels = Vec::with_capacity(3 * self.steps.len());
+        for (l, s) in self.steps.iter().enumerate() {
+            let (nv, nf, ne) = (u64::from(s.nv), u64::from(s.nf), u64::from(s.ne));
+            // Corners = edge uses = vertex corners.
+            let nc = s.face_verts.size() / 4;
+            let nc = if nf == 0 { 0 } else { nc };
+            let data = |rows: u64| 4 * rows * d;
+            let bytes = [
+                ("face_points", 4 * (nf + 1) + 4 * nc + data(nv) + data(nf)),
+                ("edge_points", 8 * ne + 4 * (ne + 1) + 4 * nc + 4 * ne + data(nv) + data(nf) + data(ne)),
+                ("vertex_points", 8 * (nv + 1) + 4 * nc + 8 * ne + 4 * nv + data(nv) + data(nf) + data(nv)),
+            ];
+            for (kernel, bytes) in bytes {
+                let label = format!("{l} {kernel}");
+                let seconds = times.iter().find(|t| t.label == label).map(|t| t.seconds);
+                kernels.push(KernelProfile { level: l as u32, kernel, seconds, bytes });
+            }
+        }
+        Ok((y, EvalProfile { kernels, wall_seconds }))
+    }
+
+    #[track_caller]
+    fn eval_timed(
+        &self,
+        control: ArrayView2<'_, f32>,
+        mut timer: Option<&mut PassTimer>,
+    ) -> Result<Array2<f32>, GpuError> {
         assert_eq!(
             control.nrows(),
             self.input_len(),
@@ -728,7 +814,8 @@ impl CatmarkGpuPlan {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("catmark-gpu eval") });
             for (l, step) in self.steps.iter().enumerate() {
                 let (x, y) = (level_buffer(l)?, level_buffer(l + 1)?);
-                self.kernels.record_level(ctx, &mut encoder, step, x, y, channels)?;
+                let timer = timer.as_deref_mut().map(|t| (t, l as u32));
+                self.kernels.record_level(ctx, &mut encoder, step, x, y, channels, timer)?;
             }
             ctx.queue().submit([encoder.finish()]);
             Ok(())

@@ -207,3 +207,26 @@ fn frames_reuse_buffers() {
     assert!(bits(&one) == bits(&first.slice(ndarray::s![.., ..1]).to_owned()));
     assert!(bits(&plan.try_eval(x.view()).expect("frame 4")) == bits(&first), "frame 4");
 }
+
+/// A profiled eval gives the bits of a plain one, with every kernel of
+/// every level timed where the adapter has timestamps.
+#[test]
+fn profiled_eval() {
+    let Some(refiner) = refiner() else { return };
+    let data = shape("catmark_cube_creases0");
+    let plan = refiner.build(&data.mesh, 3, Par::Rayon).expect("build");
+    let x = data.positions().mapv(|v| v as f32);
+    let (y, profile) = plan.profile_eval(x.view()).expect("profile");
+    assert!(bits(&y) == bits(&plan.try_eval(x.view()).expect("eval")));
+    assert_eq!(profile.kernels.len(), 9);
+    let names: Vec<(u32, &str)> = profile.kernels.iter().map(|k| (k.level, k.kernel)).collect();
+    assert_eq!(names[..3], [(0, "face_points"), (0, "edge_points"), (0, "vertex_points")]);
+    assert!(profile.kernels.windows(2).all(|w| w[0].level <= w[1].level));
+    // Each level moves more bytes than the one before.
+    let per_level: Vec<u64> =
+        (0..3).map(|l| profile.kernels.iter().filter(|k| k.level == l).map(|k| k.bytes).sum()).collect();
+    assert!(per_level.windows(2).all(|w| w[0] < w[1]), "{per_level:?}");
+    let ctx = refiner.context();
+    assert_eq!(profile.gpu_seconds().is_some(), ctx.has_timestamps());
+    assert!(profile.wall_seconds > 0.0);
+}

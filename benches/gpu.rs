@@ -1,0 +1,305 @@
+//! Catmull-Clark and refinement-matrix evaluation on the GPU, with the
+//! device's copy bandwidth measured in the same run (feature `gpu` of
+//! `subla-bench`).
+//!
+//! ```text
+//! cargo bench -p subla-bench --features gpu --bench gpu
+//! SUBLA_BENCH_QUICK=1 cargo bench -p subla-bench --features gpu --bench gpu   # smoke run
+//! ```
+//!
+//! Inputs: the paper meshes Bigguy, Car and Imrod (`data/meshes/paper/`)
+//! and a generated closed quad torus of 317 × 317 = 100,489 quads, at
+//! levels 4–6. Environment: `SUBLA_BENCH_QUICK=1` (Bigguy at levels 1–2),
+//! `SUBLA_BENCH_MESHES=Bigguy,torus317` (keep these inputs),
+//! `SUBLA_BENCH_LEVELS=4,5` (keep these levels), `SUBLA_GPU_BACKEND` /
+//! `SUBLA_GPU_ADAPTER` (which adapter).
+//!
+//! Each row is the best of several runs (fewer for slow rows):
+//!
+//! | column | what is timed |
+//! |---|---|
+//! | build | `CatmarkGpu::build` (control mesh prepared on the host, every level refined on the device), until the device is idle |
+//! | eval | `try_eval` of `f32` xyz: upload, the kernels of every level, readback of the finest level (wall) |
+//! | kernels | the GPU time of the eval kernels alone (timestamp queries; wall time without them) |
+//! | modeling | `subla_scheme::modeling`: build and eval level by level, one-level plans stepped on the device |
+//! | cpu modeling | the same on the CPU (`CatmarkSlak`, all threads), for reference |
+//! | GB/s, % copy | bytes the eval kernels move at least (`EvalProfile::bytes`) per second of kernel time, and that rate over the copy bandwidth |
+//!
+//! The copy bandwidth is a device-to-device copy of 256 MiB (or the largest
+//! binding) by a compute kernel and by `copy_buffer_to_buffer`, counting
+//! bytes read and written; the best of the two is the reference.
+//! A second table evaluates the per-level refinement matrices `R_i` with
+//! the load-balanced SpMV (`GpuRefinement`) and reports its bandwidth over
+//! the copy's (matrix bytes: values, column indices and row pointers, plus
+//! input and output data). Rows that fail on the device (out of memory, a
+//! binding limit) print the error and end that mesh's levels.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ndarray::Array2;
+use subla_algebra::Par;
+use subla_bench::quad_torus;
+use subla_catmark::CatmarkSlak;
+use subla_catmark_gpu::CatmarkGpu;
+use subla_gpu::timing::copy_bandwidth;
+use subla_gpu::{GpuBuffer, GpuContext, GpuRefinement};
+use subla_mesh::{MeshData, Validation};
+use subla_scheme::{Plan, Refiner, modeling};
+
+/// Best wall time of `runs` calls of `f` (at least one), in seconds.
+fn best<R>(runs: usize, mut f: impl FnMut() -> R) -> (f64, R) {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let r = f();
+        best = best.min(start.elapsed().as_secs_f64());
+        last = Some(r);
+    }
+    (best, last.expect("at least one run"))
+}
+
+/// Runs for a row whose single run took `seconds`.
+fn runs_for(seconds: f64) -> usize {
+    if seconds > 2.0 {
+        1
+    } else if seconds > 0.3 {
+        3
+    } else {
+        7
+    }
+}
+
+fn env_list(var: &str) -> Option<Vec<String>> {
+    std::env::var(var).ok().map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect())
+}
+
+fn inputs(quick: bool) -> Vec<(String, MeshData)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/paper");
+    let mut names = vec!["Bigguy", "Car", "Imrod", "torus317"];
+    if quick {
+        names.truncate(1);
+    }
+    let keep = env_list("SUBLA_BENCH_MESHES");
+    names
+        .into_iter()
+        .filter(|n| keep.as_ref().is_none_or(|k| k.iter().any(|x| x == n)))
+        .filter_map(|name| {
+            let data = if name == "torus317" {
+                quad_torus(317, 317)
+            } else {
+                let path = dir.join(format!("{name}.obj"));
+                match subla_mesh::obj::read_obj(&path, Validation::OpenSubdiv) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("skipping {name}: {e}");
+                        return None;
+                    }
+                }
+            };
+            Some((name.to_owned(), data))
+        })
+        .collect()
+}
+
+fn main() {
+    // criterion-style arguments (`--bench`) are accepted and ignored.
+    let quick = std::env::var_os("SUBLA_BENCH_QUICK").is_some();
+    let ctx: &'static GpuContext = match GpuContext::new() {
+        Ok(c) => Box::leak(Box::new(c)),
+        Err(e) => {
+            eprintln!("gpu bench: no GPU ({e}); nothing to measure");
+            return;
+        }
+    };
+    let info = ctx.adapter_info();
+    println!(
+        "adapter: {} ({:?}, {:?}, driver {} {})",
+        info.name, info.backend, info.device_type, info.driver, info.driver_info
+    );
+    println!("timestamp queries: {}", if ctx.has_timestamps() { "yes" } else { "no (kernel times are wall times)" });
+    let copy = match copy_bandwidth(ctx, 256 << 20, 10) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("gpu bench: copy bandwidth failed: {e}");
+            return;
+        }
+    };
+    let copy_rate = copy.bytes_per_second();
+    println!(
+        "copy bandwidth ({} MiB, read + write): {:.1} GB/s (kernel {} , kernel wall {:.3} ms, copy_buffer_to_buffer {:.3} ms)",
+        copy.bytes >> 20,
+        copy_rate * 1e-9,
+        copy.kernel_seconds.map(|s| format!("{:.3} ms", s * 1e3)).unwrap_or_else(|| "n/a".into()),
+        copy.kernel_wall_seconds * 1e3,
+        copy.copy_wall_seconds * 1e3
+    );
+
+    let levels: Vec<u32> = match env_list("SUBLA_BENCH_LEVELS") {
+        Some(l) => l.iter().filter_map(|s| s.parse().ok()).collect(),
+        None if quick => vec![1, 2],
+        None => vec![4, 5, 6],
+    };
+    let refiner = CatmarkGpu::new(ctx);
+    println!(
+        "\n| mesh | L | faces | build ms | eval ms | kernels ms | modeling ms | cpu modeling ms | GB/s | % copy |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut kernel_tables = String::new();
+    for (name, data) in inputs(quick) {
+        let x: Array2<f32> = data.positions().mapv(|v| v as f32);
+        for &l in &levels {
+            let build = || -> Result<_, String> {
+                let plan = refiner.build(&data.mesh, l, Par::Rayon).map_err(|e| e.to_string())?;
+                ctx.wait_idle().map_err(|e| e.to_string())?;
+                Ok(plan)
+            };
+            let start = Instant::now();
+            let plan = match build() {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {l} | – | build failed: {e} | | | | | | |");
+                    break;
+                }
+            };
+            let first = start.elapsed().as_secs_f64();
+            drop(plan);
+            let (build_s, plan) = best(runs_for(first) - 1, build);
+            let build_s = build_s.min(first);
+            let Ok(plan) = plan else {
+                println!("| {name} | {l} | – | build failed on a rerun | | | | | | |");
+                break;
+            };
+            let faces = plan.faces(l).map(|f| f.num_faces()).unwrap_or(0);
+            let profile = plan.profile_eval(x.view());
+            let (_, first_profile) = match profile {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {l} | {faces} | {:.2} | eval failed: {e} | | | | | |", build_s * 1e3);
+                    break;
+                }
+            };
+            let runs = runs_for(first_profile.wall_seconds);
+            let mut prof = first_profile;
+            for _ in 1..runs {
+                if let Ok((_, p)) = plan.profile_eval(x.view()) {
+                    let better =
+                        p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+                    if better {
+                        prof = p;
+                    }
+                }
+            }
+            let (eval_s, _) = best(runs, || plan.try_eval(x.view()));
+            let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+            let rate = prof.bytes() as f64 / kernels_s;
+            drop(plan);
+            let (modeling_s, m) =
+                best(runs_for(build_s + eval_s), || modeling(&refiner, &data.mesh, x.view(), l, Par::Rayon));
+            if let Err(e) = m {
+                println!("| {name} | {l} | {faces} | modeling failed: {e} | | | | | | |");
+                break;
+            }
+            // The CPU reference only where it stays under a few seconds.
+            let cpu = if faces <= 8_000_000 {
+                let (s, _) = best(1, || modeling(&CatmarkSlak, &data.mesh, data.positions(), l, Par::Rayon));
+                format!("{:.1}", s * 1e3)
+            } else {
+                "–".into()
+            };
+            println!(
+                "| {name} | {l} | {faces} | {:.2} | {:.2} | {:.3} | {:.2} | {cpu} | {:.1} | {:.0} % |",
+                build_s * 1e3,
+                eval_s * 1e3,
+                kernels_s * 1e3,
+                modeling_s * 1e3,
+                rate * 1e-9,
+                100.0 * rate / copy_rate
+            );
+            if Some(&l) == levels.last() {
+                use std::fmt::Write as _;
+                let _ = writeln!(kernel_tables, "\n{name} L{l}: per kernel (xyz f32)\n");
+                let _ = writeln!(kernel_tables, "| level | kernel | µs | MB | GB/s | % copy |");
+                let _ = writeln!(kernel_tables, "|---|---|---|---|---|---|");
+                for k in &prof.kernels {
+                    let (t, r) = match k.seconds {
+                        Some(s) if s > 0.0 => (format!("{:.1}", s * 1e6), k.bytes as f64 / s),
+                        _ => ("–".into(), f64::NAN),
+                    };
+                    let _ = writeln!(
+                        kernel_tables,
+                        "| {} | {} | {t} | {:.2} | {:.1} | {:.0} % |",
+                        k.level,
+                        k.kernel,
+                        k.bytes as f64 * 1e-6,
+                        r * 1e-9,
+                        100.0 * r / copy_rate
+                    );
+                }
+            }
+        }
+    }
+    print!("{kernel_tables}");
+
+    // Refinement matrices on the device: the per-level chain R_0 … R_{L-1}
+    // with the load-balanced SpMV.
+    println!("\nrefinement matrices, load-balanced SpMV (chain of R_i, xyz f32)\n");
+    println!("| mesh | L | nnz | apply ms | GB/s | % copy |");
+    println!("|---|---|---|---|---|---|");
+    let spmv_levels: Vec<u32> = if quick { vec![2] } else { vec![2, 3, 4] };
+    for (name, data) in inputs(quick) {
+        for &l in &spmv_levels {
+            let cpu = match CatmarkSlak.build(&data.mesh, l, Par::Rayon) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {l} | build failed: {e} | | | |");
+                    break;
+                }
+            };
+            let chain: Vec<_> = match (0..l).map(|i| cpu.operator(i, Par::Rayon)).collect::<Result<Vec<_>, _>>() {
+                Ok(c) => c,
+                Err(e) => {
+                    println!("| {name} | {l} | operators failed: {e} | | | |");
+                    break;
+                }
+            };
+            drop(cpu);
+            let refs: Vec<_> = chain.iter().map(|m| m.as_ref()).collect();
+            let nnz: usize = chain.iter().map(|m| m.nnz()).sum();
+            let bytes: u64 = chain
+                .iter()
+                .map(|m| (8 * m.nnz() + 4 * (m.nrows() + 1) + 12 * m.ncols() + 12 * m.nrows()) as u64)
+                .sum();
+            let run = || -> Result<f64, subla_gpu::GpuError> {
+                let r = GpuRefinement::from_chain(ctx, &refs, 3)?;
+                let input = GpuBuffer::upload(ctx, x_flat(&data).as_slice())?;
+                let mut out = r.output_buffer(ctx)?;
+                r.apply_device(ctx, &input, &mut out)?;
+                ctx.wait_idle()?;
+                let (s, res) = best(7, || -> Result<(), subla_gpu::GpuError> {
+                    r.apply_device(ctx, &input, &mut out)?;
+                    ctx.wait_idle()
+                });
+                res.map(|()| s)
+            };
+            match run() {
+                Ok(s) => println!(
+                    "| {name} | {l} | {nnz} | {:.3} | {:.1} | {:.0} % |",
+                    s * 1e3,
+                    bytes as f64 / s * 1e-9,
+                    100.0 * bytes as f64 / s / copy_rate
+                ),
+                Err(e) => {
+                    println!("| {name} | {l} | {nnz} | failed: {e} | | |");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The control positions as row-major `f32`.
+fn x_flat(data: &MeshData) -> Vec<f32> {
+    data.positions().iter().map(|&v| v as f32).collect()
+}
