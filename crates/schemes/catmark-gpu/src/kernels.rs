@@ -118,6 +118,7 @@ impl Kernels {
     /// Records one level: face points, edge points, then vertex points of
     /// the child level `y` from the parent level `x` (`channels` per row).
     /// Call inside [`scoped`].
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn record_level(
         &self,
         ctx: &GpuContext,

@@ -1,0 +1,158 @@
+//! `subla info`: what a mesh is made of, and what is unusual about it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use subla_mesh::tags::SHARPNESS_INFINITE;
+use subla_mesh::topology::{edge_tag, vertex_tag};
+use subla_mesh::{MeshData, Validation};
+
+/// At most this many elements are listed per finding.
+const LIST: usize = 8;
+
+fn histogram(values: impl Iterator<Item = usize>) -> BTreeMap<usize, usize> {
+    let mut h = BTreeMap::new();
+    for v in values {
+        *h.entry(v).or_insert(0) += 1;
+    }
+    h
+}
+
+fn listed(items: &[usize]) -> String {
+    let mut s: Vec<String> = items.iter().take(LIST).map(usize::to_string).collect();
+    if items.len() > LIST {
+        s.push(format!("… {} more", items.len() - LIST));
+    }
+    s.join(", ")
+}
+
+/// The report as text and as JSON. `strict` is the manifold validation's
+/// verdict on the same input (`None`: it accepts it).
+pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (String, serde_json::Value) {
+    let mesh = &data.mesh;
+    let t = mesh.topology();
+    let (nv, nf, ne, nc) = (t.num_vertices(), t.num_faces(), t.num_edges(), t.num_corners());
+    let orders = histogram((0..nf).map(|f| t.face_order(f)));
+    let valences = histogram((0..nv).map(|v| t.valence(v)));
+    let tagged_edges = |bit: u8| -> Vec<usize> { (0..ne).filter(|&e| t.edge_tags()[e] & bit != 0).collect() };
+    let tagged_vertices = |bit: u8| -> Vec<usize> { (0..nv).filter(|&v| t.vertex_tags()[v] & bit != 0).collect() };
+    let boundary_edges = tagged_edges(edge_tag::BOUNDARY);
+    let nm_edges = tagged_edges(edge_tag::NON_MANIFOLD);
+    let degenerate = tagged_edges(edge_tag::DEGENERATE);
+    let inconsistent = tagged_edges(edge_tag::INCONSISTENT);
+    let boundary_vertices = tagged_vertices(vertex_tag::BOUNDARY);
+    let nm_vertices = tagged_vertices(vertex_tag::NON_MANIFOLD);
+    let isolated = tagged_vertices(vertex_tag::ISOLATED);
+    let repeated = tagged_vertices(vertex_tag::REPEATED);
+    let es = mesh.edge_sharpness();
+    let semi: Vec<usize> = (0..ne).filter(|&e| es[e] > 0.0 && es[e] < SHARPNESS_INFINITE).collect();
+    let infinite: Vec<usize> = (0..ne).filter(|&e| es[e] >= SHARPNESS_INFINITE).collect();
+    let corners: Vec<usize> = (0..nv).filter(|&v| mesh.vertex_sharpness()[v] > 0.0).collect();
+    let holes: Vec<usize> = (0..nf).filter(|&f| mesh.holes()[f]).collect();
+    let extraordinary = (0..nv)
+        .filter(|&v| {
+            let boundary = t.vertex_tags()[v] & vertex_tag::BOUNDARY != 0;
+            let n = t.valence(v);
+            n > 0 && if boundary { n != 3 } else { n != 4 }
+        })
+        .count();
+    let p = data.positions();
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    for row in p.rows() {
+        for k in 0..3.min(row.len()) {
+            lo[k] = lo[k].min(row[k]);
+            hi[k] = hi[k].max(row[k]);
+        }
+    }
+    let euler = nv as i64 - ne as i64 + nf as i64;
+    let closed = boundary_edges.is_empty();
+    let manifold = t.is_manifold();
+    let opts = mesh.options();
+
+    let mut s = String::new();
+    let _ = writeln!(s, "{name}");
+    let _ = writeln!(s, "  vertices {nv}, faces {nf}, edges {ne}, corners {nc}, channels {}", p.ncols());
+    let _ = writeln!(
+        s,
+        "  face orders: {}",
+        orders.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", ")
+    );
+    let _ =
+        writeln!(s, "  valences: {}", valences.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(s, "  extraordinary vertices: {extraordinary}");
+    let _ = writeln!(s, "  bounding box: {lo:?} .. {hi:?}");
+    let _ = writeln!(
+        s,
+        "  {} and {}; Euler characteristic {euler}{}",
+        if closed {
+            "closed".to_owned()
+        } else {
+            format!("open ({} boundary edges, {} boundary vertices)", boundary_edges.len(), boundary_vertices.len())
+        },
+        if manifold { "manifold" } else { "non-manifold" },
+        if closed && manifold && euler % 2 == 0 {
+            format!(" (genus {} if connected)", (2 - euler) / 2)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  creases: {} semi-sharp, {} infinitely sharp edges; {} corner vertices; {} holes",
+        semi.len(),
+        infinite.len(),
+        corners.len(),
+        holes.len()
+    );
+    let _ = writeln!(
+        s,
+        "  options: boundary {:?}, crease method {:?}, triangles {:?}",
+        opts.boundary, opts.crease_method, opts.triangle_subdivision
+    );
+    let mut findings = Vec::new();
+    let mut finding = |what: &str, items: &[usize]| {
+        if !items.is_empty() {
+            findings.push(format!("{what} ({}): {}", items.len(), listed(items)));
+        }
+    };
+    finding("non-manifold edges", &nm_edges);
+    finding("degenerate edges (a vertex to itself)", &degenerate);
+    finding("edges used in the same direction by two faces (inconsistent winding)", &inconsistent);
+    finding("non-manifold vertices", &nm_vertices);
+    finding("isolated vertices", &isolated);
+    finding("vertices repeated within a face", &repeated);
+    if let Some(e) = &strict {
+        findings.push(format!("strict (manifold) validation: {e}"));
+    }
+    if findings.is_empty() {
+        let _ = writeln!(s, "  no problems found");
+    } else {
+        let _ = writeln!(s, "  findings (accepted, as OpenSubdiv accepts them; elements by index):");
+        for f in &findings {
+            let _ = writeln!(s, "    - {f}");
+        }
+    }
+    let json = serde_json::json!({
+        "name": name,
+        "vertices": nv, "faces": nf, "edges": ne, "corners": nc, "channels": p.ncols(),
+        "face_orders": orders, "valences": valences, "extraordinary_vertices": extraordinary,
+        "bounding_box": [lo, hi], "closed": closed, "manifold": manifold, "euler_characteristic": euler,
+        "boundary_edges": boundary_edges.len(), "boundary_vertices": boundary_vertices.len(),
+        "semi_sharp_edges": semi.len(), "infinitely_sharp_edges": infinite.len(),
+        "corner_vertices": corners.len(), "holes": holes.len(),
+        "non_manifold_edges": nm_edges, "non_manifold_vertices": nm_vertices,
+        "degenerate_edges": degenerate, "inconsistent_edges": inconsistent,
+        "isolated_vertices": isolated, "repeated_vertices": repeated,
+        "strict_validation": strict,
+    });
+    (s, json)
+}
+
+/// The strict (manifold) validation's error on `data`, if any.
+pub(crate) fn strict_verdict(data: &MeshData) -> Option<String> {
+    let t = data.mesh.topology();
+    let faces: Vec<&[u32]> = (0..t.num_faces()).map(|f| t.face(f)).collect();
+    let mut b = subla_mesh::MeshBuilder::from_faces(t.num_vertices(), &faces).validation(Validation::Manifold);
+    b = b.options(data.mesh.options());
+    b.build(subla_algebra::Par::Rayon).err().map(|e| e.to_string())
+}

@@ -1,0 +1,79 @@
+//! Pictures: a refined mesh (and optionally its control cage and creases)
+//! rendered offscreen with wgpu (`subla-render`) and written as PNG.
+
+use std::path::Path;
+
+use ndarray::ArrayView2;
+use subla_gpu::GpuContext;
+use subla_mesh::topology::edge_tag;
+use subla_mesh::{Mesh, MeshData};
+use subla_render::{CageOverlay, MeshView, RenderOptions, Shading, UpAxis};
+
+/// What to draw besides the surface, and how big.
+#[derive(Clone, Debug)]
+pub(crate) struct Picture {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) azimuth: f64,
+    pub(crate) elevation: f64,
+    pub(crate) smooth: bool,
+    pub(crate) z_up: bool,
+}
+
+impl Default for Picture {
+    fn default() -> Self {
+        Picture { width: 800, height: 600, azimuth: 35.0, elevation: 25.0, smooth: true, z_up: false }
+    }
+}
+
+/// The GPU context for rendering, or a message saying how to get one.
+pub(crate) fn context() -> Result<&'static GpuContext, String> {
+    let ctx = GpuContext::new().map_err(|e| {
+        format!("rendering needs a GPU adapter (on a machine without a GPU, Mesa's lavapipe works): {e}")
+    })?;
+    Ok(Box::leak(Box::new(ctx)))
+}
+
+/// The sharp edges of `mesh` a user tagged (boundary and non-manifold
+/// edges, which the schemes make infinitely sharp, left out).
+pub(crate) fn crease_edges(mesh: &Mesh) -> Vec<[u32; 2]> {
+    let t = mesh.topology();
+    (0..t.num_edges())
+        .filter(|&e| {
+            mesh.edge_sharpness()[e] > 0.0 && t.edge_tags()[e] & (edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD) == 0
+        })
+        .map(|e| t.edge(e))
+        .collect()
+}
+
+/// Renders `mesh` with `positions` (holes left out), with the control cage
+/// of `cage` drawn over it, and `creases` (edges of `mesh`) highlighted;
+/// writes the PNG to `path`.
+pub(crate) fn write_png(
+    ctx: &GpuContext,
+    mesh: &Mesh,
+    positions: ArrayView2<'_, f64>,
+    cage: Option<&MeshData>,
+    creases: Vec<[u32; 2]>,
+    picture: &Picture,
+    path: &Path,
+) -> Result<(), String> {
+    let t = mesh.topology();
+    let view = MeshView::new(positions, t.face_ptr(), t.face_verts()).with_holes(mesh.holes());
+    let mut opts = RenderOptions::default()
+        .size(picture.width, picture.height)
+        .view(picture.azimuth, picture.elevation)
+        .shading(if picture.smooth { Shading::Smooth } else { Shading::Flat })
+        .up(if picture.z_up { UpAxis::Z } else { UpAxis::Y })
+        .creases(creases);
+    if let Some(c) = cage {
+        let ct = c.mesh.topology();
+        let cv = MeshView::new(c.positions(), ct.face_ptr(), ct.face_verts());
+        opts = opts.cage(CageOverlay::from_mesh(&cv).map_err(|e| e.to_string())?);
+    }
+    let image = subla_render::render(ctx, &view, &opts).map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    image.write_png(path).map_err(|e| e.to_string())
+}
