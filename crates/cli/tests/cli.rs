@@ -130,7 +130,7 @@ fn errors_are_one_line_with_a_non_zero_exit() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8(o.stderr).unwrap().contains("more than once"));
     // Usage errors come from the argument parser.
-    let o = subla(&["subdivide"]);
+    let o = subla(&["subdivide", "--levels", "two"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
