@@ -1,6 +1,11 @@
 //! The build step on the device: every level after the control mesh is
 //! refined and prepared for eval by GPU kernels, with nothing read back.
 //!
+//! Level 0: the host reads and validates the control mesh and prepares
+//! its effective sharpness; the faces, that sharpness and the hole flags go
+//! up, and the connectivity is rebuilt on the device
+//! (`topology_build.wgsl`, [`TopologyKernels`]).
+//!
 //! Per step `l → l + 1`, from the parent level on the device (its
 //! [`GpuTopology`], effective edge and vertex sharpness, hole flags):
 //! 1. the quad split (`quad_split.wgsl`, [`QuadSplitKernels`]) writes the
@@ -22,6 +27,7 @@ use crate::device::{GpuVertexMask, StepBuffers, check_binding, to_u32, upload};
 use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 use crate::split::{GpuTopology, QuadSplitKernels};
+use crate::topology::TopologyKernels;
 
 /// `catmark_masks.wgsl`: the device build pass (several entry points).
 pub(crate) const MASKS: &str = include_str!("../../../../shaders/catmark_masks.wgsl");
@@ -58,6 +64,7 @@ mod slot {
 /// The pipelines of the device build: the quad split and the masks pass.
 #[derive(Debug)]
 pub(crate) struct BuildKernels {
+    topology: TopologyKernels,
     split: QuadSplitKernels,
     edge_faces: Kernel,
     edge_masks: Kernel,
@@ -69,6 +76,7 @@ pub(crate) struct BuildKernels {
 
 impl BuildKernels {
     pub(crate) fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let topology = TopologyKernels::new(ctx)?;
         let split = QuadSplitKernels::new(ctx)?;
         let [edge_faces, edge_masks, edge_children, vertex_rings, vertex_masks, child_holes]: [Kernel; 6] =
             multi::compile(
@@ -86,7 +94,16 @@ impl BuildKernels {
             )?
             .try_into()
             .map_err(|_| GpuError::Internal { operation: "catmark masks", message: "missing pipeline".into() })?;
-        Ok(BuildKernels { split, edge_faces, edge_masks, edge_children, vertex_rings, vertex_masks, child_holes })
+        Ok(BuildKernels {
+            topology,
+            split,
+            edge_faces,
+            edge_masks,
+            edge_children,
+            vertex_rings,
+            vertex_masks,
+            child_holes,
+        })
     }
 }
 
@@ -109,10 +126,12 @@ fn padded<T: bytemuck::Pod>(data: &[T]) -> Vec<T> {
 }
 
 impl DeviceLevel {
-    /// Uploads a prepared level (effective sharpness) from the host.
-    pub(crate) fn upload(ctx: &GpuContext, mesh: &Mesh) -> Result<Self, GpuError> {
+    /// A prepared control mesh (effective sharpness) on the device: its
+    /// faces, sharpness and holes go up, its connectivity is built there
+    /// ([`crate::topology`]; manifold meshes only).
+    pub(crate) fn upload(ctx: &GpuContext, k: &BuildKernels, mesh: &Mesh) -> Result<Self, GpuError> {
         let t = mesh.topology();
-        let topo = GpuTopology::upload(ctx, t)?;
+        let topo = k.topology.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts())?;
         let max_valence = (0..t.num_vertices()).map(|v| t.valence(v)).max().unwrap_or(0);
         let holes = if mesh.has_holes() {
             let flags: Vec<u32> = mesh.holes().iter().map(|&h| u32::from(h)).collect();

@@ -15,8 +15,10 @@
 //! * **Build, on the GPU** ([`TopologySite::Auto`], the default, and
 //!   [`TopologySite::Device`]): the host validates the control mesh and
 //!   prepares its effective sharpness (as [`subla_catmark::CatmarkSlak`]
-//!   does), uploads it once, and every level is then made on the device
-//!   with nothing read back — the quad split ([`split`]), then
+//!   does) and uploads its faces, sharpness and holes once; the device
+//!   rebuilds the connectivity from the faces ([`topology`]: valences,
+//!   offsets, the edge enumeration; one 8-byte readback sizes the edge
+//!   arrays) and then makes every level with nothing read back — the quad split ([`split`]), then
 //!   `catmark_masks.wgsl`: the faces of edge uses and vertex corners, the
 //!   vertex neighbours, the edge and vertex masks (Sdc's rules: creases,
 //!   corners, darts, semi-sharp transitions, both crease methods, smooth
@@ -114,6 +116,7 @@ mod device;
 mod kernels;
 mod multi;
 pub mod split;
+pub mod topology;
 
 use std::fmt;
 use std::ops::Deref;
@@ -147,13 +150,17 @@ pub mod shaders {
     pub const MASKS: &str = crate::build::MASKS;
     /// `quad_split.wgsl`: the quad split, several entry points.
     pub const QUAD_SPLIT: &str = crate::split::QUAD_SPLIT;
+    /// `topology_build.wgsl`: the control mesh's connectivity from its
+    /// faces, several entry points.
+    pub const TOPOLOGY_BUILD: &str = crate::topology::TOPOLOGY_BUILD;
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 5] = [
+    pub const ALL: [(&str, &str); 6] = [
         ("catmark_face_points.wgsl", FACE_POINTS),
         ("catmark_edge_points.wgsl", EDGE_POINTS),
         ("catmark_vertex_points.wgsl", VERTEX_POINTS),
         ("catmark_masks.wgsl", MASKS),
         ("quad_split.wgsl", QUAD_SPLIT),
+        ("topology_build.wgsl", TOPOLOGY_BUILD),
     ];
 }
 
@@ -276,7 +283,7 @@ impl CatmarkGpu {
     fn build_on_device(&self, base: Mesh, levels: u32) -> Result<CatmarkGpuPlan, GpuError> {
         let kernels = self.kernels()?;
         let build = kernels.build(&self.ctx)?;
-        let finest = DeviceLevel::upload(&self.ctx, &base)?;
+        let finest = DeviceLevel::upload(&self.ctx, &build, &base)?;
         let mut plan = CatmarkGpuPlan {
             ctx: self.ctx.clone(),
             kernels,

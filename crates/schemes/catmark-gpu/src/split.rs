@@ -277,6 +277,50 @@ impl GpuTopology {
         self.manifold
     }
 
+    /// A topology from device arrays made elsewhere in this crate (the
+    /// device build of [`crate::topology`]), in [`GpuTopology::buffers`]
+    /// order; `counts` is (vertices, faces, edges, corners, largest face
+    /// order). The caller guarantees that the arrays are consistent.
+    pub(crate) fn from_parts(counts: [u32; 5], manifold: bool, buffers: [GpuBuffer<u32>; 13]) -> Self {
+        let [num_vertices, num_faces, num_edges, num_corners, max_face_order] = counts;
+        let [
+            face_ptr,
+            face_verts,
+            corner_faces,
+            corner_edges,
+            edges,
+            edge_corner_ptr,
+            edge_corners,
+            edge_tags,
+            vertex_corner_ptr,
+            vertex_corners,
+            vertex_edge_ptr,
+            vertex_edges,
+            vertex_tags,
+        ] = buffers;
+        GpuTopology {
+            num_vertices,
+            num_faces,
+            num_edges,
+            num_corners,
+            max_face_order,
+            manifold,
+            face_ptr,
+            face_verts,
+            corner_faces,
+            corner_edges,
+            edges,
+            edge_corner_ptr,
+            edge_corners,
+            edge_tags,
+            vertex_corner_ptr,
+            vertex_corners,
+            vertex_edge_ptr,
+            vertex_edges,
+            vertex_tags,
+        }
+    }
+
     /// The 13 arrays, in the binding order of `quad_split.wgsl`'s parent.
     fn buffers(&self) -> [&GpuBuffer<u32>; 13] {
         [

@@ -1,0 +1,318 @@
+//! The device topology build equals the CPU `Topology::build` array for
+//! array on manifold meshes (the OpenSubdiv shapes, generated meshes, mixed
+//! polygons, isolated vertices, high valences), is deterministic, and
+//! refuses non-manifold meshes and malformed faces with
+//! `GpuError::Unsupported`.
+
+use std::path::PathBuf;
+
+use proptest::strategy::Strategy;
+use proptest::test_runner::{Config, TestRunner};
+use subla_algebra::Par;
+use subla_catmark_gpu::split::{GpuTopology, QuadSplitKernels, TopologyArrays};
+use subla_catmark_gpu::topology::TopologyKernels;
+use subla_gpu::{GpuContext, GpuContextOptions, GpuError};
+use subla_mesh::{Topology, Validation};
+
+fn osd_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../data/meshes/osd")
+}
+
+/// The CPU oracle: `Topology::build` on the faces.
+fn cpu(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Topology {
+    Topology::build(num_vertices, face_ptr.to_vec(), face_verts.to_vec(), Par::Seq).expect("cpu build")
+}
+
+/// Builds `t`'s faces on the device and compares every array with `t`'s.
+fn check(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) {
+    assert!(t.is_manifold(), "{what}: not manifold");
+    let gpu = kernels
+        .build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts())
+        .unwrap_or_else(|e| panic!("{what}: device build failed: {e}"));
+    assert_eq!(
+        (gpu.num_vertices(), gpu.num_faces(), gpu.num_edges(), gpu.num_corners()),
+        (t.num_vertices(), t.num_faces(), t.num_edges(), t.num_corners()),
+        "{what}: counts"
+    );
+    assert_eq!(gpu.max_face_order(), (0..t.num_faces()).map(|f| t.face_order(f)).max().unwrap_or(0), "{what}");
+    assert!(gpu.is_manifold());
+    let got = gpu.download(ctx).expect("download");
+    let want = TopologyArrays::from_topology(t);
+    // Field by field first, for a readable failure.
+    assert_eq!(got.corner_faces, want.corner_faces, "{what}: corner_faces");
+    assert_eq!(got.edges, want.edges, "{what}: edges");
+    assert_eq!(got.corner_edges, want.corner_edges, "{what}: corner_edges");
+    assert_eq!(got.edge_corner_ptr, want.edge_corner_ptr, "{what}: edge_corner_ptr");
+    assert_eq!(got.edge_corners, want.edge_corners, "{what}: edge_corners");
+    assert_eq!(got.edge_tags, want.edge_tags, "{what}: edge_tags");
+    assert_eq!(got.vertex_corner_ptr, want.vertex_corner_ptr, "{what}: vertex_corner_ptr");
+    assert_eq!(got.vertex_corners, want.vertex_corners, "{what}: vertex_corners");
+    assert_eq!(got.vertex_edge_ptr, want.vertex_edge_ptr, "{what}: vertex_edge_ptr");
+    assert_eq!(got.vertex_edges, want.vertex_edges, "{what}: vertex_edges");
+    assert_eq!(got.vertex_tags, want.vertex_tags, "{what}: vertex_tags");
+    assert_eq!(got, want, "{what}");
+}
+
+/// Asserts that the device refuses `t` (non-manifold) as unsupported.
+fn check_refused(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) -> String {
+    assert!(!t.is_manifold(), "{what}: manifold");
+    match kernels.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts()) {
+        Err(GpuError::Unsupported { operation: "GpuTopology::build", reason }) => {
+            assert!(reason.contains("not manifold"), "{what}: {reason}");
+            reason
+        }
+        Err(e) => panic!("{what}: expected the non-manifold refusal, got {e}"),
+        Ok(_) => panic!("{what}: a non-manifold mesh was built on the device"),
+    }
+}
+
+#[test]
+fn osd_meshes_build_as_on_the_cpu() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let mut names: Vec<PathBuf> = std::fs::read_dir(osd_dir())
+        .expect("data/meshes/osd")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "obj"))
+        .collect();
+    names.sort();
+    let (mut built, mut refused) = (0, 0);
+    for path in &names {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let data = subla_mesh::obj::read_obj(path, Validation::OpenSubdiv).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m = data.mesh.topology();
+        let t = cpu(m.num_vertices(), m.face_ptr(), m.face_verts());
+        if t.is_manifold() {
+            check(ctx, &kernels, &t, &name);
+            built += 1;
+        } else {
+            check_refused(ctx, &kernels, &t, &name);
+            refused += 1;
+        }
+    }
+    eprintln!("{built} manifold shapes built, {refused} non-manifold shapes refused");
+    assert!(built > 50 && refused > 3, "{built} manifold and {refused} non-manifold shapes");
+    Ok(())
+}
+
+#[test]
+fn generated_meshes_build_as_on_the_cpu() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let mut runner = TestRunner::new(Config { cases: 16, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&subla_mesh::proptest_support::any_mesh().prop_map(|d| d.mesh.topology().clone()), |t| {
+            check(ctx, &kernels, &t, "generated mesh");
+            Ok(())
+        })
+        .map_err(|e| GpuError::Internal { operation: "generated meshes", message: e.to_string() })
+}
+
+#[test]
+fn relabelled_meshes_build_as_on_the_cpu() -> Result<(), GpuError> {
+    // Vertex numbers in random order: edges far from (lo, hi) = face order.
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let mut runner = TestRunner::new(Config { cases: 8, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&subla_mesh::proptest_support::any_mesh_with_permutation(), |(data, perm)| {
+            let d = subla_mesh::proptest_support::relabel(&data, &perm);
+            check(ctx, &kernels, d.mesh.topology(), "relabelled mesh");
+            Ok(())
+        })
+        .map_err(|e| GpuError::Internal { operation: "relabelled meshes", message: e.to_string() })
+}
+
+/// A closed fan of `n` triangles around `center` (a disk whose rim is
+/// `rim[0..n]`).
+fn fan(center: u32, rim: &[u32], ptr: &mut Vec<u32>, verts: &mut Vec<u32>) {
+    let n = rim.len();
+    for k in 0..n {
+        verts.extend([center, rim[k], rim[(k + 1) % n]]);
+        ptr.push(verts.len() as u32);
+    }
+}
+
+#[test]
+fn mixed_polygons_isolated_vertices_and_poles_build_as_on_the_cpu() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    // A triangle, a quad and a pentagon sharing edges; vertex 8 isolated.
+    let mut ptr = vec![0u32, 3, 7, 12];
+    let mut verts = vec![0u32, 1, 2, 1, 3, 4, 2, 3, 5, 6, 7, 4];
+    // A 100-gon on 9..109.
+    verts.extend(9..109);
+    ptr.push(verts.len() as u32);
+    // Fans of 40 triangles: around vertex 109, the lowest of its ring, and
+    // around vertex 190, the highest of its ring (long slices: heapsort in
+    // every per-vertex sort).
+    fan(109, &(110..150).collect::<Vec<_>>(), &mut ptr, &mut verts);
+    fan(190, &(150..190).rev().collect::<Vec<_>>(), &mut ptr, &mut verts);
+    // Isolated vertices in between and at the end.
+    let t = cpu(195, &ptr, &verts);
+    assert_eq!(t.vertex_tags()[8], subla_mesh::topology::vertex_tag::ISOLATED);
+    check(ctx, &kernels, &t, "mixed polygons");
+    // Nothing but isolated vertices, and nothing at all.
+    check(ctx, &kernels, &cpu(3, &[0], &[]), "no faces");
+    check(ctx, &kernels, &cpu(0, &[0], &[]), "empty mesh");
+    Ok(())
+}
+
+#[test]
+fn builds_are_deterministic_and_feed_the_quad_split() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let data = subla_mesh::proptest_support::torus(12, 9, 3);
+    let t = data.mesh.topology();
+    let a = GpuTopology::build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts())?;
+    let b = kernels.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts())?;
+    let first = a.download(ctx)?;
+    assert_eq!(first, b.download(ctx)?, "two builds differ");
+    assert_eq!(first, TopologyArrays::from_topology(t));
+    // The device-built level splits as the CPU one does.
+    let (child, halves) = QuadSplitKernels::new(ctx)?.split(ctx, &a)?;
+    let want = t.split_quads(Par::Seq).expect("cpu split");
+    assert_eq!(halves.download(ctx)?, want.halves);
+    assert_eq!(child.download(ctx)?, TopologyArrays::from_topology(&want.topology));
+    Ok(())
+}
+
+#[test]
+fn two_dimensional_grids_build_as_on_the_cpu() -> Result<(), GpuError> {
+    // At most 8 workgroups per dimension: the per-corner kernels run on a 2-D grid
+    // (flat index wg.y * nwg.x + wg.x) with surplus invocations.
+    let options = GpuContextOptions::default().max_workgroups_per_dimension(8);
+    let Some(ctx) = subla_gpu::testing::context_with_options_or_skip(options) else { return Ok(()) };
+    let kernels = TopologyKernels::new(&ctx)?;
+    let data = subla_mesh::proptest_support::torus(30, 20, 5);
+    check(&ctx, &kernels, data.mesh.topology(), "torus on a 2-D grid");
+    Ok(())
+}
+
+#[test]
+fn non_manifold_meshes_are_refused() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    // (what, vertices, face_ptr, face_verts, expected words of the reason)
+    type Case = (&'static str, usize, Vec<u32>, Vec<u32>, &'static str);
+    let cases: [Case; 6] = [
+        ("edge of three faces", 5, vec![0, 3, 6, 9], vec![0, 1, 2, 1, 0, 3, 0, 1, 4], "more than two faces"),
+        ("inconsistent orientation", 4, vec![0, 3, 6], vec![0, 1, 2, 0, 1, 3], "same direction"),
+        ("repeated vertex", 5, vec![0, 6], vec![0, 1, 2, 0, 3, 4], "repeated in a face"),
+        ("degenerate edge", 3, vec![0, 4], vec![0, 0, 1, 2], "degenerate"),
+        ("open bow tie", 5, vec![0, 3, 6], vec![0, 1, 2, 0, 3, 4], "more than one fan"),
+        (
+            "two tetrahedra sharing a vertex",
+            7,
+            vec![0, 3, 6, 9, 12, 15, 18, 21, 24],
+            vec![0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3, 0, 5, 4, 0, 4, 6, 0, 6, 5, 4, 5, 6],
+            "more than one fan",
+        ),
+    ];
+    for (what, nv, ptr, verts, expect) in cases {
+        let reason = check_refused(ctx, &kernels, &cpu(nv, &ptr, &verts), what);
+        assert!(reason.contains(expect), "{what}: {reason}");
+        assert!(reason.contains("lowest vertex involved is 0"), "{what}: {reason}");
+    }
+    Ok(())
+}
+
+/// Builds each face list of `strategy` on the device: equal to the CPU
+/// where the CPU finds it manifold, refused where it does not. Returns the
+/// numbers built and refused.
+fn built_or_refused(
+    ctx: &GpuContext,
+    kernels: &TopologyKernels,
+    cases: u32,
+    strategy: impl Strategy<Value = (usize, Vec<Vec<u32>>)>,
+) -> Result<(usize, usize), GpuError> {
+    let counts = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&strategy, |(nv, faces)| {
+            let mut ptr = vec![0u32];
+            let mut verts = Vec::new();
+            for f in &faces {
+                verts.extend_from_slice(f);
+                ptr.push(verts.len() as u32);
+            }
+            let t = cpu(nv, &ptr, &verts);
+            let what = format!("{nv} vertices, faces {faces:?}");
+            if t.is_manifold() {
+                check(ctx, kernels, &t, &what);
+                counts.0.set(counts.0.get() + 1);
+            } else {
+                check_refused(ctx, kernels, &t, &what);
+                counts.1.set(counts.1.get() + 1);
+            }
+            Ok(())
+        })
+        .map_err(|e| GpuError::Internal { operation: "built or refused", message: e.to_string() })?;
+    Ok((counts.0.get(), counts.1.get()))
+}
+
+#[test]
+fn random_face_soups_are_built_or_refused_as_the_cpu_decides() -> Result<(), GpuError> {
+    // Few vertices, random faces of distinct vertices: bow ties, fins,
+    // flips, and now and then a manifold patch.
+    use proptest::collection::vec;
+    use proptest::sample::subsequence;
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let soup = (4usize..9).prop_flat_map(|nv| {
+        let face = subsequence((0..nv as u32).collect::<Vec<_>>(), 3..5).prop_shuffle();
+        (proptest::strategy::Just(nv), vec(face, 1..5))
+    });
+    let (built, refused) = built_or_refused(ctx, &kernels, 96, soup)?;
+    eprintln!("{built} manifold soups built, {refused} non-manifold soups refused");
+    assert!(built > 0 && refused > 0, "{built} manifold and {refused} non-manifold soups");
+    Ok(())
+}
+
+#[test]
+fn edited_meshes_are_built_or_refused_as_the_cpu_decides() -> Result<(), GpuError> {
+    // Generated manifold meshes with a few faces flipped, removed (holes,
+    // bow ties where two holes touch) or doubled (fins, flipped pairs).
+    use proptest::collection::vec;
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let edited = subla_mesh::proptest_support::any_mesh()
+        .prop_flat_map(|d| {
+            let t = d.mesh.topology();
+            let faces: Vec<Vec<u32>> = (0..t.num_faces()).map(|f| t.face(f).to_vec()).collect();
+            let n = faces.len();
+            (proptest::strategy::Just((t.num_vertices(), faces)), vec((0..n, 0u8..3), 1..4))
+        })
+        .prop_map(|((nv, mut faces), edits)| {
+            let mut removed = vec![false; faces.len()];
+            for (f, op) in edits {
+                match op {
+                    0 => faces[f].reverse(),
+                    1 => removed[f] = true,
+                    _ => faces.push(faces[f].clone()),
+                }
+            }
+            let kept = faces.into_iter().enumerate().filter(|&(f, _)| !removed.get(f).copied().unwrap_or(false));
+            (nv, kept.map(|(_, face)| face).collect())
+        });
+    let (built, refused) = built_or_refused(ctx, &kernels, 48, edited)?;
+    eprintln!("{built} edited meshes built, {refused} refused");
+    assert!(built > 0 && refused > 0, "{built} manifold and {refused} non-manifold edited meshes");
+    Ok(())
+}
+
+#[test]
+fn malformed_faces_are_refused_naming_the_face() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    match GpuTopology::build(ctx, 4, &[0, 3, 6], &[0, 1, 2, 2, 1, 4]) {
+        Err(GpuError::Unsupported { reason, .. }) => {
+            assert!(reason.contains("face 1 refers to vertex 4"), "{reason}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    match GpuTopology::build(ctx, 4, &[0, 3, 5], &[0, 1, 2, 2, 1]) {
+        Err(GpuError::Unsupported { reason, .. }) => assert!(reason.contains("face 1 has 2 vertices"), "{reason}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    Ok(())
+}
