@@ -23,7 +23,9 @@
 use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 use subla_mesh::{CreaseMethod, Mesh, Options, TriangleSubdivision};
 
-use crate::device::{GpuVertexMask, StepBuffers, check_binding, to_u32, upload};
+use crate::device::{
+    self, GpuVertexMask, StepBuffers, order_weights, smooth_vertex_masks, to_u32, uniform, upload, upload_array,
+};
 use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 use crate::split::{GpuTopology, QuadSplitKernels};
@@ -135,17 +137,16 @@ impl DeviceLevel {
         let max_valence = (0..t.num_vertices()).map(|v| t.valence(v)).max().unwrap_or(0);
         let holes = if mesh.has_holes() {
             let flags: Vec<u32> = mesh.holes().iter().map(|&h| u32::from(h)).collect();
-            check_binding(ctx, "catmark-gpu holes", 4 * flags.len() as u64)?;
-            Some(GpuBuffer::upload(ctx, &padded(&flags))?)
+            Some(upload_array(ctx, "catmark-gpu holes", &padded(&flags))?)
         } else {
             None
         };
         Ok(DeviceLevel {
             topo,
-            edge_sharpness: GpuBuffer::upload(ctx, &padded(mesh.edge_sharpness()))?,
-            vertex_sharpness: GpuBuffer::upload(ctx, &padded(mesh.vertex_sharpness()))?,
+            edge_sharpness: upload_array(ctx, "catmark-gpu edge sharpness", &padded(mesh.edge_sharpness()))?,
+            vertex_sharpness: upload_array(ctx, "catmark-gpu vertex sharpness", &padded(mesh.vertex_sharpness()))?,
             holes,
-            max_valence: to_u32("catmark-gpu valence", max_valence)?,
+            max_valence: to_u32("catmark-gpu valence", max_valence as u64)?,
             options: mesh.options(),
         })
     }
@@ -158,37 +159,51 @@ impl DeviceLevel {
             message: format!("the level read back is not a valid mesh: {e}"),
         };
         let t = &self.topo;
-        let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
-        let array = |name: &str| t.buffer(name).ok_or_else(|| host(&format!("no array {name}")))?.download(ctx);
-        let face_ptr = array("face_ptr")?;
-        let mut face_verts = array("face_verts")?;
-        face_verts.truncate(t.num_corners());
+        let (nv, ne) = (t.num_vertices(), t.num_edges());
+        let array = |name: &str| t.buffer(name).ok_or_else(|| host(&format!("no array {name}")));
+        let HostFaces { face_ptr, face_verts, holes } =
+            download_faces(ctx, array("face_ptr")?, array("face_verts")?, self.holes.as_ref())?;
         let topology =
             subla_mesh::Topology::build(nv, face_ptr, face_verts, subla_algebra::Par::Rayon).map_err(|e| host(&e))?;
         let mut es = self.edge_sharpness.download(ctx)?;
         es.truncate(ne);
         let mut vs = self.vertex_sharpness.download(ctx)?;
         vs.truncate(nv);
-        let holes = match &self.holes {
-            Some(h) => h.download(ctx)?.iter().take(nf).map(|&x| x != 0).collect(),
-            None => vec![false; nf],
-        };
         Mesh::from_parts(topology, es, vs, holes, self.options).map_err(|e| host(&e))
     }
 }
 
-/// A device array of `len` zeros (at least one element), checked against
-/// the binding limit.
+/// The faces of one level, read back.
+#[derive(Debug)]
+pub(crate) struct HostFaces {
+    pub(crate) face_ptr: Vec<u32>,
+    pub(crate) face_verts: Vec<u32>,
+    pub(crate) holes: Vec<bool>,
+}
+
+/// Reads a level's faces back: `face_ptr`, `face_verts` (the padding of
+/// empty arrays dropped) and the hole flags (all false without `holes`).
+pub(crate) fn download_faces(
+    ctx: &GpuContext,
+    face_ptr: &GpuBuffer<u32>,
+    face_verts: &GpuBuffer<u32>,
+    holes: Option<&GpuBuffer<u32>>,
+) -> Result<HostFaces, GpuError> {
+    let face_ptr = face_ptr.download(ctx)?;
+    let nf = face_ptr.len().saturating_sub(1);
+    let mut face_verts = face_verts.download(ctx)?;
+    face_verts.truncate(face_ptr.last().copied().unwrap_or(0) as usize);
+    let holes = match holes {
+        Some(h) => h.download(ctx)?.iter().take(nf).map(|&x| x != 0).collect(),
+        None => vec![false; nf],
+    };
+    Ok(HostFaces { face_ptr, face_verts, holes })
+}
+
+/// A device array of `len` zeros, at least one element (a binding holds
+/// at least one element of its array), checked against the binding limit.
 fn zeroed<T: bytemuck::Pod>(ctx: &GpuContext, what: &'static str, len: u64) -> Result<GpuBuffer<T>, GpuError> {
-    let len = len.max(1);
-    check_binding(ctx, what, len.saturating_mul(size_of::<T>() as u64))?;
-    let n = usize::try_from(len).map_err(|_| GpuError::TooLarge {
-        what,
-        bytes: len,
-        limit: "usize",
-        limit_value: usize::MAX as u64,
-    })?;
-    GpuBuffer::zeroed(ctx, n)
+    device::zeroed(ctx, what, len.max(1))
 }
 
 /// One step on the device: the eval data of `parent → child` and the child
@@ -202,7 +217,7 @@ pub(crate) fn step(
     let t = &parent.topo;
     let (nv, nf, ne, nc) =
         (t.num_vertices() as u64, t.num_faces() as u64, t.num_edges() as u64, t.num_corners() as u64);
-    to_u32("catmark-gpu child level rows", (nv + nf + ne) as usize)?;
+    to_u32("catmark-gpu child level rows", nv + nf + ne)?;
     let (child, halves) = k.split.split(ctx, t)?;
 
     // The smooth masks of valence 0 ..= V, then one entry per vertex.
@@ -221,16 +236,7 @@ pub(crate) fn step(
         None => None,
     };
     // Host-written entries: the smooth edge mask and the smooth vertex masks.
-    let smooth: Vec<GpuVertexMask> = (0..base)
-        .map(|n| {
-            if n == 0 {
-                GpuVertexMask { cv: 1.0, ..GpuVertexMask::default() }
-            } else {
-                let n = n as f64;
-                GpuVertexMask { cv: ((n - 2.0) / n) as f32, ring: (1.0 / (n * n)) as f32, ..GpuVertexMask::default() }
-            }
-        })
-        .collect();
+    let smooth = smooth_vertex_masks(parent.max_valence as usize);
     ctx.queue().write_buffer(edge_masks.as_wgpu(), 0, bytemuck::cast_slice(&[[0.25f32, 0.25]]));
     ctx.queue().write_buffer(vertex_masks.as_wgpu(), 0, bytemuck::cast_slice(&smooth));
 
@@ -243,18 +249,11 @@ pub(crate) fn step(
         t.num_edges() as u32,
         t.num_corners() as u32,
         flags,
-        to_u32("catmark-gpu vertex mask table", base as usize)?,
+        to_u32("catmark-gpu vertex mask table", base)?,
         0,
         0,
     ];
-    let params = {
-        use subla_gpu::wgpu::util::DeviceExt;
-        ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("catmark masks params"),
-            contents: bytemuck::cast_slice(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        })
-    };
+    let params = uniform(ctx, "catmark masks params", &params);
     let topo = |name: &str| -> Result<&wgpu::Buffer, GpuError> {
         t.buffer(name).map(GpuBuffer::as_wgpu).ok_or_else(|| GpuError::Internal {
             operation: "catmark masks",
@@ -311,7 +310,7 @@ pub(crate) fn step(
     })?;
 
     let max_order = t.max_face_order();
-    let order_weight: Vec<f32> = (0..=max_order).map(|n| if n == 0 { 0.0 } else { 1.0f32 / n as f32 }).collect();
+    let order_weight = order_weights(max_order);
     let shared = |name: &str| topo(name).cloned();
     let step = StepBuffers {
         nv: t.num_vertices() as u32,

@@ -65,25 +65,74 @@ pub(crate) fn check_binding(ctx: &GpuContext, what: &'static str, bytes: u64) ->
     Ok(())
 }
 
+/// Uploads `data`, checked against the binding limit.
+pub(crate) fn upload_array<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<GpuBuffer<T>, GpuError> {
+    let bytes = u64::try_from(std::mem::size_of_val(data)).unwrap_or(u64::MAX);
+    check_binding(ctx, what, bytes)?;
+    GpuBuffer::upload(ctx, data)
+}
+
 /// Uploads `data` (one zero element when empty), checked against the
-/// binding limit.
+/// binding limit, as a plain wgpu buffer.
 pub(crate) fn upload<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<wgpu::Buffer, GpuError> {
     let pad = [T::zeroed()];
     let data = if data.is_empty() { &pad[..] } else { data };
-    let bytes = u64::try_from(std::mem::size_of_val(data)).unwrap_or(u64::MAX);
-    check_binding(ctx, what, bytes)?;
-    Ok(GpuBuffer::upload(ctx, data)?.as_wgpu().clone())
+    Ok(upload_array(ctx, what, data)?.as_wgpu().clone())
+}
+
+/// A device array of `len` zeros, checked against the binding limit.
+pub(crate) fn zeroed<T: Pod>(ctx: &GpuContext, what: &'static str, len: u64) -> Result<GpuBuffer<T>, GpuError> {
+    check_binding(ctx, what, len.saturating_mul(size_of::<T>() as u64))?;
+    let n = usize::try_from(len).map_err(|_| GpuError::TooLarge {
+        what,
+        bytes: len,
+        limit: "usize",
+        limit_value: usize::MAX as u64,
+    })?;
+    GpuBuffer::zeroed(ctx, n)
+}
+
+/// A uniform buffer holding `values`.
+pub(crate) fn uniform(ctx: &GpuContext, label: &'static str, values: &[u32]) -> wgpu::Buffer {
+    use subla_gpu::wgpu::util::DeviceExt;
+    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::cast_slice(values),
+        usage: wgpu::BufferUsages::UNIFORM,
+    })
 }
 
 /// Fails with [`GpuError::TooLarge`] when `n` does not fit the kernels'
 /// `u32` indices.
-pub(crate) fn to_u32(what: &'static str, n: usize) -> Result<u32, GpuError> {
+pub(crate) fn to_u32(what: &'static str, n: u64) -> Result<u32, GpuError> {
     u32::try_from(n).map_err(|_| GpuError::TooLarge {
         what,
-        bytes: n as u64,
+        bytes: n,
         limit: "u32 index",
         limit_value: u64::from(u32::MAX),
     })
+}
+
+/// `1 / n` for faces of `n = 0 ..= max_order` vertices (0 for `n = 0`),
+/// the face-point weights in `f32`.
+pub(crate) fn order_weights(max_order: usize) -> Vec<f32> {
+    (0..=max_order).map(|n| if n == 0 { 0.0 } else { 1.0f32 / n as f32 }).collect()
+}
+
+/// The smooth vertex masks of valence `0 ..= max_valence` (Eq. 11):
+/// `cv = (n − 2) / n`, ring weight `1 / n²`, computed in `f64` and rounded
+/// to `f32` as the CPU kernel rounds them; an isolated vertex stays.
+pub(crate) fn smooth_vertex_masks(max_valence: usize) -> Vec<GpuVertexMask> {
+    (0..=max_valence)
+        .map(|n| {
+            if n == 0 {
+                GpuVertexMask { cv: 1.0, ..GpuVertexMask::default() }
+            } else {
+                let n = n as f64;
+                GpuVertexMask { cv: ((n - 2.0) / n) as f32, ring: (1.0 / (n * n)) as f32, ..GpuVertexMask::default() }
+            }
+        })
+        .collect()
 }
 
 impl StepBuffers {
@@ -93,12 +142,12 @@ impl StepBuffers {
         let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
         // Rows of the child level, and so every index the kernels form
         // (before the channel factor, checked per eval).
-        to_u32("catmark-gpu child level rows", nv + nf + ne)?;
+        to_u32("catmark-gpu child level rows", (nv + nf + ne) as u64)?;
         let cf = t.corner_faces();
 
         // Faces.
         let max_order = t.face_ptr().windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
-        let order_weight: Vec<f32> = (0..=max_order).map(|n| if n == 0 { 0.0 } else { 1.0f32 / n as f32 }).collect();
+        let order_weight = order_weights(max_order);
 
         // Edges.
         let edge_faces: Vec<u32> = (0..ne).flat_map(|e| t.edge_corners(e).iter().map(|&c| cf[c as usize])).collect();
@@ -106,7 +155,7 @@ impl StepBuffers {
         let mut edge_masks: Vec<[f32; 2]> = Vec::with_capacity(1 + step.edge_masks.len());
         edge_masks.push([0.25, 0.25]);
         for m in step.edge_masks {
-            edge_mask[m.edge as usize] = to_u32("catmark-gpu edge masks", edge_masks.len())?;
+            edge_mask[m.edge as usize] = to_u32("catmark-gpu edge masks", edge_masks.len() as u64)?;
             edge_masks.push([m.alpha as f32, m.beta as f32]);
         }
 
@@ -115,33 +164,20 @@ impl StepBuffers {
             (0..nv).flat_map(|v| t.vertex_corners(v).iter().map(|&c| cf[c as usize])).collect();
         let vertex_nbrs: Vec<u32> = (0..nv).flat_map(|v| t.vertex_neighbors(v)).collect();
         let max_valence = (0..nv).map(|v| t.valence(v)).max().unwrap_or(0);
-        let mut vertex_masks: Vec<GpuVertexMask> = (0..=max_valence)
-            .map(|n| {
-                if n == 0 {
-                    GpuVertexMask { cv: 1.0, ..GpuVertexMask::default() }
-                } else {
-                    let n = n as f64;
-                    GpuVertexMask {
-                        cv: ((n - 2.0) / n) as f32,
-                        ring: (1.0 / (n * n)) as f32,
-                        ..GpuVertexMask::default()
-                    }
-                }
-            })
-            .collect();
+        let mut vertex_masks = smooth_vertex_masks(max_valence);
         let mut vertex_mask: Vec<u32> = (0..nv).map(|v| t.valence(v) as u32).collect();
         for m in step.vertex_masks {
             let v = m.vertex as usize;
             let n = t.valence(v);
             let ring = if m.cs != 0.0 && n > 0 { (m.cs / (n * n) as f64) as f32 } else { 0.0 };
-            vertex_mask[v] = to_u32("catmark-gpu vertex masks", vertex_masks.len())?;
+            vertex_mask[v] = to_u32("catmark-gpu vertex masks", vertex_masks.len() as u64)?;
             vertex_masks.push(GpuVertexMask { cv: m.cv as f32, ring, crease: m.ce as f32, ua: m.ua, ub: m.ub });
         }
 
         Ok(StepBuffers {
-            nv: to_u32("catmark-gpu vertices", nv)?,
-            nf: to_u32("catmark-gpu faces", nf)?,
-            ne: to_u32("catmark-gpu edges", ne)?,
+            nv: to_u32("catmark-gpu vertices", nv as u64)?,
+            nf: to_u32("catmark-gpu faces", nf as u64)?,
+            ne: to_u32("catmark-gpu edges", ne as u64)?,
             face_ptr: upload(ctx, "catmark-gpu face_ptr", t.face_ptr())?,
             face_verts: upload(ctx, "catmark-gpu face_verts", t.face_verts())?,
             order_weight: upload(ctx, "catmark-gpu order weights", &order_weight)?,

@@ -8,17 +8,14 @@
 
 use subla_gpu::timing::PassTimer;
 use subla_gpu::wgpu;
-use subla_gpu::wgpu::util::DeviceExt;
 use subla_gpu::{GpuContext, GpuError};
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::build::BuildKernels;
-use crate::device::StepBuffers;
+use crate::device::{StepBuffers, uniform};
+use crate::multi::grid;
 use crate::shaders;
-
-/// Invocations per workgroup of the three kernels.
-const WORKGROUP: u32 = 256;
 
 /// A compute pipeline with the layout of its bind group 0.
 #[derive(Debug)]
@@ -131,9 +128,9 @@ impl Kernels {
     ) -> Result<(), GpuError> {
         let (nv, nf, ne) = (s.nv, s.nf, s.ne);
         // Row offsets in y fit u32: the build checked nv + nf + ne.
-        let face_params = params(ctx, [nf, channels, nv, nv]);
-        let edge_params = params(ctx, [ne, channels, nv + nf, nv]);
-        let vertex_params = params(ctx, [nv, channels, 0, nv]);
+        let face_params = uniform(ctx, "catmark-gpu params", &[nf, channels, nv, nv]);
+        let edge_params = uniform(ctx, "catmark-gpu params", &[ne, channels, nv + nf, nv]);
+        let vertex_params = uniform(ctx, "catmark-gpu params", &[nv, channels, 0, nv]);
         fn b(buffer: &wgpu::Buffer) -> wgpu::BindingResource<'_> {
             buffer.as_entire_binding()
         }
@@ -142,7 +139,7 @@ impl Kernels {
             encoder,
             &self.face,
             &[b(&face_params), b(&s.face_ptr), b(&s.face_verts), b(&s.order_weight), b(x), b(y)],
-            grid(ctx, "catmark-gpu face points dispatch", nf)?,
+            grid(ctx, "catmark-gpu face points dispatch", u64::from(nf))?,
             writes(&mut timer, "face_points"),
         );
         dispatch(
@@ -159,7 +156,7 @@ impl Kernels {
                 b(x),
                 b(y),
             ],
-            grid(ctx, "catmark-gpu edge points dispatch", ne)?,
+            grid(ctx, "catmark-gpu edge points dispatch", u64::from(ne))?,
             writes(&mut timer, "edge_points"),
         );
         dispatch(
@@ -177,7 +174,7 @@ impl Kernels {
                 b(x),
                 b(y),
             ],
-            grid(ctx, "catmark-gpu vertex points dispatch", nv)?,
+            grid(ctx, "catmark-gpu vertex points dispatch", u64::from(nv))?,
             writes(&mut timer, "vertex_points"),
         );
         Ok(())
@@ -192,45 +189,6 @@ fn writes<'t>(
     let (t, level) = timer.as_mut()?;
     let label = format!("{level} {kernel}");
     t.writes(label)
-}
-
-/// A uniform buffer holding the four `u32` of `struct Params`.
-fn params(ctx: &GpuContext, values: [u32; 4]) -> wgpu::Buffer {
-    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("catmark-gpu params"),
-        contents: bytemuck::cast_slice(&values),
-        usage: wgpu::BufferUsages::UNIFORM,
-    })
-}
-
-/// A 2-D grid `(x, y)` of at least `ceil(items / 256)` workgroups, or `None`
-/// for none. The kernels compute `wg.y * num_workgroups.x + wg.x` and skip
-/// the surplus.
-fn grid(ctx: &GpuContext, what: &'static str, items: u32) -> Result<Option<(u32, u32)>, GpuError> {
-    let groups = u64::from(items).div_ceil(u64::from(WORKGROUP));
-    if groups == 0 {
-        return Ok(None);
-    }
-    let max = u64::from(ctx.max_workgroups_per_dimension().max(1));
-    let x = groups.min(max);
-    let y = groups.div_ceil(x);
-    if y > max {
-        return Err(GpuError::TooLarge {
-            what,
-            bytes: groups,
-            limit: "max_compute_workgroups_per_dimension",
-            limit_value: max * max,
-        });
-    }
-    if x * y * u64::from(WORKGROUP) > 1 << 32 {
-        return Err(GpuError::TooLarge {
-            what,
-            bytes: groups,
-            limit: "u32 index",
-            limit_value: (1 << 32) / u64::from(WORKGROUP),
-        });
-    }
-    Ok(Some((x as u32, y as u32)))
 }
 
 /// Records one dispatch (bindings `0..`) in its own compute pass.

@@ -130,7 +130,7 @@ use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
 
-use crate::build::{BuildKernels, DeviceLevel};
+use crate::build::{BuildKernels, DeviceLevel, HostFaces};
 use crate::device::{StepBuffers, check_binding};
 use crate::kernels::Kernels;
 
@@ -436,14 +436,6 @@ struct LevelFaces {
     holes: Option<GpuBuffer<u32>>,
 }
 
-/// The faces of one level, read back.
-#[derive(Debug)]
-struct HostFaces {
-    face_ptr: Vec<u32>,
-    face_verts: Vec<u32>,
-    holes: Vec<bool>,
-}
-
 /// Level 0 of a device-built plan.
 #[derive(Debug)]
 enum Base {
@@ -657,15 +649,7 @@ impl CatmarkGpuPlan {
                 let l = built.levels.get(level - 1).ok_or(missing("level faces"))?;
                 (&l.face_ptr, &l.face_verts, l.holes.as_ref())
             };
-            let face_ptr = face_ptr.download(&self.ctx)?;
-            let nf = face_ptr.len().saturating_sub(1);
-            let mut face_verts = face_verts.download(&self.ctx)?;
-            face_verts.truncate(face_ptr.last().copied().unwrap_or(0) as usize);
-            let holes = match holes {
-                Some(h) => h.download(&self.ctx)?.iter().take(nf).map(|&x| x != 0).collect(),
-                None => vec![false; nf],
-            };
-            Ok(HostFaces { face_ptr, face_verts, holes })
+            build::download_faces(&self.ctx, face_ptr, face_verts, holes)
         };
         built.faces.get(level)?.get_or_init(|| read().ok()).as_ref()
     }

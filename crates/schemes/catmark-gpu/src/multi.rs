@@ -79,7 +79,13 @@ pub(crate) fn compile(
 }
 
 /// A 2-D grid `(x, y)` of at least `ceil(items / 256)` workgroups, or
-/// `None` for none (the kernels skip the surplus).
+/// `None` for none. The kernels compute `wg.y * num_workgroups.x + wg.x`
+/// and skip the surplus.
+///
+/// # Errors
+/// [`GpuError::TooLarge`] naming `max_compute_workgroups_per_dimension`
+/// when the grid does not fit, or `u32 index` when the invocation indices
+/// would not.
 pub(crate) fn grid(ctx: &GpuContext, what: &'static str, items: u64) -> Result<Option<(u32, u32)>, GpuError> {
     let groups = items.div_ceil(u64::from(WORKGROUP));
     if groups == 0 {
@@ -88,12 +94,20 @@ pub(crate) fn grid(ctx: &GpuContext, what: &'static str, items: u64) -> Result<O
     let max = u64::from(ctx.max_workgroups_per_dimension().max(1));
     let x = groups.min(max);
     let y = groups.div_ceil(x);
-    if y > max || x * y * u64::from(WORKGROUP) > 1 << 32 {
+    if y > max {
         return Err(GpuError::TooLarge {
             what,
             bytes: groups,
             limit: "max_compute_workgroups_per_dimension",
             limit_value: max * max,
+        });
+    }
+    if x * y * u64::from(WORKGROUP) > 1 << 32 {
+        return Err(GpuError::TooLarge {
+            what,
+            bytes: groups,
+            limit: "u32 index",
+            limit_value: (1 << 32) / u64::from(WORKGROUP),
         });
     }
     Ok(Some((x as u32, y as u32)))

@@ -31,11 +31,10 @@
 //! qualifies.
 
 use subla_gpu::wgpu;
-use subla_gpu::wgpu::util::DeviceExt;
 use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Topology;
 
-use crate::device::check_binding;
+use crate::device::{to_u32, uniform, upload_array, zeroed as alloc};
 use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 
@@ -153,32 +152,9 @@ impl TopologyArrays {
     }
 }
 
-/// `n` as `u32`, or [`GpuError::TooLarge`] naming `what`.
-fn to_u32(what: &'static str, n: usize) -> Result<u32, GpuError> {
-    u32::try_from(n).map_err(|_| GpuError::TooLarge {
-        what,
-        bytes: n as u64,
-        limit: "u32 index",
-        limit_value: u64::from(u32::MAX),
-    })
-}
-
 /// Uploads `data`, checked against the binding limit.
 fn upload(ctx: &GpuContext, what: &'static str, data: &[u32]) -> Result<GpuBuffer<u32>, GpuError> {
-    check_binding(ctx, what, 4 * data.len() as u64)?;
-    GpuBuffer::upload(ctx, data)
-}
-
-/// A device array of `len` zeros, checked against the binding limit.
-fn alloc(ctx: &GpuContext, what: &'static str, len: u64) -> Result<GpuBuffer<u32>, GpuError> {
-    check_binding(ctx, what, 4 * len)?;
-    let len = usize::try_from(len).map_err(|_| GpuError::TooLarge {
-        what,
-        bytes: len,
-        limit: "usize",
-        limit_value: usize::MAX as u64,
-    })?;
-    GpuBuffer::zeroed(ctx, len)
+    upload_array(ctx, what, data)
 }
 
 impl GpuTopology {
@@ -198,11 +174,11 @@ impl GpuTopology {
         let vertex_edges: Vec<u32> = (0..nv).flat_map(|v| t.vertex_edges(v).iter().copied()).collect();
         let max_face_order = (0..nf).map(|f| t.face_order(f)).max().unwrap_or(0);
         Ok(GpuTopology {
-            num_vertices: to_u32("quad split vertices", nv)?,
-            num_faces: to_u32("quad split faces", nf)?,
-            num_edges: to_u32("quad split edges", ne)?,
-            num_corners: to_u32("quad split corners", nc)?,
-            max_face_order: to_u32("quad split face order", max_face_order)?,
+            num_vertices: to_u32("quad split vertices", nv as u64)?,
+            num_faces: to_u32("quad split faces", nf as u64)?,
+            num_edges: to_u32("quad split edges", ne as u64)?,
+            num_corners: to_u32("quad split corners", nc as u64)?,
+            max_face_order: to_u32("quad split face order", max_face_order as u64)?,
             manifold: t.is_manifold(),
             face_ptr: upload(ctx, "topology face_ptr", t.face_ptr())?,
             face_verts: upload(ctx, "topology face_verts", t.face_verts())?,
@@ -461,12 +437,10 @@ impl QuadSplitKernels {
         let (nv, nf, ne, nc) =
             (u64::from(t.num_vertices), u64::from(t.num_faces), u64::from(t.num_edges), u64::from(t.num_corners));
         let na = 2 * ne;
-        let fits = |what: &'static str, n: u64| to_u32(what, usize::try_from(n).unwrap_or(usize::MAX));
-        let child_nv = fits("refined vertices", nv + nf + ne)?;
-        fits("refined corners", 4 * nc)?;
-        fits("refined vertex edges", 2 * (na + nc))?;
-        let child_ne = fits("refined edges", na + nc)?;
-        let child_nc = fits("refined corners", 4 * nc)?;
+        let child_nv = to_u32("refined vertices", nv + nf + ne)?;
+        to_u32("refined vertex edges", 2 * (na + nc))?;
+        let child_ne = to_u32("refined edges", na + nc)?;
+        let child_nc = to_u32("refined corners", 4 * nc)?;
 
         let halves = alloc(ctx, "quad split halves", na)?;
         let interior = alloc(ctx, "quad split interior edges", nc)?;
@@ -491,11 +465,7 @@ impl QuadSplitKernels {
         ];
         let [c_fptr, c_fv, c_cf, c_ce, c_edges, c_etags, c_vcp, c_vc, c_vep, c_ves, c_vtags] = child;
 
-        let params = ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("quad split params"),
-            contents: bytemuck::cast_slice(&[t.num_vertices, t.num_faces, t.num_edges, t.num_corners]),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let params = uniform(ctx, "quad split params", &[t.num_vertices, t.num_faces, t.num_edges, t.num_corners]);
         // Every binding of quad_split.wgsl; the child's edge_corners comes
         // after the scan.
         let mut table: [Option<&wgpu::Buffer>; slot::COUNT] = [None; slot::COUNT];

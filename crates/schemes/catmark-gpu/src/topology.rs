@@ -64,12 +64,11 @@
 //! uploaded, with the same error naming the face.
 
 use subla_gpu::wgpu;
-use subla_gpu::wgpu::util::DeviceExt;
 use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 #[cfg(doc)]
 use subla_mesh::Topology;
 
-use crate::device::check_binding;
+use crate::device::{to_u32, uniform, upload_array, zeroed};
 use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 use crate::split::GpuTopology;
@@ -134,16 +133,6 @@ fn bad_faces(reason: String) -> GpuError {
     }
 }
 
-/// `n` as `u32`, or [`GpuError::TooLarge`] naming `what`.
-fn to_u32(what: &'static str, n: u64) -> Result<u32, GpuError> {
-    u32::try_from(n).map_err(|_| GpuError::TooLarge {
-        what,
-        bytes: n,
-        limit: "u32 index",
-        limit_value: u64::from(u32::MAX),
-    })
-}
-
 /// Checks the faces as [`Topology::build`] does (pointer array, orders,
 /// vertex indices, sizes) and returns `[vertices, faces, corners, largest
 /// face order]`.
@@ -179,25 +168,9 @@ fn check_faces(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Res
     Ok([nv, to_u32("topology faces", nf as u64)?, nc, max_order])
 }
 
-/// Uploads `data`, checked against the binding limit.
-fn upload(ctx: &GpuContext, what: &'static str, data: &[u32]) -> Result<GpuBuffer<u32>, GpuError> {
-    check_binding(ctx, what, 4 * data.len() as u64)?;
-    GpuBuffer::upload(ctx, data)
-}
-
 /// A device array of `len` zeros, checked against the binding limit.
 fn alloc(ctx: &GpuContext, what: &'static str, len: u32) -> Result<GpuBuffer<u32>, GpuError> {
-    check_binding(ctx, what, 4 * u64::from(len))?;
-    GpuBuffer::zeroed(ctx, len as usize)
-}
-
-/// A uniform buffer of four `u32`.
-fn uniform(ctx: &GpuContext, what: &'static str, values: [u32; 4]) -> wgpu::Buffer {
-    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some(what),
-        contents: bytemuck::cast_slice(&values),
-        usage: wgpu::BufferUsages::UNIFORM,
-    })
+    zeroed(ctx, what, u64::from(len))
 }
 
 /// A dispatch table holding `buffers` at their slots and `params` at
@@ -347,14 +320,14 @@ impl TopologyKernels {
         let fault = |message: String| GpuError::Internal { operation: "topology build", message };
 
         // 1. Corner faces, corner ends, counts.
-        let face_ptr = upload(ctx, "topology face_ptr", face_ptr)?;
-        let face_verts = upload(ctx, "topology face_verts", face_verts)?;
+        let face_ptr = upload_array(ctx, "topology face_ptr", face_ptr)?;
+        let face_verts = upload_array(ctx, "topology face_verts", face_verts)?;
         let corner_face = alloc(ctx, "topology corner_faces", nc)?;
         let corner_lo = alloc(ctx, "topology corner low ends", nc)?;
         let corner_hi = alloc(ctx, "topology corner high ends", nc)?;
         let mut counts = alloc(ctx, "topology corner counts", 2 * nv + 1)?;
-        let status = upload(ctx, "topology status", &[0, u32::MAX])?;
-        let params = uniform(ctx, "topology params", [nv, nf, nc, 0]);
+        let status = upload_array(ctx, "topology status", &[0, u32::MAX])?;
+        let params = uniform(ctx, "topology params", &[nv, nf, nc, 0]);
         {
             let t = table(
                 &params,
@@ -383,8 +356,8 @@ impl TopologyKernels {
         let vertex_corners = alloc(ctx, "topology vertex_corners", nc)?;
         let half = alloc(ctx, "topology edge_corners", nc)?;
         let mut ecounts = alloc(ctx, "topology edge counts", 2 * nv + 1)?;
-        let by_corner = uniform(ctx, "topology sort params", [nv, 0, 0, 0]);
-        let by_hi = uniform(ctx, "topology sort params", [nv, 1, 0, 0]);
+        let by_corner = uniform(ctx, "topology sort params", &[nv, 0, 0, 0]);
+        let by_hi = uniform(ctx, "topology sort params", &[nv, 1, 0, 0]);
         {
             let t = table(
                 &params,
@@ -426,7 +399,7 @@ impl TopologyKernels {
         }
 
         // 3. Edges, edge uses, tags, vertex edges, manifold checks.
-        let params = uniform(ctx, "topology params", [nv, nf, nc, ne]);
+        let params = uniform(ctx, "topology params", &[nv, nf, nc, ne]);
         let edges = alloc(ctx, "topology edges", 2 * ne)?;
         let edge_corner_ptr = alloc(ctx, "topology edge_corner_ptr", ne + 1)?;
         let corner_edge = alloc(ctx, "topology corner_edges", nc)?;
