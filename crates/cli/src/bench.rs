@@ -4,11 +4,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use subla_algebra::Par;
-use subla_catmark::CatmarkSlak;
-use subla_loop::LoopSlak;
 use subla_mesh::Mesh;
 use subla_scheme::{Plan, Refiner, eval, modeling};
-use subla_sqrt3::Sqrt3Slak;
 
 use crate::progress::Progress;
 use crate::{Backend, MeshOpts, Scheme, read_mesh};
@@ -89,9 +86,7 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
         args.runs.max(1)
     );
     for &l in &args.levels {
-        let check = crate::subdivide_args(&["--levels", &l.to_string()])?;
-        let check = crate::SubdivideArgs { scheme: args.scheme, ..check };
-        crate::check_memory(&check, &data.mesh)?;
+        crate::check_memory(args.scheme, l, None, &data.mesh)?;
     }
     match (args.scheme, args.backend) {
         (Scheme::Catmark, Backend::Gpu) => {
@@ -102,10 +97,6 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
             rows(&subla_catmark_gpu::CatmarkGpu::new(ctx), &data.mesh, args, x.view(), progress)
         }
         (_, Backend::Gpu) => Err("--backend gpu runs Catmull-Clark only (--scheme catmark)".into()),
-        (Scheme::Catmark, Backend::Cpu) => rows(&CatmarkSlak, &data.mesh, args, x.view(), progress),
-        (Scheme::Bilinear, Backend::Cpu) => rows(&subla_catmark::Bilinear, &data.mesh, args, x.view(), progress),
-        (Scheme::Loop, Backend::Cpu) => rows(&LoopSlak::new(), &data.mesh, args, x.view(), progress),
-        (Scheme::LoopCgal, Backend::Cpu) => rows(&LoopSlak::cgal(), &data.mesh, args, x.view(), progress),
-        (Scheme::Sqrt3, Backend::Cpu) => rows(&Sqrt3Slak::new(), &data.mesh, args, x.view(), progress),
+        (scheme, Backend::Cpu) => with_slak!(scheme, r => rows(r, &data.mesh, args, x.view(), progress)),
     }
 }

@@ -16,6 +16,35 @@
 //! Without `IN`, every subcommand uses the embedded example mesh (an open
 //! box with pentagons, triangles, a semi-sharp crease and a boundary).
 
+/// Evaluates `$body` with `$r` bound to the CPU refiner of `$scheme` with
+/// the specialised kernels (SLAK; bilinear's only path).
+macro_rules! with_slak {
+    ($scheme:expr, $r:ident => $body:expr) => {
+        match $scheme {
+            crate::Scheme::Catmark => {
+                let $r = &::subla_catmark::CatmarkSlak;
+                $body
+            }
+            crate::Scheme::Bilinear => {
+                let $r = &::subla_catmark::Bilinear;
+                $body
+            }
+            crate::Scheme::Loop => {
+                let $r = &::subla_loop::LoopSlak::new();
+                $body
+            }
+            crate::Scheme::LoopCgal => {
+                let $r = &::subla_loop::LoopSlak::cgal();
+                $body
+            }
+            crate::Scheme::Sqrt3 => {
+                let $r = &::subla_sqrt3::Sqrt3Slak::new();
+                $body
+            }
+        }
+    };
+}
+
 mod bench;
 mod embedded;
 mod info;
@@ -30,13 +59,13 @@ use std::time::Instant;
 use clap::{Parser, Subcommand, ValueEnum};
 use ndarray::{Array2, ArrayView2};
 use subla_algebra::Par;
-use subla_catmark::{Bilinear, CatmarkLak, CatmarkSlak};
-use subla_loop::{LoopLak, LoopSlak};
+use subla_catmark::CatmarkLak;
+use subla_loop::LoopLak;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshBuilder, MeshData, TriangleSubdivision, Validation};
 use subla_scheme::refinement::{Budget, Refinement};
 use subla_scheme::{Plan, Refiner, eval};
-use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak};
+use subla_sqrt3::Sqrt3Lak;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -430,13 +459,7 @@ fn read_mesh(path: Option<&Path>, m: &MeshOpts, progress: progress::Progress) ->
 /// `subla matrix`: the refinement matrices as Matrix Market files.
 fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
-    match args.scheme {
-        Scheme::Catmark => export_matrices(&CatmarkSlak, &data.mesh, args),
-        Scheme::Bilinear => export_matrices(&Bilinear, &data.mesh, args),
-        Scheme::Loop => export_matrices(&LoopSlak::new(), &data.mesh, args),
-        Scheme::LoopCgal => export_matrices(&LoopSlak::cgal(), &data.mesh, args),
-        Scheme::Sqrt3 => export_matrices(&Sqrt3Slak::new(), &data.mesh, args),
-    }
+    with_slak!(args.scheme, r => export_matrices(r, &data.mesh, args))
 }
 
 fn export_matrices<R: Refiner<Input = Mesh>>(r: &R, mesh: &Mesh, args: &MatrixArgs) -> Result<(), String> {
@@ -466,23 +489,23 @@ fn export_matrices<R: Refiner<Input = Mesh>>(r: &R, mesh: &Mesh, args: &MatrixAr
     Ok(())
 }
 
-/// Refuses to subdivide when the output is predicted to exceed the budget.
-fn check_memory(args: &SubdivideArgs, mesh: &Mesh) -> Result<(), String> {
-    let (factor, per_corner) = match args.scheme {
+/// Refuses to subdivide `levels` levels of `scheme` when the output is
+/// predicted to exceed the budget (`max_memory`, or the default).
+fn check_memory(scheme: Scheme, levels: u32, max_memory: Option<u64>, mesh: &Mesh) -> Result<(), String> {
+    let (factor, per_corner) = match scheme {
         Scheme::Catmark | Scheme::Bilinear => (4, true),
         Scheme::Loop | Scheme::LoopCgal => (4, false),
         Scheme::Sqrt3 => (3, false),
     };
-    let faces = memory::predicted_faces(mesh, args.levels, factor, per_corner);
+    let faces = memory::predicted_faces(mesh, levels, factor, per_corner);
     let needed = memory::predicted_bytes(faces);
-    let (budget, what) = match args.max_memory {
+    let (budget, what) = match max_memory {
         Some(b) => (b, "--max-memory"),
         None => memory::default_budget(),
     };
     if needed > u128::from(budget) {
         return Err(format!(
-            "{} levels would make about {faces} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
-            args.levels,
+            "{levels} levels would make about {faces} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
             memory::human(needed),
             memory::human(u128::from(budget)),
         ));
@@ -509,7 +532,7 @@ fn subdivide(
     let t_read = Instant::now();
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
-    check_memory(args, &data.mesh)?;
+    check_memory(args.scheme, args.levels, args.max_memory, &data.mesh)?;
     let name = input_name(args.input.as_deref());
     let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
     let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
@@ -527,31 +550,20 @@ fn subdivide(
                 "--backend gpu runs Catmull-Clark with the specialised kernels (--scheme catmark --path slak)".into()
             );
         }
-        (Scheme::Catmark, PathKind::Slak, Backend::Cpu) => {
-            run_scheme(&CatmarkSlak, &data.mesh, pos.view(), args, progress)?
-        }
         (Scheme::Catmark, PathKind::Lak, Backend::Cpu) => {
             run_scheme(&CatmarkLak, &data.mesh, pos.view(), args, progress)?
-        }
-        (Scheme::Bilinear, _, Backend::Cpu) => run_scheme(&Bilinear, &data.mesh, pos.view(), args, progress)?,
-        (Scheme::Loop, PathKind::Slak, Backend::Cpu) => {
-            run_scheme(&LoopSlak::new(), &data.mesh, pos.view(), args, progress)?
         }
         (Scheme::Loop, PathKind::Lak, Backend::Cpu) => {
             run_scheme(&LoopLak::new(), &data.mesh, pos.view(), args, progress)?
         }
-        (Scheme::LoopCgal, PathKind::Slak, Backend::Cpu) => {
-            run_scheme(&LoopSlak::cgal(), &data.mesh, pos.view(), args, progress)?
-        }
         (Scheme::LoopCgal, PathKind::Lak, Backend::Cpu) => {
             run_scheme(&LoopLak::cgal(), &data.mesh, pos.view(), args, progress)?
-        }
-        (Scheme::Sqrt3, PathKind::Slak, Backend::Cpu) => {
-            run_scheme(&Sqrt3Slak::new(), &data.mesh, pos.view(), args, progress)?
         }
         (Scheme::Sqrt3, PathKind::Lak, Backend::Cpu) => {
             run_scheme(&Sqrt3Lak::new(), &data.mesh, pos.view(), args, progress)?
         }
+        // The kernels, and bilinear (which has one path).
+        (scheme, _, Backend::Cpu) => with_slak!(scheme, r => run_scheme(r, &data.mesh, pos.view(), args, progress))?,
     };
     let (build_ms, eval_ms) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);
@@ -700,17 +712,9 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
         let creases = if args.creases { picture::crease_edges(&data.mesh) } else { Vec::new() };
         (data.mesh.clone(), data.positions().to_owned(), creases)
     } else {
-        let sub = subdivide_args(&["--levels", &args.levels.to_string()])?;
-        let sub = SubdivideArgs { scheme: args.scheme, ..sub };
-        let check = SubdivideArgs { max_memory: None, ..sub };
-        check_memory(&check, &data.mesh)?;
-        let run = match args.scheme {
-            Scheme::Catmark => run_scheme(&CatmarkSlak, &data.mesh, data.positions(), &check, progress)?,
-            Scheme::Bilinear => run_scheme(&Bilinear, &data.mesh, data.positions(), &check, progress)?,
-            Scheme::Loop => run_scheme(&LoopSlak::new(), &data.mesh, data.positions(), &check, progress)?,
-            Scheme::LoopCgal => run_scheme(&LoopSlak::cgal(), &data.mesh, data.positions(), &check, progress)?,
-            Scheme::Sqrt3 => run_scheme(&Sqrt3Slak::new(), &data.mesh, data.positions(), &check, progress)?,
-        };
+        check_memory(args.scheme, args.levels, None, &data.mesh)?;
+        let sub = SubdivideArgs { scheme: args.scheme, ..subdivide_args(&["--levels", &args.levels.to_string()])? };
+        let run = with_slak!(args.scheme, r => run_scheme(r, &data.mesh, data.positions(), &sub, progress))?;
         let creases = if args.creases { picture::crease_edges(&run.mesh) } else { Vec::new() };
         (run.mesh, run.positions, creases)
     };
