@@ -399,8 +399,14 @@ impl GpuContext {
     }
 
     /// Runs `f` inside validation, out-of-memory and internal error scopes;
-    /// an error captured there wins over `f`'s own result.
-    pub(crate) fn scoped<R>(&self, operation: &'static str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    /// an error captured there wins over `f`'s own result, and a lost
+    /// device is reported before and after. Scheme crates record their own
+    /// pipelines and dispatches through this, so that wgpu never panics on
+    /// an error it reports.
+    ///
+    /// # Errors
+    /// The error captured in a scope, [`GpuError::DeviceLost`], or `f`'s.
+    pub fn scoped<R>(&self, operation: &'static str, f: impl FnOnce() -> Result<R>) -> Result<R> {
         self.check_alive()?;
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);

@@ -28,6 +28,10 @@
 //!   | [`timing`] | `copy.wgsl` | timestamp queries per compute pass, and the device-to-device copy that bandwidth is reported against |
 //!   | [`balanced`] | `spmv_balanced.wgsl` | load-balanced SpMV (8 nonzeros per invocation, segmented reduction, carry fix-up), [`GpuRefinement`]: a chain of refinement matrices on the device |
 //!
+//! * [`program`]: what scheme crates with their own WGSL build on —
+//!   multi-entry shaders (one pipeline per entry point, bindings found by
+//!   reflection), 2-D dispatch grids, checked uploads.
+//!
 //! # Determinism
 //! WGSL has no float atomics. Every output element is written by exactly
 //! one invocation per pass (the balanced SpMV's fix-up pass adds the
@@ -67,6 +71,7 @@ pub mod buffer;
 pub mod compact;
 pub mod context;
 pub mod error;
+pub mod program;
 pub mod scan;
 pub mod shaders;
 pub mod sparse;

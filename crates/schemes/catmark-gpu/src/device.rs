@@ -6,7 +6,9 @@
 
 use bytemuck::{Pod, Zeroable};
 use subla_catmark::StepView;
-use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
+use subla_gpu::{GpuContext, GpuError, wgpu};
+
+pub(crate) use subla_gpu::program::{to_u32, uniform, upload, upload_array, zeroed};
 
 /// A vertex mask as the vertex-point kernel reads it (`struct Mask` of
 /// `shaders/catmark_vertex_points.wgsl`).
@@ -49,68 +51,6 @@ pub(crate) struct StepBuffers {
     pub(crate) vertex_nbrs: wgpu::Buffer,
     pub(crate) vertex_mask: wgpu::Buffer,
     pub(crate) vertex_masks: wgpu::Buffer,
-}
-
-/// Fails with [`GpuError::TooLarge`] if a storage binding of `bytes`
-/// exceeds the context's binding limit.
-pub(crate) fn check_binding(ctx: &GpuContext, what: &'static str, bytes: u64) -> Result<(), GpuError> {
-    if bytes > ctx.binding_limit() {
-        return Err(GpuError::TooLarge {
-            what,
-            bytes,
-            limit: "max_storage_buffer_binding_size",
-            limit_value: ctx.binding_limit(),
-        });
-    }
-    Ok(())
-}
-
-/// Uploads `data`, checked against the binding limit.
-pub(crate) fn upload_array<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<GpuBuffer<T>, GpuError> {
-    let bytes = u64::try_from(std::mem::size_of_val(data)).unwrap_or(u64::MAX);
-    check_binding(ctx, what, bytes)?;
-    GpuBuffer::upload(ctx, data)
-}
-
-/// Uploads `data` (one zero element when empty), checked against the
-/// binding limit, as a plain wgpu buffer.
-pub(crate) fn upload<T: Pod>(ctx: &GpuContext, what: &'static str, data: &[T]) -> Result<wgpu::Buffer, GpuError> {
-    let pad = [T::zeroed()];
-    let data = if data.is_empty() { &pad[..] } else { data };
-    Ok(upload_array(ctx, what, data)?.as_wgpu().clone())
-}
-
-/// A device array of `len` zeros, checked against the binding limit.
-pub(crate) fn zeroed<T: Pod>(ctx: &GpuContext, what: &'static str, len: u64) -> Result<GpuBuffer<T>, GpuError> {
-    check_binding(ctx, what, len.saturating_mul(size_of::<T>() as u64))?;
-    let n = usize::try_from(len).map_err(|_| GpuError::TooLarge {
-        what,
-        bytes: len,
-        limit: "usize",
-        limit_value: usize::MAX as u64,
-    })?;
-    GpuBuffer::zeroed(ctx, n)
-}
-
-/// A uniform buffer holding `values`.
-pub(crate) fn uniform(ctx: &GpuContext, label: &'static str, values: &[u32]) -> wgpu::Buffer {
-    use subla_gpu::wgpu::util::DeviceExt;
-    ctx.device().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some(label),
-        contents: bytemuck::cast_slice(values),
-        usage: wgpu::BufferUsages::UNIFORM,
-    })
-}
-
-/// Fails with [`GpuError::TooLarge`] when `n` does not fit the kernels'
-/// `u32` indices.
-pub(crate) fn to_u32(what: &'static str, n: u64) -> Result<u32, GpuError> {
-    u32::try_from(n).map_err(|_| GpuError::TooLarge {
-        what,
-        bytes: n,
-        limit: "u32 index",
-        limit_value: u64::from(u32::MAX),
-    })
 }
 
 /// `1 / n` for faces of `n = 0 ..= max_order` vertices (0 for `n = 0`),

@@ -34,33 +34,13 @@ pub(crate) struct Kernels {
     build: Mutex<Option<Arc<BuildKernels>>>,
 }
 
-fn convert_error(operation: &'static str, error: wgpu::Error) -> GpuError {
-    match error {
-        wgpu::Error::OutOfMemory { source } => GpuError::OutOfMemory { operation, message: source.to_string() },
-        wgpu::Error::Validation { description, .. } => GpuError::Validation { operation, message: description },
-        wgpu::Error::Internal { description, .. } => GpuError::Internal { operation, message: description },
-    }
-}
-
-/// Runs `f` inside validation, out-of-memory and internal error scopes;
-/// an error captured there wins over `f`'s own result.
+/// Runs `f` inside the context's error scopes ([`GpuContext::scoped`]).
 pub(crate) fn scoped<R>(
     ctx: &GpuContext,
     operation: &'static str,
     f: impl FnOnce() -> Result<R, GpuError>,
 ) -> Result<R, GpuError> {
-    let device = ctx.device();
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
-    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let result = f();
-    let validation = pollster::block_on(validation.pop());
-    let internal = pollster::block_on(internal.pop());
-    let oom = pollster::block_on(oom.pop());
-    if let Some(e) = validation.or(oom).or(internal) {
-        return Err(convert_error(operation, e));
-    }
-    result
+    ctx.scoped(operation, f)
 }
 
 fn pipeline(

@@ -118,20 +118,19 @@ mod multi;
 pub mod split;
 pub mod topology;
 
-use std::fmt;
-use std::ops::Deref;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_algebra::{CsrMat, Par};
 use subla_catmark::{CatmarkPlan, CatmarkSlak};
+use subla_gpu::program::{ContextRef as Ctx, LevelChain};
 use subla_gpu::timing::PassTimer;
-use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
+use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
 
 use crate::build::{BuildKernels, DeviceLevel, HostFaces};
-use crate::device::{StepBuffers, check_binding};
+use crate::device::StepBuffers;
 use crate::kernels::Kernels;
 
 /// The WGSL kernels of this crate (the top-level `shaders/` folder),
@@ -162,31 +161,6 @@ pub mod shaders {
         ("quad_split.wgsl", QUAD_SPLIT),
         ("topology_build.wgsl", TOPOLOGY_BUILD),
     ];
-}
-
-/// The GPU context a refiner and its plans use: borrowed for the whole
-/// program, or shared.
-#[derive(Clone)]
-enum Ctx {
-    Static(&'static GpuContext),
-    Shared(Arc<GpuContext>),
-}
-
-impl Deref for Ctx {
-    type Target = GpuContext;
-    fn deref(&self) -> &GpuContext {
-        match self {
-            Ctx::Static(c) => c,
-            Ctx::Shared(c) => c,
-        }
-    }
-}
-
-impl fmt::Debug for Ctx {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let info = self.adapter_info();
-        write!(f, "GpuContext({:?}, {:?})", info.name, info.backend)
-    }
 }
 
 /// Where [`Refiner::build`] refines the topology and prepares the masks.
@@ -273,7 +247,7 @@ impl CatmarkGpu {
             steps,
             lens,
             source: Source::Host(Box::new(cpu)),
-            frame: Mutex::new(None),
+            frame: LevelChain::new(),
         })
     }
 
@@ -296,7 +270,7 @@ impl CatmarkGpu {
                 faces: vec![OnceLock::new()],
                 cpu: OnceLock::new(),
             })),
-            frame: Mutex::new(None),
+            frame: LevelChain::new(),
         };
         for _ in 0..levels {
             plan.device_step(&build)?;
@@ -397,7 +371,7 @@ impl Refiner for CatmarkGpu {
                     steps,
                     lens,
                     source: Source::Host(Box::new(cpu)),
-                    frame: Mutex::new(None),
+                    frame: LevelChain::new(),
                 })
             }
             Source::Device(built) => {
@@ -418,7 +392,7 @@ impl Refiner for CatmarkGpu {
                         faces: vec![OnceLock::new()],
                         cpu: OnceLock::new(),
                     })),
-                    frame: Mutex::new(None),
+                    frame: LevelChain::new(),
                 };
                 let build = plan.kernels.build(&plan.ctx).map_err(scheme_error)?;
                 plan.device_step(&build).map_err(scheme_error)?;
@@ -491,7 +465,7 @@ pub struct CatmarkGpuPlan {
     source: Source,
     /// The data buffers of the last eval, reused by the next one with the
     /// same channel count (per-frame evaluation allocates nothing).
-    frame: Mutex<Option<Frame>>,
+    frame: LevelChain,
 }
 
 /// One kernel of one level in an [`EvalProfile`].
@@ -527,16 +501,6 @@ impl EvalProfile {
     pub fn bytes(&self) -> u64 {
         self.kernels.iter().map(|k| k.bytes).sum()
     }
-}
-
-/// The device buffers of one eval: control data, two scratch levels, the
-/// finest level.
-#[derive(Debug)]
-struct Frame {
-    channels: usize,
-    x0: GpuBuffer<f32>,
-    scratch: [Option<GpuBuffer<f32>>; 2],
-    out: GpuBuffer<f32>,
 }
 
 impl CatmarkGpuPlan {
@@ -624,7 +588,7 @@ impl CatmarkGpuPlan {
         built.cpu = OnceLock::new();
         self.steps.push(step);
         self.lens.push(rows);
-        *self.frame.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
+        self.frame.clear();
         Ok(())
     }
 
@@ -734,23 +698,6 @@ impl CatmarkGpuPlan {
             return Ok(control.to_owned());
         }
         let ctx: &GpuContext = &self.ctx;
-        // Every index the kernels form is below rows × d of some level.
-        let elements = |l: usize| -> Result<usize, GpuError> {
-            let n = self.level_len(l as u32) as u64 * d as u64;
-            if n > u64::from(u32::MAX) {
-                return Err(GpuError::TooLarge {
-                    what: "catmark-gpu level data",
-                    bytes: n.saturating_mul(4),
-                    limit: "u32 index",
-                    limit_value: u64::from(u32::MAX) * 4,
-                });
-            }
-            check_binding(ctx, "catmark-gpu level data", n * 4)?;
-            Ok(n as usize)
-        };
-        let sizes: Vec<usize> = (0..=levels).map(elements).collect::<Result<_, _>>()?;
-        let channels = d as u32;
-
         let control = control.as_standard_layout();
         let owned;
         let data: &[f32] = match control.as_slice() {
@@ -760,61 +707,11 @@ impl CatmarkGpuPlan {
                 &owned
             }
         };
-        // The buffers of the last eval with the same channel count, when no
-        // other eval holds them; otherwise new ones.
-        let cached = self.frame.try_lock().ok().and_then(|mut slot| slot.take()).filter(|f| f.channels == d);
-        let frame = match cached {
-            Some(mut f) => {
-                f.x0.write(ctx, data)?;
-                f
-            }
-            None => {
-                // Level l + 1 goes to scratch[l % 2] (the finest to `out`);
-                // each scratch buffer is sized by the largest level it
-                // holds, the last.
-                let mut scratch: [Option<GpuBuffer<f32>>; 2] = [None, None];
-                for (k, slot) in scratch.iter_mut().enumerate() {
-                    if let Some(l) = (0..levels - 1).rev().find(|l| l % 2 == k) {
-                        *slot = Some(GpuBuffer::zeroed(ctx, sizes[l + 1])?);
-                    }
-                }
-                Frame {
-                    channels: d,
-                    x0: GpuBuffer::upload(ctx, data)?,
-                    scratch,
-                    out: GpuBuffer::<f32>::zeroed(ctx, sizes[levels])?,
-                }
-            }
-        };
-        let Frame { x0, scratch, out, .. } = &frame;
-        let level_buffer = |l: usize| -> Result<&wgpu::Buffer, GpuError> {
-            if l == levels {
-                return Ok(out.as_wgpu());
-            }
-            if l == 0 {
-                return Ok(x0.as_wgpu());
-            }
-            scratch[(l - 1) % 2].as_ref().map(GpuBuffer::as_wgpu).ok_or(GpuError::Internal {
-                operation: "catmark-gpu eval",
-                message: format!("no scratch buffer for level {l}"),
-            })
-        };
-        kernels::scoped(ctx, "catmark-gpu eval", || {
-            let mut encoder = ctx
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("catmark-gpu eval") });
-            for (l, step) in self.steps.iter().enumerate() {
-                let (x, y) = (level_buffer(l)?, level_buffer(l + 1)?);
-                let timer = timer.as_deref_mut().map(|t| (t, l as u32));
-                self.kernels.record_level(ctx, &mut encoder, step, x, y, channels, timer)?;
-            }
-            ctx.queue().submit([encoder.finish()]);
-            Ok(())
+        let channels = d as u32;
+        let data = self.frame.run(ctx, "catmark-gpu eval", &self.lens, data, d, |encoder, l, x, y| {
+            let timer = timer.as_deref_mut().map(|t| (t, l as u32));
+            self.kernels.record_level(ctx, encoder, &self.steps[l], x, y, channels, timer)
         })?;
-        let data = out.download(ctx)?;
-        if let Ok(mut slot) = self.frame.try_lock() {
-            *slot = Some(frame);
-        }
         Array2::from_shape_vec((self.output_len(), d), data)
             .map_err(|e| GpuError::Internal { operation: "catmark-gpu readback", message: e.to_string() })
     }

@@ -63,4 +63,4 @@ mod slak;
 
 pub use lak::{Sqrt3Lak, Sqrt3LakPlan};
 pub use level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, alpha};
-pub use slak::{Sqrt3Plan, Sqrt3Slak};
+pub use slak::{Sqrt3Plan, Sqrt3Slak, StepView};

@@ -47,7 +47,45 @@ pub struct Sqrt3Plan {
     first_step: u32,
 }
 
+/// One step `l → l+1` of a [`Sqrt3Plan`] as other backends read it (the
+/// rules are in the [crate docs](crate#rules)).
+#[derive(Copy, Clone, Debug)]
+pub struct StepView<'a> {
+    /// The parent level (triangles, manifold).
+    pub parent: &'a Mesh,
+    /// Whether the step splits boundary edges in three (Kobbelt's even
+    /// steps).
+    pub splits_boundary: bool,
+    /// The new vertices of parent face `f` are child vertices
+    /// `nv + new_ptr[f] .. nv + new_ptr[f + 1]` (`nv` parent vertices): one
+    /// face point, or on a splitting step for a boundary face the two
+    /// trisection points of its boundary edge, the one next to the edge's
+    /// first vertex first.
+    pub new_ptr: &'a [u32],
+    /// On a splitting step, the corner of each face whose outgoing edge is
+    /// its boundary edge, `u32::MAX` for interior faces; empty otherwise.
+    pub boundary_corner: &'a [u32],
+    /// The two boundary neighbours of each boundary vertex,
+    /// `[u32::MAX; 2]` for interior vertices.
+    pub boundary_neighbors: &'a [[u32; 2]],
+    /// `α(n)` ([`crate::alpha`]) by valence `n`.
+    pub alpha: &'a [f64],
+}
+
 impl Sqrt3Plan {
+    /// Step `level → level+1`, or `None` past the last.
+    pub fn step_view(&self, level: u32) -> Option<StepView<'_>> {
+        let step = self.steps.get(level as usize)?;
+        Some(StepView {
+            parent: &self.meshes[level as usize],
+            splits_boundary: step.kobbelt,
+            new_ptr: &step.off,
+            boundary_corner: if step.kobbelt { &step.bcorner } else { &[] },
+            boundary_neighbors: &step.bnbr,
+            alpha: &step.alpha,
+        })
+    }
+
     /// The plan of `levels` steps over the prepared mesh `base`, whose first
     /// step has the global index `first_step`.
     pub(crate) fn over(base: Mesh, levels: u32, first_step: u32, par: Par) -> Result<Sqrt3Plan> {

@@ -1,0 +1,445 @@
+//! Loop and Kobbelt's √3 subdivision evaluated on the GPU (wgpu), behind
+//! subla's [`Refiner`] / [`Plan`] traits (Mlakar et al. 2020, Appendix A
+//! and B, with the specialised kernels of §4).
+//!
+//! * [`LoopGpu`] builds [`LoopGpuPlan`]s with the rules of
+//!   [`subla_loop::LoopSlak`] (OpenSubdiv's, or CGAL's with
+//!   [`LoopGpu::cgal`]): boundaries, semi-sharp creases of both methods,
+//!   corners, non-manifold edges, holes.
+//! * [`Sqrt3Gpu`] builds [`Sqrt3GpuPlan`]s with the rules of
+//!   [`subla_sqrt3::Sqrt3Slak`], Kobbelt's alternating boundary rule
+//!   included (steps counted within a plan, continued in modeling mode).
+//!
+//! # Build and eval
+//! The build step refines the topology and prepares the masks on the CPU
+//! (the scheme crate's plan, kept inside the GPU plan: [`TriGpuPlan::cpu`])
+//! and uploads what eval reads, once. Eval then runs entirely on the
+//! device: the control data goes up, every level is computed from the one
+//! before by WGSL gather kernels (one invocation per output row, levels
+//! chained in device buffers reused from frame to frame), and only the
+//! finest level comes back.
+//!
+//! | shader | entry points | writes |
+//! |---|---|---|
+//! | `loop_points.wgsl` | `edge_points`, `vertex_points` | Loop's edge points (special masks per edge) and vertex points (smooth masks by valence, special masks per vertex) |
+//! | `sqrt3_points.wgsl` | `new_points`, `vertex_points` | √3 face points and boundary trisection points (one invocation per triangle), smoothed and boundary vertices |
+//!
+//! Both entry points of a level read only the parent level, so they are
+//! independent. Every output value is summed from +0 by one invocation in
+//! the order of the CPU kernels: results are bitwise identical from run to
+//! run and agree with the CPU plan's `f32` eval to rounding (well within
+//! 1e-5 of the bounding-box diagonal on every golden shape).
+//!
+//! Refined faces, the refinement matrices `R_i` and the limit operator come
+//! from the CPU plan ([`Plan::faces`], [`Plan::operator`], [`Plan::limit`]).
+//! Refining the topology of triangle meshes on the device, as
+//! `subla-catmark-gpu` does for quads, is not done here yet.
+//!
+//! # Errors and fallback
+//! [`TriGpuPlan::try_eval`] reports every device failure as a [`GpuError`];
+//! the [`Plan`] methods, which cannot fail, fall back to the CPU plan's
+//! eval. A level whose data exceeds a storage binding or the kernels' `u32`
+//! indices is refused with [`GpuError::TooLarge`] naming the limit.
+#![deny(missing_docs)]
+
+mod loop_gpu;
+mod sqrt3_gpu;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use subla_algebra::{CsrMat, Par};
+use subla_gpu::program::{self, ContextRef, LevelChain, Program};
+use subla_gpu::timing::PassTimer;
+use subla_gpu::{GpuContext, GpuError, wgpu};
+use subla_mesh::Mesh;
+use subla_scheme::{Faces, Plan, Result, SchemeError};
+
+pub use loop_gpu::{LoopGpu, LoopGpuPlan};
+pub use sqrt3_gpu::{Sqrt3Gpu, Sqrt3GpuPlan};
+
+/// The WGSL kernels of this crate (the top-level `shaders/` folder),
+/// compiled in.
+pub mod shaders {
+    /// `loop_points.wgsl`: Loop's edge and vertex points.
+    pub const LOOP_POINTS: &str = include_str!("../../../../shaders/loop_points.wgsl");
+    /// `sqrt3_points.wgsl`: √3's new points and vertex points.
+    pub const SQRT3_POINTS: &str = include_str!("../../../../shaders/sqrt3_points.wgsl");
+    /// Every kernel as `(file name, source)`.
+    pub const ALL: [(&str, &str); 2] = [("loop_points.wgsl", LOOP_POINTS), ("sqrt3_points.wgsl", SQRT3_POINTS)];
+}
+
+/// The context of a refiner and its program, compiled on first use and
+/// shared by every plan built from the refiner.
+#[derive(Debug)]
+struct Device {
+    ctx: ContextRef,
+    file: &'static str,
+    source: &'static str,
+    entries: [&'static str; 2],
+    program: Mutex<Option<Arc<Program>>>,
+}
+
+impl Device {
+    fn new(ctx: ContextRef, file: &'static str, source: &'static str, entries: [&'static str; 2]) -> Self {
+        Device { ctx, file, source, entries, program: Mutex::new(None) }
+    }
+
+    fn program(&self) -> std::result::Result<Arc<Program>, GpuError> {
+        let mut slot = self.program.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(p) = slot.as_ref() {
+            return Ok(Arc::clone(p));
+        }
+        let p = Arc::new(program::compile(&self.ctx, self.file, self.source, &self.entries)?);
+        *slot = Some(Arc::clone(&p));
+        Ok(p)
+    }
+}
+
+/// What one level's kernels read besides the parent level's data: the
+/// uniform's words (`channels` at word 2 is filled in per eval), storage
+/// buffers indexed by binding number (binding 0, the uniform, and the data
+/// bindings left empty), and the invocations of each entry point.
+#[derive(Debug)]
+struct StepBuffers {
+    words: [u32; 4],
+    /// Buffers by binding number.
+    table: Vec<Option<wgpu::Buffer>>,
+    /// Binding numbers of the parent data `x` and the child data `y`.
+    data: [u32; 2],
+    /// Invocations of entry points 0 and 1.
+    items: [u64; 2],
+    /// Bytes of the arrays each entry point reads, the vertex data aside.
+    bytes: [u64; 2],
+    /// Rows of vertex data each entry point reads (at most) and writes.
+    rows: [(u64, u64); 2],
+}
+
+impl StepBuffers {
+    /// Records both entry points over `x` → `y` with `channels` channels.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        ctx: &GpuContext,
+        program: &Program,
+        encoder: &mut wgpu::CommandEncoder,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        channels: u32,
+        mut timer: Option<(&mut PassTimer, usize)>,
+        names: [&'static str; 2],
+    ) -> std::result::Result<(), GpuError> {
+        let mut words = self.words;
+        words[2] = channels;
+        let params = program::uniform(ctx, "tri-gpu params", &words);
+        let mut table: Vec<Option<&wgpu::Buffer>> = self.table.iter().map(Option::as_ref).collect();
+        table[0] = Some(&params);
+        table[self.data[0] as usize] = Some(x);
+        table[self.data[1] as usize] = Some(y);
+        for (k, kernel) in program.iter().enumerate() {
+            let writes = match timer.as_mut() {
+                Some((t, level)) => t.writes(format!("{level} {}", names[k])),
+                None => None,
+            };
+            program::dispatch_timed(ctx, encoder, kernel, &table, self.items[k], writes)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes held on the device.
+    fn device_bytes(&self) -> u64 {
+        self.table.iter().flatten().map(wgpu::Buffer::size).sum()
+    }
+}
+
+/// The time and traffic of one kernel of one level
+/// ([`TriGpuPlan::profile_eval`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelProfile {
+    /// Parent level of the step.
+    pub level: u32,
+    /// Entry point.
+    pub kernel: &'static str,
+    /// GPU time from timestamp queries, or `None` where the adapter lacks
+    /// them.
+    pub seconds: Option<f64>,
+    /// Bytes the kernel must move at least: every array it reads once
+    /// (vertex data: the rows it reads, at most once each) and its output
+    /// once.
+    pub bytes: u64,
+}
+
+/// A profiled eval: every kernel of every level, and the wall time of the
+/// whole eval (upload, kernels, readback).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvalProfile {
+    /// Kernels in the order they ran.
+    pub kernels: Vec<KernelProfile>,
+    /// Wall time of the eval.
+    pub wall_seconds: f64,
+}
+
+impl EvalProfile {
+    /// Sum of the kernels' GPU times, if every one was timed.
+    pub fn gpu_seconds(&self) -> Option<f64> {
+        self.kernels.iter().map(|k| k.seconds).sum()
+    }
+    /// Sum of the kernels' bytes.
+    pub fn bytes(&self) -> u64 {
+        self.kernels.iter().map(|k| k.bytes).sum()
+    }
+}
+
+/// A Loop or √3 refinement on the GPU: the CPU plan `P` that the build
+/// made (topology, masks, faces, operators), and the device data of every
+/// step.
+#[derive(Debug)]
+pub struct TriGpuPlan<P> {
+    cpu: P,
+    scheme: &'static str,
+    names: [&'static str; 2],
+    ctx: ContextRef,
+    program: Arc<Program>,
+    steps: Vec<StepBuffers>,
+    lens: Vec<usize>,
+    chain: LevelChain,
+}
+
+impl<P: Plan> TriGpuPlan<P> {
+    fn new(
+        device: &Device,
+        scheme: &'static str,
+        cpu: P,
+        steps: Vec<StepBuffers>,
+    ) -> std::result::Result<Self, GpuError> {
+        let lens = (0..=cpu.levels()).map(|l| cpu.level_len(l)).collect();
+        Ok(TriGpuPlan {
+            cpu,
+            scheme,
+            names: device.entries,
+            ctx: device.ctx.clone(),
+            program: device.program()?,
+            steps,
+            lens,
+            chain: LevelChain::new(),
+        })
+    }
+
+    /// The CPU plan the build made.
+    pub fn cpu(&self) -> &P {
+        &self.cpu
+    }
+
+    /// The CPU plan, the device data dropped.
+    pub fn into_cpu(self) -> P {
+        self.cpu
+    }
+
+    /// The context.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// Bytes of the per-step arrays held on the device (the eval buffers
+    /// aside).
+    pub fn device_bytes(&self) -> u64 {
+        self.steps.iter().map(StepBuffers::device_bytes).sum()
+    }
+
+    /// Evaluates on the device, reporting failures.
+    ///
+    /// # Panics
+    /// If `control` does not have `input_len()` rows.
+    ///
+    /// # Errors
+    /// [`GpuError::TooLarge`] when a level's data exceeds a storage binding
+    /// or the kernels' `u32` indices (`rows × d`); device, validation and
+    /// readback errors.
+    #[track_caller]
+    pub fn try_eval(&self, control: ArrayView2<'_, f32>) -> std::result::Result<Array2<f32>, GpuError> {
+        self.eval_timed(control, None)
+    }
+
+    /// [`TriGpuPlan::try_eval`], timed: the result with the GPU time of
+    /// every kernel of every level (timestamp queries, where the adapter
+    /// has them), the bytes each kernel must move at least, and the wall
+    /// time of the whole eval.
+    ///
+    /// # Panics
+    /// As [`TriGpuPlan::try_eval`].
+    ///
+    /// # Errors
+    /// As [`TriGpuPlan::try_eval`].
+    #[track_caller]
+    pub fn profile_eval(
+        &self,
+        control: ArrayView2<'_, f32>,
+    ) -> std::result::Result<(Array2<f32>, EvalProfile), GpuError> {
+        let mut timer = PassTimer::new(&self.ctx, 2 * (self.steps.len() as u32).max(1))?;
+        let start = std::time::Instant::now();
+        let y = self.eval_timed(control, Some(&mut timer))?;
+        let wall_seconds = start.elapsed().as_secs_f64();
+        let times = timer.read(&self.ctx)?;
+        let d = control.ncols() as u64;
+        let mut kernels = Vec::with_capacity(2 * self.steps.len());
+        for (l, s) in self.steps.iter().enumerate() {
+            for k in 0..2 {
+                let label = format!("{l} {}", self.names[k]);
+                let (read, written) = s.rows[k];
+                kernels.push(KernelProfile {
+                    level: l as u32,
+                    kernel: self.names[k],
+                    seconds: times.iter().find(|t| t.label == label).map(|t| t.seconds),
+                    bytes: s.bytes[k] + 4 * d * (read + written),
+                });
+            }
+        }
+        Ok((y, EvalProfile { kernels, wall_seconds }))
+    }
+
+    #[track_caller]
+    fn eval_timed(
+        &self,
+        control: ArrayView2<'_, f32>,
+        mut timer: Option<&mut PassTimer>,
+    ) -> std::result::Result<Array2<f32>, GpuError> {
+        assert_eq!(
+            control.nrows(),
+            self.lens[0],
+            "{}-gpu eval: control has {} rows, the plan needs {}",
+            self.scheme,
+            control.nrows(),
+            self.lens[0]
+        );
+        let d = control.ncols();
+        let channels = program::to_u32("tri-gpu channels", d as u64)?;
+        let control = control.as_standard_layout();
+        let owned;
+        let data: &[f32] = match control.as_slice() {
+            Some(s) => s,
+            None => {
+                owned = control.iter().copied().collect::<Vec<f32>>();
+                &owned
+            }
+        };
+        let ctx: &GpuContext = &self.ctx;
+        let out = self.chain.run(ctx, "tri-gpu eval", &self.lens, data, d, |encoder, l, x, y| {
+            let timer = timer.as_deref_mut().map(|t| (t, l));
+            self.steps[l].record(ctx, &self.program, encoder, x, y, channels, timer, self.names)
+        })?;
+        let rows = self.lens[self.lens.len() - 1];
+        Array2::from_shape_vec((rows, d), out)
+            .map_err(|e| GpuError::Internal { operation: "tri-gpu readback", message: e.to_string() })
+    }
+}
+
+impl<P: Plan> Plan for TriGpuPlan<P> {
+    fn levels(&self) -> u32 {
+        self.cpu.levels()
+    }
+    fn level_len(&self, level: u32) -> usize {
+        self.cpu.level_len(level)
+    }
+    /// Converts `control` to `f32`, evaluates on the GPU and converts back
+    /// (`f32` accuracy); falls back to the CPU plan's `f64` eval if the GPU
+    /// fails.
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>, par: Par) {
+        subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
+        let narrow = control.mapv(|v| v as f32);
+        match self.try_eval(narrow.view()) {
+            Ok(y) => out.zip_mut_with(&y, |o, &v| *o = f64::from(v)),
+            Err(_) => self.cpu.eval_f64(control, out, par),
+        }
+    }
+    /// Evaluates on the GPU; falls back to the CPU plan's eval if the GPU
+    /// fails.
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) {
+        subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
+        match self.try_eval(control) {
+            Ok(y) => out.assign(&y),
+            Err(_) => self.cpu.eval_f32(control, out, par),
+        }
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        self.cpu.operator(level, par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.cpu.operator_bound(level)
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        self.cpu.limit(par)
+    }
+    fn refined(&self, level: u32) -> Option<&Mesh> {
+        self.cpu.refined(level)
+    }
+    fn faces(&self, level: u32) -> Option<Faces<'_>> {
+        self.cpu.faces(level)
+    }
+}
+
+/// A device failure as a scheme error: [`SchemeError::OverBudget`] for a
+/// buffer over a device limit, [`SchemeError::Unsupported`] otherwise.
+fn scheme_error(scheme: &'static str, e: GpuError) -> SchemeError {
+    match e {
+        GpuError::TooLarge { what, bytes, limit, limit_value }
+            if limit == "max_buffer_size" || limit == "max_storage_buffer_binding_size" =>
+        {
+            SchemeError::OverBudget {
+                what: format!("{what} (GPU limit {limit})"),
+                needed: u128::from(bytes),
+                budget: u128::from(limit_value),
+            }
+        }
+        other => SchemeError::Unsupported { scheme, reason: format!("the GPU failed: {other}") },
+    }
+}
+
+/// Converts an index count for the kernels.
+fn u32_of(what: &'static str, n: usize) -> std::result::Result<u32, GpuError> {
+    program::to_u32(what, n as u64)
+}
+
+/// Uploads `data` for the table.
+fn put<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    what: &'static str,
+    data: &[T],
+) -> std::result::Result<Option<wgpu::Buffer>, GpuError> {
+    Ok(Some(program::upload(ctx, what, data)?))
+}
+
+/// Bytes of `n` values of `T`.
+fn bytes_of<T>(n: usize) -> u64 {
+    (n * size_of::<T>()) as u64
+}
+
+fn missing(what: &str) -> GpuError {
+    GpuError::Internal { operation: "tri-gpu", message: format!("missing {what}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shader_validates() {
+        for (name, source) in shaders::ALL {
+            if let Err(e) = subla_gpu::shaders::validate(source) {
+                panic!("{name}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn vertex_mask_matches_the_wgsl_struct() {
+        // struct Mask { cv: f32, cn: f32, ce: f32, ua: u32, ub: u32 }
+        assert_eq!(size_of::<loop_gpu::GpuVertexMask>(), 20);
+    }
+
+    #[test]
+    fn plans_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<LoopGpuPlan>();
+        check::<Sqrt3GpuPlan>();
+    }
+}
