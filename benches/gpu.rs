@@ -1,4 +1,4 @@
-//! Catmull-Clark and refinement-matrix evaluation on the GPU, with the
+//! Catmull-Clark, Loop, √3 and refinement-matrix evaluation on the GPU, with the
 //! device's copy bandwidth measured in the same run (feature `gpu` of
 //! `subla-bench`).
 //!
@@ -28,7 +28,9 @@
 //! The copy bandwidth is a device-to-device copy of 256 MiB (or the largest
 //! binding) by a compute kernel and by `copy_buffer_to_buffer`, counting
 //! bytes read and written; the best of the two is the reference.
-//! A second table evaluates the per-level refinement matrices `R_i` with
+//! A second table runs Loop and √3 (`subla-tri-gpu`) on a 200,000-triangle
+//! icosphere (`SUBLA_BENCH_ICOSPHERE=freq` changes the frequency), 3 levels.
+//! A third table evaluates the per-level refinement matrices `R_i` with
 //! the load-balanced SpMV (`GpuRefinement`) and reports its bandwidth over
 //! the copy's (matrix bytes: values, column indices and row pointers, plus
 //! input and output data). Rows that fail on the device (out of memory, a
@@ -46,6 +48,7 @@ use subla_gpu::timing::copy_bandwidth;
 use subla_gpu::{GpuBuffer, GpuContext, GpuRefinement};
 use subla_mesh::{MeshData, Validation};
 use subla_scheme::{Plan, Refiner, modeling};
+use subla_tri_gpu::{LoopGpu, Sqrt3Gpu, TriGpuPlan};
 
 /// Best wall time of `runs` calls of `f` (at least one), in seconds.
 fn best<R>(runs: usize, mut f: impl FnMut() -> R) -> (f64, R) {
@@ -241,6 +244,7 @@ fn main() {
         }
     }
     print!("{kernel_tables}");
+    triangles(ctx, copy_rate, quick);
 
     // Refinement matrices on the device: the per-level chain R_0 … R_{L-1}
     // with the load-balanced SpMV.
@@ -297,6 +301,71 @@ fn main() {
             }
         }
     }
+}
+
+/// Loop and √3 on the device: a frequency-`freq` icosphere (200,000
+/// triangles at the default 100), 3 levels / steps. Build is the CPU build
+/// plus the upload; eval, kernels and bandwidth as in the Catmull-Clark
+/// table; the CPU eval (all threads) for reference.
+fn triangles(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
+    let freq = std::env::var("SUBLA_BENCH_ICOSPHERE").ok().and_then(|s| s.parse().ok()).unwrap_or(if quick {
+        10
+    } else {
+        100
+    });
+    let (mesh, pos) = subla_bench::icosphere(freq);
+    let x = pos.mapv(|v| v as f32);
+    println!("\nLoop and sqrt(3) on the device: icosphere of {} triangles (xyz f32)\n", mesh.num_faces());
+    println!("| scheme | L | faces | build ms | eval ms | kernels ms | cpu eval ms | GB/s | % copy |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let loop_gpu = LoopGpu::new(ctx);
+    let sqrt3_gpu = Sqrt3Gpu::new(ctx);
+    for l in 1..=3u32 {
+        row("loop", &loop_gpu, &mesh, x.view(), l, copy_rate);
+        row("sqrt3", &sqrt3_gpu, &mesh, x.view(), l, copy_rate);
+    }
+}
+
+/// One row of the triangle table.
+fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
+    name: &str,
+    refiner: &R,
+    mesh: &subla_mesh::Mesh,
+    x: ndarray::ArrayView2<'_, f32>,
+    l: u32,
+    copy_rate: f64,
+) {
+    let (build_s, plan) = best(3, || refiner.build(mesh, l, Par::Rayon));
+    let plan = match plan {
+        Ok(p) => p,
+        Err(e) => return println!("| {name} | {l} | – | build failed: {e} | | | | | |"),
+    };
+    let faces = plan.faces(l).map(|f| f.num_faces()).unwrap_or(0);
+    let mut prof = match plan.profile_eval(x) {
+        Ok((_, p)) => p,
+        Err(e) => return println!("| {name} | {l} | {faces} | {:.1} | eval failed: {e} | | | | |", build_s * 1e3),
+    };
+    let runs = runs_for(prof.wall_seconds);
+    for _ in 1..runs {
+        if let Ok((_, p)) = plan.profile_eval(x) {
+            if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
+                prof = p;
+            }
+        }
+    }
+    let (eval_s, _) = best(runs, || plan.try_eval(x));
+    let (cpu_s, _) = best(runs_for(eval_s).min(5), || subla_scheme::eval(plan.cpu(), x, Par::Rayon));
+    let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+    let rate = prof.bytes() as f64 / kernels_s;
+    println!(
+        "| {name} | {l} | {faces} | {:.1} | {:.2} | {:.3} | {:.1} | {:.1} | {:.0} % |",
+        build_s * 1e3,
+        eval_s * 1e3,
+        kernels_s * 1e3,
+        cpu_s * 1e3,
+        rate * 1e-9,
+        100.0 * rate / copy_rate
+    );
 }
 
 /// The control positions as row-major `f32`.

@@ -12,7 +12,6 @@
 //! `refine_uniform` plus `interpolate`. Times are the mean of the runs after
 //! one warm-up.
 
-use std::collections::HashMap;
 use std::hint::black_box;
 use std::num::NonZeroU8;
 use std::time::Instant;
@@ -20,7 +19,7 @@ use std::time::Instant;
 use subla_algebra::Par;
 use subla_bench::pool;
 use subla_loop::LoopSlak;
-use subla_mesh::{Mesh, MeshBuilder};
+use subla_mesh::Mesh;
 use subla_scheme::{Refiner, eval, modeling};
 use subla_sqrt3::Sqrt3Slak;
 
@@ -28,85 +27,6 @@ use subla_sqrt3::Sqrt3Slak;
 const CGAL_SQRT3: f64 = 2.4;
 const OPENMESH_SQRT3: f64 = 4.0;
 const CGAL_LOOP: f64 = 4.1;
-
-/// A geodesic sphere: each icosahedron face split into `n²` triangles,
-/// projected to the unit sphere (`20 n²` triangles).
-fn icosphere(n: usize) -> (Mesh, ndarray::Array2<f64>) {
-    let t = (1.0 + 5f64.sqrt()) / 2.0;
-    let ico = [
-        [-1.0, t, 0.0],
-        [1.0, t, 0.0],
-        [-1.0, -t, 0.0],
-        [1.0, -t, 0.0],
-        [0.0, -1.0, t],
-        [0.0, 1.0, t],
-        [0.0, -1.0, -t],
-        [0.0, 1.0, -t],
-        [t, 0.0, -1.0],
-        [t, 0.0, 1.0],
-        [-t, 0.0, -1.0],
-        [-t, 0.0, 1.0],
-    ];
-    let faces = [
-        [0, 11, 5],
-        [0, 5, 1],
-        [0, 1, 7],
-        [0, 7, 10],
-        [0, 10, 11],
-        [1, 5, 9],
-        [5, 11, 4],
-        [11, 10, 2],
-        [10, 7, 6],
-        [7, 1, 8],
-        [3, 9, 4],
-        [3, 4, 2],
-        [3, 2, 6],
-        [3, 6, 8],
-        [3, 8, 9],
-        [4, 9, 5],
-        [2, 4, 11],
-        [6, 2, 10],
-        [8, 6, 7],
-        [9, 8, 1],
-    ];
-    let mut ids: HashMap<[i64; 3], u32> = HashMap::new();
-    let mut pos: Vec<[f64; 3]> = Vec::new();
-    let mut id = |p: [f64; 3]| -> u32 {
-        let l = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
-        let q = [p[0] / l, p[1] / l, p[2] / l];
-        let key = q.map(|x| (x * 1e9).round() as i64);
-        *ids.entry(key).or_insert_with(|| {
-            pos.push(q);
-            (pos.len() - 1) as u32
-        })
-    };
-    let mut verts = Vec::with_capacity(60 * n * n);
-    for f in faces {
-        let [a, b, c] = f.map(|i| ico[i]);
-        let at = |i: usize, j: usize| -> [f64; 3] {
-            let (u, v) = (i as f64 / n as f64, j as f64 / n as f64);
-            std::array::from_fn(|k| a[k] + u * (b[k] - a[k]) + v * (c[k] - a[k]))
-        };
-        for i in 0..n {
-            for j in 0..n - i {
-                let (p, q, r) = (id(at(i, j)), id(at(i + 1, j)), id(at(i, j + 1)));
-                verts.extend([p, q, r]);
-                if i + j + 1 < n {
-                    let s = id(at(i + 1, j + 1));
-                    verts.extend([q, s, r]);
-                }
-            }
-        }
-    }
-    let nf = verts.len() / 3;
-    let ptr: Vec<u32> = (0..=nf as u32).map(|i| 3 * i).collect();
-    let mesh = match MeshBuilder::new(pos.len(), ptr, verts).build(Par::Rayon) {
-        Ok(m) => m,
-        Err(e) => panic!("icosphere: {e}"),
-    };
-    let p = ndarray::Array2::from_shape_fn((pos.len(), 3), |(i, k)| pos[i][k]);
-    (mesh, p)
-}
 
 /// Mean seconds of `runs` runs of `f` after one warm-up.
 fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
@@ -146,7 +66,7 @@ fn subdiv_kernels(mesh: &Mesh, pos: &ndarray::Array2<f64>, scheme: subdiv_kernel
 fn main() {
     let quick = std::env::var_os("SUBLA_BENCH_QUICK").is_some();
     let (freq, runs) = if quick { (30, 1) } else { (100, 2) };
-    let (mesh, pos) = icosphere(freq);
+    let (mesh, pos) = subla_bench::icosphere(freq);
     let threads = rayon::current_num_threads();
     println!(
         "triangle bench: icosphere of {} triangles, {} vertices; 3 levels / steps; {threads} threads",

@@ -6,6 +6,10 @@
 // with w_n = order_weight[n] = 1 / n for a face of n vertices (rounded to f32
 // on the host, as the CPU kernel rounds it).
 //
+// Quad fast path (§4.4): on a level of quads only (every level after the
+// first), face f has corners 4f .. 4f + 3 and weight 1/4, so face_ptr and
+// the weight table are not read.
+//
 // x is the parent level (rows × d), y the whole child level (vertex points,
 // then face points, then edge points; rows × d), both row-major f32. One
 // invocation per face writes all d channels of its row, each summed from
@@ -18,8 +22,8 @@ struct Params {
     channels: u32,
     // First face-point row of y (the parent's vertex count).
     out_row: u32,
-    // Unused here (the face-point row, for the other kernels).
-    face_row: u32,
+    // 1 when every face of the parent level is a quad.
+    quads: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -41,9 +45,14 @@ fn face_points(
         return;
     }
     let d = params.channels;
-    let start = face_ptr[f];
-    let end = face_ptr[f + 1u];
-    let w = order_weight[end - start];
+    var start = 4u * f;
+    var end = start + 4u;
+    var w = 0.25;
+    if (params.quads == 0u) {
+        start = face_ptr[f];
+        end = face_ptr[f + 1u];
+        w = order_weight[end - start];
+    }
     let out = (params.out_row + f) * d;
     for (var c = 0u; c < d; c = c + 1u) {
         var acc = 0.0;

@@ -39,7 +39,8 @@ struct Params {
     nf: u32,
     ne: u32,
     nc: u32,
-    // Bit 0: Chaikin crease method; bit 1: smooth triangles.
+    // Bit 0: Chaikin crease method; bit 1: smooth triangles; bit 2: every
+    // parent face is a quad (the face of corner c is c / 4, §4.4).
     flags: u32,
     // First special entry of vertex_masks (largest valence + 1).
     vertex_base: u32,
@@ -88,6 +89,16 @@ const SMOOTH: u32 = 0u;
 const DART: u32 = 1u;
 const CREASE: u32 = 2u;
 const CORNER: u32 = 3u;
+
+
+// The face of corner c: c / 4 on a level of quads only (§4.4: no lookup),
+// corner_faces[c] otherwise.
+fn face_of(c: u32) -> u32 {
+    if ((params.flags & 4u) != 0u) {
+        return c >> 2u;
+    }
+    return corner_faces[c];
+}
 
 fn flat_index(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wg.y * nwg.x + wg.x) * 256u + lid;
@@ -190,7 +201,7 @@ fn edge_faces_main(
         return;
     }
     for (var k = edge_corner_ptr[e]; k < edge_corner_ptr[e + 1u]; k = k + 1u) {
-        edge_faces[k] = corner_faces[edge_corners[k]];
+        edge_faces[k] = face_of(edge_corners[k]);
     }
 }
 
@@ -212,8 +223,8 @@ fn edge_masks_main(
     var special = false;
     if (k == 2u) {
         if ((params.flags & 2u) != 0u) {
-            let tri0 = face_order(corner_faces[edge_corners[lo]]) == 3u;
-            let tri1 = face_order(corner_faces[edge_corners[lo + 1u]]) == 3u;
+            let tri0 = face_order(face_of(edge_corners[lo])) == 3u;
+            let tri1 = face_order(face_of(edge_corners[lo + 1u])) == 3u;
             if (tri0 || tri1) {
                 let t1 = select(0.25, 0.47, tri0);
                 let t2 = select(0.25, 0.47, tri1);
@@ -278,7 +289,7 @@ fn vertex_rings(
         return;
     }
     for (var k = vertex_corner_ptr[v]; k < vertex_corner_ptr[v + 1u]; k = k + 1u) {
-        vertex_faces[k] = corner_faces[vertex_corners[k]];
+        vertex_faces[k] = face_of(vertex_corners[k]);
     }
     for (var k = vertex_edge_ptr[v]; k < vertex_edge_ptr[v + 1u]; k = k + 1u) {
         vertex_nbrs[k] = other(vertex_edges[k], v);
@@ -443,5 +454,5 @@ fn child_holes_main(
     if (c >= params.nc) {
         return;
     }
-    child_holes[c] = holes[corner_faces[c]];
+    child_holes[c] = holes[face_of(c)];
 }

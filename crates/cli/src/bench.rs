@@ -89,14 +89,11 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
         crate::check_memory(args.scheme, l, None, &data.mesh)?;
     }
     match (args.scheme, args.backend) {
-        (Scheme::Catmark, Backend::Gpu) => {
-            let ctx = subla_gpu::GpuContext::new().map_err(|e| format!("--backend gpu: {e}"))?;
-            let ctx: &'static subla_gpu::GpuContext = Box::leak(Box::new(ctx));
-            let info = ctx.adapter_info();
+        (scheme, Backend::Gpu) => with_gpu!(scheme, r => {
+            let info = r.context().adapter_info();
             println!("adapter: {} ({:?})", info.name, info.backend);
-            rows(&subla_catmark_gpu::CatmarkGpu::new(ctx), &data.mesh, args, x.view(), progress)
-        }
-        (_, Backend::Gpu) => Err("--backend gpu runs Catmull-Clark only (--scheme catmark)".into()),
+            rows(r, &data.mesh, args, x.view(), progress)
+        }),
         (scheme, Backend::Cpu) => with_slak!(scheme, r => rows(r, &data.mesh, args, x.view(), progress)),
     }
 }

@@ -45,6 +45,38 @@ macro_rules! with_slak {
     };
 }
 
+/// Evaluates `$body` with `$r` bound to the GPU refiner of `$scheme` on a
+/// context made here (kept for the whole process), or returns an error for
+/// a scheme without GPU kernels (bilinear).
+macro_rules! with_gpu {
+    ($scheme:expr, $r:ident => $body:expr) => {{
+        let ctx = ::subla_gpu::GpuContext::new().map_err(|e| format!("--backend gpu: {e}"))?;
+        // The context lives as long as the process.
+        let ctx: &'static ::subla_gpu::GpuContext = Box::leak(Box::new(ctx));
+        match $scheme {
+            crate::Scheme::Catmark => {
+                let $r = &::subla_catmark_gpu::CatmarkGpu::new(ctx);
+                $body
+            }
+            crate::Scheme::Loop => {
+                let $r = &::subla_tri_gpu::LoopGpu::new(ctx);
+                $body
+            }
+            crate::Scheme::LoopCgal => {
+                let $r = &::subla_tri_gpu::LoopGpu::new(ctx).cgal();
+                $body
+            }
+            crate::Scheme::Sqrt3 => {
+                let $r = &::subla_tri_gpu::Sqrt3Gpu::new(ctx);
+                $body
+            }
+            crate::Scheme::Bilinear => Err::<_, String>(
+                "--backend gpu runs catmark, loop, loop-cgal and sqrt3 (bilinear has no GPU kernels)".into(),
+            ),
+        }
+    }};
+}
+
 mod bench;
 mod embedded;
 mod info;
@@ -539,16 +571,11 @@ fn subdivide(
     let pos = data.positions().to_owned();
     let (in_v, in_f) = (data.mesh.num_vertices(), data.mesh.num_faces());
     let run = match (args.scheme, args.path, args.backend) {
-        (Scheme::Catmark, PathKind::Slak, Backend::Gpu) => {
-            let ctx = subla_gpu::GpuContext::new().map_err(|e| format!("--backend gpu: {e}"))?;
-            // The context lives as long as the process.
-            let ctx: &'static subla_gpu::GpuContext = Box::leak(Box::new(ctx));
-            run_scheme(&subla_catmark_gpu::CatmarkGpu::new(ctx), &data.mesh, pos.view(), args, progress)?
+        (scheme, PathKind::Slak, Backend::Gpu) => {
+            with_gpu!(scheme, r => run_scheme(r, &data.mesh, pos.view(), args, progress))?
         }
-        (_, _, Backend::Gpu) => {
-            return Err(
-                "--backend gpu runs Catmull-Clark with the specialised kernels (--scheme catmark --path slak)".into()
-            );
+        (_, PathKind::Lak, Backend::Gpu) => {
+            return Err("--backend gpu runs the specialised kernels (--path slak)".into());
         }
         (Scheme::Catmark, PathKind::Lak, Backend::Cpu) => {
             run_scheme(&CatmarkLak, &data.mesh, pos.view(), args, progress)?

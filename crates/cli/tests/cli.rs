@@ -225,7 +225,37 @@ fn gpu_backend_agrees_with_the_cpu() {
         gpu.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--backend gpu runs Catmull-Clark"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--backend gpu runs the specialised kernels"));
+    // Bilinear has no GPU kernels.
+    let o = subla(&["subdivide", input.to_str().unwrap(), "--backend", "gpu", "--scheme", "bilinear"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bilinear has no GPU kernels"));
+    // Loop, CGAL's Loop and sqrt(3) on the GPU agree with the CPU.
+    for scheme in ["loop", "loop-cgal", "sqrt3"] {
+        let tri = data().join("meshes/misc/grid_tri_open.obj");
+        let (cpu, gpu) = (tmp(&format!("{scheme}-cpu.obj")), tmp(&format!("{scheme}-gpu.obj")));
+        for (backend, out) in [("cpu", &cpu), ("gpu", &gpu)] {
+            let o = subla(&[
+                "subdivide",
+                tri.to_str().unwrap(),
+                "--scheme",
+                scheme,
+                "--levels",
+                "3",
+                "--backend",
+                backend,
+                "--precision",
+                "f32",
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{scheme} on {backend}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let (a, b) = (read(&cpu), read(&gpu));
+        assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts(), "{scheme}");
+        let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(diff < 1e-5, "{scheme}: GPU and CPU differ by {diff}");
+    }
 }
 
 #[test]

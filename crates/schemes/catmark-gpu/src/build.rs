@@ -242,7 +242,8 @@ pub(crate) fn step(
 
     let chaikin = parent.options.crease_method == CreaseMethod::Chaikin;
     let smooth_triangles = parent.options.triangle_subdivision == TriangleSubdivision::Smooth;
-    let flags = u32::from(chaikin) | (u32::from(smooth_triangles) << 1);
+    let quads = t.num_faces() > 0 && t.max_face_order() == 4 && t.num_corners() == 4 * t.num_faces();
+    let flags = u32::from(chaikin) | (u32::from(smooth_triangles) << 1) | (u32::from(quads) << 2);
     let params: [u32; 8] = [
         t.num_vertices() as u32,
         t.num_faces() as u32,
@@ -316,6 +317,7 @@ pub(crate) fn step(
         nv: t.num_vertices() as u32,
         nf: t.num_faces() as u32,
         ne: t.num_edges() as u32,
+        quads: t.num_faces() > 0 && max_order == 4 && t.num_corners() == 4 * t.num_faces(),
         face_ptr: shared("face_ptr")?,
         face_verts: shared("face_verts")?,
         order_weight: upload(ctx, "catmark-gpu order weights", &order_weight)?,

@@ -36,6 +36,8 @@ pub(crate) struct StepBuffers {
     pub(crate) nv: u32,
     pub(crate) nf: u32,
     pub(crate) ne: u32,
+    /// Every parent face is a quad: the face-point kernel's fast path.
+    pub(crate) quads: bool,
     pub(crate) face_ptr: wgpu::Buffer,
     pub(crate) face_verts: wgpu::Buffer,
     pub(crate) order_weight: wgpu::Buffer,
@@ -118,6 +120,7 @@ impl StepBuffers {
             nv: to_u32("catmark-gpu vertices", nv as u64)?,
             nf: to_u32("catmark-gpu faces", nf as u64)?,
             ne: to_u32("catmark-gpu edges", ne as u64)?,
+            quads: nf > 0 && t.is_quad_only(),
             face_ptr: upload(ctx, "catmark-gpu face_ptr", t.face_ptr())?,
             face_verts: upload(ctx, "catmark-gpu face_verts", t.face_verts())?,
             order_weight: upload(ctx, "catmark-gpu order weights", &order_weight)?,

@@ -108,7 +108,7 @@ impl Kernels {
     ) -> Result<(), GpuError> {
         let (nv, nf, ne) = (s.nv, s.nf, s.ne);
         // Row offsets in y fit u32: the build checked nv + nf + ne.
-        let face_params = uniform(ctx, "catmark-gpu params", &[nf, channels, nv, nv]);
+        let face_params = uniform(ctx, "catmark-gpu params", &[nf, channels, nv, u32::from(s.quads)]);
         let edge_params = uniform(ctx, "catmark-gpu params", &[ne, channels, nv + nf, nv]);
         let vertex_params = uniform(ctx, "catmark-gpu params", &[nv, channels, 0, nv]);
         fn b(buffer: &wgpu::Buffer) -> wgpu::BindingResource<'_> {

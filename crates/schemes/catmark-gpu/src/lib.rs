@@ -663,7 +663,8 @@ impl CatmarkGpuPlan {
             let nc = if nf == 0 { 0 } else { nc };
             let data = |rows: u64| 4 * rows * d;
             let bytes = [
-                ("face_points", 4 * (nf + 1) + 4 * nc + data(nv) + data(nf)),
+                // Quad levels read no face_ptr (the §4.4 fast path).
+                ("face_points", if s.quads { 0 } else { 4 * (nf + 1) } + 4 * nc + data(nv) + data(nf)),
                 ("edge_points", 8 * ne + 4 * (ne + 1) + 4 * nc + 4 * ne + data(nv) + data(nf) + data(ne)),
                 ("vertex_points", 8 * (nv + 1) + 4 * nc + 8 * ne + 4 * nv + data(nv) + data(nf) + data(nv)),
             ];
