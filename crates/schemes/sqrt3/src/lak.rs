@@ -8,15 +8,22 @@
 //! | valences `n = F 1 {val → 1}` | Eq. 10 on `F` |
 //! | vertex update `(1 − αᵢ) Pᵢ + F P {val_i → αᵢ/nᵢ}` | Eq. 24, 25, 27 |
 //! | refined topology: corner `k` of triangle `i` (next vertex `l`) gives `(k, F(l, k) + |v|, i + |v|)` | Appendix A, "Topology refinement" |
+//! | boundary: `S = F + Fᵀ` keeping both operands; an entry with only `F(i, j)` is the boundary edge `i → j`, one with only `F(j, i)` the boundary edge `j → i` | sparse add with a map |
+//! | new vertices per triangle (1, or 2 on a splitting step for a triangle with a boundary edge) and their offsets | exclusive scan |
 //!
-//! The appendix omits the boundary; so does this path: open meshes are
-//! refused with [`SchemeError::Unsupported`] (the SLAK path,
-//! [`crate::Sqrt3Slak`], has Kobbelt's boundary rule). On closed meshes
-//! both paths number vertices and faces alike, so their refined meshes are
-//! equal and their positions agree to rounding.
+//! The appendix omits the boundary; this path adds Kobbelt's rule (see the
+//! [crate docs](crate#rules)) from `S`: boundary vertices and their two
+//! boundary neighbours, and each triangle's boundary edge. On plain steps
+//! boundary vertices stay and a boundary corner gives `(k, l, i + |v|)`; on
+//! splitting steps (the 2nd, 4th, … step, counted as [`crate::Sqrt3Slak`]
+//! counts them) the new points and the boundary vertex rows are one more
+//! sparse matrix each (the 1/27 masks), applied by SpMV. Both paths number
+//! vertices and faces alike, so their refined meshes are equal and their
+//! positions agree to rounding.
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 use num_traits::Float;
+use subla_algebra::scan::offsets_from_counts;
 use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csr_into};
 use subla_algebra::{CscMat, CsrMat, Par};
@@ -24,9 +31,10 @@ use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::eval_levels;
 use subla_scheme::{Plan, Refiner, Result, SchemeError};
 
-use crate::level::{alpha, plain_mesh, prepare};
+use crate::level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, NONE, alpha, is_kobbelt_step, plain_mesh, prepare};
 
-/// √3 subdivision through mapped SpMV and SpGEMM (closed meshes only).
+/// √3 subdivision through mapped SpMV and SpGEMM, with Kobbelt's boundary
+/// rule.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sqrt3Lak;
 
@@ -45,10 +53,18 @@ struct LakLevel {
     m: CscMat<u32>,
     /// `F` (`|v| × |v|`): the triangle of each directed edge.
     f: CsrMat<u32>,
-    /// `αᵢ` per vertex.
-    alpha: Vec<f64>,
-    /// `αᵢ / nᵢ` per vertex.
+    /// `αᵢ / nᵢ` per interior vertex, 0 for boundary vertices.
     w: Vec<f64>,
+    /// Weight of each vertex itself: `1 − αᵢ` inside, on the boundary 1
+    /// (plain steps) or 19/27 (splitting steps).
+    diag: Vec<f64>,
+    /// Splitting steps: the boundary neighbours of boundary vertices with
+    /// weight 4/27 (`|v| × |v|`).
+    boundary: Option<CsrMat<f64>>,
+    /// Splitting steps with a boundary: the new vertices' stencils (face
+    /// points and trisection points, `new × |v|`); otherwise the new
+    /// vertices are the face points `Mᵀ {→ ⅓}`.
+    new_points: Option<CsrMat<f64>>,
 }
 
 /// A built LAK √3 refinement.
@@ -56,6 +72,28 @@ struct LakLevel {
 pub struct Sqrt3LakPlan {
     meshes: Vec<Mesh>,
     levels: Vec<LakLevel>,
+    first_step: u32,
+}
+
+impl Sqrt3LakPlan {
+    /// The plan of `levels` steps over the prepared mesh `base`, whose first
+    /// step has the global index `first_step`.
+    fn over(base: Mesh, levels: u32, first_step: u32, par: Par) -> Result<Sqrt3LakPlan> {
+        let mut meshes = vec![base];
+        let mut lvls = Vec::with_capacity(levels as usize);
+        for l in 0..levels {
+            let (lv, child) = build_level(&meshes[l as usize], is_kobbelt_step(first_step + l), par)?;
+            lvls.push(lv);
+            meshes.push(child);
+        }
+        Ok(Sqrt3LakPlan { meshes, levels: lvls, first_step })
+    }
+
+    /// The global index of this plan's first step (as
+    /// [`crate::Sqrt3Plan::first_step`]).
+    pub fn first_step(&self) -> u32 {
+        self.first_step
+    }
 }
 
 fn unsupported(reason: String) -> SchemeError {
@@ -68,15 +106,64 @@ fn q3(a: u32, b: u32) -> bool {
     b == a % 3 + 1
 }
 
-/// One level's algebra and the child mesh.
-fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
-    let t: &Topology = parent.topology();
-    if let Some(e) = (0..t.num_edges()).find(|&e| t.is_boundary_edge(e)) {
-        return Err(unsupported(format!(
-            "edge {e} {:?} is a boundary edge; the LAK path (Appendix A) handles closed meshes only, use Sqrt3Slak for open ones",
-            t.edge(e)
-        )));
+/// Appends `entries` as one CSR row: sorted by column, repeated columns
+/// merged (their weights added).
+fn push_row(entries: &[(u32, f64)], idx: &mut Vec<u32>, vals: &mut Vec<f64>) {
+    let mut e = entries.to_vec();
+    e.sort_by_key(|&(j, _)| j);
+    let start = idx.len();
+    for (j, x) in e {
+        if idx.len() > start && idx[idx.len() - 1] == j {
+            let last = vals.len() - 1;
+            vals[last] += x;
+        } else {
+            idx.push(j);
+            vals.push(x);
+        }
     }
+}
+
+/// The boundary structure from `S = F + Fᵀ`: for each vertex, the
+/// boundary neighbour it leads to (`i → next` is a boundary edge) and the
+/// one leading to it (`prev → i`), [`NONE`] for interior vertices.
+fn boundary_neighbours(f: &CsrMat<u32>, ft: &CsrMat<u32>) -> (Vec<u32>, Vec<u32>) {
+    let nv = f.nrows();
+    let (mut next, mut prev) = (vec![NONE; nv], vec![NONE; nv]);
+    for i in 0..nv {
+        let (a, _) = f.row(i);
+        let (b, _) = ft.row(i);
+        let (mut p, mut q) = (0, 0);
+        // Merge the sorted rows: an entry of one operand only is a
+        // boundary edge.
+        while p < a.len() || q < b.len() {
+            match (a.get(p), b.get(q)) {
+                (Some(&x), Some(&y)) if x == y => {
+                    p += 1;
+                    q += 1;
+                }
+                (Some(&x), Some(&y)) if x < y => {
+                    next[i] = x;
+                    p += 1;
+                }
+                (Some(&x), None) => {
+                    next[i] = x;
+                    p += 1;
+                }
+                (_, Some(&y)) => {
+                    prev[i] = y;
+                    q += 1;
+                }
+                (None, None) => unreachable!("the loop runs while an entry is left"),
+            }
+        }
+    }
+    (next, prev)
+}
+
+/// One level's algebra and the child mesh; `kobbelt` for a
+/// boundary-splitting step.
+fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh)> {
+    let t: &Topology = parent.topology();
     let (nv, nf) = (t.num_vertices(), t.num_faces());
     let m = t.mesh_matrix().map_err(|e| unsupported(format!("{e}: the mesh matrix cannot hold it")))?;
     let mt_csc: CscMat<u32> = m.to_csr(par).into_transpose();
@@ -88,48 +175,160 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         par,
     )?
     .to_csr(par);
-    // Eq. 10 on F: valences (closed manifold: one outgoing directed edge
-    // per neighbour).
+    drop(mt_csc);
+    let ft: CsrMat<u32> = f.to_csc(par).into_transpose();
+    let (next, prev) = boundary_neighbours(&f, &ft);
+    drop(ft);
+    // Eq. 10 on F: valences (one outgoing directed edge per neighbour
+    // inside; boundary vertices do not use it).
     let ones = Array2::<u32>::ones((nv, 1));
     let mut n = Array2::<u32>::zeros((nv, 1));
     spmv_csr_into(f.as_ref(), ones.view(), n.view_mut(), Update::Set, |_, _, _| 1u32, par);
-    let alpha: Vec<f64> = n.column(0).iter().map(|&k| alpha(k as usize)).collect();
-    let w: Vec<f64> =
-        n.column(0).iter().zip(&alpha).map(|(&k, &a)| if k == 0 { 0.0 } else { a / f64::from(k) }).collect();
-    // Topology: one triangle per nonzero of M, corner (k, position a) of
-    // triangle i at child face 3 i + a - 1.
+    let on_boundary = |i: usize| next[i] != NONE || prev[i] != NONE;
+    let alpha: Vec<f64> =
+        n.column(0).iter().enumerate().map(|(i, &k)| if on_boundary(i) { 0.0 } else { alpha(k as usize) }).collect();
+    let w: Vec<f64> = n
+        .column(0)
+        .iter()
+        .zip(&alpha)
+        .enumerate()
+        .map(|(i, (&k, &a))| if k == 0 || on_boundary(i) { 0.0 } else { a / f64::from(k) })
+        .collect();
+    let diag: Vec<f64> = (0..nv)
+        .map(|i| match (on_boundary(i), kobbelt) {
+            (false, _) => 1.0 - alpha[i],
+            (true, false) => 1.0,
+            (true, true) => BOUNDARY_VERTEX[1],
+        })
+        .collect();
+
+    // The corners of triangle i in face order: (vertex, position).
+    let corners = |i: usize| -> [u32; 3] {
+        let (rows, pos) = m.col(i);
+        let mut v = [NONE; 3];
+        for (&k, &a) in rows.iter().zip(pos) {
+            v[a as usize - 1] = k;
+        }
+        v
+    };
+    // Each triangle's boundary edge `a -> b` (F(b, a) absent), on
+    // splitting steps.
+    let mut bedge = vec![[NONE; 2]; nf];
+    if kobbelt {
+        for (i, be) in bedge.iter_mut().enumerate() {
+            let v = corners(i);
+            let mut count = 0;
+            for j in 0..3 {
+                let (a, b) = (v[j], v[(j + 1) % 3]);
+                if f.as_ref().get(b as usize, a as usize).is_none() {
+                    *be = [a, b];
+                    count += 1;
+                }
+            }
+            if count > 1 {
+                return Err(unsupported(format!(
+                    "face {i} has {count} boundary edges on a boundary-splitting step (only one is possible after a first sqrt(3) step)"
+                )));
+            }
+        }
+    }
+    // New vertices per triangle, and their offsets (a scan).
+    let counts: Vec<u32> = bedge.iter().map(|b| 1 + u32::from(b[0] != NONE)).collect();
+    let off = offsets_from_counts(&counts, par)?;
+    let new = off[nf] as usize;
+    let split_any = new > nf;
+    // The new vertex of triangle i facing its edge that starts at u.
+    let apex = |i: usize, u: u32| -> u32 {
+        let base = (nv as u32) + off[i];
+        if counts[i] == 2 && bedge[i][1] == u { base + 1 } else { base }
+    };
+
+    // Topology: one triangle per corner, corner (k, position a) of triangle
+    // i at child face 3 i + a - 1.
     let mut fv = vec![0u32; 9 * nf];
     for i in 0..nf {
-        let (rows, pos) = m.col(i);
-        let vert_at = |p: u32| rows[pos.iter().position(|&x| x == p).unwrap_or(0)];
-        for (&k, &a) in rows.iter().zip(pos) {
-            let l = vert_at(a % 3 + 1);
-            let Some(&g) = f.as_ref().get(l as usize, k as usize) else {
-                return Err(unsupported(format!("the directed edge ({l}, {k}) has no triangle")));
+        let v = corners(i);
+        for a in 0..3 {
+            let (k, l, o) = (v[a], v[(a + 1) % 3], v[(a + 2) % 3]);
+            let c = 3 * (3 * i + a);
+            let tri = match f.as_ref().get(l as usize, k as usize) {
+                Some(&g) => [k, apex(g as usize, l), apex(i, k)],
+                None if kobbelt => {
+                    let base = (nv as u32) + off[i];
+                    [base, base + 1, o]
+                }
+                None => [k, l, (nv as u32) + off[i]],
             };
-            let c = 3 * (3 * i + a as usize - 1);
-            fv[c..c + 3].copy_from_slice(&[k, g + nv as u32, (i + nv) as u32]);
+            fv[c..c + 3].copy_from_slice(&tri);
         }
     }
     let face_ptr: Vec<u32> = (0..=3 * nf as u32).map(|i| 3 * i).collect();
-    let child = plain_mesh(Topology::build(nv + nf, face_ptr, fv, par)?)?;
-    drop(mt_csc);
-    Ok((LakLevel { m, f, alpha, w }, child))
+    let child = plain_mesh(Topology::build(nv + new, face_ptr, fv, par)?)?;
+
+    // Splitting steps: the boundary vertex rows and the new points as
+    // sparse matrices.
+    let boundary = if kobbelt && (0..nv).any(on_boundary) {
+        let mut ptr = vec![0u32];
+        let (mut idx, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..nv {
+            if on_boundary(i) {
+                push_row(&[(prev[i], BOUNDARY_VERTEX[0]), (next[i], BOUNDARY_VERTEX[0])], &mut idx, &mut vals);
+            }
+            ptr.push(idx.len() as u32);
+        }
+        Some(CsrMat::try_new(nv, nv, ptr, idx, vals)?)
+    } else {
+        None
+    };
+    let new_points = if split_any {
+        let [w1, w16, w10] = BOUNDARY_EDGE;
+        let mut ptr = vec![0u32];
+        let (mut idx, mut vals) = (Vec::with_capacity(3 * new), Vec::with_capacity(3 * new));
+        let mut row = |entries: [(u32, f64); 3]| {
+            push_row(&entries, &mut idx, &mut vals);
+            ptr.push(idx.len() as u32);
+        };
+        for i in 0..nf {
+            let v = corners(i);
+            if counts[i] == 1 {
+                row(v.map(|k| (k, 1.0 / 3.0)));
+            } else {
+                let [a, b] = bedge[i];
+                row([(prev[a as usize], w1), (a, w16), (b, w10)]);
+                row([(a, w10), (b, w16), (next[b as usize], w1)]);
+            }
+        }
+        Some(CsrMat::try_new(new, nv, ptr, idx, vals)?)
+    } else {
+        None
+    };
+    Ok((LakLevel { m, f, w, diag, boundary, new_points }, child))
 }
 
-/// One level of eval: face points (Eq. 26) after the updated vertices
-/// (Eq. 24, 27).
+/// One level of eval: the new points (Eq. 26, or on splitting steps their
+/// matrix), then the updated vertices (Eq. 24, 27, and Kobbelt's boundary
+/// rows).
 fn eval_level<T: Float + Send + Sync + subla_algebra::Scalar>(lv: &LakLevel, x: &[T], y: &mut [T], d: usize, par: Par) {
     let nv = lv.f.nrows();
     let cast = |w: f64| T::from(w).unwrap_or_else(T::zero);
     let xv = ArrayView2::from_shape((nv, d), x).unwrap_or_else(|e| unreachable!("{e}"));
     let mut yv = ArrayViewMut2::from_shape((y.len() / d, d), y).unwrap_or_else(|e| unreachable!("{e}"));
-    let third = cast(1.0 / 3.0);
-    spmv_csr_into(lv.m.as_ref().transpose(), xv, yv.slice_mut(s![nv.., ..]), Update::Set, |_, _, _| third, par);
+    match &lv.new_points {
+        Some(np) => {
+            spmv_csr_into(np.as_ref(), xv, yv.slice_mut(s![nv.., ..]), Update::Set, |&w, _, _| cast(w), par);
+        }
+        None => {
+            let third = cast(1.0 / 3.0);
+            spmv_csr_into(lv.m.as_ref().transpose(), xv, yv.slice_mut(s![nv.., ..]), Update::Set, |_, _, _| third, par);
+        }
+    }
     let mut top = yv.slice_mut(s![..nv, ..]);
     spmv_csr_into(lv.f.as_ref(), xv, top.view_mut(), Update::Set, |_, i, _| cast(lv.w[i as usize]), par);
+    if let Some(b) = &lv.boundary {
+        spmv_csr_into(b.as_ref(), xv, top.view_mut(), Update::Add, |&w, _, _| cast(w), par);
+    }
     for (i, mut row) in top.outer_iter_mut().enumerate() {
-        let c = cast(1.0 - lv.alpha[i]);
+        let c = cast(lv.diag[i]);
         for (o, &v) in row.iter_mut().zip(xv.row(i)) {
             *o = *o + c * v;
         }
@@ -143,21 +342,14 @@ impl Refiner for Sqrt3Lak {
         "sqrt3-lak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<Sqrt3LakPlan> {
-        let mut meshes = vec![prepare(input)?];
-        let mut lvls = Vec::with_capacity(levels as usize);
-        for l in 0..levels as usize {
-            let (lv, child) = build_level(&meshes[l], par)?;
-            lvls.push(lv);
-            meshes.push(child);
-        }
-        Ok(Sqrt3LakPlan { meshes, levels: lvls })
+        Sqrt3LakPlan::over(prepare(input)?, levels, 0, par)
     }
     fn step(&self, mut plan: Sqrt3LakPlan, par: Par) -> Result<Sqrt3LakPlan> {
-        // Closed meshes only: the boundary parity does not arise.
+        // The step count continues, as in `Sqrt3Slak`.
+        let first = plan.first_step + plan.levels.len() as u32;
         let finest = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
         drop(plan);
-        let (lv, child) = build_level(&finest, par)?;
-        Ok(Sqrt3LakPlan { meshes: vec![finest, child], levels: vec![lv] })
+        Sqrt3LakPlan::over(finest, 1, first, par)
     }
 }
 
@@ -174,42 +366,50 @@ impl Plan for Sqrt3LakPlan {
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
         eval_levels(self, "sqrt3-lak", control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
     }
-    /// `R = [diag(1 − α) + F {val_i → αᵢ/nᵢ}; Mᵀ {→ ⅓}]`, rows sorted.
+    /// `R = [diag + F {val_i → wᵢ} + B; N]`, rows sorted: `B` the
+    /// boundary rows of splitting steps, `N` the new points (`Mᵀ {→ ⅓}`
+    /// without a split boundary).
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         let _ = par;
         let lv = self.levels.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        let (nv, nf) = (lv.f.nrows(), lv.m.ncols());
+        let nv = lv.f.nrows();
+        let new = lv.new_points.as_ref().map_or(lv.m.ncols(), CsrMat::nrows);
         let mut ptr = vec![0u32];
-        let mut idx = Vec::with_capacity(lv.f.nnz() + nv + lv.m.nnz());
+        let mut idx = Vec::with_capacity(lv.f.nnz() + nv + 3 * new);
         let mut vals = Vec::with_capacity(idx.capacity());
+        let mut entries = Vec::new();
         for i in 0..nv {
-            let (cols, _) = lv.f.row(i);
-            let mut diag = false;
-            for &j in cols {
-                if !diag && j as usize > i {
-                    idx.push(i as u32);
-                    vals.push(1.0 - lv.alpha[i]);
-                    diag = true;
+            entries.clear();
+            if lv.w[i] != 0.0 {
+                entries.extend(lv.f.row(i).0.iter().map(|&j| (j, lv.w[i])));
+            }
+            entries.push((i as u32, lv.diag[i]));
+            if let Some(b) = &lv.boundary {
+                let (cols, w) = b.row(i);
+                entries.extend(cols.iter().copied().zip(w.iter().copied()));
+            }
+            push_row(&entries, &mut idx, &mut vals);
+            ptr.push(idx.len() as u32);
+        }
+        for k in 0..new {
+            match &lv.new_points {
+                Some(np) => {
+                    let (cols, w) = np.row(k);
+                    idx.extend_from_slice(cols);
+                    vals.extend_from_slice(w);
                 }
-                idx.push(j);
-                vals.push(lv.w[i]);
-            }
-            if !diag {
-                idx.push(i as u32);
-                vals.push(1.0 - lv.alpha[i]);
+                None => {
+                    let (cols, _) = lv.m.col(k);
+                    idx.extend_from_slice(cols);
+                    vals.extend(cols.iter().map(|_| 1.0 / 3.0));
+                }
             }
             ptr.push(idx.len() as u32);
         }
-        for k in 0..nf {
-            let (cols, _) = lv.m.col(k);
-            idx.extend_from_slice(cols);
-            vals.extend(cols.iter().map(|_| 1.0 / 3.0));
-            ptr.push(idx.len() as u32);
-        }
-        Ok(CsrMat::try_new(nv + nf, nv, ptr, idx, vals)?)
+        Ok(CsrMat::try_new(nv + new, nv, ptr, idx, vals)?)
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.levels.get(level as usize).map(|lv| (lv.f.nnz() + lv.f.nrows() + lv.m.nnz()) as u64)
+        self.levels.get(level as usize).map(|lv| (lv.f.nnz() + 3 * lv.f.nrows() + 2 * lv.m.nnz()) as u64)
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
         self.meshes.get(level as usize)

@@ -5,7 +5,8 @@
 //!
 //! * [`Sqrt3Slak`]: specialised gather kernels per step and one triangle per
 //!   parent corner.
-//! * [`Sqrt3Lak`]: the same scheme as mapped sparse algebra (closed meshes).
+//! * [`Sqrt3Lak`]: the same scheme as mapped sparse algebra, Kobbelt's
+//!   boundary rule included.
 //!
 //! # Rules
 //! Each step inserts a point at the centroid of every triangle, moves every

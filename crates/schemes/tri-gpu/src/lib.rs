@@ -1,5 +1,5 @@
 //! Loop and Kobbelt's √3 subdivision evaluated on the GPU (wgpu), behind
-//! subla's [`Refiner`] / [`Plan`] traits (Mlakar et al. 2020, Appendix A
+//! subla's [`Refiner`](subla_scheme::Refiner) / [`Plan`] traits (Mlakar et al. 2020, Appendix A
 //! and B, with the specialised kernels of §4).
 //!
 //! * [`LoopGpu`] builds [`LoopGpuPlan`]s with the rules of
