@@ -246,11 +246,10 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
     // Topology: one triangle per corner, corner (k, position a) of triangle
     // i at child face 3 i + a - 1.
     let mut fv = vec![0u32; 9 * nf];
-    for i in 0..nf {
+    for (i, children) in fv.chunks_exact_mut(9).enumerate() {
         let v = corners(i);
-        for a in 0..3 {
+        for (a, child) in children.chunks_exact_mut(3).enumerate() {
             let (k, l, o) = (v[a], v[(a + 1) % 3], v[(a + 2) % 3]);
-            let c = 3 * (3 * i + a);
             let tri = match f.as_ref().get(l as usize, k as usize) {
                 Some(&g) => [k, apex(g as usize, l), apex(i, k)],
                 None if kobbelt => {
@@ -259,7 +258,7 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
                 }
                 None => [k, l, (nv as u32) + off[i]],
             };
-            fv[c..c + 3].copy_from_slice(&tri);
+            child.copy_from_slice(&tri);
         }
     }
     let face_ptr: Vec<u32> = (0..=3 * nf as u32).map(|i| 3 * i).collect();
