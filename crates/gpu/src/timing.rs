@@ -186,3 +186,39 @@ pub fn copy_bandwidth(ctx: &GpuContext, bytes: u64, repeats: u32) -> Result<Copy
     let kernel_seconds = timer.read(ctx)?.iter().map(|t| t.seconds).filter(|&s| s > 0.0).reduce(f64::min);
     Ok(CopyBandwidth { bytes, kernel_seconds, kernel_wall_seconds: kernel_wall, copy_wall_seconds: copy_wall })
 }
+
+/// One kernel of one level in an [`EvalProfile`] (the profiled evals of
+/// the GPU scheme crates).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelProfile {
+    /// The parent level (`level → level + 1`).
+    pub level: u32,
+    /// The kernel's entry point.
+    pub kernel: &'static str,
+    /// GPU time (timestamp queries); `None` where the adapter has none.
+    pub seconds: Option<f64>,
+    /// Bytes the kernel moves at least: every array it reads (indices,
+    /// mask indices, the parent level's data) once and its output rows
+    /// once.
+    pub bytes: u64,
+}
+
+/// The timings of one profiled eval through a chain of levels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvalProfile {
+    /// Every kernel, level by level, in the order they ran.
+    pub kernels: Vec<KernelProfile>,
+    /// Wall time of the whole eval: upload, kernels, readback.
+    pub wall_seconds: f64,
+}
+
+impl EvalProfile {
+    /// Total GPU time of the kernels, if every kernel was timed.
+    pub fn gpu_seconds(&self) -> Option<f64> {
+        self.kernels.iter().map(|k| k.seconds).sum()
+    }
+    /// Total bytes of the kernels.
+    pub fn bytes(&self) -> u64 {
+        self.kernels.iter().map(|k| k.bytes).sum()
+    }
+}

@@ -125,6 +125,7 @@ use subla_algebra::{CsrMat, Par};
 use subla_catmark::{CatmarkPlan, CatmarkSlak};
 use subla_gpu::program::{ContextRef as Ctx, LevelChain};
 use subla_gpu::timing::PassTimer;
+pub use subla_gpu::timing::{EvalProfile, KernelProfile};
 use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
@@ -466,41 +467,6 @@ pub struct CatmarkGpuPlan {
     /// The data buffers of the last eval, reused by the next one with the
     /// same channel count (per-frame evaluation allocates nothing).
     frame: LevelChain,
-}
-
-/// One kernel of one level in an [`EvalProfile`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelProfile {
-    /// The parent level (`level → level + 1`).
-    pub level: u32,
-    /// `face_points`, `edge_points` or `vertex_points`.
-    pub kernel: &'static str,
-    /// GPU time (timestamp queries); `None` where the adapter has none.
-    pub seconds: Option<f64>,
-    /// Bytes the kernel moves at least: every array it reads (indices,
-    /// mask indices, the parent level's data, face points) once and its
-    /// output rows once; mask tables are not counted.
-    pub bytes: u64,
-}
-
-/// The timings of one eval ([`CatmarkGpuPlan::profile_eval`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct EvalProfile {
-    /// Every kernel, level by level.
-    pub kernels: Vec<KernelProfile>,
-    /// Wall time of the whole eval: upload, kernels, readback.
-    pub wall_seconds: f64,
-}
-
-impl EvalProfile {
-    /// Total GPU time of the kernels, if every kernel was timed.
-    pub fn gpu_seconds(&self) -> Option<f64> {
-        self.kernels.iter().map(|k| k.seconds).sum()
-    }
-    /// Total bytes of the kernels.
-    pub fn bytes(&self) -> u64 {
-        self.kernels.iter().map(|k| k.bytes).sum()
-    }
 }
 
 impl CatmarkGpuPlan {

@@ -51,6 +51,7 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_algebra::{CsrMat, Par};
 use subla_gpu::program::{self, ContextRef, LevelChain, Program};
 use subla_gpu::timing::PassTimer;
+pub use subla_gpu::timing::{EvalProfile, KernelProfile};
 use subla_gpu::{GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Plan, Result, SchemeError};
@@ -149,44 +150,6 @@ impl StepBuffers {
     /// Bytes held on the device.
     fn device_bytes(&self) -> u64 {
         self.table.iter().flatten().map(wgpu::Buffer::size).sum()
-    }
-}
-
-/// The time and traffic of one kernel of one level
-/// ([`TriGpuPlan::profile_eval`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelProfile {
-    /// Parent level of the step.
-    pub level: u32,
-    /// Entry point.
-    pub kernel: &'static str,
-    /// GPU time from timestamp queries, or `None` where the adapter lacks
-    /// them.
-    pub seconds: Option<f64>,
-    /// Bytes the kernel must move at least: every array it reads once
-    /// (vertex data: the rows it reads, at most once each) and its output
-    /// once.
-    pub bytes: u64,
-}
-
-/// A profiled eval: every kernel of every level, and the wall time of the
-/// whole eval (upload, kernels, readback).
-#[derive(Clone, Debug, PartialEq)]
-pub struct EvalProfile {
-    /// Kernels in the order they ran.
-    pub kernels: Vec<KernelProfile>,
-    /// Wall time of the eval.
-    pub wall_seconds: f64,
-}
-
-impl EvalProfile {
-    /// Sum of the kernels' GPU times, if every one was timed.
-    pub fn gpu_seconds(&self) -> Option<f64> {
-        self.kernels.iter().map(|k| k.seconds).sum()
-    }
-    /// Sum of the kernels' bytes.
-    pub fn bytes(&self) -> u64 {
-        self.kernels.iter().map(|k| k.bytes).sum()
     }
 }
 
