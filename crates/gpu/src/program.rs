@@ -12,11 +12,12 @@
 //! skipping the surplus invocations.
 
 use bytemuck::Pod;
+use ndarray::{Array2, ArrayView2};
 
 use crate::{GpuBuffer, GpuContext, GpuError, Result, wgpu};
 
 /// Invocations per workgroup of every kernel run through [`dispatch`].
-pub const WORKGROUP: u32 = 256;
+pub const WORKGROUP: u32 = crate::context::WORKGROUP;
 
 /// One entry point: its pipeline, the layout of bind group 0, and the
 /// bindings it uses.
@@ -107,30 +108,7 @@ pub fn compile(
 /// when the grid does not fit, or `u32 index` when the invocation indices
 /// would not.
 pub fn grid(ctx: &GpuContext, what: &'static str, items: u64) -> Result<Option<(u32, u32)>> {
-    let groups = items.div_ceil(u64::from(WORKGROUP));
-    if groups == 0 {
-        return Ok(None);
-    }
-    let max = u64::from(ctx.max_workgroups_per_dimension().max(1));
-    let x = groups.min(max);
-    let y = groups.div_ceil(x);
-    if y > max {
-        return Err(GpuError::TooLarge {
-            what,
-            bytes: groups,
-            limit: "max_compute_workgroups_per_dimension",
-            limit_value: max * max,
-        });
-    }
-    if x * y * u64::from(WORKGROUP) > 1 << 32 {
-        return Err(GpuError::TooLarge {
-            what,
-            bytes: groups,
-            limit: "u32 index",
-            limit_value: (1 << 32) / u64::from(WORKGROUP),
-        });
-    }
-    Ok(Some((x as u32, y as u32)))
+    ctx.grid(what, items.div_ceil(u64::from(WORKGROUP)))
 }
 
 /// Records one dispatch over `items` invocations in its own compute pass
@@ -295,35 +273,52 @@ impl LevelChain {
         *self.frame.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
-    /// Runs the steps of `lens.len() − 1` levels over `data` (`lens[0]`
-    /// rows of `channels` values): `record(encoder, l, x, y)` records step
-    /// `l`, reading `x` (level `l`) and writing `y` (level `l + 1`), all in
-    /// one submission inside the context's error scopes. Returns the finest
-    /// level's `lens[L] × channels` values.
+    /// Runs the steps of `lens.len() − 1` levels over `control` (`lens[0]`
+    /// rows of `d` channels): `record(encoder, l, x, y)` records step `l`,
+    /// reading `x` (level `l`) and writing `y` (level `l + 1`), row-major
+    /// `f32`, all in one submission inside the context's error scopes.
+    /// Returns the finest level (`lens[L] × d`).
     ///
     /// # Panics
-    /// If `data` does not hold `lens[0] × channels` values or `lens` is
-    /// empty.
+    /// If `control` does not have `lens[0]` rows or `lens` is empty.
     ///
     /// # Errors
     /// [`GpuError::TooLarge`] when a level's data exceeds a storage binding
-    /// or the kernels' `u32` indices (`rows × channels`); the errors of
-    /// `record`; device, validation and readback errors.
+    /// or the kernels' `u32` indices (`rows × d`); the errors of `record`;
+    /// device, validation and readback errors.
     pub fn run(
         &self,
         ctx: &GpuContext,
         what: &'static str,
         lens: &[usize],
-        data: &[f32],
-        channels: usize,
+        control: ArrayView2<'_, f32>,
         mut record: impl FnMut(&mut wgpu::CommandEncoder, usize, &wgpu::Buffer, &wgpu::Buffer) -> Result<()>,
-    ) -> Result<Vec<f32>> {
+    ) -> Result<Array2<f32>> {
         assert!(!lens.is_empty(), "{what}: a chain needs at least level 0");
-        assert_eq!(data.len(), lens[0] * channels, "{what}: control data has the wrong length");
+        assert_eq!(
+            control.nrows(),
+            lens[0],
+            "{what}: control has {} rows, the plan needs {}",
+            control.nrows(),
+            lens[0]
+        );
+        let channels = control.ncols();
         let levels = lens.len() - 1;
-        if channels == 0 || levels == 0 {
-            return Ok(data.to_vec());
+        if levels == 0 {
+            return Ok(control.to_owned());
         }
+        if channels == 0 {
+            return Ok(Array2::zeros((lens[levels], 0)));
+        }
+        let control = control.as_standard_layout();
+        let owned;
+        let data: &[f32] = match control.as_slice() {
+            Some(s) => s,
+            None => {
+                owned = control.iter().copied().collect::<Vec<f32>>();
+                &owned
+            }
+        };
         // Every index the kernels form is below rows × d of some level.
         let elements = |&rows: &usize| -> Result<usize> {
             let n = rows as u64 * channels as u64;
@@ -396,7 +391,8 @@ impl LevelChain {
         if let Ok(mut slot) = self.frame.try_lock() {
             *slot = Some(frame);
         }
-        Ok(result)
+        Array2::from_shape_vec((lens[levels], channels), result)
+            .map_err(|e| GpuError::Internal { operation: what, message: e.to_string() })
     }
 }
 

@@ -26,7 +26,6 @@ use subla_mesh::{CreaseMethod, Mesh, Options, TriangleSubdivision};
 use crate::device::{
     self, GpuVertexMask, StepBuffers, order_weights, smooth_vertex_masks, to_u32, uniform, upload, upload_array,
 };
-use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 use crate::split::{GpuTopology, QuadSplitKernels};
 use crate::topology::TopologyKernels;
@@ -291,7 +290,7 @@ pub(crate) fn step(
     table[slot::HOLES] = parent.holes.as_ref().map(GpuBuffer::as_wgpu);
     table[slot::CHILD_HOLES] = child_holes.as_ref().map(GpuBuffer::as_wgpu);
 
-    scoped(ctx, "catmark masks", || {
+    ctx.scoped("catmark masks", || {
         let mut encoder =
             ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("catmark masks") });
         for (kernel, items) in [

@@ -1,10 +1,9 @@
-//! The three compute pipelines, their dispatch, and wgpu error capture.
+//! The three eval pipelines and their dispatch.
 //!
-//! `subla-gpu` keeps its pipeline cache and error scopes to itself; this
-//! module builds its own pipelines (once per [`crate::CatmarkGpu`], shared
-//! by its plans) through the public `GpuContext::device()` and runs every
-//! recording inside validation, out-of-memory and internal error scopes, so
-//! that wgpu never panics on an error it reports.
+//! The pipelines are compiled once per [`crate::CatmarkGpu`] (shared by its
+//! plans) through `subla_gpu::program`; every recording runs inside the
+//! context's error scopes (`GpuContext::scoped`), so that wgpu never panics
+//! on an error it reports.
 
 use subla_gpu::timing::PassTimer;
 use subla_gpu::wgpu;
@@ -14,69 +13,33 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::build::BuildKernels;
 use crate::device::{StepBuffers, uniform};
-use crate::multi::grid;
+use crate::multi::{self, Kernel};
 use crate::shaders;
-
-/// A compute pipeline with the layout of its bind group 0.
-#[derive(Debug)]
-struct Pipeline {
-    pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
-}
 
 /// The face-, edge- and vertex-point pipelines of one context.
 #[derive(Debug)]
 pub(crate) struct Kernels {
-    face: Pipeline,
-    edge: Pipeline,
-    vertex: Pipeline,
+    face: Kernel,
+    edge: Kernel,
+    vertex: Kernel,
     /// The device build's pipelines, compiled on the first device build.
     build: Mutex<Option<Arc<BuildKernels>>>,
 }
 
-/// Runs `f` inside the context's error scopes ([`GpuContext::scoped`]).
-pub(crate) fn scoped<R>(
-    ctx: &GpuContext,
-    operation: &'static str,
-    f: impl FnOnce() -> Result<R, GpuError>,
-) -> Result<R, GpuError> {
-    ctx.scoped(operation, f)
-}
-
-fn pipeline(
-    ctx: &GpuContext,
-    name: &'static str,
-    source: &'static str,
-    entry: &'static str,
-) -> Result<Pipeline, GpuError> {
-    // naga's diagnostics name the line; wgpu's would only say "invalid".
-    subla_gpu::shaders::validate(source)?;
-    let device = ctx.device();
-    scoped(ctx, "catmark-gpu pipeline creation", || {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(name),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(entry),
-            layout: None,
-            module: &module,
-            entry_point: Some(entry),
-            compilation_options: wgpu::PipelineCompilationOptions::default(),
-            cache: None,
-        });
-        let layout = pipeline.get_bind_group_layout(0);
-        Ok(Pipeline { pipeline, layout })
-    })
+/// Compiles the single entry point `entry` of `source`.
+fn single(ctx: &GpuContext, file: &'static str, source: &'static str, entry: &'static str) -> Result<Kernel, GpuError> {
+    multi::compile(ctx, file, source, &[entry])?
+        .pop()
+        .ok_or_else(|| GpuError::Shader { message: format!("{file} has no entry point {entry}") })
 }
 
 impl Kernels {
     /// Compiles the three kernels on `ctx`.
     pub(crate) fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
         Ok(Kernels {
-            face: pipeline(ctx, "catmark_face_points.wgsl", shaders::FACE_POINTS, "face_points")?,
-            edge: pipeline(ctx, "catmark_edge_points.wgsl", shaders::EDGE_POINTS, "edge_points")?,
-            vertex: pipeline(ctx, "catmark_vertex_points.wgsl", shaders::VERTEX_POINTS, "vertex_points")?,
+            face: single(ctx, "catmark_face_points.wgsl", shaders::FACE_POINTS, "face_points")?,
+            edge: single(ctx, "catmark_edge_points.wgsl", shaders::EDGE_POINTS, "edge_points")?,
+            vertex: single(ctx, "catmark_vertex_points.wgsl", shaders::VERTEX_POINTS, "vertex_points")?,
             build: Mutex::new(None),
         })
     }
@@ -111,52 +74,49 @@ impl Kernels {
         let face_params = uniform(ctx, "catmark-gpu params", &[nf, channels, nv, u32::from(s.quads)]);
         let edge_params = uniform(ctx, "catmark-gpu params", &[ne, channels, nv + nf, nv]);
         let vertex_params = uniform(ctx, "catmark-gpu params", &[nv, channels, 0, nv]);
-        fn b(buffer: &wgpu::Buffer) -> wgpu::BindingResource<'_> {
-            buffer.as_entire_binding()
-        }
-        dispatch(
+        multi::dispatch_timed(
             ctx,
             encoder,
             &self.face,
-            &[b(&face_params), b(&s.face_ptr), b(&s.face_verts), b(&s.order_weight), b(x), b(y)],
-            grid(ctx, "catmark-gpu face points dispatch", u64::from(nf))?,
+            &[Some(&face_params), Some(&s.face_ptr), Some(&s.face_verts), Some(&s.order_weight), Some(x), Some(y)],
+            u64::from(nf),
             writes(&mut timer, "face_points"),
-        );
-        dispatch(
+        )?;
+        multi::dispatch_timed(
             ctx,
             encoder,
             &self.edge,
             &[
-                b(&edge_params),
-                b(&s.edges),
-                b(&s.edge_corner_ptr),
-                b(&s.edge_faces),
-                b(&s.edge_mask),
-                b(&s.edge_masks),
-                b(x),
-                b(y),
+                Some(&edge_params),
+                Some(&s.edges),
+                Some(&s.edge_corner_ptr),
+                Some(&s.edge_faces),
+                Some(&s.edge_mask),
+                Some(&s.edge_masks),
+                Some(x),
+                Some(y),
             ],
-            grid(ctx, "catmark-gpu edge points dispatch", u64::from(ne))?,
+            u64::from(ne),
             writes(&mut timer, "edge_points"),
-        );
-        dispatch(
+        )?;
+        multi::dispatch_timed(
             ctx,
             encoder,
             &self.vertex,
             &[
-                b(&vertex_params),
-                b(&s.vertex_corner_ptr),
-                b(&s.vertex_faces),
-                b(&s.vertex_edge_ptr),
-                b(&s.vertex_nbrs),
-                b(&s.vertex_mask),
-                b(&s.vertex_masks),
-                b(x),
-                b(y),
+                Some(&vertex_params),
+                Some(&s.vertex_corner_ptr),
+                Some(&s.vertex_faces),
+                Some(&s.vertex_edge_ptr),
+                Some(&s.vertex_nbrs),
+                Some(&s.vertex_mask),
+                Some(&s.vertex_masks),
+                Some(x),
+                Some(y),
             ],
-            grid(ctx, "catmark-gpu vertex points dispatch", u64::from(nv))?,
+            u64::from(nv),
             writes(&mut timer, "vertex_points"),
-        );
+        )?;
         Ok(())
     }
 }
@@ -169,30 +129,4 @@ fn writes<'t>(
     let (t, level) = timer.as_mut()?;
     let label = format!("{level} {kernel}");
     t.writes(label)
-}
-
-/// Records one dispatch (bindings `0..`) in its own compute pass.
-fn dispatch(
-    ctx: &GpuContext,
-    encoder: &mut wgpu::CommandEncoder,
-    pipeline: &Pipeline,
-    resources: &[wgpu::BindingResource<'_>],
-    grid: Option<(u32, u32)>,
-    timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
-) {
-    let Some((x, y)) = grid else { return };
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = resources
-        .iter()
-        .enumerate()
-        .map(|(i, resource)| wgpu::BindGroupEntry { binding: i as u32, resource: resource.clone() })
-        .collect();
-    let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("catmark-gpu"),
-        layout: &pipeline.layout,
-        entries: &entries,
-    });
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
-    pass.set_pipeline(&pipeline.pipeline);
-    pass.set_bind_group(0, &bind_group, &[]);
-    pass.dispatch_workgroups(x, y, 1);
 }

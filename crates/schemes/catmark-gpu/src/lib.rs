@@ -656,31 +656,12 @@ impl CatmarkGpuPlan {
             control.nrows(),
             self.input_len()
         );
-        let d = control.ncols();
-        let levels = self.steps.len();
-        if d == 0 {
-            return Ok(Array2::zeros((self.output_len(), 0)));
-        }
-        if levels == 0 {
-            return Ok(control.to_owned());
-        }
         let ctx: &GpuContext = &self.ctx;
-        let control = control.as_standard_layout();
-        let owned;
-        let data: &[f32] = match control.as_slice() {
-            Some(s) => s,
-            None => {
-                owned = control.iter().copied().collect::<Vec<f32>>();
-                &owned
-            }
-        };
-        let channels = d as u32;
-        let data = self.frame.run(ctx, "catmark-gpu eval", &self.lens, data, d, |encoder, l, x, y| {
+        let channels = control.ncols() as u32;
+        self.frame.run(ctx, "catmark-gpu eval", &self.lens, control, |encoder, l, x, y| {
             let timer = timer.as_deref_mut().map(|t| (t, l as u32));
             self.kernels.record_level(ctx, encoder, &self.steps[l], x, y, channels, timer)
-        })?;
-        Array2::from_shape_vec((self.output_len(), d), data)
-            .map_err(|e| GpuError::Internal { operation: "catmark-gpu readback", message: e.to_string() })
+        })
     }
 
     /// The CPU plan for the eval fallback.

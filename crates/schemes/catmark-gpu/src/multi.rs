@@ -3,4 +3,4 @@
 //! `subla_gpu::program` compiles one pipeline per entry point and binds
 //! exactly the bindings each uses.
 
-pub(crate) use subla_gpu::program::{Kernel, compile, dispatch, grid};
+pub(crate) use subla_gpu::program::{Kernel, compile, dispatch, dispatch_timed};

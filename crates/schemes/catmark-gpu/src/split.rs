@@ -35,7 +35,6 @@ use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Topology;
 
 use crate::device::{to_u32, uniform, upload_array, zeroed as alloc};
-use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 
 /// `quad_split.wgsl`: the quad split kernels (several entry points).
@@ -501,7 +500,7 @@ impl QuadSplitKernels {
             table[slot::CHILD + k] = Some(b.as_wgpu());
         }
 
-        scoped(ctx, "quad split", || {
+        ctx.scoped("quad split", || {
             let mut encoder =
                 ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("quad split") });
             let steps: [(&Kernel, u64); 9] = [
@@ -534,7 +533,7 @@ impl QuadSplitKernels {
         table[slot::A_CODE] = Some(a_code.as_wgpu());
         table[slot::COUNTS] = Some(counts.as_wgpu());
         table[slot::CHILD + 5] = Some(c_ec.as_wgpu());
-        scoped(ctx, "quad split edge uses", || {
+        ctx.scoped("quad split edge uses", || {
             let mut encoder = ctx
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("quad split edge uses") });

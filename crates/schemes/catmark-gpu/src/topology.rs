@@ -69,7 +69,6 @@ use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Topology;
 
 use crate::device::{to_u32, uniform, upload_array, zeroed};
-use crate::kernels::scoped;
 use crate::multi::{self, Kernel};
 use crate::split::GpuTopology;
 
@@ -191,7 +190,7 @@ fn submit(
     what: &'static str,
     record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<(), GpuError>,
 ) -> Result<(), GpuError> {
-    scoped(ctx, what, || {
+    ctx.scoped(what, || {
         let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
         record(&mut encoder)?;
         ctx.queue().submit([encoder.finish()]);

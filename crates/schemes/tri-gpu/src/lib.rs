@@ -274,25 +274,12 @@ impl<P: Plan> TriGpuPlan<P> {
             control.nrows(),
             self.lens[0]
         );
-        let d = control.ncols();
-        let channels = program::to_u32("tri-gpu channels", d as u64)?;
-        let control = control.as_standard_layout();
-        let owned;
-        let data: &[f32] = match control.as_slice() {
-            Some(s) => s,
-            None => {
-                owned = control.iter().copied().collect::<Vec<f32>>();
-                &owned
-            }
-        };
+        let channels = program::to_u32("tri-gpu channels", control.ncols() as u64)?;
         let ctx: &GpuContext = &self.ctx;
-        let out = self.chain.run(ctx, "tri-gpu eval", &self.lens, data, d, |encoder, l, x, y| {
+        self.chain.run(ctx, "tri-gpu eval", &self.lens, control, |encoder, l, x, y| {
             let timer = timer.as_deref_mut().map(|t| (t, l));
             self.steps[l].record(ctx, &self.program, encoder, x, y, channels, timer, self.names)
-        })?;
-        let rows = self.lens[self.lens.len() - 1];
-        Array2::from_shape_vec((rows, d), out)
-            .map_err(|e| GpuError::Internal { operation: "tri-gpu readback", message: e.to_string() })
+        })
     }
 }
 
