@@ -214,6 +214,14 @@ pub enum MeshError {
         /// What is missing.
         reason: &'static str,
     },
+    /// An operation that needs triangles met another face.
+    #[error("face {face} has {order} vertices; a triangle split needs triangles only")]
+    NotTriangle {
+        /// The face.
+        face: usize,
+        /// Its number of vertices.
+        order: usize,
+    },
     /// A count does not fit in the `u32` indices used throughout.
     #[error("{what} = {value} does not fit in a u32 index")]
     TooLarge {

@@ -24,6 +24,8 @@ pub mod mesh;
 pub mod obj;
 pub mod ply;
 pub mod split;
+pub mod split_sqrt3;
+pub mod split_tri;
 pub mod tags;
 pub mod topology;
 
@@ -34,5 +36,6 @@ pub use data::{FaceVarying, Group, GroupKind, MeshData};
 pub use error::{Location, MeshError, Result, SharpnessTarget};
 pub use mesh::{Mesh, MeshBuilder, Validation};
 pub use split::QuadSplit;
+pub use split_tri::TriSplit;
 pub use tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
 pub use topology::Topology;

@@ -41,6 +41,7 @@ use subla_algebra::Par;
 use crate::data::MeshData;
 use crate::mesh::{MeshBuilder, Validation};
 use crate::tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
+use crate::topology::Topology;
 
 /// Most faces a generated mesh may get from random operations.
 const MAX_FACES: usize = 300;
@@ -712,6 +713,24 @@ pub fn mesh_with_creases() -> impl Strategy<Value = MeshData> {
 /// Any mesh of the strategies above.
 pub fn any_mesh() -> impl Strategy<Value = MeshData> {
     prop_oneof![closed_quad_mesh(), polygon_mesh_with_boundary(), triangle_mesh(), mesh_with_creases()]
+}
+
+/// `t` with every face triangulated as a fan from its first corner (for
+/// tests of triangle-only operations).
+///
+/// # Panics
+/// If the triangles do not form a valid topology (a face that repeats a
+/// vertex may give a degenerate triangle; filter such meshes first).
+pub fn fan_triangles(t: &Topology) -> Topology {
+    let mut fv = Vec::new();
+    for f in 0..t.num_faces() {
+        let vs = t.face(f);
+        for k in 1..vs.len() - 1 {
+            fv.extend([vs[0], vs[k], vs[k + 1]]);
+        }
+    }
+    let ptr = (0..=fv.len() as u32 / 3).map(|i| 3 * i).collect();
+    Topology::build(t.num_vertices(), ptr, fv, Par::Seq).expect("fan triangulation")
 }
 
 /// A uniformly random permutation of `0..n`, as used by [`relabel`].

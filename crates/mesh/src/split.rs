@@ -52,14 +52,14 @@ pub struct QuadSplit {
 }
 
 /// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
-fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+pub(crate) fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
     if parallel { (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect() } else { (0..n).map(f).collect() }
 }
 
 /// Runs `f(i, slot)` for items `0..n`, item `i` owning
 /// `out[off(i)..off(i + 1)]` (`off` non-decreasing, `off(0) == 0`), in
 /// parallel blocks of items when `parallel`.
-fn ragged<T: Send>(
+pub(crate) fn ragged<T: Send>(
     out: &mut [T],
     n: usize,
     off: impl Fn(usize) -> usize + Sync,
@@ -94,7 +94,7 @@ fn ragged<T: Send>(
 
 /// Sorts a slot of at most a few entries.
 #[inline]
-fn sort_small(s: &mut [u32]) {
+pub(crate) fn sort_small(s: &mut [u32]) {
     for i in 1..s.len() {
         let mut j = i;
         while j > 0 && s[j - 1] > s[j] {
@@ -117,6 +117,18 @@ impl Topology {
         to_u32(4 * nc, "number of refined corners")?;
         to_u32(2 * ne + nc, "number of refined edges")?;
         if self.is_manifold() { Ok(self.split_manifold(par)) } else { self.split_general(par) }
+    }
+
+    /// The child edge id of each parent edge end of a manifold topology,
+    /// `halves[2e + j]`: the position of `e` in the edge list of its
+    /// endpoint `j` (edge lists are in id order, so one binary search).
+    pub(crate) fn manifold_halves(&self, parallel: bool) -> Vec<u32> {
+        let (edges, vep, ves) = (self.edges(), self.vertex_edge_ptr(), self.vertex_edges_all());
+        collect(2 * self.num_edges(), parallel, |i| {
+            let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
+            let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
+            (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
+        })
     }
 
     /// The interior child edge ids (`(Fp_f, Ep_e)`, one per parent corner):
@@ -189,13 +201,7 @@ impl Topology {
         let ecp = self.edge_corner_ptr();
         let uses = |e: usize| self.edge_corners(e);
 
-        // Halves: the position of edge e in the edge list of its endpoint j
-        // (edge lists are in id order).
-        let halves = collect(n_a, parallel, |i| {
-            let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
-            let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
-            (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
-        });
+        let halves = self.manifold_halves(parallel);
         let interior = self.interior_edges(parallel);
 
         // Child edges: halves by vertex, then interior edges by face.

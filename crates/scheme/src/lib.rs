@@ -41,6 +41,9 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
+pub use finest::FinestFaces;
+
+mod finest;
 pub mod kernel;
 pub mod refinement;
 #[cfg(feature = "testing")]

@@ -5,14 +5,12 @@
 //! and boundary elements (§5.1, §5.3). Quad faces (every level after the
 //! first) take the fixed-order-4 paths of §4.4.
 
-use std::sync::OnceLock;
-
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, eval_levels, for_rows, load, real, specials_in};
-use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
 use crate::operator::{level_operator, level_operator_bound, limit_operator};
@@ -35,46 +33,23 @@ pub struct CatmarkPlan {
     /// Masks of each step `l → l+1`.
     pub(crate) steps: Vec<Step>,
     /// Level `L` when `L ≥ 1`.
-    pub(crate) finest: Option<Finest>,
+    pub(crate) finest: Option<FinestFaces>,
 }
 
-/// The finest level of a plan: its faces, and its full mesh once asked for.
-#[derive(Clone, Debug)]
-pub(crate) struct Finest {
-    num_vertices: usize,
-    face_ptr: Vec<u32>,
-    face_verts: Vec<u32>,
-    holes: Vec<bool>,
-    full: OnceLock<Option<Mesh>>,
-}
-
-impl Finest {
-    /// The faces of the level above `parent`.
-    fn of(parent: &Mesh, par: Par) -> Finest {
-        let t = parent.topology();
-        let nc = t.num_corners();
-        let mut holes = vec![false; nc];
-        if parent.has_holes() {
-            let fptr = t.face_ptr();
-            for (f, &hole) in parent.holes().iter().enumerate() {
-                if hole {
-                    holes[fptr[f] as usize..fptr[f + 1] as usize].fill(true);
-                }
+/// The faces of the level above `parent`.
+fn finest_of(parent: &Mesh, par: Par) -> FinestFaces {
+    let t = parent.topology();
+    let nc = t.num_corners();
+    let mut holes = vec![false; nc];
+    if parent.has_holes() {
+        let fptr = t.face_ptr();
+        for (f, &hole) in parent.holes().iter().enumerate() {
+            if hole {
+                holes[fptr[f] as usize..fptr[f + 1] as usize].fill(true);
             }
         }
-        Finest {
-            num_vertices: t.num_vertices() + t.num_faces() + t.num_edges(),
-            face_ptr: (0..=nc as u32).map(|i| 4 * i).collect(),
-            face_verts: t.split_faces(par),
-            holes,
-            full: OnceLock::new(),
-        }
     }
-
-    /// The full mesh, derived from `parent` on first use.
-    fn full(&self, parent: &Mesh) -> Option<&Mesh> {
-        self.full.get_or_init(|| child_level(parent, Par::Rayon).ok()).as_ref()
-    }
+    FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par), holes)
 }
 
 /// One step `l → l+1` of a [`CatmarkPlan`] as other backends read it: the
@@ -122,7 +97,7 @@ impl CatmarkPlan {
                 meshes.push(child);
             }
         }
-        let finest = meshes.last().filter(|_| levels > 0).map(|m| Finest::of(m, par));
+        let finest = meshes.last().filter(|_| levels > 0).map(|m| finest_of(m, par));
         Ok(CatmarkPlan { meshes, steps, finest })
     }
 }
@@ -139,9 +114,9 @@ impl Refiner for CatmarkSlak {
     fn step(&self, mut plan: CatmarkPlan, par: Par) -> Result<CatmarkPlan> {
         let finest = match plan.finest.take() {
             None => plan.meshes.swap_remove(0),
-            Some(f) => match f.full.into_inner() {
-                Some(Some(mesh)) => mesh,
-                _ => {
+            Some(f) => match f.into_full() {
+                Some(mesh) => mesh,
+                None => {
                     let parent = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
                     drop(plan);
                     child_level(&parent, par)?
@@ -306,7 +281,7 @@ impl Plan for CatmarkPlan {
     fn level_len(&self, level: u32) -> usize {
         match self.meshes.get(level as usize) {
             Some(m) => m.num_vertices(),
-            None if level == self.levels() => self.finest.as_ref().map_or(0, |f| f.num_vertices),
+            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
             None => 0,
         }
     }
@@ -333,19 +308,17 @@ impl Plan for CatmarkPlan {
     fn refined(&self, level: u32) -> Option<&Mesh> {
         match (self.meshes.get(level as usize), &self.finest) {
             (Some(m), _) => Some(m),
-            (None, Some(f)) if level == self.levels() => f.full(self.meshes.last()?),
+            (None, Some(f)) if level == self.levels() => {
+                let parent = self.meshes.last()?;
+                f.full(|| child_level(parent, Par::Rayon).ok())
+            }
             _ => None,
         }
     }
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
         match (self.meshes.get(level as usize), &self.finest) {
             (Some(m), _) => Some(Faces::of(m)),
-            (None, Some(f)) if level == self.levels() => Some(Faces {
-                num_vertices: f.num_vertices,
-                face_ptr: &f.face_ptr,
-                face_verts: &f.face_verts,
-                holes: &f.holes,
-            }),
+            (None, Some(f)) if level == self.levels() => Some(f.faces()),
             _ => None,
         }
     }

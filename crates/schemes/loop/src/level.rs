@@ -199,14 +199,14 @@ pub(crate) fn masks(parent: &Mesh, par: Par) -> Step {
 
     let vertex_mask = |v: usize| -> Option<VertexMask> {
         let inc = t.vertex_edges(v);
-        let sigma: Vec<f32> = inc.iter().map(|&e| es[e as usize]).collect();
         let n_faces = t.face_count(v);
-        let k = sigma.iter().filter(|&&s| s > 0.0).count();
+        let k = inc.iter().filter(|&&e| es[e as usize] > 0.0).count();
         let rp = Rule::classify(vs[v], k);
         let smooth_ok = inc.len() == n_faces && !inc.is_empty();
         if rp.uses_smooth_mask() && smooth_ok {
             return None;
         }
+        let sigma: Vec<f32> = inc.iter().map(|&e| es[e as usize]).collect();
         let other = |e: u32| {
             let [x, y] = t.edge(e as usize);
             if x as usize == v { y } else { x }

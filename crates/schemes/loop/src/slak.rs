@@ -5,14 +5,12 @@
 //! boundary elements (§5.1, §5.3) looked up per row. Both gathers read only
 //! the parent level (Loop has no face points), so they are independent.
 
-use std::sync::OnceLock;
-
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, eval_levels, for_rows, load, real, specials_in};
-use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
 
 use crate::level::{EdgeMask, Rules, Step, VertexMask, child_holes, child_level, masks, operator_bound, prepare};
 use crate::operator::{level_operator, limit_operator};
@@ -63,37 +61,13 @@ pub struct LoopPlan {
     /// Masks of each step `l → l+1`.
     steps: Vec<Step>,
     /// Level `L` when `L ≥ 1`.
-    finest: Option<Finest>,
+    finest: Option<FinestFaces>,
 }
 
-/// The finest level of a plan: its faces, and its full mesh once asked for.
-#[derive(Clone, Debug)]
-struct Finest {
-    num_vertices: usize,
-    face_ptr: Vec<u32>,
-    face_verts: Vec<u32>,
-    holes: Vec<bool>,
-    full: OnceLock<Option<Mesh>>,
-}
-
-impl Finest {
-    /// The faces of the level above `parent`.
-    fn of(parent: &Mesh, par: Par) -> Finest {
-        let t = parent.topology();
-        let nchild = 4 * t.num_faces();
-        Finest {
-            num_vertices: t.num_vertices() + t.num_edges(),
-            face_ptr: (0..=nchild as u32).map(|i| 3 * i).collect(),
-            face_verts: split_faces(t, par),
-            holes: child_holes(parent),
-            full: OnceLock::new(),
-        }
-    }
-
-    /// The full mesh, derived from `parent` on first use.
-    fn full(&self, parent: &Mesh) -> Option<&Mesh> {
-        self.full.get_or_init(|| child_level(parent, Par::Rayon).ok()).as_ref()
-    }
+/// The faces of the level above `parent`.
+fn finest_of(parent: &Mesh, par: Par) -> Result<FinestFaces> {
+    let t = parent.topology();
+    Ok(FinestFaces::uniform(t.num_vertices() + t.num_edges(), 3, split_faces(t, par)?, child_holes(parent)))
 }
 
 /// One step `l → l+1` of a [`LoopPlan`] as other backends read it: the
@@ -139,7 +113,10 @@ impl LoopPlan {
                 meshes.push(child);
             }
         }
-        let finest = meshes.last().filter(|_| levels > 0).map(|m| Finest::of(m, par));
+        let finest = match meshes.last() {
+            Some(m) if levels > 0 => Some(finest_of(m, par)?),
+            _ => None,
+        };
         Ok(LoopPlan { meshes, steps, finest })
     }
 }
@@ -159,9 +136,9 @@ impl Refiner for LoopSlak {
     fn step(&self, mut plan: LoopPlan, par: Par) -> Result<LoopPlan> {
         let finest = match plan.finest.take() {
             None => plan.meshes.swap_remove(0),
-            Some(f) => match f.full.into_inner() {
-                Some(Some(mesh)) => mesh,
-                _ => {
+            Some(f) => match f.into_full() {
+                Some(mesh) => mesh,
+                None => {
                     let parent = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
                     drop(plan);
                     child_level(&parent, par)?
@@ -277,7 +254,7 @@ impl Plan for LoopPlan {
     fn level_len(&self, level: u32) -> usize {
         match self.meshes.get(level as usize) {
             Some(m) => m.num_vertices(),
-            None if level == self.levels() => self.finest.as_ref().map_or(0, |f| f.num_vertices),
+            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
             None => 0,
         }
     }
@@ -304,19 +281,17 @@ impl Plan for LoopPlan {
     fn refined(&self, level: u32) -> Option<&Mesh> {
         match (self.meshes.get(level as usize), &self.finest) {
             (Some(m), _) => Some(m),
-            (None, Some(f)) if level == self.levels() => f.full(self.meshes.last()?),
+            (None, Some(f)) if level == self.levels() => {
+                let parent = self.meshes.last()?;
+                f.full(|| child_level(parent, Par::Rayon).ok())
+            }
             _ => None,
         }
     }
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
         match (self.meshes.get(level as usize), &self.finest) {
             (Some(m), _) => Some(Faces::of(m)),
-            (None, Some(f)) if level == self.levels() => Some(Faces {
-                num_vertices: f.num_vertices,
-                face_ptr: &f.face_ptr,
-                face_verts: &f.face_verts,
-                holes: &f.holes,
-            }),
+            (None, Some(f)) if level == self.levels() => Some(f.faces()),
             _ => None,
         }
     }

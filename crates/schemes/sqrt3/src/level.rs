@@ -227,9 +227,18 @@ impl Step {
         if c == 3 * f + (bc % 3 + 1) % 3 { base + 1 } else { base }
     }
 
+    /// Whether this step splits any boundary edge of `t` (a Kobbelt step
+    /// on an open mesh); if not, the child is [`Topology::split_sqrt3`].
+    fn splits_any(&self, t: &Topology) -> bool {
+        self.kobbelt && !t.is_closed()
+    }
+
     /// The child faces: one triangle per parent corner, child face `c`
     /// from corner `c` (see the crate docs).
-    pub(crate) fn child_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
+    pub(crate) fn child_faces(&self, t: &Topology, par: Par) -> Result<Vec<u32>> {
+        if !self.splits_any(t) {
+            return Ok(t.split_sqrt3_faces(par)?);
+        }
         let fv = t.face_verts();
         let ce = t.corner_edges();
         let work = |(c, q): (usize, &mut [u32])| {
@@ -254,12 +263,15 @@ impl Step {
         } else {
             out.chunks_mut(3).enumerate().for_each(work);
         }
-        out
+        Ok(out)
     }
 
     /// The child mesh (no tags, default options).
     pub(crate) fn child_mesh(&self, t: &Topology, par: Par) -> Result<Mesh> {
-        let fv = self.child_faces(t, par);
+        if !self.splits_any(t) {
+            return plain_mesh(t.split_sqrt3(par)?);
+        }
+        let fv = self.child_faces(t, par)?;
         let nf = fv.len() / 3;
         let face_ptr: Vec<u32> = (0..=nf as u32).map(|i| 3 * i).collect();
         let ct = Topology::build(self.child_len(), face_ptr, fv, par)?;

@@ -9,7 +9,7 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{assemble_rows, eval_levels, for_rows, real};
-use subla_scheme::{Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
 
 use crate::level::{Step, is_kobbelt_step, prepare};
 
@@ -38,12 +38,16 @@ impl Sqrt3Slak {
     }
 }
 
-/// A built √3 refinement: the meshes of every level `0 ..= L` and the
-/// stencil data of every step.
+/// A built √3 refinement: the stencil data of every step, the meshes of
+/// the levels below the finest (eval reads them), and the faces of the
+/// finest level, whose full mesh [`Plan::refined`] derives on first use.
 #[derive(Clone, Debug)]
 pub struct Sqrt3Plan {
+    /// Meshes of levels `0..L` (level 0 alone when `L = 0`).
     meshes: Vec<Mesh>,
     steps: Vec<Step>,
+    /// Level `L` when `L ≥ 1`: its faces, its full mesh derived on demand.
+    finest: Option<FinestFaces>,
     first_step: u32,
 }
 
@@ -92,14 +96,20 @@ impl Sqrt3Plan {
         let mut meshes = Vec::with_capacity(levels as usize + 1);
         let mut steps = Vec::with_capacity(levels as usize);
         meshes.push(base);
+        let mut finest = None;
         for l in 0..levels {
             let t = meshes[l as usize].topology();
             let step = Step::new(t, is_kobbelt_step(first_step + l), par)?;
-            let child = step.child_mesh(t, par)?;
+            if l + 1 < levels {
+                let child = step.child_mesh(t, par)?;
+                meshes.push(child);
+            } else {
+                let holes = vec![false; t.num_corners()];
+                finest = Some(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes));
+            }
             steps.push(step);
-            meshes.push(child);
         }
-        Ok(Sqrt3Plan { meshes, steps, first_step })
+        Ok(Sqrt3Plan { meshes, steps, finest, first_step })
     }
 
     /// The global index of this plan's first step: 0 for a plan from
@@ -128,8 +138,19 @@ impl Refiner for Sqrt3Slak {
     }
     fn step(&self, mut plan: Sqrt3Plan, par: Par) -> Result<Sqrt3Plan> {
         let first = plan.first_step + plan.steps.len() as u32;
-        let finest = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        drop(plan);
+        let finest = match plan.finest.take() {
+            None => plan.meshes.swap_remove(0),
+            Some(f) => match f.into_full() {
+                Some(mesh) => mesh,
+                None => {
+                    let missing = || SchemeError::NoSuchLevel { level: 0, levels: 0 };
+                    let parent = plan.meshes.pop().ok_or_else(missing)?;
+                    let step = plan.steps.pop().ok_or_else(missing)?;
+                    drop(plan);
+                    step.child_mesh(parent.topology(), par)?
+                }
+            },
+        };
         Sqrt3Plan::over(finest, 1, first, par)
     }
 }
@@ -165,7 +186,11 @@ impl Plan for Sqrt3Plan {
         self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
+        match self.meshes.get(level as usize) {
+            Some(m) => m.num_vertices(),
+            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
+            None => 0,
+        }
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
         eval_levels(self, "sqrt3", control, out, |l, x, y, d| {
@@ -185,6 +210,20 @@ impl Plan for Sqrt3Plan {
         self.steps.get(level as usize).map(|s| s.operator_bound(self.meshes[level as usize].topology()))
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.meshes.get(level as usize)
+        match (self.meshes.get(level as usize), &self.finest) {
+            (Some(m), _) => Some(m),
+            (None, Some(f)) if level == self.levels() => {
+                let (parent, step) = (self.meshes.last()?, self.steps.last()?);
+                f.full(|| step.child_mesh(parent.topology(), Par::Rayon).ok())
+            }
+            _ => None,
+        }
+    }
+    fn faces(&self, level: u32) -> Option<Faces<'_>> {
+        match (self.meshes.get(level as usize), &self.finest) {
+            (Some(m), _) => Some(Faces::of(m)),
+            (None, Some(f)) if level == self.levels() => Some(f.faces()),
+            _ => None,
+        }
     }
 }

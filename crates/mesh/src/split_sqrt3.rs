@@ -1,0 +1,497 @@
+//! The √3 split of a triangle mesh (Kobbelt 2000; Mlakar et al. 2020,
+//! Appendix A, Fig. 12): a new vertex in every face, every interior edge
+//! flipped to join the new vertices of its two faces, boundary edges kept.
+//! This is the topology of every √3 step that does not split boundary
+//! edges in three (Kobbelt's odd steps, and every step of a closed mesh).
+//!
+//! # Vertex order of the child
+//! `|v|` parent vertices (in parent order), then one face point per face
+//! (in face order): the face point of `f` is child vertex `|v| + f`.
+//!
+//! # Face order of the child
+//! One child triangle per parent corner, corner after corner: for corner
+//! `c` of face `f`, at vertex `v`, with outgoing edge `(v, w)`, the child is
+//! `(v, F_g, F_f)` if the edge is interior with `g` the other face, or
+//! `(v, w, F_f)` if it is a boundary edge (`F_f` the face point of `f`).
+//! Children keep the parent's orientation.
+//!
+//! # Edge order of the child
+//! The order [`Topology::build`] gives the child faces, a sort by `(lo,
+//! hi)`: for each parent vertex `v`, the kept boundary edges `(v, u)` with
+//! `u > v` by `u`, then the edges `(v, F_f)` by face; then the flipped edges
+//! `(F_f, F_g)`, `f < g`, by `(f, g)`.
+//!
+//! # Cost
+//! For a manifold parent in which no two triangles share two edges every
+//! child relation is written directly from the parent's (as
+//! [`Topology::split_triangles`]); any other parent goes through
+//! [`Topology::build`].
+
+use crate::error::{MeshError, Result, to_u32};
+use crate::split::{RawTopology, collect, ragged, sort_small};
+use crate::split_tri::{next3, offsets, prev3};
+use crate::topology::{Topology, edge_tag};
+use subla_algebra::par::Par;
+
+/// No corner.
+const NONE: u32 = u32::MAX;
+
+impl Topology {
+    /// The √3 split of a triangle-only topology, numbered as the
+    /// [module docs](crate::split_sqrt3) say.
+    ///
+    /// # Errors
+    /// [`MeshError::NotTriangle`] naming the first face that is not a
+    /// triangle; [`MeshError::TooLarge`] if a child count does not fit in
+    /// `u32`; for a parent with non-manifold edges, the errors of
+    /// [`Topology::build`] on the child faces.
+    pub fn split_sqrt3(&self, par: Par) -> Result<Topology> {
+        self.check_sqrt3_split()?;
+        let parallel = par == Par::Rayon && self.num_corners() >= 1 << 14;
+        if self.is_manifold() && !self.shares_two_edges(parallel) {
+            Ok(self.split_sqrt3_manifold(par))
+        } else {
+            self.split_sqrt3_general(par)
+        }
+    }
+
+    /// The faces of [`Topology::split_sqrt3`] alone, as a flat
+    /// `3 × corners` vertex list (one triangle per parent corner): for a
+    /// finest level that only needs its faces.
+    ///
+    /// # Errors
+    /// As [`Topology::split_sqrt3`].
+    pub fn split_sqrt3_faces(&self, par: Par) -> Result<Vec<u32>> {
+        self.check_sqrt3_split()?;
+        Ok(self.sqrt3_faces(par == Par::Rayon && self.num_corners() >= 1 << 14))
+    }
+
+    /// `Ok` for a triangle-only topology whose √3 split fits in `u32`.
+    fn check_sqrt3_split(&self) -> Result<()> {
+        if !self.is_triangle_only() {
+            let f = (0..self.num_faces()).find(|&f| self.face_order(f) != 3).unwrap_or(0);
+            return Err(MeshError::NotTriangle { face: f, order: self.face_order(f) });
+        }
+        to_u32(self.num_vertices() + self.num_faces(), "number of refined vertices")?;
+        to_u32(3 * self.num_corners(), "number of refined corners")?;
+        to_u32(self.num_corners() + self.num_edges(), "number of refined edges")?;
+        Ok(())
+    }
+
+    /// The child faces (triangle-only parent).
+    fn sqrt3_faces(&self, parallel: bool) -> Vec<u32> {
+        let nv = self.num_vertices() as u32;
+        let (fv, ce) = (self.face_verts(), self.corner_edges());
+        let mut out = vec![0u32; 3 * self.num_corners()];
+        ragged(
+            &mut out,
+            self.num_corners(),
+            |c| 3 * c,
+            parallel,
+            |c, q| {
+                let f = (c / 3) as u32;
+                let uses = self.edge_corners(ce[c] as usize);
+                match uses.iter().find(|&&u| u as usize != c) {
+                    Some(&o) if uses.len() == 2 => q.copy_from_slice(&[fv[c], nv + o / 3, nv + f]),
+                    _ => q.copy_from_slice(&[fv[c], fv[next3(c)], nv + f]),
+                }
+            },
+        );
+        out
+    }
+
+    /// The split of any triangle-only topology: the child faces, then
+    /// [`Topology::build`].
+    fn split_sqrt3_general(&self, par: Par) -> Result<Topology> {
+        let nf = self.num_corners();
+        let face_verts = self.sqrt3_faces(par == Par::Rayon && nf >= 1 << 14);
+        let face_ptr = (0..=nf as u32).map(|i| 3 * i).collect();
+        Topology::build(self.num_vertices() + self.num_faces(), face_ptr, face_verts, par)
+    }
+
+    /// The split of a manifold topology in which no two triangles share two
+    /// edges, every relation written directly.
+    fn split_sqrt3_manifold(&self, par: Par) -> Topology {
+        let (nv, nf, nc) = (self.num_vertices(), self.num_faces(), self.num_corners());
+        let parallel = par == Par::Rayon && nc >= 1 << 14;
+        let (fv, ce, edges) = (self.face_verts(), self.corner_edges(), self.edges());
+        let uses = |e: usize| self.edge_corners(e);
+        let boundary = |e: usize| self.edge_tags()[e] & edge_tag::BOUNDARY != 0;
+        // The other use of the edge of corner `c`, or NONE on the boundary.
+        let twin = |c: usize| -> u32 {
+            match uses(ce[c] as usize) {
+                &[a, b] => {
+                    if a as usize == c {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                _ => NONE,
+            }
+        };
+        let other_end = |e: usize, v: usize| -> usize {
+            let [a, b] = edges[e];
+            if a as usize == v { b as usize } else { a as usize }
+        };
+        // Kept boundary edges (v, u) with u > v, by u.
+        let up_edges = |v: usize| -> ([u32; 2], usize) {
+            let mut up = [0u32; 2];
+            let mut n = 0;
+            if self.is_boundary_vertex(v) {
+                for &e in self.vertex_edges(v) {
+                    if boundary(e as usize) && other_end(e as usize, v) > v && n < 2 {
+                        up[n] = e;
+                        n += 1;
+                    }
+                }
+            }
+            if n == 2 && other_end(up[0] as usize, v) > other_end(up[1] as usize, v) {
+                up.swap(0, 1);
+            }
+            (up, n)
+        };
+        // Child edge ids: per parent vertex a block of kept boundary edges
+        // and edges to face points, then per face its flipped edges to
+        // greater faces.
+        let vbase = offsets(&collect(nv, parallel, |v| (up_edges(v).1 + self.face_count(v)) as u32));
+        let a_base = collect(nv, parallel, |v| vbase[v] + up_edges(v).1 as u32);
+        let n_vblocks = vbase[nv];
+        // Neighbour faces of `f` across interior edges, greater than `f`, by face.
+        let greater = |f: usize| -> ([(u32, u32); 3], usize) {
+            let mut out = [(0u32, 0u32); 3];
+            let mut n = 0;
+            for c in 3 * f..3 * f + 3 {
+                let o = twin(c);
+                if o != NONE && (o / 3) as usize > f {
+                    out[n] = (o / 3, c as u32);
+                    n += 1;
+                }
+            }
+            out[..n].sort_unstable();
+            (out, n)
+        };
+        let fbase: Vec<u32> =
+            offsets(&collect(nf, parallel, |f| greater(f).1 as u32)).into_iter().map(|x| x + n_vblocks).collect();
+        let ne_child = fbase[nf] as usize;
+        // Id of the edge (fv[c], F_{c/3}).
+        let a_id = |c: usize| -> u32 {
+            let v = fv[c] as usize;
+            let list = self.vertex_corners(v);
+            a_base[v] + list.partition_point(|&x| (x as usize) < c) as u32
+        };
+        // Id of the kept boundary edge e.
+        let c_id = |e: usize| -> u32 {
+            let lo = edges[e][0] as usize;
+            let (up, _) = up_edges(lo);
+            vbase[lo] + u32::from(up[0] as usize != e)
+        };
+        // Id of the flipped edge of interior corner c (twin o).
+        let b_id = |c: usize, o: usize| -> u32 {
+            let (f, g) = (c / 3, o / 3);
+            let (lo, hi) = (f.min(g), f.max(g));
+            let (list, n) = greater(lo);
+            fbase[lo] + list[..n].iter().filter(|&&(x, _)| (x as usize) < hi).count() as u32
+        };
+
+        let face_verts = self.sqrt3_faces(parallel);
+        let mut corner_edge = vec![0u32; 3 * nc];
+        ragged(
+            &mut corner_edge,
+            nc,
+            |c| 3 * c,
+            parallel,
+            |c, q| {
+                let o = twin(c);
+                if o != NONE {
+                    q.copy_from_slice(&[a_id(next3(o as usize)), b_id(c, o as usize), a_id(c)]);
+                } else {
+                    q.copy_from_slice(&[c_id(ce[c] as usize), a_id(next3(c)), a_id(c)]);
+                }
+            },
+        );
+
+        // Edges and their uses. An edge (v, F_f) of corner c is used by
+        // child corner 3c + 2 and by 3·twin(prev c) (interior incoming edge)
+        // or 3·prev(c) + 1 (boundary incoming edge); a flipped edge by
+        // 3c + 1 and 3o + 1; a kept boundary edge by 3c.
+        let a_uses = |c: usize| -> [u32; 2] {
+            let p = prev3(c);
+            let t = twin(p);
+            let x = if t != NONE { 3 * t } else { 3 * p as u32 + 1 };
+            let y = 3 * c as u32 + 2;
+            [x.min(y), x.max(y)]
+        };
+        let mut child_edges = vec![[0u32; 2]; ne_child];
+        let mut use_count = vec![0u32; ne_child];
+        {
+            let (ea, eb) = child_edges.split_at_mut(n_vblocks as usize);
+            ragged(
+                ea,
+                nv,
+                |v| vbase[v] as usize,
+                parallel,
+                |v, slot| {
+                    let (up, n) = up_edges(v);
+                    for k in 0..n {
+                        slot[k] = [v as u32, other_end(up[k] as usize, v) as u32];
+                    }
+                    for (out, &c) in slot[n..].iter_mut().zip(self.vertex_corners(v)) {
+                        *out = [v as u32, (nv + c as usize / 3) as u32];
+                    }
+                },
+            );
+            let fb = |f: usize| (fbase[f] - n_vblocks) as usize;
+            ragged(eb, nf, fb, parallel, |f, slot| {
+                let (list, n) = greater(f);
+                for (out, &(g, _)) in slot.iter_mut().zip(&list[..n]) {
+                    *out = [(nv + f) as u32, nv as u32 + g];
+                }
+            });
+            let (ca, _) = use_count.split_at_mut(n_vblocks as usize);
+            ragged(
+                ca,
+                nv,
+                |v| vbase[v] as usize,
+                parallel,
+                |v, slot| {
+                    let n = up_edges(v).1;
+                    slot[..n].fill(1);
+                    slot[n..].fill(2);
+                },
+            );
+            use_count[n_vblocks as usize..].fill(2);
+        }
+        let edge_corner_ptr = offsets(&use_count);
+        drop(use_count);
+        let mut edge_corners = vec![0u32; edge_corner_ptr[ne_child] as usize];
+        {
+            let split = edge_corner_ptr[n_vblocks as usize] as usize;
+            let (ua, ub) = edge_corners.split_at_mut(split);
+            ragged(
+                ua,
+                nv,
+                |v| edge_corner_ptr[vbase[v] as usize] as usize,
+                parallel,
+                |v, slot| {
+                    let (up, n) = up_edges(v);
+                    for k in 0..n {
+                        slot[k] = 3 * uses(up[k] as usize)[0];
+                    }
+                    for (pair, &c) in slot[n..].chunks_exact_mut(2).zip(self.vertex_corners(v)) {
+                        pair.copy_from_slice(&a_uses(c as usize));
+                    }
+                },
+            );
+            let base = split;
+            ragged(
+                ub,
+                nf,
+                |f| edge_corner_ptr[fbase[f] as usize] as usize - base,
+                parallel,
+                |f, slot| {
+                    let (list, n) = greater(f);
+                    for (pair, &(_, c)) in slot.chunks_exact_mut(2).zip(&list[..n]) {
+                        let o = twin(c as usize);
+                        let (x, y) = (3 * c + 1, 3 * o + 1);
+                        pair.copy_from_slice(&[x.min(y), x.max(y)]);
+                    }
+                },
+            );
+        }
+
+        // Corners of each child vertex: a parent vertex is corner 3c of the
+        // child of each of its corners c, and corner 3·prev(c) + 1 when the
+        // edge arriving at c is a boundary edge; a face point is corner
+        // 3c + 2 of the children of its face's corners and 3·twin(c) + 1
+        // across each interior edge.
+        let nvc = nv + nf;
+        let arriving_boundary = |c: usize| boundary(ce[prev3(c)] as usize);
+        let vc_count = collect(nvc, parallel, |i| {
+            if i < nv {
+                let cs = self.vertex_corners(i);
+                let extra = if self.is_boundary_vertex(i) {
+                    cs.iter().filter(|&&c| arriving_boundary(c as usize)).count()
+                } else {
+                    0
+                };
+                (cs.len() + extra) as u32
+            } else {
+                let f = i - nv;
+                3 + (3 * f..3 * f + 3).filter(|&c| twin(c) != NONE).count() as u32
+            }
+        });
+        let vertex_corner_ptr = offsets(&vc_count);
+        drop(vc_count);
+        let mut vertex_corners = vec![0u32; 3 * nc];
+        ragged(
+            &mut vertex_corners,
+            nvc,
+            |i| vertex_corner_ptr[i] as usize,
+            parallel,
+            |i, slot| {
+                let mut k = 0;
+                if i < nv {
+                    for &c in self.vertex_corners(i) {
+                        slot[k] = 3 * c;
+                        k += 1;
+                        if self.is_boundary_vertex(i) && arriving_boundary(c as usize) {
+                            slot[k] = 3 * prev3(c as usize) as u32 + 1;
+                            k += 1;
+                        }
+                    }
+                } else {
+                    let f = i - nv;
+                    for c in 3 * f..3 * f + 3 {
+                        slot[k] = 3 * c as u32 + 2;
+                        k += 1;
+                        let o = twin(c);
+                        if o != NONE {
+                            slot[k] = 3 * o + 1;
+                            k += 1;
+                        }
+                    }
+                }
+                sort_small(slot);
+            },
+        );
+
+        // Edges of each child vertex, by id: a parent vertex has its kept
+        // boundary edges and its edges to face points; a face point its
+        // three edges to the face's vertices and its flipped edges.
+        let ve_count = collect(nvc, parallel, |i| {
+            if i < nv {
+                let nb = if self.is_boundary_vertex(i) {
+                    self.vertex_edges(i).iter().filter(|&&e| boundary(e as usize)).count()
+                } else {
+                    0
+                };
+                (nb + self.face_count(i)) as u32
+            } else {
+                let f = i - nv;
+                3 + (3 * f..3 * f + 3).filter(|&c| twin(c) != NONE).count() as u32
+            }
+        });
+        let vertex_edge_ptr = offsets(&ve_count);
+        drop(ve_count);
+        let mut vertex_edges = vec![0u32; 2 * ne_child];
+        ragged(
+            &mut vertex_edges,
+            nvc,
+            |i| vertex_edge_ptr[i] as usize,
+            parallel,
+            |i, slot| {
+                let mut k = 0;
+                if i < nv {
+                    if self.is_boundary_vertex(i) {
+                        for &e in self.vertex_edges(i) {
+                            if boundary(e as usize) {
+                                slot[k] = c_id(e as usize);
+                                k += 1;
+                            }
+                        }
+                    }
+                    let n = self.face_count(i);
+                    for (j, out) in slot[k..k + n].iter_mut().enumerate() {
+                        *out = a_base[i] + j as u32;
+                    }
+                } else {
+                    let f = i - nv;
+                    for c in 3 * f..3 * f + 3 {
+                        slot[k] = a_id(c);
+                        k += 1;
+                        let o = twin(c);
+                        if o != NONE {
+                            slot[k] = b_id(c, o as usize);
+                            k += 1;
+                        }
+                    }
+                }
+                sort_small(slot);
+            },
+        );
+
+        // Tags: kept boundary edges are the child's boundary; parent
+        // vertices keep their tags, face points are interior.
+        let edge_tags = {
+            let mut tags = vec![0u8; ne_child];
+            let (ta, _) = tags.split_at_mut(n_vblocks as usize);
+            ragged(
+                ta,
+                nv,
+                |v| vbase[v] as usize,
+                parallel,
+                |v, slot| {
+                    let n = up_edges(v).1;
+                    slot[..n].fill(edge_tag::BOUNDARY);
+                },
+            );
+            tags
+        };
+        let vtags = self.vertex_tags();
+        let vertex_tags = collect(nvc, parallel, |i| if i < nv { vtags[i] } else { 0 });
+        Topology::from_raw(RawTopology {
+            num_vertices: nvc as u32,
+            face_ptr: collect(nc + 1, parallel, |f| 3 * f as u32),
+            face_verts,
+            corner_face: collect(3 * nc, parallel, |c| (c / 3) as u32),
+            corner_edge,
+            edges: child_edges,
+            edge_corner_ptr,
+            edge_corners,
+            edge_tags,
+            vertex_corner_ptr,
+            vertex_corners,
+            vertex_edge_ptr,
+            vertex_edges,
+            vertex_tags,
+        })
+    }
+}
+
+#[cfg(all(test, feature = "proptest-support"))]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::proptest_support::{any_mesh, fan_triangles};
+
+    /// The direct split equals a build from the child faces, field for
+    /// field, sequential and parallel.
+    fn check(t: &Topology) {
+        for par in [Par::Seq, Par::Rayon] {
+            let fast = t.split_sqrt3_manifold(par);
+            let general = t.split_sqrt3_general(par).expect("general split");
+            assert_eq!(fast, general);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn direct_split_matches_built(data in any_mesh()) {
+            let t = fan_triangles(data.mesh.topology());
+            prop_assume!(t.is_manifold() && !t.shares_two_edges(false));
+            check(&t);
+            let child = t.split_sqrt3(Par::Seq).expect("split");
+            prop_assume!(child.is_manifold() && !child.shares_two_edges(false));
+            check(&child);
+        }
+    }
+
+    #[test]
+    fn large_meshes_split_the_same_in_parallel() {
+        let data = crate::proptest_support::torus(60, 50, 7);
+        let t = fan_triangles(data.mesh.topology());
+        let child = t.split_sqrt3(Par::Rayon).expect("split");
+        assert_eq!(child, t.split_sqrt3(Par::Seq).expect("split"));
+        check(&child);
+    }
+
+    #[test]
+    fn quads_are_refused_by_name() {
+        let t = Topology::build(5, vec![0, 3, 7], vec![0, 1, 2, 1, 3, 4, 2], Par::Seq).unwrap();
+        let e = t.split_sqrt3(Par::Seq).unwrap_err().to_string();
+        assert!(e.contains("face 1 has 4 vertices"), "{e}");
+    }
+}

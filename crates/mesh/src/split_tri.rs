@@ -1,0 +1,616 @@
+//! The uniform 1-to-4 triangle split: the topology of one Loop step
+//! (Mlakar et al. 2020, Appendix B, "Topology refinement"), built directly
+//! from the parent's connectivity.
+//!
+//! # Vertex order of the child
+//! `|v|` parent vertices (in parent order), then `|e|` edge points (in
+//! edge-id order): edge point of edge `e` is child vertex `|v| + e`. There
+//! are no face points.
+//!
+//! # Face order of the child
+//! Four children per parent triangle, face after face: for triangle `f`
+//! with corners `(v₀, v₁, v₂)` and `Eₖ` the edge point of the edge from
+//! `vₖ` to `vₖ₊₁`, child faces `4f .. 4f+3` are
+//!
+//! ```text
+//!            v₂
+//!           /  \             4f + 0 = (v₀, E₀, E₂)   corner of v₀
+//!          / 2  \            4f + 1 = (E₀, v₁, E₁)   corner of v₁
+//!        E₂------E₁          4f + 2 = (E₂, E₁, v₂)   corner of v₂
+//!        / \  3 / \          4f + 3 = (E₁, E₂, E₀)   middle
+//!       / 0 \  / 1 \
+//!     v₀-----E₀-----v₁
+//! ```
+//!
+//! (OpenSubdiv's `TriRefinement` order and rotation), each with the
+//! parent's orientation.
+//!
+//! # Edge order of the child
+//! First the two halves of every parent edge, `(V_v, Ep_e)`, grouped by the
+//! parent vertex `v` in the order of `v`'s incident edges (a degenerate
+//! edge, listed once, gives its two halves in turn); then the three edges
+//! of each middle triangle, `(Ep_a, Ep_b)`, ordered by `(min(a, b),
+//! max(a, b))` and then by parent corner. For a manifold parent in which no
+//! two triangles share two edges this is exactly the numbering that
+//! [`Topology::build`] gives the child faces, a sort by `(lo, hi)`. A
+//! degenerate parent edge keeps two separate halves, as OpenSubdiv does:
+//! the corner leaving along it uses the first, the corner arriving the
+//! second.
+//!
+//! # Cost
+//! For a manifold parent in which no two triangles share two edges, every
+//! child relation (uses of each edge, corners and edges of each vertex,
+//! tags) is written directly from the parent's: no sorting beyond a few
+//! entries per slot, one binary search per edge end, one pass per output
+//! array, in parallel under [`Par::Rayon`] with the same result for any
+//! thread count. Any other parent goes through [`Topology::from_edges`],
+//! which derives the relations by counting sorts.
+
+use rayon::prelude::*;
+use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
+
+use crate::error::{MeshError, Result, to_u32};
+use crate::split::{RawTopology, collect, ragged, sort_small};
+use crate::topology::{Topology, edge_tag, vertex_tag};
+
+/// The child of [`Topology::split_triangles`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TriSplit {
+    /// The child connectivity (triangles only; orders in the
+    /// [module docs](self)).
+    pub topology: Topology,
+    /// The two child edges of each parent edge `e`: `halves[2e + j]` joins
+    /// the edge point of `e` to the child of `e`'s endpoint `j`
+    /// (`edges()[e][j]`).
+    pub halves: Vec<u32>,
+}
+
+/// Child corner, among the twelve of a parent triangle's children, that
+/// arrives at `vₖ₊₁` along the half of edge `Eₖ` (the corner leaving `vₖ`
+/// along the other half is `4k`).
+const ARRIVING: [usize; 3] = [3, 7, 2];
+/// The two child corners that use the middle edge `(Eₖ, Eₖ₊₁)`.
+const MIDDLE_USES: [[usize; 2]; 3] = [[5, 11], [6, 9], [1, 10]];
+/// The three child corners at the edge point `Eₖ`.
+const EDGE_POINT_CORNERS: [[usize; 3]; 3] = [[1, 3, 11], [5, 7, 9], [2, 6, 10]];
+
+/// The next corner of a triangle.
+#[inline]
+pub(crate) fn next3(c: usize) -> usize {
+    if c % 3 == 2 { c - 2 } else { c + 1 }
+}
+
+/// The previous corner of a triangle.
+#[inline]
+pub(crate) fn prev3(c: usize) -> usize {
+    if c % 3 == 0 { c + 2 } else { c - 1 }
+}
+
+/// Exclusive prefix sum of `counts`, with the total appended.
+pub(crate) fn offsets(counts: &[u32]) -> Vec<u32> {
+    let mut ptr = Vec::with_capacity(counts.len() + 1);
+    let mut acc = 0u32;
+    ptr.push(0);
+    for &n in counts {
+        acc += n;
+        ptr.push(acc);
+    }
+    ptr
+}
+
+impl Topology {
+    /// The uniform 1-to-4 split of a triangle-only topology, numbered as the
+    /// [module docs](crate::split_tri) say.
+    ///
+    /// # Errors
+    /// [`MeshError::NotTriangle`] naming the first face that is not a
+    /// triangle; [`MeshError::TooLarge`] if a child count (vertices,
+    /// corners, edges) does not fit in `u32`.
+    pub fn split_triangles(&self, par: Par) -> Result<TriSplit> {
+        self.check_triangle_split()?;
+        let parallel = par == Par::Rayon && self.num_corners() >= 1 << 14;
+        if self.is_manifold() && !self.shares_two_edges(parallel) {
+            Ok(self.split_tri_manifold(par))
+        } else {
+            self.split_tri_general(par)
+        }
+    }
+
+    /// The faces of [`Topology::split_triangles`] alone, as a flat
+    /// `12 × faces` vertex list: for a finest level that only needs its
+    /// faces.
+    ///
+    /// # Errors
+    /// As [`Topology::split_triangles`].
+    pub fn split_triangle_faces(&self, par: Par) -> Result<Vec<u32>> {
+        self.check_triangle_split()?;
+        Ok(self.child_tri_faces(par == Par::Rayon && self.num_corners() >= 1 << 14))
+    }
+
+    /// `Ok` for a triangle-only topology whose split fits in `u32`.
+    fn check_triangle_split(&self) -> Result<()> {
+        if !self.is_triangle_only() {
+            let f = (0..self.num_faces()).find(|&f| self.face_order(f) != 3).unwrap_or(0);
+            return Err(MeshError::NotTriangle { face: f, order: self.face_order(f) });
+        }
+        let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
+        to_u32(nv + ne, "number of refined vertices")?;
+        to_u32(12 * nf, "number of refined corners")?;
+        to_u32(2 * ne + 3 * nf, "number of refined edges")?;
+        Ok(())
+    }
+
+    /// True if two triangles share two edges (then the middle edges of the
+    /// split are not unique per vertex pair).
+    pub(crate) fn shares_two_edges(&self, parallel: bool) -> bool {
+        let ce = self.corner_edges();
+        // The other face across the edge of corner `c`, if any.
+        let across = |c: usize| -> Option<u32> {
+            self.edge_corners(ce[c] as usize).iter().find(|&&u| u as usize / 3 != c / 3).map(|&u| u / 3)
+        };
+        let double = |f: usize| -> bool {
+            let [a, b, c] = [across(3 * f), across(3 * f + 1), across(3 * f + 2)];
+            (a.is_some() && (a == b || a == c)) || (b.is_some() && b == c)
+        };
+        if parallel {
+            (0..self.num_faces()).into_par_iter().with_min_len(1 << 12).any(double)
+        } else {
+            (0..self.num_faces()).any(double)
+        }
+    }
+
+    /// The child faces as a flat `12 × faces` vertex list.
+    fn child_tri_faces(&self, parallel: bool) -> Vec<u32> {
+        let nv = self.num_vertices() as u32;
+        let (fv, ce) = (self.face_verts(), self.corner_edges());
+        let mut out = vec![0u32; 12 * self.num_faces()];
+        ragged(
+            &mut out,
+            self.num_faces(),
+            |f| 12 * f,
+            parallel,
+            |f, q| {
+                let c = 3 * f;
+                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
+                let (e0, e1, e2) = (nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]);
+                q.copy_from_slice(&[v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]);
+            },
+        );
+        out
+    }
+
+    /// The child corner edges, face after face (see the
+    /// [module docs](crate::split_tri)), from the halves and the middle
+    /// edge of each parent corner.
+    fn child_tri_corner_edges(&self, halves: &[u32], middle: &[u32], parallel: bool) -> Vec<u32> {
+        let (edges, fv, ce) = (self.edges(), self.face_verts(), self.corner_edges());
+        // The half of edge `e` at `v`; a degenerate edge gives its first half
+        // to the corner leaving along it, its second to the one arriving.
+        let half = |e: u32, v: u32, arriving: bool| -> u32 {
+            let [a, b] = edges[e as usize];
+            let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
+            halves[2 * e as usize + j]
+        };
+        let mut out = vec![0u32; 12 * self.num_faces()];
+        ragged(
+            &mut out,
+            self.num_faces(),
+            |f| 12 * f,
+            parallel,
+            |f, q| {
+                let c = 3 * f;
+                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
+                let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
+                let (i0, i1, i2) = (middle[c], middle[c + 1], middle[c + 2]);
+                q.copy_from_slice(&[
+                    half(e0, v0, false),
+                    i2,
+                    half(e2, v0, true),
+                    half(e0, v1, true),
+                    half(e1, v1, false),
+                    i0,
+                    i1,
+                    half(e1, v2, true),
+                    half(e2, v2, false),
+                    i1,
+                    i2,
+                    i0,
+                ]);
+            },
+        );
+        out
+    }
+
+    /// The split of a manifold topology in which no two triangles share two
+    /// edges, every relation written directly.
+    fn split_tri_manifold(&self, par: Par) -> TriSplit {
+        let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
+        let parallel = par == Par::Rayon && nc >= 1 << 14;
+        let n_a = 2 * ne;
+        let base_e = nv as u32;
+        let edges = self.edges();
+        let ce = self.corner_edges();
+        let vep = self.vertex_edge_ptr();
+        let ves = self.vertex_edges_all();
+        let ecp = self.edge_corner_ptr();
+        let uses = |e: usize| self.edge_corners(e);
+
+        let halves = self.manifold_halves(parallel);
+
+        // Middle edges by their lower end: the middle edges at `Ep_a` are
+        // `(a, ce[next(u)])`, owned by the use `u` of `a`, and
+        // `(ce[prev(u)], a)`, owned by `prev(u)`; those whose other edge is
+        // greater have `a` as their lower end.
+        let others = |a: usize| -> ([(u32, u32); 4], usize) {
+            let mut pairs = [(0u32, 0u32); 4];
+            let mut n = 0;
+            for &u in uses(a) {
+                let u = u as usize;
+                let p = prev3(u);
+                for (b, owner) in [(ce[next3(u)], u), (ce[p], p)] {
+                    if b as usize > a && n < 4 {
+                        pairs[n] = (b, owner as u32);
+                        n += 1;
+                    }
+                }
+            }
+            (pairs, n)
+        };
+        let counts = collect(ne, parallel, |a| others(a).1 as u32);
+        let mid_ptr = offsets(&counts);
+        drop(counts);
+        // Owner corner of each middle edge, in id order.
+        let mut owner = vec![0u32; nc];
+        ragged(
+            &mut owner,
+            ne,
+            |a| mid_ptr[a] as usize,
+            parallel,
+            |a, slot| {
+                let (mut pairs, n) = others(a);
+                pairs[..n].sort_unstable();
+                for (out, &(_, c)) in slot.iter_mut().zip(&pairs[..n]) {
+                    *out = c;
+                }
+            },
+        );
+        let mut middle = vec![0u32; nc];
+        for (k, &c) in owner.iter().enumerate() {
+            middle[c as usize] = (n_a + k) as u32;
+        }
+        let ends = |c: usize| -> [u32; 2] {
+            let (a, b) = (ce[c], ce[next3(c)]);
+            [base_e + a.min(b), base_e + a.max(b)]
+        };
+
+        // Child edges: halves by vertex, then middle edges.
+        let mut child_edges = vec![[0u32; 2]; n_a + nc];
+        let (block_a, block_b) = child_edges.split_at_mut(n_a);
+        ragged(
+            block_a,
+            nv,
+            |v| vep[v] as usize,
+            parallel,
+            |v, slot| {
+                let s = vep[v] as usize;
+                for (k, out) in slot.iter_mut().enumerate() {
+                    *out = [v as u32, base_e + ves[s + k]];
+                }
+            },
+        );
+        ragged(block_b, nc, |k| k, parallel, |k, slot| slot[0] = ends(owner[k] as usize));
+
+        let face_verts = self.child_tri_faces(parallel);
+        let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
+        let corner_face = collect(12 * nf, parallel, |c| (c / 3) as u32);
+        let face_ptr = collect(4 * nf + 1, parallel, |f| 3 * f as u32);
+
+        // Uses of each child edge, in corner order: the half of `e` at `v`
+        // is used by child corner `4c` of a use `c` leaving `v` and by
+        // `ARRIVING` of a use arriving at `v`; a middle edge by the two
+        // corners of `MIDDLE_USES`.
+        let mut edge_corner_ptr = Vec::with_capacity(n_a + nc + 1);
+        let mut acc = 0u32;
+        edge_corner_ptr.push(0);
+        for &e in ves {
+            acc += ecp[e as usize + 1] - ecp[e as usize];
+            edge_corner_ptr.push(acc);
+        }
+        let total_a = acc as usize;
+        edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
+        let fv = self.face_verts();
+        let mut edge_corners = vec![0u32; total_a + 2 * nc];
+        let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
+        ragged(
+            uses_a,
+            n_a,
+            |k| edge_corner_ptr[k] as usize,
+            parallel,
+            |k, slot| {
+                // Vertex of block-A position k: the edge lists are in vertex order.
+                let e = ves[k] as usize;
+                let v = edges[e][usize::from(vep[edges[e][0] as usize + 1] as usize <= k)];
+                for (out, &c) in slot.iter_mut().zip(uses(e)) {
+                    let c = c as usize;
+                    *out = if fv[c] == v { 4 * c as u32 } else { (12 * (c / 3) + ARRIVING[c % 3]) as u32 };
+                }
+                sort_small(slot);
+            },
+        );
+        ragged(
+            uses_b,
+            nc,
+            |k| 2 * k,
+            parallel,
+            |k, slot| {
+                let c = owner[k] as usize;
+                let [a, b] = MIDDLE_USES[c % 3];
+                slot.copy_from_slice(&[(12 * (c / 3) + a) as u32, (12 * (c / 3) + b) as u32]);
+            },
+        );
+
+        // Corners and edges of each child vertex.
+        let nvc = nv + ne;
+        let vcp = self.vertex_corner_ptr();
+        let vc_off = |i: usize| -> usize {
+            if i < nv {
+                vcp[i] as usize
+            } else if i < nvc {
+                nc + 3 * ecp[i - nv] as usize
+            } else {
+                4 * nc
+            }
+        };
+        let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
+        let mut vertex_corners = vec![0u32; 4 * nc];
+        ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
+            if i < nv {
+                for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
+                    *out = 4 * c;
+                }
+            } else {
+                for (k, &c) in uses(i - nv).iter().enumerate() {
+                    let c = c as usize;
+                    for (j, &p) in EDGE_POINT_CORNERS[c % 3].iter().enumerate() {
+                        slot[3 * k + j] = (12 * (c / 3) + p) as u32;
+                    }
+                }
+                sort_small(slot);
+            }
+        });
+        let ve_off = |i: usize| -> usize {
+            if i < nv {
+                vep[i] as usize
+            } else if i < nvc {
+                let e = i - nv;
+                n_a + 2 * e + 2 * ecp[e] as usize
+            } else {
+                2 * (n_a + nc)
+            }
+        };
+        let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
+        let mut vertex_edges = vec![0u32; 2 * (n_a + nc)];
+        ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
+            if i < nv {
+                for (k, out) in slot.iter_mut().enumerate() {
+                    *out = vep[i] + k as u32;
+                }
+            } else {
+                let e = i - nv;
+                slot[0] = halves[2 * e];
+                slot[1] = halves[2 * e + 1];
+                for (k, &c) in uses(e).iter().enumerate() {
+                    slot[2 + 2 * k] = middle[c as usize];
+                    slot[3 + 2 * k] = middle[prev3(c as usize)];
+                }
+                sort_small(slot);
+            }
+        });
+
+        // Tags: the child is manifold too; halves and edge points inherit
+        // the parent edge's boundary bit, parent vertices keep theirs.
+        let ptags = self.edge_tags();
+        let edge_tags =
+            collect(n_a + nc, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 });
+        let vtags = self.vertex_tags();
+        let vertex_tags = collect(nvc, parallel, |i| {
+            if i < nv {
+                vtags[i]
+            } else if ptags[i - nv] & edge_tag::BOUNDARY != 0 {
+                vertex_tag::BOUNDARY
+            } else {
+                0
+            }
+        });
+        let topology = Topology::from_raw(RawTopology {
+            num_vertices: nvc as u32,
+            face_ptr,
+            face_verts,
+            corner_face,
+            corner_edge,
+            edges: child_edges,
+            edge_corner_ptr,
+            edge_corners,
+            edge_tags,
+            vertex_corner_ptr,
+            vertex_corners,
+            vertex_edge_ptr,
+            vertex_edges,
+            vertex_tags,
+        });
+        TriSplit { topology, halves }
+    }
+
+    /// The split of any triangle-only topology: child edges and corner
+    /// edges written directly, everything else derived by
+    /// [`Topology::from_edges`].
+    fn split_tri_general(&self, par: Par) -> Result<TriSplit> {
+        let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
+        let parallel = par == Par::Rayon && self.num_corners() >= 1 << 14;
+        let edges = self.edges();
+        let halves = self.general_halves();
+        let middle = self.middle_edges(par);
+        let mut child_edges = vec![[0u32; 2]; 2 * ne + 3 * nf];
+        for (i, &h) in halves.iter().enumerate() {
+            child_edges[h as usize] = [edges[i / 2][i % 2], (nv + i / 2) as u32];
+        }
+        let ce = self.corner_edges();
+        for (c, &m) in middle.iter().enumerate() {
+            let (a, b) = (ce[c], ce[next3(c)]);
+            child_edges[m as usize] = [nv as u32 + a.min(b), nv as u32 + a.max(b)];
+        }
+        let face_verts = self.child_tri_faces(parallel);
+        let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
+        let face_ptr: Vec<u32> = (0..=4 * nf as u32).map(|i| 3 * i).collect();
+        let topology = Topology::from_edges(nv + ne, face_ptr, face_verts, child_edges, corner_edge, par)?;
+        Ok(TriSplit { topology, halves })
+    }
+
+    /// Child edge id of each parent edge end, `halves[2e + j]`, for any
+    /// topology: a degenerate edge, listed once at its vertex, has two
+    /// halves.
+    fn general_halves(&self) -> Vec<u32> {
+        let edges = self.edges();
+        let mut halves = vec![0u32; 2 * self.num_edges()];
+        let mut next = 0u32;
+        for v in 0..self.num_vertices() {
+            for &e in self.vertex_edges(v) {
+                for (j, &end) in edges[e as usize].iter().enumerate() {
+                    if end as usize == v {
+                        halves[2 * e as usize + j] = next;
+                        next += 1;
+                    }
+                }
+            }
+        }
+        halves
+    }
+
+    /// Child edge id of the middle edge `(Ep(corner_edge[c]),
+    /// Ep(corner_edge[next(c)]))` of every parent corner `c`: `2|e| +` its
+    /// rank by `(lo, hi, c)`.
+    fn middle_edges(&self, par: Par) -> Vec<u32> {
+        let (ne, nc) = (self.num_edges(), self.num_corners());
+        let ce = self.corner_edges();
+        let key = |c: usize| -> (u32, u32) {
+            let (a, b) = (ce[c], ce[next3(c)]);
+            (a.min(b), a.max(b))
+        };
+        // Counting sort by the lower edge, then a small sort inside each bucket.
+        let mut ptr = vec![0u32; ne + 1];
+        for c in 0..nc {
+            ptr[key(c).0 as usize + 1] += 1;
+        }
+        for e in 0..ne {
+            ptr[e + 1] += ptr[e];
+        }
+        let mut cursor = ptr.clone();
+        let mut order = vec![(0u32, 0u32); nc];
+        for c in 0..nc {
+            let (lo, hi) = key(c);
+            order[cursor[lo as usize] as usize] = (hi, c as u32);
+            cursor[lo as usize] += 1;
+        }
+        drop(cursor);
+        let parallel = par == Par::Rayon && nc >= 1 << 13;
+        let ranges = balanced_ranges(&ptr, if parallel { par.blocks(nc, 1 << 13) } else { 1 });
+        let pieces = split_by_ptr(&mut order, &ptr, &ranges);
+        let sort = |(r, piece): (std::ops::Range<usize>, &mut [(u32, u32)])| {
+            let base = ptr[r.start] as usize;
+            for e in r {
+                piece[ptr[e] as usize - base..ptr[e + 1] as usize - base].sort_unstable();
+            }
+        };
+        if ranges.len() > 1 {
+            ranges.into_par_iter().zip(pieces).for_each(sort);
+        } else {
+            ranges.into_iter().zip(pieces).for_each(sort);
+        }
+        let mut middle = vec![0u32; nc];
+        for (rank, &(_, c)) in order.iter().enumerate() {
+            middle[c as usize] = (2 * ne + rank) as u32;
+        }
+        middle
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_triangle_splits_into_four() {
+        let t = Topology::build(3, vec![0, 3], vec![0, 1, 2], Par::Seq).unwrap();
+        let s = t.split_triangles(Par::Seq).unwrap();
+        // Edges (0,1)=0, (0,2)=1, (1,2)=2: edge points 3, 4, 5.
+        assert_eq!(s.topology.face_verts(), &[0, 3, 4, 3, 1, 5, 4, 5, 2, 5, 4, 3]);
+        assert_eq!(s.topology.num_edges(), 9);
+        let rebuilt =
+            Topology::build(6, s.topology.face_ptr().to_vec(), s.topology.face_verts().to_vec(), Par::Seq).unwrap();
+        assert_eq!(rebuilt, s.topology);
+        assert_eq!(s, t.split_tri_general(Par::Seq).unwrap());
+    }
+
+    #[test]
+    fn quads_are_refused_by_name() {
+        let t = Topology::build(5, vec![0, 3, 7], vec![0, 1, 2, 1, 3, 4, 2], Par::Seq).unwrap();
+        let e = t.split_triangles(Par::Seq).unwrap_err().to_string();
+        assert!(e.contains("face 1 has 4 vertices"), "{e}");
+        assert!(t.split_triangle_faces(Par::Seq).is_err());
+    }
+
+    #[test]
+    fn two_triangles_on_the_same_three_edges_take_the_general_path() {
+        // A closed "pillow" of two triangles: manifold, but the middle edges
+        // of the two faces join the same edge points.
+        let t = Topology::build(3, vec![0, 3, 6], vec![0, 1, 2, 0, 2, 1], Par::Seq).unwrap();
+        assert!(t.is_manifold());
+        assert!(t.shares_two_edges(false));
+        let s = t.split_triangles(Par::Seq).unwrap();
+        assert!(!s.topology.is_manifold());
+        assert_eq!(s.topology.num_edges(), 2 * 3 + 6);
+    }
+}
+
+#[cfg(all(test, feature = "proptest-support"))]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::proptest_support::{any_mesh, fan_triangles};
+
+    /// The direct split equals the general one, whose relations
+    /// `from_edges` derives by counting sorts, field for field; and the
+    /// general one equals a fresh build from the child faces.
+    fn check(t: &Topology) {
+        for par in [Par::Seq, Par::Rayon] {
+            let fast = t.split_tri_manifold(par);
+            let general = t.split_tri_general(par).expect("general split");
+            assert_eq!(fast, general);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn direct_split_matches_derived(data in any_mesh()) {
+            let t = fan_triangles(data.mesh.topology());
+            prop_assume!(t.is_manifold() && !t.shares_two_edges(false));
+            check(&t);
+            let child = t.split_triangles(Par::Seq).expect("split").topology;
+            let rebuilt = Topology::build(child.num_vertices(), child.face_ptr().to_vec(), child.face_verts().to_vec(), Par::Seq).expect("build");
+            prop_assert_eq!(&rebuilt, &child);
+            prop_assert!(child.is_manifold() && !child.shares_two_edges(false));
+            check(&child);
+        }
+    }
+
+    #[test]
+    fn large_meshes_split_the_same_in_parallel() {
+        let data = crate::proptest_support::torus(60, 50, 7);
+        let t = fan_triangles(data.mesh.topology());
+        let child = t.split_triangles(Par::Rayon).expect("split");
+        assert_eq!(child, t.split_triangles(Par::Seq).expect("split"));
+        check(&child.topology);
+    }
+}

@@ -1,0 +1,70 @@
+//! The finest level of a plan kept as faces only.
+//!
+//! Eval never reads the connectivity of the finest level, and deriving it
+//! (edges, incidences, tags) costs more than the faces themselves. Plans
+//! keep the faces of their finest level in a [`FinestFaces`], hand them out
+//! through [`Plan::faces`](crate::Plan::faces), and derive the full mesh
+//! only when [`Plan::refined`](crate::Plan::refined) asks for it, once.
+
+use std::sync::OnceLock;
+
+use subla_mesh::Mesh;
+
+use crate::Faces;
+
+/// The faces of a plan's finest level, and its full mesh once derived.
+#[derive(Clone, Debug)]
+pub struct FinestFaces {
+    num_vertices: usize,
+    face_ptr: Vec<u32>,
+    face_verts: Vec<u32>,
+    holes: Vec<bool>,
+    full: OnceLock<Option<Mesh>>,
+}
+
+impl FinestFaces {
+    /// Faces of `order` vertices each (`face_verts.len() / order` faces)
+    /// over `num_vertices` vertices, with a hole flag per face. The caller
+    /// guarantees the shapes (`order > 0`, whole faces, one flag per face)
+    /// and that the corner count fits in `u32`, as the splits that produce
+    /// such faces check (debug builds assert it).
+    pub fn uniform(num_vertices: usize, order: usize, face_verts: Vec<u32>, holes: Vec<bool>) -> Self {
+        debug_assert!(order > 0 && face_verts.len() % order == 0, "whole faces");
+        debug_assert!(u32::try_from(face_verts.len()).is_ok(), "corner count fits in u32");
+        let nf = face_verts.len() / order.max(1);
+        debug_assert_eq!(holes.len(), nf, "one hole flag per face");
+        FinestFaces {
+            num_vertices,
+            face_ptr: (0..=nf).map(|i| (order * i) as u32).collect(),
+            face_verts,
+            holes,
+            full: OnceLock::new(),
+        }
+    }
+
+    /// Number of vertices (rows of data at this level).
+    pub fn num_vertices(&self) -> usize {
+        self.num_vertices
+    }
+
+    /// The faces.
+    pub fn faces(&self) -> Faces<'_> {
+        Faces {
+            num_vertices: self.num_vertices,
+            face_ptr: &self.face_ptr,
+            face_verts: &self.face_verts,
+            holes: &self.holes,
+        }
+    }
+
+    /// The full mesh, derived by `derive` on the first call (`None` if it
+    /// could not be).
+    pub fn full(&self, derive: impl FnOnce() -> Option<Mesh>) -> Option<&Mesh> {
+        self.full.get_or_init(derive).as_ref()
+    }
+
+    /// The full mesh if [`FinestFaces::full`] derived it.
+    pub fn into_full(self) -> Option<Mesh> {
+        self.full.into_inner().flatten()
+    }
+}
