@@ -117,19 +117,18 @@ impl Topology {
         let (fv, ce, edges) = (self.face_verts(), self.corner_edges(), self.edges());
         let uses = |e: usize| self.edge_corners(e);
         let boundary = |e: usize| self.edge_tags()[e] & edge_tag::BOUNDARY != 0;
-        // The other use of the edge of corner `c`, or NONE on the boundary.
-        let twin = |c: usize| -> u32 {
-            match uses(ce[c] as usize) {
-                &[a, b] => {
-                    if a as usize == c {
-                        b
-                    } else {
-                        a
-                    }
+        // The other use of the edge of each corner, or NONE on the boundary.
+        let twins = collect(nc, parallel, |c| match uses(ce[c] as usize) {
+            &[a, b] => {
+                if a as usize == c {
+                    b
+                } else {
+                    a
                 }
-                _ => NONE,
             }
-        };
+            _ => NONE,
+        });
+        let twin = |c: usize| twins[c];
         let other_end = |e: usize, v: usize| -> usize {
             let [a, b] = edges[e];
             if a as usize == v { b as usize } else { a as usize }
@@ -174,25 +173,30 @@ impl Topology {
         let fbase: Vec<u32> =
             offsets(&collect(nf, parallel, |f| greater(f).1 as u32)).into_iter().map(|x| x + n_vblocks).collect();
         let ne_child = fbase[nf] as usize;
-        // Id of the edge (fv[c], F_{c/3}).
-        let a_id = |c: usize| -> u32 {
+        // Id of the edge (fv[c], F_{c/3}) of each corner.
+        let a_ids = collect(nc, parallel, |c| {
             let v = fv[c] as usize;
             let list = self.vertex_corners(v);
             a_base[v] + list.partition_point(|&x| (x as usize) < c) as u32
-        };
+        });
         // Id of the kept boundary edge e.
         let c_id = |e: usize| -> u32 {
             let lo = edges[e][0] as usize;
             let (up, _) = up_edges(lo);
             vbase[lo] + u32::from(up[0] as usize != e)
         };
-        // Id of the flipped edge of interior corner c (twin o).
-        let b_id = |c: usize, o: usize| -> u32 {
-            let (f, g) = (c / 3, o / 3);
+        // Id of the flipped edge of each interior corner (NONE on the
+        // boundary).
+        let b_ids = collect(nc, parallel, |c| {
+            let o = twins[c];
+            if o == NONE {
+                return NONE;
+            }
+            let (f, g) = (c / 3, o as usize / 3);
             let (lo, hi) = (f.min(g), f.max(g));
             let (list, n) = greater(lo);
             fbase[lo] + list[..n].iter().filter(|&&(x, _)| (x as usize) < hi).count() as u32
-        };
+        });
 
         let face_verts = self.sqrt3_faces(parallel);
         let mut corner_edge = vec![0u32; 3 * nc];
@@ -204,9 +208,9 @@ impl Topology {
             |c, q| {
                 let o = twin(c);
                 if o != NONE {
-                    q.copy_from_slice(&[a_id(next3(o as usize)), b_id(c, o as usize), a_id(c)]);
+                    q.copy_from_slice(&[a_ids[next3(o as usize)], b_ids[c], a_ids[c]]);
                 } else {
-                    q.copy_from_slice(&[c_id(ce[c] as usize), a_id(next3(c)), a_id(c)]);
+                    q.copy_from_slice(&[c_id(ce[c] as usize), a_ids[next3(c)], a_ids[c]]);
                 }
             },
         );
@@ -398,11 +402,11 @@ impl Topology {
                 } else {
                     let f = i - nv;
                     for c in 3 * f..3 * f + 3 {
-                        slot[k] = a_id(c);
+                        slot[k] = a_ids[c];
                         k += 1;
                         let o = twin(c);
                         if o != NONE {
-                            slot[k] = b_id(c, o as usize);
+                            slot[k] = b_ids[c];
                             k += 1;
                         }
                     }

@@ -8,7 +8,7 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::kernel::{assemble_rows, eval_levels, for_rows, real};
+use subla_scheme::kernel::{assemble_rows, axpy, eval_levels, for_rows, load, real};
 use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
 
 use crate::level::{Step, is_kobbelt_step, prepare};
@@ -156,21 +156,80 @@ impl Refiner for Sqrt3Slak {
 }
 
 /// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`.
+/// The kernels keep a fixed number of channels (1 to 4) in registers; wider
+/// rows are done four channels at a time. Each row sums the terms of
+/// [`Step::stencil`] from zero in the stencil's order, so eval and the
+/// operator agree term for term.
 pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
-    let n = step.child_len();
-    for_rows(y, n, d, par, |r, out| {
-        let mut s = Vec::with_capacity(16);
-        for (row, i) in out.chunks_exact_mut(d).zip(r) {
-            s.clear();
-            step.stencil(t, i, &mut s);
-            row.fill(T::zero());
-            for &(c, w) in &s {
-                let w = real::<T>(w);
-                let src = &x[c as usize * d..(c as usize + 1) * d];
-                for (o, &v) in row.iter_mut().zip(src) {
-                    *o = *o + w * v;
+    let mut off = 0;
+    while off < d {
+        match d - off {
+            1 => eval_level_impl::<T, 1>(t, step, x, y, d, off, par),
+            2 => eval_level_impl::<T, 2>(t, step, x, y, d, off, par),
+            3 => eval_level_impl::<T, 3>(t, step, x, y, d, off, par),
+            _ => eval_level_impl::<T, 4>(t, step, x, y, d, off, par),
+        }
+        off += 4;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn eval_level_impl<T: Float + Send + Sync, const D: usize>(
+    t: &Topology,
+    step: &Step,
+    x: &[T],
+    y: &mut [T],
+    stride: usize,
+    off: usize,
+    par: Par,
+) {
+    let nv = step.nv;
+    let (yv, yn) = y.split_at_mut(nv * stride);
+    let gx = |i: u32| load::<T, D>(x, i as usize, stride, off);
+    let put = |row: &mut [T], acc: [T; D]| row[off..off + D].copy_from_slice(&acc);
+    // Parent vertices: smoothed, kept or Kobbelt's boundary rule.
+    for_rows(yv, nv, stride, par, |r, out| {
+        let mut s = Vec::with_capacity(8);
+        for (row, v) in out.chunks_exact_mut(stride).zip(r) {
+            let mut acc = [T::zero(); D];
+            let n = t.valence(v);
+            if step.bnbr[v][0] == crate::level::NONE && n > 0 {
+                let a = step.alpha[n];
+                let w = real::<T>(a / n as f64);
+                for u in t.vertex_neighbors(v) {
+                    axpy(&mut acc, w, gx(u));
+                }
+                axpy(&mut acc, real::<T>(1.0 - a), gx(v as u32));
+            } else {
+                s.clear();
+                step.stencil(t, v, &mut s);
+                for &(u, w) in &s {
+                    axpy(&mut acc, real::<T>(w), gx(u));
                 }
             }
+            put(row, acc);
+        }
+    });
+    // New vertices: face points, or trisection points.
+    let fv = t.face_verts();
+    let third = real::<T>(1.0 / 3.0);
+    for_rows(yn, step.owner.len(), stride, par, |r, out| {
+        let mut s = Vec::with_capacity(4);
+        for (row, j) in out.chunks_exact_mut(stride).zip(r) {
+            let mut acc = [T::zero(); D];
+            let f = step.owner[j] as usize;
+            if step.off[f + 1] - step.off[f] == 1 {
+                for &u in &fv[3 * f..3 * f + 3] {
+                    axpy(&mut acc, third, gx(u));
+                }
+            } else {
+                s.clear();
+                step.stencil(t, nv + j, &mut s);
+                for &(u, w) in &s {
+                    axpy(&mut acc, real::<T>(w), gx(u));
+                }
+            }
+            put(row, acc);
         }
     });
 }
