@@ -93,9 +93,13 @@ pub(crate) struct Step {
 }
 
 impl Step {
-    /// The step over `t` (checked by [`check_input`]).
+    /// The step over `t` (checked by [`check_input`]); `kobbelt`: a
+    /// boundary-splitting step.
     pub(crate) fn new(t: &Topology, kobbelt: bool, par: Par) -> Result<Step> {
         let (nv, nf) = (t.num_vertices(), t.num_faces());
+        if !kobbelt || t.is_closed() {
+            return Self::one_point_per_face(t, kobbelt, par);
+        }
         let ce = t.corner_edges();
         let mut bcorner = vec![NONE; nf];
         let mut off = Vec::with_capacity(nf + 1);
@@ -103,20 +107,18 @@ impl Step {
         let mut acc = 0u64;
         for (f, bc) in bcorner.iter_mut().enumerate() {
             let mut k = 1;
-            if kobbelt {
-                let nb = (0..3).filter(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)).count();
-                if nb > 1 {
-                    return Err(SchemeError::Unsupported {
-                        scheme: "sqrt3",
-                        reason: format!(
-                            "face {f} has {nb} boundary edges on a boundary-splitting step (only one is possible after a first sqrt(3) step)"
-                        ),
-                    });
-                }
-                if let Some(j) = (0..3).find(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)) {
-                    *bc = (3 * f + j) as u32;
-                    k = 2;
-                }
+            let nb = (0..3).filter(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)).count();
+            if nb > 1 {
+                return Err(SchemeError::Unsupported {
+                    scheme: "sqrt3",
+                    reason: format!(
+                        "face {f} has {nb} boundary edges on a boundary-splitting step (only one is possible after a first sqrt(3) step)"
+                    ),
+                });
+            }
+            if let Some(j) = (0..3).find(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)) {
+                *bc = (3 * f + j) as u32;
+                k = 2;
             }
             acc += k;
             off.push(u32::try_from(acc).map_err(|_| too_large("number of refined vertices", acc))?);
@@ -129,25 +131,37 @@ impl Step {
         for f in 0..nf {
             owner[off[f] as usize..off[f + 1] as usize].fill(f as u32);
         }
-        let nbr = |v: usize| -> [u32; 2] {
-            if !t.is_boundary_vertex(v) {
-                return [NONE; 2];
-            }
-            let mut it = t.vertex_edges(v).iter().filter(|&&e| t.is_boundary_edge(e as usize)).map(|&e| {
-                let [a, b] = t.edge(e as usize);
-                if a as usize == v { b } else { a }
-            });
-            let p = it.next().unwrap_or(v as u32);
-            [p, it.next().unwrap_or(p)]
-        };
-        let bnbr: Vec<[u32; 2]> = if par == Par::Rayon && nv >= 1 << 13 {
-            (0..nv).into_par_iter().with_min_len(1 << 12).map(nbr).collect()
-        } else {
-            (0..nv).map(nbr).collect()
-        };
-        let max_valence = (0..nv).map(|v| t.valence(v)).max().unwrap_or(0);
-        let alpha = (0..=max_valence).map(alpha).collect();
+        let bnbr = boundary_neighbors(t, par);
+        let alpha = alpha_table(t);
         Ok(Step { kobbelt, nv, off, owner, bcorner, bnbr, alpha })
+    }
+
+    /// A step that splits no boundary edge: one face point per face, new
+    /// vertex `nv + f` of face `f`.
+    fn one_point_per_face(t: &Topology, kobbelt: bool, par: Par) -> Result<Step> {
+        let (nv, nf) = (t.num_vertices(), t.num_faces());
+        let total = nv as u64 + nf as u64;
+        if u32::try_from(total).is_err() || u32::try_from(9 * nf as u64).is_err() {
+            return Err(too_large("refined mesh", total.max(9 * nf as u64)));
+        }
+        let ids = |n: usize| -> Vec<u32> {
+            if par == Par::Rayon && n >= 1 << 14 {
+                (0..n as u32).into_par_iter().with_min_len(1 << 12).collect()
+            } else {
+                (0..n as u32).collect()
+            }
+        };
+        // On a Kobbelt step of a closed mesh no face has a boundary corner.
+        let bcorner = if kobbelt { vec![NONE; nf] } else { Vec::new() };
+        Ok(Step {
+            kobbelt,
+            nv,
+            off: ids(nf + 1),
+            owner: ids(nf),
+            bcorner,
+            bnbr: boundary_neighbors(t, par),
+            alpha: alpha_table(t),
+        })
     }
 
     /// Number of child vertices.
@@ -284,6 +298,37 @@ impl Step {
         let v: u64 = (0..t.num_vertices()).map(|v| 1 + t.valence(v).max(2) as u64).sum();
         v + 3 * self.owner.len() as u64
     }
+}
+
+/// The two boundary neighbours of each boundary vertex of `t` (`[NONE;
+/// 2]` for the others).
+fn boundary_neighbors(t: &Topology, par: Par) -> Vec<[u32; 2]> {
+    let nv = t.num_vertices();
+    if t.is_closed() {
+        return vec![[NONE; 2]; nv];
+    }
+    let nbr = |v: usize| -> [u32; 2] {
+        if !t.is_boundary_vertex(v) {
+            return [NONE; 2];
+        }
+        let mut it = t.vertex_edges(v).iter().filter(|&&e| t.is_boundary_edge(e as usize)).map(|&e| {
+            let [a, b] = t.edge(e as usize);
+            if a as usize == v { b } else { a }
+        });
+        let p = it.next().unwrap_or(v as u32);
+        [p, it.next().unwrap_or(p)]
+    };
+    if par == Par::Rayon && nv >= 1 << 13 {
+        (0..nv).into_par_iter().with_min_len(1 << 12).map(nbr).collect()
+    } else {
+        (0..nv).map(nbr).collect()
+    }
+}
+
+/// `α(n)` for every valence of `t`.
+fn alpha_table(t: &Topology) -> Vec<f64> {
+    let max_valence = (0..t.num_vertices()).map(|v| t.valence(v)).max().unwrap_or(0);
+    (0..=max_valence).map(alpha).collect()
 }
 
 /// A mesh of `t` without tags.
