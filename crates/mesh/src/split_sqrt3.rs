@@ -27,7 +27,7 @@
 //! [`Topology::split_triangles`]); any other parent goes through
 //! [`Topology::build`].
 
-use crate::error::{MeshError, Result, to_u32};
+use crate::error::Result;
 use crate::split::{RawTopology, collect, ragged, sort_small};
 use crate::split_tri::{next3, offsets, prev3};
 use crate::topology::{Topology, edge_tag};
@@ -41,8 +41,8 @@ impl Topology {
     /// [module docs](crate::split_sqrt3) say.
     ///
     /// # Errors
-    /// [`MeshError::NotTriangle`] naming the first face that is not a
-    /// triangle; [`MeshError::TooLarge`] if a child count does not fit in
+    /// [`MeshError::NotTriangle`](crate::MeshError::NotTriangle) naming the first face that is not a
+    /// triangle; [`MeshError::TooLarge`](crate::MeshError::TooLarge) if a child count does not fit in
     /// `u32`; for a parent with non-manifold edges, the errors of
     /// [`Topology::build`] on the child faces.
     pub fn split_sqrt3(&self, par: Par) -> Result<Topology> {
@@ -68,14 +68,8 @@ impl Topology {
 
     /// `Ok` for a triangle-only topology whose √3 split fits in `u32`.
     fn check_sqrt3_split(&self) -> Result<()> {
-        if !self.is_triangle_only() {
-            let f = (0..self.num_faces()).find(|&f| self.face_order(f) != 3).unwrap_or(0);
-            return Err(MeshError::NotTriangle { face: f, order: self.face_order(f) });
-        }
-        to_u32(self.num_vertices() + self.num_faces(), "number of refined vertices")?;
-        to_u32(3 * self.num_corners(), "number of refined corners")?;
-        to_u32(self.num_corners() + self.num_edges(), "number of refined edges")?;
-        Ok(())
+        let (nv, nf, nc, ne) = (self.num_vertices(), self.num_faces(), self.num_corners(), self.num_edges());
+        self.check_triangle_child([nv + nf, 3 * nc, nc + ne])
     }
 
     /// The child faces (triangle-only parent).

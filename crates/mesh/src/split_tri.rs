@@ -129,14 +129,20 @@ impl Topology {
 
     /// `Ok` for a triangle-only topology whose split fits in `u32`.
     fn check_triangle_split(&self) -> Result<()> {
+        let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
+        self.check_triangle_child([nv + ne, 12 * nf, 2 * ne + 3 * nf])
+    }
+
+    /// `Ok` for a triangle-only topology whose child counts (vertices,
+    /// corners, edges) fit in `u32`.
+    pub(crate) fn check_triangle_child(&self, [verts, corners, edges]: [usize; 3]) -> Result<()> {
         if !self.is_triangle_only() {
             let f = (0..self.num_faces()).find(|&f| self.face_order(f) != 3).unwrap_or(0);
             return Err(MeshError::NotTriangle { face: f, order: self.face_order(f) });
         }
-        let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
-        to_u32(nv + ne, "number of refined vertices")?;
-        to_u32(12 * nf, "number of refined corners")?;
-        to_u32(2 * ne + 3 * nf, "number of refined edges")?;
+        to_u32(verts, "number of refined vertices")?;
+        to_u32(corners, "number of refined corners")?;
+        to_u32(edges, "number of refined edges")?;
         Ok(())
     }
 
