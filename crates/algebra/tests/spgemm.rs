@@ -51,6 +51,15 @@ proptest! {
     }
 
     #[test]
+    fn two_pass_product_equals_multiply((a, b) in csr_pair(0..16, 6, -9i64..9)) {
+        let c = spgemm::multiply(a.as_ref(), b.as_ref(), &Ops::product(), Par::Rayon).unwrap();
+        prop_assert_eq!(&spgemm::product(a.as_ref(), b.as_ref(), Par::Rayon).unwrap(), &c);
+        prop_assert_eq!(&spgemm::product(a.as_ref(), b.as_ref(), Par::Seq).unwrap(), &c);
+        let (ac, bc) = (a.to_csc(Par::Seq), b.to_csc(Par::Seq));
+        prop_assert_eq!(spgemm::product(ac.as_ref(), bc.as_ref(), Par::Rayon).unwrap().to_csr(Par::Seq), c);
+    }
+
+    #[test]
     fn csc_product_equals_csr_product((a, b) in csc_pair(0..14, 6, -9i64..9)) {
         let c = spgemm::multiply(a.as_ref(), b.as_ref(), &Ops::product(), Par::Rayon).unwrap();
         let ar = a.to_csr(Par::Seq);
@@ -166,6 +175,13 @@ fn parallel_is_bitwise_equal_to_sequential_for_floats() {
         assert_eq!(common::bits(par.values()), common::bits(seq.values()), "threads = {t}");
         let pat = common::with_threads(t, || spgemm::symbolic(m.as_ref(), mt.as_ref(), &ops, Par::Rayon).unwrap());
         assert_eq!(pat.as_ref(), seq.pattern());
+    }
+    // The two-pass plain product: the same bits as `multiply`, any pool.
+    let plain = spgemm::multiply(m.as_ref(), mt.as_ref(), &Ops::product(), Par::Seq).unwrap();
+    for t in [1, 2, 3, 4] {
+        let p = common::with_threads(t, || spgemm::product(m.as_ref(), mt.as_ref(), Par::Rayon).unwrap());
+        assert_eq!(p.pattern(), plain.pattern());
+        assert_eq!(common::bits(p.values()), common::bits(plain.values()), "threads = {t}");
     }
 }
 

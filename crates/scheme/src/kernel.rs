@@ -18,20 +18,44 @@ use crate::{Plan, Result, SchemeError};
 /// `(column, weight)` pairs of one row, in accumulation order.
 pub type Stencil = Vec<(u32, f64)>;
 
-/// Sorts `s` by column (stable) and sums the weights of equal columns.
+/// Sums the weights of equal columns, in the order they were pushed, and
+/// sorts `s` by column: the result is the same as a stable sort followed by
+/// a merge of neighbours.
 pub fn merge_stencil(s: &mut Stencil) {
-    s.sort_by_key(|&(c, _)| c);
+    if s.len() > MERGE_BY_SEARCH {
+        s.sort_by_key(|&(c, _)| c);
+        let mut w = 0;
+        for r in 0..s.len() {
+            if w > 0 && s[w - 1].0 == s[r].0 {
+                s[w - 1].1 += s[r].1;
+            } else {
+                s[w] = s[r];
+                w += 1;
+            }
+        }
+        s.truncate(w);
+        return;
+    }
+    // Short stencils: each entry joins the first one of its column (a
+    // linear search over the distinct columns so far), then the distinct
+    // columns are sorted.
     let mut w = 0;
     for r in 0..s.len() {
-        if w > 0 && s[w - 1].0 == s[r].0 {
-            s[w - 1].1 += s[r].1;
-        } else {
-            s[w] = s[r];
-            w += 1;
+        let (c, x) = s[r];
+        match s[..w].iter().position(|e| e.0 == c) {
+            Some(p) => s[p].1 += x,
+            None => {
+                s[w] = (c, x);
+                w += 1;
+            }
         }
     }
     s.truncate(w);
+    s.sort_unstable_by_key(|&(c, _)| c);
 }
+
+/// Longest stencil [`merge_stencil`] merges by linear search.
+const MERGE_BY_SEARCH: usize = 64;
 
 /// An `nrows × ncols` CSR matrix whose row `i` is the stencil `row(i, s)`
 /// pushes into `s` (which arrives empty), merged by
@@ -47,48 +71,76 @@ pub fn assemble_rows(
     row: impl Fn(usize, &mut Stencil) + Sync,
 ) -> Result<CsrMat<f64>> {
     let ranges = even_ranges(nrows, par.blocks(nrows, 1 << 12));
-    let work = |r: Range<usize>| -> (Vec<u32>, Vec<u32>, Vec<f64>) {
+    // Each block: its rows' lengths, columns and weights, and whether every
+    // column is in range (rows come out of `merge_stencil` sorted and
+    // without repeats).
+    type Part = (Vec<u32>, Vec<u32>, Vec<f64>, bool);
+    let work = |r: Range<usize>| -> Part {
         let mut counts = Vec::with_capacity(r.len());
         let mut idx = Vec::with_capacity(8 * r.len());
         let mut vals = Vec::with_capacity(8 * r.len());
         let mut s = Stencil::new();
+        let mut in_range = true;
         for i in r {
             s.clear();
             row(i, &mut s);
             merge_stencil(&mut s);
+            in_range &= s.last().is_none_or(|&(c, _)| (c as usize) < ncols);
             counts.push(s.len() as u32);
             idx.extend(s.iter().map(|&(c, _)| c));
             vals.extend(s.iter().map(|&(_, w)| w));
         }
-        (counts, idx, vals)
+        (counts, idx, vals, in_range)
     };
-    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<f64>)> = if ranges.len() > 1 {
+    let parts: Vec<Part> = if ranges.len() > 1 {
         ranges.into_par_iter().map(work).collect()
     } else {
         ranges.into_iter().map(work).collect()
     };
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
-    if u32::try_from(total).is_err() {
+    let (Ok(nr), Ok(nc), Ok(_)) = (u32::try_from(nrows), u32::try_from(ncols), u32::try_from(total)) else {
         return Err(SchemeError::OverBudget {
             what: "a refinement matrix with u32 indices".into(),
-            needed: total as u128,
+            needed: total.max(nrows).max(ncols) as u128,
             budget: u32::MAX as u128,
         });
-    }
+    };
     let mut ptr = Vec::with_capacity(nrows + 1);
     ptr.push(0u32);
-    let mut idx = Vec::with_capacity(total);
-    let mut vals = Vec::with_capacity(total);
     let mut acc = 0u32;
-    for (counts, i, v) in parts {
-        for c in counts {
+    for (counts, ..) in &parts {
+        for &c in counts {
             acc += c;
             ptr.push(acc);
         }
-        idx.extend_from_slice(&i);
-        vals.extend_from_slice(&v);
     }
-    Ok(CsrMat::try_new(nrows, ncols, ptr, idx, vals)?)
+    // The blocks' entries are copied into place in parallel (the first
+    // touches of the output pages are spread over the threads too).
+    let lens: Vec<Range<usize>> = parts.iter().map(|p| 0..p.1.len()).collect();
+    let mut idx = vec![0u32; total];
+    let mut vals = vec![0f64; total];
+    let idx_pieces = split_by_ranges(&mut idx, &lens, 1);
+    let val_pieces = split_by_ranges(&mut vals, &lens, 1);
+    let copy = |((di, dv), p): ((&mut [u32], &mut [f64]), &Part)| {
+        di.copy_from_slice(&p.1);
+        dv.copy_from_slice(&p.2);
+    };
+    let jobs = idx_pieces.into_iter().zip(val_pieces);
+    if parts.len() > 1 {
+        jobs.collect::<Vec<_>>().into_par_iter().zip(parts.par_iter()).for_each(copy);
+    } else {
+        jobs.zip(parts.iter()).for_each(copy);
+    }
+    if parts.iter().all(|p| p.3) {
+        // SAFETY: `ptr` starts at 0 and is non-decreasing with `nrows + 1`
+        // entries ending at `total`; every row is strictly increasing
+        // (`merge_stencil` sorts and merges repeats) and in range (checked
+        // above); all sizes fit in u32.
+        Ok(unsafe { CsrMat::new_unchecked(nr, nc, ptr, idx, vals) })
+    } else {
+        // Names the offending row and column.
+        Ok(CsrMat::try_new(nrows, ncols, ptr, idx, vals)?)
+    }
 }
 
 /// The eval of a plan made of levels: checks the shapes (panicking with
@@ -173,4 +225,61 @@ pub fn axpy<T: Float, const D: usize>(acc: &mut [T; D], w: T, x: [T; D]) {
 #[inline(always)]
 pub fn real<T: Float>(w: f64) -> T {
     T::from(w).unwrap_or_else(T::zero)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition: a stable sort by column, then neighbours merged.
+    fn reference(s: &Stencil) -> Stencil {
+        let mut s = s.clone();
+        s.sort_by_key(|&(c, _)| c);
+        let mut out: Stencil = Vec::new();
+        for (c, w) in s {
+            match out.last_mut() {
+                Some(last) if last.0 == c => last.1 += w,
+                _ => out.push((c, w)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn merge_stencil_sums_in_push_order_at_every_length() {
+        // Weights of very different magnitudes, so that a different
+        // summation order changes the bits.
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        for len in [0, 1, 2, 5, 17, 63, 64, 65, 130] {
+            for _ in 0..50 {
+                let s: Stencil =
+                    (0..len).map(|_| (next() % 12, f64::from(next() % 1000) * 10f64.powi((next() % 20) as i32 - 10))).collect();
+                let mut merged = s.clone();
+                merge_stencil(&mut merged);
+                let want = reference(&s);
+                assert_eq!(merged.len(), want.len(), "length {len}");
+                for (a, b) in merged.iter().zip(&want) {
+                    assert_eq!((a.0, a.1.to_bits()), (b.0, b.1.to_bits()), "length {len}: {s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn assemble_rows_names_a_column_out_of_range() {
+        let e = assemble_rows(3, 2, Par::Seq, |i, s| s.push((i as u32, 1.0)));
+        assert!(matches!(e, Err(SchemeError::Algebra(_))), "{e:?}");
+        let m = assemble_rows(9000, 9000, Par::Rayon, |i, s| {
+            s.extend([(i as u32, 0.5), ((i as u32 + 1) % 9000, 0.25), (i as u32, 0.25)]);
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.nnz(), 18000);
+        assert_eq!(m.row(8999), (&[0u32, 8999][..], &[0.25, 0.75][..]));
+    }
 }

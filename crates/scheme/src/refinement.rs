@@ -22,7 +22,7 @@
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::spgemm::{self, Ops};
+use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
 use crate::{Plan, Result, SchemeError};
@@ -196,12 +196,7 @@ impl Refinement {
                     base + csr_bytes(r.nrows(), nnz),
                 )?;
             }
-            let ops = Ops::product();
-            let pattern = spgemm::symbolic(r.as_ref(), acc.as_ref(), &ops, par)?;
-            let nnz = pattern.as_ref().nnz();
-            let mut next = pattern.with_values(vec![0.0; nnz]);
-            spgemm::numeric(r.as_ref(), acc.as_ref(), &ops, next.as_mut(), par);
-            acc = next;
+            acc = spgemm::product(r.as_ref(), acc.as_ref(), par)?;
         }
         Ok(acc)
     }
