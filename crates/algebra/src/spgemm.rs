@@ -546,7 +546,8 @@ fn kernel_two_pass<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
         let idx_pieces = split_by_ptr(&mut idx, &ptr, &blocks);
         let val_pieces = split_by_ptr(&mut vals, &ptr, &blocks);
         let ptr = &ptr;
-        let fill = |((r, di), dv): ((Range<usize>, &mut [u32]), &mut [Vi::Out])| {
+        type Job<'a, V> = (Range<usize>, (&'a mut [u32], &'a mut [V]));
+        let fill = |(r, (di, dv)): Job<'_, Vi::Out>| {
             let mut ws = Workspace::<Vi::Out>::new(ncols, true);
             let base = ptr[r.start] as usize;
             for i in r {
@@ -560,7 +561,7 @@ fn kernel_two_pass<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
                 }
             }
         };
-        let jobs = blocks.into_iter().zip(idx_pieces).zip(val_pieces);
+        let jobs = blocks.into_iter().zip(idx_pieces.into_iter().zip(val_pieces));
         if seq {
             jobs.for_each(fill);
         } else {

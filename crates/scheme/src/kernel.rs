@@ -258,8 +258,9 @@ mod tests {
         };
         for len in [0, 1, 2, 5, 17, 63, 64, 65, 130] {
             for _ in 0..50 {
-                let s: Stencil =
-                    (0..len).map(|_| (next() % 12, f64::from(next() % 1000) * 10f64.powi((next() % 20) as i32 - 10))).collect();
+                let s: Stencil = (0..len)
+                    .map(|_| (next() % 12, f64::from(next() % 1000) * 10f64.powi((next() % 20) as i32 - 10)))
+                    .collect();
                 let mut merged = s.clone();
                 merge_stencil(&mut merged);
                 let want = reference(&s);

@@ -42,9 +42,11 @@ use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
 pub use finest::FinestFaces;
+pub use levels::{LevelPlan, LevelRules};
 
 mod finest;
 pub mod kernel;
+mod levels;
 pub mod refinement;
 #[cfg(feature = "testing")]
 pub mod testing;

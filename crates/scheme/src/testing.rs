@@ -1,4 +1,4 @@
-//! Generic checks of the [`Plan`](crate::Plan) contract, for the test
+//! Generic checks of the [`Plan`] contract, for the test
 //! suites of implementations (feature `testing`).
 
 use ndarray::Array2;

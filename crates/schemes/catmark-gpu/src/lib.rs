@@ -283,7 +283,7 @@ impl CatmarkGpu {
 /// Uploads every step of `cpu`.
 fn upload_steps(ctx: &GpuContext, cpu: &CatmarkPlan) -> Result<Vec<StepBuffers>, GpuError> {
     (0..cpu.levels())
-        .map(|l| match cpu.step_view(l) {
+        .map(|l| match subla_catmark::StepView::of(cpu, l) {
             Some(view) => StepBuffers::upload(ctx, &view),
             None => Err(GpuError::Internal {
                 operation: "catmark-gpu upload",

@@ -42,12 +42,13 @@ pub struct VertexMask {
     pub ub: u32,
 }
 
-/// What eval needs for one level: the parent topology (in `mesh`) and the
+/// The masks of one step `l → l+1` of a [`CatmarkPlan`](crate::CatmarkPlan): the
 /// special masks, sorted by element.
+/// Other backends read them through [`StepView`](crate::StepView).
 #[derive(Clone, Debug)]
-pub(crate) struct Step {
-    pub edges: Vec<EdgeMask>,
-    pub vertices: Vec<VertexMask>,
+pub struct Step {
+    pub(crate) edges: Vec<EdgeMask>,
+    pub(crate) vertices: Vec<VertexMask>,
 }
 
 /// OpenSubdiv's preparation of the control mesh: see

@@ -29,5 +29,5 @@ mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan};
 pub use lak::{CatmarkLak, LakPlan};
-pub use level::{EdgeMask, VertexMask};
-pub use slak::{CatmarkPlan, CatmarkSlak, StepView};
+pub use level::{EdgeMask, Step, VertexMask};
+pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, StepView};

@@ -67,14 +67,15 @@ pub struct VertexMask {
     pub ub: u32,
 }
 
-/// What eval needs for one level besides the parent topology: the special
-/// masks, sorted by element, and the smooth vertex weights by valence.
+/// The masks of one step `l → l+1` of a [`LoopPlan`](crate::LoopPlan): the
+/// special masks, sorted by element, and the smooth vertex weights by valence.
+/// Other backends read them through [`StepView`](crate::StepView).
 #[derive(Clone, Debug)]
-pub(crate) struct Step {
-    pub edges: Vec<EdgeMask>,
-    pub vertices: Vec<VertexMask>,
+pub struct Step {
+    pub(crate) edges: Vec<EdgeMask>,
+    pub(crate) vertices: Vec<VertexMask>,
     /// `[vertex, neighbour]` weights of the smooth mask, by valence.
-    pub smooth: Vec<[f64; 2]>,
+    pub(crate) smooth: Vec<[f64; 2]>,
 }
 
 /// OpenSubdiv's preparation of the control mesh

@@ -30,5 +30,5 @@ mod slak;
 pub mod split;
 
 pub use lak::{LakPlan, LoopLak};
-pub use level::{EdgeMask, Rules, VertexMask};
-pub use slak::{LoopPlan, LoopSlak, StepView};
+pub use level::{EdgeMask, Rules, Step, VertexMask};
+pub use slak::{LoopPlan, LoopRules, LoopSlak, StepView};

@@ -5,12 +5,11 @@
 //! boundary elements (§5.1, §5.3) looked up per row. Both gathers read only
 //! the parent level (Loop has no face points), so they are independent.
 
-use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::kernel::{axpy, eval_levels, for_rows, load, real, specials_in};
-use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
+use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
+use subla_scheme::{FinestFaces, LevelPlan, LevelRules, Refiner, Result};
 
 use crate::level::{EdgeMask, Rules, Step, VertexMask, child_holes, child_level, masks, operator_bound, prepare};
 use crate::operator::{level_operator, limit_operator};
@@ -48,20 +47,40 @@ impl LoopSlak {
     }
 }
 
-/// A built Loop refinement (static mode: all levels).
-///
-/// Levels below the finest are kept with their full connectivity (eval
-/// reads it); the finest level keeps only its faces, and derives its full
-/// mesh on the first call of [`Plan::refined`].
-#[derive(Clone, Debug)]
-pub struct LoopPlan {
-    /// Meshes of levels `0..L` (level 0 alone when `L = 0`), with
-    /// effective sharpness.
-    meshes: Vec<Mesh>,
-    /// Masks of each step `l → l+1`.
-    steps: Vec<Step>,
-    /// Level `L` when `L ≥ 1`.
-    finest: Option<FinestFaces>,
+/// A built Loop refinement (static mode: all levels): the level stack of
+/// [`LevelPlan`] with Loop's rules.
+pub type LoopPlan = LevelPlan<LoopRules>;
+
+/// Loop's rules for [`LevelPlan`]: the masks, the 1-to-4 split, the
+/// kernels and the matrices of this crate (the rule set, OpenSubdiv's or
+/// CGAL's, is fixed when level 0 is prepared).
+#[derive(Copy, Clone, Debug)]
+pub enum LoopRules {}
+
+impl LevelRules for LoopRules {
+    const NAME: &'static str = "loop";
+    type Step = Step;
+    fn masks(parent: &Mesh, par: Par) -> Step {
+        masks(parent, par)
+    }
+    fn child(parent: &Mesh, par: Par) -> Result<Mesh> {
+        child_level(parent, par)
+    }
+    fn child_faces(parent: &Mesh, par: Par) -> Result<FinestFaces> {
+        finest_of(parent, par)
+    }
+    fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
+        eval_level(t, step, x, y, d, par);
+    }
+    fn operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
+        level_operator(t, step, par)
+    }
+    fn operator_bound(t: &Topology) -> u64 {
+        operator_bound(t)
+    }
+    fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
+        limit_operator(finest, par)
+    }
 }
 
 /// The faces of the level above `parent`.
@@ -89,35 +108,11 @@ pub struct StepView<'a> {
     pub smooth: &'a [[f64; 2]],
 }
 
-impl LoopPlan {
-    /// Step `level → level+1`, or `None` past the last.
-    pub fn step_view(&self, level: u32) -> Option<StepView<'_>> {
-        let step = self.steps.get(level as usize)?;
-        Some(StepView {
-            parent: &self.meshes[level as usize],
-            edge_masks: &step.edges,
-            vertex_masks: &step.vertices,
-            smooth: &step.smooth,
-        })
-    }
-
-    /// The plan of `levels` levels over the prepared mesh `base`.
-    fn over(base: Mesh, levels: u32, par: Par) -> Result<LoopPlan> {
-        let mut meshes = Vec::with_capacity(levels as usize);
-        let mut steps = Vec::with_capacity(levels as usize);
-        meshes.push(base);
-        for l in 0..levels as usize {
-            steps.push(masks(&meshes[l], par));
-            if l + 1 < levels as usize {
-                let child = child_level(&meshes[l], par)?;
-                meshes.push(child);
-            }
-        }
-        let finest = match meshes.last() {
-            Some(m) if levels > 0 => Some(finest_of(m, par)?),
-            _ => None,
-        };
-        Ok(LoopPlan { meshes, steps, finest })
+impl StepView<'_> {
+    /// Step `level → level+1` of `plan`, or `None` past the last.
+    pub fn of(plan: &LoopPlan, level: u32) -> Option<StepView<'_>> {
+        let (parent, step) = plan.step(level)?;
+        Some(StepView { parent, edge_masks: &step.edges, vertex_masks: &step.vertices, smooth: &step.smooth })
     }
 }
 
@@ -131,21 +126,10 @@ impl Refiner for LoopSlak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LoopPlan> {
-        LoopPlan::over(prepare(input, self.rules)?, levels, par)
+        LoopPlan::from_prepared(prepare(input, self.rules)?, levels, par)
     }
-    fn step(&self, mut plan: LoopPlan, par: Par) -> Result<LoopPlan> {
-        let finest = match plan.finest.take() {
-            None => plan.meshes.swap_remove(0),
-            Some(f) => match f.into_full() {
-                Some(mesh) => mesh,
-                None => {
-                    let parent = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-                    drop(plan);
-                    child_level(&parent, par)?
-                }
-            },
-        };
-        LoopPlan::over(finest, 1, par)
+    fn step(&self, plan: LoopPlan, par: Par) -> Result<LoopPlan> {
+        plan.next(par)
     }
 }
 
@@ -237,62 +221,4 @@ fn eval_level_impl<T: Float + Send + Sync, const D: usize>(
             put(row, acc);
         }
     });
-}
-
-impl LoopPlan {
-    fn eval_generic<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, out: ArrayViewMut2<'_, T>, par: Par) {
-        eval_levels(self, "loop", control, out, |l, x, y, d| {
-            eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
-        });
-    }
-}
-
-impl Plan for LoopPlan {
-    fn levels(&self) -> u32 {
-        self.steps.len() as u32
-    }
-    fn level_len(&self, level: u32) -> usize {
-        match self.meshes.get(level as usize) {
-            Some(m) => m.num_vertices(),
-            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
-            None => 0,
-        }
-    }
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        self.eval_generic(control, out, par);
-    }
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        self.eval_generic(control, out, par);
-    }
-    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        let step = self.steps.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        level_operator(self.meshes[level as usize].topology(), step, par)
-    }
-    fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.steps.get(level as usize).map(|_| operator_bound(self.meshes[level as usize].topology()))
-    }
-    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
-        let finest = self.refined(self.levels()).ok_or(SchemeError::Unsupported {
-            scheme: "loop",
-            reason: "the finest level's connectivity could not be derived".into(),
-        })?;
-        limit_operator(finest, par)
-    }
-    fn refined(&self, level: u32) -> Option<&Mesh> {
-        match (self.meshes.get(level as usize), &self.finest) {
-            (Some(m), _) => Some(m),
-            (None, Some(f)) if level == self.levels() => {
-                let parent = self.meshes.last()?;
-                f.full(|| child_level(parent, Par::Rayon).ok())
-            }
-            _ => None,
-        }
-    }
-    fn faces(&self, level: u32) -> Option<Faces<'_>> {
-        match (self.meshes.get(level as usize), &self.finest) {
-            (Some(m), _) => Some(Faces::of(m)),
-            (None, Some(f)) if level == self.levels() => Some(f.faces()),
-            _ => None,
-        }
-    }
 }

@@ -76,12 +76,12 @@ pub struct StepView<'a> {
     pub alpha: &'a [f64],
 }
 
-impl Sqrt3Plan {
-    /// Step `level → level+1`, or `None` past the last.
-    pub fn step_view(&self, level: u32) -> Option<StepView<'_>> {
-        let step = self.steps.get(level as usize)?;
+impl StepView<'_> {
+    /// Step `level → level+1` of `plan`, or `None` past the last.
+    pub fn of(plan: &Sqrt3Plan, level: u32) -> Option<StepView<'_>> {
+        let step = plan.steps.get(level as usize)?;
         Some(StepView {
-            parent: &self.meshes[level as usize],
+            parent: &plan.meshes[level as usize],
             splits_boundary: step.kobbelt,
             new_ptr: &step.off,
             boundary_corner: if step.kobbelt { &step.bcorner } else { &[] },
@@ -89,7 +89,9 @@ impl Sqrt3Plan {
             alpha: &step.alpha,
         })
     }
+}
 
+impl Sqrt3Plan {
     /// The plan of `levels` steps over the prepared mesh `base`, whose first
     /// step has the global index `first_step`.
     pub(crate) fn over(base: Mesh, levels: u32, first_step: u32, par: Par) -> Result<Sqrt3Plan> {

@@ -86,7 +86,7 @@ impl LoopGpu {
         let ctx: &GpuContext = &self.device.ctx;
         let steps = (0..cpu.levels())
             .map(|l| {
-                let view = cpu.step_view(l).ok_or_else(|| crate::missing("Loop step"))?;
+                let view = StepView::of(&cpu, l).ok_or_else(|| crate::missing("Loop step"))?;
                 upload_step(ctx, &view)
             })
             .collect::<std::result::Result<Vec<_>, GpuError>>()?;

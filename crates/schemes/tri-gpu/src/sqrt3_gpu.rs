@@ -64,7 +64,7 @@ impl Sqrt3Gpu {
         let ctx: &GpuContext = &self.device.ctx;
         let steps = (0..cpu.levels())
             .map(|l| {
-                let view = cpu.step_view(l).ok_or_else(|| crate::missing("sqrt3 step"))?;
+                let view = StepView::of(&cpu, l).ok_or_else(|| crate::missing("sqrt3 step"))?;
                 upload_step(ctx, &view)
             })
             .collect::<std::result::Result<Vec<_>, GpuError>>()?;

@@ -1,0 +1,199 @@
+//! The plan of a scheme that refines level by level over full meshes
+//! (Catmull-Clark, Loop): the meshes of levels `0..L` with their full
+//! connectivity (eval reads it), the masks of each step, and the finest
+//! level as faces only ([`FinestFaces`]). A scheme supplies its rules
+//! through [`LevelRules`]; [`LevelPlan`] does the rest — building the
+//! stack, [`Plan`], and the one-level step of modeling mode.
+
+use std::fmt;
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+use num_traits::Float;
+use subla_algebra::{CsrMat, Par};
+use subla_mesh::{Mesh, Topology};
+
+use crate::kernel::eval_levels;
+use crate::{Faces, FinestFaces, Plan, Result, SchemeError};
+
+/// What a level-by-level scheme provides to [`LevelPlan`]. Every function
+/// reads one parent level: a mesh with its full connectivity and its
+/// effective sharpness.
+pub trait LevelRules: 'static {
+    /// The scheme's name in messages (`"catmark"`, `"loop"`).
+    const NAME: &'static str;
+    /// The masks of one step `l → l+1`.
+    type Step: Clone + fmt::Debug + Send + Sync;
+    /// The masks of the step above `parent`.
+    fn masks(parent: &Mesh, par: Par) -> Self::Step;
+    /// The child level of `parent`, with full connectivity.
+    ///
+    /// # Errors
+    /// As the scheme's split.
+    fn child(parent: &Mesh, par: Par) -> Result<Mesh>;
+    /// The faces of the child level of `parent`, without its connectivity.
+    ///
+    /// # Errors
+    /// As the scheme's split.
+    fn child_faces(parent: &Mesh, par: Par) -> Result<FinestFaces>;
+    /// One level of eval: `x` (parent rows) → `y` (child rows), `d`
+    /// channels per row.
+    fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Self::Step, x: &[T], y: &mut [T], d: usize, par: Par);
+    /// The matrix `R` of one step.
+    ///
+    /// # Errors
+    /// Sizes over `u32`.
+    fn operator(t: &Topology, step: &Self::Step, par: Par) -> Result<CsrMat<f64>>;
+    /// An upper bound of the nonzeros of [`LevelRules::operator`], from the
+    /// counts alone.
+    fn operator_bound(t: &Topology) -> u64;
+    /// The limit masks of `finest` as a square matrix.
+    ///
+    /// # Errors
+    /// Sizes over `u32`.
+    fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>>;
+}
+
+/// A built refinement of a [`LevelRules`] scheme (static mode: all
+/// levels).
+///
+/// Levels below the finest are kept with their full connectivity (eval
+/// reads it); the finest level keeps only its faces, and derives its full
+/// mesh on the first call of [`Plan::refined`] (as OpenSubdiv's
+/// `TopologyRefiner` does without `fullTopologyInLastLevel`).
+pub struct LevelPlan<R: LevelRules> {
+    /// Meshes of levels `0..L` (level 0 alone when `L = 0`).
+    meshes: Vec<Mesh>,
+    /// Masks of each step `l → l+1`.
+    steps: Vec<R::Step>,
+    /// Level `L` when `L ≥ 1`.
+    finest: Option<FinestFaces>,
+}
+
+impl<R: LevelRules> Clone for LevelPlan<R> {
+    fn clone(&self) -> Self {
+        LevelPlan { meshes: self.meshes.clone(), steps: self.steps.clone(), finest: self.finest.clone() }
+    }
+}
+
+impl<R: LevelRules> fmt::Debug for LevelPlan<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LevelPlan")
+            .field("scheme", &R::NAME)
+            .field("meshes", &self.meshes)
+            .field("steps", &self.steps)
+            .field("finest", &self.finest)
+            .finish()
+    }
+}
+
+impl<R: LevelRules> LevelPlan<R> {
+    /// The plan of `levels` levels over a mesh that already carries
+    /// effective sharpness (the scheme's prepared level 0, or any level of
+    /// another plan as [`Plan::refined`] gives it), without preparing it
+    /// again.
+    ///
+    /// # Errors
+    /// As [`LevelRules::child`] and [`LevelRules::child_faces`].
+    pub fn from_prepared(base: Mesh, levels: u32, par: Par) -> Result<Self> {
+        let levels = levels as usize;
+        let mut meshes = Vec::with_capacity(levels.max(1));
+        let mut steps = Vec::with_capacity(levels);
+        meshes.push(base);
+        for l in 0..levels {
+            steps.push(R::masks(&meshes[l], par));
+            if l + 1 < levels {
+                let child = R::child(&meshes[l], par)?;
+                meshes.push(child);
+            }
+        }
+        let finest = match meshes.last() {
+            Some(m) if levels > 0 => Some(R::child_faces(m, par)?),
+            _ => None,
+        };
+        Ok(LevelPlan { meshes, steps, finest })
+    }
+
+    /// The one-level plan over this plan's finest level (modeling mode's
+    /// step): the finest mesh is taken if it was derived, else derived from
+    /// its parent, which is dropped first.
+    ///
+    /// # Errors
+    /// As [`LevelPlan::from_prepared`].
+    pub fn next(mut self, par: Par) -> Result<Self> {
+        let finest = match self.finest.take() {
+            None => self.meshes.swap_remove(0),
+            Some(f) => match f.into_full() {
+                Some(mesh) => mesh,
+                None => {
+                    let parent = self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+                    drop(self);
+                    R::child(&parent, par)?
+                }
+            },
+        };
+        Self::from_prepared(finest, 1, par)
+    }
+
+    /// Step `level → level+1`: the parent level and the step's masks, or
+    /// `None` past the last.
+    pub fn step(&self, level: u32) -> Option<(&Mesh, &R::Step)> {
+        let step = self.steps.get(level as usize)?;
+        Some((&self.meshes[level as usize], step))
+    }
+
+    fn eval_generic<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, out: ArrayViewMut2<'_, T>, par: Par) {
+        eval_levels(self, R::NAME, control, out, |l, x, y, d| {
+            R::eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
+        });
+    }
+}
+
+impl<R: LevelRules> Plan for LevelPlan<R> {
+    fn levels(&self) -> u32 {
+        self.steps.len() as u32
+    }
+    fn level_len(&self, level: u32) -> usize {
+        match self.meshes.get(level as usize) {
+            Some(m) => m.num_vertices(),
+            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
+            None => 0,
+        }
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
+        self.eval_generic(control, out, par);
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
+        self.eval_generic(control, out, par);
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        let (parent, step) = self.step(level).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
+        R::operator(parent.topology(), step, par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.step(level).map(|(parent, _)| R::operator_bound(parent.topology()))
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        let finest = self.refined(self.levels()).ok_or(SchemeError::Unsupported {
+            scheme: R::NAME,
+            reason: "the finest level's connectivity could not be derived".into(),
+        })?;
+        R::limit(finest, par)
+    }
+    fn refined(&self, level: u32) -> Option<&Mesh> {
+        match (self.meshes.get(level as usize), &self.finest) {
+            (Some(m), _) => Some(m),
+            (None, Some(f)) if level == self.levels() => {
+                let parent = self.meshes.last()?;
+                f.full(|| R::child(parent, Par::Rayon).ok())
+            }
+            _ => None,
+        }
+    }
+    fn faces(&self, level: u32) -> Option<Faces<'_>> {
+        match (self.meshes.get(level as usize), &self.finest) {
+            (Some(m), _) => Some(Faces::of(m)),
+            (None, Some(f)) if level == self.levels() => Some(f.faces()),
+            _ => None,
+        }
+    }
+}
