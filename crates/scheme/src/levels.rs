@@ -1,15 +1,22 @@
-//! The plan of a scheme that refines level by level over full meshes
-//! (Catmull-Clark, Loop): the meshes of levels `0..L` with their full
-//! connectivity (eval reads it), the masks of each step, and the finest
-//! level as faces only ([`FinestFaces`]). A scheme supplies its rules
-//! through [`LevelRules`]; [`LevelPlan`] does the rest — building the
-//! stack, [`Plan`], and the one-level step of modeling mode.
+//! The plans of schemes that refine level by level over full meshes
+//! (Catmull-Clark, Loop).
+//!
+//! * [`LevelPlan`], the specialised-kernel path: the meshes of levels
+//!   `0..L` with their full connectivity (eval reads it), the masks of each
+//!   step, and the finest level as faces only ([`FinestFaces`]). A scheme
+//!   supplies its rules through [`LevelRules`].
+//! * [`AlgebraPlan`], the algebra path: every level's mesh and the matrices
+//!   its eval multiplies, from the scheme's [`AlgebraRules`]; its
+//!   refinement and limit matrices are the [`LevelRules`]' ones.
+//!
+//! Both do the rest: building the stack, [`Plan`], and the one-level step
+//! of modeling mode.
 
 use std::fmt;
 
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::{CsrMat, Par};
+use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
 
 use crate::kernel::eval_levels;
@@ -195,5 +202,142 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
             (None, Some(f)) if level == self.levels() => Some(f.faces()),
             _ => None,
         }
+    }
+}
+
+/// What the algebra ("LAK") path of a level-by-level scheme provides to
+/// [`AlgebraPlan`]: how to build one level (its matrices and maps, and the
+/// child mesh) and how to evaluate it. The refinement and limit matrices
+/// are those of the scheme's [`LevelRules`] (`Matrices`): the same rules,
+/// so the two paths hand out the same operators.
+pub trait AlgebraRules: 'static {
+    /// The scheme's name in messages (`"catmark"`, `"loop-lak"`).
+    const NAME: &'static str;
+    /// What eval needs for one level.
+    type Level: Clone + fmt::Debug + Send + Sync;
+    /// The rules whose matrices the plan hands out.
+    type Matrices: LevelRules;
+    /// The level above `parent` and the child mesh (full connectivity,
+    /// effective sharpness).
+    ///
+    /// # Errors
+    /// Input the algebra cannot hold, named by element.
+    fn build_level(parent: &Mesh, par: Par) -> Result<(Self::Level, Mesh)>;
+    /// One level of eval: `x` (parent rows) → `y` (child rows).
+    fn eval_level<T: Float + Scalar + Send + Sync>(
+        level: &Self::Level,
+        x: ArrayView2<'_, T>,
+        y: ArrayViewMut2<'_, T>,
+        par: Par,
+    );
+}
+
+/// A built refinement of an [`AlgebraRules`] scheme: every level's mesh
+/// (the finest included) and the data of each level's eval. Eval chains
+/// the levels through owned intermediate arrays, as the algebra computes
+/// them.
+pub struct AlgebraPlan<R: AlgebraRules> {
+    /// Meshes of levels `0..=L`.
+    meshes: Vec<Mesh>,
+    /// The data of each step `l → l+1`.
+    levels: Vec<R::Level>,
+}
+
+impl<R: AlgebraRules> Clone for AlgebraPlan<R> {
+    fn clone(&self) -> Self {
+        AlgebraPlan { meshes: self.meshes.clone(), levels: self.levels.clone() }
+    }
+}
+
+impl<R: AlgebraRules> fmt::Debug for AlgebraPlan<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AlgebraPlan")
+            .field("scheme", &R::NAME)
+            .field("meshes", &self.meshes)
+            .field("levels", &self.levels)
+            .finish()
+    }
+}
+
+impl<R: AlgebraRules> AlgebraPlan<R> {
+    /// The plan of `levels` levels over a mesh that already carries
+    /// effective sharpness.
+    ///
+    /// # Errors
+    /// As [`AlgebraRules::build_level`].
+    pub fn from_prepared(base: Mesh, levels: u32, par: Par) -> Result<Self> {
+        let mut meshes = Vec::with_capacity(levels as usize + 1);
+        let mut data = Vec::with_capacity(levels as usize);
+        meshes.push(base);
+        for l in 0..levels as usize {
+            let (level, child) = R::build_level(&meshes[l], par)?;
+            data.push(level);
+            meshes.push(child);
+        }
+        Ok(AlgebraPlan { meshes, levels: data })
+    }
+
+    /// The one-level plan over this plan's finest level (modeling mode's
+    /// step); the other levels are dropped first.
+    ///
+    /// # Errors
+    /// As [`AlgebraRules::build_level`].
+    pub fn next(mut self, par: Par) -> Result<Self> {
+        let finest = self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+        drop(self);
+        Self::from_prepared(finest, 1, par)
+    }
+
+    fn eval_generic<T: Float + Scalar + Send + Sync>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) {
+        crate::check_eval_shapes(self, R::NAME, control.dim(), out.dim());
+        let mut cur = control.to_owned();
+        for (l, lv) in self.levels.iter().enumerate() {
+            let mut next = Array2::<T>::zeros((self.level_len(l as u32 + 1), control.ncols()));
+            R::eval_level(lv, cur.view(), next.view_mut(), par);
+            cur = next;
+        }
+        out.assign(&cur);
+    }
+
+    /// The parent mesh of step `level`.
+    fn parent(&self, level: u32) -> Result<&Mesh> {
+        self.meshes
+            .get(level as usize)
+            .filter(|_| level < self.levels())
+            .ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })
+    }
+}
+
+impl<R: AlgebraRules> Plan for AlgebraPlan<R> {
+    fn levels(&self) -> u32 {
+        self.levels.len() as u32
+    }
+    fn level_len(&self, level: u32) -> usize {
+        self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
+        self.eval_generic(control, out, par);
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
+        self.eval_generic(control, out, par);
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        let parent = self.parent(level)?;
+        R::Matrices::operator(parent.topology(), &R::Matrices::masks(parent, par), par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.parent(level).ok().map(|parent| R::Matrices::operator_bound(parent.topology()))
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        let finest = self.meshes.last().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+        R::Matrices::limit(finest, par)
+    }
+    fn refined(&self, level: u32) -> Option<&Mesh> {
+        self.meshes.get(level as usize)
     }
 }

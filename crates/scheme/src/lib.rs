@@ -42,7 +42,7 @@ use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
 pub use finest::FinestFaces;
-pub use levels::{LevelPlan, LevelRules};
+pub use levels::{AlgebraPlan, AlgebraRules, LevelPlan, LevelRules};
 
 mod finest;
 pub mod kernel;

@@ -28,6 +28,6 @@ pub mod rules;
 mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan};
-pub use lak::{CatmarkLak, LakPlan};
+pub use lak::{CatmarkLak, CatmarkLakRules, LakLevel, LakPlan};
 pub use level::{EdgeMask, Step, VertexMask};
 pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, StepView};

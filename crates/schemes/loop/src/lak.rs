@@ -24,12 +24,11 @@ use num_traits::Float;
 use subla_algebra::scan::enumerate_nonzeros;
 use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csr, spmv_csr_into};
-use subla_algebra::{CscMat, CscRef, CsrMat, Par};
+use subla_algebra::{CscMat, CscRef, CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::{Plan, Refiner, Result, SchemeError};
+use subla_scheme::{AlgebraPlan, AlgebraRules, Refiner, Result, SchemeError};
 
 use crate::level::{Rules, child_holes, child_mesh, masks, prepare};
-use crate::operator::{level_operator, limit_operator};
 use crate::rules::{EDGE_END, EDGE_OPPOSITE, vertex_weights};
 use crate::split::check_triangles;
 
@@ -56,7 +55,7 @@ const NONE: u32 = u32::MAX;
 
 /// The matrices and maps of one LAK level.
 #[derive(Clone, Debug)]
-struct LakLevel {
+pub struct LakLevel {
     /// `S = G + Gᵀ` (`|v| × |v|`, symmetric pattern).
     s: CscMat<[u32; 2]>,
     /// Edge ends `D` (`|e| × |v|`).
@@ -73,11 +72,30 @@ struct LakLevel {
     ce: Vec<f64>,
 }
 
-/// A built LAK refinement.
-#[derive(Clone, Debug)]
-pub struct LakPlan {
-    meshes: Vec<Mesh>,
-    levels: Vec<LakLevel>,
+/// A built LAK refinement: every level's mesh and the matrices its eval
+/// multiplies ([`AlgebraPlan`] with this crate's algebra).
+pub type LakPlan = AlgebraPlan<LoopLakRules>;
+
+/// The algebra path's rules for [`AlgebraPlan`]; its refinement and limit
+/// matrices are the specialised path's ([`crate::LoopRules`]).
+#[derive(Copy, Clone, Debug)]
+pub enum LoopLakRules {}
+
+impl AlgebraRules for LoopLakRules {
+    const NAME: &'static str = "loop-lak";
+    type Level = LakLevel;
+    type Matrices = crate::LoopRules;
+    fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
+        build_level(parent, par)
+    }
+    fn eval_level<T: Float + Scalar + Send + Sync>(
+        level: &LakLevel,
+        x: ArrayView2<'_, T>,
+        y: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) {
+        eval_level(level, x, y, par);
+    }
 }
 
 /// `Q₃(a, b)`: position `b` follows position `a` in a triangle (Eq. 5,
@@ -320,71 +338,9 @@ impl Refiner for LoopLak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
-        let mut meshes = vec![prepare(input, self.rules)?];
-        let mut lv = Vec::with_capacity(levels as usize);
-        for l in 0..levels as usize {
-            let (level, child) = build_level(&meshes[l], par)?;
-            lv.push(level);
-            meshes.push(child);
-        }
-        Ok(LakPlan { meshes, levels: lv })
+        LakPlan::from_prepared(prepare(input, self.rules)?, levels, par)
     }
-    fn step(&self, mut plan: LakPlan, par: Par) -> Result<LakPlan> {
-        let finest = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        drop(plan);
-        let (level, child) = build_level(&finest, par)?;
-        Ok(LakPlan { meshes: vec![finest, child], levels: vec![level] })
-    }
-}
-
-impl LakPlan {
-    fn eval_generic<T: Float + Send + Sync + subla_algebra::Scalar>(
-        &self,
-        control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
-        par: Par,
-    ) {
-        subla_scheme::check_eval_shapes(self, "loop-lak", control.dim(), out.dim());
-        let mut cur = control.to_owned();
-        for (l, lv) in self.levels.iter().enumerate() {
-            let mut next = Array2::<T>::zeros((self.level_len(l as u32 + 1), control.ncols()));
-            eval_level(lv, cur.view(), next.view_mut(), par);
-            cur = next;
-        }
-        out.assign(&cur);
-    }
-}
-
-impl Plan for LakPlan {
-    fn levels(&self) -> u32 {
-        self.levels.len() as u32
-    }
-    fn level_len(&self, level: u32) -> usize {
-        self.meshes.get(level as usize).map_or(0, |m| m.num_vertices())
-    }
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        self.eval_generic(control, out, par);
-    }
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        self.eval_generic(control, out, par);
-    }
-    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        // The same linear map as SLAK's, assembled from the same rules.
-        let mesh = self
-            .meshes
-            .get(level as usize)
-            .filter(|_| level < self.levels())
-            .ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        level_operator(mesh.topology(), &masks(mesh, par), par)
-    }
-    fn operator_bound(&self, level: u32) -> Option<u64> {
-        (level < self.levels()).then(|| crate::level::operator_bound(self.meshes[level as usize].topology()))
-    }
-    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
-        let finest = self.meshes.last().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        limit_operator(finest, par)
-    }
-    fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.meshes.get(level as usize)
+    fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
+        plan.next(par)
     }
 }

@@ -29,6 +29,6 @@ pub mod rules;
 mod slak;
 pub mod split;
 
-pub use lak::{LakPlan, LoopLak};
+pub use lak::{LakLevel, LakPlan, LoopLak, LoopLakRules};
 pub use level::{EdgeMask, Rules, Step, VertexMask};
 pub use slak::{LoopPlan, LoopRules, LoopSlak, StepView};
