@@ -4,6 +4,8 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 /// How a routine may use threads.
 ///
 /// Results never depend on this choice or on the size of the rayon pool:
@@ -99,6 +101,21 @@ pub fn split_by_ranges<'a, T>(mut data: &'a mut [T], ranges: &[Range<usize>], st
         let (head, tail) = data.split_at_mut(r.len() * stride);
         out.push(head);
         data = tail;
+    }
+    out
+}
+
+/// The `pieces` one after the other in one vector, copied in parallel
+/// when there is more than one (so the first touches of the output pages
+/// are spread over the threads too).
+pub fn concat<T: Copy + Default + Send + Sync>(pieces: &[&[T]]) -> Vec<T> {
+    let lens: Vec<Range<usize>> = pieces.iter().map(|p| 0..p.len()).collect();
+    let mut out = vec![T::default(); lens.iter().map(Range::len).sum()];
+    let dst = split_by_ranges(&mut out, &lens, 1);
+    if pieces.len() > 1 {
+        dst.into_par_iter().zip(pieces.par_iter()).for_each(|(d, s)| d.copy_from_slice(s));
+    } else {
+        dst.into_iter().zip(pieces).for_each(|(d, s)| d.copy_from_slice(s));
     }
     out
 }

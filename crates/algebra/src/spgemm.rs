@@ -61,7 +61,7 @@ use std::ops::{Add, Mul, Range};
 use rayon::prelude::*;
 
 use crate::error::{Result, to_u32};
-use crate::par::{Par, balanced_ranges, split_by_ptr, split_by_ranges};
+use crate::par::{Par, balanced_ranges, concat, split_by_ptr, split_by_ranges};
 use crate::storage::{Csr, Layout, Pattern, PatternRef, SparseMat, SparseMut, SparseRef};
 
 /// One collision of a stored `a = A(i, k)` with a stored `b = B(k, j)`.
@@ -495,10 +495,7 @@ fn kernel_multiply<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
         return Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) });
     }
     let (ptr, idx) = assemble_pattern(nrows, parts.iter().map(|(c, i, _)| (c.as_slice(), i.as_slice())))?;
-    let lens: Vec<Range<usize>> = parts.iter().map(|(_, i, _)| 0..i.len()).collect();
-    let mut vals = vec![Vi::Out::default(); idx.len()];
-    let pieces = split_by_ranges(&mut vals, &lens, 1);
-    pieces.into_par_iter().zip(parts.par_iter()).for_each(|(dst, (_, _, src))| dst.copy_from_slice(src));
+    let vals = concat(&parts.iter().map(|(_, _, v)| v.as_slice()).collect::<Vec<_>>());
     // SAFETY: as above.
     Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) })
 }

@@ -164,11 +164,17 @@ impl Topology {
         interior
     }
 
+    /// Whether a split of this topology runs its passes in parallel: under
+    /// [`Par::Rayon`], from 2¹⁴ parent corners on.
+    pub(crate) fn split_in_parallel(&self, par: Par) -> bool {
+        par == Par::Rayon && self.num_corners() >= 1 << 14
+    }
+
     /// The faces of [`Topology::split_quads`] alone (see the
     /// [module docs](crate::split)), as a flat `4 × corners` vertex list:
     /// for a finest level that only needs its faces.
     pub fn split_faces(&self, par: Par) -> Vec<u32> {
-        self.child_face_verts(par == Par::Rayon && self.num_corners() >= 1 << 14)
+        self.child_face_verts(self.split_in_parallel(par))
     }
 
     /// The child faces as a flat `4 × corners` vertex list.
@@ -191,7 +197,7 @@ impl Topology {
     /// The split of a manifold topology, every relation written directly.
     fn split_manifold(&self, par: Par) -> QuadSplit {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        let parallel = par == Par::Rayon && nc >= 1 << 14;
+        let parallel = self.split_in_parallel(par);
         let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
         let n_a = 2 * ne;
         let edges = self.edges();
@@ -411,7 +417,7 @@ impl Topology {
         use std::sync::atomic::{AtomicU32, Ordering};
 
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        let parallel = par == Par::Rayon && nc >= 1 << 14;
+        let parallel = self.split_in_parallel(par);
         let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
         let edges = self.edges();
         let degenerate = |e: u32| edges[e as usize][0] == edges[e as usize][1];

@@ -47,8 +47,7 @@ impl Topology {
     /// [`Topology::build`] on the child faces.
     pub fn split_sqrt3(&self, par: Par) -> Result<Topology> {
         self.check_sqrt3_split()?;
-        let parallel = par == Par::Rayon && self.num_corners() >= 1 << 14;
-        if self.is_manifold() && !self.shares_two_edges(parallel) {
+        if self.splits_triangles_directly(par) {
             Ok(self.split_sqrt3_manifold(par))
         } else {
             self.split_sqrt3_general(par)
@@ -63,7 +62,7 @@ impl Topology {
     /// As [`Topology::split_sqrt3`].
     pub fn split_sqrt3_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_sqrt3_split()?;
-        Ok(self.sqrt3_faces(par == Par::Rayon && self.num_corners() >= 1 << 14))
+        Ok(self.sqrt3_faces(self.split_in_parallel(par)))
     }
 
     /// `Ok` for a triangle-only topology whose √3 split fits in `u32`.
@@ -107,7 +106,7 @@ impl Topology {
     /// edges, every relation written directly.
     fn split_sqrt3_manifold(&self, par: Par) -> Topology {
         let (nv, nf, nc) = (self.num_vertices(), self.num_faces(), self.num_corners());
-        let parallel = par == Par::Rayon && nc >= 1 << 14;
+        let parallel = self.split_in_parallel(par);
         let (fv, ce, edges) = (self.face_verts(), self.corner_edges(), self.edges());
         let uses = |e: usize| self.edge_corners(e);
         let boundary = |e: usize| self.edge_tags()[e] & edge_tag::BOUNDARY != 0;

@@ -108,12 +108,7 @@ impl Topology {
     /// corners, edges) does not fit in `u32`.
     pub fn split_triangles(&self, par: Par) -> Result<TriSplit> {
         self.check_triangle_split()?;
-        let parallel = par == Par::Rayon && self.num_corners() >= 1 << 14;
-        if self.is_manifold() && !self.shares_two_edges(parallel) {
-            Ok(self.split_tri_manifold(par))
-        } else {
-            self.split_tri_general(par)
-        }
+        if self.splits_triangles_directly(par) { Ok(self.split_tri_manifold(par)) } else { self.split_tri_general(par) }
     }
 
     /// The faces of [`Topology::split_triangles`] alone, as a flat
@@ -124,7 +119,7 @@ impl Topology {
     /// As [`Topology::split_triangles`].
     pub fn split_triangle_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_triangle_split()?;
-        Ok(self.child_tri_faces(par == Par::Rayon && self.num_corners() >= 1 << 14))
+        Ok(self.child_tri_faces(self.split_in_parallel(par)))
     }
 
     /// `Ok` for a triangle-only topology whose split fits in `u32`.
@@ -144,6 +139,12 @@ impl Topology {
         to_u32(corners, "number of refined corners")?;
         to_u32(edges, "number of refined edges")?;
         Ok(())
+    }
+
+    /// Whether the triangle splits can write every child relation directly:
+    /// the parent is manifold and no two of its triangles share two edges.
+    pub(crate) fn splits_triangles_directly(&self, par: Par) -> bool {
+        self.is_manifold() && !self.shares_two_edges(self.split_in_parallel(par))
     }
 
     /// True if two triangles share two edges (then the middle edges of the
@@ -231,7 +232,7 @@ impl Topology {
     /// edges, every relation written directly.
     fn split_tri_manifold(&self, par: Par) -> TriSplit {
         let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
-        let parallel = par == Par::Rayon && nc >= 1 << 14;
+        let parallel = self.split_in_parallel(par);
         let n_a = 2 * ne;
         let base_e = nv as u32;
         let edges = self.edges();
@@ -452,7 +453,7 @@ impl Topology {
     /// [`Topology::from_edges`].
     fn split_tri_general(&self, par: Par) -> Result<TriSplit> {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
-        let parallel = par == Par::Rayon && self.num_corners() >= 1 << 14;
+        let parallel = self.split_in_parallel(par);
         let edges = self.edges();
         let halves = self.general_halves();
         let middle = self.middle_edges(par);

@@ -10,7 +10,7 @@ use std::ops::Range;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::par::{even_ranges, split_by_ranges};
+use subla_algebra::par::{concat, even_ranges, split_by_ranges};
 use subla_algebra::{CsrMat, Par};
 
 use crate::{Plan, Result, SchemeError};
@@ -116,21 +116,8 @@ pub fn assemble_rows(
     }
     // The blocks' entries are copied into place in parallel (the first
     // touches of the output pages are spread over the threads too).
-    let lens: Vec<Range<usize>> = parts.iter().map(|p| 0..p.1.len()).collect();
-    let mut idx = vec![0u32; total];
-    let mut vals = vec![0f64; total];
-    let idx_pieces = split_by_ranges(&mut idx, &lens, 1);
-    let val_pieces = split_by_ranges(&mut vals, &lens, 1);
-    let copy = |((di, dv), p): ((&mut [u32], &mut [f64]), &Part)| {
-        di.copy_from_slice(&p.1);
-        dv.copy_from_slice(&p.2);
-    };
-    let jobs = idx_pieces.into_iter().zip(val_pieces);
-    if parts.len() > 1 {
-        jobs.collect::<Vec<_>>().into_par_iter().zip(parts.par_iter()).for_each(copy);
-    } else {
-        jobs.zip(parts.iter()).for_each(copy);
-    }
+    let idx = concat(&parts.iter().map(|p| p.1.as_slice()).collect::<Vec<_>>());
+    let vals = concat(&parts.iter().map(|p| p.2.as_slice()).collect::<Vec<_>>());
     if parts.iter().all(|p| p.3) {
         // SAFETY: `ptr` starts at 0 and is non-decreasing with `nrows + 1`
         // entries ending at `total`; every row is strictly increasing
