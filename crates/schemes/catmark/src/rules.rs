@@ -68,6 +68,30 @@ pub fn dec(s: f32) -> f32 {
     }
 }
 
+/// The `f32` sum of `values` and their count, added in ascending order so
+/// that the sum does not depend on the order the values come in — that is,
+/// on how the mesh's edges are numbered. (OpenSubdiv adds in the order of
+/// the vertex's edges; the two differ by rounding only.)
+fn sorted_sum(values: impl Iterator<Item = f32>) -> (f32, u32) {
+    let mut buf = [0f32; 16];
+    let mut spill = Vec::new();
+    let mut n = 0usize;
+    for x in values {
+        if n < buf.len() {
+            buf[n] = x;
+        } else {
+            if spill.is_empty() {
+                spill.extend_from_slice(&buf);
+            }
+            spill.push(x);
+        }
+        n += 1;
+    }
+    let vals = if n <= buf.len() { &mut buf[..n] } else { &mut spill[..] };
+    vals.sort_unstable_by(f32::total_cmp);
+    (vals.iter().sum(), n as u32)
+}
+
 /// Chaikin sharpness of the child of semi-sharp edge `s` at an endpoint
 /// whose incident edges (this one included) have sharpness `around`.
 #[inline]
@@ -75,14 +99,7 @@ pub fn chaikin(s: f32, around: &[f32]) -> f32 {
     if around.len() < 2 {
         return dec(s);
     }
-    let mut sum = 0f32;
-    let mut count = 0u32;
-    for &t in around {
-        if is_semi(t) {
-            sum += t;
-            count += 1;
-        }
-    }
+    let (sum, count) = sorted_sum(around.iter().copied().filter(|&t| is_semi(t)));
     let blended = if count > 1 {
         let avg = (sum - s) / (count - 1) as f32;
         0.75 * s + 0.25 * avg
@@ -118,19 +135,12 @@ pub fn vertex_transition_weight(
     tau: &[f32],
     chaikin_method: bool,
 ) -> f32 {
-    let mut sum = 0f32;
-    let mut count = 0u32;
-    if sv_parent > 0.0 && sv_child <= 0.0 {
-        sum = sv_parent;
-        count = 1;
-    }
-    for (&s, &t) in sigma.iter().zip(tau) {
+    let decaying_vertex = (sv_parent > 0.0 && sv_child <= 0.0).then_some(sv_parent);
+    let decaying_edges = sigma.iter().zip(tau).filter_map(|(&s, &t)| {
         let counts = if chaikin_method { s > 0.0 && t <= 0.0 } else { s > 0.0 && s <= 1.0 };
-        if counts {
-            sum += s;
-            count += 1;
-        }
-    }
+        counts.then_some(s)
+    });
+    let (sum, count) = sorted_sum(decaying_vertex.into_iter().chain(decaying_edges));
     if count == 0 {
         return 0.0;
     }
@@ -230,6 +240,42 @@ mod tests {
         assert_eq!(chaikin(2.0, &[2.0, 10.0, 0.0]), 1.0);
         // Decays past zero.
         assert_eq!(chaikin(1.2, &[1.2, 0.2]), 0.0);
+    }
+
+    /// Sharpness arithmetic does not depend on the order of a vertex's
+    /// edges: every order of the same values gives the same bits, although
+    /// plain left-to-right `f32` sums of them differ.
+    #[test]
+    fn sharpness_sums_do_not_depend_on_edge_order() {
+        let vals = [0.286_f32, 0.348, 3.1782515, 0.7311616, 1.0e-3];
+        // Every order of the five indices.
+        let mut perms: Vec<Vec<usize>> = vec![vec![]];
+        for _ in 0..vals.len() {
+            let mut next = Vec::new();
+            for p in &perms {
+                for i in (0..vals.len()).filter(|i| !p.contains(i)) {
+                    let mut q = p.clone();
+                    q.push(i);
+                    next.push(q);
+                }
+            }
+            perms = next;
+        }
+        let plain: std::collections::HashSet<u32> =
+            perms.iter().map(|p| p.iter().map(|&i| vals[i]).sum::<f32>().to_bits()).collect();
+        assert!(plain.len() > 1, "the values must expose the order of a plain sum");
+        let ordered = |p: &[usize]| p.iter().map(|&i| vals[i]).collect::<Vec<f32>>();
+        let first = ordered(&perms[0]);
+        let zeros = [0f32; 5];
+        for p in &perms {
+            let v = ordered(p);
+            assert_eq!(chaikin(vals[2], &v).to_bits(), chaikin(vals[2], &first).to_bits());
+            assert_eq!(
+                vertex_transition_weight(0.0, 0.0, &v, &zeros, true).to_bits(),
+                vertex_transition_weight(0.0, 0.0, &first, &zeros, true).to_bits()
+            );
+            assert_eq!(sorted_sum(v.iter().copied()).0.to_bits(), sorted_sum(first.iter().copied()).0.to_bits());
+        }
     }
 
     #[test]
