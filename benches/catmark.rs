@@ -1037,16 +1037,23 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
                 false,
                 &mut in_pool(p, || {
                     let mut r = Refinement::chain(plan, Budget::default(), par)?;
-                    r.compose(Budget::default(), par)?;
+                    r.compose_with(plan, Budget::default(), par)?;
                     Ok::<_, subla_scheme::SchemeError>(r)
                 }),
+            );
+            h.bench(
+                &row,
+                "subla_composed_build",
+                t,
+                false,
+                &mut in_pool(p, || Refinement::composed_of(plan, Budget::default(), par)),
             );
         }
     }
     let refinement = static_plan.as_ref().ok().and_then(|plan| {
         pn.install(|| {
             let mut r = Refinement::chain(plan, Budget::default(), Par::Rayon).ok()?;
-            r.compose(Budget::default(), Par::Rayon).ok()?;
+            r.compose_with(plan, Budget::default(), Par::Rayon).ok()?;
             Some(r)
         })
     });
@@ -1110,6 +1117,7 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         if cfg!(feature = "opensubdiv-petite") {
             rows.push((format!("subla_static_eval_f32x4/{t}"), "osd_petite_eval4/1thread".into()));
             rows.push((format!("subla_static_build/{t}"), "osd_petite_build/1thread".into()));
+            rows.push((format!("subla_composed_build/{t}"), "osd_petite_build/1thread".into()));
         }
     }
     let rows: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();

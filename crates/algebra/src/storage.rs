@@ -723,6 +723,40 @@ impl<'a, T, L: Layout> SparseRef<'a, T, L> {
     {
         SparseMat { pattern: self.pattern.to_owned(), values: self.values.to_vec() }
     }
+    /// The major slices `majors` (rows of a CSR matrix, columns of a CSC
+    /// one), in that order, as a matrix of `majors.len()` slices with the
+    /// same minor dimension.
+    ///
+    /// # Panics
+    /// If an entry of `majors` is not below [`SparseRef::major_dim`], or
+    /// the selection (which may repeat slices) holds more than `u32::MAX`
+    /// entries.
+    #[track_caller]
+    pub fn select_major(&self, majors: &[u32]) -> SparseMat<T, L>
+    where
+        T: Copy,
+    {
+        let mut ptr = Vec::with_capacity(majors.len() + 1);
+        ptr.push(0u32);
+        let mut nnz = 0u32;
+        for &m in majors {
+            let len = self.pattern.slice_len(m as usize) as u32;
+            nnz = nnz.checked_add(len).expect("select_major: more than u32::MAX entries selected");
+            ptr.push(nnz);
+        }
+        let mut idx = Vec::with_capacity(nnz as usize);
+        let mut values = Vec::with_capacity(nnz as usize);
+        for &m in majors {
+            let (i, v) = self.slice(m as usize);
+            idx.extend_from_slice(i);
+            values.extend_from_slice(v);
+        }
+        let (major, minor) = (majors.len() as u32, self.pattern.minor_dim() as u32);
+        let (nrows, ncols) = if L::COLUMN_MAJOR { (minor, major) } else { (major, minor) };
+        // SAFETY: each slice is a copy of a valid slice of the same minor
+        // dimension, and `ptr` counts them.
+        unsafe { SparseMat::new_unchecked(nrows, ncols, ptr, idx, values) }
+    }
     /// Dense row-major copy (for tests and small matrices); absent entries are
     /// `T::zero()`.
     pub fn to_dense(&self) -> ndarray::Array2<T>

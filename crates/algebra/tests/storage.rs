@@ -95,6 +95,28 @@ fn relayout_large_matrix_is_identical_for_any_thread_count() {
 
 proptest! {
     #[test]
+    fn selected_major_slices_are_the_dense_rows_and_columns(
+        a in csr(1..12, 0..12, 6, -100i64..100),
+        b in csc(0..12, 1..12, 6, -100i64..100),
+        picks in proptest::collection::vec(0usize..1000, 0..16),
+    ) {
+        let rows: Vec<u32> = picks.iter().map(|&p| (p % a.nrows()) as u32).collect();
+        let s = a.as_ref().select_major(&rows);
+        prop_assert_eq!(s.shape(), (rows.len(), a.ncols()));
+        let (da, ds) = (a.as_ref().to_dense(), s.as_ref().to_dense());
+        for (k, &r) in rows.iter().enumerate() {
+            prop_assert_eq!(ds.row(k), da.row(r as usize));
+        }
+        let cols: Vec<u32> = picks.iter().map(|&p| (p % b.ncols()) as u32).collect();
+        let t = b.as_ref().select_major(&cols);
+        prop_assert_eq!(t.shape(), (b.nrows(), cols.len()));
+        let (db, dt) = (b.as_ref().to_dense(), t.as_ref().to_dense());
+        for (k, &c) in cols.iter().enumerate() {
+            prop_assert_eq!(dt.column(k), db.column(c as usize));
+        }
+    }
+
+    #[test]
     fn csr_csc_round_trip(a in csr(0..12, 0..12, 6, -100i64..100)) {
         let c = a.to_csc(Par::Rayon);
         prop_assert_eq!(c.as_ref().to_dense(), a.as_ref().to_dense());

@@ -514,7 +514,7 @@ fn export_matrices<R: Refiner<Input = Mesh>>(r: &R, mesh: &Mesh, args: &MatrixAr
         }
     } else {
         let chain_nnz = refinement.chain_nnz();
-        let composed = refinement.compose(budget, par).map_err(|e| e.to_string())?;
+        let composed = refinement.compose_with(&plan, budget, par).map_err(|e| e.to_string())?;
         println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
         write(composed, &args.output)?;
     }

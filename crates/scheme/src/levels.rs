@@ -20,6 +20,7 @@ use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
 
 use crate::kernel::eval_levels;
+use crate::refinement::ClosedForm;
 use crate::{Faces, FinestFaces, Plan, Result, SchemeError};
 
 /// What a level-by-level scheme provides to [`LevelPlan`]. Every function
@@ -50,9 +51,27 @@ pub trait LevelRules: 'static {
     /// # Errors
     /// Sizes over `u32`.
     fn operator(t: &Topology, step: &Self::Step, par: Par) -> Result<CsrMat<f64>>;
+    /// Rows `rows` of [`LevelRules::operator`] (each below its row count).
+    /// The default builds the whole matrix and keeps those rows.
+    ///
+    /// # Errors
+    /// Sizes over `u32`.
+    fn operator_rows(t: &Topology, step: &Self::Step, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        Ok(Self::operator(t, step, par)?.as_ref().select_major(rows))
+    }
     /// An upper bound of the nonzeros of [`LevelRules::operator`], from the
     /// counts alone.
     fn operator_bound(t: &Topology) -> u64;
+    /// The rows of the composed matrix of the levels `meshes` (`0..L`, each
+    /// with full connectivity) that the scheme knows in closed form, if
+    /// any: [`Plan::closed_form`].
+    ///
+    /// # Errors
+    /// Sizes over `u32`.
+    fn closed_form<'a>(meshes: &'a [Mesh], par: Par) -> Result<Option<Box<dyn ClosedForm + 'a>>> {
+        let _ = (meshes, par);
+        Ok(None)
+    }
     /// The limit masks of `finest` as a square matrix.
     ///
     /// # Errors
@@ -176,8 +195,19 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         let (parent, step) = self.step(level).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
         R::operator(parent.topology(), step, par)
     }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        let (parent, step) = self.step(level).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
+        crate::check_rows(rows, self.level_len(level + 1))?;
+        R::operator_rows(parent.topology(), step, rows, par)
+    }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         self.step(level).map(|(parent, _)| R::operator_bound(parent.topology()))
+    }
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn ClosedForm + '_>>> {
+        if self.steps.is_empty() {
+            return Ok(None);
+        }
+        R::closed_form(&self.meshes, par)
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
         let finest = self.refined(self.levels()).ok_or(SchemeError::Unsupported {

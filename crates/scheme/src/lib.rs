@@ -148,6 +148,31 @@ pub trait Plan: Send + Sync {
     /// # Errors
     /// [`SchemeError::NoSuchLevel`], or sizes over `u32`.
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>>;
+    /// Rows `rows` of [`Plan::operator`]`(level)`, in that order, as a
+    /// `rows.len() × level_len(level)` matrix: what
+    /// [`Refinement::composed_of`](refinement::Refinement::composed_of) multiplies
+    /// where it needs only some rows. The default builds the whole operator
+    /// and keeps those rows.
+    ///
+    /// # Errors
+    /// As [`Plan::operator`]; [`SchemeError::Unsupported`] for a row out
+    /// of range.
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        let r = self.operator(level, par)?;
+        check_rows(rows, r.nrows())?;
+        Ok(r.as_ref().select_major(rows))
+    }
+    /// The rows of the composed refinement matrix `R = R_{L−1} ⋯ R_0`
+    /// that the scheme writes without multiplying, if it knows any in
+    /// closed form ([`refinement::ClosedForm`]); `None` (the default)
+    /// otherwise.
+    ///
+    /// # Errors
+    /// Sizes over `u32`.
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn refinement::ClosedForm + '_>>> {
+        let _ = par;
+        Ok(None)
+    }
     /// An upper bound of the nonzeros of `operator(level)`, from counts
     /// alone (no matrix is built), where the plan can give one: for
     /// predicting memory before building.
@@ -176,6 +201,21 @@ pub trait Plan: Send + Sync {
     /// this accessor never does that work.
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
         self.refined(level).map(Faces::of)
+    }
+}
+
+/// Checks that every entry of `rows` is below `n` (the rows of an
+/// operator).
+///
+/// # Errors
+/// [`SchemeError::Unsupported`] naming the first row out of range.
+pub fn check_rows(rows: &[u32], n: usize) -> Result<()> {
+    match rows.iter().position(|&r| r as usize >= n) {
+        None => Ok(()),
+        Some(k) => Err(SchemeError::Unsupported {
+            scheme: "operator rows",
+            reason: format!("row {} (entry {k}) asked for, but the operator has {n} rows", rows[k]),
+        }),
     }
 }
 

@@ -20,8 +20,13 @@
 //! over the [`Budget`] is a [`SchemeError::OverBudget`] naming what would
 //! need how much.
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
+use rayon::prelude::*;
+use subla_algebra::par::{balanced_ranges, split_by_ptr};
 use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
@@ -85,6 +90,12 @@ pub struct Refinement {
     chain: Vec<CsrMat<f64>>,
     composed: Option<CsrMat<f64>>,
     input_len: usize,
+    output_len: usize,
+    /// Whether the chain ends with the limit operator.
+    limit: bool,
+    /// Built by [`Refinement::composed_of`] over at least one level: the
+    /// chain is not kept.
+    composed_only: bool,
 }
 
 impl Refinement {
@@ -107,7 +118,14 @@ impl Refinement {
             budget.check(|| format!("the refinement matrices up to level {}", l + 1), used)?;
             chain.push(r);
         }
-        Ok(Refinement { chain, composed: None, input_len: plan.input_len() })
+        Ok(Refinement {
+            chain,
+            composed: None,
+            input_len: plan.input_len(),
+            output_len: plan.output_len(),
+            limit: false,
+            composed_only: false,
+        })
     }
 
     /// Appends `plan`'s limit operator ([`Plan::limit`]) to the chain, so
@@ -120,12 +138,15 @@ impl Refinement {
         let lim = plan.limit(par)?;
         let used = self.chain_bytes() + csr_bytes(lim.nrows(), lim.nnz() as u64);
         budget.check(|| "the refinement matrices and the limit operator".into(), used)?;
+        self.output_len = lim.nrows();
         self.chain.push(lim);
         self.composed = None;
+        self.limit = true;
         Ok(self)
     }
 
-    /// The per-level matrices, coarsest first.
+    /// The per-level matrices, coarsest first (none for a refinement built
+    /// by [`Refinement::composed_of`]).
     pub fn levels(&self) -> &[CsrMat<f64>] {
         &self.chain
     }
@@ -142,7 +163,7 @@ impl Refinement {
 
     /// Rows of the output.
     pub fn output_len(&self) -> usize {
-        self.chain.last().map_or(self.input_len, |r| r.nrows())
+        self.output_len
     }
 
     /// Nonzeros of all per-level matrices.
@@ -157,57 +178,134 @@ impl Refinement {
 
     /// Computes (once) and returns `R = R_{L−1} ⋯ R_0`: products from the
     /// control side, each checked against `budget` (together with the
-    /// chain) before its symbolic and numeric phases run — by the count of
-    /// collisions, an upper bound, and when that is over, by the exact count
-    /// of [`spgemm::product_nnz`]. With no levels, the identity.
+    /// chain) before it runs — by the count of collisions, an upper bound,
+    /// and when that is over, by the exact count of
+    /// [`spgemm::product_nnz`]. With no levels, the identity.
     ///
     /// # Errors
     /// [`SchemeError::OverBudget`]; sizes over `u32`.
     pub fn compose(&mut self, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
         if self.composed.is_none() {
-            let composed = self.product(budget, par)?;
+            let chain = &self.chain;
+            let composed = compose_rows(
+                &Levels { count: chain.len(), input_len: self.input_len, output_len: self.output_len },
+                |l, rows| Ok(select(&chain[l], rows)),
+                None,
+                budget,
+                self.chain_bytes(),
+                par,
+            )?;
             self.composed = Some(composed);
         }
+        Ok(self.composed_ref())
+    }
+
+    /// [`Refinement::compose`] for the chain of `plan`, with the rows that
+    /// `plan` writes in closed form ([`Plan::closed_form`]) taken as they
+    /// are and only the others multiplied out, each through the rows of the
+    /// per-level matrices it needs. The product is the same matrix (see
+    /// [`ClosedForm`] for how exactly). A chain that ends with the limit
+    /// operator is composed as by [`Refinement::compose`].
+    ///
+    /// # Errors
+    /// As [`Refinement::compose`]; [`SchemeError::Unsupported`] if this
+    /// chain was not built from a plan of `plan`'s levels and sizes.
+    pub fn compose_with<P: Plan + ?Sized>(&mut self, plan: &P, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
+        if self.limit {
+            return self.compose(budget, par);
+        }
+        self.check_plan(plan)?;
+        if self.composed.is_none() {
+            let closed = plan.closed_form(par)?;
+            let chain = &self.chain;
+            let composed = compose_rows(
+                &Levels { count: chain.len(), input_len: self.input_len, output_len: self.output_len },
+                |l, rows| Ok(select(&chain[l], rows)),
+                closed.as_deref(),
+                budget,
+                self.chain_bytes(),
+                par,
+            )?;
+            self.composed = Some(composed);
+        }
+        Ok(self.composed_ref())
+    }
+
+    /// The composed matrix `R = R_{L−1} ⋯ R_0` of `plan` alone, without
+    /// keeping the per-level matrices: the rows `plan` writes in closed
+    /// form ([`Plan::closed_form`]) are taken as they are, and the others
+    /// are the products of the rows of the per-level matrices they need
+    /// ([`Plan::operator_rows`]). The same matrix as
+    /// [`Refinement::chain`] then [`Refinement::compose`] (see
+    /// [`ClosedForm`] for how exactly); [`Refinement::levels`] is empty, so
+    /// [`Evaluation::Chain`] is not available.
+    ///
+    /// # Errors
+    /// As [`Refinement::compose`] and [`Plan::operator_rows`].
+    pub fn composed_of<P: Plan + ?Sized>(plan: &P, budget: Budget, par: Par) -> Result<Refinement> {
+        let levels =
+            Levels { count: plan.levels() as usize, input_len: plan.input_len(), output_len: plan.output_len() };
+        let closed = plan.closed_form(par)?;
+        let composed = compose_rows(
+            &levels,
+            |l, rows| match rows {
+                None => plan.operator(l as u32, par).map(Cow::Owned),
+                Some(rows) => plan.operator_rows(l as u32, rows, par).map(Cow::Owned),
+            },
+            closed.as_deref(),
+            budget,
+            0,
+            par,
+        )?;
+        Ok(Refinement {
+            chain: Vec::new(),
+            composed: Some(composed),
+            input_len: levels.input_len,
+            output_len: levels.output_len,
+            limit: false,
+            composed_only: levels.count > 0,
+        })
+    }
+
+    fn composed_ref(&self) -> &CsrMat<f64> {
         match &self.composed {
-            Some(c) => Ok(c),
+            Some(c) => c,
             None => unreachable!("the product was just stored"),
         }
     }
 
-    fn product(&self, budget: Budget, par: Par) -> Result<CsrMat<f64>> {
-        let Some((first, rest)) = self.chain.split_first() else {
-            let n = self.input_len;
-            let ptr: Vec<u32> = (0..=n as u32).collect();
-            let idx: Vec<u32> = (0..n as u32).collect();
-            return Ok(CsrMat::try_new(n, n, ptr, idx, vec![1.0; n])?);
-        };
-        let chain_bytes = self.chain_bytes();
-        let mut acc = first.clone();
-        for (k, r) in rest.iter().enumerate() {
-            // The collisions bound the product's nonzeros and cost one pass
-            // over R's indices; count exactly only if the bound is over.
-            let aptr = acc.ptr();
-            let bound: u64 = r.indices().iter().map(|&j| u64::from(aptr[j as usize + 1] - aptr[j as usize])).sum();
-            let base = chain_bytes + csr_bytes(acc.nrows(), acc.nnz() as u64);
-            if budget.check(String::new, base + csr_bytes(r.nrows(), bound)).is_err() {
-                let nnz = spgemm::product_nnz(r.pattern(), acc.pattern(), par);
-                budget.check(
-                    || format!("the composed refinement matrix R_{} ⋯ R_0 ({nnz} nonzeros)", k + 1),
-                    base + csr_bytes(r.nrows(), nnz),
-                )?;
-            }
-            acc = spgemm::product(r.as_ref(), acc.as_ref(), par)?;
+    fn check_plan<P: Plan + ?Sized>(&self, plan: &P) -> Result<()> {
+        let matches = plan.levels() as usize == self.chain.len()
+            && plan.input_len() == self.input_len
+            && plan.output_len() == self.output_len;
+        if matches {
+            Ok(())
+        } else {
+            Err(SchemeError::Unsupported {
+                scheme: "refinement",
+                reason: format!(
+                    "the chain ({} levels, {} → {} rows) was not built from this plan ({} levels, {} → {} rows)",
+                    self.chain.len(),
+                    self.input_len,
+                    self.output_len,
+                    plan.levels(),
+                    plan.input_len(),
+                    plan.output_len()
+                ),
+            })
         }
-        Ok(acc)
     }
 
     /// An evaluator of the chain or of the product in precision `T`
     /// (`Evaluation::Composed` builds the product if needed;
     /// `Evaluation::Auto` uses the product only if it was built and reads
-    /// fewer bytes than the chain for `channels` channels).
+    /// fewer bytes than the chain for `channels` channels, or if there is
+    /// no chain).
     ///
     /// # Errors
-    /// As [`Refinement::compose`]; sizes over `u32` once padded.
+    /// As [`Refinement::compose`]; sizes over `u32` once padded;
+    /// [`SchemeError::Unsupported`] for `Evaluation::Chain` on a refinement
+    /// built by [`Refinement::composed_of`].
     pub fn evaluator<T: Float + Send + Sync>(
         &mut self,
         how: Evaluation,
@@ -216,8 +314,16 @@ impl Refinement {
         par: Par,
     ) -> Result<Evaluator<T>> {
         let t = std::mem::size_of::<T>() as u64;
+        let composed_only = self.composed_only;
         let use_composed = match how {
+            Evaluation::Chain if composed_only => {
+                return Err(SchemeError::Unsupported {
+                    scheme: "refinement",
+                    reason: "built as the composed matrix alone: no per-level matrices to evaluate".into(),
+                });
+            }
             Evaluation::Chain => false,
+            Evaluation::Auto if composed_only => true,
             Evaluation::Composed => {
                 self.compose(budget, par)?;
                 true
@@ -314,4 +420,229 @@ impl<T: Float + Send + Sync> Evaluator<T> {
             }
         }
     }
+}
+
+/// Rows of a plan's composed refinement matrix `R = R_{L−1} ⋯ R_0` that
+/// the scheme writes without multiplying the per-level matrices — for
+/// example, the rows inside regular patches of a spline scheme, whose
+/// stencils over the control mesh are known in closed form
+/// ([`Plan::closed_form`]).
+///
+/// A row written here must be the row of the product: columns ascending,
+/// the same nonzeros, values equal up to rounding. (Where the product's
+/// weights are exact binary fractions, as Catmull-Clark's regular ones are
+/// up to 8 levels, they are the same bits.)
+pub trait ClosedForm: Sync {
+    /// Entries of row `row`, or `None` if the row has no closed form.
+    fn row_len(&self, row: usize) -> Option<usize>;
+    /// Writes row `row`, one with a closed form: `idx` and `vals` have the
+    /// length [`ClosedForm::row_len`] gave.
+    fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]);
+}
+
+/// The sizes of a chain of `count` levels.
+struct Levels {
+    count: usize,
+    input_len: usize,
+    output_len: usize,
+}
+
+/// Rows `rows` of `r` (all of them, borrowed, for `None`).
+fn select<'a>(r: &'a CsrMat<f64>, rows: Option<&[u32]>) -> Cow<'a, CsrMat<f64>> {
+    match rows {
+        None => Cow::Borrowed(r),
+        Some(rows) => Cow::Owned(r.as_ref().select_major(rows)),
+    }
+}
+
+/// Marks `u32::MAX` in a row-length array: the row has no closed form.
+const OPEN: u32 = u32::MAX;
+
+/// `R = R_{L−1} ⋯ R_0`, with the rows of `closed` written directly and
+/// the others multiplied out through the rows of each level they need.
+/// `level_rows(l, rows)` gives rows `rows` of `R_l` (all for `None`);
+/// `base_bytes` are already held against `budget`.
+fn compose_rows<'a>(
+    levels: &Levels,
+    level_rows: impl Fn(usize, Option<&[u32]>) -> Result<Cow<'a, CsrMat<f64>>>,
+    closed: Option<&dyn ClosedForm>,
+    budget: Budget,
+    base_bytes: u64,
+    par: Par,
+) -> Result<CsrMat<f64>> {
+    let (l_count, n_in, n_out) = (levels.count, levels.input_len, levels.output_len);
+    if l_count == 0 {
+        let ptr: Vec<u32> = (0..=n_in as u32).collect();
+        let idx: Vec<u32> = (0..n_in as u32).collect();
+        return Ok(CsrMat::try_new(n_in, n_in, ptr, idx, vec![1.0; n_in])?);
+    }
+    // Which output rows have a closed form, and their lengths.
+    let lens: Vec<u32> = match closed {
+        None => Vec::new(),
+        Some(cf) => {
+            let len = |i: usize| cf.row_len(i).map_or(OPEN, |n| n as u32);
+            if par == Par::Rayon {
+                (0..n_out).into_par_iter().with_min_len(1 << 12).map(len).collect()
+            } else {
+                (0..n_out).map(len).collect()
+            }
+        }
+    };
+    let open: Option<Vec<u32>> = closed.map(|_| (0..n_out as u32).filter(|&i| lens[i as usize] == OPEN).collect());
+    let closed_nnz: u64 = lens.iter().filter(|&&n| n != OPEN).map(|&n| u64::from(n)).sum();
+    // Top down: the rows of each level the open rows need (`None`: all).
+    let mut need: Option<Vec<u32>> = open.clone();
+    let mut mats: Vec<Cow<'a, CsrMat<f64>>> = Vec::with_capacity(l_count);
+    let mut needs: Vec<Option<Vec<u32>>> = Vec::with_capacity(l_count);
+    let mut held = base_bytes + csr_bytes(n_out, closed_nnz);
+    for l in (0..l_count).rev() {
+        let m = level_rows(l, need.as_deref())?;
+        if !matches!(m, Cow::Borrowed(_)) {
+            held += csr_bytes(m.nrows(), m.nnz() as u64);
+            budget.check(|| format!("the rows of R_{l} the composed matrix needs"), held)?;
+        }
+        let below = need.as_ref().map(|_| columns_of(&m));
+        needs.push(need);
+        mats.push(m);
+        need = below;
+    }
+    mats.reverse();
+    needs.reverse();
+    // Bottom up: the products, over the needed rows only.
+    let mut mats = mats.into_iter();
+    let mut acc = match mats.next() {
+        Some(m) => m,
+        None => unreachable!("at least one level"),
+    };
+    for (k, r) in mats.enumerate() {
+        // Columns of `r` are rows of level k+1; `acc` holds the needed ones.
+        let r = match &needs[k] {
+            Some(rows_of_acc) => Cow::Owned(remap_columns(&r, rows_of_acc)?),
+            None => r,
+        };
+        let aptr = acc.ptr();
+        let bound: u64 = r.indices().iter().map(|&j| u64::from(aptr[j as usize + 1] - aptr[j as usize])).sum();
+        let base = held + csr_bytes(acc.nrows(), acc.nnz() as u64);
+        if budget.check(String::new, base + csr_bytes(r.nrows(), bound)).is_err() {
+            let nnz = spgemm::product_nnz(r.pattern(), acc.pattern(), par);
+            budget.check(
+                || format!("the composed refinement matrix R_{} ⋯ R_0 ({nnz} nonzeros)", k + 1),
+                base + csr_bytes(r.nrows(), nnz),
+            )?;
+        }
+        acc = Cow::Owned(spgemm::product(CsrMat::as_ref(&r), CsrMat::as_ref(&acc), par)?);
+    }
+    let (Some(cf), Some(open)) = (closed, open) else {
+        return Ok(acc.into_owned());
+    };
+    if open.len() == n_out {
+        return Ok(acc.into_owned());
+    }
+    budget.check(
+        || format!("the composed refinement matrix ({} nonzeros)", closed_nnz + acc.nnz() as u64),
+        base_bytes + csr_bytes(n_out, closed_nnz + acc.nnz() as u64),
+    )?;
+    merge_rows(n_out, n_in, &lens, &open, &acc, cf, par)
+}
+
+/// The distinct columns of `m`, ascending.
+fn columns_of(m: &CsrMat<f64>) -> Vec<u32> {
+    let mut seen = vec![0u64; m.ncols().div_ceil(64)];
+    for &j in m.indices() {
+        seen[j as usize / 64] |= 1 << (j % 64);
+    }
+    let mut out = Vec::new();
+    for (w, &bits) in seen.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            out.push((64 * w) as u32 + b.trailing_zeros());
+            b &= b - 1;
+        }
+    }
+    out
+}
+
+/// `m` with column `rows[k]` renamed `k` (every column of `m` is in the
+/// ascending list `rows`, so the order within each row is kept).
+fn remap_columns(m: &CsrMat<f64>, rows: &[u32]) -> Result<CsrMat<f64>> {
+    let mut at = vec![0u32; m.ncols()];
+    for (k, &r) in rows.iter().enumerate() {
+        at[r as usize] = k as u32;
+    }
+    let idx: Vec<u32> = m.indices().iter().map(|&j| at[j as usize]).collect();
+    Ok(CsrMat::try_new(m.nrows(), rows.len(), m.ptr().to_vec(), idx, m.values().to_vec())?)
+}
+
+/// The composed matrix from the closed-form rows (`lens[i] != OPEN`) and
+/// the products of the open rows (`open[k]` is row `k` of `prod`).
+fn merge_rows(
+    nrows: usize,
+    ncols: usize,
+    lens: &[u32],
+    open: &[u32],
+    prod: &CsrMat<f64>,
+    cf: &dyn ClosedForm,
+    par: Par,
+) -> Result<CsrMat<f64>> {
+    let pptr = prod.ptr();
+    // Position in `prod` of each open row.
+    let mut slot = vec![0u32; nrows];
+    for (k, &i) in open.iter().enumerate() {
+        slot[i as usize] = k as u32;
+    }
+    let mut ptr = Vec::with_capacity(nrows + 1);
+    ptr.push(0u32);
+    let mut total = 0u64;
+    for i in 0..nrows {
+        total += u64::from(match lens[i] {
+            OPEN => pptr[slot[i] as usize + 1] - pptr[slot[i] as usize],
+            n => n,
+        });
+        ptr.push(u32::try_from(total).map_err(|_| SchemeError::OverBudget {
+            what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
+            needed: u128::from(total),
+            budget: u128::from(u32::MAX),
+        })?);
+    }
+    let nnz = total as usize;
+    let mut idx = vec![0u32; nnz];
+    let mut vals = vec![0f64; nnz];
+    let ranges = balanced_ranges(&ptr, par.blocks(nrows + nnz, 1 << 14));
+    // Each block writes its rows and returns the first closed-form row
+    // whose columns are not ascending and in range, if any.
+    let write = |(r, (ib, vb)): (Range<usize>, (&mut [u32], &mut [f64]))| -> Option<usize> {
+        let base = ptr[r.start] as usize;
+        for i in r {
+            let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
+            if lens[i] == OPEN {
+                let (pi, pv) = prod.as_ref().slice(slot[i] as usize);
+                ib[a..b].copy_from_slice(pi);
+                vb[a..b].copy_from_slice(pv);
+            } else {
+                let row = &mut ib[a..b];
+                cf.write_row(i, row, &mut vb[a..b]);
+                let sorted = row.windows(2).all(|w| w[0] < w[1]) && row.last().is_none_or(|&j| (j as usize) < ncols);
+                if !sorted {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    };
+    let parts = split_by_ptr(&mut idx, &ptr, &ranges).into_iter().zip(split_by_ptr(&mut vals, &ptr, &ranges));
+    let bad = if ranges.len() > 1 {
+        ranges.clone().into_par_iter().zip(parts.collect::<Vec<_>>()).map(write).flatten().min()
+    } else {
+        ranges.clone().into_iter().zip(parts).filter_map(write).min()
+    };
+    if let Some(i) = bad {
+        return Err(SchemeError::Unsupported {
+            scheme: "refinement",
+            reason: format!("the closed form of row {i} of the composed matrix has columns out of order or range"),
+        });
+    }
+    // SAFETY: `ptr` counts every row; product rows are copies of rows of a
+    // valid matrix with `ncols` columns, closed-form rows were checked
+    // above to be strictly ascending and below `ncols`.
+    Ok(unsafe { CsrMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) })
 }

@@ -77,6 +77,47 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     let w = spmv_csr(composed.as_ref(), x.view(), |&v, _, _| v, Par::Rayon);
     let diff = w.iter().zip(z.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff <= tol * scale, "{name}: composed R and the chain differ by {diff}");
+    // The rows the scheme writes in closed form, the rows of the per-level
+    // matrices it multiplies, and the composed matrix built without the
+    // chain: all the same matrix.
+    let same = |other: &subla_algebra::CsrMat<f64>, how: &str| {
+        assert_eq!(other.ptr(), composed.ptr(), "{name}: {how}: row lengths differ from the product's");
+        assert_eq!(other.indices(), composed.indices(), "{name}: {how}: columns differ from the product's");
+        for (k, (a, b)) in other.values().iter().zip(composed.values()).enumerate() {
+            assert!((a - b).abs() <= 1e-14, "{name}: {how}: entry {k} is {a}, the product's {b}");
+        }
+    };
+    let mut with_plan = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon)
+        .unwrap_or_else(|e| panic!("{name}: refinement matrices: {e}"));
+    same(with_plan.compose_with(&plan, Budget::UNLIMITED, Par::Rayon).unwrap(), "compose_with");
+    let alone = Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Rayon)
+        .unwrap_or_else(|e| panic!("{name}: composed_of: {e}"));
+    same(alone.composed().unwrap(), "composed_of");
+    assert!(alone.levels().is_empty(), "{name}: composed_of keeps no chain");
+    let chain_eval = alone.clone().evaluator::<f64>(Evaluation::Chain, 3, Budget::UNLIMITED, Par::Rayon);
+    assert_eq!(chain_eval.is_err(), levels > 0, "{name}: no chain to evaluate");
+    let ev = alone.clone().evaluator::<f64>(Evaluation::Auto, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
+    let mut out = Array2::zeros(y.dim());
+    ev.apply(x.view(), out.view_mut(), Par::Rayon);
+    let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= tol * scale, "{name}: the composed_of evaluator and eval differ by {diff}");
+    for l in 0..levels {
+        let r = plan.operator(l, Par::Rayon).unwrap();
+        let rows: Vec<u32> = (0..r.nrows() as u32).rev().step_by(3).collect();
+        let sub = plan.operator_rows(l, &rows, Par::Rayon).unwrap_or_else(|e| panic!("{name}: operator_rows: {e}"));
+        assert_eq!(sub.nrows(), rows.len(), "{name}: operator_rows({l}) rows");
+        for (k, &i) in rows.iter().enumerate() {
+            let (a, b) = (sub.row(k), r.row(i as usize));
+            assert!(
+                a.0 == b.0 && a.1.iter().zip(b.1).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{name}: row {i} of operator_rows({l})"
+            );
+        }
+        assert!(
+            plan.operator_rows(l, &[r.nrows() as u32], Par::Rayon).is_err(),
+            "{name}: a row out of range must be refused"
+        );
+    }
     for how in [Evaluation::Chain, Evaluation::Composed, Evaluation::Auto] {
         let ev = refinement
             .evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon)

@@ -24,6 +24,7 @@ mod lak;
 mod level;
 mod operator;
 pub mod refine;
+mod regular;
 pub mod rules;
 mod slak;
 

@@ -50,46 +50,56 @@ pub(crate) fn level_operator_bound(t: &Topology) -> u64 {
 /// vertices (updated vertices, face points, edge points), columns the
 /// parent's. Each row holds the stencil that eval applies.
 pub(crate) fn level_operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
-    let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
+    let n = t.num_vertices() + t.num_faces() + t.num_edges();
+    assemble_rows(n, t.num_vertices(), par, |row, s| row_into(t, step, row, s))
+}
+
+/// Rows `rows` (each below the child's vertex count) of
+/// [`level_operator`].
+pub(crate) fn level_operator_rows(t: &Topology, step: &Step, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+    assemble_rows(rows.len(), t.num_vertices(), par, |k, s| row_into(t, step, rows[k] as usize, s))
+}
+
+/// The stencil of child vertex `row`.
+fn row_into(t: &Topology, step: &Step, row: usize, s: &mut Stencil) {
+    let (nv, nf) = (t.num_vertices(), t.num_faces());
     let cf = t.corner_faces();
-    assemble_rows(nv + nf + ne, nv, par, |row, s| {
-        if row < nv {
-            let v = row;
-            let n = t.valence(v);
-            let special = vertex_mask(step, v);
-            let (cv, cs, ce) = match special {
-                Some(m) => (m.cv, m.cs, m.ce),
-                None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
-            };
-            if cs != 0.0 && n > 0 {
-                let w = cs / (n * n) as f64;
-                for &c in t.vertex_corners(v) {
-                    face_into(t, s, cf[c as usize] as usize, w);
-                }
-                s.extend(t.vertex_neighbors(v).map(|u| (u, w)));
+    if row < nv {
+        let v = row;
+        let n = t.valence(v);
+        let special = vertex_mask(step, v);
+        let (cv, cs, ce) = match special {
+            Some(m) => (m.cv, m.cs, m.ce),
+            None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
+        };
+        if cs != 0.0 && n > 0 {
+            let w = cs / (n * n) as f64;
+            for &c in t.vertex_corners(v) {
+                face_into(t, s, cf[c as usize] as usize, w);
             }
-            if let Some(m) = special {
-                if ce != 0.0 {
-                    s.push((m.ua, ce));
-                    s.push((m.ub, ce));
-                }
-            }
-            s.push((v as u32, cv));
-        } else if row < nv + nf {
-            face_into(t, s, row - nv, 1.0);
-        } else {
-            let e = row - nv - nf;
-            let (alpha, beta) = edge_mask(step, e).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
-            if beta != 0.0 {
-                for &c in t.edge_corners(e) {
-                    face_into(t, s, cf[c as usize] as usize, beta);
-                }
-            }
-            let [a, b] = t.edge(e);
-            s.push((a, alpha));
-            s.push((b, alpha));
+            s.extend(t.vertex_neighbors(v).map(|u| (u, w)));
         }
-    })
+        if let Some(m) = special {
+            if ce != 0.0 {
+                s.push((m.ua, ce));
+                s.push((m.ub, ce));
+            }
+        }
+        s.push((v as u32, cv));
+    } else if row < nv + nf {
+        face_into(t, s, row - nv, 1.0);
+    } else {
+        let e = row - nv - nf;
+        let (alpha, beta) = edge_mask(step, e).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
+        if beta != 0.0 {
+            for &c in t.edge_corners(e) {
+                face_into(t, s, cf[c as usize] as usize, beta);
+            }
+        }
+        let [a, b] = t.edge(e);
+        s.push((a, alpha));
+        s.push((b, alpha));
+    }
 }
 
 /// OpenSubdiv's limit masks on `mesh` (a finest level, with effective

@@ -9,10 +9,12 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
+use subla_scheme::refinement::ClosedForm;
 use subla_scheme::{FinestFaces, LevelPlan, LevelRules, Refiner, Result};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
-use crate::operator::{level_operator, level_operator_bound, limit_operator};
+use crate::operator::{level_operator, level_operator_bound, level_operator_rows, limit_operator};
+use crate::regular::regular_rows;
 
 /// Catmull-Clark subdivision through the specialised kernels.
 #[derive(Copy, Clone, Debug, Default)]
@@ -45,8 +47,14 @@ impl LevelRules for CatmarkRules {
     fn operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
         level_operator(t, step, par)
     }
+    fn operator_rows(t: &Topology, step: &Step, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        level_operator_rows(t, step, rows, par)
+    }
     fn operator_bound(t: &Topology) -> u64 {
         level_operator_bound(t)
+    }
+    fn closed_form<'a>(meshes: &'a [Mesh], par: Par) -> Result<Option<Box<dyn ClosedForm + 'a>>> {
+        Ok(regular_rows(meshes, par).map(|r| Box::new(r) as Box<dyn ClosedForm>))
     }
     fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         limit_operator(finest, par)

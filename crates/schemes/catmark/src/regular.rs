@@ -1,0 +1,374 @@
+//! Rows of the composed refinement matrix `R = R_{L−1} ⋯ R_0` in closed
+//! form, inside regular patches.
+//!
+//! Catmull-Clark on a regular quad grid is tensor-product cubic B-spline
+//! subdivision. A control face is *regular* here when it is a quad whose
+//! four vertices are interior, manifold, of valence 4 with four quad faces,
+//! and without sharpness on themselves or their edges (and no hole among
+//! those faces): then every vertex that `L` levels put on the closed face
+//! is `Σ w_x(r) w_y(s) p(r, s)` over the face's 4 × 4 control points, where
+//! `w(t)` are the weights over four consecutive control points of the
+//! point at `t / 2^L` after `L` steps of the one-dimensional rules
+//! `(1, 6, 1) / 8` and `(1, 1) / 2`. Every refined vertex around the face
+//! that those points need is computed by the same smooth rules, so the
+//! product of the per-level matrices gives the same row.
+//!
+//! The weights are binary fractions with denominators of at most `2^{6L}`;
+//! up to 8 levels every product and partial sum of them is exact in `f64`,
+//! so the rows written here are the product's to the bit. Deeper plans get
+//! no closed form.
+//!
+//! Each finest vertex is located by following faces down the levels: the
+//! child of corner `k` of a face covers the quarter at that corner, its
+//! first edge along the parent's edge `k` (the quad split's order). A vertex
+//! takes the first of its faces (vertex: its corners; edge point: its
+//! edge's uses; face point: its face) that lies in a regular control face.
+
+use rayon::prelude::*;
+use subla_algebra::Par;
+use subla_mesh::Mesh;
+use subla_scheme::refinement::ClosedForm;
+
+/// Most levels with a closed form (where its weights are exact).
+pub(crate) const MAX_LEVELS: usize = 8;
+
+/// No control face (or not a regular one).
+const NONE: u32 = u32::MAX;
+
+/// A face at some level placed in its control face: corner 0 at `(x, y)`
+/// of the control face's `2^L × 2^L` grid, edge 0 along `d1`, edge 3
+/// arriving along `-d3` (directions `0..4`: `+x`, `+y`, `-x`, `-y`).
+#[derive(Copy, Clone, Debug)]
+struct Frame {
+    face: u32,
+    x: u16,
+    y: u16,
+    d1: u8,
+    d3: u8,
+}
+
+const NO_FRAME: Frame = Frame { face: NONE, x: 0, y: 0, d1: 0, d3: 0 };
+
+#[inline]
+fn step(d: u8) -> (i32, i32) {
+    match d & 3 {
+        0 => (1, 0),
+        1 => (0, 1),
+        2 => (-1, 0),
+        _ => (0, -1),
+    }
+}
+
+impl Frame {
+    /// Directions of the face's edges `0..4`.
+    #[inline]
+    fn edges(&self) -> [u8; 4] {
+        [self.d1, self.d3, (self.d1 + 2) & 3, (self.d3 + 2) & 3]
+    }
+    /// Grid position of corner `k` for a face of side `side`.
+    #[inline]
+    fn corner(&self, k: usize, side: i32) -> (i32, i32) {
+        let e = self.edges();
+        let (mut x, mut y) = (i32::from(self.x), i32::from(self.y));
+        for &d in &e[..k] {
+            let (dx, dy) = step(d);
+            x += side * dx;
+            y += side * dy;
+        }
+        (x, y)
+    }
+    /// The frame of the child of corner `k` (the quad split's child face).
+    #[inline]
+    fn child(&self, k: usize, side: i32) -> Frame {
+        let (x, y) = self.corner(k, side);
+        let e = self.edges();
+        Frame { face: self.face, x: x as u16, y: y as u16, d1: e[k], d3: (e[(k + 3) % 4] + 2) & 3 }
+    }
+}
+
+/// Where a finest vertex lies: its control face and grid position.
+#[derive(Copy, Clone, Debug)]
+struct Owner {
+    face: u32,
+    x: u16,
+    y: u16,
+}
+
+/// The sixteen control points of a regular face, ascending, each with its
+/// grid index `4 r + s` (`r` along edge 0, `s` along edge 3; the face's
+/// corners are `(1, 1)`, `(2, 1)`, `(2, 2)`, `(1, 2)`).
+#[derive(Copy, Clone, Debug)]
+struct Patch {
+    ids: [u32; 16],
+    grid: [u8; 16],
+}
+
+/// The closed-form rows of a Catmull-Clark plan's composed matrix.
+pub(crate) struct RegularRows {
+    /// One-dimensional weights of grid positions `0 ..= 2^L` over four
+    /// control points, and how many of them are not zero.
+    weights: Vec<[f64; 4]>,
+    nonzeros: Vec<u8>,
+    /// Per control face: its patch index, or `NONE`.
+    patch_of: Vec<u32>,
+    patches: Vec<Patch>,
+    owners: Vec<Owner>,
+}
+
+impl ClosedForm for RegularRows {
+    fn row_len(&self, row: usize) -> Option<usize> {
+        let o = self.owners[row];
+        (o.face != NONE).then(|| usize::from(self.nonzeros[o.x as usize]) * usize::from(self.nonzeros[o.y as usize]))
+    }
+    fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]) {
+        let o = self.owners[row];
+        let p = &self.patches[self.patch_of[o.face as usize] as usize];
+        let (wx, wy) = (&self.weights[o.x as usize], &self.weights[o.y as usize]);
+        let mut n = 0;
+        for (&id, &g) in p.ids.iter().zip(&p.grid) {
+            let w = wx[usize::from(g >> 2)] * wy[usize::from(g & 3)];
+            if w != 0.0 {
+                idx[n] = id;
+                vals[n] = w;
+                n += 1;
+            }
+        }
+        debug_assert_eq!(n, idx.len(), "row {row}: the closed form's length");
+    }
+}
+
+/// One-dimensional weights of the points at `t / 2^levels`, `t = 0 ..=
+/// 2^levels`, over the control points at `-1, 0, 1, 2`.
+fn weights_1d(levels: usize) -> Vec<[f64; 4]> {
+    let unit = |i: usize| {
+        let mut w = [0.0; 4];
+        w[i] = 1.0;
+        w
+    };
+    // Points at parameters (j - 1) / 2^l, j = 0 .. 2^l + 3.
+    let mut pts: Vec<[f64; 4]> = (0..4).map(unit).collect();
+    for _ in 0..levels {
+        let old = pts;
+        let n_new = 2 * (old.len() - 3) + 3;
+        pts = (0..n_new)
+            .map(|i| {
+                let mut w = [0.0; 4];
+                if i % 2 == 1 {
+                    // Vertex point of old point (i + 1) / 2.
+                    let j = i.div_ceil(2);
+                    for k in 0..4 {
+                        w[k] = 0.125 * old[j - 1][k] + 0.75 * old[j][k] + 0.125 * old[j + 1][k];
+                    }
+                } else {
+                    // Edge point between old points i / 2 and i / 2 + 1.
+                    let j = i / 2;
+                    for k in 0..4 {
+                        w[k] = 0.5 * (old[j][k] + old[j + 1][k]);
+                    }
+                }
+                w
+            })
+            .collect();
+    }
+    pts[1..pts.len() - 1].to_vec()
+}
+
+/// The patch of control face `f`, if it is regular; `holes` are the
+/// mesh's hole flags if it has any.
+fn patch(mesh: &Mesh, holes: Option<&[bool]>, f: usize) -> Option<Patch> {
+    let t = mesh.topology();
+    let (fptr, fv, cf, ce) = (t.face_ptr(), t.face_verts(), t.corner_faces(), t.corner_edges());
+    let (es, vs) = (mesh.edge_sharpness(), mesh.vertex_sharpness());
+    let hole = |g: usize| holes.is_some_and(|h| h[g]);
+    let quad = |g: usize| fptr[g + 1] - fptr[g] == 4;
+    if !quad(f) {
+        return None;
+    }
+    let start = fptr[f] as usize;
+    let v: [u32; 4] = std::array::from_fn(|k| fv[start + k]);
+    for &u in &v {
+        let u = u as usize;
+        let edges = t.vertex_edges(u);
+        let corners = t.vertex_corners(u);
+        let smooth = t.vertex_tags()[u] == 0
+            && vs[u] == 0.0
+            && edges.len() == 4
+            && corners.len() == 4
+            && edges.iter().all(|&e| es[e as usize] == 0.0 && t.edge_corners(e as usize).len() == 2)
+            && corners.iter().all(|&c| {
+                let g = cf[c as usize] as usize;
+                quad(g) && !hole(g)
+            });
+        if !smooth {
+            return None;
+        }
+    }
+    // Faces are quads from here on.
+    let next = |c: usize| {
+        let s = fptr[cf[c] as usize] as usize;
+        s + (c - s + 1) % 4
+    };
+    let across = |c: usize| -> Option<usize> {
+        let uses = t.edge_corners(ce[c] as usize);
+        uses.iter().map(|&u| u as usize).find(|&u| u != c)
+    };
+    let (mut outer_a, mut outer_b, mut diag, mut side) = ([0u32; 4], [0u32; 4], [0u32; 4], [0u32; 4]);
+    for k in 0..4 {
+        // The face across edge k: (v_{k+1}, v_k, a_k, b_k).
+        let c1 = across(start + k)?;
+        let c2 = next(c1);
+        if fv[c1] != v[(k + 1) % 4] || fv[c2] != v[k] {
+            return None;
+        }
+        outer_a[k] = fv[next(c2)];
+        outer_b[k] = fv[next(next(c2))];
+        // The diagonal face at v_k: (a_k, v_k, side_k, diag_k).
+        let q1 = across(c2)?;
+        let q2 = next(q1);
+        if fv[q1] != outer_a[k] || fv[q2] != v[k] {
+            return None;
+        }
+        side[k] = fv[next(q2)];
+        diag[k] = fv[next(next(q2))];
+    }
+    if (0..4).any(|k| side[k] != outer_b[(k + 3) % 4]) {
+        return None;
+    }
+    // Grid (r, s): corners (1,1) (2,1) (2,2) (1,2); edge k's outer points
+    // and the diagonal at each corner.
+    let at = [
+        ((1, 1), v[0]),
+        ((2, 1), v[1]),
+        ((2, 2), v[2]),
+        ((1, 2), v[3]),
+        ((1, 0), outer_a[0]),
+        ((2, 0), outer_b[0]),
+        ((3, 1), outer_a[1]),
+        ((3, 2), outer_b[1]),
+        ((2, 3), outer_a[2]),
+        ((1, 3), outer_b[2]),
+        ((0, 2), outer_a[3]),
+        ((0, 1), outer_b[3]),
+        ((0, 0), diag[0]),
+        ((3, 0), diag[1]),
+        ((3, 3), diag[2]),
+        ((0, 3), diag[3]),
+    ];
+    let mut pairs: [(u32, u8); 16] = std::array::from_fn(|i| {
+        let ((r, s), id) = at[i];
+        (id, 4 * r + s)
+    });
+    pairs.sort_unstable();
+    if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    Some(Patch { ids: pairs.map(|p| p.0), grid: pairs.map(|p| p.1) })
+}
+
+fn collect<T: Send>(n: usize, par: Par, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    if par == Par::Rayon {
+        (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect()
+    } else {
+        (0..n).map(f).collect()
+    }
+}
+
+/// The closed-form rows of the composed matrix of the levels `meshes`
+/// (`0..L`, with full connectivity), or `None` past [`MAX_LEVELS`] or with
+/// no regular control face.
+pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
+    let levels = meshes.len();
+    if levels == 0 || levels > MAX_LEVELS {
+        return None;
+    }
+    let base = &meshes[0];
+    let holes = base.has_holes().then(|| base.holes());
+    let found = collect(base.num_faces(), par, |f| patch(base, holes, f));
+    let mut patch_of = vec![NONE; found.len()];
+    let mut patches = Vec::new();
+    for (f, p) in found.into_iter().enumerate() {
+        if let Some(p) = p {
+            patch_of[f] = patches.len() as u32;
+            patches.push(p);
+        }
+    }
+    if patches.is_empty() {
+        return None;
+    }
+    let n = 1i32 << levels;
+    // Frames of the faces of each level down to L-1.
+    let mut frames: Vec<Frame> = collect(base.num_faces(), par, |f| {
+        if patch_of[f] == NONE { NO_FRAME } else { Frame { face: f as u32, x: 0, y: 0, d1: 0, d3: 1 } }
+    });
+    for (l, parent) in meshes[..levels - 1].iter().enumerate() {
+        let t = parent.topology();
+        let (fptr, cf) = (t.face_ptr(), t.corner_faces());
+        let side = n >> l;
+        frames = collect(t.num_corners(), par, |c| {
+            let g = cf[c] as usize;
+            let fr = frames[g];
+            if fr.face == NONE { NO_FRAME } else { fr.child(c - fptr[g] as usize, side) }
+        });
+    }
+    // The finest vertices: vertex points, face points, edge points of the
+    // last level's mesh, whose faces have side 2.
+    let t = meshes[levels - 1].topology();
+    let (nv, nf) = (t.num_vertices(), t.num_faces());
+    let (fptr, cf) = (t.face_ptr(), t.corner_faces());
+    let none = Owner { face: NONE, x: 0, y: 0 };
+    let own = |(x, y): (i32, i32), face: u32| Owner { face, x: x as u16, y: y as u16 };
+    let first = |corners: &[u32], at: &dyn Fn(&Frame, usize) -> (i32, i32)| -> Owner {
+        for &c in corners {
+            let g = cf[c as usize] as usize;
+            let fr = &frames[g];
+            if fr.face != NONE {
+                return own(at(fr, c as usize - fptr[g] as usize), fr.face);
+            }
+        }
+        none
+    };
+    let owners = collect(nv + nf + t.num_edges(), par, |row| {
+        if row < nv {
+            first(t.vertex_corners(row), &|fr, k| fr.corner(k, 2))
+        } else if row < nv + nf {
+            let fr = &frames[row - nv];
+            if fr.face == NONE {
+                return none;
+            }
+            let (x, y) = fr.corner(0, 2);
+            let ((ax, ay), (bx, by)) = (step(fr.d1), step(fr.d3));
+            own((x + ax + bx, y + ay + by), fr.face)
+        } else {
+            first(t.edge_corners(row - nv - nf), &|fr, k| {
+                let (x, y) = fr.corner(k, 2);
+                let (dx, dy) = step(fr.edges()[k]);
+                (x + dx, y + dy)
+            })
+        }
+    });
+    let weights = weights_1d(levels);
+    let nonzeros = weights.iter().map(|w| w.iter().filter(|&&x| x != 0.0).count() as u8).collect();
+    Some(RegularRows { weights, nonzeros, patch_of, patches, owners })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_dimensional_weights_are_the_cubic_b_spline_rules() {
+        // One level: vertex points (1, 6, 1) / 8, edge point (0, 1, 1, 0) / 2.
+        let w = weights_1d(1);
+        assert_eq!(w, vec![[0.125, 0.75, 0.125, 0.0], [0.0, 0.5, 0.5, 0.0], [0.0, 0.125, 0.75, 0.125]]);
+        // Every point is an affine combination, symmetric about the middle.
+        for l in 0..=MAX_LEVELS {
+            let w = weights_1d(l);
+            assert_eq!(w.len(), (1 << l) + 1);
+            for (t, p) in w.iter().enumerate() {
+                assert_eq!(p.iter().sum::<f64>(), 1.0, "level {l}, t = {t}");
+                let q = &w[w.len() - 1 - t];
+                assert_eq!([p[3], p[2], p[1], p[0]], *q);
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The composed refinement matrix with regular rows in closed form
+//! (`Refinement::compose_with`, `Refinement::composed_of`) is the product
+//! of the per-level matrices, bit for bit.
+
+use proptest::prelude::*;
+use subla_algebra::{CsrMat, Par};
+use subla_catmark::CatmarkSlak;
+use subla_mesh::Mesh;
+use subla_mesh::proptest_support::{any_mesh, closed_quad_mesh, mesh_with_creases, torus};
+use subla_scheme::refinement::{Budget, Refinement};
+use subla_scheme::testing::with_threads;
+use subla_scheme::{Plan, Refiner};
+
+fn bits(m: &CsrMat<f64>) -> (Vec<u32>, Vec<u32>, Vec<u64>) {
+    (m.ptr().to_vec(), m.indices().to_vec(), m.values().iter().map(|v| v.to_bits()).collect())
+}
+
+/// The product, the product with closed-form rows, and the composed
+/// matrix alone agree to the bit; returns how many rows had a closed form.
+fn check(mesh: &Mesh, levels: u32) -> usize {
+    let plan = CatmarkSlak.build(mesh, levels, Par::Rayon).unwrap();
+    let mut plain = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
+    let want = bits(plain.compose(Budget::UNLIMITED, Par::Rayon).unwrap());
+    let mut with = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
+    assert_eq!(bits(with.compose_with(&plan, Budget::UNLIMITED, Par::Rayon).unwrap()), want, "compose_with");
+    for threads in [1, 2, 3] {
+        let alone = with_threads(threads, || Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Rayon)).unwrap();
+        assert_eq!(bits(alone.composed().unwrap()), want, "composed_of, {threads} threads");
+    }
+    let alone = Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Seq).unwrap();
+    assert_eq!(bits(alone.composed().unwrap()), want, "composed_of, Par::Seq");
+    let cf = plan.closed_form(Par::Rayon).unwrap();
+    cf.map_or(0, |cf| (0..plan.output_len()).filter(|&i| cf.row_len(i).is_some()).count())
+}
+
+#[test]
+fn a_torus_is_closed_form_throughout() {
+    let d = torus(7, 5, 3);
+    for levels in 1..=3 {
+        let plan = CatmarkSlak.build(&d.mesh, levels, Par::Rayon).unwrap();
+        assert_eq!(check(&d.mesh, levels), plan.output_len(), "every row of a regular torus, level {levels}");
+    }
+}
+
+#[test]
+fn a_torus_too_small_for_distinct_patches_has_no_closed_form() {
+    // On a 3 × 3 torus every 4 × 4 patch wraps onto itself.
+    let d = torus(3, 3, 1);
+    assert_eq!(check(&d.mesh, 2), 0);
+}
+
+#[test]
+fn an_extraordinary_vertex_leaves_the_rows_around_it_open() {
+    // A cube split into 6 × 6 quads per side: valence 3 at the eight corners.
+    let mesh = cube(6);
+    let plan = CatmarkSlak.build(&mesh, 2, Par::Rayon).unwrap();
+    let closed = check(&mesh, 2);
+    assert!(closed > 0 && closed < plan.output_len(), "{closed} of {} rows in closed form", plan.output_len());
+}
+
+#[test]
+fn deep_plans_have_no_closed_form() {
+    let d = torus(4, 4, 1);
+    let plan = CatmarkSlak.build(&d.mesh, 9, Par::Rayon).unwrap();
+    assert!(plan.closed_form(Par::Rayon).unwrap().is_none());
+}
+
+/// A cube with each side split into `k × k` quads.
+fn cube(k: usize) -> Mesh {
+    let mut verts: Vec<[i64; 3]> = Vec::new();
+    let mut faces = Vec::new();
+    let id = |p: [i64; 3], verts: &mut Vec<[i64; 3]>| -> u32 {
+        match verts.iter().position(|&q| q == p) {
+            Some(i) => i as u32,
+            None => {
+                verts.push(p);
+                (verts.len() - 1) as u32
+            }
+        }
+    };
+    let k = k as i64;
+    // Each side: a fixed axis at 0 or k, the other two spanning the grid
+    // with the orientation facing outwards.
+    for axis in 0..3 {
+        for high in [false, true] {
+            let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
+            for i in 0..k {
+                for j in 0..k {
+                    let mut quad = [[0i64; 3]; 4];
+                    for (n, (di, dj)) in [(0, 0), (1, 0), (1, 1), (0, 1)].into_iter().enumerate() {
+                        let mut p = [0i64; 3];
+                        p[axis] = if high { k } else { 0 };
+                        p[a] = i + di;
+                        p[b] = j + dj;
+                        quad[n] = p;
+                    }
+                    if !high {
+                        quad.reverse();
+                    }
+                    let f: Vec<u32> = quad.iter().map(|&p| id(p, &mut verts)).collect();
+                    faces.push(f);
+                }
+            }
+        }
+    }
+    Mesh::from_faces(verts.len(), &faces).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn closed_quad_meshes(d in closed_quad_mesh(), levels in 1u32..4) {
+        check(&d.mesh, levels);
+    }
+    #[test]
+    fn meshes_with_creases(d in mesh_with_creases(), levels in 1u32..3) {
+        check(&d.mesh, levels);
+    }
+    #[test]
+    fn any_meshes(d in any_mesh(), levels in 1u32..3) {
+        check(&d.mesh, levels);
+    }
+}
