@@ -27,6 +27,7 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
 use subla_algebra::par::{balanced_ranges, split_by_ptr};
+use subla_algebra::scan::{compact, offsets_from_counts};
 use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
@@ -488,7 +489,10 @@ fn compose_rows<'a>(
             }
         }
     };
-    let open: Option<Vec<u32>> = closed.map(|_| (0..n_out as u32).filter(|&i| lens[i as usize] == OPEN).collect());
+    let open: Option<Vec<u32>> = match closed {
+        Some(_) => Some(compact(n_out, |i| lens[i] == OPEN, par)?),
+        None => None,
+    };
     let closed_nnz: u64 = lens.iter().filter(|&&n| n != OPEN).map(|&n| u64::from(n)).sum();
     // Top down: the rows of each level the open rows need (`None`: all).
     let mut need: Option<Vec<u32>> = open.clone();
@@ -584,26 +588,29 @@ fn merge_rows(
     cf: &dyn ClosedForm,
     par: Par,
 ) -> Result<CsrMat<f64>> {
-    let pptr = prod.ptr();
-    // Position in `prod` of each open row.
-    let mut slot = vec![0u32; nrows];
-    for (k, &i) in open.iter().enumerate() {
-        slot[i as usize] = k as u32;
-    }
-    let mut ptr = Vec::with_capacity(nrows + 1);
-    ptr.push(0u32);
-    let mut total = 0u64;
-    for i in 0..nrows {
-        total += u64::from(match lens[i] {
-            OPEN => pptr[slot[i] as usize + 1] - pptr[slot[i] as usize],
-            n => n,
-        });
-        ptr.push(u32::try_from(total).map_err(|_| SchemeError::OverBudget {
-            what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
-            needed: u128::from(total),
-            budget: u128::from(u32::MAX),
-        })?);
-    }
+    // Row `open[k]` is row `k` of `prod` (`open` is ascending).
+    let slot = |i: usize| match open.binary_search(&(i as u32)) {
+        Ok(k) => k,
+        Err(_) => unreachable!("row {i} is open"),
+    };
+    let row_len = |i: usize| match lens[i] {
+        OPEN => prod.as_ref().slice(slot(i)).0.len() as u32,
+        n => n,
+    };
+    let counts: Cow<'_, [u32]> = if open.is_empty() {
+        Cow::Borrowed(lens)
+    } else if par == Par::Rayon {
+        Cow::Owned((0..nrows).into_par_iter().with_min_len(1 << 12).map(row_len).collect())
+    } else {
+        Cow::Owned((0..nrows).map(row_len).collect())
+    };
+    let ptr = offsets_from_counts(&counts, par).map_err(|_| SchemeError::OverBudget {
+        what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
+        needed: counts.iter().map(|&n| u128::from(n)).sum(),
+        budget: u128::from(u32::MAX),
+    })?;
+    drop(counts);
+    let total = ptr[nrows];
     let nnz = total as usize;
     let mut idx = vec![0u32; nnz];
     let mut vals = vec![0f64; nnz];
@@ -615,7 +622,7 @@ fn merge_rows(
         for i in r {
             let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
             if lens[i] == OPEN {
-                let (pi, pv) = prod.as_ref().slice(slot[i] as usize);
+                let (pi, pv) = prod.as_ref().slice(slot(i));
                 ib[a..b].copy_from_slice(pi);
                 vb[a..b].copy_from_slice(pv);
             } else {

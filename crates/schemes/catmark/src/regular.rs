@@ -124,16 +124,18 @@ impl ClosedForm for RegularRows {
         let o = self.owners[row];
         let p = &self.patches[self.patch_of[o.face as usize] as usize];
         let (wx, wy) = (&self.weights[o.x as usize], &self.weights[o.y as usize]);
+        // Compacted without branches into a local row, then copied out.
+        let (mut ri, mut rv) = ([0u32; 16], [0f64; 16]);
         let mut n = 0;
         for (&id, &g) in p.ids.iter().zip(&p.grid) {
             let w = wx[usize::from(g >> 2)] * wy[usize::from(g & 3)];
-            if w != 0.0 {
-                idx[n] = id;
-                vals[n] = w;
-                n += 1;
-            }
+            ri[n] = id;
+            rv[n] = w;
+            n += usize::from(w != 0.0);
         }
         debug_assert_eq!(n, idx.len(), "row {row}: the closed form's length");
+        idx.copy_from_slice(&ri[..idx.len()]);
+        vals.copy_from_slice(&rv[..vals.len()]);
     }
 }
 
