@@ -360,8 +360,19 @@ impl<R: AlgebraRules> Plan for AlgebraPlan<R> {
         let parent = self.parent(level)?;
         R::Matrices::operator(parent.topology(), &R::Matrices::masks(parent, par), par)
     }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        let parent = self.parent(level)?;
+        crate::check_rows(rows, self.level_len(level + 1))?;
+        R::Matrices::operator_rows(parent.topology(), &R::Matrices::masks(parent, par), rows, par)
+    }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         self.parent(level).ok().map(|parent| R::Matrices::operator_bound(parent.topology()))
+    }
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn ClosedForm + '_>>> {
+        match self.levels() as usize {
+            0 => Ok(None),
+            l => R::Matrices::closed_form(&self.meshes[..l], par),
+        }
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
         let finest = self.meshes.last().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
