@@ -43,6 +43,17 @@ impl Par {
     }
 }
 
+/// `f(i)` for `i` in `0..n`, collected in order: in parallel under
+/// [`Par::Rayon`] (at least 4096 items per task), on the calling thread
+/// under [`Par::Seq`]. Each item is computed by one call, so the result
+/// does not depend on the choice.
+pub fn collect<T: Send>(n: usize, par: Par, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    match par {
+        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect(),
+        Par::Seq => (0..n).map(f).collect(),
+    }
+}
+
 /// Splits major slices `0..ptr.len()-1` into at most `nblocks` contiguous
 /// ranges holding about the same number of stored entries (plus one unit of
 /// weight per slice, so empty slices are spread too).

@@ -53,7 +53,7 @@ pub struct QuadSplit {
 
 /// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
 pub(crate) fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    if parallel { (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect() } else { (0..n).map(f).collect() }
+    subla_algebra::par::collect(n, if parallel { Par::Rayon } else { Par::Seq }, f)
 }
 
 /// Runs `f(i, slot)` for items `0..n`, item `i` owning

@@ -691,11 +691,7 @@ impl Topology {
             }
             t
         };
-        let edge_tags: Vec<u8> = if parallel {
-            (0..ne).into_par_iter().with_min_len(1 << 12).map(tag_edge).collect()
-        } else {
-            (0..ne).map(tag_edge).collect()
-        };
+        let edge_tags: Vec<u8> = crate::split::collect(ne, parallel, tag_edge);
         // Vertex -> corners (rows of M).
         let (vertex_corner_ptr, vertex_corners) = bucket(nv, nc, |c| face_verts[c], |c| c, par);
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
@@ -728,11 +724,7 @@ impl Topology {
             }
             t
         };
-        let vertex_tags: Vec<u8> = if parallel {
-            (0..nv).into_par_iter().with_min_len(1 << 12).map(tag_vertex).collect()
-        } else {
-            (0..nv).map(tag_vertex).collect()
-        };
+        let vertex_tags: Vec<u8> = crate::split::collect(nv, parallel, tag_vertex);
         self.edge_tags = edge_tags;
         self.vertex_corner_ptr = vertex_corner_ptr;
         self.vertex_corners = vertex_corners;

@@ -26,7 +26,7 @@ use std::ops::Range;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::par::{balanced_ranges, split_by_ptr};
+use subla_algebra::par::{balanced_ranges, collect, split_by_ptr};
 use subla_algebra::scan::{compact, offsets_from_counts};
 use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
@@ -186,19 +186,7 @@ impl Refinement {
     /// # Errors
     /// [`SchemeError::OverBudget`]; sizes over `u32`.
     pub fn compose(&mut self, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
-        if self.composed.is_none() {
-            let chain = &self.chain;
-            let composed = compose_rows(
-                &Levels { count: chain.len(), input_len: self.input_len, output_len: self.output_len },
-                |l, rows| Ok(select(&chain[l], rows)),
-                None,
-                budget,
-                self.chain_bytes(),
-                par,
-            )?;
-            self.composed = Some(composed);
-        }
-        Ok(self.composed_ref())
+        self.compose_chain(None, budget, par)
     }
 
     /// [`Refinement::compose`] for the chain of `plan`, with the rows that
@@ -216,13 +204,22 @@ impl Refinement {
             return self.compose(budget, par);
         }
         self.check_plan(plan)?;
+        if self.composed.is_some() {
+            return Ok(self.composed_ref());
+        }
+        let closed = plan.closed_form(par)?;
+        self.compose_chain(closed.as_deref(), budget, par)
+    }
+
+    /// Computes (once) the product of the chain, with the rows of `closed`
+    /// written directly.
+    fn compose_chain(&mut self, closed: Option<&dyn ClosedForm>, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
         if self.composed.is_none() {
-            let closed = plan.closed_form(par)?;
             let chain = &self.chain;
             let composed = compose_rows(
                 &Levels { count: chain.len(), input_len: self.input_len, output_len: self.output_len },
                 |l, rows| Ok(select(&chain[l], rows)),
-                closed.as_deref(),
+                closed,
                 budget,
                 self.chain_bytes(),
                 par,
@@ -480,14 +477,7 @@ fn compose_rows<'a>(
     // Which output rows have a closed form, and their lengths.
     let lens: Vec<u32> = match closed {
         None => Vec::new(),
-        Some(cf) => {
-            let len = |i: usize| cf.row_len(i).map_or(OPEN, |n| n as u32);
-            if par == Par::Rayon {
-                (0..n_out).into_par_iter().with_min_len(1 << 12).map(len).collect()
-            } else {
-                (0..n_out).map(len).collect()
-            }
-        }
+        Some(cf) => collect(n_out, par, |i| cf.row_len(i).map_or(OPEN, |n| n as u32)),
     };
     let open: Option<Vec<u32>> = match closed {
         Some(_) => Some(compact(n_out, |i| lens[i] == OPEN, par)?),
@@ -597,13 +587,8 @@ fn merge_rows(
         OPEN => prod.as_ref().slice(slot(i)).0.len() as u32,
         n => n,
     };
-    let counts: Cow<'_, [u32]> = if open.is_empty() {
-        Cow::Borrowed(lens)
-    } else if par == Par::Rayon {
-        Cow::Owned((0..nrows).into_par_iter().with_min_len(1 << 12).map(row_len).collect())
-    } else {
-        Cow::Owned((0..nrows).map(row_len).collect())
-    };
+    let counts: Cow<'_, [u32]> =
+        if open.is_empty() { Cow::Borrowed(lens) } else { Cow::Owned(collect(nrows, par, row_len)) };
     let ptr = offsets_from_counts(&counts, par).map_err(|_| SchemeError::OverBudget {
         what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
         needed: counts.iter().map(|&n| u128::from(n)).sum(),

@@ -24,8 +24,8 @@
 //! takes the first of its faces (vertex: its corners; edge point: its
 //! edge's uses; face point: its face) that lies in a regular control face.
 
-use rayon::prelude::*;
 use subla_algebra::Par;
+use subla_algebra::par::collect;
 use subla_mesh::Mesh;
 use subla_scheme::refinement::ClosedForm;
 
@@ -267,14 +267,6 @@ fn patch(mesh: &Mesh, holes: Option<&[bool]>, f: usize) -> Option<Patch> {
     Some(Patch { ids: pairs.map(|p| p.0), grid: pairs.map(|p| p.1) })
 }
 
-fn collect<T: Send>(n: usize, par: Par, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    if par == Par::Rayon {
-        (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect()
-    } else {
-        (0..n).map(f).collect()
-    }
-}
-
 /// The closed-form rows of the composed matrix of the levels `meshes`
 /// (`0..L`, with full connectivity), or `None` past [`MAX_LEVELS`] or with
 /// no regular control face.
@@ -319,19 +311,17 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
     let (fptr, cf) = (t.face_ptr(), t.corner_faces());
     let none = Owner { face: NONE, x: 0, y: 0 };
     let own = |(x, y): (i32, i32), face: u32| Owner { face, x: x as u16, y: y as u16 };
-    let first = |corners: &[u32], at: &dyn Fn(&Frame, usize) -> (i32, i32)| -> Owner {
-        for &c in corners {
+    // The first of `corners` whose face lies in a regular control face,
+    // with the corner's place in its face.
+    let first = |corners: &[u32]| -> Option<(&Frame, usize)> {
+        corners.iter().find_map(|&c| {
             let g = cf[c as usize] as usize;
-            let fr = &frames[g];
-            if fr.face != NONE {
-                return own(at(fr, c as usize - fptr[g] as usize), fr.face);
-            }
-        }
-        none
+            (frames[g].face != NONE).then(|| (&frames[g], c as usize - fptr[g] as usize))
+        })
     };
     let owners = collect(nv + nf + t.num_edges(), par, |row| {
         if row < nv {
-            first(t.vertex_corners(row), &|fr, k| fr.corner(k, 2))
+            first(t.vertex_corners(row)).map_or(none, |(fr, k)| own(fr.corner(k, 2), fr.face))
         } else if row < nv + nf {
             let fr = &frames[row - nv];
             if fr.face == NONE {
@@ -341,10 +331,10 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
             let ((ax, ay), (bx, by)) = (step(fr.d1), step(fr.d3));
             own((x + ax + bx, y + ay + by), fr.face)
         } else {
-            first(t.edge_corners(row - nv - nf), &|fr, k| {
+            first(t.edge_corners(row - nv - nf)).map_or(none, |(fr, k)| {
                 let (x, y) = fr.corner(k, 2);
                 let (dx, dy) = step(fr.edges()[k]);
-                (x + dx, y + dy)
+                own((x + dx, y + dy), fr.face)
             })
         }
     });
