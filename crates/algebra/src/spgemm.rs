@@ -30,7 +30,9 @@
 //! pattern, and [`multiply`] does both in one pass. `symbolic` then `numeric`
 //! gives exactly what `multiply` gives. [`structure`] is the lambda-free
 //! pattern of the plain product, and [`product_nnz`] its size, counted
-//! without building it.
+//! without building it. The plain product itself comes from [`product`]
+//! (two passes, one exact allocation) or [`product_rows`] (one pass, rows
+//! left in per-task blocks).
 //!
 //! # Order, state and determinism
 //! A CSR product is computed row by row: for output row `i`, the collisions
@@ -455,48 +457,85 @@ fn assemble_pattern<'p>(
     Ok((ptr, idx))
 }
 
+/// One block of consecutive output rows, computed by one task: the
+/// offsets of its rows in its own arrays (`rows + 1` entries, from 0), the
+/// rows' column indices (sorted) and values.
+type Part<V> = (Vec<u32>, Vec<u32>, Vec<V>);
+
+/// The row ranges of the tasks and the block each computed.
+type Parts<V> = (Vec<Range<usize>>, Vec<Part<V>>);
+
+/// `X · Y` in one pass, each block of rows into buffers of its own.
+fn kernel_parts<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
+    x: SparseRef<'_, X, Csr>,
+    y: SparseRef<'_, Y, Csr>,
+    v: &Vi,
+    par: Par,
+) -> Result<Parts<Vi::Out>> {
+    let nrows = x.nrows();
+    let ncols = y.ncols();
+    let mut blocks = blocks_for(x.ptr(), par);
+    if blocks.is_empty() {
+        blocks.push(0..nrows);
+    }
+    let work = |r: Range<usize>| -> Result<Part<Vi::Out>> {
+        let mut ws = Workspace::<Vi::Out>::new(ncols, true);
+        let mut ptr = Vec::with_capacity(r.len() + 1);
+        ptr.push(0u32);
+        let mut idx = Vec::new();
+        let mut vals = Vec::new();
+        for i in r {
+            ws.row::<X, Y, Vi, true>(i, x, y, v);
+            ws.touched.sort_unstable();
+            idx.extend_from_slice(&ws.touched);
+            vals.extend(ws.touched.iter().map(|&j| ws.acc[j as usize]));
+            ptr.push(to_u32(idx.len(), "nnz of the product")?);
+        }
+        Ok((ptr, idx, vals))
+    };
+    let parts: Vec<Part<Vi::Out>> = if blocks.len() <= 1 {
+        vec![work(0..nrows)?]
+    } else {
+        blocks.clone().into_par_iter().map(work).collect::<Result<_>>()?
+    };
+    Ok((blocks, parts))
+}
+
 fn kernel_multiply<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
     x: SparseRef<'_, X, Csr>,
     y: SparseRef<'_, Y, Csr>,
     v: &Vi,
     par: Par,
 ) -> Result<SparseMat<Vi::Out, Csr>> {
-    let nrows = x.nrows();
     let ncols = y.ncols();
-    let blocks = blocks_for(x.ptr(), par);
-    type Part<V> = (Vec<u32>, Vec<u32>, Vec<V>);
-    let work = |r: Range<usize>| -> Part<Vi::Out> {
-        let mut ws = Workspace::<Vi::Out>::new(ncols, true);
-        let mut counts = Vec::with_capacity(r.len());
-        let mut idx = Vec::new();
-        let mut vals = Vec::new();
-        for i in r {
-            ws.row::<X, Y, Vi, true>(i, x, y, v);
-            ws.touched.sort_unstable();
-            counts.push(ws.touched.len() as u32);
-            idx.extend_from_slice(&ws.touched);
-            vals.extend(ws.touched.iter().map(|&j| ws.acc[j as usize]));
-        }
-        (counts, idx, vals)
-    };
-    let mut parts: Vec<Part<Vi::Out>> =
-        if blocks.len() <= 1 { vec![work(0..nrows)] } else { blocks.into_par_iter().map(work).collect() };
+    let (_, parts) = kernel_parts(x, y, v, par)?;
+    assemble(x.nrows(), ncols, parts)
+}
+
+/// One matrix from the blocks of rows of [`kernel_parts`].
+fn assemble<V: Copy + Default + Send + Sync>(
+    nrows: usize,
+    ncols: usize,
+    mut parts: Vec<Part<V>>,
+) -> Result<SparseMat<V, Csr>> {
     if parts.len() == 1 {
-        let (counts, idx, vals) = parts.pop().unwrap_or_default();
-        to_u32(idx.len(), "nnz of the product")?;
-        let mut ptr = Vec::with_capacity(nrows + 1);
-        ptr.push(0u32);
-        let mut acc = 0u32;
-        for c in counts {
-            acc += c;
-            ptr.push(acc);
-        }
-        // SAFETY: rows sorted and deduplicated, columns < ncols, nnz checked.
+        let (ptr, idx, vals) = parts.pop().unwrap_or_default();
+        // SAFETY: rows sorted and deduplicated (stamps), columns < ncols,
+        // nnz checked against u32 while the rows were written.
         return Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) });
     }
-    let (ptr, idx) = assemble_pattern(nrows, parts.iter().map(|(c, i, _)| (c.as_slice(), i.as_slice())))?;
+    let total: usize = parts.iter().map(|(_, i, _)| i.len()).sum();
+    to_u32(total, "nnz of the product")?;
+    let mut ptr = Vec::with_capacity(nrows + 1);
+    ptr.push(0u32);
+    let mut base = 0u32;
+    for (p, i, _) in &parts {
+        ptr.extend(p[1..].iter().map(|&o| base + o));
+        base += i.len() as u32;
+    }
+    let idx = concat(&parts.iter().map(|(_, i, _)| i.as_slice()).collect::<Vec<_>>());
     let vals = concat(&parts.iter().map(|(_, _, v)| v.as_slice()).collect::<Vec<_>>());
-    // SAFETY: as above.
+    // SAFETY: as above; the total was checked against u32.
     Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) })
 }
 
@@ -821,6 +860,95 @@ where
         let c = kernel_two_pass(a.relabel::<Csr>(), b.relabel::<Csr>(), &Straight(&ops, PhantomData), par)?;
         Ok(recast(c))
     }
+}
+
+/// The rows of a plain CSR product, computed block by block into buffers
+/// of their own and not gathered into one matrix: from [`product_rows`].
+///
+/// For a caller that copies the rows somewhere else anyway (into a larger
+/// matrix, interleaved with other rows), this saves [`product`]'s counting
+/// pass over the collisions without adding a copy. [`ProductRows::row`]
+/// reads any row; [`ProductRows::into_matrix`] gathers them into a matrix
+/// (what [`multiply`] does).
+#[derive(Clone, Debug)]
+pub struct ProductRows<T> {
+    nrows: usize,
+    ncols: usize,
+    /// First row of each block (ascending, from 0).
+    starts: Vec<usize>,
+    parts: Vec<Part<T>>,
+}
+
+impl<T: Copy + Default + Send + Sync> ProductRows<T> {
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> u64 {
+        self.parts.iter().map(|(_, i, _)| i.len() as u64).sum()
+    }
+
+    /// Row `i`: its column indices (ascending) and values.
+    ///
+    /// # Panics
+    /// If `i >= nrows`.
+    #[inline]
+    pub fn row(&self, i: usize) -> (&[u32], &[T]) {
+        assert!(i < self.nrows, "ProductRows::row: row {i} out of range ({} rows)", self.nrows);
+        let b = self.starts.partition_point(|&s| s <= i) - 1;
+        let (ptr, idx, vals) = &self.parts[b];
+        let k = i - self.starts[b];
+        let r = ptr[k] as usize..ptr[k + 1] as usize;
+        (&idx[r.clone()], &vals[r])
+    }
+
+    /// The rows as one CSR matrix (the blocks copied into place, in
+    /// parallel).
+    ///
+    /// # Errors
+    /// [`AlgebraError::TooLarge`](crate::AlgebraError::TooLarge) if there
+    /// are more than `u32::MAX` entries in all.
+    pub fn into_matrix(self) -> Result<SparseMat<T, Csr>> {
+        assemble(self.nrows, self.ncols, self.parts)
+    }
+}
+
+/// The rows of the plain product `C = A B` (CSR), in one pass over the
+/// collisions, left in per-task blocks (see [`ProductRows`]): each row
+/// is bit for bit the row of [`product`] and [`multiply`] with
+/// [`Ops::product`], for every [`Par`].
+///
+/// ```
+/// use subla_algebra::{CsrMat, Par, spgemm};
+/// let a = CsrMat::try_new(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, 2.0, 3.0])?;
+/// let rows = spgemm::product_rows(a.as_ref(), a.as_ref(), Par::Seq)?;
+/// assert_eq!(rows.row(0), (&[0u32, 1][..], &[1.0, 8.0][..]));
+/// assert_eq!(rows.into_matrix()?, spgemm::product(a.as_ref(), a.as_ref(), Par::Seq)?);
+/// # Ok::<(), subla_algebra::AlgebraError>(())
+/// ```
+///
+/// # Errors
+/// [`AlgebraError::TooLarge`](crate::AlgebraError::TooLarge) if one task's
+/// block has more than `u32::MAX` entries.
+///
+/// # Panics
+/// If `A.ncols() != B.nrows()`.
+#[track_caller]
+pub fn product_rows<T>(a: SparseRef<'_, T, Csr>, b: SparseRef<'_, T, Csr>, par: Par) -> Result<ProductRows<T>>
+where
+    T: Copy + Default + Send + Sync + Mul<Output = T> + Add<Output = T>,
+{
+    check_inner(a.shape(), b.shape());
+    let ops = Ops::product();
+    let (blocks, parts) = kernel_parts(a, b, &Straight(&ops, PhantomData), par)?;
+    Ok(ProductRows { nrows: a.nrows(), ncols: b.ncols(), starts: blocks.iter().map(|r| r.start).collect(), parts })
 }
 
 /// Pattern of the plain product `A B` (every collision counts), from the

@@ -56,7 +56,16 @@ proptest! {
         prop_assert_eq!(&spgemm::product(a.as_ref(), b.as_ref(), Par::Rayon).unwrap(), &c);
         prop_assert_eq!(&spgemm::product(a.as_ref(), b.as_ref(), Par::Seq).unwrap(), &c);
         let (ac, bc) = (a.to_csc(Par::Seq), b.to_csc(Par::Seq));
-        prop_assert_eq!(spgemm::product(ac.as_ref(), bc.as_ref(), Par::Rayon).unwrap().to_csr(Par::Seq), c);
+        prop_assert_eq!(spgemm::product(ac.as_ref(), bc.as_ref(), Par::Rayon).unwrap().to_csr(Par::Seq), c.clone());
+        // The same rows, left in blocks.
+        for par in [Par::Seq, Par::Rayon] {
+            let rows = spgemm::product_rows(a.as_ref(), b.as_ref(), par).unwrap();
+            prop_assert_eq!((rows.nrows(), rows.ncols(), rows.nnz()), (c.nrows(), c.ncols(), c.nnz() as u64));
+            for i in 0..c.nrows() {
+                prop_assert_eq!(rows.row(i), c.row(i), "row {}", i);
+            }
+            prop_assert_eq!(&rows.into_matrix().unwrap(), &c);
+        }
     }
 
     #[test]
@@ -182,6 +191,21 @@ fn parallel_is_bitwise_equal_to_sequential_for_floats() {
         let p = common::with_threads(t, || spgemm::product(m.as_ref(), mt.as_ref(), Par::Rayon).unwrap());
         assert_eq!(p.pattern(), plain.pattern());
         assert_eq!(common::bits(p.values()), common::bits(plain.values()), "threads = {t}");
+    }
+    // Rows left in per-task blocks (several blocks here): the same bits as
+    // the product, any pool.
+    let (mr, mtr) = (m.to_csr(Par::Seq), mt.to_csr(Par::Seq));
+    let plain = spgemm::product(mr.as_ref(), mtr.as_ref(), Par::Seq).unwrap();
+    for t in [1, 2, 3, 4] {
+        let rows = common::with_threads(t, || spgemm::product_rows(mr.as_ref(), mtr.as_ref(), Par::Rayon).unwrap());
+        for i in 0..plain.nrows() {
+            let ((ri, rv), (pi, pv)) = (rows.row(i), plain.row(i));
+            assert_eq!(ri, pi, "row {i}, threads = {t}");
+            assert_eq!(common::bits(rv), common::bits(pv), "row {i}, threads = {t}");
+        }
+        let gathered = rows.into_matrix().unwrap();
+        assert_eq!(gathered.pattern(), plain.pattern());
+        assert_eq!(common::bits(gathered.values()), common::bits(plain.values()), "threads = {t}");
     }
 }
 

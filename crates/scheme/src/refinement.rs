@@ -502,16 +502,21 @@ fn compose_rows<'a>(
     }
     mats.reverse();
     needs.reverse();
-    // Bottom up: the products, over the needed rows only.
+    // Bottom up: the products, over the needed rows only. When some rows
+    // are closed, the last product's rows are copied into the merged matrix
+    // anyway, so they stay in the product's blocks (no counting pass).
+    let merging = closed.is_some() && open.as_ref().is_some_and(|o| o.len() < n_out);
+    let products = l_count - 1;
     let mut mats = mats.into_iter();
     let mut acc = match mats.next() {
         Some(m) => m,
         None => unreachable!("at least one level"),
     };
+    let mut last_rows = None;
     for (k, r) in mats.enumerate() {
         // Columns of `r` are rows of level k+1; `acc` holds the needed ones.
         let r = match &needs[k] {
-            Some(rows_of_acc) => Cow::Owned(remap_columns(&r, rows_of_acc)?),
+            Some(rows_of_acc) => Cow::Owned(remap_columns(&r, rows_of_acc, par)),
             None => r,
         };
         let aptr = acc.ptr();
@@ -524,19 +529,24 @@ fn compose_rows<'a>(
                 base + csr_bytes(r.nrows(), nnz),
             )?;
         }
-        acc = Cow::Owned(spgemm::product(CsrMat::as_ref(&r), CsrMat::as_ref(&acc), par)?);
+        if merging && k + 1 == products {
+            last_rows = Some(spgemm::product_rows(CsrMat::as_ref(&r), CsrMat::as_ref(&acc), par)?);
+        } else {
+            acc = Cow::Owned(spgemm::product(CsrMat::as_ref(&r), CsrMat::as_ref(&acc), par)?);
+        }
     }
-    let (Some(cf), Some(open)) = (closed, open) else {
+    let (Some(cf), Some(open), true) = (closed, open, merging) else {
         return Ok(acc.into_owned());
     };
-    if open.len() == n_out {
-        return Ok(acc.into_owned());
-    }
+    let open_nnz = last_rows.as_ref().map_or(acc.nnz() as u64, |p| p.nnz());
     budget.check(
-        || format!("the composed refinement matrix ({} nonzeros)", closed_nnz + acc.nnz() as u64),
-        base_bytes + csr_bytes(n_out, closed_nnz + acc.nnz() as u64),
+        || format!("the composed refinement matrix ({} nonzeros)", closed_nnz + open_nnz),
+        base_bytes + csr_bytes(n_out, closed_nnz + open_nnz),
     )?;
-    merge_rows(n_out, n_in, &lens, &open, &acc, cf, par)
+    match &last_rows {
+        Some(rows) => merge_rows(n_out, n_in, &lens, &open, |k| rows.row(k), cf, par),
+        None => merge_rows(n_out, n_in, &lens, &open, |k| acc.row(k), cf, par),
+    }
 }
 
 /// The distinct columns of `m`, ascending.
@@ -558,33 +568,38 @@ fn columns_of(m: &CsrMat<f64>) -> Vec<u32> {
 
 /// `m` with column `rows[k]` renamed `k` (every column of `m` is in the
 /// ascending list `rows`, so the order within each row is kept).
-fn remap_columns(m: &CsrMat<f64>, rows: &[u32]) -> Result<CsrMat<f64>> {
+fn remap_columns(m: &CsrMat<f64>, rows: &[u32], par: Par) -> CsrMat<f64> {
     let mut at = vec![0u32; m.ncols()];
     for (k, &r) in rows.iter().enumerate() {
         at[r as usize] = k as u32;
     }
-    let idx: Vec<u32> = m.indices().iter().map(|&j| at[j as usize]).collect();
-    Ok(CsrMat::try_new(m.nrows(), rows.len(), m.ptr().to_vec(), idx, m.values().to_vec())?)
+    let old = m.indices();
+    let idx = collect(old.len(), par, |e| at[old[e] as usize]);
+    debug_assert!(old.iter().all(|&j| rows.binary_search(&j).is_ok()), "remap_columns: a column outside `rows`");
+    // SAFETY: `at` is increasing on `rows`, which holds every column of `m`,
+    // so each row's columns stay strictly ascending, and all are below
+    // `rows.len()`; the shape and `ptr` are `m`'s.
+    unsafe { CsrMat::new_unchecked(m.nrows() as u32, rows.len() as u32, m.ptr().to_vec(), idx, m.values().to_vec()) }
 }
 
 /// The composed matrix from the closed-form rows (`lens[i] != OPEN`) and
-/// the products of the open rows (`open[k]` is row `k` of `prod`).
-fn merge_rows(
+/// the products of the open rows (`open[k]` is the row `open_row(k)`).
+fn merge_rows<'p>(
     nrows: usize,
     ncols: usize,
     lens: &[u32],
     open: &[u32],
-    prod: &CsrMat<f64>,
+    open_row: impl Fn(usize) -> (&'p [u32], &'p [f64]) + Sync,
     cf: &dyn ClosedForm,
     par: Par,
 ) -> Result<CsrMat<f64>> {
-    // Row `open[k]` is row `k` of `prod` (`open` is ascending).
+    // Row `open[k]` is `open_row(k)` (`open` is ascending).
     let slot = |i: usize| match open.binary_search(&(i as u32)) {
         Ok(k) => k,
         Err(_) => unreachable!("row {i} is open"),
     };
     let row_len = |i: usize| match lens[i] {
-        OPEN => prod.as_ref().slice(slot(i)).0.len() as u32,
+        OPEN => open_row(slot(i)).0.len() as u32,
         n => n,
     };
     let counts: Cow<'_, [u32]> =
@@ -607,7 +622,7 @@ fn merge_rows(
         for i in r {
             let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
             if lens[i] == OPEN {
-                let (pi, pv) = prod.as_ref().slice(slot(i));
+                let (pi, pv) = open_row(slot(i));
                 ib[a..b].copy_from_slice(pi);
                 vb[a..b].copy_from_slice(pv);
             } else {
