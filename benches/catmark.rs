@@ -1063,11 +1063,16 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         let mut runs: Vec<(&str, Evaluation, bool)> =
             vec![("subla_static_eval", Evaluation::Auto, false), ("subla_static_eval_chain", Evaluation::Chain, false)];
         runs.push(("subla_static_eval_composed", Evaluation::Composed, false));
+        if r.tensor_rows().is_some() {
+            runs.push(("subla_static_eval_tensor", Evaluation::Tensor, false));
+        }
         runs.push(("subla_static_eval_f32x4", Evaluation::Auto, true));
         println!(
-            "refinement matrices: per-level {} nonzeros, composed {} nonzeros",
+            "refinement matrices: per-level {} nonzeros, composed {} nonzeros, {} of {} rows in tensor form",
             r.chain_nnz(),
-            r.composed().map_or(0, |c| c.nnz())
+            r.composed().map_or(0, |c| c.nnz()),
+            r.tensor_rows().map_or(0, |t| t.closed_rows()),
+            r.output_len()
         );
         for (name, how, f32x4) in runs {
             for &(t, p, par) in &variants {
@@ -1113,6 +1118,7 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
     for &(t, _, _) in &variants {
         for peer in peers() {
             rows.push((format!("subla_static_eval/{t}"), format!("{peer}_eval/1thread")));
+            rows.push((format!("subla_static_eval_composed/{t}"), format!("{peer}_eval/1thread")));
         }
         if cfg!(feature = "opensubdiv-petite") {
             rows.push((format!("subla_static_eval_f32x4/{t}"), "osd_petite_eval4/1thread".into()));

@@ -48,6 +48,7 @@ mod finest;
 pub mod kernel;
 mod levels;
 pub mod refinement;
+pub mod tensor;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -31,6 +31,7 @@ use subla_algebra::scan::{compact, offsets_from_counts};
 use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
+use crate::tensor::{TensorEval, TensorRows};
 use crate::{Plan, Result, SchemeError};
 
 /// How many bytes the matrices of a [`Refinement`] may take.
@@ -82,6 +83,14 @@ pub enum Evaluation {
     Chain,
     /// The composed matrix (built on demand).
     Composed,
+    /// The rows the plan writes in tensor-product form ([`TensorRows`])
+    /// from their weight table, the others from the composed matrix: the
+    /// same bits as [`Evaluation::Composed`] for finite data, reading about
+    /// 8 bytes per such row instead of its stored weights. Available after
+    /// [`Refinement::compose_with`] or [`Refinement::composed_of`] with a
+    /// plan whose closed form has that form; [`Evaluation::Auto`] prefers it
+    /// to the composed matrix.
+    Tensor,
 }
 
 /// The refinement matrices of a plan: the chain of per-level matrices and,
@@ -97,6 +106,9 @@ pub struct Refinement {
     /// Built by [`Refinement::composed_of`] over at least one level: the
     /// chain is not kept.
     composed_only: bool,
+    /// The composed matrix's rows in tensor-product form, where the plan's
+    /// closed form had one.
+    tensor: Option<TensorRows>,
 }
 
 impl Refinement {
@@ -126,6 +138,7 @@ impl Refinement {
             output_len: plan.output_len(),
             limit: false,
             composed_only: false,
+            tensor: None,
         })
     }
 
@@ -142,6 +155,7 @@ impl Refinement {
         self.output_len = lim.nrows();
         self.chain.push(lim);
         self.composed = None;
+        self.tensor = None;
         self.limit = true;
         Ok(self)
     }
@@ -155,6 +169,13 @@ impl Refinement {
     /// The product, if [`Refinement::compose`] ran.
     pub fn composed(&self) -> Option<&CsrMat<f64>> {
         self.composed.as_ref()
+    }
+
+    /// The product's rows in tensor-product form, kept by
+    /// [`Refinement::compose_with`] and [`Refinement::composed_of`] where
+    /// the plan's closed form has that form.
+    pub fn tensor_rows(&self) -> Option<&TensorRows> {
+        self.tensor.as_ref()
     }
 
     /// Rows of the control data.
@@ -208,7 +229,9 @@ impl Refinement {
             return Ok(self.composed_ref());
         }
         let closed = plan.closed_form(par)?;
-        self.compose_chain(closed.as_deref(), budget, par)
+        self.compose_chain(closed.as_deref(), budget, par)?;
+        self.tensor = closed.and_then(ClosedForm::into_tensor_rows);
+        Ok(self.composed_ref())
     }
 
     /// Computes (once) the product of the chain, with the rows of `closed`
@@ -262,6 +285,7 @@ impl Refinement {
             output_len: levels.output_len,
             limit: false,
             composed_only: levels.count > 0,
+            tensor: closed.and_then(ClosedForm::into_tensor_rows),
         })
     }
 
@@ -294,16 +318,18 @@ impl Refinement {
         }
     }
 
-    /// An evaluator of the chain or of the product in precision `T`
-    /// (`Evaluation::Composed` builds the product if needed;
-    /// `Evaluation::Auto` uses the product only if it was built and reads
-    /// fewer bytes than the chain for `channels` channels, or if there is
-    /// no chain).
+    /// An evaluator of the chain, of the product or of the product's
+    /// tensor form in precision `T`. `Evaluation::Composed` builds the
+    /// product if needed. `Evaluation::Auto` takes whichever of the chain
+    /// and the built product (through its tensor form where there is one)
+    /// reads fewer bytes for `channels` channels, or the product if there
+    /// is no chain.
     ///
     /// # Errors
     /// As [`Refinement::compose`]; sizes over `u32` once padded;
     /// [`SchemeError::Unsupported`] for `Evaluation::Chain` on a refinement
-    /// built by [`Refinement::composed_of`].
+    /// built by [`Refinement::composed_of`], and for `Evaluation::Tensor`
+    /// without tensor rows.
     pub fn evaluator<T: Float + Send + Sync>(
         &mut self,
         how: Evaluation,
@@ -313,47 +339,89 @@ impl Refinement {
     ) -> Result<Evaluator<T>> {
         let t = std::mem::size_of::<T>() as u64;
         let composed_only = self.composed_only;
-        let use_composed = match how {
+        let d = channels as u64;
+        let traffic = |rows: usize, nnz: u64| (4 + t) * nnz + 4 * rows as u64 + t * d * rows as u64;
+        // Bytes one evaluation through the tensor form reads and writes:
+        // 8 per tensor row, 16 weights per position pair, 80 per patch, the
+        // open rows as a matrix (at most the composed matrix's average row
+        // length each), the data.
+        let tensor_traffic = |c: &CsrMat<f64>, tr: &TensorRows| {
+            let open = (c.nrows() - tr.closed_rows()) as u64;
+            let per_row = (c.nnz() as u64).div_ceil(c.nrows().max(1) as u64);
+            8 * tr.closed_rows() as u64
+                + 80 * tr.patches().len() as u64
+                + traffic(open as usize, open * per_row)
+                + t * d * (c.nrows() + c.ncols()) as u64
+        };
+        enum Use {
+            Chain,
+            Composed,
+            Tensor,
+        }
+        let choice = match how {
             Evaluation::Chain if composed_only => {
                 return Err(SchemeError::Unsupported {
                     scheme: "refinement",
                     reason: "built as the composed matrix alone: no per-level matrices to evaluate".into(),
                 });
             }
-            Evaluation::Chain => false,
-            Evaluation::Auto if composed_only => true,
+            Evaluation::Chain => Use::Chain,
             Evaluation::Composed => {
                 self.compose(budget, par)?;
-                true
+                Use::Composed
             }
+            Evaluation::Tensor => match (&self.composed, &self.tensor) {
+                (Some(_), Some(_)) => Use::Tensor,
+                _ => {
+                    return Err(SchemeError::Unsupported {
+                        scheme: "refinement",
+                        reason: "no rows in tensor-product form: compose with a plan whose closed form has them \
+                                 (Refinement::compose_with or Refinement::composed_of)"
+                            .into(),
+                    });
+                }
+            },
             Evaluation::Auto => match &self.composed {
-                None => false,
+                None => Use::Chain,
                 Some(c) => {
-                    let d = channels as u64;
-                    let traffic = |rows: usize, nnz: u64| (4 + t) * nnz + 4 * rows as u64 + t * d * rows as u64;
                     let chain: u64 = self.chain.iter().map(|r| traffic(r.nrows(), r.nnz() as u64)).sum::<u64>()
                         + self.chain.iter().map(|r| t * d * r.ncols() as u64).sum::<u64>();
-                    let composed = traffic(c.nrows(), c.nnz() as u64) + t * d * c.ncols() as u64;
-                    composed <= chain
+                    let (cost, with) = match &self.tensor {
+                        Some(tr) => (tensor_traffic(c, tr), Use::Tensor),
+                        None => (traffic(c.nrows(), c.nnz() as u64) + t * d * c.ncols() as u64, Use::Composed),
+                    };
+                    if composed_only || cost <= chain { with } else { Use::Chain }
                 }
             },
         };
-        let mats = if use_composed {
-            match &self.composed {
-                Some(c) => vec![PaddedCsr::from_csr(c.as_ref())?],
-                None => unreachable!("composed above"),
-            }
-        } else {
-            self.chain.iter().map(|r| PaddedCsr::from_csr(r.as_ref())).collect::<std::result::Result<Vec<_>, _>>()?
+        let composed = || match &self.composed {
+            Some(c) => c,
+            None => unreachable!("composed above"),
         };
-        Ok(Evaluator { mats, input_len: self.input_len })
+        let (mats, tensor) = match choice {
+            Use::Chain => (
+                self.chain
+                    .iter()
+                    .map(|r| PaddedCsr::from_csr(r.as_ref()))
+                    .collect::<std::result::Result<Vec<_>, _>>()?,
+                None,
+            ),
+            Use::Composed => (vec![PaddedCsr::from_csr(composed().as_ref())?], None),
+            Use::Tensor => match &self.tensor {
+                Some(tr) => (Vec::new(), Some(TensorEval::new(tr, composed(), par)?)),
+                None => unreachable!("chosen only with tensor rows"),
+            },
+        };
+        Ok(Evaluator { mats, tensor, input_len: self.input_len })
     }
 }
 
-/// Repeated evaluation of a [`Refinement`]: one padded-CSR SpMV per matrix.
+/// Repeated evaluation of a [`Refinement`]: one padded-CSR SpMV per
+/// matrix, or the product's tensor form.
 #[derive(Clone, Debug)]
 pub struct Evaluator<T> {
     mats: Vec<PaddedCsr<T>>,
+    tensor: Option<TensorEval<T>>,
     input_len: usize,
 }
 
@@ -364,24 +432,40 @@ impl<T: Float + Send + Sync> Evaluator<T> {
     }
     /// Rows written.
     pub fn output_len(&self) -> usize {
-        self.mats.last().map_or(self.input_len, |m| m.nrows())
+        match &self.tensor {
+            Some(te) => te.nrows(),
+            None => self.mats.last().map_or(self.input_len, |m| m.nrows()),
+        }
     }
-    /// Number of matrices applied in turn (1 for the product).
+    /// Number of matrices applied in turn (1 for the product, in either
+    /// form).
     pub fn num_matrices(&self) -> usize {
-        self.mats.len()
+        if self.tensor.is_some() { 1 } else { self.mats.len() }
     }
-    /// Nonzeros applied per evaluation (without padding).
+    /// Nonzeros applied per evaluation (without padding; the product's
+    /// for its tensor form).
     pub fn nnz(&self) -> u64 {
-        self.mats.iter().map(|m| m.nnz() as u64).sum()
+        match &self.tensor {
+            Some(te) => te.nnz(),
+            None => self.mats.iter().map(|m| m.nnz() as u64).sum(),
+        }
     }
     /// Rows of the intermediate levels (written and read once per
     /// evaluation of a chain; 0 for the product).
     pub fn intermediate_rows(&self) -> usize {
         self.mats.iter().rev().skip(1).map(|m| m.nrows()).sum()
     }
-    /// Bytes of the matrices (with padding).
+    /// Bytes of the matrices (with padding), or of the tensor form (rows,
+    /// patches, weight table and the other rows' matrix).
     pub fn matrix_bytes(&self) -> u64 {
-        self.mats.iter().map(|m| m.bytes() as u64).sum()
+        match &self.tensor {
+            Some(te) => te.bytes(),
+            None => self.mats.iter().map(|m| m.bytes() as u64).sum(),
+        }
+    }
+    /// Whether this evaluator applies the product's tensor form.
+    pub fn is_tensor(&self) -> bool {
+        self.tensor.is_some()
     }
 
     /// `out = R control` for `n × d` data.
@@ -405,6 +489,20 @@ impl<T: Float + Send + Sync> Evaluator<T> {
             (self.output_len(), control.ncols())
         );
         let d = control.ncols();
+        if let Some(te) = &self.tensor {
+            let x = control.as_standard_layout();
+            let Some(xs) = x.as_slice() else { unreachable!("standard layout arrays are contiguous") };
+            match out.as_slice_mut() {
+                Some(ys) => te.apply(xs, ys, d, par),
+                None => {
+                    let mut tmp = ndarray::Array2::from_elem(out.dim(), T::zero());
+                    let Some(ts) = tmp.as_slice_mut() else { unreachable!("fresh arrays are contiguous") };
+                    te.apply(xs, ts, d, par);
+                    out.assign(&tmp);
+                }
+            }
+            return;
+        }
         match self.mats.split_last() {
             None => out.assign(&control),
             Some((last, head)) => {
@@ -436,6 +534,11 @@ pub trait ClosedForm: Sync {
     /// Writes row `row`, one with a closed form: `idx` and `vals` have the
     /// length [`ClosedForm::row_len`] gave.
     fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]);
+    /// The rows in tensor-product form, if they have it: a [`Refinement`]
+    /// keeps them for [`Evaluation::Tensor`]. `None` by default.
+    fn into_tensor_rows(self: Box<Self>) -> Option<TensorRows> {
+        None
+    }
 }
 
 /// The sizes of a chain of `count` levels.

@@ -101,6 +101,10 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     ev.apply(x.view(), out.view_mut(), Par::Rayon);
     let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff <= tol * scale, "{name}: the composed_of evaluator and eval differ by {diff}");
+    // Rows kept in tensor-product form evaluate to the composed matrix's
+    // bits, in both precisions and for any channel count.
+    check_tensor(name, &alone, &x);
+    check_tensor(name, &with_plan, &x);
     for l in 0..levels {
         let r = plan.operator(l, Par::Rayon).unwrap();
         let rows: Vec<u32> = (0..r.nrows() as u32).rev().step_by(3).collect();
@@ -162,5 +166,51 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     if let Some(fine) = plan.refined(levels) {
         let m2_fine = m2.refined(m2.levels()).unwrap_or_else(|| panic!("{name}: modeling has no refined mesh"));
         assert_eq!(m2_fine, fine, "{name}: modeling and static meshes differ");
+    }
+}
+
+/// The tensor-form evaluator of `r` (if it has tensor rows; else
+/// `Evaluation::Tensor` must be refused) against its composed matrix's:
+/// the same bits in `f64` and `f32`, for 1 to 6 channels, and into a
+/// strided view. `x` is control data (`input_len × 3`).
+///
+/// # Panics
+/// On any difference, naming `name`.
+pub fn check_tensor(name: &str, r: &Refinement, x: &Array2<f64>) {
+    let mut r = r.clone();
+    if r.tensor_rows().is_none() {
+        assert!(
+            r.evaluator::<f64>(Evaluation::Tensor, 3, Budget::UNLIMITED, Par::Rayon).is_err(),
+            "{name}: no tensor rows, so no tensor evaluator"
+        );
+        return;
+    }
+    let n = x.nrows();
+    for d in 1..=6 {
+        let xd = Array2::from_shape_fn((n, d), |(i, c)| x[(i, c % 3)] * (1.0 + c as f64));
+        let tensor = r.evaluator::<f64>(Evaluation::Tensor, d, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let composed = r.evaluator::<f64>(Evaluation::Composed, d, Budget::UNLIMITED, Par::Rayon).unwrap();
+        assert!(tensor.is_tensor() && !composed.is_tensor(), "{name}: evaluator kinds");
+        assert_eq!(tensor.nnz(), composed.nnz(), "{name}: nonzeros of the tensor form");
+        let mut a = Array2::zeros((tensor.output_len(), d));
+        let mut b = Array2::zeros((composed.output_len(), d));
+        tensor.apply(xd.view(), a.view_mut(), Par::Rayon);
+        composed.apply(xd.view(), b.view_mut(), Par::Rayon);
+        let bits = |m: &Array2<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert!(bits(&a) == bits(&b), "{name}: the tensor and composed evaluators differ ({d} channels, f64)");
+        let x32 = xd.mapv(|v| v as f32);
+        let tensor = r.evaluator::<f32>(Evaluation::Tensor, d, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let composed = r.evaluator::<f32>(Evaluation::Composed, d, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let mut a = Array2::zeros((tensor.output_len(), d));
+        let mut b = Array2::zeros((composed.output_len(), d));
+        tensor.apply(x32.view(), a.view_mut(), Par::Seq);
+        composed.apply(x32.view(), b.view_mut(), Par::Rayon);
+        let bits = |m: &Array2<f32>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert!(bits(&a) == bits(&b), "{name}: the tensor and composed evaluators differ ({d} channels, f32)");
+        // A view that is not contiguous (every other column of a wider
+        // output) gets the same values.
+        let mut wide = Array2::zeros((tensor.output_len(), 2 * d));
+        tensor.apply(x32.view(), wide.slice_mut(ndarray::s![.., ..;2]), Par::Rayon);
+        assert!(wide.slice(ndarray::s![.., ..;2]) == b, "{name}: tensor evaluator into a strided view");
     }
 }

@@ -18,6 +18,9 @@
 //! so the rows written here are the product's to the bit. Deeper plans get
 //! no closed form.
 //!
+//! The rows are handed out as [`TensorRows`]: a refinement keeps them and
+//! evaluates them from their weight table, without stored weights.
+//!
 //! Each finest vertex is located by following faces down the levels: the
 //! child of corner `k` of a face covers the quarter at that corner, its
 //! first edge along the parent's edge `k` (the quad split's order). A vertex
@@ -27,7 +30,8 @@
 use subla_algebra::Par;
 use subla_algebra::par::collect;
 use subla_mesh::Mesh;
-use subla_scheme::refinement::ClosedForm;
+use subla_scheme::Result;
+use subla_scheme::tensor::{TensorPatch, TensorRow, TensorRows};
 
 /// Most levels with a closed form (where its weights are exact).
 pub(crate) const MAX_LEVELS: usize = 8;
@@ -86,59 +90,6 @@ impl Frame {
     }
 }
 
-/// Where a finest vertex lies: its control face and grid position.
-#[derive(Copy, Clone, Debug)]
-struct Owner {
-    face: u32,
-    x: u16,
-    y: u16,
-}
-
-/// The sixteen control points of a regular face, ascending, each with its
-/// grid index `4 r + s` (`r` along edge 0, `s` along edge 3; the face's
-/// corners are `(1, 1)`, `(2, 1)`, `(2, 2)`, `(1, 2)`).
-#[derive(Copy, Clone, Debug)]
-struct Patch {
-    ids: [u32; 16],
-    grid: [u8; 16],
-}
-
-/// The closed-form rows of a Catmull-Clark plan's composed matrix.
-pub(crate) struct RegularRows {
-    /// One-dimensional weights of grid positions `0 ..= 2^L` over four
-    /// control points, and how many of them are not zero.
-    weights: Vec<[f64; 4]>,
-    nonzeros: Vec<u8>,
-    /// Per control face: its patch index, or `NONE`.
-    patch_of: Vec<u32>,
-    patches: Vec<Patch>,
-    owners: Vec<Owner>,
-}
-
-impl ClosedForm for RegularRows {
-    fn row_len(&self, row: usize) -> Option<usize> {
-        let o = self.owners[row];
-        (o.face != NONE).then(|| usize::from(self.nonzeros[o.x as usize]) * usize::from(self.nonzeros[o.y as usize]))
-    }
-    fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]) {
-        let o = self.owners[row];
-        let p = &self.patches[self.patch_of[o.face as usize] as usize];
-        let (wx, wy) = (&self.weights[o.x as usize], &self.weights[o.y as usize]);
-        // Compacted without branches into a local row, then copied out.
-        let (mut ri, mut rv) = ([0u32; 16], [0f64; 16]);
-        let mut n = 0;
-        for (&id, &g) in p.ids.iter().zip(&p.grid) {
-            let w = wx[usize::from(g >> 2)] * wy[usize::from(g & 3)];
-            ri[n] = id;
-            rv[n] = w;
-            n += usize::from(w != 0.0);
-        }
-        debug_assert_eq!(n, idx.len(), "row {row}: the closed form's length");
-        idx.copy_from_slice(&ri[..idx.len()]);
-        vals.copy_from_slice(&rv[..vals.len()]);
-    }
-}
-
 /// One-dimensional weights of the points at `t / 2^levels`, `t = 0 ..=
 /// 2^levels`, over the control points at `-1, 0, 1, 2`.
 fn weights_1d(levels: usize) -> Vec<[f64; 4]> {
@@ -177,7 +128,7 @@ fn weights_1d(levels: usize) -> Vec<[f64; 4]> {
 
 /// The patch of control face `f`, if it is regular; `holes` are the
 /// mesh's hole flags if it has any.
-fn patch(mesh: &Mesh, holes: Option<&[bool]>, f: usize) -> Option<Patch> {
+fn patch(mesh: &Mesh, holes: Option<&[bool]>, f: usize) -> Option<TensorPatch> {
     let t = mesh.topology();
     let (fptr, fv, cf, ce) = (t.face_ptr(), t.face_verts(), t.corner_faces(), t.corner_edges());
     let (es, vs) = (mesh.edge_sharpness(), mesh.vertex_sharpness());
@@ -264,16 +215,16 @@ fn patch(mesh: &Mesh, holes: Option<&[bool]>, f: usize) -> Option<Patch> {
     if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
         return None;
     }
-    Some(Patch { ids: pairs.map(|p| p.0), grid: pairs.map(|p| p.1) })
+    Some(TensorPatch { ids: pairs.map(|p| p.0), grid: pairs.map(|p| p.1) })
 }
 
 /// The closed-form rows of the composed matrix of the levels `meshes`
 /// (`0..L`, with full connectivity), or `None` past [`MAX_LEVELS`] or with
 /// no regular control face.
-pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
+pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRows>> {
     let levels = meshes.len();
     if levels == 0 || levels > MAX_LEVELS {
-        return None;
+        return Ok(None);
     }
     let base = &meshes[0];
     let holes = base.has_holes().then(|| base.holes());
@@ -287,7 +238,7 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
         }
     }
     if patches.is_empty() {
-        return None;
+        return Ok(None);
     }
     let n = 1i32 << levels;
     // Frames of the faces of each level down to L-1.
@@ -309,8 +260,8 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
     let t = meshes[levels - 1].topology();
     let (nv, nf) = (t.num_vertices(), t.num_faces());
     let (fptr, cf) = (t.face_ptr(), t.corner_faces());
-    let none = Owner { face: NONE, x: 0, y: 0 };
-    let own = |(x, y): (i32, i32), face: u32| Owner { face, x: x as u16, y: y as u16 };
+    let none = TensorRow::OPEN;
+    let own = |(x, y): (i32, i32), face: u32| TensorRow { patch: patch_of[face as usize], x: x as u16, y: y as u16 };
     // The first of `corners` whose face lies in a regular control face,
     // with the corner's place in its face.
     let first = |corners: &[u32]| -> Option<(&Frame, usize)> {
@@ -338,9 +289,7 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Option<RegularRows> {
             })
         }
     });
-    let weights = weights_1d(levels);
-    let nonzeros = weights.iter().map(|w| w.iter().filter(|&&x| x != 0.0).count() as u8).collect();
-    Some(RegularRows { weights, nonzeros, patch_of, patches, owners })
+    TensorRows::new(base.num_vertices(), weights_1d(levels), patches, owners).map(Some)
 }
 
 #[cfg(test)]

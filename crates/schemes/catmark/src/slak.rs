@@ -54,7 +54,7 @@ impl LevelRules for CatmarkRules {
         level_operator_bound(t)
     }
     fn closed_form<'a>(meshes: &'a [Mesh], par: Par) -> Result<Option<Box<dyn ClosedForm + 'a>>> {
-        Ok(regular_rows(meshes, par).map(|r| Box::new(r) as Box<dyn ClosedForm>))
+        Ok(regular_rows(meshes, par)?.map(|r| Box::new(r) as Box<dyn ClosedForm>))
     }
     fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         limit_operator(finest, par)

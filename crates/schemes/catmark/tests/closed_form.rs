@@ -1,14 +1,16 @@
 //! The composed refinement matrix with regular rows in closed form
 //! (`Refinement::compose_with`, `Refinement::composed_of`) is the product
-//! of the per-level matrices, bit for bit.
+//! of the per-level matrices, bit for bit, and its rows kept in tensor
+//! form evaluate to the composed matrix's bits.
 
+use ndarray::Array2;
 use proptest::prelude::*;
 use subla_algebra::{CsrMat, Par};
 use subla_catmark::CatmarkSlak;
 use subla_mesh::Mesh;
 use subla_mesh::proptest_support::{any_mesh, closed_quad_mesh, mesh_with_creases, torus};
-use subla_scheme::refinement::{Budget, Refinement};
-use subla_scheme::testing::with_threads;
+use subla_scheme::refinement::{Budget, Evaluation, Refinement};
+use subla_scheme::testing::{check_tensor, with_threads};
 use subla_scheme::{Plan, Refiner};
 
 fn bits(m: &CsrMat<f64>) -> (Vec<u32>, Vec<u32>, Vec<u64>) {
@@ -27,8 +29,25 @@ fn check(mesh: &Mesh, levels: u32) -> usize {
         let alone = with_threads(threads, || Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Rayon)).unwrap();
         assert_eq!(bits(alone.composed().unwrap()), want, "composed_of, {threads} threads");
     }
-    let alone = Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Seq).unwrap();
+    let mut alone = Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Seq).unwrap();
     assert_eq!(bits(alone.composed().unwrap()), want, "composed_of, Par::Seq");
+    // The rows kept in tensor form evaluate to the composed matrix's bits,
+    // for any thread count.
+    if alone.tensor_rows().is_some() {
+        let n = plan.input_len();
+        let x = Array2::from_shape_fn((n, 3), |(i, c)| ((3 * i + c) as f64 * 0.731).sin() * 10.0);
+        let composed = alone.evaluator::<f64>(Evaluation::Composed, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let mut want = Array2::zeros((plan.output_len(), 3));
+        composed.apply(x.view(), want.view_mut(), Par::Seq);
+        let tensor = alone.evaluator::<f64>(Evaluation::Tensor, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
+        for threads in [1, 2, 3] {
+            let mut got = Array2::zeros((plan.output_len(), 3));
+            with_threads(threads, || tensor.apply(x.view(), got.view_mut(), Par::Rayon));
+            let same = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "tensor evaluation, {threads} threads");
+        }
+        check_tensor("closed form", &alone, &x);
+    }
     let cf = plan.closed_form(Par::Rayon).unwrap();
     cf.map_or(0, |cf| (0..plan.output_len()).filter(|&i| cf.row_len(i).is_some()).count())
 }
