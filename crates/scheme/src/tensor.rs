@@ -38,7 +38,7 @@ use std::ops::Range;
 
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::par::{balanced_ranges, split_by_ranges};
+use subla_algebra::par::split_by_ranges;
 use subla_algebra::scan::compact;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
@@ -266,10 +266,11 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         }
         let mut open_y = vec![T::zero(); self.open.len() * d];
         self.open_mat.apply_slices(x, &mut open_y, d, par);
-        // Blocks of rows of about equal work (16 terms a tensor row, the
-        // open rows' copies counted as one).
-        let ptr: Vec<u32> = (0..=self.rows.len()).map(|i| i as u32).collect();
-        let blocks = balanced_ranges(&ptr, par.blocks(self.rows.len() * d * 16, 1 << 14));
+        // Blocks of equally many rows (the open rows, already computed, are
+        // only copied).
+        let n = self.rows.len();
+        let nb = par.blocks(n * d * 16, 1 << 14);
+        let blocks: Vec<Range<usize>> = (0..nb).map(|b| b * n / nb..(b + 1) * n / nb).collect();
         let run = |rows: Range<usize>, ys: &mut [T]| {
             let mut k = self.open.partition_point(|&o| (o as usize) < rows.start);
             match d {
