@@ -89,7 +89,7 @@ pub enum Evaluation {
     /// 8 bytes per such row instead of its stored weights. Available after
     /// [`Refinement::compose_with`] or [`Refinement::composed_of`] with a
     /// plan whose closed form has that form; [`Evaluation::Auto`] prefers it
-    /// to the composed matrix.
+    /// to the composed matrix where at least 3/4 of the rows have it.
     Tensor,
 }
 
@@ -321,9 +321,9 @@ impl Refinement {
     /// An evaluator of the chain, of the product or of the product's
     /// tensor form in precision `T`. `Evaluation::Composed` builds the
     /// product if needed. `Evaluation::Auto` takes whichever of the chain
-    /// and the built product (through its tensor form where there is one)
-    /// reads fewer bytes for `channels` channels, or the product if there
-    /// is no chain.
+    /// and the built product reads fewer bytes for `channels` channels, or
+    /// the product if there is no chain; the product goes through its
+    /// tensor form where at least 3/4 of its rows have one.
     ///
     /// # Errors
     /// As [`Refinement::compose`]; sizes over `u32` once padded;
@@ -386,9 +386,15 @@ impl Refinement {
                 Some(c) => {
                     let chain: u64 = self.chain.iter().map(|r| traffic(r.nrows(), r.nnz() as u64)).sum::<u64>()
                         + self.chain.iter().map(|r| t * d * r.ncols() as u64).sum::<u64>();
+                    // The tensor form does more arithmetic per row than
+                    // the matrix and copies the open rows once more: it is
+                    // taken only where at least 3/4 of the rows have it.
+                    let composed_cost = traffic(c.nrows(), c.nnz() as u64) + t * d * c.ncols() as u64;
                     let (cost, with) = match &self.tensor {
-                        Some(tr) => (tensor_traffic(c, tr), Use::Tensor),
-                        None => (traffic(c.nrows(), c.nnz() as u64) + t * d * c.ncols() as u64, Use::Composed),
+                        Some(tr) if 4 * tr.closed_rows() >= 3 * c.nrows() && tensor_traffic(c, tr) <= composed_cost => {
+                            (tensor_traffic(c, tr), Use::Tensor)
+                        }
+                        _ => (composed_cost, Use::Composed),
                     };
                     if composed_only || cost <= chain { with } else { Use::Chain }
                 }
