@@ -342,14 +342,13 @@ impl Refinement {
         let d = channels as u64;
         let traffic = |rows: usize, nnz: u64| (4 + t) * nnz + 4 * rows as u64 + t * d * rows as u64;
         // Bytes one evaluation through the tensor form reads and writes:
-        // 8 per tensor row, 16 weights per position pair, 80 per patch, the
-        // open rows as a matrix (at most the composed matrix's average row
+        // 8 per tensor row, the patches, the open rows as a matrix (at most the composed matrix's average row
         // length each), the data.
         let tensor_traffic = |c: &CsrMat<f64>, tr: &TensorRows| {
             let open = (c.nrows() - tr.closed_rows()) as u64;
             let per_row = (c.nnz() as u64).div_ceil(c.nrows().max(1) as u64);
             8 * tr.closed_rows() as u64
-                + 80 * tr.patches().len() as u64
+                + std::mem::size_of_val(tr.patches()) as u64
                 + traffic(open as usize, open * per_row)
                 + t * d * (c.nrows() + c.ncols()) as u64
         };
@@ -390,10 +389,13 @@ impl Refinement {
                     // the matrix and copies the open rows once more: it is
                     // taken only where at least 3/4 of the rows have it.
                     let composed_cost = traffic(c.nrows(), c.nnz() as u64) + t * d * c.ncols() as u64;
-                    let (cost, with) = match &self.tensor {
-                        Some(tr) if 4 * tr.closed_rows() >= 3 * c.nrows() && tensor_traffic(c, tr) <= composed_cost => {
-                            (tensor_traffic(c, tr), Use::Tensor)
-                        }
+                    let tensor_cost = self
+                        .tensor
+                        .as_ref()
+                        .filter(|tr| 4 * tr.closed_rows() >= 3 * c.nrows())
+                        .map(|tr| tensor_traffic(c, tr));
+                    let (cost, with) = match tensor_cost {
+                        Some(cost) if cost <= composed_cost => (cost, Use::Tensor),
                         _ => (composed_cost, Use::Composed),
                     };
                     if composed_only || cost <= chain { with } else { Use::Chain }

@@ -155,10 +155,10 @@ impl TensorRows {
         (self.weights.len() * 33 + self.patches.len() * std::mem::size_of::<TensorPatch>() + self.rows.len() * 8) as u64
     }
 
-    /// Row `i`'s weight of grid index `g`.
+    /// The weight of grid index `g` at positions `(x, y)`.
     #[inline]
-    fn weight(&self, r: TensorRow, g: u8) -> f64 {
-        self.weights[usize::from(r.x)][usize::from(g >> 2)] * self.weights[usize::from(r.y)][usize::from(g & 3)]
+    fn weight(&self, x: u16, y: u16, g: u8) -> f64 {
+        self.weights[usize::from(x)][usize::from(g >> 2)] * self.weights[usize::from(y)][usize::from(g & 3)]
     }
 }
 
@@ -176,7 +176,7 @@ impl ClosedForm for TensorRows {
         let (mut ri, mut rv) = ([0u32; 16], [0f64; 16]);
         let mut n = 0;
         for (&id, &g) in p.ids.iter().zip(&p.grid) {
-            let w = self.weight(r, g);
+            let w = self.weight(r.x, r.y, g);
             ri[n] = id;
             rv[n] = w;
             n += usize::from(w != 0.0);
@@ -215,10 +215,7 @@ impl<T: Float + Send + Sync> TensorEval<T> {
     pub(crate) fn new(tensor: &TensorRows, composed: &CsrMat<f64>, par: Par) -> Result<Self> {
         let nt = tensor.weights.len();
         let table = (0..nt * nt)
-            .map(|xy| {
-                let r = TensorRow { patch: 0, x: (xy / nt) as u16, y: (xy % nt) as u16 };
-                std::array::from_fn(|g| cast::<T>(tensor.weight(r, g as u8)))
-            })
+            .map(|xy| std::array::from_fn(|g| cast::<T>(tensor.weight((xy / nt) as u16, (xy % nt) as u16, g as u8))))
             .collect();
         let open = compact(tensor.rows.len(), |i| tensor.rows[i].patch == OPEN, par)?;
         let open_mat = PaddedCsr::from_csr(composed.as_ref().select_major(&open).as_ref())?;
