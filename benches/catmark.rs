@@ -1048,7 +1048,26 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
                 false,
                 &mut in_pool(p, || Refinement::composed_of(plan, Budget::default(), par)),
             );
+            h.bench(
+                &row,
+                "subla_tensor_build",
+                t,
+                false,
+                &mut in_pool(p, || Refinement::tensor_of(plan, Budget::default(), par)),
+            );
         }
+        // Like the peers' builds: the topology of every level, then the
+        // composed matrix (tensor rows kept apart).
+        h.bench(
+            &row,
+            "subla_plan_tensor_build",
+            t,
+            false,
+            &mut in_pool(p, || {
+                let plan = CatmarkSlak.build(mesh, level, par)?;
+                Refinement::tensor_of(&plan, Budget::default(), par)
+            }),
+        );
     }
     let refinement = static_plan.as_ref().ok().and_then(|plan| {
         pn.install(|| {
@@ -1078,27 +1097,39 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
             for &(t, p, par) in &variants {
                 let (secs, bytes) = if f32x4 {
                     let Ok(ev) = r.evaluator::<f32>(how, 4, Budget::default(), Par::Rayon) else { continue };
+                    let bytes = eval_bytes(&ev, 4);
                     let mut out = ndarray::Array2::<f32>::zeros((ev.output_len(), 4));
                     h.bench(&row, name, t, false, &mut in_pool(p, || ev.apply(pos4.view(), out.view_mut(), par)));
-                    (h.seconds(&row.group, &format!("{name}/{t}")), eval_bytes(&ev, 4))
+                    (h.seconds(&row.group, &format!("{name}/{t}")), bytes)
                 } else {
                     let Ok(ev) = r.evaluator::<f64>(how, 3, Budget::default(), Par::Rayon) else { continue };
+                    let bytes = eval_bytes(&ev, 3);
                     let mut out = ndarray::Array2::<f64>::zeros((ev.output_len(), 3));
                     h.bench(&row, name, t, false, &mut in_pool(p, || ev.apply(pos.view(), out.view_mut(), par)));
-                    (h.seconds(&row.group, &format!("{name}/{t}")), eval_bytes(&ev, 3))
+                    (h.seconds(&row.group, &format!("{name}/{t}")), bytes)
                 };
-                if let Some(secs) = secs {
-                    let gbs = bytes as f64 / secs / 1e9;
-                    let line = format!(
-                        "{} {name}/{t}: {:.1} MB moved in {:.2} ms = {gbs:.2} GB/s = {:.0} % of the copy bandwidth",
-                        row.group,
-                        bytes as f64 / 1e6,
-                        secs * 1e3,
-                        100.0 * gbs / copy_bandwidth()
-                    );
-                    println!("{line}");
-                    h.notes.push(line);
-                }
+                let Some(secs) = secs else { continue };
+                // A copy moving as many bytes, timed the same way right
+                // after: the machine's bandwidth drifts over minutes.
+                let copy_id = format!("copy_for_{name}");
+                let words = (bytes / 16) as usize;
+                let src: Vec<f64> = (0..words).map(|i| i as f64).collect();
+                let mut dst = vec![0f64; words];
+                h.bench(&row, &copy_id, t, false, &mut in_pool(p, || stream_copy(&mut dst, &src, par)));
+                drop((src, dst));
+                let gbs = bytes as f64 / secs / 1e9;
+                let adjacent = h.seconds(&row.group, &format!("{copy_id}/{t}")).map(|c| bytes as f64 / c / 1e9);
+                let line = format!(
+                    "{} {name}/{t}: {:.1} MB moved in {:.2} ms = {gbs:.2} GB/s = {} of the copy of as many bytes \
+                     timed alongside, {:.0} % of the best copy bandwidth",
+                    row.group,
+                    bytes as f64 / 1e6,
+                    secs * 1e3,
+                    adjacent.map_or("-".to_string(), |c| format!("{:.0} % ({c:.2} GB/s)", 100.0 * gbs / c)),
+                    100.0 * gbs / copy_bandwidth()
+                );
+                println!("{line}");
+                h.notes.push(line);
             }
         }
     }
@@ -1119,11 +1150,14 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         for peer in peers() {
             rows.push((format!("subla_static_eval/{t}"), format!("{peer}_eval/1thread")));
             rows.push((format!("subla_static_eval_composed/{t}"), format!("{peer}_eval/1thread")));
+            rows.push((format!("subla_plan_tensor_build/{t}"), format!("{peer}_build/1thread")));
         }
         if cfg!(feature = "opensubdiv-petite") {
             rows.push((format!("subla_static_eval_f32x4/{t}"), "osd_petite_eval4/1thread".into()));
             rows.push((format!("subla_static_build/{t}"), "osd_petite_build/1thread".into()));
             rows.push((format!("subla_composed_build/{t}"), "osd_petite_build/1thread".into()));
+            rows.push((format!("subla_tensor_build/{t}"), "osd_petite_build/1thread".into()));
+            rows.push((format!("subla_plan_tensor_build/{t}"), "osd_petite_build/1thread".into()));
         }
     }
     let rows: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
@@ -1141,6 +1175,15 @@ fn eval_bytes<T: num_traits::Float + Send + Sync>(ev: &Evaluator<T>, d: usize) -
 
 /// STREAM-style copy bandwidth of this machine (bytes read + written per
 /// second, best of five copies of 512 MB on all threads), measured once.
+/// `dst = src`, in 1 MiB pieces over the pool under `Par::Rayon`.
+fn stream_copy(dst: &mut [f64], src: &[f64], par: Par) {
+    use rayon::prelude::*;
+    match par {
+        Par::Seq => dst.copy_from_slice(src),
+        Par::Rayon => dst.par_chunks_mut(1 << 17).zip(src.par_chunks(1 << 17)).for_each(|(d, s)| d.copy_from_slice(s)),
+    }
+}
+
 fn copy_bandwidth() -> f64 {
     static BW: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     *BW.get_or_init(|| {

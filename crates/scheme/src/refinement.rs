@@ -8,6 +8,10 @@
 //! * [`Refinement::compose`] multiplies them, `R = R_{L−1} ⋯ R_0` (Eq. 22),
 //!   through the algebra crate's symbolic and numeric SpGEMM, predicting
 //!   each product's size before building it.
+//! * [`Refinement::compose_with`] and [`Refinement::composed_of`] take the
+//!   rows a plan knows in closed form ([`Plan::closed_form`]) as they are;
+//!   [`Refinement::tensor_of`] keeps such rows in tensor-product form
+//!   ([`TensorRows`]) and stores only the others.
 //! * [`Refinement::evaluator`] packs the cheaper of the two (or the one
 //!   asked for) into padded CSR ([`PaddedCsr`]) for repeated evaluation in
 //!   `f32` or `f64`.
@@ -87,8 +91,8 @@ pub enum Evaluation {
     /// from their weight table, the others from the composed matrix: the
     /// same bits as [`Evaluation::Composed`] for finite data, reading about
     /// 8 bytes per such row instead of its stored weights. Available after
-    /// [`Refinement::compose_with`] or [`Refinement::composed_of`] with a
-    /// plan whose closed form has that form; [`Evaluation::Auto`] prefers it
+    /// [`Refinement::compose_with`], [`Refinement::composed_of`] or
+    /// [`Refinement::tensor_of`] with a plan whose closed form has that form; [`Evaluation::Auto`] prefers it
     /// to the composed matrix where at least 3/4 of the rows have it.
     Tensor,
 }
@@ -109,6 +113,19 @@ pub struct Refinement {
     /// The composed matrix's rows in tensor-product form, where the plan's
     /// closed form had one.
     tensor: Option<TensorRows>,
+    /// The composed matrix's other rows, kept apart by
+    /// [`Refinement::tensor_of`] (and kept after [`Refinement::compose`]
+    /// merged them with the tensor rows).
+    apart: Option<OpenRows>,
+}
+
+/// The rows of the composed matrix without a closed form.
+#[derive(Clone, Debug)]
+struct OpenRows {
+    /// Row `k` is the `k`-th such row of the composed matrix (ascending).
+    mat: CsrMat<f64>,
+    /// Nonzeros of the whole composed matrix.
+    nnz: u64,
 }
 
 impl Refinement {
@@ -139,6 +156,7 @@ impl Refinement {
             limit: false,
             composed_only: false,
             tensor: None,
+            apart: None,
         })
     }
 
@@ -147,8 +165,19 @@ impl Refinement {
     /// positions. Drops a product computed before.
     ///
     /// # Errors
-    /// As [`Plan::limit`]; [`SchemeError::OverBudget`].
+    /// As [`Plan::limit`]; [`SchemeError::OverBudget`];
+    /// [`SchemeError::Unsupported`] for a refinement built as the composed
+    /// matrix alone ([`Refinement::composed_of`], [`Refinement::tensor_of`]),
+    /// which has no chain to append to.
     pub fn with_limit<P: Plan + ?Sized>(mut self, plan: &P, budget: Budget, par: Par) -> Result<Refinement> {
+        if self.composed_only {
+            return Err(SchemeError::Unsupported {
+                scheme: "refinement",
+                reason: "built as the composed matrix alone: build the chain (Refinement::chain) to append the \
+                         limit operator"
+                    .into(),
+            });
+        }
         let lim = plan.limit(par)?;
         let used = self.chain_bytes() + csr_bytes(lim.nrows(), lim.nnz() as u64);
         budget.check(|| "the refinement matrices and the limit operator".into(), used)?;
@@ -156,6 +185,7 @@ impl Refinement {
         self.chain.push(lim);
         self.composed = None;
         self.tensor = None;
+        self.apart = None;
         self.limit = true;
         Ok(self)
     }
@@ -166,9 +196,23 @@ impl Refinement {
         &self.chain
     }
 
-    /// The product, if [`Refinement::compose`] ran.
+    /// The product, if [`Refinement::compose`] ran or
+    /// [`Refinement::composed_of`] built it (a refinement from
+    /// [`Refinement::tensor_of`] with tensor rows has it only after
+    /// [`Refinement::compose`]).
     pub fn composed(&self) -> Option<&CsrMat<f64>> {
         self.composed.as_ref()
+    }
+
+    /// Nonzeros of the product, whether it is stored as a matrix or, from
+    /// [`Refinement::tensor_of`], as tensor rows and the other rows apart;
+    /// `None` before it is built.
+    pub fn composed_nnz(&self) -> Option<u64> {
+        match (&self.composed, &self.apart) {
+            (Some(c), _) => Some(c.nnz() as u64),
+            (None, Some(a)) => Some(a.nnz),
+            (None, None) => None,
+        }
     }
 
     /// The product's rows in tensor-product form, kept by
@@ -207,6 +251,19 @@ impl Refinement {
     /// # Errors
     /// [`SchemeError::OverBudget`]; sizes over `u32`.
     pub fn compose(&mut self, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
+        if let (None, Some(part), Some(tr)) = (&self.composed, &self.apart, &self.tensor) {
+            // Built by `tensor_of`: merge the tensor rows and the others.
+            let (n_out, n_in) = (self.output_len, self.input_len);
+            budget.check(
+                || format!("the composed refinement matrix ({} nonzeros)", part.nnz),
+                csr_bytes(n_out, part.nnz) + tr.bytes() + csr_bytes(part.mat.nrows(), part.mat.nnz() as u64),
+            )?;
+            let lens = collect(n_out, par, |i| tr.row_len(i).map_or(OPEN, |n| n as u32));
+            let open = tr.open_rows(par)?;
+            let merged = merge_rows(n_out, n_in, &lens, &open, |k| part.mat.row(k), tr, par)?;
+            self.composed = Some(merged);
+            return Ok(self.composed_ref());
+        }
         self.compose_chain(None, budget, par)
     }
 
@@ -221,7 +278,7 @@ impl Refinement {
     /// As [`Refinement::compose`]; [`SchemeError::Unsupported`] if this
     /// chain was not built from a plan of `plan`'s levels and sizes.
     pub fn compose_with<P: Plan + ?Sized>(&mut self, plan: &P, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
-        if self.limit {
+        if self.limit || self.apart.is_some() {
             return self.compose(budget, par);
         }
         self.check_plan(plan)?;
@@ -245,9 +302,10 @@ impl Refinement {
                 closed,
                 budget,
                 self.chain_bytes(),
+                false,
                 par,
             )?;
-            self.composed = Some(composed);
+            self.composed = Some(composed.into_full());
         }
         Ok(self.composed_ref())
     }
@@ -264,10 +322,35 @@ impl Refinement {
     /// # Errors
     /// As [`Refinement::compose`] and [`Plan::operator_rows`].
     pub fn composed_of<P: Plan + ?Sized>(plan: &P, budget: Budget, par: Par) -> Result<Refinement> {
+        Self::product_of(plan, budget, false, par)
+    }
+
+    /// [`Refinement::composed_of`], with the rows `plan` writes in
+    /// tensor-product form ([`TensorRows`]) kept in that form and not
+    /// written into a matrix: only the other rows are multiplied out and
+    /// stored. This is the cheapest build of the composed matrix for
+    /// [`Evaluation::Tensor`] (and [`Evaluation::Auto`], which prefers it
+    /// where at least 3/4 of the rows have it): on a regular mesh it stores
+    /// 8 bytes a row instead of the matrix's 12 per nonzero.
+    /// [`Refinement::compose`] merges both into the matrix
+    /// ([`Refinement::composed`]) when it is wanted, for export or
+    /// [`Evaluation::Composed`]; [`Refinement::composed_nnz`] counts its
+    /// nonzeros before. Where the plan's closed form has no tensor form,
+    /// the same as [`Refinement::composed_of`].
+    ///
+    /// # Errors
+    /// As [`Refinement::composed_of`].
+    pub fn tensor_of<P: Plan + ?Sized>(plan: &P, budget: Budget, par: Par) -> Result<Refinement> {
+        Self::product_of(plan, budget, true, par)
+    }
+
+    /// [`Refinement::composed_of`] or, with `apart`,
+    /// [`Refinement::tensor_of`].
+    fn product_of<P: Plan + ?Sized>(plan: &P, budget: Budget, apart: bool, par: Par) -> Result<Refinement> {
         let levels =
             Levels { count: plan.levels() as usize, input_len: plan.input_len(), output_len: plan.output_len() };
         let closed = plan.closed_form(par)?;
-        let composed = compose_rows(
+        let product = compose_rows(
             &levels,
             |l, rows| match rows {
                 None => plan.operator(l as u32, par).map(Cow::Owned),
@@ -276,16 +359,22 @@ impl Refinement {
             closed.as_deref(),
             budget,
             0,
+            apart,
             par,
         )?;
+        let (composed, apart) = match product {
+            Product::Full(c) => (Some(c), None),
+            Product::Apart(open) => (None, Some(open)),
+        };
         Ok(Refinement {
             chain: Vec::new(),
-            composed: Some(composed),
+            composed,
             input_len: levels.input_len,
             output_len: levels.output_len,
             limit: false,
             composed_only: levels.count > 0,
             tensor: closed.and_then(ClosedForm::into_tensor_rows),
+            apart,
         })
     }
 
@@ -344,13 +433,13 @@ impl Refinement {
         // Bytes one evaluation through the tensor form reads and writes:
         // 8 per tensor row, the patches, the open rows as a matrix (at most the composed matrix's average row
         // length each), the data.
-        let tensor_traffic = |c: &CsrMat<f64>, tr: &TensorRows| {
-            let open = (c.nrows() - tr.closed_rows()) as u64;
-            let per_row = (c.nnz() as u64).div_ceil(c.nrows().max(1) as u64);
+        let tensor_traffic = |nrows: usize, nnz: u64, tr: &TensorRows| {
+            let open = (nrows - tr.closed_rows()) as u64;
+            let per_row = nnz.div_ceil(nrows.max(1) as u64);
             8 * tr.closed_rows() as u64
                 + std::mem::size_of_val(tr.patches()) as u64
                 + traffic(open as usize, open * per_row)
-                + t * d * (c.nrows() + c.ncols()) as u64
+                + t * d * (nrows + tr.ncols()) as u64
         };
         enum Use {
             Chain,
@@ -369,7 +458,7 @@ impl Refinement {
                 self.compose(budget, par)?;
                 Use::Composed
             }
-            Evaluation::Tensor => match (&self.composed, &self.tensor) {
+            Evaluation::Tensor => match (self.composed_nnz(), &self.tensor) {
                 (Some(_), Some(_)) => Use::Tensor,
                 _ => {
                     return Err(SchemeError::Unsupported {
@@ -380,20 +469,21 @@ impl Refinement {
                     });
                 }
             },
-            Evaluation::Auto => match &self.composed {
+            Evaluation::Auto => match self.composed_nnz() {
                 None => Use::Chain,
-                Some(c) => {
+                Some(nnz) => {
+                    let nrows = self.output_len;
                     let chain: u64 = self.chain.iter().map(|r| traffic(r.nrows(), r.nnz() as u64)).sum::<u64>()
                         + self.chain.iter().map(|r| t * d * r.ncols() as u64).sum::<u64>();
                     // The tensor form does more arithmetic per row than
                     // the matrix and copies the open rows once more: it is
                     // taken only where at least 3/4 of the rows have it.
-                    let composed_cost = traffic(c.nrows(), c.nnz() as u64) + t * d * c.ncols() as u64;
+                    let composed_cost = traffic(nrows, nnz) + t * d * self.input_len as u64;
                     let tensor_cost = self
                         .tensor
                         .as_ref()
-                        .filter(|tr| 4 * tr.closed_rows() >= 3 * c.nrows())
-                        .map(|tr| tensor_traffic(c, tr));
+                        .filter(|tr| 4 * tr.closed_rows() >= 3 * nrows)
+                        .map(|tr| tensor_traffic(nrows, nnz, tr));
                     let (cost, with) = match tensor_cost {
                         Some(cost) if cost <= composed_cost => (cost, Use::Tensor),
                         _ => (composed_cost, Use::Composed),
@@ -402,6 +492,10 @@ impl Refinement {
                 }
             },
         };
+        if matches!(choice, Use::Composed) {
+            // Merges the rows `tensor_of` kept apart, if not done yet.
+            self.compose(budget, par)?;
+        }
         let composed = || match &self.composed {
             Some(c) => c,
             None => unreachable!("composed above"),
@@ -415,10 +509,17 @@ impl Refinement {
                 None,
             ),
             Use::Composed => (vec![PaddedCsr::from_csr(composed().as_ref())?], None),
-            Use::Tensor => match &self.tensor {
-                Some(tr) => (Vec::new(), Some(TensorEval::new(tr, composed(), par)?)),
-                None => unreachable!("chosen only with tensor rows"),
-            },
+            Use::Tensor => {
+                let Some(tr) = &self.tensor else { unreachable!("chosen only with tensor rows") };
+                let te = match &self.apart {
+                    Some(part) => TensorEval::new(tr, &part.mat, part.nnz, par)?,
+                    None => {
+                        let c = composed();
+                        TensorEval::new(tr, &c.as_ref().select_major(&tr.open_rows(par)?), c.nnz() as u64, par)?
+                    }
+                };
+                (Vec::new(), Some(te))
+            }
         };
         Ok(Evaluator { mats, tensor, input_len: self.input_len })
     }
@@ -542,6 +643,11 @@ pub trait ClosedForm: Sync {
     /// Writes row `row`, one with a closed form: `idx` and `vals` have the
     /// length [`ClosedForm::row_len`] gave.
     fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]);
+    /// The rows in tensor-product form, if they have it. `None` by
+    /// default.
+    fn tensor_rows(&self) -> Option<&TensorRows> {
+        None
+    }
     /// The rows in tensor-product form, if they have it: a [`Refinement`]
     /// keeps them for [`Evaluation::Tensor`]. `None` by default.
     fn into_tensor_rows(self: Box<Self>) -> Option<TensorRows> {
@@ -567,23 +673,44 @@ fn select<'a>(r: &'a CsrMat<f64>, rows: Option<&[u32]>) -> Cow<'a, CsrMat<f64>> 
 /// Marks `u32::MAX` in a row-length array: the row has no closed form.
 const OPEN: u32 = u32::MAX;
 
+/// What [`compose_rows`] built.
+enum Product {
+    /// The whole composed matrix.
+    Full(CsrMat<f64>),
+    /// Only the rows without a closed form: the others are in tensor form.
+    Apart(OpenRows),
+}
+
+impl Product {
+    fn into_full(self) -> CsrMat<f64> {
+        match self {
+            Product::Full(c) => c,
+            Product::Apart(_) => unreachable!("composed apart only when asked"),
+        }
+    }
+}
+
 /// `R = R_{L−1} ⋯ R_0`, with the rows of `closed` written directly and
 /// the others multiplied out through the rows of each level they need.
 /// `level_rows(l, rows)` gives rows `rows` of `R_l` (all for `None`);
-/// `base_bytes` are already held against `budget`.
+/// `base_bytes` are already held against `budget`. With `apart`, where
+/// `closed` has a tensor form and some rows have it, only the other rows
+/// are built ([`Product::Apart`]).
+#[allow(clippy::too_many_arguments)]
 fn compose_rows<'a>(
     levels: &Levels,
     level_rows: impl Fn(usize, Option<&[u32]>) -> Result<Cow<'a, CsrMat<f64>>>,
     closed: Option<&dyn ClosedForm>,
     budget: Budget,
     base_bytes: u64,
+    apart: bool,
     par: Par,
-) -> Result<CsrMat<f64>> {
+) -> Result<Product> {
     let (l_count, n_in, n_out) = (levels.count, levels.input_len, levels.output_len);
     if l_count == 0 {
         let ptr: Vec<u32> = (0..=n_in as u32).collect();
         let idx: Vec<u32> = (0..n_in as u32).collect();
-        return Ok(CsrMat::try_new(n_in, n_in, ptr, idx, vec![1.0; n_in])?);
+        return Ok(Product::Full(CsrMat::try_new(n_in, n_in, ptr, idx, vec![1.0; n_in])?));
     }
     // Which output rows have a closed form, and their lengths.
     let lens: Vec<u32> = match closed {
@@ -595,11 +722,14 @@ fn compose_rows<'a>(
         None => None,
     };
     let closed_nnz: u64 = lens.iter().filter(|&&n| n != OPEN).map(|&n| u64::from(n)).sum();
+    // The closed rows stay in tensor form, if asked and there are some.
+    let tensor =
+        closed.and_then(ClosedForm::tensor_rows).filter(|_| apart && open.as_ref().is_some_and(|o| o.len() < n_out));
     // Top down: the rows of each level the open rows need (`None`: all).
     let mut need: Option<Vec<u32>> = open.clone();
     let mut mats: Vec<Cow<'a, CsrMat<f64>>> = Vec::with_capacity(l_count);
     let mut needs: Vec<Option<Vec<u32>>> = Vec::with_capacity(l_count);
-    let mut held = base_bytes + csr_bytes(n_out, closed_nnz);
+    let mut held = base_bytes + tensor.map_or_else(|| csr_bytes(n_out, closed_nnz), TensorRows::bytes);
     for l in (0..l_count).rev() {
         let m = level_rows(l, need.as_deref())?;
         if !matches!(m, Cow::Borrowed(_)) {
@@ -616,7 +746,7 @@ fn compose_rows<'a>(
     // Bottom up: the products, over the needed rows only. When some rows
     // are closed, the last product's rows are copied into the merged matrix
     // anyway, so they stay in the product's blocks (no counting pass).
-    let merging = closed.is_some() && open.as_ref().is_some_and(|o| o.len() < n_out);
+    let merging = tensor.is_none() && closed.is_some() && open.as_ref().is_some_and(|o| o.len() < n_out);
     let products = l_count - 1;
     let mut mats = mats.into_iter();
     let mut acc = match mats.next() {
@@ -646,18 +776,23 @@ fn compose_rows<'a>(
             acc = Cow::Owned(spgemm::product(CsrMat::as_ref(&r), CsrMat::as_ref(&acc), par)?);
         }
     }
+    if tensor.is_some() {
+        let nnz = closed_nnz + acc.nnz() as u64;
+        return Ok(Product::Apart(OpenRows { mat: acc.into_owned(), nnz }));
+    }
     let (Some(cf), Some(open), true) = (closed, open, merging) else {
-        return Ok(acc.into_owned());
+        return Ok(Product::Full(acc.into_owned()));
     };
     let open_nnz = last_rows.as_ref().map_or(acc.nnz() as u64, |p| p.nnz());
     budget.check(
         || format!("the composed refinement matrix ({} nonzeros)", closed_nnz + open_nnz),
         base_bytes + csr_bytes(n_out, closed_nnz + open_nnz),
     )?;
-    match &last_rows {
+    let full = match &last_rows {
         Some(rows) => merge_rows(n_out, n_in, &lens, &open, |k| rows.row(k), cf, par),
         None => merge_rows(n_out, n_in, &lens, &open, |k| acc.row(k), cf, par),
-    }
+    };
+    full.map(Product::Full)
 }
 
 /// The distinct columns of `m`, ascending.

@@ -12,7 +12,7 @@
 //!
 //! It is a [`ClosedForm`]: [`Refinement::compose_with`] and
 //! [`Refinement::composed_of`] write its rows into the composed matrix, and
-//! keep it, so that [`Evaluation::Tensor`] (and [`Evaluation::Auto`])
+//! keep it; [`Refinement::tensor_of`] keeps it without writing them. Then [`Evaluation::Tensor`] (and [`Evaluation::Auto`])
 //! evaluate those rows from the table, reading the control points and the
 //! 8 bytes of each row, and only the other rows from the matrix.
 //!
@@ -30,6 +30,7 @@
 //! [`ClosedForm`]: crate::refinement::ClosedForm
 //! [`Refinement::compose_with`]: crate::refinement::Refinement::compose_with
 //! [`Refinement::composed_of`]: crate::refinement::Refinement::composed_of
+//! [`Refinement::tensor_of`]: crate::refinement::Refinement::tensor_of
 //! [`Evaluation::Tensor`]: crate::refinement::Evaluation::Tensor
 //! [`Evaluation::Auto`]: crate::refinement::Evaluation::Auto
 //! [`PaddedCsr`]: subla_algebra::PaddedCsr
@@ -115,13 +116,32 @@ impl TensorRows {
             }
         }
         let (np, nt) = (patches.len(), weights.len());
-        if let Some(i) = rows.par_iter().position_first(|r| {
-            r.patch != OPEN && (r.patch as usize >= np || usize::from(r.x) >= nt || usize::from(r.y) >= nt)
-        }) {
+        // One pass in chunks: the first row out of range, and the rows
+        // with a tensor form.
+        const CHUNK: usize = 1 << 15;
+        let (first_bad, closed) = rows
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut first_bad = usize::MAX;
+                let mut closed = 0;
+                for (i, r) in chunk.iter().enumerate() {
+                    if r.patch != OPEN {
+                        closed += 1;
+                        let out = r.patch as usize >= np || usize::from(r.x) >= nt || usize::from(r.y) >= nt;
+                        if out && first_bad == usize::MAX {
+                            first_bad = c * CHUNK + i;
+                        }
+                    }
+                }
+                (first_bad, closed)
+            })
+            .reduce(|| (usize::MAX, 0), |a, b| (a.0.min(b.0), a.1 + b.1));
+        if first_bad != usize::MAX {
+            let i = first_bad;
             return bad(format!("row {i}: its patch or positions are out of range ({np} patches, {nt} positions)"));
         }
         let nonzeros = weights.iter().map(|w| w.iter().filter(|&&v| v != 0.0).count() as u8).collect();
-        let closed = rows.par_iter().filter(|r| r.patch != OPEN).count();
         Ok(TensorRows { ncols, weights, nonzeros, patches, rows, closed })
     }
 
@@ -155,6 +175,11 @@ impl TensorRows {
         (self.weights.len() * 33 + self.patches.len() * std::mem::size_of::<TensorPatch>() + self.rows.len() * 8) as u64
     }
 
+    /// The rows without a tensor form, ascending.
+    pub(crate) fn open_rows(&self, par: Par) -> Result<Vec<u32>> {
+        Ok(compact(self.rows.len(), |i| self.rows[i].patch == OPEN, par)?)
+    }
+
     /// The weight of grid index `g` at positions `(x, y)`.
     #[inline]
     fn weight(&self, x: u16, y: u16, g: u8) -> f64 {
@@ -186,6 +211,10 @@ impl ClosedForm for TensorRows {
         vals.copy_from_slice(&rv[..vals.len()]);
     }
 
+    fn tensor_rows(&self) -> Option<&TensorRows> {
+        Some(self)
+    }
+
     fn into_tensor_rows(self: Box<Self>) -> Option<TensorRows> {
         Some(*self)
     }
@@ -211,14 +240,17 @@ pub(crate) struct TensorEval<T> {
 }
 
 impl<T: Float + Send + Sync> TensorEval<T> {
-    /// `tensor`'s rows from the table, the others from `composed`.
-    pub(crate) fn new(tensor: &TensorRows, composed: &CsrMat<f64>, par: Par) -> Result<Self> {
+    /// `tensor`'s rows from the table, the others from `open_mat`: its row
+    /// `k` is the `k`-th row without a tensor form, in ascending order.
+    /// `nnz` is the composed matrix's.
+    pub(crate) fn new(tensor: &TensorRows, open_mat: &CsrMat<f64>, nnz: u64, par: Par) -> Result<Self> {
         let nt = tensor.weights.len();
         let table = (0..nt * nt)
             .map(|xy| std::array::from_fn(|g| cast::<T>(tensor.weight((xy / nt) as u16, (xy % nt) as u16, g as u8))))
             .collect();
-        let open = compact(tensor.rows.len(), |i| tensor.rows[i].patch == OPEN, par)?;
-        let open_mat = PaddedCsr::from_csr(composed.as_ref().select_major(&open).as_ref())?;
+        let open = tensor.open_rows(par)?;
+        debug_assert_eq!(open.len(), open_mat.nrows(), "one matrix row per open row");
+        let open_mat = PaddedCsr::from_csr(open_mat.as_ref())?;
         Ok(TensorEval {
             table,
             positions: nt,
@@ -227,7 +259,7 @@ impl<T: Float + Send + Sync> TensorEval<T> {
             rows: tensor.rows.clone(),
             open,
             open_mat,
-            nnz: composed.nnz() as u64,
+            nnz,
         })
     }
 

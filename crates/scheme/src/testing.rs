@@ -105,6 +105,34 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     // bits, in both precisions and for any channel count.
     check_tensor(name, &alone, &x);
     check_tensor(name, &with_plan, &x);
+    // The same product with the tensor rows kept apart: the same count,
+    // the same matrix once merged, the same evaluations.
+    let parts = Refinement::tensor_of(&plan, Budget::UNLIMITED, Par::Rayon)
+        .unwrap_or_else(|e| panic!("{name}: tensor_of: {e}"));
+    assert!(parts.levels().is_empty(), "{name}: tensor_of keeps no chain");
+    assert_eq!(parts.composed_nnz(), Some(composed.nnz() as u64), "{name}: tensor_of's nonzeros");
+    let kept_apart = parts.tensor_rows().is_some_and(|t| t.closed_rows() > 0) && levels > 0;
+    assert_eq!(parts.composed().is_none(), kept_apart, "{name}: tensor_of builds the matrix only without tensor rows");
+    check_tensor(name, &parts, &x);
+    let mut merged = parts.clone();
+    same(merged.compose(Budget::UNLIMITED, Par::Rayon).unwrap(), "tensor_of, then compose");
+    assert!(
+        parts.clone().evaluator::<f64>(Evaluation::Chain, 3, Budget::UNLIMITED, Par::Rayon).is_err() == (levels > 0),
+        "{name}: tensor_of: no chain to evaluate"
+    );
+    for how in [Evaluation::Auto, Evaluation::Composed] {
+        let ev = parts.clone().evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let mut out = Array2::zeros(y.dim());
+        ev.apply(x.view(), out.view_mut(), Par::Rayon);
+        let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff <= tol * scale, "{name}: the tensor_of evaluator ({how:?}) and eval differ by {diff}");
+    }
+    if levels > 0 {
+        assert!(
+            parts.clone().with_limit(&plan, Budget::UNLIMITED, Par::Rayon).is_err(),
+            "{name}: no chain to append the limit operator to"
+        );
+    }
     for l in 0..levels {
         let r = plan.operator(l, Par::Rayon).unwrap();
         let rows: Vec<u32> = (0..r.nrows() as u32).rev().step_by(3).collect();

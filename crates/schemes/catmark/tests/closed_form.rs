@@ -1,5 +1,6 @@
 //! The composed refinement matrix with regular rows in closed form
-//! (`Refinement::compose_with`, `Refinement::composed_of`) is the product
+//! (`Refinement::compose_with`, `Refinement::composed_of`,
+//! `Refinement::tensor_of` once merged) is the product
 //! of the per-level matrices, bit for bit, and its rows kept in tensor
 //! form evaluate to the composed matrix's bits.
 
@@ -11,7 +12,7 @@ use subla_mesh::Mesh;
 use subla_mesh::proptest_support::{any_mesh, closed_quad_mesh, mesh_with_creases, torus};
 use subla_scheme::refinement::{Budget, Evaluation, Refinement};
 use subla_scheme::testing::{check_tensor, with_threads};
-use subla_scheme::{Plan, Refiner};
+use subla_scheme::{Plan, Refiner, SchemeError};
 
 fn bits(m: &CsrMat<f64>) -> (Vec<u32>, Vec<u32>, Vec<u64>) {
     (m.ptr().to_vec(), m.indices().to_vec(), m.values().iter().map(|v| v.to_bits()).collect())
@@ -31,6 +32,15 @@ fn check(mesh: &Mesh, levels: u32) -> usize {
     }
     let mut alone = Refinement::composed_of(&plan, Budget::UNLIMITED, Par::Seq).unwrap();
     assert_eq!(bits(alone.composed().unwrap()), want, "composed_of, Par::Seq");
+    // With the tensor rows kept apart, merged on demand: the same bits.
+    for threads in [1, 2, 3] {
+        let mut parts = with_threads(threads, || Refinement::tensor_of(&plan, Budget::UNLIMITED, Par::Rayon)).unwrap();
+        assert_eq!(parts.composed_nnz(), Some(want.1.len() as u64), "tensor_of's nonzeros, {threads} threads");
+        let merged = with_threads(threads, || parts.compose(Budget::UNLIMITED, Par::Rayon).map(bits)).unwrap();
+        assert_eq!(merged, want, "tensor_of, then compose, {threads} threads");
+    }
+    let mut parts = Refinement::tensor_of(&plan, Budget::UNLIMITED, Par::Seq).unwrap();
+    assert_eq!(bits(parts.compose(Budget::UNLIMITED, Par::Seq).unwrap()), want, "tensor_of, Par::Seq");
     // The rows kept in tensor form evaluate to the composed matrix's bits,
     // for any thread count.
     if alone.tensor_rows().is_some() {
@@ -47,6 +57,13 @@ fn check(mesh: &Mesh, levels: u32) -> usize {
             assert!(same, "tensor evaluation, {threads} threads");
         }
         check_tensor("closed form", &alone, &x);
+        // The tensor evaluator of the rows kept apart: the same bits.
+        let mut parts = Refinement::tensor_of(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let tensor = parts.evaluator::<f64>(Evaluation::Tensor, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let mut got = Array2::zeros((plan.output_len(), 3));
+        tensor.apply(x.view(), got.view_mut(), Par::Rayon);
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "tensor_of's tensor evaluation");
+        check_tensor("closed form, kept apart", &parts, &x);
     }
     let cf = plan.closed_form(Par::Rayon).unwrap();
     cf.map_or(0, |cf| (0..plan.output_len()).filter(|&i| cf.row_len(i).is_some()).count())
@@ -59,6 +76,22 @@ fn a_torus_is_closed_form_throughout() {
         let plan = CatmarkSlak.build(&d.mesh, levels, Par::Rayon).unwrap();
         assert_eq!(check(&d.mesh, levels), plan.output_len(), "every row of a regular torus, level {levels}");
     }
+}
+
+#[test]
+fn tensor_rows_kept_apart_respect_the_budget() {
+    let d = torus(7, 5, 3);
+    let plan = CatmarkSlak.build(&d.mesh, 2, Par::Rayon).unwrap();
+    let tiny = Refinement::tensor_of(&plan, Budget::bytes(16), Par::Rayon);
+    assert!(matches!(tiny, Err(SchemeError::OverBudget { .. })), "{tiny:?}");
+    // Enough for the tensor form, not for the merged matrix: `compose`
+    // refuses, and the tensor form stays usable.
+    let mut parts = Refinement::tensor_of(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
+    let tensor_bytes = parts.tensor_rows().unwrap().bytes();
+    let merged = parts.compose(Budget::bytes(2 * tensor_bytes), Par::Rayon).map(|_| ());
+    assert!(matches!(merged, Err(SchemeError::OverBudget { .. })), "{merged:?}");
+    assert!(parts.composed().is_none());
+    assert!(parts.evaluator::<f64>(Evaluation::Tensor, 3, Budget::UNLIMITED, Par::Rayon).is_ok());
 }
 
 #[test]
