@@ -712,19 +712,21 @@ fn compose_rows<'a>(
         let idx: Vec<u32> = (0..n_in as u32).collect();
         return Ok(Product::Full(CsrMat::try_new(n_in, n_in, ptr, idx, vec![1.0; n_in])?));
     }
-    // Which output rows have a closed form, and their lengths.
-    let lens: Vec<u32> = match closed {
-        None => Vec::new(),
-        Some(cf) => collect(n_out, par, |i| cf.row_len(i).map_or(OPEN, |n| n as u32)),
+    // Which output rows have a closed form, and their lengths (not needed
+    // for rows that stay in tensor form).
+    let apart = closed.and_then(ClosedForm::tensor_rows).filter(|_| apart);
+    let (lens, open, closed_nnz): (Vec<u32>, Option<Vec<u32>>, u64) = match (closed, apart) {
+        (_, Some(tr)) => (Vec::new(), Some(tr.open_rows(par)?), tr.nnz()),
+        (Some(cf), None) => {
+            let lens = collect(n_out, par, |i| cf.row_len(i).map_or(OPEN, |n| n as u32));
+            let open = compact(n_out, |i| lens[i] == OPEN, par)?;
+            let nnz = lens.iter().filter(|&&n| n != OPEN).map(|&n| u64::from(n)).sum();
+            (lens, Some(open), nnz)
+        }
+        (None, None) => (Vec::new(), None, 0),
     };
-    let open: Option<Vec<u32>> = match closed {
-        Some(_) => Some(compact(n_out, |i| lens[i] == OPEN, par)?),
-        None => None,
-    };
-    let closed_nnz: u64 = lens.iter().filter(|&&n| n != OPEN).map(|&n| u64::from(n)).sum();
     // The closed rows stay in tensor form, if asked and there are some.
-    let tensor =
-        closed.and_then(ClosedForm::tensor_rows).filter(|_| apart && open.as_ref().is_some_and(|o| o.len() < n_out));
+    let tensor = apart.filter(|_| open.as_ref().is_some_and(|o| o.len() < n_out));
     // Top down: the rows of each level the open rows need (`None`: all).
     let mut need: Option<Vec<u32>> = open.clone();
     let mut mats: Vec<Cow<'a, CsrMat<f64>>> = Vec::with_capacity(l_count);

@@ -88,6 +88,8 @@ pub struct TensorRows {
     patches: Vec<TensorPatch>,
     rows: Vec<TensorRow>,
     closed: usize,
+    /// Nonzeros of the rows with a tensor form.
+    nnz: u64,
 }
 
 impl TensorRows {
@@ -116,33 +118,35 @@ impl TensorRows {
             }
         }
         let (np, nt) = (patches.len(), weights.len());
-        // One pass in chunks: the first row out of range, and the rows
-        // with a tensor form.
+        let nonzeros: Vec<u8> = weights.iter().map(|w| w.iter().filter(|&&v| v != 0.0).count() as u8).collect();
+        // One pass in chunks: the first row out of range, the rows with a
+        // tensor form and their nonzeros.
         const CHUNK: usize = 1 << 15;
-        let (first_bad, closed) = rows
+        let (first_bad, closed, nnz) = rows
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
-                let mut first_bad = usize::MAX;
-                let mut closed = 0;
+                let (mut first_bad, mut closed, mut nnz) = (usize::MAX, 0usize, 0u64);
                 for (i, r) in chunk.iter().enumerate() {
-                    if r.patch != OPEN {
-                        closed += 1;
-                        let out = r.patch as usize >= np || usize::from(r.x) >= nt || usize::from(r.y) >= nt;
-                        if out && first_bad == usize::MAX {
-                            first_bad = c * CHUNK + i;
-                        }
+                    if r.patch == OPEN {
+                        continue;
+                    }
+                    closed += 1;
+                    let (x, y) = (usize::from(r.x), usize::from(r.y));
+                    if r.patch as usize >= np || x >= nt || y >= nt {
+                        first_bad = first_bad.min(c * CHUNK + i);
+                    } else {
+                        nnz += u64::from(nonzeros[x]) * u64::from(nonzeros[y]);
                     }
                 }
-                (first_bad, closed)
+                (first_bad, closed, nnz)
             })
-            .reduce(|| (usize::MAX, 0), |a, b| (a.0.min(b.0), a.1 + b.1));
+            .reduce(|| (usize::MAX, 0, 0), |a, b| (a.0.min(b.0), a.1 + b.1, a.2 + b.2));
         if first_bad != usize::MAX {
             let i = first_bad;
             return bad(format!("row {i}: its patch or positions are out of range ({np} patches, {nt} positions)"));
         }
-        let nonzeros = weights.iter().map(|w| w.iter().filter(|&&v| v != 0.0).count() as u8).collect();
-        Ok(TensorRows { ncols, weights, nonzeros, patches, rows, closed })
+        Ok(TensorRows { ncols, weights, nonzeros, patches, rows, closed, nnz })
     }
 
     /// Output rows (with and without a tensor form).
@@ -158,6 +162,12 @@ impl TensorRows {
     /// Rows with a tensor form.
     pub fn closed_rows(&self) -> usize {
         self.closed
+    }
+
+    /// Nonzeros of the rows with a tensor form (as the composed matrix
+    /// stores them: zero weights left out).
+    pub fn nnz(&self) -> u64 {
+        self.nnz
     }
 
     /// The patches.

@@ -126,35 +126,38 @@ fn weights_1d(levels: usize) -> Vec<[f64; 4]> {
     pts[1..pts.len() - 1].to_vec()
 }
 
-/// The patch of control face `f`, if it is regular; `holes` are the
-/// mesh's hole flags if it has any.
-fn patch(mesh: &Mesh, holes: Option<&[bool]>, f: usize) -> Option<TensorPatch> {
+/// Whether vertex `u` is interior, manifold, of valence 4 with four quad
+/// faces, none a hole (`holes`: the mesh's hole flags if it has any), and
+/// without sharpness on itself or its edges.
+fn regular_vertex(mesh: &Mesh, holes: Option<&[bool]>, u: usize) -> bool {
+    let t = mesh.topology();
+    let (fptr, cf) = (t.face_ptr(), t.corner_faces());
+    let (es, vs) = (mesh.edge_sharpness(), mesh.vertex_sharpness());
+    let edges = t.vertex_edges(u);
+    let corners = t.vertex_corners(u);
+    t.vertex_tags()[u] == 0
+        && vs[u] == 0.0
+        && edges.len() == 4
+        && corners.len() == 4
+        && edges.iter().all(|&e| es[e as usize] == 0.0 && t.edge_corners(e as usize).len() == 2)
+        && corners.iter().all(|&c| {
+            let g = cf[c as usize] as usize;
+            fptr[g + 1] - fptr[g] == 4 && !holes.is_some_and(|h| h[g])
+        })
+}
+
+/// The patch of control face `f`, if it is regular; `regular[u]` says
+/// whether vertex `u` is ([`regular_vertex`]).
+fn patch(mesh: &Mesh, regular: &[bool], f: usize) -> Option<TensorPatch> {
     let t = mesh.topology();
     let (fptr, fv, cf, ce) = (t.face_ptr(), t.face_verts(), t.corner_faces(), t.corner_edges());
-    let (es, vs) = (mesh.edge_sharpness(), mesh.vertex_sharpness());
-    let hole = |g: usize| holes.is_some_and(|h| h[g]);
-    let quad = |g: usize| fptr[g + 1] - fptr[g] == 4;
-    if !quad(f) {
+    if fptr[f + 1] - fptr[f] != 4 {
         return None;
     }
     let start = fptr[f] as usize;
     let v: [u32; 4] = std::array::from_fn(|k| fv[start + k]);
-    for &u in &v {
-        let u = u as usize;
-        let edges = t.vertex_edges(u);
-        let corners = t.vertex_corners(u);
-        let smooth = t.vertex_tags()[u] == 0
-            && vs[u] == 0.0
-            && edges.len() == 4
-            && corners.len() == 4
-            && edges.iter().all(|&e| es[e as usize] == 0.0 && t.edge_corners(e as usize).len() == 2)
-            && corners.iter().all(|&c| {
-                let g = cf[c as usize] as usize;
-                quad(g) && !hole(g)
-            });
-        if !smooth {
-            return None;
-        }
+    if !v.iter().all(|&u| regular[u as usize]) {
+        return None;
     }
     // Faces are quads from here on.
     let next = |c: usize| {
@@ -228,7 +231,8 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
     }
     let base = &meshes[0];
     let holes = base.has_holes().then(|| base.holes());
-    let found = collect(base.num_faces(), par, |f| patch(base, holes, f));
+    let regular = collect(base.num_vertices(), par, |u| regular_vertex(base, holes, u));
+    let found = collect(base.num_faces(), par, |f| patch(base, &regular, f));
     let mut patch_of = vec![NONE; found.len()];
     let mut patches = Vec::new();
     for (f, p) in found.into_iter().enumerate() {

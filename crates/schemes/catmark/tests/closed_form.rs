@@ -8,8 +8,8 @@ use ndarray::Array2;
 use proptest::prelude::*;
 use subla_algebra::{CsrMat, Par};
 use subla_catmark::CatmarkSlak;
-use subla_mesh::Mesh;
 use subla_mesh::proptest_support::{any_mesh, closed_quad_mesh, mesh_with_creases, torus};
+use subla_mesh::{Mesh, MeshBuilder};
 use subla_scheme::refinement::{Budget, Evaluation, Refinement};
 use subla_scheme::testing::{check_tensor, with_threads};
 use subla_scheme::{Plan, Refiner, SchemeError};
@@ -108,6 +108,27 @@ fn an_extraordinary_vertex_leaves_the_rows_around_it_open() {
     let plan = CatmarkSlak.build(&mesh, 2, Par::Rayon).unwrap();
     let closed = check(&mesh, 2);
     assert!(closed > 0 && closed < plan.output_len(), "{closed} of {} rows in closed form", plan.output_len());
+}
+
+#[test]
+fn sharp_vertices_and_edges_leave_the_rows_around_them_open() {
+    // A 9 × 8 torus grid: every face regular but for a corner at vertex 20
+    // and a crease on the edge (50, 51).
+    let (m, n) = (9u32, 8u32);
+    let id = |i: u32, j: u32| (i % m) * n + j % n;
+    let faces: Vec<[u32; 4]> =
+        (0..m).flat_map(|i| (0..n).map(move |j| [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)])).collect();
+    let builder = || MeshBuilder::from_faces((m * n) as usize, &faces);
+    for (what, mesh) in [
+        ("corner", builder().corner(20, 2.0).build(Par::Seq).unwrap()),
+        ("crease", builder().crease(50, 51, 1.5).build(Par::Seq).unwrap()),
+    ] {
+        for levels in 1..=2 {
+            let plan = CatmarkSlak.build(&mesh, levels, Par::Rayon).unwrap();
+            let closed = check(&mesh, levels);
+            assert!(closed > 0 && closed < plan.output_len(), "{what}, level {levels}: {closed} rows closed");
+        }
+    }
 }
 
 #[test]
