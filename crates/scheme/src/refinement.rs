@@ -92,8 +92,9 @@ pub enum Evaluation {
     /// same bits as [`Evaluation::Composed`] for finite data, reading about
     /// 8 bytes per such row instead of its stored weights. Available after
     /// [`Refinement::compose_with`], [`Refinement::composed_of`] or
-    /// [`Refinement::tensor_of`] with a plan whose closed form has that form; [`Evaluation::Auto`] prefers it
-    /// to the composed matrix where at least 3/4 of the rows have it.
+    /// [`Refinement::tensor_of`] with a plan whose closed form has that
+    /// form; [`Evaluation::Auto`] prefers it to the composed matrix where
+    /// at least 3/4 of the rows have it.
     Tensor,
 }
 
@@ -216,8 +217,9 @@ impl Refinement {
     }
 
     /// The product's rows in tensor-product form, kept by
-    /// [`Refinement::compose_with`] and [`Refinement::composed_of`] where
-    /// the plan's closed form has that form.
+    /// [`Refinement::compose_with`], [`Refinement::composed_of`] and
+    /// [`Refinement::tensor_of`] where the plan's closed form has that
+    /// form.
     pub fn tensor_rows(&self) -> Option<&TensorRows> {
         self.tensor.as_ref()
     }
