@@ -58,6 +58,16 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
         z = spmv_csr(r.as_ref(), z.view(), |&v, _, _| v, Par::Rayon);
     }
     let scale = x.iter().fold(0f64, |m, v| m.max(v.abs())).max(1.0);
+    // Evaluating `r` through `how` agrees with eval.
+    let agrees = |r: &mut Refinement, how: Evaluation, what: &str| {
+        let ev = r
+            .evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon)
+            .unwrap_or_else(|e| panic!("{name}: {what}: {how:?} evaluator: {e}"));
+        let mut out = Array2::zeros(y.dim());
+        ev.apply(x.view(), out.view_mut(), Par::Rayon);
+        let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff <= tol * scale, "{name}: {what}: the {how:?} evaluator and eval differ by {diff}");
+    };
     // The bound on the operators' nonzeros holds.
     for l in 0..levels {
         if let Some(bound) = plan.operator_bound(l) {
@@ -96,11 +106,7 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
     assert!(alone.levels().is_empty(), "{name}: composed_of keeps no chain");
     let chain_eval = alone.clone().evaluator::<f64>(Evaluation::Chain, 3, Budget::UNLIMITED, Par::Rayon);
     assert_eq!(chain_eval.is_err(), levels > 0, "{name}: no chain to evaluate");
-    let ev = alone.clone().evaluator::<f64>(Evaluation::Auto, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
-    let mut out = Array2::zeros(y.dim());
-    ev.apply(x.view(), out.view_mut(), Par::Rayon);
-    let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
-    assert!(diff <= tol * scale, "{name}: the composed_of evaluator and eval differ by {diff}");
+    agrees(&mut alone.clone(), Evaluation::Auto, "composed_of");
     // Rows kept in tensor-product form evaluate to the composed matrix's
     // bits, in both precisions and for any channel count.
     check_tensor(name, &alone, &x);
@@ -121,11 +127,7 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
         "{name}: tensor_of: no chain to evaluate"
     );
     for how in [Evaluation::Auto, Evaluation::Composed] {
-        let ev = parts.clone().evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon).unwrap();
-        let mut out = Array2::zeros(y.dim());
-        ev.apply(x.view(), out.view_mut(), Par::Rayon);
-        let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
-        assert!(diff <= tol * scale, "{name}: the tensor_of evaluator ({how:?}) and eval differ by {diff}");
+        agrees(&mut parts.clone(), how, "tensor_of");
     }
     if levels > 0 {
         assert!(
@@ -151,13 +153,7 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
         );
     }
     for how in [Evaluation::Chain, Evaluation::Composed, Evaluation::Auto] {
-        let ev = refinement
-            .evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon)
-            .unwrap_or_else(|e| panic!("{name}: evaluator: {e}"));
-        let mut out = Array2::zeros(y.dim());
-        ev.apply(x.view(), out.view_mut(), Par::Rayon);
-        let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
-        assert!(diff <= tol * scale, "{name}: {how:?} evaluator and eval differ by {diff}");
+        agrees(&mut refinement, how, "chain");
     }
     if levels > 0 {
         assert!(
