@@ -456,10 +456,7 @@ impl Refinement {
                 });
             }
             Evaluation::Chain => Use::Chain,
-            Evaluation::Composed => {
-                self.compose(budget, par)?;
-                Use::Composed
-            }
+            Evaluation::Composed => Use::Composed,
             Evaluation::Tensor => match (self.composed_nnz(), &self.tensor) {
                 (Some(_), Some(_)) => Use::Tensor,
                 _ => {
@@ -495,7 +492,8 @@ impl Refinement {
             },
         };
         if matches!(choice, Use::Composed) {
-            // Merges the rows `tensor_of` kept apart, if not done yet.
+            // Builds the product, or merges the rows `tensor_of` kept
+            // apart, if not done yet.
             self.compose(budget, par)?;
         }
         let composed = || match &self.composed {
@@ -716,8 +714,8 @@ fn compose_rows<'a>(
     }
     // Which output rows have a closed form, and their lengths (not needed
     // for rows that stay in tensor form).
-    let apart = closed.and_then(ClosedForm::tensor_rows).filter(|_| apart);
-    let (lens, open, closed_nnz): (Vec<u32>, Option<Vec<u32>>, u64) = match (closed, apart) {
+    let kept = closed.and_then(ClosedForm::tensor_rows).filter(|_| apart);
+    let (lens, open, closed_nnz): (Vec<u32>, Option<Vec<u32>>, u64) = match (closed, kept) {
         (_, Some(tr)) => (Vec::new(), Some(tr.open_rows(par)?), tr.nnz()),
         (Some(cf), None) => {
             let lens = collect(n_out, par, |i| cf.row_len(i).map_or(OPEN, |n| n as u32));
@@ -728,7 +726,7 @@ fn compose_rows<'a>(
         (None, None) => (Vec::new(), None, 0),
     };
     // The closed rows stay in tensor form, if asked and there are some.
-    let tensor = apart.filter(|_| open.as_ref().is_some_and(|o| o.len() < n_out));
+    let tensor = kept.filter(|_| open.as_ref().is_some_and(|o| o.len() < n_out));
     // Top down: the rows of each level the open rows need (`None`: all).
     let mut need: Option<Vec<u32>> = open.clone();
     let mut mats: Vec<Cow<'a, CsrMat<f64>>> = Vec::with_capacity(l_count);
