@@ -62,6 +62,7 @@ pub mod csc;
 pub mod csr;
 pub mod error;
 pub mod interop;
+pub mod mem;
 pub mod mtx;
 pub mod padded;
 pub mod par;

@@ -108,8 +108,8 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
         let stored: usize = ptr_in.windows(2).map(|w| ((w[1] - w[0]) as usize).next_multiple_of(g)).sum();
         to_u32(stored, "stored entries of the padded matrix")?;
         let mut ptr = Vec::with_capacity(m.nrows() + 1);
-        let mut idx = Vec::with_capacity(stored);
-        let mut vals = Vec::with_capacity(stored);
+        let mut idx = crate::mem::vec_with_capacity(stored);
+        let mut vals = crate::mem::vec_with_capacity(stored);
         ptr.push(0u32);
         for w in ptr_in.windows(2) {
             let range = w[0] as usize..w[1] as usize;

@@ -48,10 +48,12 @@ impl Par {
 /// under [`Par::Seq`]. Each item is computed by one call, so the result
 /// does not depend on the choice.
 pub fn collect<T: Send>(n: usize, par: Par, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    let mut out = crate::mem::vec_with_capacity(n);
     match par {
-        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect(),
-        Par::Seq => (0..n).map(f).collect(),
+        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect_into_vec(&mut out),
+        Par::Seq => out.extend((0..n).map(f)),
     }
+    out
 }
 
 /// Splits major slices `0..ptr.len()-1` into at most `nblocks` contiguous

@@ -446,7 +446,7 @@ fn assemble_pattern<'p>(
     let mut ptr = Vec::with_capacity(nrows + 1);
     ptr.push(0u32);
     let mut acc = 0u32;
-    let mut idx = Vec::with_capacity(total);
+    let mut idx = crate::mem::vec_with_capacity(total);
     for (counts, part_idx) in parts {
         for &c in counts {
             acc += c;
@@ -576,7 +576,7 @@ fn kernel_two_pass<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
         ptr.push(to_u32(total as usize, "nnz of the product")?);
     }
     drop(counts);
-    let mut idx = vec![0u32; total as usize];
+    let mut idx = crate::mem::zeroed_vec::<u32>(total as usize);
     let mut vals = vec![Vi::Out::default(); total as usize];
     {
         let idx_pieces = split_by_ptr(&mut idx, &ptr, &blocks);

@@ -34,6 +34,7 @@
 use std::ops::Range;
 
 use rayon::prelude::*;
+use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{Par, even_ranges};
 
 use crate::error::{Result, to_u32};
@@ -137,7 +138,7 @@ impl Topology {
         let n_a = 2 * self.num_edges() as u32;
         let fptr = self.face_ptr();
         let ce = self.corner_edges();
-        let mut interior = vec![0u32; self.num_corners()];
+        let mut interior = zeroed_vec::<u32>(self.num_corners());
         ragged(
             &mut interior,
             self.num_faces(),
@@ -182,7 +183,7 @@ impl Topology {
         let nv = self.num_vertices() as u32;
         let base_e = nv + self.num_faces() as u32;
         let (fv, cf, ce) = (self.face_verts(), self.corner_faces(), self.corner_edges());
-        let mut out = vec![0u32; 4 * self.num_corners()];
+        let mut out = zeroed_vec::<u32>(4 * self.num_corners());
         let child = |c: usize, q: &mut [u32]| {
             let p = self.prev_corner(c);
             q[0] = fv[c];
@@ -211,7 +212,7 @@ impl Topology {
         let interior = self.interior_edges(parallel);
 
         // Child edges: halves by vertex, then interior edges by face.
-        let mut child_edges = vec![[0u32; 2]; n_a + nc];
+        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
         ragged(
             block_a,
@@ -241,7 +242,7 @@ impl Topology {
         // The half of edge `e` at its endpoint `v`.
         let half = |e: u32, v: u32| halves[2 * e as usize + usize::from(edges[e as usize][0] != v)];
         let face_verts = self.child_face_verts(parallel);
-        let mut corner_edge = vec![0u32; 4 * nc];
+        let mut corner_edge = zeroed_vec::<u32>(4 * nc);
         ragged(
             &mut corner_edge,
             nc,
@@ -271,7 +272,7 @@ impl Topology {
         }
         let total_a = acc as usize;
         edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
-        let mut edge_corners = vec![0u32; total_a + 2 * nc];
+        let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * nc);
         let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
         ragged(
             uses_a,
@@ -320,7 +321,7 @@ impl Topology {
             }
         };
         let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
-        let mut vertex_corners = vec![0u32; 4 * nc];
+        let mut vertex_corners = zeroed_vec::<u32>(4 * nc);
         ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
             if i < nv {
                 for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
@@ -352,7 +353,7 @@ impl Topology {
             }
         };
         let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
-        let mut vertex_edges = vec![0u32; 2 * (n_a + nc)];
+        let mut vertex_edges = zeroed_vec::<u32>(2 * (n_a + nc));
         ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
             if i < nv {
                 for (k, out) in slot.iter_mut().enumerate() {
@@ -434,7 +435,7 @@ impl Topology {
         }
         let n_a = acc as usize;
         let half_id: Vec<AtomicU32> = (0..2 * ne).map(|_| AtomicU32::new(u32::MAX)).collect();
-        let mut child_edges = vec![[0u32; 2]; n_a + nc];
+        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
         ragged(
             block_a,
@@ -472,7 +473,7 @@ impl Topology {
             },
         );
         let face_verts = self.child_face_verts(parallel);
-        let mut corner_edge = vec![0u32; 4 * nc];
+        let mut corner_edge = zeroed_vec::<u32>(4 * nc);
         ragged(
             &mut corner_edge,
             nc,

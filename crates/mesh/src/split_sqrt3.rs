@@ -31,6 +31,7 @@ use crate::error::Result;
 use crate::split::{RawTopology, collect, ragged, sort_small};
 use crate::split_tri::{next3, offsets, prev3};
 use crate::topology::{Topology, edge_tag};
+use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::Par;
 
 /// No corner.
@@ -75,7 +76,7 @@ impl Topology {
     fn sqrt3_faces(&self, parallel: bool) -> Vec<u32> {
         let nv = self.num_vertices() as u32;
         let (fv, ce) = (self.face_verts(), self.corner_edges());
-        let mut out = vec![0u32; 3 * self.num_corners()];
+        let mut out = zeroed_vec::<u32>(3 * self.num_corners());
         ragged(
             &mut out,
             self.num_corners(),
@@ -192,7 +193,7 @@ impl Topology {
         });
 
         let face_verts = self.sqrt3_faces(parallel);
-        let mut corner_edge = vec![0u32; 3 * nc];
+        let mut corner_edge = zeroed_vec::<u32>(3 * nc);
         ragged(
             &mut corner_edge,
             nc,
@@ -219,8 +220,8 @@ impl Topology {
             let y = 3 * c as u32 + 2;
             [x.min(y), x.max(y)]
         };
-        let mut child_edges = vec![[0u32; 2]; ne_child];
-        let mut use_count = vec![0u32; ne_child];
+        let mut child_edges = zeroed_vec::<[u32; 2]>(ne_child);
+        let mut use_count = zeroed_vec::<u32>(ne_child);
         {
             let (ea, eb) = child_edges.split_at_mut(n_vblocks as usize);
             ragged(
@@ -261,7 +262,7 @@ impl Topology {
         }
         let edge_corner_ptr = offsets(&use_count);
         drop(use_count);
-        let mut edge_corners = vec![0u32; edge_corner_ptr[ne_child] as usize];
+        let mut edge_corners = zeroed_vec::<u32>(edge_corner_ptr[ne_child] as usize);
         {
             let split = edge_corner_ptr[n_vblocks as usize] as usize;
             let (ua, ub) = edge_corners.split_at_mut(split);
@@ -320,7 +321,7 @@ impl Topology {
         });
         let vertex_corner_ptr = offsets(&vc_count);
         drop(vc_count);
-        let mut vertex_corners = vec![0u32; 3 * nc];
+        let mut vertex_corners = zeroed_vec::<u32>(3 * nc);
         ragged(
             &mut vertex_corners,
             nvc,
@@ -371,7 +372,7 @@ impl Topology {
         });
         let vertex_edge_ptr = offsets(&ve_count);
         drop(ve_count);
-        let mut vertex_edges = vec![0u32; 2 * ne_child];
+        let mut vertex_edges = zeroed_vec::<u32>(2 * ne_child);
         ragged(
             &mut vertex_edges,
             nvc,
@@ -411,7 +412,7 @@ impl Topology {
         // Tags: kept boundary edges are the child's boundary; parent
         // vertices keep their tags, face points are interior.
         let edge_tags = {
-            let mut tags = vec![0u8; ne_child];
+            let mut tags = zeroed_vec::<u8>(ne_child);
             let (ta, _) = tags.split_at_mut(n_vblocks as usize);
             ragged(
                 ta,

@@ -47,6 +47,7 @@
 //! which derives the relations by counting sorts.
 
 use rayon::prelude::*;
+use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 
 use crate::error::{MeshError, Result, to_u32};
@@ -170,7 +171,7 @@ impl Topology {
     fn child_tri_faces(&self, parallel: bool) -> Vec<u32> {
         let nv = self.num_vertices() as u32;
         let (fv, ce) = (self.face_verts(), self.corner_edges());
-        let mut out = vec![0u32; 12 * self.num_faces()];
+        let mut out = zeroed_vec::<u32>(12 * self.num_faces());
         ragged(
             &mut out,
             self.num_faces(),
@@ -198,7 +199,7 @@ impl Topology {
             let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
             halves[2 * e as usize + j]
         };
-        let mut out = vec![0u32; 12 * self.num_faces()];
+        let mut out = zeroed_vec::<u32>(12 * self.num_faces());
         ragged(
             &mut out,
             self.num_faces(),
@@ -267,7 +268,7 @@ impl Topology {
         let mid_ptr = offsets(&counts);
         drop(counts);
         // Owner corner of each middle edge, in id order.
-        let mut owner = vec![0u32; nc];
+        let mut owner = zeroed_vec::<u32>(nc);
         ragged(
             &mut owner,
             ne,
@@ -281,7 +282,7 @@ impl Topology {
                 }
             },
         );
-        let mut middle = vec![0u32; nc];
+        let mut middle = zeroed_vec::<u32>(nc);
         for (k, &c) in owner.iter().enumerate() {
             middle[c as usize] = (n_a + k) as u32;
         }
@@ -291,7 +292,7 @@ impl Topology {
         };
 
         // Child edges: halves by vertex, then middle edges.
-        let mut child_edges = vec![[0u32; 2]; n_a + nc];
+        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
         ragged(
             block_a,
@@ -326,7 +327,7 @@ impl Topology {
         let total_a = acc as usize;
         edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
         let fv = self.face_verts();
-        let mut edge_corners = vec![0u32; total_a + 2 * nc];
+        let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * nc);
         let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
         ragged(
             uses_a,
@@ -369,7 +370,7 @@ impl Topology {
             }
         };
         let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
-        let mut vertex_corners = vec![0u32; 4 * nc];
+        let mut vertex_corners = zeroed_vec::<u32>(4 * nc);
         ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
             if i < nv {
                 for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
@@ -396,7 +397,7 @@ impl Topology {
             }
         };
         let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
-        let mut vertex_edges = vec![0u32; 2 * (n_a + nc)];
+        let mut vertex_edges = zeroed_vec::<u32>(2 * (n_a + nc));
         ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
             if i < nv {
                 for (k, out) in slot.iter_mut().enumerate() {
@@ -457,7 +458,7 @@ impl Topology {
         let edges = self.edges();
         let halves = self.general_halves();
         let middle = self.middle_edges(par);
-        let mut child_edges = vec![[0u32; 2]; 2 * ne + 3 * nf];
+        let mut child_edges = zeroed_vec::<[u32; 2]>(2 * ne + 3 * nf);
         for (i, &h) in halves.iter().enumerate() {
             child_edges[h as usize] = [edges[i / 2][i % 2], (nv + i / 2) as u32];
         }
@@ -478,7 +479,7 @@ impl Topology {
     /// halves.
     fn general_halves(&self) -> Vec<u32> {
         let edges = self.edges();
-        let mut halves = vec![0u32; 2 * self.num_edges()];
+        let mut halves = zeroed_vec::<u32>(2 * self.num_edges());
         let mut next = 0u32;
         for v in 0..self.num_vertices() {
             for &e in self.vertex_edges(v) {
@@ -504,7 +505,7 @@ impl Topology {
             (a.min(b), a.max(b))
         };
         // Counting sort by the lower edge, then a small sort inside each bucket.
-        let mut ptr = vec![0u32; ne + 1];
+        let mut ptr = zeroed_vec::<u32>(ne + 1);
         for c in 0..nc {
             ptr[key(c).0 as usize + 1] += 1;
         }
@@ -533,7 +534,7 @@ impl Topology {
         } else {
             ranges.into_iter().zip(pieces).for_each(sort);
         }
-        let mut middle = vec![0u32; nc];
+        let mut middle = zeroed_vec::<u32>(nc);
         for (rank, &(_, c)) in order.iter().enumerate() {
             middle[c as usize] = (2 * ne + rank) as u32;
         }

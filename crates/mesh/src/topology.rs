@@ -73,6 +73,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
+use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 use subla_algebra::{CscMat, CsrPattern};
 
@@ -144,7 +145,7 @@ fn bucket<K: Ord + Copy + Send>(
 ) -> (Vec<u32>, Vec<u32>) {
     if par.threads() == 1 || len < 1 << 15 {
         // A plain (stable) counting sort, then the sort inside each bucket.
-        let mut ptr = vec![0u32; nbuckets + 1];
+        let mut ptr = zeroed_vec::<u32>(nbuckets + 1);
         for i in 0..len {
             ptr[key(i) as usize + 1] += 1;
         }
@@ -152,7 +153,7 @@ fn bucket<K: Ord + Copy + Send>(
             ptr[b + 1] += ptr[b];
         }
         let mut cursor = ptr.clone();
-        let mut items = vec![0u32; len];
+        let mut items = zeroed_vec::<u32>(len);
         for i in 0..len {
             let k = key(i) as usize;
             items[cursor[k] as usize] = i as u32;
@@ -179,7 +180,7 @@ fn bucket<K: Ord + Copy + Send>(
             h
         })
         .collect();
-    let mut ptr = vec![0u32; nbuckets + 1];
+    let mut ptr = zeroed_vec::<u32>(nbuckets + 1);
     for k in 0..nbuckets {
         let mut acc = ptr[k];
         for h in hists.iter_mut() {
@@ -264,7 +265,7 @@ fn check_faces(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Res
 fn corner_faces(face_ptr: &[u32], parallel: bool, par: Par) -> Vec<u32> {
     let nf = face_ptr.len() - 1;
     let nc = face_ptr[nf] as usize;
-    let mut corner_face = vec![0u32; nc];
+    let mut corner_face = zeroed_vec::<u32>(nc);
     let ranges = balanced_ranges(face_ptr, par.blocks(nc + nf, 1 << 14));
     let pieces = split_by_ptr(&mut corner_face, face_ptr, &ranges);
     let work = |(r, chunk): (Range<usize>, &mut [u32])| {
@@ -475,7 +476,7 @@ impl Topology {
         // uses of each vertex pair are contiguous and in corner order.
         let (lo_ptr, mut half) = bucket(nv as usize, nc, |c| ends(c).0, |c| (ends(c as usize).1, c), par);
         // Edges per low vertex, then their ids by a scan.
-        let mut count = vec![0u32; nv as usize];
+        let mut count = zeroed_vec::<u32>(nv as usize);
         let count_edges = |(v, n): (usize, &mut u32)| {
             let uses = &half[lo_ptr[v] as usize..lo_ptr[v + 1] as usize];
             *n = 0;
@@ -495,9 +496,9 @@ impl Topology {
         }
         drop(count);
         let ne = acc as usize;
-        let mut edges = vec![[0u32; 2]; ne];
-        let mut edge_corner_ptr = vec![0u32; ne + 1];
-        let mut corner_edge_at = vec![0u32; nc]; // edge id per position of `half`
+        let mut edges = zeroed_vec::<[u32; 2]>(ne);
+        let mut edge_corner_ptr = zeroed_vec::<u32>(ne + 1);
+        let mut corner_edge_at = zeroed_vec::<u32>(nc); // edge id per position of `half`
         {
             let ranges = balanced_ranges(&lo_ptr, par.blocks(nc + nv as usize, 1 << 14));
             let e_pieces = split_by_ptr(&mut edges, &edge_base, &ranges);
@@ -560,7 +561,7 @@ impl Topology {
             });
             out.into_iter().map(AtomicU32::into_inner).collect()
         } else {
-            let mut out = vec![0u32; nc];
+            let mut out = zeroed_vec::<u32>(nc);
             for (&c, &e) in edge_corners.iter().zip(&corner_edge_at) {
                 out[c as usize] = e;
             }

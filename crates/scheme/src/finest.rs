@@ -8,6 +8,7 @@
 
 use std::sync::OnceLock;
 
+use subla_algebra::Par;
 use subla_mesh::Mesh;
 
 use crate::Faces;
@@ -27,15 +28,16 @@ impl FinestFaces {
     /// over `num_vertices` vertices, with a hole flag per face. The caller
     /// guarantees the shapes (`order > 0`, whole faces, one flag per face)
     /// and that the corner count fits in `u32`, as the splits that produce
-    /// such faces check (debug builds assert it).
-    pub fn uniform(num_vertices: usize, order: usize, face_verts: Vec<u32>, holes: Vec<bool>) -> Self {
+    /// such faces check (debug builds assert it). The face offsets are
+    /// written in parallel under [`Par::Rayon`].
+    pub fn uniform(num_vertices: usize, order: usize, face_verts: Vec<u32>, holes: Vec<bool>, par: Par) -> Self {
         debug_assert!(order > 0 && face_verts.len() % order == 0, "whole faces");
         debug_assert!(u32::try_from(face_verts.len()).is_ok(), "corner count fits in u32");
         let nf = face_verts.len() / order.max(1);
         debug_assert_eq!(holes.len(), nf, "one hole flag per face");
         FinestFaces {
             num_vertices,
-            face_ptr: (0..=nf).map(|i| (order * i) as u32).collect(),
+            face_ptr: subla_algebra::par::collect(nf + 1, par, |i| (order * i) as u32),
             face_verts,
             holes,
             full: OnceLock::new(),

@@ -10,6 +10,7 @@ use std::ops::Range;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
+use subla_algebra::mem::{Zeroed, zeroed_vec};
 use subla_algebra::par::{concat, even_ranges, split_by_ranges};
 use subla_algebra::{CsrMat, Par};
 
@@ -136,7 +137,7 @@ pub fn assemble_rows(
 /// `out`, with `x` and `y` row-major rows of `d` channels. Intermediate
 /// levels live in scratch buffers; the last is written straight into `out`
 /// when it is contiguous.
-pub fn eval_levels<P: Plan + ?Sized, T: Float + Send + Sync>(
+pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroed + Send + Sync>(
     plan: &P,
     name: &str,
     control: ArrayView2<'_, T>,
@@ -164,7 +165,7 @@ pub fn eval_levels<P: Plan + ?Sized, T: Float + Send + Sync>(
                 return;
             }
         }
-        let mut next = vec![T::zero(); plan.level_len(l as u32 + 1) * d];
+        let mut next = zeroed_vec::<T>(plan.level_len(l as u32 + 1) * d);
         level(l, x, &mut next, d);
         cur = next;
     }

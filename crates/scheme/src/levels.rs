@@ -16,6 +16,7 @@ use std::fmt;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
+use subla_algebra::mem::Zeroed;
 use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
 
@@ -167,7 +168,12 @@ impl<R: LevelRules> LevelPlan<R> {
         Some((&self.meshes[level as usize], step))
     }
 
-    fn eval_generic<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, out: ArrayViewMut2<'_, T>, par: Par) {
+    fn eval_generic<T: Float + Zeroed + Send + Sync>(
+        &self,
+        control: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) {
         eval_levels(self, R::NAME, control, out, |l, x, y, d| {
             R::eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
         });

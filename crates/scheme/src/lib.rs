@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use subla_algebra::mem::{Zeroed, zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
@@ -255,7 +256,7 @@ impl<'a> Faces<'a> {
 }
 
 /// Scalars a plan evaluates: `f32` and `f64`.
-pub trait Real: Copy + Send + Sync + num_like::Sealed + 'static {
+pub trait Real: Copy + Send + Sync + Zeroed + num_like::Sealed + 'static {
     /// Calls the matching `eval_*` of `plan`.
     fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, Self>, out: ArrayViewMut2<'_, Self>, par: Par);
     /// Zero.
@@ -315,7 +316,10 @@ pub fn check_eval_shapes<P: Plan + ?Sized>(plan: &P, scheme: &str, control: (usi
 /// # Panics
 /// If `control` does not have `plan.input_len()` rows.
 pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Array2<T> {
-    let mut out = Array2::from_elem((plan.output_len(), control.ncols()), T::zero());
+    let shape = (plan.output_len(), control.ncols());
+    let Ok(mut out) = Array2::from_shape_vec(shape, zeroed_vec::<T>(shape.0 * shape.1)) else {
+        unreachable!("a vector of rows × columns elements has that shape")
+    };
     T::eval(plan, control, out.view_mut(), par);
     out
 }

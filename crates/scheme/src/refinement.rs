@@ -30,6 +30,7 @@ use std::ops::Range;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
+use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{balanced_ranges, collect, split_by_ptr};
 use subla_algebra::scan::{compact, offsets_from_counts};
 use subla_algebra::spgemm;
@@ -860,8 +861,8 @@ fn merge_rows<'p>(
     drop(counts);
     let total = ptr[nrows];
     let nnz = total as usize;
-    let mut idx = vec![0u32; nnz];
-    let mut vals = vec![0f64; nnz];
+    let mut idx = zeroed_vec::<u32>(nnz);
+    let mut vals = zeroed_vec::<f64>(nnz);
     let ranges = balanced_ranges(&ptr, par.blocks(nrows + nnz, 1 << 14));
     // Each block writes its rows and returns the first closed-form row
     // whose columns are not ascending and in range, if any.

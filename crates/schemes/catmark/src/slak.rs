@@ -74,7 +74,7 @@ fn finest_of(parent: &Mesh, par: Par) -> FinestFaces {
             }
         }
     }
-    FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par), holes)
+    FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par), holes, par)
 }
 
 /// One step `l → l+1` of a [`CatmarkPlan`] as other backends read it: the

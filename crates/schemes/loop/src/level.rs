@@ -198,10 +198,12 @@ pub(crate) fn masks(parent: &Mesh, par: Par) -> Step {
         (0..t.num_edges()).filter_map(edge_mask).collect()
     };
 
+    // Without sharp elements no edge needs to be looked up per vertex.
+    let sharp = parent.has_sharpness();
     let vertex_mask = |v: usize| -> Option<VertexMask> {
         let inc = t.vertex_edges(v);
         let n_faces = t.face_count(v);
-        let k = inc.iter().filter(|&&e| es[e as usize] > 0.0).count();
+        let k = if sharp { inc.iter().filter(|&&e| es[e as usize] > 0.0).count() } else { 0 };
         let rp = Rule::classify(vs[v], k);
         let smooth_ok = inc.len() == n_faces && !inc.is_empty();
         if rp.uses_smooth_mask() && smooth_ok {

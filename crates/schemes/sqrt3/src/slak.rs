@@ -107,7 +107,7 @@ impl Sqrt3Plan {
                 meshes.push(child);
             } else {
                 let holes = vec![false; t.num_corners()];
-                finest = Some(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes));
+                finest = Some(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes, par));
             }
             steps.push(step);
         }
