@@ -10,12 +10,12 @@
 //! kernel backs them with 2 MiB pages: one fault instead of 512.
 //!
 //! The advice changes neither contents nor layout: the buffers are plain
-//! [`Vec`]s from the global allocator, freed as usual. Elsewhere, or after
-//! [`set_huge_pages(false)`](set_huge_pages), the functions allocate
-//! without it.
+//! [`Vec`]s from the global allocator, freed as usual. Elsewhere, after
+//! [`set_huge_pages(false)`](set_huge_pages), or with the environment
+//! variable `SUBLA_HUGE_PAGES=0`, the functions allocate without it.
 
 use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Buffers smaller than this are not advised (2 huge pages).
 pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
@@ -24,17 +24,35 @@ pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 #[cfg(target_os = "linux")]
 const HUGE_PAGE: usize = 2 << 20;
 
-static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
+/// Whether the advice is on: [`UNSET`] until the first use reads
+/// `SUBLA_HUGE_PAGES`, then [`ON`] or [`OFF`].
+static HUGE_PAGES: AtomicU8 = AtomicU8::new(UNSET);
+const UNSET: u8 = 0;
+const ON: u8 = 1;
+const OFF: u8 = 2;
 
-/// Turns the huge-page advice on (the default) or off for the whole
-/// process; buffers already allocated keep theirs.
+/// Turns the huge-page advice on or off for the whole process; buffers
+/// already allocated keep theirs. Until this is called, the advice is on
+/// unless the environment variable `SUBLA_HUGE_PAGES` is `0`, `off` or
+/// `false`.
 pub fn set_huge_pages(on: bool) {
-    HUGE_PAGES.store(on, Ordering::Relaxed);
+    HUGE_PAGES.store(if on { ON } else { OFF }, Ordering::Relaxed);
 }
 
 /// Whether the huge-page advice is on ([`set_huge_pages`]).
 pub fn huge_pages() -> bool {
-    HUGE_PAGES.load(Ordering::Relaxed)
+    match HUGE_PAGES.load(Ordering::Relaxed) {
+        ON => true,
+        OFF => false,
+        _ => {
+            let off = std::env::var("SUBLA_HUGE_PAGES")
+                .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false"));
+            // A concurrent `set_huge_pages` wins over the environment.
+            let _ =
+                HUGE_PAGES.compare_exchange(UNSET, if off { OFF } else { ON }, Ordering::Relaxed, Ordering::Relaxed);
+            HUGE_PAGES.load(Ordering::Relaxed) == ON
+        }
+    }
 }
 
 /// Types whose all-zero bit pattern is a valid value.
@@ -125,6 +143,18 @@ mod tests {
         assert!(w.iter().all(|r| r == &[0.0; 3]));
         let e: Vec<f32> = zeroed_vec(0);
         assert!(e.is_empty());
+    }
+
+    #[test]
+    fn the_switch_holds() {
+        let before = huge_pages();
+        set_huge_pages(false);
+        assert!(!huge_pages());
+        let v: Vec<u32> = zeroed_vec(HUGE_PAGE_MIN_BYTES);
+        assert!(v.iter().all(|&x| x == 0));
+        set_huge_pages(true);
+        assert!(huge_pages());
+        set_huge_pages(before);
     }
 
     #[test]
