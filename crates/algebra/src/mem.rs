@@ -14,7 +14,6 @@
 //! [`set_huge_pages(false)`](set_huge_pages), or with the environment
 //! variable `SUBLA_HUGE_PAGES=0`, the functions allocate without it.
 
-use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Buffers smaller than this are not advised (2 huge pages).
@@ -55,45 +54,17 @@ pub fn huge_pages() -> bool {
     }
 }
 
-/// Types whose all-zero bit pattern is a valid value.
-///
-/// # Safety
-/// Implement only for types for which every byte being zero is a valid
-/// value (integers, floats, arrays of such).
-pub unsafe trait Zeroed: Copy {}
-
-macro_rules! zeroed {
-    ($($t:ty),*) => { $(
-        // SAFETY: zero bits are the value 0 (0.0 for floats).
-        unsafe impl Zeroed for $t {}
-    )* };
-}
-zeroed!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
-// SAFETY: an array of zero-valid elements is zero-valid.
-unsafe impl<T: Zeroed, const N: usize> Zeroed for [T; N] {}
+/// Types whose all-zero bit pattern is a valid value (bytemuck's).
+pub use bytemuck::Zeroable;
 
 /// `n` zeros, from zeroed memory: pages the allocator takes fresh from the
 /// kernel are not written here, so their first touch happens wherever the
 /// caller first writes them (in parallel, for parallel writers), with the
 /// huge-page advice when the buffer is large.
-pub fn zeroed_vec<T: Zeroed>(n: usize) -> Vec<T> {
-    let Ok(layout) = Layout::array::<T>(n) else {
-        // As `vec!` does for a size over `isize::MAX`.
-        panic!("capacity overflow: {n} elements");
-    };
-    if layout.size() == 0 {
-        return Vec::new();
-    }
-    // SAFETY: the layout has a nonzero size.
-    let ptr = unsafe { alloc_zeroed(layout) };
-    if ptr.is_null() {
-        handle_alloc_error(layout);
-    }
-    advise(ptr, layout.size());
-    // SAFETY: `ptr` comes from the global allocator with the layout of `n`
-    // elements of `T` (the layout `Vec` frees it with), and zero bits are a
-    // valid `T` (`Zeroed`), so all `n` are initialised.
-    unsafe { Vec::from_raw_parts(ptr.cast::<T>(), n, n) }
+pub fn zeroed_vec<T: Zeroable>(n: usize) -> Vec<T> {
+    let mut v = bytemuck::zeroed_vec::<T>(n);
+    advise(v.as_mut_ptr().cast::<u8>(), v.len() * size_of::<T>());
+    v
 }
 
 /// An empty vector with room for `n` elements, advised as

@@ -10,7 +10,7 @@ use std::ops::Range;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::mem::{Zeroed, zeroed_vec};
+use subla_algebra::mem::{Zeroable, zeroed_vec};
 use subla_algebra::par::{concat, even_ranges, split_by_ranges};
 use subla_algebra::{CsrMat, Par};
 
@@ -137,7 +137,7 @@ pub fn assemble_rows(
 /// `out`, with `x` and `y` row-major rows of `d` channels. Intermediate
 /// levels live in scratch buffers; the last is written straight into `out`
 /// when it is contiguous.
-pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroed + Send + Sync>(
+pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroable + Send + Sync>(
     plan: &P,
     name: &str,
     control: ArrayView2<'_, T>,

@@ -16,7 +16,7 @@ use std::fmt;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::mem::Zeroed;
+use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
 
@@ -168,7 +168,7 @@ impl<R: LevelRules> LevelPlan<R> {
         Some((&self.meshes[level as usize], step))
     }
 
-    fn eval_generic<T: Float + Zeroed + Send + Sync>(
+    fn eval_generic<T: Float + Zeroable + Send + Sync>(
         &self,
         control: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, T>,

@@ -37,7 +37,7 @@
 #![deny(missing_docs)]
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
-use subla_algebra::mem::{Zeroed, zeroed_vec};
+use subla_algebra::mem::{Zeroable, zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
@@ -256,7 +256,7 @@ impl<'a> Faces<'a> {
 }
 
 /// Scalars a plan evaluates: `f32` and `f64`.
-pub trait Real: Copy + Send + Sync + Zeroed + num_like::Sealed + 'static {
+pub trait Real: Copy + Send + Sync + Zeroable + num_like::Sealed + 'static {
     /// Calls the matching `eval_*` of `plan`.
     fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, Self>, out: ArrayViewMut2<'_, Self>, par: Par);
     /// Zero.
