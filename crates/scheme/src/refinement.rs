@@ -422,7 +422,7 @@ impl Refinement {
     /// [`SchemeError::Unsupported`] for `Evaluation::Chain` on a refinement
     /// built by [`Refinement::composed_of`], and for `Evaluation::Tensor`
     /// without tensor rows.
-    pub fn evaluator<T: Float + Send + Sync>(
+    pub fn evaluator<T: Float + Send + Sync + 'static>(
         &mut self,
         how: Evaluation,
         channels: usize,
@@ -535,7 +535,7 @@ pub struct Evaluator<T> {
     input_len: usize,
 }
 
-impl<T: Float + Send + Sync> Evaluator<T> {
+impl<T: Float + Send + Sync + 'static> Evaluator<T> {
     /// Rows read.
     pub fn input_len(&self) -> usize {
         self.input_len

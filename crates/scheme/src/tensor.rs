@@ -27,6 +27,13 @@
 //! that of evaluating the composed matrix ([`PaddedCsr`] sums in stored
 //! order too).
 //!
+//! The evaluator sums up to four channels in four lanes (the control points
+//! padded to four values), reads each row's weights from a table already
+//! in column order where the patches use few distinct grids, and, where
+//! the CPU has AVX, runs code compiled for it (`f64` rows in 256-bit
+//! vectors). None of this changes an operation: every term is still a
+//! multiply, then an add, in the order above, never fused.
+//!
 //! [`ClosedForm`]: crate::refinement::ClosedForm
 //! [`Refinement::compose_with`]: crate::refinement::Refinement::compose_with
 //! [`Refinement::composed_of`]: crate::refinement::Refinement::composed_of
@@ -35,6 +42,7 @@
 //! [`Evaluation::Auto`]: crate::refinement::Evaluation::Auto
 //! [`PaddedCsr`]: subla_algebra::PaddedCsr
 
+use std::any::TypeId;
 use std::ops::Range;
 
 use num_traits::Float;
@@ -237,6 +245,13 @@ pub(crate) struct TensorEval<T> {
     /// Per pair of positions `(x, y)` (index `x · positions + y`), the
     /// weight of each grid index, converted to `T`.
     table: Vec<[T; 16]>,
+    /// Where the patches use few distinct grids: per grid class `k` and
+    /// pair of positions, the weight of each term in column order (entry
+    /// `k · positions² + x · positions + y`), and each patch's class. Then
+    /// a term's weight is read in sequence instead of through its grid
+    /// index. Empty otherwise.
+    ordered: Vec<[T; 16]>,
+    classes: Vec<u16>,
     positions: usize,
     ncols: usize,
     patches: Vec<TensorPatch>,
@@ -249,20 +264,35 @@ pub(crate) struct TensorEval<T> {
     nnz: u64,
 }
 
-impl<T: Float + Send + Sync> TensorEval<T> {
+impl<T: Float + Send + Sync + 'static> TensorEval<T> {
     /// `tensor`'s rows from the table, the others from `open_mat`: its row
     /// `k` is the `k`-th row without a tensor form, in ascending order.
     /// `nnz` is the composed matrix's.
     pub(crate) fn new(tensor: &TensorRows, open_mat: &CsrMat<f64>, nnz: u64, par: Par) -> Result<Self> {
+        Self::with_ordered_bytes(tensor, open_mat, nnz, ORDERED_BYTES, par)
+    }
+
+    /// [`Self::new`] keeping an ordered weight table of at most
+    /// `ordered_bytes`.
+    fn with_ordered_bytes(
+        tensor: &TensorRows,
+        open_mat: &CsrMat<f64>,
+        nnz: u64,
+        ordered_bytes: usize,
+        par: Par,
+    ) -> Result<Self> {
         let nt = tensor.weights.len();
         let table = (0..nt * nt)
             .map(|xy| std::array::from_fn(|g| cast::<T>(tensor.weight((xy / nt) as u16, (xy % nt) as u16, g as u8))))
-            .collect();
+            .collect::<Vec<[T; 16]>>();
+        let (ordered, classes) = ordered_weights(&table, &tensor.patches, ordered_bytes);
         let open = tensor.open_rows(par)?;
         debug_assert_eq!(open.len(), open_mat.nrows(), "one matrix row per open row");
         let open_mat = PaddedCsr::from_csr(open_mat.as_ref())?;
         Ok(TensorEval {
             table,
+            ordered,
+            classes,
             positions: nt,
             ncols: tensor.ncols,
             patches: tensor.patches.clone(),
@@ -286,7 +316,8 @@ impl<T: Float + Send + Sync> TensorEval<T> {
     pub(crate) fn bytes(&self) -> u64 {
         (self.rows.len() * 8
             + self.patches.len() * std::mem::size_of::<TensorPatch>()
-            + self.table.len() * 16 * std::mem::size_of::<T>()) as u64
+            + (self.table.len() + self.ordered.len()) * 16 * std::mem::size_of::<T>()
+            + self.classes.len() * 2) as u64
             + self.open_mat.bytes() as u64
     }
 
@@ -305,19 +336,24 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         }
         let mut open_y = vec![T::zero(); self.open.len() * d];
         self.open_mat.apply_slices(x, &mut open_y, d, par);
+        // Up to four channels go through four lanes: the control points
+        // padded to four values each (a copy of the small input), so that
+        // every term is one multiply and one add of four lanes.
+        let padded = (d < LANES).then(|| pad_lanes(x, d));
+        let xs = padded.as_deref().unwrap_or(x);
         // Blocks of equally many rows (the open rows, already computed, are
         // only copied).
         let n = self.rows.len();
         let nb = par.blocks(n * d * 16, 1 << 14);
         let blocks: Vec<Range<usize>> = (0..nb).map(|b| b * n / nb..(b + 1) * n / nb).collect();
         let run = |rows: Range<usize>, ys: &mut [T]| {
-            let mut k = self.open.partition_point(|&o| (o as usize) < rows.start);
+            let k = self.open.partition_point(|&o| (o as usize) < rows.start);
             match d {
-                1 => self.block::<1>(rows, x, ys, &open_y, &mut k),
-                2 => self.block::<2>(rows, x, ys, &open_y, &mut k),
-                3 => self.block::<3>(rows, x, ys, &open_y, &mut k),
-                4 => self.block::<4>(rows, x, ys, &open_y, &mut k),
-                _ => self.block_wide(rows, x, ys, d, &open_y, &mut k),
+                1 => self.block::<1>(rows, xs, ys, &open_y, k),
+                2 => self.block::<2>(rows, xs, ys, &open_y, k),
+                3 => self.block::<3>(rows, xs, ys, &open_y, k),
+                4 => self.block::<4>(rows, xs, ys, &open_y, k),
+                _ => self.block_wide(rows, x, ys, d, &open_y, k),
             }
         };
         if blocks.len() <= 1 {
@@ -328,21 +364,71 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         }
     }
 
-    /// Rows `rows` for exactly `D` channels; `k` is the index of the first
-    /// open row at or after `rows.start`. Four tensor rows in a row are
-    /// summed together, their sums interleaved (each sum still in its own
-    /// order), so that the additions of one row do not wait on each other.
-    fn block<const D: usize>(&self, rows: Range<usize>, x: &[T], y: &mut [T], open_y: &[T], k: &mut usize) {
+    /// Rows `rows` for `D <= 4` channels from lane-padded data `x` (four
+    /// values a control point); `k` is the index of the first open row at or
+    /// after `rows.start`. Where the CPU has AVX, the same code is compiled
+    /// for it, and `f64` rows are summed in 256-bit vectors: a multiply,
+    /// then an add, as in the scalar code (never fused), so the bits do not
+    /// change.
+    fn block<const D: usize>(&self, rows: Range<usize>, x: &[T], y: &mut [T], open_y: &[T], k: usize) {
+        debug_assert_eq!(x.len(), self.ncols * LANES);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX (checked just above).
+            unsafe { self.block_avx::<D>(rows, x, y, open_y, k) };
+            return;
+        }
+        self.block_lanes::<D, false>(rows, x, y, open_y, k);
+    }
+
+    /// [`Self::block_lanes`] compiled for AVX.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn block_avx<const D: usize>(&self, rows: Range<usize>, x: &[T], y: &mut [T], open_y: &[T], k: usize) {
+        self.block_lanes::<D, true>(rows, x, y, open_y, k);
+    }
+
+    /// The body of [`Self::block`] (`AVX`: called from [`Self::block_avx`]).
+    /// Four tensor rows in a row are summed together, their sums
+    /// interleaved (each sum still in its own order), so that the additions
+    /// of one row do not wait on each other.
+    #[inline(always)]
+    fn block_lanes<const D: usize, const AVX: bool>(
+        &self,
+        rows: Range<usize>,
+        x: &[T],
+        y: &mut [T],
+        open_y: &[T],
+        mut k: usize,
+    ) {
+        let f64_lanes = AVX && !self.classes.is_empty() && TypeId::of::<T>() == TypeId::of::<f64>();
         let mut i = rows.start;
         let mut out = y.chunks_exact_mut(D);
         while i < rows.end {
             if i + 4 <= rows.end {
                 let q: [TensorRow; 4] = std::array::from_fn(|j| self.rows[i + j]);
                 if q.iter().all(|r| r.patch != OPEN) {
-                    let acc = self.rows4::<D>(q, x);
+                    let acc = if f64_lanes {
+                        #[cfg(target_arch = "x86_64")]
+                        {
+                            // SAFETY: `AVX` is only set under `block_avx`,
+                            // which runs where the CPU has AVX; `T` is
+                            // `f64`.
+                            unsafe { self.rows4_f64_avx(q, x) }
+                        }
+                        #[cfg(not(target_arch = "x86_64"))]
+                        unreachable!("AVX kernels exist on x86_64 only")
+                    } else if self.classes.is_empty() {
+                        self.rows4::<false>(q, x)
+                    } else {
+                        self.rows4::<true>(q, x)
+                    };
                     for a in &acc {
                         if let Some(yi) = out.next() {
-                            yi.copy_from_slice(a);
+                            yi.copy_from_slice(&a[..D]);
                         }
                     }
                     i += 4;
@@ -352,30 +438,30 @@ impl<T: Float + Send + Sync> TensorEval<T> {
             let r = self.rows[i];
             let Some(yi) = out.next() else { unreachable!("one output row per row") };
             if r.patch == OPEN {
-                yi.copy_from_slice(&open_y[*k * D..(*k + 1) * D]);
-                *k += 1;
+                yi.copy_from_slice(&open_y[k * D..(k + 1) * D]);
+                k += 1;
             } else {
-                yi.copy_from_slice(&self.row::<D>(r, x, D, 0));
+                yi.copy_from_slice(&self.row::<LANES>(r, x, LANES, 0)[..D]);
             }
             i += 1;
         }
     }
 
-    /// Four tensor rows at once, `D` channels each (data of stride `D`).
+    /// Four tensor rows at once, all four lanes of lane-padded data; the
+    /// weights from the ordered table if `ORDERED`, else through the grid.
     #[inline(always)]
-    fn rows4<const D: usize>(&self, q: [TensorRow; 4], x: &[T]) -> [[T; D]; 4] {
+    fn rows4<const ORDERED: bool>(&self, q: [TensorRow; 4], x: &[T]) -> [[T; LANES]; 4] {
         let p: [&TensorPatch; 4] = std::array::from_fn(|j| &self.patches[q[j].patch as usize]);
-        let w: [&[T; 16]; 4] =
-            std::array::from_fn(|j| &self.table[usize::from(q[j].x) * self.positions + usize::from(q[j].y)]);
-        let mut acc = [[T::zero(); D]; 4];
+        let w: [&[T; 16]; 4] = std::array::from_fn(|j| self.weights_of::<ORDERED>(q[j]));
+        let mut acc = [[T::zero(); LANES]; 4];
         for t in 0..16 {
             for j in 0..4 {
-                let base = p[j].ids[t] as usize * D;
+                let base = p[j].ids[t] as usize * LANES;
                 // SAFETY: `ids < ncols` (checked by `TensorRows::new`) and
-                // `x.len() == ncols * D` (checked in `apply`).
-                let xj = unsafe { x.get_unchecked(base..base + D) };
-                let wg = w[j][usize::from(p[j].grid[t] & 15)];
-                for c in 0..D {
+                // `x.len() == ncols * LANES` (how `apply` pads the data).
+                let xj = unsafe { x.get_unchecked(base..base + LANES) };
+                let wg = if ORDERED { w[j][t] } else { w[j][usize::from(p[j].grid[t] & 15)] };
+                for c in 0..LANES {
                     acc[j][c] = acc[j][c] + wg * xj[c];
                 }
             }
@@ -383,13 +469,67 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         acc
     }
 
+    /// [`Self::rows4`] with the ordered table for `T = f64`, one 256-bit
+    /// vector per row: each term a multiply and then an add, as the scalar
+    /// code does, so the same bits.
+    ///
+    /// # Safety
+    /// The CPU must support AVX, `T` must be `f64`, and the ordered table
+    /// must exist.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn rows4_f64_avx(&self, q: [TensorRow; 4], x: &[T]) -> [[T; LANES]; 4] {
+        use std::arch::x86_64::{_mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_storeu_pd};
+        debug_assert!(TypeId::of::<T>() == TypeId::of::<f64>() && !self.classes.is_empty());
+        let p: [&TensorPatch; 4] = std::array::from_fn(|j| &self.patches[q[j].patch as usize]);
+        // SAFETY: `T` is `f64` (the caller's contract), so these are the
+        // same arrays.
+        let w: [&[f64; 16]; 4] =
+            std::array::from_fn(|j| unsafe { &*std::ptr::from_ref(self.weights_of::<true>(q[j])).cast::<[f64; 16]>() });
+        let xp = x.as_ptr().cast::<f64>();
+        let zero = [0f64; LANES];
+        // SAFETY: AVX is available (the caller's contract); every load reads
+        // the four values of a control point `id < ncols` (checked by
+        // `TensorRows::new`) of `x`, which holds `ncols * LANES` values (how
+        // `apply` pads the data).
+        unsafe {
+            let mut acc = [_mm256_loadu_pd(zero.as_ptr()); 4];
+            for t in 0..16 {
+                for (a, (pj, wj)) in acc.iter_mut().zip(p.iter().zip(&w)) {
+                    let xj = _mm256_loadu_pd(xp.add(pj.ids[t] as usize * LANES));
+                    *a = _mm256_add_pd(*a, _mm256_mul_pd(_mm256_broadcast_sd(&wj[t]), xj));
+                }
+            }
+            let mut out = [[0f64; LANES]; 4];
+            for j in 0..4 {
+                _mm256_storeu_pd(out[j].as_mut_ptr(), acc[j]);
+            }
+            // `T` is `f64`.
+            std::mem::transmute_copy(&out)
+        }
+    }
+
+    /// The weights of row `r`: in column order if `ORDERED`, else by grid
+    /// index.
+    #[inline(always)]
+    fn weights_of<const ORDERED: bool>(&self, r: TensorRow) -> &[T; 16] {
+        let xy = usize::from(r.x) * self.positions + usize::from(r.y);
+        if ORDERED {
+            let k = usize::from(self.classes[r.patch as usize]);
+            &self.ordered[k * self.positions * self.positions + xy]
+        } else {
+            &self.table[xy]
+        }
+    }
+
     /// Rows `rows` for `d > 4` channels, four at a time.
-    fn block_wide(&self, rows: Range<usize>, x: &[T], y: &mut [T], d: usize, open_y: &[T], k: &mut usize) {
+    fn block_wide(&self, rows: Range<usize>, x: &[T], y: &mut [T], d: usize, open_y: &[T], mut k: usize) {
         for (i, yi) in rows.zip(y.chunks_exact_mut(d)) {
             let r = self.rows[i];
             if r.patch == OPEN {
-                yi.copy_from_slice(&open_y[*k * d..(*k + 1) * d]);
-                *k += 1;
+                yi.copy_from_slice(&open_y[k * d..(k + 1) * d]);
+                k += 1;
                 continue;
             }
             let mut c = 0;
@@ -413,8 +553,9 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         for (&j, &g) in p.ids.iter().zip(&p.grid) {
             let base = j as usize * stride + offset;
             // SAFETY: `j < ncols` (checked by `TensorRows::new`), `x.len()
-            // == ncols * stride` (checked in `apply`), `offset + D <=
-            // stride` (how the callers cut the channels).
+            // == ncols * stride` (checked in `apply`, or made so by the
+            // padding), `offset + D <= stride` (how the callers cut the
+            // channels).
             let xj = unsafe { x.get_unchecked(base..base + D) };
             let wg = w[usize::from(g & 15)];
             for c in 0..D {
@@ -423,6 +564,48 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         }
         acc
     }
+}
+
+/// The ordered weight table and the patches' classes (see
+/// [`TensorEval`]'s fields), or two empty vectors where the table would
+/// exceed `max_bytes`. Classes are numbered in order of first use.
+fn ordered_weights<T: Float>(table: &[[T; 16]], patches: &[TensorPatch], max_bytes: usize) -> (Vec<[T; 16]>, Vec<u16>) {
+    let per_class = std::mem::size_of_val(table);
+    let mut grids: Vec<[u8; 16]> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut classes = Vec::with_capacity(patches.len());
+    for p in patches {
+        let next = grids.len();
+        let k = *index.entry(p.grid).or_insert(next);
+        if k == next {
+            if (next + 1) * per_class > max_bytes.min(ORDERED_BYTES) {
+                return (Vec::new(), Vec::new());
+            }
+            grids.push(p.grid);
+        }
+        classes.push(k as u16);
+    }
+    let ordered = grids
+        .iter()
+        .flat_map(|grid| table.iter().map(move |w| std::array::from_fn(|t| w[usize::from(grid[t] & 15)])))
+        .collect();
+    (ordered, classes)
+}
+
+/// Largest ordered weight table kept (it should stay in cache).
+const ORDERED_BYTES: usize = 1 << 20;
+
+/// Lanes of the evaluation of up to four channels.
+const LANES: usize = 4;
+
+/// `x` (rows of `d < LANES` values) with each row padded by zeros to
+/// [`LANES`] values.
+fn pad_lanes<T: Float>(x: &[T], d: usize) -> Vec<T> {
+    let mut out = vec![T::zero(); x.len() / d * LANES];
+    for (o, i) in out.chunks_exact_mut(LANES).zip(x.chunks_exact(d)) {
+        o[..d].copy_from_slice(i);
+    }
+    out
 }
 
 /// `v` in `T` (rounded to nearest).
@@ -458,6 +641,133 @@ mod tests {
             })
             .collect();
         assert_eq!(idx.iter().copied().zip(vals).collect::<Vec<_>>(), want);
+    }
+
+    /// Random patches (ascending columns, grids from a few permutations)
+    /// and rows over them, one in eight without a tensor form.
+    fn random_rows(ncols: u32, npatches: usize, nrows: usize, seed: u64) -> (TensorRows, CsrMat<f64>) {
+        let mut state = seed;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        let weights =
+            vec![[0.125, 0.75, 0.125, 0.0], [0.0, 0.5, 0.5, 0.0], [1.0 / 48.0, 23.0 / 48.0, 23.0 / 48.0, 1.0 / 48.0]];
+        let patches: Vec<TensorPatch> = (0..npatches)
+            .map(|_| {
+                let start = next() % (ncols - 40);
+                let mut ids = [0u32; 16];
+                let mut c = start;
+                for id in &mut ids {
+                    c += 1 + next() % 2;
+                    *id = c;
+                }
+                // One of eight grids: rotations and reflections of 4 × 4.
+                let sym = next() % 8;
+                let grid = std::array::from_fn(|k| {
+                    let (r, s) = ((k / 4) as u32, (k % 4) as u32);
+                    let (r, s) = if sym & 1 == 1 { (s, r) } else { (r, s) };
+                    let r = if sym & 2 == 2 { 3 - r } else { r };
+                    let s = if sym & 4 == 4 { 3 - s } else { s };
+                    (4 * r + s) as u8
+                });
+                TensorPatch { ids, grid }
+            })
+            .collect();
+        let rows: Vec<TensorRow> = (0..nrows)
+            .map(|_| {
+                if next() % 8 == 0 {
+                    TensorRow::OPEN
+                } else {
+                    TensorRow { patch: next() % npatches as u32, x: (next() % 3) as u16, y: (next() % 3) as u16 }
+                }
+            })
+            .collect();
+        let t = TensorRows::new(ncols as usize, weights, patches, rows).unwrap();
+        // The open rows: two entries each.
+        let open = t.open_rows(Par::Seq).unwrap();
+        let ptr = (0..=open.len() as u32).map(|k| 2 * k).collect();
+        let idx: Vec<u32> = open.iter().flat_map(|&o| [o % (ncols - 7), o % (ncols - 7) + 7]).collect();
+        let vals = (0..idx.len()).map(|k| 0.25 + k as f64 * 1e-3).collect();
+        let m = CsrMat::try_new(open.len(), ncols as usize, ptr, idx, vals).unwrap();
+        (t, m)
+    }
+
+    /// Each row as the composed matrix sums it: its nonzero terms in
+    /// ascending column order from `+0`, the open rows from their matrix.
+    fn reference<T: Float>(t: &TensorRows, open: &CsrMat<f64>, x: &[T], d: usize) -> Vec<T> {
+        let mut y = Vec::with_capacity(t.nrows() * d);
+        let mut k = 0;
+        for i in 0..t.nrows() {
+            let len = t.row_len(i);
+            let (idx, vals): (Vec<u32>, Vec<f64>) = match len {
+                Some(n) => {
+                    let (mut idx, mut vals) = (vec![0; n], vec![0.0; n]);
+                    t.write_row(i, &mut idx, &mut vals);
+                    (idx, vals)
+                }
+                None => {
+                    let r = open.ptr()[k] as usize..open.ptr()[k + 1] as usize;
+                    k += 1;
+                    (open.indices()[r.clone()].to_vec(), open.values()[r].to_vec())
+                }
+            };
+            for c in 0..d {
+                let mut acc = T::zero();
+                for (&j, &w) in idx.iter().zip(&vals) {
+                    acc = acc + cast::<T>(w) * x[j as usize * d + c];
+                }
+                y.push(acc);
+            }
+        }
+        y
+    }
+
+    fn same_bits<T: Float>(a: &[T], b: &[T]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.integer_decode() == q.integer_decode())
+    }
+
+    /// Every path of the evaluator (ordered table or grid lookups, AVX or
+    /// not, the wide path) gives the composed matrix's bits.
+    fn every_path_is_exact<T: Float + Send + Sync + 'static>() {
+        let (t, open) = random_rows(300, 40, 1001, 7);
+        for d in 1..=6 {
+            let x: Vec<T> = (0..300 * d).map(|i| cast::<T>((i as f64 * 0.731).sin() * 10.0)).collect();
+            let want = reference(&t, &open, &x, d);
+            for bytes in [ORDERED_BYTES, 0] {
+                let e = TensorEval::<T>::with_ordered_bytes(&t, &open, 0, bytes, Par::Seq).unwrap();
+                assert_eq!(e.classes.is_empty(), bytes == 0, "the ordered table is kept when it fits");
+                for par in [Par::Seq, Par::Rayon] {
+                    let mut y = vec![T::zero(); t.nrows() * d];
+                    e.apply(&x, &mut y, d, par);
+                    assert!(same_bits(&y, &want), "{d} channels, {bytes} bytes of table, {par:?}");
+                }
+                if d <= LANES {
+                    // The portable body, whatever the CPU.
+                    let mut open_y = vec![T::zero(); e.open.len() * d];
+                    e.open_mat.apply_slices(&x, &mut open_y, d, Par::Seq);
+                    let xs = if d < LANES { pad_lanes(&x, d) } else { x.clone() };
+                    let mut y = vec![T::zero(); t.nrows() * d];
+                    match d {
+                        1 => e.block_lanes::<1, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        2 => e.block_lanes::<2, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        3 => e.block_lanes::<3, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        _ => e.block_lanes::<4, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                    }
+                    assert!(same_bits(&y, &want), "{d} channels, {bytes} bytes of table, portable body");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_path_gives_the_composed_bits_f64() {
+        every_path_is_exact::<f64>();
+    }
+
+    #[test]
+    fn every_path_gives_the_composed_bits_f32() {
+        every_path_is_exact::<f32>();
     }
 
     #[test]
