@@ -422,7 +422,7 @@ impl Refinement {
     /// [`SchemeError::Unsupported`] for `Evaluation::Chain` on a refinement
     /// built by [`Refinement::composed_of`], and for `Evaluation::Tensor`
     /// without tensor rows.
-    pub fn evaluator<T: Float + Send + Sync + 'static>(
+    pub fn evaluator<T: Float + Send + Sync>(
         &mut self,
         how: Evaluation,
         channels: usize,
@@ -535,7 +535,7 @@ pub struct Evaluator<T> {
     input_len: usize,
 }
 
-impl<T: Float + Send + Sync + 'static> Evaluator<T> {
+impl<T: Float + Send + Sync> Evaluator<T> {
     /// Rows read.
     pub fn input_len(&self) -> usize {
         self.input_len
@@ -577,7 +577,9 @@ impl<T: Float + Send + Sync + 'static> Evaluator<T> {
     pub fn is_tensor(&self) -> bool {
         self.tensor.is_some()
     }
+}
 
+impl<T: Float + Send + Sync + 'static> Evaluator<T> {
     /// `out = R control` for `n × d` data.
     ///
     /// # Panics

@@ -264,7 +264,7 @@ pub(crate) struct TensorEval<T> {
     nnz: u64,
 }
 
-impl<T: Float + Send + Sync + 'static> TensorEval<T> {
+impl<T: Float + Send + Sync> TensorEval<T> {
     /// `tensor`'s rows from the table, the others from `open_mat`: its row
     /// `k` is the `k`-th row without a tensor form, in ascending order.
     /// `nnz` is the composed matrix's.
@@ -320,7 +320,10 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
             + self.classes.len() * 2) as u64
             + self.open_mat.bytes() as u64
     }
+}
 
+/// The evaluation proper: `'static` for the check that `T` is `f64`.
+impl<T: Float + Send + Sync + 'static> TensorEval<T> {
     /// `y = R x` for row-major `x` (`ncols × d`) and `y` (`nrows × d`).
     pub(crate) fn apply(&self, x: &[T], y: &mut [T], d: usize, par: Par) {
         assert!(
