@@ -93,6 +93,9 @@ pub struct TensorRows {
     ncols: usize,
     weights: Vec<[f64; 4]>,
     nonzeros: Vec<u8>,
+    /// Per pair of positions `(x, y)` (index `x · positions + y`), the
+    /// weight of each grid index.
+    products: Vec<[f64; 16]>,
     patches: Vec<TensorPatch>,
     rows: Vec<TensorRow>,
     closed: usize,
@@ -154,7 +157,10 @@ impl TensorRows {
             let i = first_bad;
             return bad(format!("row {i}: its patch or positions are out of range ({np} patches, {nt} positions)"));
         }
-        Ok(TensorRows { ncols, weights, nonzeros, patches, rows, closed, nnz })
+        let products = (0..nt * nt)
+            .map(|xy| std::array::from_fn(|g| product(&weights, (xy / nt) as u16, (xy % nt) as u16, g as u8)))
+            .collect();
+        Ok(TensorRows { ncols, weights, nonzeros, products, patches, rows, closed, nnz })
     }
 
     /// Output rows (with and without a tensor form).
@@ -190,7 +196,10 @@ impl TensorRows {
 
     /// Bytes held (table, patches, rows).
     pub fn bytes(&self) -> u64 {
-        (self.weights.len() * 33 + self.patches.len() * std::mem::size_of::<TensorPatch>() + self.rows.len() * 8) as u64
+        (self.weights.len() * 33
+            + self.products.len() * 128
+            + self.patches.len() * std::mem::size_of::<TensorPatch>()
+            + self.rows.len() * 8) as u64
     }
 
     /// The rows without a tensor form, ascending.
@@ -201,8 +210,14 @@ impl TensorRows {
     /// The weight of grid index `g` at positions `(x, y)`.
     #[inline]
     fn weight(&self, x: u16, y: u16, g: u8) -> f64 {
-        self.weights[usize::from(x)][usize::from(g >> 2)] * self.weights[usize::from(y)][usize::from(g & 3)]
+        self.products[usize::from(x) * self.weights.len() + usize::from(y)][usize::from(g & 15)]
     }
+}
+
+/// The weight of grid index `g` at positions `(x, y)` of the
+/// one-dimensional `weights`.
+fn product(weights: &[[f64; 4]], x: u16, y: u16, g: u8) -> f64 {
+    weights[usize::from(x)][usize::from(g >> 2)] * weights[usize::from(y)][usize::from(g & 3)]
 }
 
 impl ClosedForm for TensorRows {
@@ -215,11 +230,18 @@ impl ClosedForm for TensorRows {
     fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]) {
         let r = self.rows[row];
         let p = &self.patches[r.patch as usize];
+        let w = &self.products[usize::from(r.x) * self.weights.len() + usize::from(r.y)];
+        if let (Ok(idx), Ok(vals)) = (<&mut [u32; 16]>::try_from(&mut *idx), <&mut [f64; 16]>::try_from(&mut *vals)) {
+            // No zero weight: the patch as it is.
+            *idx = p.ids;
+            *vals = std::array::from_fn(|t| w[usize::from(p.grid[t] & 15)]);
+            return;
+        }
         // Compacted without branches into a local row, then copied out.
         let (mut ri, mut rv) = ([0u32; 16], [0f64; 16]);
         let mut n = 0;
         for (&id, &g) in p.ids.iter().zip(&p.grid) {
-            let w = self.weight(r.x, r.y, g);
+            let w = w[usize::from(g & 15)];
             ri[n] = id;
             rv[n] = w;
             n += usize::from(w != 0.0);
