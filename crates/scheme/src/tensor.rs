@@ -206,12 +206,6 @@ impl TensorRows {
     pub(crate) fn open_rows(&self, par: Par) -> Result<Vec<u32>> {
         Ok(compact(self.rows.len(), |i| self.rows[i].patch == OPEN, par)?)
     }
-
-    /// The weight of grid index `g` at positions `(x, y)`.
-    #[inline]
-    fn weight(&self, x: u16, y: u16, g: u8) -> f64 {
-        self.products[usize::from(x) * self.weights.len() + usize::from(y)][usize::from(g & 15)]
-    }
 }
 
 /// The weight of grid index `g` at positions `(x, y)` of the
@@ -304,9 +298,7 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         par: Par,
     ) -> Result<Self> {
         let nt = tensor.weights.len();
-        let table = (0..nt * nt)
-            .map(|xy| std::array::from_fn(|g| cast::<T>(tensor.weight((xy / nt) as u16, (xy % nt) as u16, g as u8))))
-            .collect::<Vec<[T; 16]>>();
+        let table = tensor.products.iter().map(|w| w.map(cast::<T>)).collect::<Vec<[T; 16]>>();
         let (ordered, classes) = ordered_weights(&table, &tensor.patches, ordered_bytes);
         let open = tensor.open_rows(par)?;
         debug_assert_eq!(open.len(), open_mat.nrows(), "one matrix row per open row");
@@ -603,7 +595,7 @@ fn ordered_weights<T: Float>(table: &[[T; 16]], patches: &[TensorPatch], max_byt
         let next = grids.len();
         let k = *index.entry(p.grid).or_insert(next);
         if k == next {
-            if (next + 1) * per_class > max_bytes.min(ORDERED_BYTES) {
+            if (next + 1) * per_class > max_bytes {
                 return (Vec::new(), Vec::new());
             }
             grids.push(p.grid);
