@@ -66,6 +66,192 @@ pub struct TriSplit {
     pub halves: Vec<u32>,
 }
 
+/// The child of a 1-to-4 triangle split known through its parent
+/// ([`Topology::tri_child`]): the numbering of the child's edges (as
+/// [`Topology::split_triangles`] gives it), from which the relations that
+/// refinement rules read are computed on the fly, with no child
+/// connectivity in memory. For the level below the finest, whose full
+/// connectivity would be four times the parent's and is read only once.
+///
+/// Every method takes the parent topology the child was made from
+/// (`t`); given another topology, its results are meaningless (and it may
+/// panic on an index out of range).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TriChild {
+    /// Number of parent vertices.
+    num_vertices: u32,
+    /// `halves[2e + j]`: the child edge of parent edge `e` at its end `j`.
+    halves: Vec<u32>,
+    /// The child edge `(Ep(ce[c]), Ep(ce[next(c)]))` of each parent corner `c`.
+    middle: Vec<u32>,
+    /// The parent corner owning each middle edge, in id order.
+    owner: Vec<u32>,
+}
+
+impl TriChild {
+    /// Number of child vertices (parent vertices, then edge points).
+    pub fn num_vertices(&self) -> usize {
+        self.num_vertices as usize + self.halves.len() / 2
+    }
+
+    /// Number of child edges (halves, then middle edges).
+    pub fn num_edges(&self) -> usize {
+        self.halves.len() + self.middle.len()
+    }
+
+    /// Number of child faces (four per parent triangle).
+    pub fn num_faces(&self) -> usize {
+        4 * self.middle.len() / 3
+    }
+
+    /// The two child edges of each parent edge, as [`TriSplit::halves`].
+    pub fn halves(&self) -> &[u32] {
+        &self.halves
+    }
+
+    /// The neighbours of child vertex `v` (a parent vertex, `v <
+    /// t.num_vertices()`), in the order of the child's incident edges: the
+    /// edge points of `v`'s parent edges, in their order.
+    pub fn parent_vertex_neighbors<'a>(&self, t: &'a Topology, v: usize) -> impl Iterator<Item = u32> + 'a {
+        let nv = self.num_vertices;
+        t.vertex_edges(v).iter().map(move |&e| nv + e)
+    }
+
+    /// The neighbours of the edge point of parent edge `e` (child vertex
+    /// `t.num_vertices() + e`), in the order of the child's incident edges
+    /// (by edge id), and their count: the edge's two ends, then per use the
+    /// edge points of the use's other two edges.
+    pub fn edge_point_neighbors(&self, t: &Topology, e: usize) -> ([u32; 6], usize) {
+        let nv = self.num_vertices;
+        let (ce, [a, b]) = (t.corner_edges(), t.edge(e));
+        let mut pairs = [(0u32, 0u32); 6];
+        pairs[0] = (self.halves[2 * e], a);
+        pairs[1] = (self.halves[2 * e + 1], b);
+        let mut n = 2;
+        for &c in t.edge_corners(e).iter().take(2) {
+            let c = c as usize;
+            let p = prev3(c);
+            pairs[n] = (self.middle[c], nv + ce[next3(c)]);
+            pairs[n + 1] = (self.middle[p], nv + ce[p]);
+            n += 2;
+        }
+        // Insertion sort by edge id: at most six entries.
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && pairs[j - 1].0 > pairs[j].0 {
+                pairs.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        let mut out = [0u32; 6];
+        for (o, p) in out.iter_mut().zip(&pairs[..n]) {
+            *o = p.1;
+        }
+        (out, n)
+    }
+
+    /// The ends of child edge `k` (as the child's `edges()[k]`), and the
+    /// vertices opposite it in its (one or two) child triangles, in the
+    /// order of the edge's uses (the child's `edge_corners(k)`), with their
+    /// count.
+    pub fn edge_stencil(&self, t: &Topology, k: usize) -> ([u32; 2], [u32; 2], usize) {
+        let n_a = self.halves.len();
+        if k < n_a {
+            let e = t.vertex_edges_all()[k] as usize;
+            let [a, b] = t.edge(e);
+            // The parent vertex whose incident edge list holds position `k`.
+            let v = if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a };
+            self.half_stencil(t, v as usize, k)
+        } else {
+            self.middle_stencil(t, k - n_a)
+        }
+    }
+
+    /// [`TriChild::edge_stencil`] of half `k` of parent vertex `v`: `k` in
+    /// `t.vertex_edge_ptr()[v]..t.vertex_edge_ptr()[v + 1]`, the child edge
+    /// from `v` to the edge point of its `k`-th incident edge.
+    #[inline]
+    pub fn half_stencil(&self, t: &Topology, v: usize, k: usize) -> ([u32; 2], [u32; 2], usize) {
+        let nv = self.num_vertices;
+        let e = t.vertex_edges_all()[k] as usize;
+        let (fv, ce) = (t.face_verts(), t.corner_edges());
+        let mut out = [0u32; 2];
+        let mut n = 0;
+        // One use per triangle, in corner order (so their child corners are
+        // in order too). In the child triangle at `v`, the vertex opposite
+        // the half is the edge point of the face's other edge at `v`: the
+        // edge before a corner leaving `v`, the edge after one arriving.
+        for &c in t.edge_corners(e).iter().take(2) {
+            let c = c as usize;
+            let other = if fv[c] as usize == v { ce[prev3(c)] } else { ce[next3(c)] };
+            out[n] = nv + other;
+            n += 1;
+        }
+        ([v as u32, nv + e as u32], out, n)
+    }
+
+    /// [`TriChild::edge_stencil`] of middle edge `m` (child edge
+    /// `2|e| + m`): between the edge points of its owner corner's edge and
+    /// the next, used by the corner triangle of the vertex between those
+    /// edges and by the middle triangle, in that order.
+    #[inline]
+    pub fn middle_stencil(&self, t: &Topology, m: usize) -> ([u32; 2], [u32; 2], usize) {
+        let nv = self.num_vertices;
+        let c = self.owner[m] as usize;
+        let (fv, ce) = (t.face_verts(), t.corner_edges());
+        let (a, b) = (ce[c], ce[next3(c)]);
+        ([nv + a.min(b), nv + a.max(b)], [fv[next3(c)], nv + ce[prev3(c)]], 2)
+    }
+
+    /// The faces of the 1-to-4 split of the child, as
+    /// [`Topology::split_triangle_faces`] of the child's full topology
+    /// gives them: sixteen triangles (48 vertices) per parent triangle.
+    pub fn split_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
+        let nv2 = self.num_vertices() as u32;
+        let (edges, fv, ce) = (t.edges(), t.face_verts(), t.corner_edges());
+        let half = |e: u32, v: u32| -> u32 {
+            let [a, _] = edges[e as usize];
+            self.halves[2 * e as usize + usize::from(a != v)]
+        };
+        let mut out = zeroed_vec::<u32>(48 * t.num_faces());
+        ragged(
+            &mut out,
+            t.num_faces(),
+            |f| 48 * f,
+            t.split_in_parallel(par),
+            |f, q| {
+                let c = 3 * f;
+                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
+                let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
+                let (i0, i1, i2) = (self.middle[c], self.middle[c + 1], self.middle[c + 2]);
+                let nv = self.num_vertices;
+                let verts =
+                    [v0, nv + e0, nv + e2, nv + e0, v1, nv + e1, nv + e2, nv + e1, v2, nv + e1, nv + e2, nv + e0];
+                let edges = [
+                    half(e0, v0),
+                    i2,
+                    half(e2, v0),
+                    half(e0, v1),
+                    half(e1, v1),
+                    i0,
+                    i1,
+                    half(e1, v2),
+                    half(e2, v2),
+                    i1,
+                    i2,
+                    i0,
+                ];
+                for (k, out) in q.chunks_exact_mut(12).enumerate() {
+                    let (a, b, c) = (verts[3 * k], verts[3 * k + 1], verts[3 * k + 2]);
+                    let (x, y, z) = (nv2 + edges[3 * k], nv2 + edges[3 * k + 1], nv2 + edges[3 * k + 2]);
+                    out.copy_from_slice(&[a, x, z, x, b, y, z, y, c, y, z, x]);
+                }
+            },
+        );
+        out
+    }
+}
+
 /// Child corner, among the twelve of a parent triangle's children, that
 /// arrives at `vₖ₊₁` along the half of edge `Eₖ` (the corner leaving `vₖ`
 /// along the other half is `4k`).
@@ -121,6 +307,27 @@ impl Topology {
     pub fn split_triangle_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_triangle_split()?;
         Ok(self.child_tri_faces(self.split_in_parallel(par)))
+    }
+
+    /// The child of [`Topology::split_triangles`] known through this
+    /// topology ([`TriChild`]), where the split writes every relation
+    /// directly: a manifold parent in which no two triangles share two
+    /// edges. `None` for any other triangle-only parent.
+    ///
+    /// # Errors
+    /// As [`Topology::split_triangles`]; also [`MeshError::TooLarge`] if
+    /// the split of the child does not fit in `u32`.
+    pub fn tri_child(&self, par: Par) -> Result<Option<TriChild>> {
+        self.check_triangle_split()?;
+        let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
+        let (nv2, ne2, nf2) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
+        to_u32(48 * nf, "number of corners of the child's split")?;
+        to_u32(nv2 + ne2, "number of vertices of the child's split")?;
+        to_u32(2 * ne2 + 3 * nf2, "number of edges of the child's split")?;
+        if !self.splits_triangles_directly(par) {
+            return Ok(None);
+        }
+        Ok(Some(self.tri_numbering(self.split_in_parallel(par))))
     }
 
     /// `Ok` for a triangle-only topology whose split fits in `u32`.
@@ -229,20 +436,13 @@ impl Topology {
         out
     }
 
-    /// The split of a manifold topology in which no two triangles share two
-    /// edges, every relation written directly.
-    fn split_tri_manifold(&self, par: Par) -> TriSplit {
-        let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
-        let n_a = 2 * ne;
-        let base_e = nv as u32;
-        let edges = self.edges();
+    /// The child edge numbering of a manifold topology in which no two
+    /// triangles share two edges: the halves of each edge end, and the
+    /// middle edge of each corner with the owner corner of each middle edge.
+    fn tri_numbering(&self, parallel: bool) -> TriChild {
+        let (nv, ne, nc) = (self.num_vertices(), self.num_edges(), self.num_corners());
         let ce = self.corner_edges();
-        let vep = self.vertex_edge_ptr();
-        let ves = self.vertex_edges_all();
-        let ecp = self.edge_corner_ptr();
         let uses = |e: usize| self.edge_corners(e);
-
         let halves = self.manifold_halves(parallel);
 
         // Middle edges by their lower end: the middle edges at `Ep_a` are
@@ -284,8 +484,26 @@ impl Topology {
         );
         let mut middle = zeroed_vec::<u32>(nc);
         for (k, &c) in owner.iter().enumerate() {
-            middle[c as usize] = (n_a + k) as u32;
+            middle[c as usize] = (2 * ne + k) as u32;
         }
+        TriChild { num_vertices: nv as u32, halves, middle, owner }
+    }
+
+    /// The split of a manifold topology in which no two triangles share two
+    /// edges, every relation written directly.
+    fn split_tri_manifold(&self, par: Par) -> TriSplit {
+        let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
+        let parallel = self.split_in_parallel(par);
+        let n_a = 2 * ne;
+        let base_e = nv as u32;
+        let edges = self.edges();
+        let ce = self.corner_edges();
+        let vep = self.vertex_edge_ptr();
+        let ves = self.vertex_edges_all();
+        let ecp = self.edge_corner_ptr();
+        let uses = |e: usize| self.edge_corners(e);
+
+        let TriChild { halves, middle, owner, .. } = self.tri_numbering(parallel);
         let ends = |c: usize| -> [u32; 2] {
             let (a, b) = (ce[c], ce[next3(c)]);
             [base_e + a.min(b), base_e + a.max(b)]
@@ -598,8 +816,48 @@ mod proptests {
         }
     }
 
+    /// Every relation [`TriChild`] computes equals the full child's, and
+    /// the split of the child's faces equals the full child's split.
+    fn check_lean(t: &Topology) {
+        let full = t.split_triangles(Par::Seq).expect("split").topology;
+        for par in [Par::Seq, Par::Rayon] {
+            let lean = t.tri_child(par).expect("sizes").expect("direct split");
+            assert_eq!(
+                (lean.num_vertices(), lean.num_edges(), lean.num_faces()),
+                (full.num_vertices(), full.num_edges(), full.num_faces())
+            );
+            for v in 0..t.num_vertices() {
+                let got: Vec<u32> = lean.parent_vertex_neighbors(t, v).collect();
+                assert_eq!(got, full.vertex_neighbors(v).collect::<Vec<_>>(), "vertex {v}");
+            }
+            for e in 0..t.num_edges() {
+                let (got, n) = lean.edge_point_neighbors(t, e);
+                let v = t.num_vertices() + e;
+                assert_eq!(&got[..n], full.vertex_neighbors(v).collect::<Vec<_>>(), "edge point {e}");
+            }
+            let (fv, edges) = (full.face_verts(), full.edges());
+            for (k, &want_ends) in edges.iter().enumerate() {
+                let (ends, got, n) = lean.edge_stencil(t, k);
+                assert_eq!(ends, want_ends, "child edge {k}");
+                let want: Vec<u32> = full.edge_corners(k).iter().map(|&c| fv[prev3(c as usize)]).collect();
+                assert_eq!(&got[..n], want, "child edge {k}");
+            }
+            assert_eq!(lean.split_faces(t, par), full.split_triangle_faces(Par::Seq).expect("split"));
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn lean_child_matches_the_full_child(data in any_mesh()) {
+            let t = fan_triangles(data.mesh.topology());
+            if t.is_manifold() && !t.shares_two_edges(false) {
+                check_lean(&t);
+            } else {
+                prop_assert!(t.tri_child(Par::Seq).expect("sizes").is_none());
+            }
+        }
+
         #[test]
         fn direct_split_matches_derived(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
@@ -620,5 +878,6 @@ mod proptests {
         let child = t.split_triangles(Par::Rayon).expect("split");
         assert_eq!(child, t.split_triangles(Par::Seq).expect("split"));
         check(&child.topology);
+        check_lean(&child.topology);
     }
 }

@@ -17,7 +17,12 @@ use crate::Faces;
 #[derive(Clone, Debug)]
 pub struct FinestFaces {
     num_vertices: usize,
-    face_ptr: Vec<u32>,
+    /// Vertices per face.
+    order: usize,
+    /// How the face offsets are written.
+    par: Par,
+    /// The face offsets, written on the first call of [`FinestFaces::faces`].
+    face_ptr: OnceLock<Vec<u32>>,
     face_verts: Vec<u32>,
     holes: Vec<bool>,
     full: OnceLock<Option<Mesh>>,
@@ -28,16 +33,18 @@ impl FinestFaces {
     /// over `num_vertices` vertices, with a hole flag per face. The caller
     /// guarantees the shapes (`order > 0`, whole faces, one flag per face)
     /// and that the corner count fits in `u32`, as the splits that produce
-    /// such faces check (debug builds assert it). The face offsets are
-    /// written in parallel under [`Par::Rayon`].
+    /// such faces check (debug builds assert it). The face offsets, which
+    /// eval never reads, are written (in parallel under [`Par::Rayon`]) on
+    /// the first call of [`FinestFaces::faces`].
     pub fn uniform(num_vertices: usize, order: usize, face_verts: Vec<u32>, holes: Vec<bool>, par: Par) -> Self {
         debug_assert!(order > 0 && face_verts.len() % order == 0, "whole faces");
         debug_assert!(u32::try_from(face_verts.len()).is_ok(), "corner count fits in u32");
-        let nf = face_verts.len() / order.max(1);
-        debug_assert_eq!(holes.len(), nf, "one hole flag per face");
+        debug_assert_eq!(holes.len(), face_verts.len() / order.max(1), "one hole flag per face");
         FinestFaces {
             num_vertices,
-            face_ptr: subla_algebra::par::collect(nf + 1, par, |i| (order * i) as u32),
+            order: order.max(1),
+            par,
+            face_ptr: OnceLock::new(),
             face_verts,
             holes,
             full: OnceLock::new(),
@@ -53,7 +60,10 @@ impl FinestFaces {
     pub fn faces(&self) -> Faces<'_> {
         Faces {
             num_vertices: self.num_vertices,
-            face_ptr: &self.face_ptr,
+            face_ptr: self.face_ptr.get_or_init(|| {
+                let nf = self.face_verts.len() / self.order;
+                subla_algebra::par::collect(nf + 1, self.par, |i| (self.order * i) as u32)
+            }),
             face_verts: &self.face_verts,
             holes: &self.holes,
         }

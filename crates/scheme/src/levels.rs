@@ -13,6 +13,7 @@
 //! of modeling mode.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
@@ -78,18 +79,90 @@ pub trait LevelRules: 'static {
     /// # Errors
     /// Sizes over `u32`.
     fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>>;
+
+    /// A child level known through its parent: what [`LevelRules::lean`]
+    /// gives (schemes without lean kernels use [`NoLean`]).
+    type Lean: Clone + fmt::Debug + Send + Sync;
+    /// The child of `parent` in lean form, with the masks of the step above
+    /// it, where the scheme's lean kernels apply to it; `None` elsewhere.
+    /// A plan keeps the level below its finest in this form when it can:
+    /// eval and the finest faces read it through its parent, and its full
+    /// mesh is derived only if asked for.
+    ///
+    /// # Errors
+    /// As the scheme's split.
+    fn lean(parent: &Mesh, par: Par) -> Result<Option<(Self::Lean, Self::Step)>>;
+    /// Number of vertices of the lean child `lean`.
+    fn lean_len(lean: &Self::Lean) -> usize;
+    /// The faces of the level above the lean child `lean` of `parent`.
+    ///
+    /// # Errors
+    /// As the scheme's split.
+    fn lean_faces(parent: &Mesh, lean: &Self::Lean, par: Par) -> Result<FinestFaces>;
+    /// One level of eval from the lean child `lean` of `parent` (rows `x`)
+    /// to the level above (rows `y`), bit for bit as
+    /// [`LevelRules::eval_level`] over the child's full mesh.
+    #[allow(clippy::too_many_arguments)]
+    fn lean_eval<T: Float + Send + Sync>(
+        parent: &Topology,
+        lean: &Self::Lean,
+        step: &Self::Step,
+        x: &[T],
+        y: &mut [T],
+        d: usize,
+        par: Par,
+    );
+}
+
+/// The [`LevelRules::Lean`] of schemes without lean kernels: no value
+/// exists, so [`LevelRules::lean`] can only answer `None`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NoLean {}
+
+/// The level below a plan's finest in lean form, with its full mesh once
+/// derived.
+struct LeanLevel<R: LevelRules> {
+    /// The lean level's parent when the lean level is the plan's level 0 (a
+    /// plan from a modeling step); otherwise the parent is the plan's last
+    /// full mesh.
+    below: Option<Mesh>,
+    data: R::Lean,
+    full: OnceLock<Option<Mesh>>,
+}
+
+impl<R: LevelRules> Clone for LeanLevel<R> {
+    fn clone(&self) -> Self {
+        LeanLevel { below: self.below.clone(), data: self.data.clone(), full: self.full.clone() }
+    }
+}
+
+impl<R: LevelRules> fmt::Debug for LeanLevel<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeanLevel")
+            .field("below", &self.below)
+            .field("data", &self.data)
+            .field("full", &self.full)
+            .finish()
+    }
 }
 
 /// A built refinement of a [`LevelRules`] scheme (static mode: all
 /// levels).
 ///
 /// Levels below the finest are kept with their full connectivity (eval
-/// reads it); the finest level keeps only its faces, and derives its full
-/// mesh on the first call of [`Plan::refined`] (as OpenSubdiv's
-/// `TopologyRefiner` does without `fullTopologyInLastLevel`).
+/// reads it), except that the level just below the finest is kept in the
+/// scheme's lean form where it has one ([`LevelRules::lean`]): known
+/// through its parent, its full mesh derived on the first call that needs
+/// it ([`Plan::refined`], [`Plan::operator`], [`LevelPlan::step`]). The
+/// finest level keeps only its faces, and derives its full mesh on the
+/// first call of [`Plan::refined`] (as OpenSubdiv's `TopologyRefiner` does
+/// without `fullTopologyInLastLevel`).
 pub struct LevelPlan<R: LevelRules> {
-    /// Meshes of levels `0..L` (level 0 alone when `L = 0`).
+    /// Full meshes of levels `0..k`: all levels below the finest (level 0
+    /// alone when `L = 0`) but a lean one.
     meshes: Vec<Mesh>,
+    /// Level `k = meshes.len()` in lean form, when it is below the finest.
+    lean: Option<LeanLevel<R>>,
     /// Masks of each step `l → l+1`.
     steps: Vec<R::Step>,
     /// Level `L` when `L ≥ 1`.
@@ -98,7 +171,12 @@ pub struct LevelPlan<R: LevelRules> {
 
 impl<R: LevelRules> Clone for LevelPlan<R> {
     fn clone(&self) -> Self {
-        LevelPlan { meshes: self.meshes.clone(), steps: self.steps.clone(), finest: self.finest.clone() }
+        LevelPlan {
+            meshes: self.meshes.clone(),
+            lean: self.lean.clone(),
+            steps: self.steps.clone(),
+            finest: self.finest.clone(),
+        }
     }
 }
 
@@ -107,6 +185,7 @@ impl<R: LevelRules> fmt::Debug for LevelPlan<R> {
         f.debug_struct("LevelPlan")
             .field("scheme", &R::NAME)
             .field("meshes", &self.meshes)
+            .field("lean", &self.lean)
             .field("steps", &self.steps)
             .field("finest", &self.finest)
             .finish()
@@ -120,52 +199,116 @@ impl<R: LevelRules> LevelPlan<R> {
     /// again.
     ///
     /// # Errors
-    /// As [`LevelRules::child`] and [`LevelRules::child_faces`].
+    /// As [`LevelRules::child`], [`LevelRules::child_faces`] and
+    /// [`LevelRules::lean`].
     pub fn from_prepared(base: Mesh, levels: u32, par: Par) -> Result<Self> {
         let levels = levels as usize;
         let mut meshes = Vec::with_capacity(levels.max(1));
         let mut steps = Vec::with_capacity(levels);
         meshes.push(base);
-        for l in 0..levels {
-            steps.push(R::masks(&meshes[l], par));
-            if l + 1 < levels {
-                let child = R::child(&meshes[l], par)?;
-                meshes.push(child);
-            }
+        if levels == 0 {
+            return Ok(LevelPlan { meshes, lean: None, steps, finest: None });
         }
-        let finest = match meshes.last() {
-            Some(m) if levels > 0 => Some(R::child_faces(m, par)?),
-            _ => None,
-        };
-        Ok(LevelPlan { meshes, steps, finest })
+        for l in 0..levels - 1 {
+            steps.push(R::masks(&meshes[l], par));
+            if l + 2 == levels
+                && let Some((data, step)) = R::lean(&meshes[l], par)?
+            {
+                let finest = R::lean_faces(&meshes[l], &data, par)?;
+                steps.push(step);
+                let lean = LeanLevel { below: None, data, full: OnceLock::new() };
+                return Ok(LevelPlan { meshes, lean: Some(lean), steps, finest: Some(finest) });
+            }
+            let child = R::child(&meshes[l], par)?;
+            meshes.push(child);
+        }
+        let last = &meshes[levels - 1];
+        steps.push(R::masks(last, par));
+        let finest = Some(R::child_faces(last, par)?);
+        Ok(LevelPlan { meshes, lean: None, steps, finest })
     }
 
     /// The one-level plan over this plan's finest level (modeling mode's
-    /// step): the finest mesh is taken if it was derived, else derived from
-    /// its parent, which is dropped first.
+    /// step): the finest mesh is taken if it was derived; else, where the
+    /// scheme has lean kernels for it, the new plan keeps its level 0 in
+    /// lean form over the finest level's parent; else the finest mesh is
+    /// derived from its parent. The rest of this plan is dropped first.
     ///
     /// # Errors
     /// As [`LevelPlan::from_prepared`].
     pub fn next(mut self, par: Par) -> Result<Self> {
+        let missing = || SchemeError::NoSuchLevel { level: 0, levels: 0 };
         let finest = match self.finest.take() {
-            None => self.meshes.swap_remove(0),
-            Some(f) => match f.into_full() {
-                Some(mesh) => mesh,
-                None => {
-                    let parent = self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-                    drop(self);
-                    R::child(&parent, par)?
-                }
-            },
+            None => return Self::from_prepared(self.into_level(0, par)?, 1, par),
+            Some(f) => f.into_full(),
         };
-        Self::from_prepared(finest, 1, par)
+        if let Some(mesh) = finest {
+            drop(self);
+            return Self::from_prepared(mesh, 1, par);
+        }
+        let last = self.levels().checked_sub(1).ok_or_else(missing)?;
+        let parent = self.into_level(last, par)?;
+        if let Some((data, step)) = R::lean(&parent, par)? {
+            let finest = R::lean_faces(&parent, &data, par)?;
+            let lean = LeanLevel { below: Some(parent), data, full: OnceLock::new() };
+            return Ok(LevelPlan { meshes: Vec::new(), lean: Some(lean), steps: vec![step], finest: Some(finest) });
+        }
+        let child = R::child(&parent, par)?;
+        drop(parent);
+        Self::from_prepared(child, 1, par)
+    }
+
+    /// The full mesh of stored level `level` (below the finest), taken out of
+    /// the plan (derived if it is the lean one); the rest is dropped.
+    fn into_level(mut self, level: u32, par: Par) -> Result<Mesh> {
+        let l = level as usize;
+        let missing = SchemeError::NoSuchLevel { level, levels: self.levels() };
+        if l < self.meshes.len() {
+            return Ok(self.meshes.swap_remove(l));
+        }
+        let lean = self.lean.take().filter(|_| l == self.meshes.len()).ok_or(missing)?;
+        if let Some(mesh) = lean.full.into_inner().flatten() {
+            return Ok(mesh);
+        }
+        let parent = match lean.below {
+            Some(m) => m,
+            None => self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level, levels: 0 })?,
+        };
+        drop(self);
+        R::child(&parent, par)
+    }
+
+    /// The level kept in lean form (the one below the finest, where the
+    /// scheme's lean kernels apply to it), if any: its connectivity is
+    /// derived only when [`Plan::refined`], [`Plan::faces`],
+    /// [`Plan::operator`] or [`LevelPlan::step`] ask for it.
+    pub fn lean_level(&self) -> Option<u32> {
+        self.lean.as_ref().map(|_| self.meshes.len() as u32)
+    }
+
+    /// The parent of the lean level.
+    fn lean_parent<'a>(&'a self, lean: &'a LeanLevel<R>) -> Option<&'a Mesh> {
+        lean.below.as_ref().or(self.meshes.last())
+    }
+
+    /// The full mesh of stored level `level` (below the finest), derived
+    /// on first use if it is the lean one.
+    fn mesh(&self, level: u32) -> Option<&Mesh> {
+        let l = level as usize;
+        if let Some(m) = self.meshes.get(l) {
+            return Some(m);
+        }
+        let lean = self.lean.as_ref().filter(|_| l == self.meshes.len())?;
+        let parent = self.lean_parent(lean)?;
+        lean.full.get_or_init(|| R::child(parent, Par::Rayon).ok()).as_ref()
     }
 
     /// Step `level → level+1`: the parent level and the step's masks, or
-    /// `None` past the last.
+    /// `None` past the last (or if a lean parent's full mesh could not be
+    /// derived).
     pub fn step(&self, level: u32) -> Option<(&Mesh, &R::Step)> {
         let step = self.steps.get(level as usize)?;
-        Some((&self.meshes[level as usize], step))
+        Some((self.mesh(level)?, step))
     }
 
     fn eval_generic<T: Float + Zeroable + Send + Sync>(
@@ -174,8 +317,15 @@ impl<R: LevelRules> LevelPlan<R> {
         out: ArrayViewMut2<'_, T>,
         par: Par,
     ) {
-        eval_levels(self, R::NAME, control, out, |l, x, y, d| {
-            R::eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
+        // Every level below the finest is a full mesh or the lean level.
+        eval_levels(self, R::NAME, control, out, |l, x, y, d| match (self.meshes.get(l), &self.lean) {
+            (Some(m), _) => R::eval_level(m.topology(), &self.steps[l], x, y, d, par),
+            (None, Some(lean)) => {
+                if let Some(parent) = self.lean_parent(lean) {
+                    R::lean_eval(parent.topology(), &lean.data, &self.steps[l], x, y, d, par);
+                }
+            }
+            (None, None) => {}
         });
     }
 }
@@ -185,10 +335,12 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        match self.meshes.get(level as usize) {
-            Some(m) => m.num_vertices(),
-            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
-            None => 0,
+        let l = level as usize;
+        match (self.meshes.get(l), &self.lean) {
+            (Some(m), _) => m.num_vertices(),
+            (None, Some(lean)) if l == self.meshes.len() => R::lean_len(&lean.data),
+            _ if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
+            _ => 0,
         }
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
@@ -198,11 +350,11 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         self.eval_generic(control, out, par);
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        let (parent, step) = self.step(level).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
+        let (parent, step) = self.step_or_err(level)?;
         R::operator(parent.topology(), step, par)
     }
     fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
-        let (parent, step) = self.step(level).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
+        let (parent, step) = self.step_or_err(level)?;
         crate::check_rows(rows, self.level_len(level + 1))?;
         R::operator_rows(parent.topology(), step, rows, par)
     }
@@ -210,7 +362,9 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         self.step(level).map(|(parent, _)| R::operator_bound(parent.topology()))
     }
     fn closed_form(&self, par: Par) -> Result<Option<Box<dyn ClosedForm + '_>>> {
-        if self.steps.is_empty() {
+        // The closed forms read every level's full mesh; a plan with a lean
+        // level goes through the product of its level matrices instead.
+        if self.steps.is_empty() || self.lean.is_some() {
             return Ok(None);
         }
         R::closed_form(&self.meshes, par)
@@ -223,21 +377,31 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         R::limit(finest, par)
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
-        match (self.meshes.get(level as usize), &self.finest) {
-            (Some(m), _) => Some(m),
-            (None, Some(f)) if level == self.levels() => {
-                let parent = self.meshes.last()?;
-                f.full(|| R::child(parent, Par::Rayon).ok())
-            }
-            _ => None,
+        if level < self.levels() || self.finest.is_none() {
+            return self.mesh(level);
         }
+        let f = self.finest.as_ref().filter(|_| level == self.levels())?;
+        let parent = self.mesh(level - 1)?;
+        f.full(|| R::child(parent, Par::Rayon).ok())
     }
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
-        match (self.meshes.get(level as usize), &self.finest) {
-            (Some(m), _) => Some(Faces::of(m)),
-            (None, Some(f)) if level == self.levels() => Some(f.faces()),
-            _ => None,
+        match &self.finest {
+            Some(f) if level == self.levels() => Some(f.faces()),
+            _ => self.mesh(level).map(Faces::of),
         }
+    }
+}
+
+impl<R: LevelRules> LevelPlan<R> {
+    /// [`LevelPlan::step`], or the error saying why there is none.
+    fn step_or_err(&self, level: u32) -> Result<(&Mesh, &R::Step)> {
+        if level >= self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        self.step(level).ok_or(SchemeError::Unsupported {
+            scheme: R::NAME,
+            reason: format!("the connectivity of level {level} could not be derived"),
+        })
     }
 }
 

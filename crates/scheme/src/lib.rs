@@ -43,7 +43,7 @@ use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
 pub use finest::FinestFaces;
-pub use levels::{AlgebraPlan, AlgebraRules, LevelPlan, LevelRules};
+pub use levels::{AlgebraPlan, AlgebraRules, LevelPlan, LevelRules, NoLean};
 
 mod finest;
 pub mod kernel;

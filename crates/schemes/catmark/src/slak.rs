@@ -10,7 +10,7 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
 use subla_scheme::refinement::ClosedForm;
-use subla_scheme::{FinestFaces, LevelPlan, LevelRules, Refiner, Result};
+use subla_scheme::{FinestFaces, LevelPlan, LevelRules, NoLean, Refiner, Result};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
 use crate::operator::{level_operator, level_operator_bound, level_operator_rows, limit_operator};
@@ -58,6 +58,27 @@ impl LevelRules for CatmarkRules {
     }
     fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         limit_operator(finest, par)
+    }
+    type Lean = NoLean;
+    fn lean(_: &Mesh, _: Par) -> Result<Option<(NoLean, Step)>> {
+        Ok(None)
+    }
+    fn lean_len(lean: &NoLean) -> usize {
+        match *lean {}
+    }
+    fn lean_faces(_: &Mesh, lean: &NoLean, _: Par) -> Result<FinestFaces> {
+        match *lean {}
+    }
+    fn lean_eval<T: Float + Send + Sync>(
+        _: &Topology,
+        lean: &NoLean,
+        _: &Step,
+        _: &[T],
+        _: &mut [T],
+        _: usize,
+        _: Par,
+    ) {
+        match *lean {}
     }
 }
 

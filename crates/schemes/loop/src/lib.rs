@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod lak;
+mod lean;
 mod level;
 mod operator;
 pub mod rules;

@@ -7,10 +7,11 @@
 
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
-use subla_mesh::{Mesh, Topology};
+use subla_mesh::{Mesh, Topology, TriChild};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
 use subla_scheme::{FinestFaces, LevelPlan, LevelRules, Refiner, Result};
 
+use crate::lean::{lean, lean_eval, lean_faces};
 use crate::level::{EdgeMask, Rules, Step, VertexMask, child_holes, child_level, masks, operator_bound, prepare};
 use crate::operator::{level_operator, limit_operator};
 use crate::rules::{EDGE_END, EDGE_OPPOSITE};
@@ -80,6 +81,27 @@ impl LevelRules for LoopRules {
     }
     fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         limit_operator(finest, par)
+    }
+    type Lean = TriChild;
+    fn lean(parent: &Mesh, par: Par) -> Result<Option<(TriChild, Step)>> {
+        lean(parent, par)
+    }
+    fn lean_len(child: &TriChild) -> usize {
+        child.num_vertices()
+    }
+    fn lean_faces(parent: &Mesh, child: &TriChild, par: Par) -> Result<FinestFaces> {
+        Ok(lean_faces(parent, child, par))
+    }
+    fn lean_eval<T: Float + Send + Sync>(
+        t: &Topology,
+        child: &TriChild,
+        step: &Step,
+        x: &[T],
+        y: &mut [T],
+        d: usize,
+        par: Par,
+    ) {
+        lean_eval(t, child, step, x, y, d, par);
     }
 }
 

@@ -297,3 +297,103 @@ fn large_meshes_refine_the_same_in_parallel() {
     .unwrap();
     assert_eq!(&built, plan.refined(2).unwrap().topology());
 }
+
+/// A closed triangulated torus of `m × n` quads, each cut in two.
+fn closed_torus(m: usize, n: usize) -> Vec<[u32; 3]> {
+    let v = |i: usize, j: usize| ((i % m) * n + j % n) as u32;
+    let mut faces = Vec::new();
+    for i in 0..m {
+        for j in 0..n {
+            faces.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
+            faces.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
+        }
+    }
+    faces
+}
+
+/// The same refinement as a chain of one-level plans over full meshes,
+/// which never keep a level in lean form: each level's data, the finest
+/// plan and the finest level's mesh.
+fn full_chain(refiner: &LoopSlak, mesh: &Mesh, levels: u32, x: &Array2<f64>) -> (Array2<f64>, Vec<Mesh>) {
+    let mut plan = refiner.build(mesh, 1, Par::Seq).unwrap();
+    let mut meshes = vec![plan.refined(0).unwrap().clone()];
+    let mut y = eval(&plan, x.view(), Par::Seq);
+    for _ in 1..levels {
+        let next = plan.refined(1).unwrap().clone();
+        meshes.push(next.clone());
+        plan = subla_loop::LoopPlan::from_prepared(next, 1, Par::Seq).unwrap();
+        assert_eq!(plan.lean_level(), None);
+        y = eval(&plan, y.view(), Par::Seq);
+    }
+    meshes.push(plan.refined(1).unwrap().clone());
+    (y, meshes)
+}
+
+fn same_bits(a: &Array2<f64>, b: &Array2<f64>) -> bool {
+    a.dim() == b.dim() && a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits())
+}
+
+/// The level below the finest of a smooth closed manifold is kept in lean
+/// form, in static and in modeling mode; eval, faces, meshes and operators
+/// are those of the full levels, bit for bit.
+#[test]
+fn lean_levels_equal_full_levels_bit_for_bit() {
+    let torus = Mesh::from_faces(7 * 5, &closed_torus(7, 5)).unwrap();
+    // A crease of sharpness 1 decays after one level: level 1 is smooth.
+    let creased = MeshBuilder::from_faces(7 * 5, &closed_torus(7, 5)).crease(0, 6, 1.0).build(Par::Seq).unwrap();
+    let octahedron =
+        Mesh::from_faces(6, &[[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]])
+            .unwrap();
+    for (name, mesh, first_lean) in
+        [("torus", &torus, 2), ("creased torus", &creased, 3), ("octahedron", &octahedron, 2)]
+    {
+        for refiner in [LoopSlak::new(), LoopSlak::cgal()] {
+            let first_lean = if refiner == LoopSlak::cgal() { 2 } else { first_lean };
+            let x = control_data(mesh.num_vertices(), 3, 5);
+            for levels in 1..=4u32 {
+                let what = format!("{name}, {}, {levels} levels", refiner.name());
+                let (want, meshes) = full_chain(&refiner, mesh, levels, &x);
+                let plan = refiner.build(mesh, levels, Par::Rayon).unwrap();
+                let lean = (levels >= first_lean).then_some(levels - 1);
+                assert_eq!(plan.lean_level(), lean, "{what}");
+                assert!(same_bits(&eval(&plan, x.view(), Par::Rayon), &want), "{what}: eval");
+                assert!(same_bits(&eval(&plan, x.view(), Par::Seq), &want), "{what}: eval, one thread");
+                let (stepped, y) = subla_scheme::modeling(&refiner, mesh, x.view(), levels, Par::Rayon).unwrap();
+                assert!(same_bits(&y, &want), "{what}: modeling");
+                assert_eq!(
+                    stepped.faces(1),
+                    Some(subla_scheme::Faces::of(&meshes[levels as usize])),
+                    "{what}: modeling faces"
+                );
+                // f32 and any channel count take the same kernels.
+                let wide = control_data(mesh.num_vertices(), 6, 8).mapv(|v| v as f32);
+                let mut col = Array2::zeros((mesh.num_vertices(), 1));
+                let yw = eval(&plan, wide.view(), Par::Rayon);
+                for k in 0..6 {
+                    col.column_mut(0).assign(&wide.column(k));
+                    let yk = eval(&plan, col.view(), Par::Seq);
+                    assert!(
+                        yk.column(0).iter().zip(yw.column(k)).all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "{what}: f32 channel {k}"
+                    );
+                }
+                assert_eq!(
+                    plan.faces(levels),
+                    Some(subla_scheme::Faces::of(&meshes[levels as usize])),
+                    "{what}: faces"
+                );
+                for l in 0..=levels {
+                    assert_eq!(plan.refined(l), Some(&meshes[l as usize]), "{what}: level {l}");
+                }
+                for l in 0..levels {
+                    let full = subla_loop::LoopPlan::from_prepared(meshes[l as usize].clone(), 1, Par::Seq).unwrap();
+                    assert_eq!(
+                        plan.operator(l, Par::Rayon).unwrap(),
+                        full.operator(0, Par::Rayon).unwrap(),
+                        "{what}: R_{l}"
+                    );
+                }
+            }
+        }
+    }
+}
