@@ -36,6 +36,7 @@ pub use data::{FaceVarying, Group, GroupKind, MeshData};
 pub use error::{Location, MeshError, Result, SharpnessTarget};
 pub use mesh::{Mesh, MeshBuilder, Validation};
 pub use split::QuadSplit;
+pub use split_sqrt3::Sqrt3Child;
 pub use split_tri::{TriChild, TriSplit};
 pub use tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
 pub use topology::Topology;

@@ -27,7 +27,7 @@
 //! [`Topology::split_triangles`]); any other parent goes through
 //! [`Topology::build`].
 
-use crate::error::Result;
+use crate::error::{Result, to_u32};
 use crate::split::{RawTopology, collect, ragged, sort_small};
 use crate::split_tri::{next3, offsets, prev3};
 use crate::topology::{Topology, edge_tag};
@@ -36,6 +36,121 @@ use subla_algebra::par::Par;
 
 /// No corner.
 const NONE: u32 = u32::MAX;
+
+/// The child of a √3 split known through its parent
+/// ([`Topology::sqrt3_child`]): the other use of each parent corner's
+/// edge, from which the child relations that refinement rules read are
+/// computed on the fly, with no child connectivity in memory (as
+/// [`TriChild`](crate::TriChild) for the 1-to-4 split). Only for closed
+/// parents: there every child face is `(v, F_g, F_f)`.
+///
+/// Every method takes the parent topology the child was made from (`t`);
+/// given another topology, its results are meaningless (and it may panic
+/// on an index out of range).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sqrt3Child {
+    /// Number of parent vertices.
+    num_vertices: u32,
+    /// The other use of the edge of each parent corner.
+    twins: Vec<u32>,
+}
+
+impl Sqrt3Child {
+    /// Number of child vertices (parent vertices, then face points).
+    pub fn num_vertices(&self) -> usize {
+        self.num_vertices as usize + self.twins.len() / 3
+    }
+
+    /// Number of child faces (one per parent corner).
+    pub fn num_faces(&self) -> usize {
+        self.twins.len()
+    }
+
+    /// The other use of the edge of each parent corner.
+    pub fn twins(&self) -> &[u32] {
+        &self.twins
+    }
+
+    /// The vertices of child face `c` (from parent corner `c`): the corner's
+    /// vertex, the face point across its edge, its own face's point.
+    #[inline]
+    pub fn face(&self, t: &Topology, c: usize) -> [u32; 3] {
+        let nv = self.num_vertices;
+        [t.face_verts()[c], nv + self.twins[c] / 3, nv + (c / 3) as u32]
+    }
+
+    /// The neighbours of child vertex `v` (a parent vertex), in the order of
+    /// the child's incident edges: the face points of `v`'s faces, in the
+    /// order of its corners.
+    pub fn parent_vertex_neighbors<'a>(&self, t: &'a Topology, v: usize) -> impl Iterator<Item = u32> + 'a {
+        let nv = self.num_vertices;
+        t.vertex_corners(v).iter().map(move |&c| nv + c / 3)
+    }
+
+    /// The six neighbours of the face point of parent face `f` (child vertex
+    /// `t.num_vertices() + f`), in the order of the child's incident edges
+    /// (by edge id): the face's three vertices by id, then the points of
+    /// the three faces across its edges by face.
+    pub fn face_point_neighbors(&self, t: &Topology, f: usize) -> [u32; 6] {
+        let nv = self.num_vertices;
+        let fv = t.face_verts();
+        let mut v = [fv[3 * f], fv[3 * f + 1], fv[3 * f + 2]];
+        let mut g = [self.twins[3 * f] / 3, self.twins[3 * f + 1] / 3, self.twins[3 * f + 2] / 3];
+        sort3(&mut v);
+        sort3(&mut g);
+        [v[0], v[1], v[2], nv + g[0], nv + g[1], nv + g[2]]
+    }
+
+    /// The faces of the √3 split of the child, as
+    /// [`Topology::split_sqrt3_faces`] of the child's full topology gives
+    /// them: three triangles (nine vertices) per parent corner.
+    pub fn split_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
+        let nv = self.num_vertices;
+        let nv2 = self.num_vertices() as u32;
+        let fv = t.face_verts();
+        let twins = &self.twins;
+        let mut out = zeroed_vec::<u32>(9 * t.num_corners());
+        ragged(
+            &mut out,
+            t.num_corners(),
+            |c| 9 * c,
+            t.split_in_parallel(par),
+            |c, q| {
+                // Child face `c` is `(v, F_g, F_f)`; its corners' edges are used,
+                // across, by the children of corners `next(twin(c))`, `twin(c)`
+                // and `twin(prev(c))`.
+                let o = twins[c] as usize;
+                let here = nv2 + c as u32;
+                q.copy_from_slice(&[
+                    fv[c],
+                    nv2 + next3(o) as u32,
+                    here,
+                    nv + (o / 3) as u32,
+                    nv2 + o as u32,
+                    here,
+                    nv + (c / 3) as u32,
+                    nv2 + twins[prev3(c)],
+                    here,
+                ]);
+            },
+        );
+        out
+    }
+}
+
+/// Sorts three values.
+#[inline]
+fn sort3(x: &mut [u32; 3]) {
+    if x[0] > x[1] {
+        x.swap(0, 1);
+    }
+    if x[1] > x[2] {
+        x.swap(1, 2);
+    }
+    if x[0] > x[1] {
+        x.swap(0, 1);
+    }
+}
 
 impl Topology {
     /// The √3 split of a triangle-only topology, numbered as the
@@ -64,6 +179,35 @@ impl Topology {
     pub fn split_sqrt3_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_sqrt3_split()?;
         Ok(self.sqrt3_faces(self.split_in_parallel(par)))
+    }
+
+    /// The child of [`Topology::split_sqrt3`] known through this topology
+    /// ([`Sqrt3Child`]), for a closed parent whose every vertex and edge is
+    /// untagged (manifold, no boundary, none isolated or repeated) and in
+    /// which no two triangles share two edges; `None` for any other
+    /// triangle-only parent.
+    ///
+    /// # Errors
+    /// As [`Topology::split_sqrt3`]; also
+    /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if the split of
+    /// the child does not fit in `u32`.
+    pub fn sqrt3_child(&self, par: Par) -> Result<Option<Sqrt3Child>> {
+        self.check_sqrt3_split()?;
+        let (nv, nf, nc) = (self.num_vertices(), self.num_faces(), self.num_corners());
+        // The child has `nv + nf` vertices, `nc` faces and `nc + ne` edges
+        // (closed); its split `nv + nf + nc` vertices and `3 nc` faces.
+        to_u32(nv + nf + nc, "number of vertices of the child's split")?;
+        to_u32(9 * nc, "number of corners of the child's split")?;
+        let untagged = self.vertex_tags().iter().all(|&g| g == 0) && self.edge_tags().iter().all(|&g| g == 0);
+        if !untagged || !self.splits_triangles_directly(par) {
+            return Ok(None);
+        }
+        let ce = self.corner_edges();
+        let twins = collect(nc, self.split_in_parallel(par), |c| {
+            let uses = self.edge_corners(ce[c] as usize);
+            if uses[0] as usize == c { uses[1] } else { uses[0] }
+        });
+        Ok(Some(Sqrt3Child { num_vertices: nv as u32, twins }))
     }
 
     /// `Ok` for a triangle-only topology whose √3 split fits in `u32`.
@@ -477,6 +621,45 @@ mod tests {
         }
     }
 
+    /// Every relation [`Sqrt3Child`] computes equals the full child's, and
+    /// the split of the child's faces equals the full child's split.
+    fn check_lean(t: &Topology) {
+        let full = t.split_sqrt3(Par::Seq).expect("split");
+        let nv = t.num_vertices();
+        for par in [Par::Seq, Par::Rayon] {
+            let lean = t.sqrt3_child(par).expect("sizes").expect("closed manifold");
+            assert_eq!((lean.num_vertices(), lean.num_faces()), (full.num_vertices(), full.num_faces()));
+            for v in 0..nv {
+                let got: Vec<u32> = lean.parent_vertex_neighbors(t, v).collect();
+                assert_eq!(got, full.vertex_neighbors(v).collect::<Vec<_>>(), "vertex {v}");
+                assert_eq!(full.valence(v), t.face_count(v), "vertex {v}");
+            }
+            for f in 0..t.num_faces() {
+                let got = lean.face_point_neighbors(t, f);
+                assert_eq!(got.to_vec(), full.vertex_neighbors(nv + f).collect::<Vec<_>>(), "face point {f}");
+            }
+            for c in 0..t.num_corners() {
+                assert_eq!(&lean.face(t, c)[..], full.face(c), "child face {c}");
+            }
+            assert_eq!(lean.split_faces(t, par), full.split_sqrt3_faces(Par::Seq).expect("split"));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn lean_child_matches_the_full_child(data in any_mesh()) {
+            let t = fan_triangles(data.mesh.topology());
+            let untagged = t.vertex_tags().iter().all(|&g| g == 0) && t.edge_tags().iter().all(|&g| g == 0);
+            if untagged && !t.shares_two_edges(false) {
+                check_lean(&t);
+                check_lean(&t.split_sqrt3(Par::Seq).expect("split"));
+            } else {
+                prop_assert!(t.sqrt3_child(Par::Seq).expect("sizes").is_none());
+            }
+        }
+    }
+
     #[test]
     fn large_meshes_split_the_same_in_parallel() {
         let data = crate::proptest_support::torus(60, 50, 7);
@@ -484,6 +667,8 @@ mod tests {
         let child = t.split_sqrt3(Par::Rayon).expect("split");
         assert_eq!(child, t.split_sqrt3(Par::Seq).expect("split"));
         check(&child);
+        check_lean(&t);
+        check_lean(&child);
     }
 
     #[test]

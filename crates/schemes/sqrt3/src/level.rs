@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 use subla_algebra::Par;
 use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{Mesh, MeshError, Options, Topology};
+use subla_mesh::{Mesh, MeshError, Options, Sqrt3Child, Topology};
 use subla_scheme::{Result, SchemeError};
 
 /// No vertex / corner.
@@ -132,14 +132,39 @@ impl Step {
             owner[off[f] as usize..off[f + 1] as usize].fill(f as u32);
         }
         let bnbr = boundary_neighbors(t, par);
-        let alpha = alpha_table(t);
+        let max_valence = (0..nv).map(|v| t.valence(v)).max().unwrap_or(0);
+        let alpha = (0..=max_valence).map(alpha).collect();
         Ok(Step { kobbelt, nv, off, owner, bcorner, bnbr, alpha })
     }
 
     /// A step that splits no boundary edge: one face point per face, new
     /// vertex `nv + f` of face `f`.
     fn one_point_per_face(t: &Topology, kobbelt: bool, par: Par) -> Result<Step> {
-        let (nv, nf) = (t.num_vertices(), t.num_faces());
+        let max_valence = (0..t.num_vertices()).map(|v| t.valence(v)).max().unwrap_or(0);
+        let bnbr = boundary_neighbors(t, par);
+        Self::with_face_points(t.num_vertices(), t.num_faces(), kobbelt, bnbr, max_valence, par)
+    }
+
+    /// The step over the lean child `child` of the closed parent `t` (which
+    /// [`Topology::sqrt3_child`] accepted): closed too, one face point per
+    /// face, its parent vertices of the parent's valences and its face
+    /// points of valence 6.
+    pub(crate) fn lean(t: &Topology, child: &Sqrt3Child, kobbelt: bool, par: Par) -> Result<Step> {
+        let parents = (0..t.num_vertices()).map(|v| t.face_count(v)).max().unwrap_or(0);
+        let max_valence = if t.num_faces() > 0 { parents.max(6) } else { parents };
+        let nv = child.num_vertices();
+        Self::with_face_points(nv, child.num_faces(), kobbelt, vec![[NONE; 2]; nv], max_valence, par)
+    }
+
+    /// A step of one face point per face over `nv` vertices and `nf` faces.
+    fn with_face_points(
+        nv: usize,
+        nf: usize,
+        kobbelt: bool,
+        bnbr: Vec<[u32; 2]>,
+        max_valence: usize,
+        par: Par,
+    ) -> Result<Step> {
         let total = nv as u64 + nf as u64;
         if u32::try_from(total).is_err() || u32::try_from(9 * nf as u64).is_err() {
             return Err(too_large("refined mesh", total.max(9 * nf as u64)));
@@ -151,17 +176,10 @@ impl Step {
                 (0..n as u32).collect()
             }
         };
-        // On a Kobbelt step of a closed mesh no face has a boundary corner.
+        // Without boundary splits no face has a boundary corner.
         let bcorner = if kobbelt { vec![NONE; nf] } else { Vec::new() };
-        Ok(Step {
-            kobbelt,
-            nv,
-            off: ids(nf + 1),
-            owner: ids(nf),
-            bcorner,
-            bnbr: boundary_neighbors(t, par),
-            alpha: alpha_table(t),
-        })
+        let alpha = (0..=max_valence).map(alpha).collect();
+        Ok(Step { kobbelt, nv, off: ids(nf + 1), owner: ids(nf), bcorner, bnbr, alpha })
     }
 
     /// Number of child vertices.
@@ -323,12 +341,6 @@ fn boundary_neighbors(t: &Topology, par: Par) -> Vec<[u32; 2]> {
     } else {
         (0..nv).map(nbr).collect()
     }
-}
-
-/// `α(n)` for every valence of `t`.
-fn alpha_table(t: &Topology) -> Vec<f64> {
-    let max_valence = (0..t.num_vertices()).map(|v| t.valence(v)).max().unwrap_or(0);
-    (0..=max_valence).map(alpha).collect()
 }
 
 /// A mesh of `t` without tags.

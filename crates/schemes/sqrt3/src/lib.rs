@@ -59,6 +59,7 @@
 #![deny(missing_docs)]
 
 mod lak;
+mod lean;
 mod level;
 mod slak;
 

@@ -6,12 +6,16 @@
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
+use std::sync::OnceLock;
 use subla_algebra::{CsrMat, Par};
-use subla_mesh::{Mesh, Topology};
+
+use subla_algebra::mem::Zeroable;
+use subla_mesh::{Mesh, Sqrt3Child, Topology};
 use subla_scheme::kernel::{assemble_rows, axpy, eval_levels, for_rows, load, real};
 use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
 
-use crate::level::{Step, is_kobbelt_step, prepare};
+use crate::lean::lean_eval;
+use crate::level::{Step, is_kobbelt_step, plain_mesh, prepare};
 
 /// √3 subdivision through the specialised kernels, with Kobbelt's boundary
 /// rule as CGAL and OpenMesh apply it.
@@ -41,14 +45,34 @@ impl Sqrt3Slak {
 /// A built √3 refinement: the stencil data of every step, the meshes of
 /// the levels below the finest (eval reads them), and the faces of the
 /// finest level, whose full mesh [`Plan::refined`] derives on first use.
+///
+/// Where the level just below the finest is the split of a closed mesh, it
+/// is kept in lean form ([`Sqrt3Child`]): eval and the finest faces read it
+/// through its parent, and its full mesh is derived on the first call that
+/// needs it ([`Plan::refined`], [`Plan::faces`], [`Plan::operator`],
+/// [`StepView::of`]).
 #[derive(Clone, Debug)]
 pub struct Sqrt3Plan {
-    /// Meshes of levels `0..L` (level 0 alone when `L = 0`).
+    /// Full meshes of levels `0..k`: all levels below the finest (level 0
+    /// alone when `L = 0`) but a lean one.
     meshes: Vec<Mesh>,
+    /// Level `k = meshes.len()` in lean form, when it is below the finest.
+    lean: Option<Lean>,
     steps: Vec<Step>,
     /// Level `L` when `L ≥ 1`: its faces, its full mesh derived on demand.
     finest: Option<FinestFaces>,
     first_step: u32,
+}
+
+/// The level below a plan's finest in lean form, with its full mesh once
+/// derived.
+#[derive(Clone, Debug)]
+struct Lean {
+    /// The lean level's parent when the lean level is the plan's level 0 (a
+    /// plan from a modeling step); otherwise the plan's last full mesh.
+    below: Option<Mesh>,
+    child: Sqrt3Child,
+    full: OnceLock<Option<Mesh>>,
 }
 
 /// One step `l → l+1` of a [`Sqrt3Plan`] as other backends read it (the
@@ -77,11 +101,12 @@ pub struct StepView<'a> {
 }
 
 impl StepView<'_> {
-    /// Step `level → level+1` of `plan`, or `None` past the last.
+    /// Step `level → level+1` of `plan`, or `None` past the last (or if a
+    /// lean parent's full mesh could not be derived).
     pub fn of(plan: &Sqrt3Plan, level: u32) -> Option<StepView<'_>> {
         let step = plan.steps.get(level as usize)?;
         Some(StepView {
-            parent: &plan.meshes[level as usize],
+            parent: plan.mesh(level)?,
             splits_boundary: step.kobbelt,
             new_ptr: &step.off,
             boundary_corner: if step.kobbelt { &step.bcorner } else { &[] },
@@ -102,6 +127,16 @@ impl Sqrt3Plan {
         for l in 0..levels {
             let t = meshes[l as usize].topology();
             let step = Step::new(t, is_kobbelt_step(first_step + l), par)?;
+            if l + 2 == levels
+                && let Some(child) = t.sqrt3_child(par)?
+            {
+                // The split of a closed mesh: keep it lean.
+                let (lean_step, faces) = lean_level(t, &child, is_kobbelt_step(first_step + l + 1), par)?;
+                steps.push(step);
+                steps.push(lean_step);
+                let lean = Lean { below: None, child, full: OnceLock::new() };
+                return Ok(Sqrt3Plan { meshes, lean: Some(lean), steps, finest: Some(faces), first_step });
+            }
             if l + 1 < levels {
                 let child = step.child_mesh(t, par)?;
                 meshes.push(child);
@@ -111,7 +146,7 @@ impl Sqrt3Plan {
             }
             steps.push(step);
         }
-        Ok(Sqrt3Plan { meshes, steps, finest, first_step })
+        Ok(Sqrt3Plan { meshes, lean: None, steps, finest, first_step })
     }
 
     /// The global index of this plan's first step: 0 for a plan from
@@ -127,6 +162,70 @@ impl Sqrt3Plan {
     pub fn splits_boundary(&self, level: u32) -> Option<bool> {
         self.steps.get(level as usize).map(|s| s.kobbelt)
     }
+
+    /// The level kept in lean form (the one below the finest, where it is
+    /// the split of a closed mesh), if any: its connectivity is derived
+    /// only when asked for.
+    pub fn lean_level(&self) -> Option<u32> {
+        self.lean.as_ref().map(|_| self.meshes.len() as u32)
+    }
+
+    /// The parent of the lean level.
+    fn lean_parent<'a>(&'a self, lean: &'a Lean) -> Option<&'a Mesh> {
+        lean.below.as_ref().or(self.meshes.last())
+    }
+
+    /// The full mesh of stored level `level` (below the finest), derived on
+    /// first use if it is the lean one.
+    fn mesh(&self, level: u32) -> Option<&Mesh> {
+        let l = level as usize;
+        if let Some(m) = self.meshes.get(l) {
+            return Some(m);
+        }
+        let lean = self.lean.as_ref().filter(|_| l == self.meshes.len())?;
+        let parent = self.lean_parent(lean)?;
+        lean.full.get_or_init(|| lean_full(parent, Par::Rayon).ok()).as_ref()
+    }
+
+    /// The full mesh of stored level `level` (below the finest) and the
+    /// step above it, taken out of the plan (the mesh derived if it is the
+    /// lean one); the rest is dropped.
+    fn into_level(mut self, level: u32, par: Par) -> Result<(Mesh, Step)> {
+        let l = level as usize;
+        let missing = SchemeError::NoSuchLevel { level, levels: self.levels() };
+        if l >= self.steps.len() {
+            return Err(missing);
+        }
+        let step = self.steps.swap_remove(l);
+        if l < self.meshes.len() {
+            return Ok((self.meshes.swap_remove(l), step));
+        }
+        let lean = self.lean.take().filter(|_| l == self.meshes.len()).ok_or(missing)?;
+        if let Some(mesh) = lean.full.into_inner().flatten() {
+            return Ok((mesh, step));
+        }
+        let parent = match lean.below {
+            Some(m) => m,
+            None => self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level, levels: 0 })?,
+        };
+        drop(self);
+        Ok((lean_full(&parent, par)?, step))
+    }
+}
+
+/// The step over the lean child `child` of `t`, and the faces of the level
+/// above it.
+fn lean_level(t: &Topology, child: &Sqrt3Child, kobbelt: bool, par: Par) -> Result<(Step, FinestFaces)> {
+    let step = Step::lean(t, child, kobbelt, par)?;
+    let faces = child.split_faces(t, par);
+    let holes = vec![false; faces.len() / 3];
+    let finest = FinestFaces::uniform(step.child_len(), 3, faces, holes, par);
+    Ok((step, finest))
+}
+
+/// The full mesh of the lean child of the closed `parent`: its plain split.
+fn lean_full(parent: &Mesh, par: Par) -> Result<Mesh> {
+    plain_mesh(parent.topology().split_sqrt3(par)?)
 }
 
 impl Refiner for Sqrt3Slak {
@@ -141,19 +240,34 @@ impl Refiner for Sqrt3Slak {
     fn step(&self, mut plan: Sqrt3Plan, par: Par) -> Result<Sqrt3Plan> {
         let first = plan.first_step + plan.steps.len() as u32;
         let finest = match plan.finest.take() {
-            None => plan.meshes.swap_remove(0),
-            Some(f) => match f.into_full() {
-                Some(mesh) => mesh,
-                None => {
-                    let missing = || SchemeError::NoSuchLevel { level: 0, levels: 0 };
-                    let parent = plan.meshes.pop().ok_or_else(missing)?;
-                    let step = plan.steps.pop().ok_or_else(missing)?;
-                    drop(plan);
-                    step.child_mesh(parent.topology(), par)?
-                }
-            },
+            None => {
+                let base = plan.meshes.swap_remove(0);
+                return Sqrt3Plan::over(base, 1, first, par);
+            }
+            Some(f) => f.into_full(),
         };
-        Sqrt3Plan::over(finest, 1, first, par)
+        if let Some(mesh) = finest {
+            drop(plan);
+            return Sqrt3Plan::over(mesh, 1, first, par);
+        }
+        let last = plan.levels().checked_sub(1).ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+        let (parent, step) = plan.into_level(last, par)?;
+        let t = parent.topology();
+        if let Some(child) = t.sqrt3_child(par)? {
+            // The new plan's level 0 is the split of a closed mesh: lean.
+            let (lean_step, faces) = lean_level(t, &child, is_kobbelt_step(first), par)?;
+            let lean = Lean { below: Some(parent), child, full: OnceLock::new() };
+            return Ok(Sqrt3Plan {
+                meshes: Vec::new(),
+                lean: Some(lean),
+                steps: vec![lean_step],
+                finest: Some(faces),
+                first_step: first,
+            });
+        }
+        let child = step.child_mesh(t, par)?;
+        drop((parent, step));
+        Sqrt3Plan::over(child, 1, first, par)
     }
 }
 
@@ -242,49 +356,75 @@ pub(crate) fn level_operator(t: &Topology, step: &Step, par: Par) -> Result<CsrM
     assemble_rows(step.child_len(), t.num_vertices(), par, |i, s| step.stencil(t, i, s))
 }
 
+impl Sqrt3Plan {
+    fn eval_generic<T: Float + Zeroable + Send + Sync>(
+        &self,
+        control: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) {
+        // Every level below the finest is a full mesh or the lean level.
+        eval_levels(self, "sqrt3", control, out, |l, x, y, d| match (self.meshes.get(l), &self.lean) {
+            (Some(m), _) => eval_level(m.topology(), &self.steps[l], x, y, d, par),
+            (None, Some(lean)) => {
+                if let Some(parent) = self.lean_parent(lean) {
+                    lean_eval(parent.topology(), &lean.child, &self.steps[l], x, y, d, par);
+                }
+            }
+            (None, None) => {}
+        });
+    }
+
+    /// The parent mesh and step of `level`, or the error saying why not.
+    fn step_or_err(&self, level: u32) -> Result<(&Mesh, &Step)> {
+        let step = self.steps.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
+        let mesh = self.mesh(level).ok_or(SchemeError::Unsupported {
+            scheme: "sqrt3",
+            reason: format!("the connectivity of level {level} could not be derived"),
+        })?;
+        Ok((mesh, step))
+    }
+}
+
 impl Plan for Sqrt3Plan {
     fn levels(&self) -> u32 {
         self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        match self.meshes.get(level as usize) {
-            Some(m) => m.num_vertices(),
-            None if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
-            None => 0,
+        let l = level as usize;
+        match (self.meshes.get(l), &self.lean) {
+            (Some(m), _) => m.num_vertices(),
+            (None, Some(lean)) if l == self.meshes.len() => lean.child.num_vertices(),
+            _ if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
+            _ => 0,
         }
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        eval_levels(self, "sqrt3", control, out, |l, x, y, d| {
-            eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
-        });
+        self.eval_generic(control, out, par);
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        eval_levels(self, "sqrt3", control, out, |l, x, y, d| {
-            eval_level(self.meshes[l].topology(), &self.steps[l], x, y, d, par);
-        });
+        self.eval_generic(control, out, par);
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        let step = self.steps.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        level_operator(self.meshes[level as usize].topology(), step, par)
+        let (mesh, step) = self.step_or_err(level)?;
+        level_operator(mesh.topology(), step, par)
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.steps.get(level as usize).map(|s| s.operator_bound(self.meshes[level as usize].topology()))
+        let step = self.steps.get(level as usize)?;
+        Some(step.operator_bound(self.mesh(level)?.topology()))
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
-        match (self.meshes.get(level as usize), &self.finest) {
-            (Some(m), _) => Some(m),
-            (None, Some(f)) if level == self.levels() => {
-                let (parent, step) = (self.meshes.last()?, self.steps.last()?);
-                f.full(|| step.child_mesh(parent.topology(), Par::Rayon).ok())
-            }
-            _ => None,
+        if level < self.levels() || self.finest.is_none() {
+            return self.mesh(level);
         }
+        let f = self.finest.as_ref().filter(|_| level == self.levels())?;
+        let (parent, step) = (self.mesh(level - 1)?, self.steps.last()?);
+        f.full(|| step.child_mesh(parent.topology(), Par::Rayon).ok())
     }
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
-        match (self.meshes.get(level as usize), &self.finest) {
-            (Some(m), _) => Some(Faces::of(m)),
-            (None, Some(f)) if level == self.levels() => Some(f.faces()),
-            _ => None,
+        match &self.finest {
+            Some(f) if level == self.levels() => Some(f.faces()),
+            _ => self.mesh(level).map(Faces::of),
         }
     }
 }

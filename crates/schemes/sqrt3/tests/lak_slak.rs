@@ -154,3 +154,82 @@ fn boundary_parity_on_one_triangle() {
     let again = Sqrt3Slak::new().build(p1.refined(1).unwrap(), 1, Par::Seq).unwrap();
     assert_eq!(again.level_len(1), 4 + 3, "a fresh build starts at an odd step again");
 }
+
+/// A closed triangulated torus of `m × n` quads, each cut in two.
+fn closed_torus(m: usize, n: usize) -> Mesh {
+    let v = |i: usize, j: usize| ((i % m) * n + j % n) as u32;
+    let mut faces = Vec::new();
+    for i in 0..m {
+        for j in 0..n {
+            faces.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
+            faces.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
+        }
+    }
+    Mesh::from_faces(m * n, &faces).unwrap()
+}
+
+fn same_bits<T: Copy + PartialEq + std::fmt::Debug>(
+    a: &ndarray::Array2<T>,
+    b: &ndarray::Array2<T>,
+    bits: impl Fn(T) -> u64,
+) -> bool {
+    a.dim() == b.dim() && a.iter().zip(b).all(|(&p, &q)| bits(p) == bits(q))
+}
+
+/// The level below the finest of a closed mesh is kept in lean form, in
+/// static and in modeling mode; eval, faces, meshes and operators are those
+/// of a chain of one-step plans over full meshes, bit for bit.
+#[test]
+fn lean_levels_equal_full_levels_bit_for_bit() {
+    let octahedron =
+        Mesh::from_faces(6, &[[0, 2, 4], [2, 1, 4], [1, 3, 4], [3, 0, 4], [2, 0, 5], [1, 2, 5], [3, 1, 5], [0, 3, 5]])
+            .unwrap();
+    let f64_bits = |v: f64| v.to_bits();
+    for (name, mesh) in [("torus", closed_torus(7, 5)), ("octahedron", octahedron)] {
+        let x = control_data(mesh.num_vertices(), 3, 5);
+        let wide = control_data(mesh.num_vertices(), 6, 8).mapv(|v| v as f32);
+        for levels in 1..=4u32 {
+            let what = format!("{name}, {levels} steps");
+            // The reference: one-step plans over full meshes (closed, so the
+            // step parity does not matter).
+            let mut meshes = vec![mesh.clone()];
+            let (mut want, mut want_wide) = (x.clone(), wide.clone());
+            for _ in 0..levels {
+                let one = Sqrt3Slak.build(meshes.last().unwrap(), 1, Par::Seq).unwrap();
+                assert_eq!(one.lean_level(), None);
+                want = eval(&one, want.view(), Par::Seq);
+                want_wide = eval(&one, want_wide.view(), Par::Seq);
+                meshes.push(one.refined(1).unwrap().clone());
+            }
+            let plan = Sqrt3Slak.build(&mesh, levels, Par::Rayon).unwrap();
+            assert_eq!(plan.lean_level(), (levels >= 2).then_some(levels - 1), "{what}");
+            assert!(same_bits(&eval(&plan, x.view(), Par::Rayon), &want, f64_bits), "{what}: eval");
+            assert!(same_bits(&eval(&plan, x.view(), Par::Seq), &want, f64_bits), "{what}: eval, one thread");
+            let yw = eval(&plan, wide.view(), Par::Rayon);
+            assert!(same_bits(&yw, &want_wide, |v: f32| u64::from(v.to_bits())), "{what}: f32, 6 channels");
+            let (stepped, y) = modeling(&Sqrt3Slak, &mesh, x.view(), levels, Par::Rayon).unwrap();
+            assert!(same_bits(&y, &want, f64_bits), "{what}: modeling");
+            assert_eq!(
+                stepped.faces(1),
+                Some(subla_scheme::Faces::of(&meshes[levels as usize])),
+                "{what}: modeling faces"
+            );
+            assert_eq!(plan.faces(levels), Some(subla_scheme::Faces::of(&meshes[levels as usize])), "{what}: faces");
+            for l in 0..=levels {
+                assert_eq!(plan.refined(l), Some(&meshes[l as usize]), "{what}: level {l}");
+            }
+            for l in 0..levels {
+                let one = Sqrt3Slak.build(&meshes[l as usize], 1, Par::Seq).unwrap();
+                assert_eq!(
+                    plan.operator(l, Par::Rayon).unwrap(),
+                    one.operator(0, Par::Rayon).unwrap(),
+                    "{what}: R_{l}"
+                );
+                assert_eq!(plan.operator_bound(l), one.operator_bound(0), "{what}: bound {l}");
+            }
+        }
+    }
+    // An open mesh keeps every level full.
+    let open = Mesh::from_faces(4, &[[0, 1, 2], [0, 2, 3]]).unwrap();
+    assert_eq!(Sqrt3Slak.build(&open, 3, Par::Seq).unwrap().lean_level(), None);
+}
