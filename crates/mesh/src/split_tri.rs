@@ -190,6 +190,47 @@ impl TriChild {
         ([v as u32, nv + e as u32], out, n)
     }
 
+    /// [`TriChild::edge_stencil`] of every half of parent vertex `v` (child
+    /// edges `k` in `t.vertex_edge_ptr()[v]..t.vertex_edge_ptr()[v + 1]`),
+    /// in order, as `f(k, stencil)`: one pass over `v`'s corners, each of
+    /// which gives an opposite vertex to the halves of its two edges.
+    pub fn vertex_half_stencils(&self, t: &Topology, v: usize, mut f: impl FnMut(usize, ([u32; 2], [u32; 2], usize))) {
+        /// Slots kept on the stack up to this valence.
+        const SMALL: usize = 16;
+        let nv = self.num_vertices;
+        let (vep, ce) = (t.vertex_edge_ptr(), t.corner_edges());
+        let s = vep[v] as usize;
+        let list = t.vertex_edges(v);
+        // Per half: up to two (use corner, opposite vertex), unordered.
+        let mut small = [[(NONE, 0u32); 2]; SMALL];
+        let mut large = Vec::new();
+        let slots: &mut [[(u32, u32); 2]] = if list.len() <= SMALL {
+            &mut small[..list.len()]
+        } else {
+            large.resize(list.len(), [(NONE, 0u32); 2]);
+            &mut large
+        };
+        let put = |slot: &mut [(u32, u32); 2], entry: (u32, u32)| {
+            let i = usize::from(slot[0].0 != NONE);
+            slot[i] = entry;
+        };
+        for &c in t.vertex_corners(v) {
+            // Corner `c` leaves `v` along `out` and is the use of `out`; its
+            // previous corner is the use of `inc`, arriving at `v`. In the
+            // child triangle at `v`, each half faces the other's edge point.
+            let (c, p) = (c as usize, prev3(c as usize));
+            let (out, inc) = (ce[c], ce[p]);
+            put(&mut slots[list.partition_point(|&x| x < out)], (c as u32, nv + inc));
+            put(&mut slots[list.partition_point(|&x| x < inc)], (p as u32, nv + out));
+        }
+        for (j, (slot, &e)) in slots.iter().zip(list).enumerate() {
+            let n = slot.iter().filter(|u| u.0 != NONE).count();
+            // The uses in corner order, as the child's edge_corners.
+            let [a, b] = if n == 2 && slot[0].0 > slot[1].0 { [slot[1], slot[0]] } else { *slot };
+            f(s + j, ([v as u32, nv + e], [a.1, b.1], n));
+        }
+    }
+
     /// [`TriChild::edge_stencil`] of middle edge `m` (child edge
     /// `2|e| + m`): between the edge points of its owner corner's edge and
     /// the next, used by the corner triangle of the vertex between those
@@ -252,6 +293,9 @@ impl TriChild {
     }
 }
 
+/// No edge.
+const NONE: u32 = u32::MAX;
+
 /// Child corner, among the twelve of a parent triangle's children, that
 /// arrives at `vₖ₊₁` along the half of edge `Eₖ` (the corner leaving `vₖ`
 /// along the other half is `4k`).
@@ -295,7 +339,12 @@ impl Topology {
     /// corners, edges) does not fit in `u32`.
     pub fn split_triangles(&self, par: Par) -> Result<TriSplit> {
         self.check_triangle_split()?;
-        if self.splits_triangles_directly(par) { Ok(self.split_tri_manifold(par)) } else { self.split_tri_general(par) }
+        if self.is_manifold()
+            && let Some(numbering) = self.tri_numbering(self.split_in_parallel(par))
+        {
+            return Ok(self.split_tri_manifold(numbering, par));
+        }
+        self.split_tri_general(par)
     }
 
     /// The faces of [`Topology::split_triangles`] alone, as a flat
@@ -324,10 +373,10 @@ impl Topology {
         to_u32(48 * nf, "number of corners of the child's split")?;
         to_u32(nv2 + ne2, "number of vertices of the child's split")?;
         to_u32(2 * ne2 + 3 * nf2, "number of edges of the child's split")?;
-        if !self.splits_triangles_directly(par) {
+        if !self.is_manifold() {
             return Ok(None);
         }
-        Ok(Some(self.tri_numbering(self.split_in_parallel(par))))
+        Ok(self.tri_numbering(self.split_in_parallel(par)))
     }
 
     /// `Ok` for a triangle-only topology whose split fits in `u32`.
@@ -436,37 +485,56 @@ impl Topology {
         out
     }
 
-    /// The child edge numbering of a manifold topology in which no two
-    /// triangles share two edges: the halves of each edge end, and the
-    /// middle edge of each corner with the owner corner of each middle edge.
-    fn tri_numbering(&self, parallel: bool) -> TriChild {
+    /// The child edge numbering of a manifold topology (the halves of each
+    /// edge end, the middle edge of each corner and the owner corner of
+    /// each middle edge), or `None` if two of its triangles share two edges
+    /// (then the middle edges are not unique per vertex pair). The test
+    /// comes free with the numbering: an edge's two triangles share another
+    /// edge exactly when their other edges meet.
+    fn tri_numbering(&self, parallel: bool) -> Option<TriChild> {
+        /// Set in an edge's count when its two triangles share another edge.
+        const SHARED: u32 = 1 << 31;
         let (nv, ne, nc) = (self.num_vertices(), self.num_edges(), self.num_corners());
         let ce = self.corner_edges();
         let uses = |e: usize| self.edge_corners(e);
-        let halves = self.manifold_halves(parallel);
 
         // Middle edges by their lower end: the middle edges at `Ep_a` are
         // `(a, ce[next(u)])`, owned by the use `u` of `a`, and
         // `(ce[prev(u)], a)`, owned by `prev(u)`; those whose other edge is
-        // greater have `a` as their lower end.
-        let others = |a: usize| -> ([(u32, u32); 4], usize) {
+        // greater have `a` as their lower end. Each edge's (at most four)
+        // owners, in order of the other end, and their count.
+        let per_edge = collect(ne, parallel, |a| -> (u32, [u32; 4]) {
             let mut pairs = [(0u32, 0u32); 4];
+            let mut ends = [[NONE; 2]; 2];
             let mut n = 0;
-            for &u in uses(a) {
+            for (k, &u) in uses(a).iter().take(2).enumerate() {
                 let u = u as usize;
                 let p = prev3(u);
+                ends[k] = [ce[next3(u)], ce[p]];
                 for (b, owner) in [(ce[next3(u)], u), (ce[p], p)] {
-                    if b as usize > a && n < 4 {
+                    if b as usize > a {
                         pairs[n] = (b, owner as u32);
                         n += 1;
                     }
                 }
             }
-            (pairs, n)
-        };
-        let counts = collect(ne, parallel, |a| others(a).1 as u32);
-        let mid_ptr = offsets(&counts);
-        drop(counts);
+            pairs[..n].sort_unstable();
+            let [x, y] = ends;
+            let shared = x[0] != NONE && y[0] != NONE && (x[0] == y[0] || x[0] == y[1] || x[1] == y[0] || x[1] == y[1]);
+            let owners = [pairs[0].1, pairs[1].1, pairs[2].1, pairs[3].1];
+            (n as u32 | if shared { SHARED } else { 0 }, owners)
+        });
+        let mut mid_ptr = Vec::with_capacity(ne + 1);
+        let mut acc = 0u32;
+        mid_ptr.push(0);
+        for &(n, _) in &per_edge {
+            if n & SHARED != 0 {
+                return None;
+            }
+            acc += n;
+            mid_ptr.push(acc);
+        }
+        let halves = self.manifold_halves(parallel);
         // Owner corner of each middle edge, in id order.
         let mut owner = zeroed_vec::<u32>(nc);
         ragged(
@@ -475,23 +543,24 @@ impl Topology {
             |a| mid_ptr[a] as usize,
             parallel,
             |a, slot| {
-                let (mut pairs, n) = others(a);
-                pairs[..n].sort_unstable();
-                for (out, &(_, c)) in slot.iter_mut().zip(&pairs[..n]) {
-                    *out = c;
-                }
+                let owners = &per_edge[a].1;
+                slot.copy_from_slice(&owners[..slot.len()]);
             },
         );
-        let mut middle = zeroed_vec::<u32>(nc);
-        for (k, &c) in owner.iter().enumerate() {
-            middle[c as usize] = (2 * ne + k) as u32;
-        }
-        TriChild { num_vertices: nv as u32, halves, middle, owner }
+        // The middle edge of each corner: its rank among its lower end's.
+        let middle = collect(nc, parallel, |c| {
+            let (x, y) = (ce[c], ce[next3(c)]);
+            let lo = x.min(y) as usize;
+            let (n, owners) = per_edge[lo];
+            let rank = owners[..n as usize].iter().position(|&o| o as usize == c).unwrap_or(0);
+            (2 * ne + mid_ptr[lo] as usize + rank) as u32
+        });
+        Some(TriChild { num_vertices: nv as u32, halves, middle, owner })
     }
 
     /// The split of a manifold topology in which no two triangles share two
     /// edges, every relation written directly.
-    fn split_tri_manifold(&self, par: Par) -> TriSplit {
+    fn split_tri_manifold(&self, numbering: TriChild, par: Par) -> TriSplit {
         let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
         let parallel = self.split_in_parallel(par);
         let n_a = 2 * ne;
@@ -503,7 +572,7 @@ impl Topology {
         let ecp = self.edge_corner_ptr();
         let uses = |e: usize| self.edge_corners(e);
 
-        let TriChild { halves, middle, owner, .. } = self.tri_numbering(parallel);
+        let TriChild { halves, middle, owner, .. } = numbering;
         let ends = |c: usize| -> [u32; 2] {
             let (a, b) = (ce[c], ce[next3(c)]);
             [base_e + a.min(b), base_e + a.max(b)]
@@ -810,7 +879,8 @@ mod proptests {
     /// general one equals a fresh build from the child faces.
     fn check(t: &Topology) {
         for par in [Par::Seq, Par::Rayon] {
-            let fast = t.split_tri_manifold(par);
+            let numbering = t.tri_numbering(par == Par::Rayon).expect("no two triangles share two edges");
+            let fast = t.split_tri_manifold(numbering, par);
             let general = t.split_tri_general(par).expect("general split");
             assert_eq!(fast, general);
         }
@@ -836,6 +906,9 @@ mod proptests {
                 assert_eq!(&got[..n], full.vertex_neighbors(v).collect::<Vec<_>>(), "edge point {e}");
             }
             let (fv, edges) = (full.face_verts(), full.edges());
+            for v in 0..t.num_vertices() {
+                lean.vertex_half_stencils(t, v, |k, got| assert_eq!(got, lean.edge_stencil(t, k), "half {k}"));
+            }
             for (k, &want_ends) in edges.iter().enumerate() {
                 let (ends, got, n) = lean.edge_stencil(t, k);
                 assert_eq!(ends, want_ends, "child edge {k}");
