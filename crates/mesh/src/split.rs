@@ -93,9 +93,10 @@ pub(crate) fn ragged<T: Send>(
     }
 }
 
-/// Sorts a slot of at most a few entries.
+/// Sorts a slot of at most a few entries (insertion sort, inlined: the
+/// standard sort's call costs more than the sort on such slices).
 #[inline]
-pub(crate) fn sort_small(s: &mut [u32]) {
+pub(crate) fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
     for i in 1..s.len() {
         let mut j = i;
         while j > 0 && s[j - 1] > s[j] {

@@ -305,7 +305,7 @@ impl Topology {
                     n += 1;
                 }
             }
-            out[..n].sort_unstable();
+            sort_small(&mut out[..n]);
             (out, n)
         };
         let fbase: Vec<u32> =

@@ -518,7 +518,7 @@ impl Topology {
                     }
                 }
             }
-            pairs[..n].sort_unstable();
+            sort_small(&mut pairs[..n]);
             let [x, y] = ends;
             let shared = x[0] != NONE && y[0] != NONE && (x[0] == y[0] || x[0] == y[1] || x[1] == y[0] || x[1] == y[1]);
             let owners = [pairs[0].1, pairs[1].1, pairs[2].1, pairs[3].1];
