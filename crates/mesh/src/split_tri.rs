@@ -190,47 +190,6 @@ impl TriChild {
         ([v as u32, nv + e as u32], out, n)
     }
 
-    /// [`TriChild::edge_stencil`] of every half of parent vertex `v` (child
-    /// edges `k` in `t.vertex_edge_ptr()[v]..t.vertex_edge_ptr()[v + 1]`),
-    /// in order, as `f(k, stencil)`: one pass over `v`'s corners, each of
-    /// which gives an opposite vertex to the halves of its two edges.
-    pub fn vertex_half_stencils(&self, t: &Topology, v: usize, mut f: impl FnMut(usize, ([u32; 2], [u32; 2], usize))) {
-        /// Slots kept on the stack up to this valence.
-        const SMALL: usize = 16;
-        let nv = self.num_vertices;
-        let (vep, ce) = (t.vertex_edge_ptr(), t.corner_edges());
-        let s = vep[v] as usize;
-        let list = t.vertex_edges(v);
-        // Per half: up to two (use corner, opposite vertex), unordered.
-        let mut small = [[(NONE, 0u32); 2]; SMALL];
-        let mut large = Vec::new();
-        let slots: &mut [[(u32, u32); 2]] = if list.len() <= SMALL {
-            &mut small[..list.len()]
-        } else {
-            large.resize(list.len(), [(NONE, 0u32); 2]);
-            &mut large
-        };
-        let put = |slot: &mut [(u32, u32); 2], entry: (u32, u32)| {
-            let i = usize::from(slot[0].0 != NONE);
-            slot[i] = entry;
-        };
-        for &c in t.vertex_corners(v) {
-            // Corner `c` leaves `v` along `out` and is the use of `out`; its
-            // previous corner is the use of `inc`, arriving at `v`. In the
-            // child triangle at `v`, each half faces the other's edge point.
-            let (c, p) = (c as usize, prev3(c as usize));
-            let (out, inc) = (ce[c], ce[p]);
-            put(&mut slots[list.partition_point(|&x| x < out)], (c as u32, nv + inc));
-            put(&mut slots[list.partition_point(|&x| x < inc)], (p as u32, nv + out));
-        }
-        for (j, (slot, &e)) in slots.iter().zip(list).enumerate() {
-            let n = slot.iter().filter(|u| u.0 != NONE).count();
-            // The uses in corner order, as the child's edge_corners.
-            let [a, b] = if n == 2 && slot[0].0 > slot[1].0 { [slot[1], slot[0]] } else { *slot };
-            f(s + j, ([v as u32, nv + e], [a.1, b.1], n));
-        }
-    }
-
     /// [`TriChild::edge_stencil`] of middle edge `m` (child edge
     /// `2|e| + m`): between the edge points of its owner corner's edge and
     /// the next, used by the corner triangle of the vertex between those
@@ -906,9 +865,6 @@ mod proptests {
                 assert_eq!(&got[..n], full.vertex_neighbors(v).collect::<Vec<_>>(), "edge point {e}");
             }
             let (fv, edges) = (full.face_verts(), full.edges());
-            for v in 0..t.num_vertices() {
-                lean.vertex_half_stencils(t, v, |k, got| assert_eq!(got, lean.edge_stencil(t, k), "half {k}"));
-            }
             for (k, &want_ends) in edges.iter().enumerate() {
                 let (ends, got, n) = lean.edge_stencil(t, k);
                 assert_eq!(ends, want_ends, "child edge {k}");

@@ -110,17 +110,13 @@ fn lean_eval_impl<T: Float + Send + Sync, const D: usize>(
     let (ya, ym) = ye.split_at_mut(n_a * stride);
     let vep = t.vertex_edge_ptr();
     for_rows(ya, n_a, stride, par, |r, out| {
-        // The parent vertices whose halves the block holds, each in one
-        // pass over its corners.
+        // The parent vertex of the first half, then advanced along.
         let mut v = vep.partition_point(|&p| p as usize <= r.start).saturating_sub(1);
-        while v < nvp && (vep[v] as usize) < r.end {
-            child.vertex_half_stencils(t, v, |k, stencil| {
-                if r.contains(&k) {
-                    let i = (k - r.start) * stride;
-                    edge_point(&mut out[i..i + stride], stencil);
-                }
-            });
-            v += 1;
+        for (row, k) in out.chunks_exact_mut(stride).zip(r) {
+            while vep[v + 1] as usize <= k {
+                v += 1;
+            }
+            edge_point(row, child.half_stencil(t, v, k));
         }
     });
     for_rows(ym, ne - n_a, stride, par, |r, out| {
