@@ -82,6 +82,7 @@ impl Sqrt3Child {
     /// The neighbours of child vertex `v` (a parent vertex), in the order of
     /// the child's incident edges: the face points of `v`'s faces, in the
     /// order of its corners.
+    #[inline]
     pub fn parent_vertex_neighbors<'a>(&self, t: &'a Topology, v: usize) -> impl Iterator<Item = u32> + 'a {
         let nv = self.num_vertices;
         t.vertex_corners(v).iter().map(move |&c| nv + c / 3)
@@ -91,6 +92,7 @@ impl Sqrt3Child {
     /// `t.num_vertices() + f`), in the order of the child's incident edges
     /// (by edge id): the face's three vertices by id, then the points of
     /// the three faces across its edges by face.
+    #[inline]
     pub fn face_point_neighbors(&self, t: &Topology, f: usize) -> [u32; 6] {
         let nv = self.num_vertices;
         let fv = t.face_verts();

@@ -112,6 +112,7 @@ impl TriChild {
     /// The neighbours of child vertex `v` (a parent vertex, `v <
     /// t.num_vertices()`), in the order of the child's incident edges: the
     /// edge points of `v`'s parent edges, in their order.
+    #[inline]
     pub fn parent_vertex_neighbors<'a>(&self, t: &'a Topology, v: usize) -> impl Iterator<Item = u32> + 'a {
         let nv = self.num_vertices;
         t.vertex_edges(v).iter().map(move |&e| nv + e)
@@ -121,6 +122,7 @@ impl TriChild {
     /// `t.num_vertices() + e`), in the order of the child's incident edges
     /// (by edge id), and their count: the edge's two ends, then per use the
     /// edge points of the use's other two edges.
+    #[inline]
     pub fn edge_point_neighbors(&self, t: &Topology, e: usize) -> ([u32; 6], usize) {
         let nv = self.num_vertices;
         let (ce, [a, b]) = (t.corner_edges(), t.edge(e));
@@ -135,14 +137,8 @@ impl TriChild {
             pairs[n + 1] = (self.middle[p], nv + ce[p]);
             n += 2;
         }
-        // Insertion sort by edge id: at most six entries.
-        for i in 1..n {
-            let mut j = i;
-            while j > 0 && pairs[j - 1].0 > pairs[j].0 {
-                pairs.swap(j - 1, j);
-                j -= 1;
-            }
-        }
+        // By edge id (unique): at most six entries.
+        sort_small(&mut pairs[..n]);
         let mut out = [0u32; 6];
         for (o, p) in out.iter_mut().zip(&pairs[..n]) {
             *o = p.1;
