@@ -932,6 +932,7 @@ impl Topology {
     /// The 1-ring: the other endpoint of each incident edge, in edge order
     /// (a neighbour joined by several edges appears once per edge; `v`
     /// itself for a degenerate edge).
+    #[inline]
     pub fn vertex_neighbors(&self, v: usize) -> impl Iterator<Item = u32> + '_ {
         self.vertex_edges(v).iter().map(move |&e| {
             let [a, b] = self.edges[e as usize];
