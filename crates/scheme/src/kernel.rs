@@ -175,6 +175,46 @@ pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroable + Send + Sync>(
     }
 }
 
+/// Runs a kernel over rows of `$d` channels, four channels at a time with
+/// the count held in a const generic: `$body` is evaluated with `$off`
+/// (the first channel of the group) and the const `$D` (1 to 4 channels)
+/// in scope, once per group.
+///
+/// ```
+/// fn sum<const D: usize>(off: usize) -> usize { D * 10 + off }
+/// let mut groups = Vec::new();
+/// subla_scheme::channel_groups!(6, off, D => groups.push(sum::<D>(off)));
+/// assert_eq!(groups, [40, 24]);
+/// ```
+#[macro_export]
+macro_rules! channel_groups {
+    ($d:expr, $off:ident, $D:ident => $body:expr) => {{
+        let d: usize = $d;
+        let mut $off = 0usize;
+        while $off < d {
+            match d - $off {
+                1 => {
+                    const $D: usize = 1;
+                    $body;
+                }
+                2 => {
+                    const $D: usize = 2;
+                    $body;
+                }
+                3 => {
+                    const $D: usize = 3;
+                    $body;
+                }
+                _ => {
+                    const $D: usize = 4;
+                    $body;
+                }
+            }
+            $off += 4;
+        }
+    }};
+}
+
 /// Runs `f(range, rows)` over `n` rows of width `d` in `out` (row-major),
 /// in parallel blocks of rows when `par` allows.
 pub fn for_rows<T: Send>(out: &mut [T], n: usize, d: usize, par: Par, f: impl Fn(Range<usize>, &mut [T]) + Sync) {

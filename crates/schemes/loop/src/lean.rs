@@ -64,16 +64,7 @@ pub(crate) fn lean_eval<T: Float + Send + Sync>(
     par: Par,
 ) {
     debug_assert!(step.edges.is_empty() && step.vertices.is_empty(), "a lean step has smooth masks only");
-    let mut off = 0;
-    while off < d {
-        match d - off {
-            1 => lean_eval_impl::<T, 1>(t, child, step, x, y, d, off, par),
-            2 => lean_eval_impl::<T, 2>(t, child, step, x, y, d, off, par),
-            3 => lean_eval_impl::<T, 3>(t, child, step, x, y, d, off, par),
-            _ => lean_eval_impl::<T, 4>(t, child, step, x, y, d, off, par),
-        }
-        off += 4;
-    }
+    subla_scheme::channel_groups!(d, off, D => lean_eval_impl::<T, D>(t, child, step, x, y, d, off, par));
 }
 
 #[allow(clippy::too_many_arguments)]

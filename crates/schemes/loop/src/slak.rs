@@ -159,16 +159,7 @@ impl Refiner for LoopSlak {
 /// The kernels keep a fixed number of channels (1 to 4) in registers; wider
 /// rows are done four channels at a time.
 pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
-    let mut off = 0;
-    while off < d {
-        match d - off {
-            1 => eval_level_impl::<T, 1>(t, step, x, y, d, off, par),
-            2 => eval_level_impl::<T, 2>(t, step, x, y, d, off, par),
-            3 => eval_level_impl::<T, 3>(t, step, x, y, d, off, par),
-            _ => eval_level_impl::<T, 4>(t, step, x, y, d, off, par),
-        }
-        off += 4;
-    }
+    subla_scheme::channel_groups!(d, off, D => eval_level_impl::<T, D>(t, step, x, y, d, off, par));
 }
 
 #[allow(clippy::too_many_arguments)]

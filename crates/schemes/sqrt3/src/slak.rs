@@ -277,16 +277,7 @@ impl Refiner for Sqrt3Slak {
 /// [`Step::stencil`] from zero in the stencil's order, so eval and the
 /// operator agree term for term.
 pub(crate) fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
-    let mut off = 0;
-    while off < d {
-        match d - off {
-            1 => eval_level_impl::<T, 1>(t, step, x, y, d, off, par),
-            2 => eval_level_impl::<T, 2>(t, step, x, y, d, off, par),
-            3 => eval_level_impl::<T, 3>(t, step, x, y, d, off, par),
-            _ => eval_level_impl::<T, 4>(t, step, x, y, d, off, par),
-        }
-        off += 4;
-    }
+    subla_scheme::channel_groups!(d, off, D => eval_level_impl::<T, D>(t, step, x, y, d, off, par));
 }
 
 #[allow(clippy::too_many_arguments)]
