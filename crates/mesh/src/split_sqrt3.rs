@@ -27,6 +27,8 @@
 //! [`Topology::split_triangles`]); any other parent goes through
 //! [`Topology::build`].
 
+use rayon::prelude::*;
+
 use crate::error::{Result, to_u32};
 use crate::split::{RawTopology, collect, ragged, sort_small};
 use crate::split_tri::{next3, offsets, prev3};
@@ -201,15 +203,25 @@ impl Topology {
         to_u32(nv + nf + nc, "number of vertices of the child's split")?;
         to_u32(9 * nc, "number of corners of the child's split")?;
         let untagged = self.vertex_tags().iter().all(|&g| g == 0) && self.edge_tags().iter().all(|&g| g == 0);
-        if !untagged || !self.splits_triangles_directly(par) {
+        // Untagged: every edge has two uses, in two faces.
+        if !untagged {
             return Ok(None);
         }
         let ce = self.corner_edges();
-        let twins = collect(nc, self.split_in_parallel(par), |c| {
+        let parallel = self.split_in_parallel(par);
+        let twins = collect(nc, parallel, |c| {
             let uses = self.edge_corners(ce[c] as usize);
             if uses[0] as usize == c { uses[1] } else { uses[0] }
         });
-        Ok(Some(Sqrt3Child { num_vertices: nv as u32, twins }))
+        // Two triangles share two edges where a face meets one neighbour
+        // across two of its edges.
+        let shares = |f: usize| {
+            let [a, b, c] = [twins[3 * f] / 3, twins[3 * f + 1] / 3, twins[3 * f + 2] / 3];
+            a == b || a == c || b == c
+        };
+        let shared =
+            if parallel { (0..nf).into_par_iter().with_min_len(1 << 12).any(shares) } else { (0..nf).any(shares) };
+        Ok((!shared).then_some(Sqrt3Child { num_vertices: nv as u32, twins }))
     }
 
     /// `Ok` for a triangle-only topology whose √3 split fits in `u32`.
