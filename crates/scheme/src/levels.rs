@@ -13,7 +13,6 @@
 //! of modeling mode.
 
 use std::fmt;
-use std::sync::OnceLock;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
@@ -23,6 +22,7 @@ use subla_mesh::{Mesh, Topology};
 
 use crate::kernel::eval_levels;
 use crate::refinement::ClosedForm;
+use crate::stored::LevelMeshes;
 use crate::{Faces, FinestFaces, Plan, Result, SchemeError};
 
 /// What a level-by-level scheme provides to [`LevelPlan`]. Every function
@@ -119,33 +119,6 @@ pub trait LevelRules: 'static {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum NoLean {}
 
-/// The level below a plan's finest in lean form, with its full mesh once
-/// derived.
-struct LeanLevel<R: LevelRules> {
-    /// The lean level's parent when the lean level is the plan's level 0 (a
-    /// plan from a modeling step); otherwise the parent is the plan's last
-    /// full mesh.
-    below: Option<Mesh>,
-    data: R::Lean,
-    full: OnceLock<Option<Mesh>>,
-}
-
-impl<R: LevelRules> Clone for LeanLevel<R> {
-    fn clone(&self) -> Self {
-        LeanLevel { below: self.below.clone(), data: self.data.clone(), full: self.full.clone() }
-    }
-}
-
-impl<R: LevelRules> fmt::Debug for LeanLevel<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LeanLevel")
-            .field("below", &self.below)
-            .field("data", &self.data)
-            .field("full", &self.full)
-            .finish()
-    }
-}
-
 /// A built refinement of a [`LevelRules`] scheme (static mode: all
 /// levels).
 ///
@@ -158,11 +131,8 @@ impl<R: LevelRules> fmt::Debug for LeanLevel<R> {
 /// first call of [`Plan::refined`] (as OpenSubdiv's `TopologyRefiner` does
 /// without `fullTopologyInLastLevel`).
 pub struct LevelPlan<R: LevelRules> {
-    /// Full meshes of levels `0..k`: all levels below the finest (level 0
-    /// alone when `L = 0`) but a lean one.
-    meshes: Vec<Mesh>,
-    /// Level `k = meshes.len()` in lean form, when it is below the finest.
-    lean: Option<LeanLevel<R>>,
+    /// Levels `0..L` (level 0 alone when `L = 0`), the last possibly lean.
+    stored: LevelMeshes<R::Lean>,
     /// Masks of each step `l → l+1`.
     steps: Vec<R::Step>,
     /// Level `L` when `L ≥ 1`.
@@ -171,12 +141,7 @@ pub struct LevelPlan<R: LevelRules> {
 
 impl<R: LevelRules> Clone for LevelPlan<R> {
     fn clone(&self) -> Self {
-        LevelPlan {
-            meshes: self.meshes.clone(),
-            lean: self.lean.clone(),
-            steps: self.steps.clone(),
-            finest: self.finest.clone(),
-        }
+        LevelPlan { stored: self.stored.clone(), steps: self.steps.clone(), finest: self.finest.clone() }
     }
 }
 
@@ -184,8 +149,7 @@ impl<R: LevelRules> fmt::Debug for LevelPlan<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LevelPlan")
             .field("scheme", &R::NAME)
-            .field("meshes", &self.meshes)
-            .field("lean", &self.lean)
+            .field("stored", &self.stored)
             .field("steps", &self.steps)
             .field("finest", &self.finest)
             .finish()
@@ -207,7 +171,7 @@ impl<R: LevelRules> LevelPlan<R> {
         let mut steps = Vec::with_capacity(levels);
         meshes.push(base);
         if levels == 0 {
-            return Ok(LevelPlan { meshes, lean: None, steps, finest: None });
+            return Ok(LevelPlan { stored: LevelMeshes::new(meshes, R::child), steps, finest: None });
         }
         for l in 0..levels - 1 {
             steps.push(R::masks(&meshes[l], par));
@@ -216,8 +180,8 @@ impl<R: LevelRules> LevelPlan<R> {
             {
                 let finest = R::lean_faces(&meshes[l], &data, par)?;
                 steps.push(step);
-                let lean = LeanLevel { below: None, data, full: OnceLock::new() };
-                return Ok(LevelPlan { meshes, lean: Some(lean), steps, finest: Some(finest) });
+                let stored = LevelMeshes::with_lean(meshes, data, R::child);
+                return Ok(LevelPlan { stored, steps, finest: Some(finest) });
             }
             let child = R::child(&meshes[l], par)?;
             meshes.push(child);
@@ -225,7 +189,7 @@ impl<R: LevelRules> LevelPlan<R> {
         let last = &meshes[levels - 1];
         steps.push(R::masks(last, par));
         let finest = Some(R::child_faces(last, par)?);
-        Ok(LevelPlan { meshes, lean: None, steps, finest })
+        Ok(LevelPlan { stored: LevelMeshes::new(meshes, R::child), steps, finest })
     }
 
     /// The one-level plan over this plan's finest level (modeling mode's
@@ -239,7 +203,7 @@ impl<R: LevelRules> LevelPlan<R> {
     pub fn next(mut self, par: Par) -> Result<Self> {
         let missing = || SchemeError::NoSuchLevel { level: 0, levels: 0 };
         let finest = match self.finest.take() {
-            None => return Self::from_prepared(self.into_level(0, par)?, 1, par),
+            None => return Self::from_prepared(self.stored.into_mesh(0, par)?, 1, par),
             Some(f) => f.into_full(),
         };
         if let Some(mesh) = finest {
@@ -247,35 +211,15 @@ impl<R: LevelRules> LevelPlan<R> {
             return Self::from_prepared(mesh, 1, par);
         }
         let last = self.levels().checked_sub(1).ok_or_else(missing)?;
-        let parent = self.into_level(last, par)?;
+        let parent = self.stored.into_mesh(last, par)?;
         if let Some((data, step)) = R::lean(&parent, par)? {
             let finest = R::lean_faces(&parent, &data, par)?;
-            let lean = LeanLevel { below: Some(parent), data, full: OnceLock::new() };
-            return Ok(LevelPlan { meshes: Vec::new(), lean: Some(lean), steps: vec![step], finest: Some(finest) });
+            let stored = LevelMeshes::lean_over(parent, data, R::child);
+            return Ok(LevelPlan { stored, steps: vec![step], finest: Some(finest) });
         }
         let child = R::child(&parent, par)?;
         drop(parent);
         Self::from_prepared(child, 1, par)
-    }
-
-    /// The full mesh of stored level `level` (below the finest), taken out of
-    /// the plan (derived if it is the lean one); the rest is dropped.
-    fn into_level(mut self, level: u32, par: Par) -> Result<Mesh> {
-        let l = level as usize;
-        let missing = SchemeError::NoSuchLevel { level, levels: self.levels() };
-        if l < self.meshes.len() {
-            return Ok(self.meshes.swap_remove(l));
-        }
-        let lean = self.lean.take().filter(|_| l == self.meshes.len()).ok_or(missing)?;
-        if let Some(mesh) = lean.full.into_inner().flatten() {
-            return Ok(mesh);
-        }
-        let parent = match lean.below {
-            Some(m) => m,
-            None => self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level, levels: 0 })?,
-        };
-        drop(self);
-        R::child(&parent, par)
     }
 
     /// The level kept in lean form (the one below the finest, where the
@@ -283,24 +227,7 @@ impl<R: LevelRules> LevelPlan<R> {
     /// derived only when [`Plan::refined`], [`Plan::faces`],
     /// [`Plan::operator`] or [`LevelPlan::step`] ask for it.
     pub fn lean_level(&self) -> Option<u32> {
-        self.lean.as_ref().map(|_| self.meshes.len() as u32)
-    }
-
-    /// The parent of the lean level.
-    fn lean_parent<'a>(&'a self, lean: &'a LeanLevel<R>) -> Option<&'a Mesh> {
-        lean.below.as_ref().or(self.meshes.last())
-    }
-
-    /// The full mesh of stored level `level` (below the finest), derived
-    /// on first use if it is the lean one.
-    fn mesh(&self, level: u32) -> Option<&Mesh> {
-        let l = level as usize;
-        if let Some(m) = self.meshes.get(l) {
-            return Some(m);
-        }
-        let lean = self.lean.as_ref().filter(|_| l == self.meshes.len())?;
-        let parent = self.lean_parent(lean)?;
-        lean.full.get_or_init(|| R::child(parent, Par::Rayon).ok()).as_ref()
+        self.stored.lean_level()
     }
 
     /// Step `level → level+1`: the parent level and the step's masks, or
@@ -308,7 +235,7 @@ impl<R: LevelRules> LevelPlan<R> {
     /// derived).
     pub fn step(&self, level: u32) -> Option<(&Mesh, &R::Step)> {
         let step = self.steps.get(level as usize)?;
-        Some((self.mesh(level)?, step))
+        Some((self.stored.mesh(level)?, step))
     }
 
     fn eval_generic<T: Float + Zeroable + Send + Sync>(
@@ -318,14 +245,13 @@ impl<R: LevelRules> LevelPlan<R> {
         par: Par,
     ) {
         // Every level below the finest is a full mesh or the lean level.
-        eval_levels(self, R::NAME, control, out, |l, x, y, d| match (self.meshes.get(l), &self.lean) {
-            (Some(m), _) => R::eval_level(m.topology(), &self.steps[l], x, y, d, par),
-            (None, Some(lean)) => {
-                if let Some(parent) = self.lean_parent(lean) {
-                    R::lean_eval(parent.topology(), &lean.data, &self.steps[l], x, y, d, par);
+        eval_levels(self, R::NAME, control, out, |l, x, y, d| match self.stored.full_meshes().get(l) {
+            Some(m) => R::eval_level(m.topology(), &self.steps[l], x, y, d, par),
+            None => {
+                if let Some((parent, lean)) = self.stored.lean() {
+                    R::lean_eval(parent.topology(), lean, &self.steps[l], x, y, d, par);
                 }
             }
-            (None, None) => {}
         });
     }
 }
@@ -335,10 +261,11 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        let l = level as usize;
-        match (self.meshes.get(l), &self.lean) {
-            (Some(m), _) => m.num_vertices(),
-            (None, Some(lean)) if l == self.meshes.len() => R::lean_len(&lean.data),
+        if let Some(m) = self.stored.full_meshes().get(level as usize) {
+            return m.num_vertices();
+        }
+        match self.stored.lean() {
+            Some((_, lean)) if self.stored.lean_level() == Some(level) => R::lean_len(lean),
             _ if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
             _ => 0,
         }
@@ -364,10 +291,10 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
     fn closed_form(&self, par: Par) -> Result<Option<Box<dyn ClosedForm + '_>>> {
         // The closed forms read every level's full mesh; a plan with a lean
         // level goes through the product of its level matrices instead.
-        if self.steps.is_empty() || self.lean.is_some() {
+        if self.steps.is_empty() || self.stored.lean_level().is_some() {
             return Ok(None);
         }
-        R::closed_form(&self.meshes, par)
+        R::closed_form(self.stored.full_meshes(), par)
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
         let finest = self.refined(self.levels()).ok_or(SchemeError::Unsupported {
@@ -378,16 +305,16 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
         if level < self.levels() || self.finest.is_none() {
-            return self.mesh(level);
+            return self.stored.mesh(level);
         }
         let f = self.finest.as_ref().filter(|_| level == self.levels())?;
-        let parent = self.mesh(level - 1)?;
+        let parent = self.stored.mesh(level - 1)?;
         f.full(|| R::child(parent, Par::Rayon).ok())
     }
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
         match &self.finest {
             Some(f) if level == self.levels() => Some(f.faces()),
-            _ => self.mesh(level).map(Faces::of),
+            _ => self.stored.mesh(level).map(Faces::of),
         }
     }
 }

@@ -44,11 +44,13 @@ use thiserror::Error;
 
 pub use finest::FinestFaces;
 pub use levels::{AlgebraPlan, AlgebraRules, LevelPlan, LevelRules, NoLean};
+pub use stored::{DeriveChild, LevelMeshes};
 
 mod finest;
 pub mod kernel;
 mod levels;
 pub mod refinement;
+mod stored;
 pub mod tensor;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -6,13 +6,12 @@
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use std::sync::OnceLock;
 use subla_algebra::{CsrMat, Par};
 
 use subla_algebra::mem::Zeroable;
 use subla_mesh::{Mesh, Sqrt3Child, Topology};
 use subla_scheme::kernel::{assemble_rows, axpy, eval_levels, for_rows, load, real};
-use subla_scheme::{Faces, FinestFaces, Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, FinestFaces, LevelMeshes, Plan, Refiner, Result, SchemeError};
 
 use crate::lean::lean_eval;
 use crate::level::{Step, is_kobbelt_step, plain_mesh, prepare};
@@ -53,26 +52,12 @@ impl Sqrt3Slak {
 /// [`StepView::of`]).
 #[derive(Clone, Debug)]
 pub struct Sqrt3Plan {
-    /// Full meshes of levels `0..k`: all levels below the finest (level 0
-    /// alone when `L = 0`) but a lean one.
-    meshes: Vec<Mesh>,
-    /// Level `k = meshes.len()` in lean form, when it is below the finest.
-    lean: Option<Lean>,
+    /// Levels `0..L` (level 0 alone when `L = 0`), the last possibly lean.
+    stored: LevelMeshes<Sqrt3Child>,
     steps: Vec<Step>,
     /// Level `L` when `L ≥ 1`: its faces, its full mesh derived on demand.
     finest: Option<FinestFaces>,
     first_step: u32,
-}
-
-/// The level below a plan's finest in lean form, with its full mesh once
-/// derived.
-#[derive(Clone, Debug)]
-struct Lean {
-    /// The lean level's parent when the lean level is the plan's level 0 (a
-    /// plan from a modeling step); otherwise the plan's last full mesh.
-    below: Option<Mesh>,
-    child: Sqrt3Child,
-    full: OnceLock<Option<Mesh>>,
 }
 
 /// One step `l → l+1` of a [`Sqrt3Plan`] as other backends read it (the
@@ -106,7 +91,7 @@ impl StepView<'_> {
     pub fn of(plan: &Sqrt3Plan, level: u32) -> Option<StepView<'_>> {
         let step = plan.steps.get(level as usize)?;
         Some(StepView {
-            parent: plan.mesh(level)?,
+            parent: plan.stored.mesh(level)?,
             splits_boundary: step.kobbelt,
             new_ptr: &step.off,
             boundary_corner: if step.kobbelt { &step.bcorner } else { &[] },
@@ -134,8 +119,8 @@ impl Sqrt3Plan {
                 let (lean_step, faces) = lean_level(t, &child, is_kobbelt_step(first_step + l + 1), par)?;
                 steps.push(step);
                 steps.push(lean_step);
-                let lean = Lean { below: None, child, full: OnceLock::new() };
-                return Ok(Sqrt3Plan { meshes, lean: Some(lean), steps, finest: Some(faces), first_step });
+                let stored = LevelMeshes::with_lean(meshes, child, lean_full);
+                return Ok(Sqrt3Plan { stored, steps, finest: Some(faces), first_step });
             }
             if l + 1 < levels {
                 let child = step.child_mesh(t, par)?;
@@ -146,7 +131,7 @@ impl Sqrt3Plan {
             }
             steps.push(step);
         }
-        Ok(Sqrt3Plan { meshes, lean: None, steps, finest, first_step })
+        Ok(Sqrt3Plan { stored: LevelMeshes::new(meshes, lean_full), steps, finest, first_step })
     }
 
     /// The global index of this plan's first step: 0 for a plan from
@@ -167,49 +152,7 @@ impl Sqrt3Plan {
     /// the split of a closed mesh), if any: its connectivity is derived
     /// only when asked for.
     pub fn lean_level(&self) -> Option<u32> {
-        self.lean.as_ref().map(|_| self.meshes.len() as u32)
-    }
-
-    /// The parent of the lean level.
-    fn lean_parent<'a>(&'a self, lean: &'a Lean) -> Option<&'a Mesh> {
-        lean.below.as_ref().or(self.meshes.last())
-    }
-
-    /// The full mesh of stored level `level` (below the finest), derived on
-    /// first use if it is the lean one.
-    fn mesh(&self, level: u32) -> Option<&Mesh> {
-        let l = level as usize;
-        if let Some(m) = self.meshes.get(l) {
-            return Some(m);
-        }
-        let lean = self.lean.as_ref().filter(|_| l == self.meshes.len())?;
-        let parent = self.lean_parent(lean)?;
-        lean.full.get_or_init(|| lean_full(parent, Par::Rayon).ok()).as_ref()
-    }
-
-    /// The full mesh of stored level `level` (below the finest) and the
-    /// step above it, taken out of the plan (the mesh derived if it is the
-    /// lean one); the rest is dropped.
-    fn into_level(mut self, level: u32, par: Par) -> Result<(Mesh, Step)> {
-        let l = level as usize;
-        let missing = SchemeError::NoSuchLevel { level, levels: self.levels() };
-        if l >= self.steps.len() {
-            return Err(missing);
-        }
-        let step = self.steps.swap_remove(l);
-        if l < self.meshes.len() {
-            return Ok((self.meshes.swap_remove(l), step));
-        }
-        let lean = self.lean.take().filter(|_| l == self.meshes.len()).ok_or(missing)?;
-        if let Some(mesh) = lean.full.into_inner().flatten() {
-            return Ok((mesh, step));
-        }
-        let parent = match lean.below {
-            Some(m) => m,
-            None => self.meshes.pop().ok_or(SchemeError::NoSuchLevel { level, levels: 0 })?,
-        };
-        drop(self);
-        Ok((lean_full(&parent, par)?, step))
+        self.stored.lean_level()
     }
 }
 
@@ -240,10 +183,7 @@ impl Refiner for Sqrt3Slak {
     fn step(&self, mut plan: Sqrt3Plan, par: Par) -> Result<Sqrt3Plan> {
         let first = plan.first_step + plan.steps.len() as u32;
         let finest = match plan.finest.take() {
-            None => {
-                let base = plan.meshes.swap_remove(0);
-                return Sqrt3Plan::over(base, 1, first, par);
-            }
+            None => return Sqrt3Plan::over(plan.stored.into_mesh(0, par)?, 1, first, par),
             Some(f) => f.into_full(),
         };
         if let Some(mesh) = finest {
@@ -251,15 +191,19 @@ impl Refiner for Sqrt3Slak {
             return Sqrt3Plan::over(mesh, 1, first, par);
         }
         let last = plan.levels().checked_sub(1).ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        let (parent, step) = plan.into_level(last, par)?;
+        // The step above the finest level's parent, then the parent itself;
+        // the rest is dropped first.
+        let Sqrt3Plan { stored, mut steps, .. } = plan;
+        let step = steps.swap_remove(last as usize);
+        drop(steps);
+        let parent = stored.into_mesh(last, par)?;
         let t = parent.topology();
         if let Some(child) = t.sqrt3_child(par)? {
             // The new plan's level 0 is the split of a closed mesh: lean.
             let (lean_step, faces) = lean_level(t, &child, is_kobbelt_step(first), par)?;
-            let lean = Lean { below: Some(parent), child, full: OnceLock::new() };
+            drop(step);
             return Ok(Sqrt3Plan {
-                meshes: Vec::new(),
-                lean: Some(lean),
+                stored: LevelMeshes::lean_over(parent, child, lean_full),
                 steps: vec![lean_step],
                 finest: Some(faces),
                 first_step: first,
@@ -355,21 +299,20 @@ impl Sqrt3Plan {
         par: Par,
     ) {
         // Every level below the finest is a full mesh or the lean level.
-        eval_levels(self, "sqrt3", control, out, |l, x, y, d| match (self.meshes.get(l), &self.lean) {
-            (Some(m), _) => eval_level(m.topology(), &self.steps[l], x, y, d, par),
-            (None, Some(lean)) => {
-                if let Some(parent) = self.lean_parent(lean) {
-                    lean_eval(parent.topology(), &lean.child, &self.steps[l], x, y, d, par);
+        eval_levels(self, "sqrt3", control, out, |l, x, y, d| match self.stored.full_meshes().get(l) {
+            Some(m) => eval_level(m.topology(), &self.steps[l], x, y, d, par),
+            None => {
+                if let Some((parent, child)) = self.stored.lean() {
+                    lean_eval(parent.topology(), child, &self.steps[l], x, y, d, par);
                 }
             }
-            (None, None) => {}
         });
     }
 
     /// The parent mesh and step of `level`, or the error saying why not.
     fn step_or_err(&self, level: u32) -> Result<(&Mesh, &Step)> {
         let step = self.steps.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
-        let mesh = self.mesh(level).ok_or(SchemeError::Unsupported {
+        let mesh = self.stored.mesh(level).ok_or(SchemeError::Unsupported {
             scheme: "sqrt3",
             reason: format!("the connectivity of level {level} could not be derived"),
         })?;
@@ -382,10 +325,11 @@ impl Plan for Sqrt3Plan {
         self.steps.len() as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        let l = level as usize;
-        match (self.meshes.get(l), &self.lean) {
-            (Some(m), _) => m.num_vertices(),
-            (None, Some(lean)) if l == self.meshes.len() => lean.child.num_vertices(),
+        if let Some(m) = self.stored.full_meshes().get(level as usize) {
+            return m.num_vertices();
+        }
+        match self.stored.lean() {
+            Some((_, child)) if self.stored.lean_level() == Some(level) => child.num_vertices(),
             _ if level == self.levels() => self.finest.as_ref().map_or(0, FinestFaces::num_vertices),
             _ => 0,
         }
@@ -402,20 +346,20 @@ impl Plan for Sqrt3Plan {
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         let step = self.steps.get(level as usize)?;
-        Some(step.operator_bound(self.mesh(level)?.topology()))
+        Some(step.operator_bound(self.stored.mesh(level)?.topology()))
     }
     fn refined(&self, level: u32) -> Option<&Mesh> {
         if level < self.levels() || self.finest.is_none() {
-            return self.mesh(level);
+            return self.stored.mesh(level);
         }
         let f = self.finest.as_ref().filter(|_| level == self.levels())?;
-        let (parent, step) = (self.mesh(level - 1)?, self.steps.last()?);
+        let (parent, step) = (self.stored.mesh(level - 1)?, self.steps.last()?);
         f.full(|| step.child_mesh(parent.topology(), Par::Rayon).ok())
     }
     fn faces(&self, level: u32) -> Option<Faces<'_>> {
         match &self.finest {
             Some(f) if level == self.levels() => Some(f.faces()),
-            _ => self.mesh(level).map(Faces::of),
+            _ => self.stored.mesh(level).map(Faces::of),
         }
     }
 }
