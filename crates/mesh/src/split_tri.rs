@@ -302,6 +302,27 @@ impl Topology {
         self.split_tri_general(par)
     }
 
+    /// [`Topology::split_triangles`] with its numbering already known:
+    /// `child` is this topology's [`Topology::tri_child`] (a lean level
+    /// whose full mesh is wanted after all), so the split writes the
+    /// relations without numbering the child's edges again. The result is
+    /// the same. A `child` whose counts do not match this topology's is
+    /// set aside and the split numbers the edges itself; one of matching
+    /// counts from another topology gives a child that is meaningless, as
+    /// every [`TriChild`] method does.
+    ///
+    /// # Errors
+    /// As [`Topology::split_triangles`].
+    pub fn split_triangles_from(&self, child: TriChild, par: Par) -> Result<TriSplit> {
+        self.check_triangle_split()?;
+        let matches = child.num_vertices as usize == self.num_vertices()
+            && child.halves.len() == 2 * self.num_edges()
+            && child.middle.len() == self.num_corners()
+            && child.owner.len() == self.num_corners()
+            && self.is_manifold();
+        if matches { Ok(self.split_tri_manifold(child, par)) } else { self.split_triangles(par) }
+    }
+
     /// The faces of [`Topology::split_triangles`] alone, as a flat
     /// `12 × faces` vertex list: for a finest level that only needs its
     /// faces.
@@ -868,6 +889,8 @@ mod proptests {
                 assert_eq!(&got[..n], want, "child edge {k}");
             }
             assert_eq!(lean.split_faces(t, par), full.split_triangle_faces(Par::Seq).expect("split"));
+            let from = t.split_triangles_from(lean, par).expect("split");
+            assert_eq!(from, t.split_triangles(Par::Seq).expect("split"));
         }
     }
 
@@ -894,6 +917,16 @@ mod proptests {
             prop_assert!(child.is_manifold() && !child.shares_two_edges(false));
             check(&child);
         }
+    }
+
+    /// A numbering of another topology's counts is set aside.
+    #[test]
+    fn split_from_a_foreign_numbering_numbers_itself() {
+        let t = fan_triangles(crate::proptest_support::torus(6, 5, 1).mesh.topology());
+        let other = fan_triangles(crate::proptest_support::torus(7, 5, 1).mesh.topology());
+        let foreign = other.tri_child(Par::Seq).expect("sizes").expect("direct split");
+        let from = t.split_triangles_from(foreign, Par::Seq).expect("split");
+        assert_eq!(from, t.split_triangles(Par::Seq).expect("split"));
     }
 
     #[test]

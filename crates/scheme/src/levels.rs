@@ -92,6 +92,16 @@ pub trait LevelRules: 'static {
     /// # Errors
     /// As the scheme's split.
     fn lean(parent: &Mesh, par: Par) -> Result<Option<(Self::Lean, Self::Step)>>;
+    /// The full mesh of the lean child `lean` of `parent`: as
+    /// [`LevelRules::child`] (the default, which ignores `lean`), reusing
+    /// what `lean` already holds where the scheme can.
+    ///
+    /// # Errors
+    /// As [`LevelRules::child`].
+    fn lean_child(parent: &Mesh, lean: Self::Lean, par: Par) -> Result<Mesh> {
+        let _ = lean;
+        Self::child(parent, par)
+    }
     /// Number of vertices of the lean child `lean`.
     fn lean_len(lean: &Self::Lean) -> usize;
     /// The faces of the level above the lean child `lean` of `parent`.
@@ -171,7 +181,7 @@ impl<R: LevelRules> LevelPlan<R> {
         let mut steps = Vec::with_capacity(levels);
         meshes.push(base);
         if levels == 0 {
-            return Ok(LevelPlan { stored: LevelMeshes::new(meshes, R::child), steps, finest: None });
+            return Ok(LevelPlan { stored: LevelMeshes::new(meshes, R::lean_child), steps, finest: None });
         }
         for l in 0..levels - 1 {
             steps.push(R::masks(&meshes[l], par));
@@ -180,7 +190,7 @@ impl<R: LevelRules> LevelPlan<R> {
             {
                 let finest = R::lean_faces(&meshes[l], &data, par)?;
                 steps.push(step);
-                let stored = LevelMeshes::with_lean(meshes, data, R::child);
+                let stored = LevelMeshes::with_lean(meshes, data, R::lean_child);
                 return Ok(LevelPlan { stored, steps, finest: Some(finest) });
             }
             let child = R::child(&meshes[l], par)?;
@@ -189,7 +199,7 @@ impl<R: LevelRules> LevelPlan<R> {
         let last = &meshes[levels - 1];
         steps.push(R::masks(last, par));
         let finest = Some(R::child_faces(last, par)?);
-        Ok(LevelPlan { stored: LevelMeshes::new(meshes, R::child), steps, finest })
+        Ok(LevelPlan { stored: LevelMeshes::new(meshes, R::lean_child), steps, finest })
     }
 
     /// The one-level plan over this plan's finest level (modeling mode's
@@ -214,7 +224,7 @@ impl<R: LevelRules> LevelPlan<R> {
         let parent = self.stored.into_mesh(last, par)?;
         if let Some((data, step)) = R::lean(&parent, par)? {
             let finest = R::lean_faces(&parent, &data, par)?;
-            let stored = LevelMeshes::lean_over(parent, data, R::child);
+            let stored = LevelMeshes::lean_over(parent, data, R::lean_child);
             return Ok(LevelPlan { stored, steps: vec![step], finest: Some(finest) });
         }
         let child = R::child(&parent, par)?;

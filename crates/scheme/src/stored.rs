@@ -16,8 +16,9 @@ use subla_mesh::Mesh;
 
 use crate::{Result, SchemeError};
 
-/// Derives the full mesh of a lean level from its parent.
-pub type DeriveChild = fn(&Mesh, Par) -> Result<Mesh>;
+/// Derives the full mesh of a lean level from its parent and its lean
+/// data (which the derivation may reuse, as a split reuses its numbering).
+pub type DeriveChild<L> = fn(&Mesh, L, Par) -> Result<Mesh>;
 
 /// The stored levels `0..k` of a plan (the levels below its finest): full
 /// meshes of levels `0..j`, then, optionally, level `j` in lean form (`L`,
@@ -27,7 +28,7 @@ pub type DeriveChild = fn(&Mesh, Par) -> Result<Mesh>;
 pub struct LevelMeshes<L> {
     full: Vec<Mesh>,
     lean: Option<Lean<L>>,
-    derive: DeriveChild,
+    derive: DeriveChild<L>,
 }
 
 /// A lean level with its full mesh once derived.
@@ -39,21 +40,21 @@ struct Lean<L> {
     full: OnceLock<Option<Mesh>>,
 }
 
-impl<L> LevelMeshes<L> {
+impl<L: Clone> LevelMeshes<L> {
     /// Full meshes only; `derive` makes a lean level's full mesh, should one
     /// be added.
-    pub fn new(full: Vec<Mesh>, derive: DeriveChild) -> Self {
+    pub fn new(full: Vec<Mesh>, derive: DeriveChild<L>) -> Self {
         LevelMeshes { full, lean: None, derive }
     }
 
     /// Full meshes, then the lean level `data` over the last of them.
-    pub fn with_lean(full: Vec<Mesh>, data: L, derive: DeriveChild) -> Self {
+    pub fn with_lean(full: Vec<Mesh>, data: L, derive: DeriveChild<L>) -> Self {
         LevelMeshes { full, lean: Some(Lean { below: None, data, full: OnceLock::new() }), derive }
     }
 
     /// Only a lean level 0, over `below` (the level under it, which the
     /// plan does not count).
-    pub fn lean_over(below: Mesh, data: L, derive: DeriveChild) -> Self {
+    pub fn lean_over(below: Mesh, data: L, derive: DeriveChild<L>) -> Self {
         LevelMeshes { full: Vec::new(), lean: Some(Lean { below: Some(below), data, full: OnceLock::new() }), derive }
     }
 
@@ -74,8 +75,8 @@ impl<L> LevelMeshes<L> {
     }
 
     /// The full mesh of stored level `level`, derived on first use if it is
-    /// the lean one (`None` past the stored levels, or if it could not be
-    /// derived).
+    /// the lean one, from a copy of its lean data (`None` past the stored
+    /// levels, or if it could not be derived).
     pub fn mesh(&self, level: u32) -> Option<&Mesh> {
         let l = level as usize;
         if let Some(m) = self.full.get(l) {
@@ -83,11 +84,12 @@ impl<L> LevelMeshes<L> {
         }
         let lean = self.lean.as_ref().filter(|_| l == self.full.len())?;
         let parent = lean.below.as_ref().or(self.full.last())?;
-        lean.full.get_or_init(|| (self.derive)(parent, Par::Rayon).ok()).as_ref()
+        lean.full.get_or_init(|| (self.derive)(parent, lean.data.clone(), Par::Rayon).ok()).as_ref()
     }
 
     /// The full mesh of stored level `level`, taken out (derived if it is
-    /// the lean one, after everything else is dropped).
+    /// the lean one, from its lean data, after everything else is
+    /// dropped).
     ///
     /// # Errors
     /// [`SchemeError::NoSuchLevel`] past the stored levels; the derivation's
@@ -100,7 +102,6 @@ impl<L> LevelMeshes<L> {
             return Ok(self.full.swap_remove(l));
         }
         let Lean { below, data, full } = self.lean.take().filter(|_| l == self.full.len()).ok_or(missing)?;
-        drop(data);
         if let Some(mesh) = full.into_inner().flatten() {
             return Ok(mesh);
         }
@@ -110,6 +111,6 @@ impl<L> LevelMeshes<L> {
         };
         let derive = self.derive;
         drop(self);
-        derive(&parent, par)
+        derive(&parent, data, par)
     }
 }

@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Options, Topology};
+use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Options, Topology, TriChild};
 use subla_scheme::Result;
 
 use crate::rules::{
@@ -125,6 +125,14 @@ pub(crate) fn child_holes(parent: &Mesh) -> Vec<bool> {
 /// The child level of `parent` (topology and sharpness).
 pub(crate) fn child_level(parent: &Mesh, par: Par) -> Result<Mesh> {
     let s = split_triangles(parent.topology(), par)?;
+    child_mesh(parent, s.topology, child_holes(parent), Some(&s.halves))
+}
+
+/// [`child_level`] of a parent whose split numbering `child` is known (a
+/// lean level's full mesh, wanted after all).
+pub(crate) fn lean_child_level(parent: &Mesh, child: TriChild, par: Par) -> Result<Mesh> {
+    check_triangles(parent.topology())?;
+    let s = parent.topology().split_triangles_from(child, par)?;
     child_mesh(parent, s.topology, child_holes(parent), Some(&s.halves))
 }
 

@@ -12,7 +12,9 @@ use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
 use subla_scheme::{FinestFaces, LevelPlan, LevelRules, Refiner, Result};
 
 use crate::lean::{lean, lean_eval, lean_faces};
-use crate::level::{EdgeMask, Rules, Step, VertexMask, child_holes, child_level, masks, operator_bound, prepare};
+use crate::level::{
+    EdgeMask, Rules, Step, VertexMask, child_holes, child_level, lean_child_level, masks, operator_bound, prepare,
+};
 use crate::operator::{level_operator, limit_operator};
 use crate::rules::{EDGE_END, EDGE_OPPOSITE};
 use crate::split::split_faces;
@@ -85,6 +87,9 @@ impl LevelRules for LoopRules {
     type Lean = TriChild;
     fn lean(parent: &Mesh, par: Par) -> Result<Option<(TriChild, Step)>> {
         lean(parent, par)
+    }
+    fn lean_child(parent: &Mesh, child: TriChild, par: Par) -> Result<Mesh> {
+        lean_child_level(parent, child, par)
     }
     fn lean_len(child: &TriChild) -> usize {
         child.num_vertices()

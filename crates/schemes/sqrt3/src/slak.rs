@@ -166,8 +166,9 @@ fn lean_level(t: &Topology, child: &Sqrt3Child, kobbelt: bool, par: Par) -> Resu
     Ok((step, finest))
 }
 
-/// The full mesh of the lean child of the closed `parent`: its plain split.
-fn lean_full(parent: &Mesh, par: Par) -> Result<Mesh> {
+/// The full mesh of the lean child of the closed `parent`: its plain split
+/// (which finds the twins again: they cost little next to the rest).
+fn lean_full(parent: &Mesh, _child: Sqrt3Child, par: Par) -> Result<Mesh> {
     plain_mesh(parent.topology().split_sqrt3(par)?)
 }
 
