@@ -217,6 +217,11 @@ struct MeshOpts {
     /// Read the input as left-handed (clockwise faces).
     #[arg(long)]
     left_handed: bool,
+    /// Split faces of more than three vertices into triangles (a fan from
+    /// each face's first vertex; tags, holes and groups carried over):
+    /// loop, loop-cgal and sqrt3 refuse other faces without it.
+    #[arg(long)]
+    triangulate: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -485,6 +490,9 @@ fn read_mesh(path: Option<&Path>, m: &MeshOpts, progress: progress::Progress) ->
         };
     }
     data.mesh.set_options(opts);
+    if m.triangulate {
+        data = data.triangulated().map_err(|e| e.to_string())?;
+    }
     Ok(data)
 }
 
@@ -590,7 +598,10 @@ fn subdivide(
             run_scheme(&Sqrt3Lak::new(), &data.mesh, pos.view(), args, progress)?
         }
         // The kernels, and bilinear (which has one path).
-        (scheme, _, Backend::Cpu) => with_slak!(scheme, r => run_scheme(r, &data.mesh, pos.view(), args, progress))?,
+        (scheme, _, Backend::Cpu) => with_slak!(scheme, r => run_scheme(r, &data.mesh, pos.view(), args, progress))
+            .map_err(
+                |e| if e.contains("refines triangles only") { format!("{e} (or pass --triangulate)") } else { e },
+            )?,
     };
     let (build_ms, eval_ms) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);

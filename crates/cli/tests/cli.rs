@@ -287,5 +287,22 @@ fn triangle_schemes_match_their_goldens() {
     let o = subla(&["subdivide", cube.to_str().unwrap(), "--scheme", "loop", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8(o.stderr).unwrap();
-    assert!(err.contains("face 0"), "{err}");
+    assert!(err.contains("face 0") && err.contains("triangulated"), "{err}");
+    // Asked explicitly, the quads are split first: 12 triangles over the 8
+    // vertices, with 18 edges.
+    for (scheme, vertices, faces) in [("loop", 8 + 18, 4 * 12), ("sqrt3", 8 + 12, 3 * 12)] {
+        let out = tmp(&format!("triangulated-{scheme}.obj"));
+        let o = subla(&[
+            "subdivide",
+            cube.to_str().unwrap(),
+            "--scheme",
+            scheme,
+            "--triangulate",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{scheme}: {}", String::from_utf8_lossy(&o.stderr));
+        let ours = read(&out);
+        assert_eq!((ours.mesh.num_vertices(), ours.mesh.num_faces()), (vertices, faces), "{scheme}");
+    }
 }

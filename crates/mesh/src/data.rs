@@ -86,6 +86,52 @@ impl MeshData {
         self.vertices.slice(ndarray::s![.., ..d])
     }
 
+    /// The same data over [`Mesh::triangulated`]: vertex data, channels
+    /// and winding as they are, each face-varying value carried by the
+    /// corner it came from, and each group's range covering its faces'
+    /// triangles.
+    ///
+    /// # Errors
+    /// As [`Mesh::triangulated`]; [`MeshError::DataLength`] if the
+    /// face-varying indices do not have one entry per corner.
+    pub fn triangulated(&self) -> Result<MeshData> {
+        let t = self.mesh.topology();
+        let corners = crate::mesh::fan_corners(t)?;
+        let carry = |what: &'static str, fv: &Option<FaceVarying>| -> Result<Option<FaceVarying>> {
+            let Some(fv) = fv else { return Ok(None) };
+            if fv.indices.len() != t.num_corners() {
+                return Err(MeshError::DataLength { what, expected: t.num_corners(), found: fv.indices.len() });
+            }
+            let indices = corners.iter().map(|&c| fv.indices[c as usize]).collect();
+            Ok(Some(FaceVarying { values: fv.values.clone(), indices }))
+        };
+        let texcoords = carry("texture coordinates", &self.texcoords)?;
+        let normals = carry("normals", &self.normals)?;
+        // First triangle of each input face (and the count after the last).
+        let mut first = Vec::with_capacity(t.num_faces() + 1);
+        let mut acc = 0u32;
+        for f in 0..t.num_faces() {
+            first.push(acc);
+            acc += t.face_order(f) as u32 - 2;
+        }
+        first.push(acc);
+        let at = |f: u32| first.get(f as usize).copied().unwrap_or(acc);
+        let groups = self
+            .groups
+            .iter()
+            .map(|g| Group { kind: g.kind, name: g.name.clone(), faces: at(g.faces.start)..at(g.faces.end) })
+            .collect();
+        Ok(MeshData {
+            mesh: self.mesh.triangulated()?,
+            vertices: self.vertices.clone(),
+            channels: self.channels.clone(),
+            texcoords,
+            normals,
+            groups,
+            left_handed: self.left_handed,
+        })
+    }
+
     /// Checks that the parts agree: one data row per vertex, finite values,
     /// one face-varying index per corner, group ranges inside the mesh.
     ///

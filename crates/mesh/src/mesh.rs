@@ -196,6 +196,58 @@ impl Mesh {
         b.options(self.options).build(Par::Rayon)
     }
 
+    /// The same mesh with every face of more than three vertices split
+    /// into triangles, for the schemes that refine triangles only (Loop,
+    /// √3), which refuse other faces rather than guess a triangulation.
+    ///
+    /// Face `f` with vertices `v₀ … vₙ₋₁` becomes the fan `(v₀, vₖ, vₖ₊₁)`,
+    /// `k = 1 … n−2`, in face order (a triangle stays as it is), so the
+    /// faces of `f` are consecutive and keep its orientation. Vertices and
+    /// their order, vertex sharpness and options are kept; every edge of
+    /// the input keeps its sharpness, the new diagonals have none; the
+    /// triangles of a hole are holes. A fan suits convex faces; for others,
+    /// triangulate with the positions in hand before building the mesh.
+    ///
+    /// ```
+    /// use subla_mesh::Mesh;
+    /// let quads = Mesh::from_faces(6, &[[0, 1, 4, 3], [1, 2, 5, 4]])?;
+    /// let tris = quads.triangulated()?;
+    /// assert_eq!(tris.num_faces(), 4);
+    /// assert_eq!(tris.topology().face(1), &[0, 4, 3]);
+    /// # Ok::<(), subla_mesh::MeshError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`MeshError::TooLarge`] if the triangles' corners do not fit in
+    /// `u32`.
+    pub fn triangulated(&self) -> Result<Mesh> {
+        let t = &self.topology;
+        let corners = fan_corners(t)?;
+        let tris = corners.len() / 3;
+        let fv = t.face_verts();
+        let verts = corners.iter().map(|&c| fv[c as usize]).collect();
+        let cf = t.corner_faces();
+        let holes = (0..tris).filter(|&k| self.holes[cf[corners[3 * k] as usize] as usize]).map(|k| k as u32);
+        let ptr = (0..=tris as u32).map(|i| 3 * i).collect();
+        let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts);
+        for (e, &s) in self.edge_sharpness.iter().enumerate() {
+            // Sharpness goes to the first edge of a pair (as in the builder).
+            if s > 0.0 && t.edge_tags()[e] & edge_tag::DUPLICATE == 0 {
+                let [a, c] = t.edge(e);
+                b = b.crease(a, c, s);
+            }
+        }
+        for (v, &s) in self.vertex_sharpness.iter().enumerate() {
+            if s > 0.0 {
+                b = b.corner(v as u32, s);
+            }
+        }
+        for h in holes {
+            b = b.hole(h);
+        }
+        b.options(self.options).build(Par::Rayon)
+    }
+
     /// Checks per-vertex data against the mesh: one row per vertex, every
     /// value finite.
     ///
@@ -217,6 +269,20 @@ impl Mesh {
         }
         Ok(())
     }
+}
+
+/// The corners of [`Mesh::triangulated`]'s triangles: for each corner of
+/// each triangle, the input corner it comes from.
+pub(crate) fn fan_corners(t: &Topology) -> Result<Vec<u32>> {
+    let tris = t.num_corners() - 2 * t.num_faces();
+    crate::error::to_u32(3 * tris, "number of corners of the triangulation")?;
+    let mut corners = Vec::with_capacity(3 * tris);
+    for w in t.face_ptr().windows(2) {
+        for k in w[0] + 1..w[1] - 1 {
+            corners.extend_from_slice(&[w[0], k, k + 1]);
+        }
+    }
+    Ok(corners)
 }
 
 /// A tag waiting to be resolved against the topology, with the place it came

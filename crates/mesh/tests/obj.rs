@@ -213,3 +213,26 @@ fn group_names_ending_in_a_backslash_survive_a_round_trip() {
     assert_eq!(d.groups[0].name, "dir\\");
     assert_eq!(round_trip(&d), d);
 }
+
+/// Triangulating file data carries texture coordinates by corner and group
+/// ranges by face, and the result round-trips.
+#[test]
+fn triangulated_data_keeps_texcoords_and_groups() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 2 0 0\nv 2 1 0\n\
+vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 2 0\nvt 2 1\n\
+g left\nf 1/1 2/2 3/3 4/4\ng right\nf 2/2 5/5 6/6 3/3\nf 3/3 6/6 4/4\n";
+    let d = parse_obj(text, Validation::OpenSubdiv).unwrap();
+    let t = d.triangulated().unwrap();
+    assert_eq!(t.mesh.num_faces(), 5);
+    assert_eq!(t.vertices, d.vertices);
+    let ranges: Vec<(&str, std::ops::Range<u32>)> =
+        t.groups.iter().map(|g| (g.name.as_str(), g.faces.clone())).collect();
+    assert_eq!(ranges, [("left", 0..2), ("right", 2..5)]);
+    // Every triangle corner keeps the texture coordinate of its vertex.
+    let tc = t.texcoords.as_ref().unwrap();
+    let fv = t.mesh.topology().face_verts();
+    for (c, &v) in fv.iter().enumerate() {
+        assert_eq!(tc.values.row(tc.indices[c] as usize), d.texcoords.as_ref().unwrap().values.row(v as usize));
+    }
+    assert_eq!(round_trip(&t), t);
+}

@@ -1338,3 +1338,73 @@ fn relabel_rejects_non_permutations() {
     p[1] = 0;
     relabel(&d, &p);
 }
+
+#[test]
+fn triangulation_keeps_vertices_tags_and_holes() {
+    // A quad (0 1 2 3), a pentagon (1 4 5 6 2) and a triangle (3 2 7).
+    let m = subla_mesh::MeshBuilder::new(8, vec![0, 4, 9, 12], vec![0, 1, 2, 3, 1, 4, 5, 6, 2, 3, 2, 7])
+        .crease(1, 2, 2.5)
+        .crease(4, 5, 1.0)
+        .corner(0, 3.0)
+        .hole(1)
+        .options(subla_mesh::Options { crease_method: subla_mesh::CreaseMethod::Chaikin, ..Default::default() })
+        .build(Par::Seq)
+        .unwrap();
+    let t = m.triangulated().unwrap();
+    let faces: Vec<&[u32]> = (0..t.num_faces()).map(|f| t.topology().face(f)).collect();
+    assert_eq!(faces, [&[0, 1, 2][..], &[0, 2, 3], &[1, 4, 5], &[1, 5, 6], &[1, 6, 2], &[3, 2, 7]]);
+    assert_eq!(t.holes(), &[false, false, true, true, true, false]);
+    assert_eq!(t.vertex_sharpness(), m.vertex_sharpness());
+    assert_eq!(t.options(), m.options());
+    let tt = t.topology();
+    for e in 0..tt.num_edges() {
+        let [a, b] = tt.edge(e);
+        let want = match m.topology().find_edge(a, b) {
+            Some(old) => m.edge_sharpness()[old as usize],
+            None => 0.0,
+        };
+        assert_eq!(t.edge_sharpness()[e], want, "edge {a}-{b}");
+    }
+    assert_eq!(tt.num_edges(), m.topology().num_edges() + 3, "one diagonal in the quad, two in the pentagon");
+    // A triangle mesh is its own triangulation.
+    assert_eq!(&t.triangulated().unwrap(), &t);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Any mesh triangulates: `n − 2` triangles per face, every input edge
+    /// still an edge with its sharpness (the greatest of a pair's), every
+    /// other edge a smooth diagonal, the holes and corners carried.
+    #[test]
+    fn any_mesh_triangulates_keeping_its_edges(data in mesh_with_creases()) {
+        let m = &data.mesh;
+        let t = m.triangulated().expect("triangulation");
+        let (old, new) = (m.topology(), t.topology());
+        prop_assert_eq!(new.num_faces(), old.num_corners() - 2 * old.num_faces());
+        prop_assert!(new.is_triangle_only());
+        prop_assert_eq!(t.vertex_sharpness(), m.vertex_sharpness());
+        let mut first = 0;
+        for f in 0..old.num_faces() {
+            let n = old.face_order(f) - 2;
+            prop_assert!(t.holes()[first..first + n].iter().all(|&h| h == m.holes()[f]));
+            first += n;
+        }
+        let sharpest = |mesh: &subla_mesh::Mesh, a: u32, b: u32| -> Option<f32> {
+            let tp = mesh.topology();
+            (0..tp.num_edges())
+                .filter(|&e| { let [x, y] = tp.edge(e); (x, y) == (a.min(b), a.max(b)) })
+                .map(|e| mesh.edge_sharpness()[e])
+                .reduce(f32::max)
+        };
+        for e in 0..old.num_edges() {
+            let [a, b] = old.edge(e);
+            prop_assert_eq!(sharpest(&t, a, b), sharpest(m, a, b), "edge {}-{}", a, b);
+        }
+        for e in 0..new.num_edges() {
+            let [a, b] = new.edge(e);
+            if old.find_edge(a, b).is_none() {
+                prop_assert_eq!(t.edge_sharpness()[e], 0.0);
+            }
+        }
+    }
+}

@@ -15,7 +15,9 @@
 //!
 //! Loop refines triangles only: a mesh with any other face is refused with
 //! [`subla_scheme::SchemeError::Unsupported`] naming the first such face, as
-//! OpenSubdiv refuses it.
+//! OpenSubdiv refuses it. To refine such a mesh anyway, triangulate it
+//! first, explicitly ([`subla_mesh::Mesh::triangulated`]; `--triangulate`
+//! in the `subla` tool).
 //!
 //! # Vertex order of a refined level
 //! Updated vertices (in parent order), then edge points (in edge-id order);

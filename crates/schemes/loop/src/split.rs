@@ -23,7 +23,7 @@ pub fn check_triangles(t: &Topology) -> Result<()> {
     Err(SchemeError::Unsupported {
         scheme: "loop",
         reason: format!(
-            "face {f} has {} vertices {:?}; Loop subdivision refines triangles only (OpenSubdiv's Loop rejects such meshes too)",
+            "face {f} has {} vertices {:?}; Loop subdivision refines triangles only (OpenSubdiv's Loop rejects such meshes too); `Mesh::triangulated` splits such faces",
             t.face_order(f),
             t.face(f)
         ),

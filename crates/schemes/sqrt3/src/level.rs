@@ -44,7 +44,7 @@ pub(crate) fn check_input(t: &Topology) -> Result<()> {
         return Err(SchemeError::Unsupported {
             scheme: "sqrt3",
             reason: format!(
-                "face {f} has {} vertices {:?}; sqrt(3) subdivision refines triangles only",
+                "face {f} has {} vertices {:?}; sqrt(3) subdivision refines triangles only; `Mesh::triangulated` splits such faces",
                 t.face_order(f),
                 t.face(f)
             ),
