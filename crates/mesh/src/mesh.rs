@@ -1,5 +1,7 @@
 //! A control mesh: connectivity plus tags and options.
 
+use std::sync::Arc;
+
 use ndarray::Array2;
 use subla_algebra::{CscMat, Par};
 
@@ -36,7 +38,9 @@ pub enum Validation {
 /// an `ndarray::Array2` of any number of `f32` or `f64` channels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
-    topology: Topology,
+    /// Shared by the meshes that differ only in their tags
+    /// ([`Mesh::retagged`]) and by clones.
+    topology: Arc<Topology>,
     edge_sharpness: Vec<f32>,
     vertex_sharpness: Vec<f32>,
     holes: Vec<bool>,
@@ -60,6 +64,32 @@ impl Mesh {
     /// [`MeshError::InvalidSharpness`] for a negative or NaN sharpness.
     pub fn from_parts(
         topology: Topology,
+        edge_sharpness: Vec<f32>,
+        vertex_sharpness: Vec<f32>,
+        holes: Vec<bool>,
+        options: Options,
+    ) -> Result<Self> {
+        Self::assemble(Arc::new(topology), edge_sharpness, vertex_sharpness, holes, options)
+    }
+
+    /// This mesh's topology (shared, not copied) with other tags and
+    /// options: what a scheme's preparation of the control mesh makes.
+    ///
+    /// # Errors
+    /// As [`Mesh::from_parts`].
+    pub fn retagged(
+        &self,
+        edge_sharpness: Vec<f32>,
+        vertex_sharpness: Vec<f32>,
+        holes: Vec<bool>,
+        options: Options,
+    ) -> Result<Self> {
+        Self::assemble(Arc::clone(&self.topology), edge_sharpness, vertex_sharpness, holes, options)
+    }
+
+    /// [`Mesh::from_parts`] over a shared topology.
+    fn assemble(
+        topology: Arc<Topology>,
         edge_sharpness: Vec<f32>,
         vertex_sharpness: Vec<f32>,
         holes: Vec<bool>,
@@ -445,6 +475,6 @@ impl MeshBuilder {
             }
             holes[f as usize] = true;
         }
-        Ok(Mesh { topology, edge_sharpness, vertex_sharpness, holes, options: self.options })
+        Ok(Mesh { topology: Arc::new(topology), edge_sharpness, vertex_sharpness, holes, options: self.options })
     }
 }

@@ -1408,3 +1408,20 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn retagging_shares_the_topology_and_checks_the_tags() {
+    let m = subla_mesh::Mesh::from_faces(4, &[[0, 1, 2], [0, 2, 3]]).unwrap();
+    let (ne, nv) = (m.topology().num_edges(), m.num_vertices());
+    let r = m.retagged(vec![1.5; ne], vec![0.0; nv], vec![true, false], Default::default()).unwrap();
+    assert!(std::ptr::eq(m.topology(), r.topology()), "one topology, not a copy");
+    assert_eq!((r.edge_sharpness(), r.holes()), (&vec![1.5; ne][..], &[true, false][..]));
+    assert!(matches!(
+        m.retagged(vec![0.0; ne + 1], vec![0.0; nv], vec![false; 2], Default::default()),
+        Err(MeshError::DataLength { what: "edge sharpness", .. })
+    ));
+    assert!(matches!(
+        m.retagged(vec![-1.0; ne], vec![0.0; nv], vec![false; 2], Default::default()),
+        Err(MeshError::InvalidSharpness { .. })
+    ));
+}

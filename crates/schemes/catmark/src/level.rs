@@ -54,9 +54,8 @@ pub struct Step {
 /// OpenSubdiv's preparation of the control mesh: see
 /// [`crate::rules::prepare_sharpness`].
 pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
-    let t = mesh.topology();
     Ok(prepare_sharpness(
-        t,
+        mesh,
         mesh.edge_sharpness().to_vec(),
         mesh.vertex_sharpness().to_vec(),
         mesh.holes().to_vec(),

@@ -152,18 +152,20 @@ pub fn vertex_transition_weight(
 /// `prepareComponentTagsAndSharpness`, the same for every scheme): the
 /// boundary option, non-manifold sharpening and the holes of
 /// `VTX_BOUNDARY_NONE` applied to the user's edge and vertex sharpness and
-/// holes on topology `t`. Returns the mesh with *effective* sharpness, the
-/// form every level is kept in.
+/// holes on the topology of `base` (whose own tags are not read). Returns
+/// the mesh with *effective* sharpness, the form every level is kept in,
+/// sharing `base`'s topology ([`Mesh::retagged`]).
 ///
 /// # Errors
-/// Array lengths that do not match `t`, or invalid sharpness.
+/// Array lengths that do not match the topology, or invalid sharpness.
 pub fn prepare_sharpness(
-    t: &Topology,
+    base: &Mesh,
     mut edge_s: Vec<f32>,
     mut vert_s: Vec<f32>,
     mut holes: Vec<bool>,
     opts: Options,
 ) -> Result<Mesh, MeshError> {
+    let t = base.topology();
     let nv = t.num_vertices();
     let nm_edge: Vec<bool> = t.edge_tags().iter().map(|&g| g & edge_tag::NON_MANIFOLD != 0).collect();
     if opts.boundary == BoundaryInterpolation::None {
@@ -207,7 +209,7 @@ pub fn prepare_sharpness(
             }
         }
     }
-    Mesh::from_parts(t.clone(), edge_s, vert_s, holes, opts)
+    base.retagged(edge_s, vert_s, holes, opts)
 }
 
 /// Child sharpness of edge `e` at its endpoint `v` (uniform or Chaikin),

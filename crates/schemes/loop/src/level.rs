@@ -106,7 +106,7 @@ pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
             },
         ),
     };
-    Ok(prepare_sharpness(t, edge_s, vert_s, holes, opts)?)
+    Ok(prepare_sharpness(mesh, edge_s, vert_s, holes, opts)?)
 }
 
 /// Hole flags of the children of `parent`'s faces (four per triangle).

@@ -352,8 +352,10 @@ pub(crate) fn plain_mesh(t: Topology) -> Result<Mesh> {
 /// The control mesh as the scheme sees it: its topology, tags dropped (CGAL
 /// ignores creases, corners and holes).
 pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
-    check_input(mesh.topology())?;
-    plain_mesh(mesh.topology().clone())
+    let t = mesh.topology();
+    check_input(t)?;
+    let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
+    Ok(mesh.retagged(vec![0.0; ne], vec![0.0; nv], vec![false; nf], Options::default())?)
 }
 
 fn too_large(what: &'static str, value: u64) -> SchemeError {
