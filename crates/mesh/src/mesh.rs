@@ -205,25 +205,8 @@ impl Mesh {
             verts.push(vs[0]);
             verts.extend(vs[1..].iter().rev());
         }
-        let mut b = MeshBuilder::new(t.num_vertices(), t.face_ptr().to_vec(), verts);
-        for (e, &s) in self.edge_sharpness.iter().enumerate() {
-            // Sharpness goes to the first edge of a pair (as in the builder).
-            if s > 0.0 && t.edge_tags()[e] & edge_tag::DUPLICATE == 0 {
-                let [a, c] = t.edge(e);
-                b = b.crease(a, c, s);
-            }
-        }
-        for (v, &s) in self.vertex_sharpness.iter().enumerate() {
-            if s > 0.0 {
-                b = b.corner(v as u32, s);
-            }
-        }
-        for (f, &h) in self.holes.iter().enumerate() {
-            if h {
-                b = b.hole(f as u32);
-            }
-        }
-        b.options(self.options).build(Par::Rayon)
+        let holes = (0..t.num_faces() as u32).filter(|&f| self.holes[f as usize]);
+        self.rebuilt(t.face_ptr().to_vec(), verts, holes)
     }
 
     /// The same mesh with every face of more than three vertices split
@@ -259,7 +242,15 @@ impl Mesh {
         let cf = t.corner_faces();
         let holes = (0..tris).filter(|&k| self.holes[cf[corners[3 * k] as usize] as usize]).map(|k| k as u32);
         let ptr = (0..=tris as u32).map(|i| 3 * i).collect();
-        let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts);
+        self.rebuilt(ptr, verts, holes)
+    }
+
+    /// New faces over this mesh's vertices, with its tags: each edge's
+    /// sharpness on the same vertex pair, the vertex sharpness, the hole
+    /// flags of faces `holes` (new ids) and the options.
+    fn rebuilt(&self, face_ptr: Vec<u32>, face_verts: Vec<u32>, holes: impl Iterator<Item = u32>) -> Result<Mesh> {
+        let t = &self.topology;
+        let mut b = MeshBuilder::new(t.num_vertices(), face_ptr, face_verts);
         for (e, &s) in self.edge_sharpness.iter().enumerate() {
             // Sharpness goes to the first edge of a pair (as in the builder).
             if s > 0.0 && t.edge_tags()[e] & edge_tag::DUPLICATE == 0 {
