@@ -267,11 +267,19 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
     let none = TensorRow::OPEN;
     let own = |(x, y): (i32, i32), face: u32| TensorRow { patch: patch_of[face as usize], x: x as u16, y: y as u16 };
     // The first of `corners` whose face lies in a regular control face,
-    // with the corner's place in its face.
+    // with the corner's place in its face (on a quad-only level, every
+    // level past the first, without reading the face of the corner).
+    let quads = t.is_quad_only();
     let first = |corners: &[u32]| -> Option<(&Frame, usize)> {
         corners.iter().find_map(|&c| {
-            let g = cf[c as usize] as usize;
-            (frames[g].face != NONE).then(|| (&frames[g], c as usize - fptr[g] as usize))
+            let c = c as usize;
+            let (g, k) = if quads {
+                (c / 4, c % 4)
+            } else {
+                let g = cf[c] as usize;
+                (g, c - fptr[g] as usize)
+            };
+            (frames[g].face != NONE).then(|| (&frames[g], k))
         })
     };
     let owners = collect(nv + nf + t.num_edges(), par, |row| {
