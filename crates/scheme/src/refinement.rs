@@ -32,7 +32,7 @@ use num_traits::Float;
 use rayon::prelude::*;
 use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{balanced_ranges, collect, split_by_ptr};
-use subla_algebra::scan::{compact, offsets_from_counts};
+use subla_algebra::scan::{checked_total, compact, exclusive_scan_inplace};
 use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
@@ -261,9 +261,8 @@ impl Refinement {
                 || format!("the composed refinement matrix ({} nonzeros)", part.nnz),
                 csr_bytes(n_out, part.nnz) + tr.bytes() + csr_bytes(part.mat.nrows(), part.mat.nnz() as u64),
             )?;
-            let lens = collect(n_out, par, |i| tr.row_len(i).map_or(OPEN, |n| n as u32));
             let open = tr.open_rows(par)?;
-            let merged = merge_rows(n_out, n_in, &lens, &open, |k| part.mat.row(k), tr, par)?;
+            let merged = merge_rows(n_out, n_in, &open, |k| part.mat.row(k), tr, par)?;
             self.composed = Some(merged);
             return Ok(self.composed_ref());
         }
@@ -673,9 +672,6 @@ fn select<'a>(r: &'a CsrMat<f64>, rows: Option<&[u32]>) -> Cow<'a, CsrMat<f64>> 
     }
 }
 
-/// Marks `u32::MAX` in a row-length array: the row has no closed form.
-const OPEN: u32 = u32::MAX;
-
 /// What [`compose_rows`] built.
 enum Product {
     /// The whole composed matrix.
@@ -718,15 +714,13 @@ fn compose_rows<'a>(
     // Which output rows have a closed form, and their lengths (not needed
     // for rows that stay in tensor form).
     let kept = closed.and_then(ClosedForm::tensor_rows).filter(|_| apart);
-    let (lens, open, closed_nnz): (Vec<u32>, Option<Vec<u32>>, u64) = match (closed, kept) {
-        (_, Some(tr)) => (Vec::new(), Some(tr.open_rows(par)?), tr.nnz()),
+    let (open, closed_nnz): (Option<Vec<u32>>, u64) = match (closed, kept) {
+        (_, Some(tr)) => (Some(tr.open_rows(par)?), tr.nnz()),
         (Some(cf), None) => {
-            let lens = collect(n_out, par, |i| cf.row_len(i).map_or(OPEN, |n| n as u32));
-            let open = compact(n_out, |i| lens[i] == OPEN, par)?;
-            let nnz = lens.iter().filter(|&&n| n != OPEN).map(|&n| u64::from(n)).sum();
-            (lens, Some(open), nnz)
+            let open = compact(n_out, |i| cf.row_len(i).is_none(), par)?;
+            (Some(open), closed_nnz_of(cf, n_out, par))
         }
-        (None, None) => (Vec::new(), None, 0),
+        (None, None) => (None, 0),
     };
     // The closed rows stay in tensor form, if asked and there are some.
     let tensor = kept.filter(|_| open.as_ref().is_some_and(|o| o.len() < n_out));
@@ -794,8 +788,8 @@ fn compose_rows<'a>(
         base_bytes + csr_bytes(n_out, closed_nnz + open_nnz),
     )?;
     let full = match &last_rows {
-        Some(rows) => merge_rows(n_out, n_in, &lens, &open, |k| rows.row(k), cf, par),
-        None => merge_rows(n_out, n_in, &lens, &open, |k| acc.row(k), cf, par),
+        Some(rows) => merge_rows(n_out, n_in, &open, |k| rows.row(k), cf, par),
+        None => merge_rows(n_out, n_in, &open, |k| acc.row(k), cf, par),
     };
     full.map(Product::Full)
 }
@@ -833,12 +827,23 @@ fn remap_columns(m: &CsrMat<f64>, rows: &[u32], par: Par) -> CsrMat<f64> {
     unsafe { CsrMat::new_unchecked(m.nrows() as u32, rows.len() as u32, m.ptr().to_vec(), idx, m.values().to_vec()) }
 }
 
-/// The composed matrix from the closed-form rows (`lens[i] != OPEN`) and
-/// the products of the open rows (`open[k]` is the row `open_row(k)`).
+/// Nonzeros of the rows of `cf` with a closed form, among rows `0..n`.
+fn closed_nnz_of(cf: &dyn ClosedForm, n: usize, par: Par) -> u64 {
+    if let Some(tr) = cf.tensor_rows() {
+        return tr.nnz();
+    }
+    let len = |i: usize| cf.row_len(i).map_or(0, |n| n as u64);
+    match par {
+        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 14).map(len).sum(),
+        Par::Seq => (0..n).map(len).sum(),
+    }
+}
+
+/// The composed matrix from the rows of `cf` with a closed form and the
+/// products of the others (`open[k]` is the row `open_row(k)`).
 fn merge_rows<'p>(
     nrows: usize,
     ncols: usize,
-    lens: &[u32],
     open: &[u32],
     open_row: impl Fn(usize) -> (&'p [u32], &'p [f64]) + Sync,
     cf: &dyn ClosedForm,
@@ -849,18 +854,21 @@ fn merge_rows<'p>(
         Ok(k) => k,
         Err(_) => unreachable!("row {i} is open"),
     };
-    let row_len = |i: usize| match lens[i] {
-        OPEN => open_row(slot(i)).0.len() as u32,
-        n => n,
-    };
-    let counts: Cow<'_, [u32]> =
-        if open.is_empty() { Cow::Borrowed(lens) } else { Cow::Owned(collect(nrows, par, row_len)) };
-    let ptr = offsets_from_counts(&counts, par).map_err(|_| SchemeError::OverBudget {
-        what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
-        needed: counts.iter().map(|&n| u128::from(n)).sum(),
-        budget: u128::from(u32::MAX),
-    })?;
-    drop(counts);
+    // Row lengths, then their offsets in place (one array).
+    let mut ptr = collect(nrows + 1, par, |i| {
+        if i == nrows {
+            return 0;
+        }
+        cf.row_len(i).map_or_else(|| open_row(slot(i)).0.len() as u32, |n| n as u32)
+    });
+    if checked_total(&ptr, par).is_none() {
+        return Err(SchemeError::OverBudget {
+            what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
+            needed: ptr.iter().map(|&n| u128::from(n)).sum(),
+            budget: u128::from(u32::MAX),
+        });
+    }
+    exclusive_scan_inplace(&mut ptr, par);
     let total = ptr[nrows];
     let nnz = total as usize;
     let mut idx = zeroed_vec::<u32>(nnz);
@@ -872,7 +880,7 @@ fn merge_rows<'p>(
         let base = ptr[r.start] as usize;
         for i in r {
             let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
-            if lens[i] == OPEN {
+            if cf.row_len(i).is_none() {
                 let (pi, pv) = open_row(slot(i));
                 ib[a..b].copy_from_slice(pi);
                 vb[a..b].copy_from_slice(pv);
