@@ -14,7 +14,9 @@
 //!   ([`TensorRows`]) and stores only the others.
 //! * [`Refinement::evaluator`] packs the cheaper of the two (or the one
 //!   asked for) into padded CSR ([`PaddedCsr`]) for repeated evaluation in
-//!   `f32` or `f64`.
+//!   `f32` or `f64`; the product's rows in tensor-product form are
+//!   evaluated from their weight table instead ([`Evaluation::Tensor`],
+//!   [`Evaluation::Separable`]).
 //!
 //! For deep levels the composed matrix can hold more nonzeros than the
 //! chain (each level multiplies the stencil sizes), so both are offered and
@@ -36,7 +38,7 @@ use subla_algebra::scan::{checked_total, compact, exclusive_scan_inplace};
 use subla_algebra::spgemm;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
-use crate::tensor::{TensorEval, TensorRows};
+use crate::tensor::{TensorEval, TensorKernel, TensorRows};
 use crate::{Plan, Result, SchemeError};
 
 /// How many bytes the matrices of a [`Refinement`] may take.
@@ -94,9 +96,18 @@ pub enum Evaluation {
     /// 8 bytes per such row instead of its stored weights. Available after
     /// [`Refinement::compose_with`], [`Refinement::composed_of`] or
     /// [`Refinement::tensor_of`] with a plan whose closed form has that
-    /// form; [`Evaluation::Auto`] prefers it to the composed matrix where
-    /// at least 3/4 of the rows have it.
+    /// form.
     Tensor,
+    /// The rows in tensor-product form patch by patch, factored (each
+    /// patch's control points summed along one direction once per position,
+    /// then each row from those four sums), the others from the composed
+    /// matrix: within rounding of [`Evaluation::Composed`] (not its bits),
+    /// the same bits for any thread count and on every machine, with about
+    /// half the arithmetic of [`Evaluation::Tensor`] on fully refined
+    /// regular patches. Available where [`Evaluation::Tensor`] is;
+    /// [`Evaluation::Auto`] prefers it to the composed matrix where at
+    /// least 3/4 of the rows have the form.
+    Separable,
 }
 
 /// The refinement matrices of a plan: the chain of per-level matrices and,
@@ -414,13 +425,15 @@ impl Refinement {
     /// product if needed. `Evaluation::Auto` takes whichever of the chain
     /// and the built product reads fewer bytes for `channels` channels, or
     /// the product if there is no chain; the product goes through its
-    /// tensor form where at least 3/4 of its rows have one.
+    /// tensor form ([`Evaluation::Separable`]) where at least 3/4 of its
+    /// rows have one.
     ///
     /// # Errors
     /// As [`Refinement::compose`]; sizes over `u32` once padded;
     /// [`SchemeError::Unsupported`] for `Evaluation::Chain` on a refinement
     /// built by [`Refinement::composed_of`], and for `Evaluation::Tensor`
-    /// without tensor rows.
+    /// and `Evaluation::Separable` without tensor rows; for
+    /// `Evaluation::Separable`, more than `u32::MAX` rows.
     pub fn evaluator<T: Float + Send + Sync>(
         &mut self,
         how: Evaluation,
@@ -446,7 +459,7 @@ impl Refinement {
         enum Use {
             Chain,
             Composed,
-            Tensor,
+            Tensor(TensorKernel),
         }
         let choice = match how {
             Evaluation::Chain if composed_only => {
@@ -457,8 +470,9 @@ impl Refinement {
             }
             Evaluation::Chain => Use::Chain,
             Evaluation::Composed => Use::Composed,
-            Evaluation::Tensor => match (self.composed_nnz(), &self.tensor) {
-                (Some(_), Some(_)) => Use::Tensor,
+            Evaluation::Tensor | Evaluation::Separable => match (self.composed_nnz(), &self.tensor) {
+                (Some(_), Some(_)) if how == Evaluation::Tensor => Use::Tensor(TensorKernel::Rows),
+                (Some(_), Some(_)) => Use::Tensor(TensorKernel::Separable),
                 _ => {
                     return Err(SchemeError::Unsupported {
                         scheme: "refinement",
@@ -484,7 +498,7 @@ impl Refinement {
                         .filter(|tr| 4 * tr.closed_rows() >= 3 * nrows)
                         .map(|tr| tensor_traffic(nrows, nnz, tr));
                     let (cost, with) = match tensor_cost {
-                        Some(cost) if cost <= composed_cost => (cost, Use::Tensor),
+                        Some(cost) if cost <= composed_cost => (cost, Use::Tensor(TensorKernel::Separable)),
                         _ => (composed_cost, Use::Composed),
                     };
                     if composed_only || cost <= chain { with } else { Use::Chain }
@@ -509,13 +523,14 @@ impl Refinement {
                 None,
             ),
             Use::Composed => (vec![PaddedCsr::from_csr(composed().as_ref())?], None),
-            Use::Tensor => {
+            Use::Tensor(kernel) => {
                 let Some(tr) = &self.tensor else { unreachable!("chosen only with tensor rows") };
                 let te = match &self.apart {
-                    Some(part) => TensorEval::new(tr, &part.mat, part.nnz, par)?,
+                    Some(part) => TensorEval::new(tr, &part.mat, part.nnz, kernel, par)?,
                     None => {
                         let c = composed();
-                        TensorEval::new(tr, &c.as_ref().select_major(&tr.open_rows(par)?), c.nnz() as u64, par)?
+                        let open = c.as_ref().select_major(&tr.open_rows(par)?);
+                        TensorEval::new(tr, &open, c.nnz() as u64, kernel, par)?
                     }
                 };
                 (Vec::new(), Some(te))

@@ -12,11 +12,16 @@
 //!
 //! It is a [`ClosedForm`]: [`Refinement::compose_with`] and
 //! [`Refinement::composed_of`] write its rows into the composed matrix, and
-//! keep it; [`Refinement::tensor_of`] keeps it without writing them. Then [`Evaluation::Tensor`] (and [`Evaluation::Auto`])
-//! evaluate those rows from the table, reading the control points and the
-//! 8 bytes of each row, and only the other rows from the matrix.
+//! keep it; [`Refinement::tensor_of`] keeps it without writing them. Then
+//! [`Evaluation::Tensor`] and [`Evaluation::Separable`] (which
+//! [`Evaluation::Auto`] prefers) evaluate those rows from the table, reading
+//! the control points and about 8 bytes a row, and only the other rows from
+//! the matrix: the first row by row, to the composed matrix's bits; the
+//! second patch by patch, factored (`Σ_r w_x(r) Σ_s w_y(s) p(r, s)`, each
+//! inner sum computed once per patch and position), with half the
+//! arithmetic, within rounding.
 //!
-//! # Exactness
+//! # Exactness (row by row)
 //! Row `i` of patch `p` at positions `(x, y)` has, for each of the patch's
 //! points `k` in ascending column order, the weight `w[x][g_k / 4] ·
 //! w[y][g_k % 4]` (`g_k` the point's grid index), computed in `f64`; zero
@@ -40,6 +45,7 @@
 //! [`Refinement::tensor_of`]: crate::refinement::Refinement::tensor_of
 //! [`Evaluation::Tensor`]: crate::refinement::Evaluation::Tensor
 //! [`Evaluation::Auto`]: crate::refinement::Evaluation::Auto
+//! [`Evaluation::Separable`]: crate::refinement::Evaluation::Separable
 //! [`PaddedCsr`]: subla_algebra::PaddedCsr
 
 use std::any::TypeId;
@@ -53,6 +59,9 @@ use subla_algebra::{CsrMat, PaddedCsr, Par};
 
 use crate::refinement::ClosedForm;
 use crate::{Result, SchemeError};
+
+mod separable;
+use separable::Separable;
 
 /// Marks a row without a tensor-product form.
 const OPEN: u32 = u32::MAX;
@@ -254,10 +263,41 @@ impl ClosedForm for TensorRows {
     }
 }
 
+/// How [`TensorEval`] sums the tensor rows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TensorKernel {
+    /// Row by row, the sixteen terms of each in the composed matrix's
+    /// order: its bits.
+    Rows,
+    /// Patch by patch, factored: within rounding of the composed matrix.
+    Separable,
+}
+
 /// The evaluation form of [`TensorRows`] in precision `T`, with the other
 /// rows of the composed matrix.
 #[derive(Clone, Debug)]
 pub(crate) struct TensorEval<T> {
+    form: Form<T>,
+    ncols: usize,
+    nrows: usize,
+    /// The rows without a tensor form (ascending) and their rows of the
+    /// composed matrix.
+    open: Vec<u32>,
+    open_mat: PaddedCsr<T>,
+    /// Nonzeros of the composed matrix.
+    nnz: u64,
+}
+
+/// The tensor rows, arranged for one of the [`TensorKernel`]s.
+#[derive(Clone, Debug)]
+enum Form<T> {
+    Rows(ByRow<T>),
+    Separable(Separable<T>),
+}
+
+/// The tensor rows in output order, each summed from its sixteen weights.
+#[derive(Clone, Debug)]
+struct ByRow<T> {
     /// Per pair of positions `(x, y)` (index `x · positions + y`), the
     /// weight of each grid index, converted to `T`.
     table: Vec<[T; 16]>,
@@ -272,67 +312,79 @@ pub(crate) struct TensorEval<T> {
     ncols: usize,
     patches: Vec<TensorPatch>,
     rows: Vec<TensorRow>,
-    /// The rows without a tensor form (ascending) and their rows of the
-    /// composed matrix.
-    open: Vec<u32>,
-    open_mat: PaddedCsr<T>,
-    /// Nonzeros of the composed matrix.
-    nnz: u64,
 }
 
 impl<T: Float + Send + Sync> TensorEval<T> {
-    /// `tensor`'s rows from the table, the others from `open_mat`: its row
-    /// `k` is the `k`-th row without a tensor form, in ascending order.
+    /// `tensor`'s rows through `kernel`, the others from `open_mat`: its
+    /// row `k` is the `k`-th row without a tensor form, in ascending order.
     /// `nnz` is the composed matrix's.
-    pub(crate) fn new(tensor: &TensorRows, open_mat: &CsrMat<f64>, nnz: u64, par: Par) -> Result<Self> {
-        Self::with_ordered_bytes(tensor, open_mat, nnz, ORDERED_BYTES, par)
+    ///
+    /// # Errors
+    /// Sizes over `u32` (as [`PaddedCsr`] refuses them).
+    pub(crate) fn new(
+        tensor: &TensorRows,
+        open_mat: &CsrMat<f64>,
+        nnz: u64,
+        kernel: TensorKernel,
+        par: Par,
+    ) -> Result<Self> {
+        Self::with_ordered_bytes(tensor, open_mat, nnz, kernel, ORDERED_BYTES, par)
     }
 
     /// [`Self::new`] keeping an ordered weight table of at most
-    /// `ordered_bytes`.
+    /// `ordered_bytes` (for [`TensorKernel::Rows`]).
     fn with_ordered_bytes(
         tensor: &TensorRows,
         open_mat: &CsrMat<f64>,
         nnz: u64,
+        kernel: TensorKernel,
         ordered_bytes: usize,
         par: Par,
     ) -> Result<Self> {
-        let nt = tensor.weights.len();
-        let table = tensor.products.iter().map(|w| w.map(cast::<T>)).collect::<Vec<[T; 16]>>();
-        let (ordered, classes) = ordered_weights(&table, &tensor.patches, ordered_bytes);
         let open = tensor.open_rows(par)?;
         debug_assert_eq!(open.len(), open_mat.nrows(), "one matrix row per open row");
         let open_mat = PaddedCsr::from_csr(open_mat.as_ref())?;
-        Ok(TensorEval {
-            table,
-            ordered,
-            classes,
-            positions: nt,
-            ncols: tensor.ncols,
-            patches: tensor.patches.clone(),
-            rows: tensor.rows.clone(),
-            open,
-            open_mat,
-            nnz,
-        })
+        let form = match kernel {
+            TensorKernel::Rows => {
+                let table = tensor.products.iter().map(|w| w.map(cast::<T>)).collect::<Vec<[T; 16]>>();
+                let (ordered, classes) = ordered_weights(&table, &tensor.patches, ordered_bytes);
+                Form::Rows(ByRow {
+                    table,
+                    ordered,
+                    classes,
+                    positions: tensor.weights.len(),
+                    ncols: tensor.ncols,
+                    patches: tensor.patches.clone(),
+                    rows: tensor.rows.clone(),
+                })
+            }
+            TensorKernel::Separable => Form::Separable(Separable::new(tensor)?),
+        };
+        Ok(TensorEval { form, ncols: tensor.ncols, nrows: tensor.rows.len(), open, open_mat, nnz })
     }
 
     pub(crate) fn nrows(&self) -> usize {
-        self.rows.len()
+        self.nrows
     }
 
     pub(crate) fn nnz(&self) -> u64 {
         self.nnz
     }
 
-    /// Bytes read per evaluation besides the data: rows, patches, table and
-    /// the open rows' padded matrix.
+    /// Bytes read per evaluation besides the data: the tensor form (rows,
+    /// patches, weight tables) and the open rows' padded matrix.
     pub(crate) fn bytes(&self) -> u64 {
-        (self.rows.len() * 8
-            + self.patches.len() * std::mem::size_of::<TensorPatch>()
-            + (self.table.len() + self.ordered.len()) * 16 * std::mem::size_of::<T>()
-            + self.classes.len() * 2) as u64
-            + self.open_mat.bytes() as u64
+        let t = std::mem::size_of::<T>();
+        let form = match &self.form {
+            Form::Rows(b) => {
+                b.rows.len() * 8
+                    + b.patches.len() * std::mem::size_of::<TensorPatch>()
+                    + (b.table.len() + b.ordered.len()) * 16 * t
+                    + b.classes.len() * 2
+            }
+            Form::Separable(s) => return s.bytes() + self.open_mat.bytes() as u64,
+        };
+        form as u64 + self.open_mat.bytes() as u64
     }
 }
 
@@ -341,18 +393,31 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
     /// `y = R x` for row-major `x` (`ncols × d`) and `y` (`nrows × d`).
     pub(crate) fn apply(&self, x: &[T], y: &mut [T], d: usize, par: Par) {
         assert!(
-            x.len() == self.ncols * d && y.len() == self.rows.len() * d,
+            x.len() == self.ncols * d && y.len() == self.nrows * d,
             "tensor eval: x has {} values, y {} (expected {} x {d} and {} x {d})",
             x.len(),
             y.len(),
             self.ncols,
-            self.rows.len()
+            self.nrows
         );
-        if d == 0 || self.rows.is_empty() {
+        if d == 0 || self.nrows == 0 {
             return;
         }
         let mut open_y = vec![T::zero(); self.open.len() * d];
         self.open_mat.apply_slices(x, &mut open_y, d, par);
+        match &self.form {
+            Form::Rows(b) => self.apply_rows(b, x, y, d, &open_y, par),
+            Form::Separable(b) => {
+                b.apply(x, y, d, par);
+                for (&o, v) in self.open.iter().zip(open_y.chunks_exact(d)) {
+                    y[o as usize * d..(o as usize + 1) * d].copy_from_slice(v);
+                }
+            }
+        }
+    }
+
+    /// [`Self::apply`] through [`ByRow`], the open rows' values in `open_y`.
+    fn apply_rows(&self, b: &ByRow<T>, x: &[T], y: &mut [T], d: usize, open_y: &[T], par: Par) {
         // Up to four channels go through four lanes: the control points
         // padded to four values each (a copy of the small input), so that
         // every term is one multiply and one add of four lanes.
@@ -360,27 +425,30 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
         let xs = padded.as_deref().unwrap_or(x);
         // Blocks of equally many rows (the open rows, already computed, are
         // only copied).
-        let n = self.rows.len();
+        let n = self.nrows;
         let nb = par.blocks(n * d * 16, 1 << 14);
-        let blocks: Vec<Range<usize>> = (0..nb).map(|b| b * n / nb..(b + 1) * n / nb).collect();
+        let blocks: Vec<Range<usize>> = (0..nb).map(|k| k * n / nb..(k + 1) * n / nb).collect();
         let run = |rows: Range<usize>, ys: &mut [T]| {
             let k = self.open.partition_point(|&o| (o as usize) < rows.start);
             match d {
-                1 => self.block::<1>(rows, xs, ys, &open_y, k),
-                2 => self.block::<2>(rows, xs, ys, &open_y, k),
-                3 => self.block::<3>(rows, xs, ys, &open_y, k),
-                4 => self.block::<4>(rows, xs, ys, &open_y, k),
-                _ => self.block_wide(rows, x, ys, d, &open_y, k),
+                1 => b.block::<1>(rows, xs, ys, open_y, k),
+                2 => b.block::<2>(rows, xs, ys, open_y, k),
+                3 => b.block::<3>(rows, xs, ys, open_y, k),
+                4 => b.block::<4>(rows, xs, ys, open_y, k),
+                _ => b.block_wide(rows, x, ys, d, open_y, k),
             }
         };
         if blocks.len() <= 1 {
-            run(0..self.rows.len(), y);
+            run(0..n, y);
         } else {
             let pieces = split_by_ranges(y, &blocks, d);
             blocks.into_par_iter().zip(pieces).for_each(|(r, ys)| run(r, ys));
         }
     }
+}
 
+/// [`ByRow`]'s kernels.
+impl<T: Float + Send + Sync + 'static> ByRow<T> {
     /// Rows `rows` for `D <= 4` channels from lane-padded data `x` (four
     /// values a control point); `k` is the index of the first open row at or
     /// after `rows.start`. Where the CPU has AVX, the same code is compiled
@@ -752,8 +820,9 @@ mod tests {
             let x: Vec<T> = (0..300 * d).map(|i| cast::<T>((i as f64 * 0.731).sin() * 10.0)).collect();
             let want = reference(&t, &open, &x, d);
             for bytes in [ORDERED_BYTES, 0] {
-                let e = TensorEval::<T>::with_ordered_bytes(&t, &open, 0, bytes, Par::Seq).unwrap();
-                assert_eq!(e.classes.is_empty(), bytes == 0, "the ordered table is kept when it fits");
+                let e = TensorEval::<T>::with_ordered_bytes(&t, &open, 0, TensorKernel::Rows, bytes, Par::Seq).unwrap();
+                let Form::Rows(b) = &e.form else { panic!("the row kernel was asked for") };
+                assert_eq!(b.classes.is_empty(), bytes == 0, "the ordered table is kept when it fits");
                 for par in [Par::Seq, Par::Rayon] {
                     let mut y = vec![T::zero(); t.nrows() * d];
                     e.apply(&x, &mut y, d, par);
@@ -766,10 +835,10 @@ mod tests {
                     let xs = if d < LANES { pad_lanes(&x, d) } else { x.clone() };
                     let mut y = vec![T::zero(); t.nrows() * d];
                     match d {
-                        1 => e.block_lanes::<1, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
-                        2 => e.block_lanes::<2, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
-                        3 => e.block_lanes::<3, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
-                        _ => e.block_lanes::<4, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        1 => b.block_lanes::<1, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        2 => b.block_lanes::<2, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        3 => b.block_lanes::<3, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
+                        _ => b.block_lanes::<4, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
                     }
                     assert!(same_bits(&y, &want), "{d} channels, {bytes} bytes of table, portable body");
                 }
@@ -785,6 +854,53 @@ mod tests {
     #[test]
     fn every_path_gives_the_composed_bits_f32() {
         every_path_is_exact::<f32>();
+    }
+
+    /// The separable kernel: within rounding of the composed matrix (open
+    /// rows exactly its), the same bits for every thread count and with or
+    /// without AVX, on patches with many rows (factors per patch) and with
+    /// one or none (per row).
+    fn separable_is_within_rounding<T: Float + Send + Sync + 'static>(tol: f64) {
+        for npatches in [40, 1000] {
+            let (t, open) = random_rows(300, npatches, 1001, 11);
+            let open_rows = t.open_rows(Par::Seq).unwrap();
+            for d in 1..=6 {
+                let x: Vec<T> = (0..300 * d).map(|i| cast::<T>((i as f64 * 0.731).sin() * 10.0)).collect();
+                let want = reference(&t, &open, &x, d);
+                let e = TensorEval::<T>::new(&t, &open, 0, TensorKernel::Separable, Par::Seq).unwrap();
+                let Form::Separable(s) = &e.form else { panic!("the separable kernel was asked for") };
+                let mut y = vec![T::nan(); t.nrows() * d];
+                e.apply(&x, &mut y, d, Par::Seq);
+                for (i, (a, w)) in y.chunks_exact(d).zip(want.chunks_exact(d)).enumerate() {
+                    let exact = open_rows.binary_search(&(i as u32)).is_ok();
+                    for (a, w) in a.iter().zip(w) {
+                        let (a, w) = (a.to_f64().unwrap(), w.to_f64().unwrap());
+                        assert!(
+                            if exact { a.to_bits() == w.to_bits() } else { (a - w).abs() <= tol * 10.0 },
+                            "{npatches} patches, {d} channels, row {i}: {a} against {w}"
+                        );
+                    }
+                }
+                for (par, portable) in [(Par::Rayon, false), (Par::Seq, true), (Par::Rayon, true)] {
+                    let mut z = y.clone();
+                    s.apply_with(&x, &mut z, d, par, portable);
+                    assert!(
+                        same_bits(&y, &z),
+                        "{npatches} patches, {d} channels, {par:?}, portable {portable}: other bits"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn separable_kernel_is_within_rounding_f64() {
+        separable_is_within_rounding::<f64>(1e-14);
+    }
+
+    #[test]
+    fn separable_kernel_is_within_rounding_f32() {
+        separable_is_within_rounding::<f32>(1e-5);
     }
 
     #[test]

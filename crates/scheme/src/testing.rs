@@ -196,17 +196,20 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
 /// The tensor-form evaluator of `r` (if it has tensor rows; else
 /// `Evaluation::Tensor` must be refused) against its composed matrix's:
 /// the same bits in `f64` and `f32`, for 1 to 6 channels, and into a
-/// strided view. `x` is control data (`input_len × 3`).
+/// strided view; the separable one within rounding, the same bits for any
+/// thread count. `x` is control data (`input_len × 3`).
 ///
 /// # Panics
 /// On any difference, naming `name`.
 pub fn check_tensor(name: &str, r: &Refinement, x: &Array2<f64>) {
     let mut r = r.clone();
     if r.tensor_rows().is_none() {
-        assert!(
-            r.evaluator::<f64>(Evaluation::Tensor, 3, Budget::UNLIMITED, Par::Rayon).is_err(),
-            "{name}: no tensor rows, so no tensor evaluator"
-        );
+        for how in [Evaluation::Tensor, Evaluation::Separable] {
+            assert!(
+                r.evaluator::<f64>(how, 3, Budget::UNLIMITED, Par::Rayon).is_err(),
+                "{name}: no tensor rows, so no {how:?} evaluator"
+            );
+        }
         return;
     }
     let n = x.nrows();
@@ -222,6 +225,17 @@ pub fn check_tensor(name: &str, r: &Refinement, x: &Array2<f64>) {
         composed.apply(xd.view(), b.view_mut(), Par::Rayon);
         let bits = |m: &Array2<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert!(bits(&a) == bits(&b), "{name}: the tensor and composed evaluators differ ({d} channels, f64)");
+        // The separable kernel: within rounding of the composed matrix, the
+        // same bits whatever the threads.
+        let scale = xd.iter().fold(1f64, |m, v| m.max(v.abs()));
+        let separable = r.evaluator::<f64>(Evaluation::Separable, d, Budget::UNLIMITED, Par::Rayon).unwrap();
+        assert!(separable.is_tensor() && separable.nnz() == composed.nnz(), "{name}: the separable evaluator");
+        let (mut s, mut s1) = (Array2::zeros(b.dim()), Array2::zeros(b.dim()));
+        separable.apply(xd.view(), s.view_mut(), Par::Rayon);
+        separable.apply(xd.view(), s1.view_mut(), Par::Seq);
+        assert!(bits(&s) == bits(&s1), "{name}: the separable evaluator's bits depend on the threads ({d} channels)");
+        let diff = s.iter().zip(&b).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+        assert!(diff <= 1e-13 * scale, "{name}: the separable and composed evaluators differ by {diff} ({d} channels)");
         let x32 = xd.mapv(|v| v as f32);
         let tensor = r.evaluator::<f32>(Evaluation::Tensor, d, Budget::UNLIMITED, Par::Rayon).unwrap();
         let composed = r.evaluator::<f32>(Evaluation::Composed, d, Budget::UNLIMITED, Par::Rayon).unwrap();
@@ -231,6 +245,14 @@ pub fn check_tensor(name: &str, r: &Refinement, x: &Array2<f64>) {
         composed.apply(x32.view(), b.view_mut(), Par::Rayon);
         let bits = |m: &Array2<f32>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert!(bits(&a) == bits(&b), "{name}: the tensor and composed evaluators differ ({d} channels, f32)");
+        let separable = r.evaluator::<f32>(Evaluation::Separable, d, Budget::UNLIMITED, Par::Rayon).unwrap();
+        let mut s = Array2::zeros(b.dim());
+        separable.apply(x32.view(), s.view_mut(), Par::Rayon);
+        let diff = s.iter().zip(&b).fold(0f64, |m, (p, q)| m.max(f64::from((p - q).abs())));
+        assert!(
+            diff <= 1e-5 * scale,
+            "{name}: the separable and composed evaluators differ by {diff} ({d} channels, f32)"
+        );
         // A view that is not contiguous (every other column of a wider
         // output) gets the same values.
         let mut wide = Array2::zeros((tensor.output_len(), 2 * d));
