@@ -377,14 +377,14 @@ impl<T: Float + Send + Sync> TensorEval<T> {
         let t = std::mem::size_of::<T>();
         let form = match &self.form {
             Form::Rows(b) => {
-                b.rows.len() * 8
+                (b.rows.len() * 8
                     + b.patches.len() * std::mem::size_of::<TensorPatch>()
                     + (b.table.len() + b.ordered.len()) * 16 * t
-                    + b.classes.len() * 2
+                    + b.classes.len() * 2) as u64
             }
-            Form::Separable(s) => return s.bytes() + self.open_mat.bytes() as u64,
+            Form::Separable(s) => s.bytes(),
         };
-        form as u64 + self.open_mat.bytes() as u64
+        form + self.open_mat.bytes() as u64
     }
 }
 
@@ -421,7 +421,7 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
         // Up to four channels go through four lanes: the control points
         // padded to four values each (a copy of the small input), so that
         // every term is one multiply and one add of four lanes.
-        let padded = (d < LANES).then(|| pad_lanes(x, d));
+        let padded = (d < LANES).then(|| lane_groups(x, d));
         let xs = padded.as_deref().unwrap_or(x);
         // Blocks of equally many rows (the open rows, already computed, are
         // only copied).
@@ -683,12 +683,16 @@ const ORDERED_BYTES: usize = 1 << 20;
 /// Lanes of the evaluation of up to four channels.
 const LANES: usize = 4;
 
-/// `x` (rows of `d < LANES` values) with each row padded by zeros to
-/// [`LANES`] values.
-fn pad_lanes<T: Float>(x: &[T], d: usize) -> Vec<T> {
-    let mut out = vec![T::zero(); x.len() / d * LANES];
-    for (o, i) in out.chunks_exact_mut(LANES).zip(x.chunks_exact(d)) {
-        o[..d].copy_from_slice(i);
+/// `x` (rows of `d` values) in groups of [`LANES`] channels: group `g`
+/// holds channels `4 g .. 4 g + 4` of every row, padded with zeros (for
+/// `d < LANES`, each row padded to four values).
+fn lane_groups<T: Float>(x: &[T], d: usize) -> Vec<T> {
+    let n = x.len() / d;
+    let mut out = vec![T::zero(); d.div_ceil(LANES) * n * LANES];
+    for (i, xi) in x.chunks_exact(d).enumerate() {
+        for (c, &v) in xi.iter().enumerate() {
+            out[(c / LANES * n + i) * LANES + c % LANES] = v;
+        }
     }
     out
 }
@@ -832,7 +836,7 @@ mod tests {
                     // The portable body, whatever the CPU.
                     let mut open_y = vec![T::zero(); e.open.len() * d];
                     e.open_mat.apply_slices(&x, &mut open_y, d, Par::Seq);
-                    let xs = if d < LANES { pad_lanes(&x, d) } else { x.clone() };
+                    let xs = if d < LANES { lane_groups(&x, d) } else { x.clone() };
                     let mut y = vec![T::zero(); t.nrows() * d];
                     match d {
                         1 => b.block_lanes::<1, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),

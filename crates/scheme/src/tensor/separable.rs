@@ -22,7 +22,7 @@ use num_traits::Float;
 use rayon::prelude::*;
 use subla_algebra::Par;
 
-use super::{LANES, OPEN, TensorRows, cast};
+use super::{LANES, OPEN, TensorRows, cast, lane_groups};
 use crate::{Result, SchemeError};
 
 /// The tensor rows of a [`TensorRows`] arranged for the factored sum.
@@ -111,16 +111,12 @@ impl<T: Float + Send + Sync + 'static> Separable<T> {
     /// [`Self::apply`], through the portable body whatever the CPU if
     /// `portable`.
     pub(super) fn apply_with(&self, x: &[T], y: &mut [T], d: usize, par: Par, portable: bool) {
-        // Channels in groups of four lanes: group `g` holds channels
-        // `4 g .. 4 g + 4` of every control point, padded with zeros.
+        // Channels in groups of four lanes (four channels are one group
+        // already).
         let ncols = x.len() / d;
         let groups = d.div_ceil(LANES);
-        let mut xs = vec![T::zero(); groups * ncols * LANES];
-        for (i, xi) in x.chunks_exact(d).enumerate() {
-            for (c, &v) in xi.iter().enumerate() {
-                xs[(c / LANES * ncols + i) * LANES + c % LANES] = v;
-            }
-        }
+        let grouped = (d != LANES).then(|| lane_groups(x, d));
+        let xs = grouped.as_deref().unwrap_or(x);
         let out = Out { y: y.as_mut_ptr(), len: y.len() };
         // Tasks of consecutive patches with about equally many rows.
         let (n, np) = (self.entries.len(), self.points.len());
