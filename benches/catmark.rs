@@ -430,9 +430,14 @@ mod petite {
 
     /// Topology and the factorized stencils of the last level.
     pub(super) fn build(f: &Flat, levels: u32) -> Result<far::StencilTable, String> {
-        let r = topology(f, levels, false)?;
+        stencils(&topology(f, levels, false)?)
+    }
+
+    /// The factorized stencils of the last level alone, on refined
+    /// topology (`StencilTableFactory` without the refinement).
+    pub(super) fn stencils(r: &far::TopologyRefiner) -> Result<far::StencilTable, String> {
         far::StencilTable::new(
-            &r,
+            r,
             far::StencilTableOptions {
                 generate_offsets: true,
                 generate_intermediate_levels: false,
@@ -993,6 +998,9 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
                 Ok(())
             }),
         );
+        if let Ok(r) = petite::topology(flat, level, false) {
+            h.bench(&row, "osd_petite_stencils", "1thread", true, &mut direct(|| petite::stencils(&r).map(drop)));
+        }
         match table.take().map(|t| petite::buffers(&t, flat.nv).map(|b| (t, b))) {
             Some(Ok((t, mut b))) => {
                 h.bench(
@@ -1057,7 +1065,17 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
             );
         }
         // Like the peers' builds: the topology of every level, then the
-        // composed matrix (tensor rows kept apart).
+        // composed matrix (merged, and with the tensor rows kept apart).
+        h.bench(
+            &row,
+            "subla_plan_composed_build",
+            t,
+            false,
+            &mut in_pool(p, || {
+                let plan = CatmarkSlak.build(mesh, level, par)?;
+                Refinement::composed_of(&plan, Budget::default(), par)
+            }),
+        );
         h.bench(
             &row,
             "subla_plan_tensor_build",
@@ -1156,9 +1174,10 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         }
         if cfg!(feature = "opensubdiv-petite") {
             rows.push((format!("subla_static_eval_f32x4/{t}"), "osd_petite_eval4/1thread".into()));
-            rows.push((format!("subla_static_build/{t}"), "osd_petite_build/1thread".into()));
-            rows.push((format!("subla_composed_build/{t}"), "osd_petite_build/1thread".into()));
-            rows.push((format!("subla_tensor_build/{t}"), "osd_petite_build/1thread".into()));
+            rows.push((format!("subla_static_build/{t}"), "osd_petite_stencils/1thread".into()));
+            rows.push((format!("subla_composed_build/{t}"), "osd_petite_stencils/1thread".into()));
+            rows.push((format!("subla_plan_composed_build/{t}"), "osd_petite_build/1thread".into()));
+            rows.push((format!("subla_tensor_build/{t}"), "osd_petite_stencils/1thread".into()));
             rows.push((format!("subla_plan_tensor_build/{t}"), "osd_petite_build/1thread".into()));
         }
     }

@@ -72,6 +72,58 @@ pub fn offsets_from_counts(counts: &[u32], par: Par) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// Pointer array of `n` slices whose counts `fill` writes: `fill(range,
+/// out)` stores the count of each slice of `range` in `out` (of the same
+/// length; ranges are contiguous blocks, so `fill` can carry state along a
+/// block). The result has `n + 1` entries, starting at 0. Unlike
+/// [`offsets_from_counts`], the counts are never held apart: they are
+/// written in place and summed in two passes over the result.
+///
+/// # Errors
+/// [`AlgebraError::TooLarge`] if the total exceeds `u32::MAX` (or `n` does).
+pub fn offsets_with(n: usize, par: Par, fill: impl Fn(std::ops::Range<usize>, &mut [u32]) + Sync) -> Result<Vec<u32>> {
+    to_u32(n, "slice count")?;
+    let mut ptr: Vec<u32> = crate::mem::zeroed_vec(n + 1);
+    // Pass 1: each block's counts, scanned within the block (64-bit, so a
+    // block's overflow shows), and its total.
+    let local = |(b, chunk): (usize, &mut [u32])| -> u64 {
+        let start = b * SCAN_BLOCK;
+        fill(start..start + chunk.len(), chunk);
+        let mut acc = 0u64;
+        for v in chunk.iter_mut() {
+            acc += u64::from(*v);
+            *v = acc as u32;
+        }
+        acc
+    };
+    let totals: Vec<u64> = match par {
+        Par::Seq => ptr[1..].chunks_mut(SCAN_BLOCK).enumerate().map(local).collect(),
+        Par::Rayon => ptr[1..].par_chunks_mut(SCAN_BLOCK).enumerate().map(local).collect(),
+    };
+    let mut offsets = Vec::with_capacity(totals.len());
+    let mut acc = 0u64;
+    for &t in &totals {
+        offsets.push(acc as u32);
+        acc += t;
+        if acc > u64::from(u32::MAX) {
+            let value = totals.iter().map(|&t| u128::from(t)).sum();
+            return Err(AlgebraError::TooLarge { what: "sum of counts", value });
+        }
+    }
+    // Pass 2: each block's offset (a block's local sums fit, being at most
+    // the total).
+    let add = |(chunk, &off): (&mut [u32], &u32)| {
+        for v in chunk.iter_mut() {
+            *v += off;
+        }
+    };
+    match par {
+        Par::Seq => ptr[1..].chunks_mut(SCAN_BLOCK).zip(&offsets).skip(1).for_each(add),
+        Par::Rayon => ptr[1..].par_chunks_mut(SCAN_BLOCK).zip(&offsets).skip(1).for_each(add),
+    }
+    Ok(ptr)
+}
+
 /// Sum with overflow detection (integers).
 pub fn checked_total<T>(data: &[T], par: Par) -> Option<T>
 where

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use subla_algebra::proptest_support::csc;
 use subla_algebra::scan::{
     SCAN_BLOCK, compact, enumerate_nonzeros, exclusive_scan, exclusive_scan_inplace, inclusive_scan_inplace,
-    offsets_from_counts,
+    offsets_from_counts, offsets_with,
 };
 use subla_algebra::{AlgebraError, Par};
 
@@ -32,6 +32,16 @@ proptest! {
         let ptr = exclusive_scan(&v, Par::Seq);
         prop_assert_eq!(ptr.len(), v.len() + 1);
         prop_assert_eq!(ptr[v.len()], acc);
+    }
+
+    #[test]
+    fn offsets_with_match_offsets_from_counts(v in proptest::collection::vec(0u32..1000, 0..3 * SCAN_BLOCK)) {
+        let naive = offsets_from_counts(&v, Par::Seq).unwrap();
+        for par in [Par::Seq, Par::Rayon] {
+            // Counts filled block by block, as a stateful caller would.
+            let ptr = offsets_with(v.len(), par, |rows, out| out.copy_from_slice(&v[rows])).unwrap();
+            prop_assert_eq!(&ptr, &naive);
+        }
     }
 
     #[test]
@@ -73,4 +83,12 @@ fn offsets_detect_overflow() {
     assert!(matches!(e, AlgebraError::TooLarge { .. }), "{e}");
     assert_eq!(offsets_from_counts(&[1, 2, 3], Par::Rayon).unwrap(), vec![0, 1, 3, 6]);
     assert_eq!(offsets_from_counts(&[], Par::Rayon).unwrap(), vec![0]);
+    // Within one block and across blocks.
+    for (n, count) in [(3, u32::MAX / 2), (3 * SCAN_BLOCK, u32::MAX / (2 * SCAN_BLOCK as u32) + 1)] {
+        for par in [Par::Seq, Par::Rayon] {
+            let e = offsets_with(n, par, |_, out| out.fill(count)).unwrap_err();
+            assert!(matches!(e, AlgebraError::TooLarge { value, .. } if value == n as u128 * u128::from(count)), "{e}");
+        }
+    }
+    assert_eq!(offsets_with(0, Par::Rayon, |_, _| {}).unwrap(), vec![0]);
 }

@@ -34,9 +34,9 @@ use num_traits::Float;
 use rayon::prelude::*;
 use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{balanced_ranges, collect, split_by_ptr};
-use subla_algebra::scan::{checked_total, compact, exclusive_scan_inplace};
+use subla_algebra::scan::{compact, offsets_with};
 use subla_algebra::spgemm;
-use subla_algebra::{CsrMat, PaddedCsr, Par};
+use subla_algebra::{AlgebraError, CsrMat, PaddedCsr, Par};
 
 use crate::tensor::{TensorEval, TensorKernel, TensorRows};
 use crate::{Plan, Result, SchemeError};
@@ -803,8 +803,8 @@ fn compose_rows<'a>(
         base_bytes + csr_bytes(n_out, closed_nnz + open_nnz),
     )?;
     let full = match &last_rows {
-        Some(rows) => merge_rows(n_out, n_in, &open, |k| rows.row(k), cf, par),
-        None => merge_rows(n_out, n_in, &open, |k| acc.row(k), cf, par),
+        Some(rows) => merge(n_out, n_in, &open, |k| rows.row(k), cf, par),
+        None => merge(n_out, n_in, &open, |k| acc.row(k), cf, par),
     };
     full.map(Product::Full)
 }
@@ -855,8 +855,9 @@ fn closed_nnz_of(cf: &dyn ClosedForm, n: usize, par: Par) -> u64 {
 }
 
 /// The composed matrix from the rows of `cf` with a closed form and the
-/// products of the others (`open[k]` is the row `open_row(k)`).
-fn merge_rows<'p>(
+/// products of the others (`open[k]` is the row `open_row(k)`), through
+/// `cf`'s tensor rows where it has them.
+fn merge<'p>(
     nrows: usize,
     ncols: usize,
     open: &[u32],
@@ -864,28 +865,86 @@ fn merge_rows<'p>(
     cf: &dyn ClosedForm,
     par: Par,
 ) -> Result<CsrMat<f64>> {
-    // Row `open[k]` is `open_row(k)` (`open` is ascending).
-    let slot = |i: usize| match open.binary_search(&(i as u32)) {
-        Ok(k) => k,
-        Err(_) => unreachable!("row {i} is open"),
-    };
-    // Row lengths, then their offsets in place (one array).
-    let mut ptr = collect(nrows + 1, par, |i| {
-        if i == nrows {
-            return 0;
-        }
-        cf.row_len(i).map_or_else(|| open_row(slot(i)).0.len() as u32, |n| n as u32)
-    });
-    if checked_total(&ptr, par).is_none() {
-        return Err(SchemeError::OverBudget {
-            what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
-            needed: ptr.iter().map(|&n| u128::from(n)).sum(),
-            budget: u128::from(u32::MAX),
-        });
+    match cf.tensor_rows() {
+        Some(tr) => merge_rows(nrows, ncols, open, open_row, tr, par),
+        None => merge_rows(nrows, ncols, open, open_row, &Checked(cf), par),
     }
-    exclusive_scan_inplace(&mut ptr, par);
-    let total = ptr[nrows];
-    let nnz = total as usize;
+}
+
+/// How [`merge_rows`] writes the rows with a closed form.
+trait RowSource: Sync {
+    /// As [`ClosedForm::row_len`].
+    fn len(&self, row: usize) -> Option<usize>;
+    /// Writes row `row` (one with a closed form) at `idx[a..b]`,
+    /// `vals[a..b]`, where `idx` and `vals` are a block of consecutive rows
+    /// written in order: what follows `b` may be overwritten. `false` if its
+    /// columns are not strictly ascending and below `ncols`.
+    fn write(&self, row: usize, idx: &mut [u32], vals: &mut [f64], a: usize, b: usize, ncols: usize) -> bool;
+}
+
+/// Any closed form, its rows checked.
+struct Checked<'a>(&'a dyn ClosedForm);
+
+impl RowSource for Checked<'_> {
+    fn len(&self, row: usize) -> Option<usize> {
+        self.0.row_len(row)
+    }
+    fn write(&self, row: usize, idx: &mut [u32], vals: &mut [f64], a: usize, b: usize, ncols: usize) -> bool {
+        let idx = &mut idx[a..b];
+        self.0.write_row(row, idx, &mut vals[a..b]);
+        idx.windows(2).all(|w| w[0] < w[1]) && idx.last().is_none_or(|&j| (j as usize) < ncols)
+    }
+}
+
+/// Tensor rows, whose columns are strictly ascending and in range by
+/// construction ([`TensorRows::new`] checks the patches; a row is a
+/// patch's columns, some left out).
+impl RowSource for TensorRows {
+    #[inline]
+    fn len(&self, row: usize) -> Option<usize> {
+        self.row_len(row)
+    }
+    #[inline]
+    fn write(&self, row: usize, idx: &mut [u32], vals: &mut [f64], a: usize, _: usize, _: usize) -> bool {
+        self.write_row_at(row, idx, vals, a);
+        true
+    }
+}
+
+/// [`merge`] with the closed-form rows from `cf`.
+fn merge_rows<'p>(
+    nrows: usize,
+    ncols: usize,
+    open: &[u32],
+    open_row: impl Fn(usize) -> (&'p [u32], &'p [f64]) + Sync,
+    cf: &impl RowSource,
+    par: Par,
+) -> Result<CsrMat<f64>> {
+    // `open` is ascending and holds the rows without a closed form, so a
+    // block of rows finds its open rows by counting on from the first.
+    let first_open = |start: usize| open.partition_point(|&o| (o as usize) < start);
+    let ptr = offsets_with(nrows, par, |rows, out| {
+        let mut k = first_open(rows.start);
+        for (i, n) in rows.zip(out) {
+            *n = match cf.len(i) {
+                Some(len) => len as u32,
+                None => {
+                    debug_assert_eq!(open[k] as usize, i, "the open rows");
+                    k += 1;
+                    open_row(k - 1).0.len() as u32
+                }
+            };
+        }
+    })
+    .map_err(|e| match e {
+        AlgebraError::TooLarge { value, .. } => SchemeError::OverBudget {
+            what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
+            needed: value,
+            budget: u128::from(u32::MAX),
+        },
+        e => e.into(),
+    })?;
+    let nnz = ptr[nrows] as usize;
     let mut idx = zeroed_vec::<u32>(nnz);
     let mut vals = zeroed_vec::<f64>(nnz);
     let ranges = balanced_ranges(&ptr, par.blocks(nrows + nnz, 1 << 14));
@@ -893,19 +952,16 @@ fn merge_rows<'p>(
     // whose columns are not ascending and in range, if any.
     let write = |(r, (ib, vb)): (Range<usize>, (&mut [u32], &mut [f64]))| -> Option<usize> {
         let base = ptr[r.start] as usize;
+        let mut k = first_open(r.start);
         for i in r {
             let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
-            if cf.row_len(i).is_none() {
-                let (pi, pv) = open_row(slot(i));
+            if cf.len(i).is_none() {
+                let (pi, pv) = open_row(k);
+                k += 1;
                 ib[a..b].copy_from_slice(pi);
                 vb[a..b].copy_from_slice(pv);
-            } else {
-                let row = &mut ib[a..b];
-                cf.write_row(i, row, &mut vb[a..b]);
-                let sorted = row.windows(2).all(|w| w[0] < w[1]) && row.last().is_none_or(|&j| (j as usize) < ncols);
-                if !sorted {
-                    return Some(i);
-                }
+            } else if !cf.write(i, ib, vb, a, b, ncols) {
+                return Some(i);
             }
         }
         None
@@ -923,7 +979,103 @@ fn merge_rows<'p>(
         });
     }
     // SAFETY: `ptr` counts every row; product rows are copies of rows of a
-    // valid matrix with `ncols` columns, closed-form rows were checked
-    // above to be strictly ascending and below `ncols`.
+    // valid matrix with `ncols` columns; closed-form rows are strictly
+    // ascending and below `ncols` (checked above, or tensor rows), each
+    // written in full before the next row of its block.
     Ok(unsafe { CsrMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of `m` in closed form where `closed(i)`, with a fault injected
+    /// into one row if asked.
+    struct Rows<'a> {
+        m: &'a CsrMat<f64>,
+        closed: fn(usize) -> bool,
+        fault: Option<(usize, Fault)>,
+    }
+
+    #[derive(Copy, Clone)]
+    enum Fault {
+        /// The first two columns swapped.
+        Unsorted,
+        /// The last column past the matrix.
+        OutOfRange,
+    }
+
+    impl ClosedForm for Rows<'_> {
+        fn row_len(&self, row: usize) -> Option<usize> {
+            (self.closed)(row).then(|| self.m.row(row).0.len())
+        }
+        fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]) {
+            let (ri, rv) = self.m.row(row);
+            idx.copy_from_slice(ri);
+            vals.copy_from_slice(rv);
+            match self.fault {
+                Some((r, Fault::Unsorted)) if r == row => idx.swap(0, 1),
+                Some((r, Fault::OutOfRange)) if r == row => {
+                    if let Some(last) = idx.last_mut() {
+                        *last = self.m.ncols() as u32;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A 3000 × 500 matrix with 2–5 entries a row, strictly ascending.
+    fn matrix() -> CsrMat<f64> {
+        let (nrows, ncols) = (3000usize, 500u32);
+        let mut ptr = vec![0u32];
+        let (mut idx, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..nrows {
+            let n = 2 + i % 4;
+            let first = (i as u32 * 7) % (ncols - 40);
+            for k in 0..n as u32 {
+                idx.push(first + 9 * k);
+                vals.push(f64::from(k + 1) / (i as f64 + 1.0));
+            }
+            ptr.push(idx.len() as u32);
+        }
+        CsrMat::try_new(nrows, ncols as usize, ptr, idx, vals).unwrap()
+    }
+
+    fn merged(m: &CsrMat<f64>, cf: &Rows<'_>, par: Par) -> Result<CsrMat<f64>> {
+        let open = compact(m.nrows(), |i| !(cf.closed)(i), par).unwrap();
+        // The open rows as their own matrix, as a product would give them.
+        let rows = m.as_ref().select_major(&open);
+        merge(m.nrows(), m.ncols(), &open, |k| rows.row(k), cf, par)
+    }
+
+    #[test]
+    fn closed_and_open_rows_merge_into_the_matrix() {
+        let m = matrix();
+        let every_third: fn(usize) -> bool = |i| i % 3 != 1;
+        for closed in [every_third, |_| true, |_| false, |i| i >= 1700] {
+            let cf = Rows { m: &m, closed, fault: None };
+            for par in [Par::Seq, Par::Rayon] {
+                let got = merged(&m, &cf, par).unwrap();
+                assert_eq!(got.ptr(), m.ptr());
+                assert_eq!(got.indices(), m.indices());
+                assert_eq!(got.values(), m.values());
+            }
+        }
+    }
+
+    #[test]
+    fn closed_rows_with_bad_columns_are_refused_by_row() {
+        let m = matrix();
+        for fault in [Fault::Unsorted, Fault::OutOfRange] {
+            for row in [0, 1234, 2999] {
+                let cf = Rows { m: &m, closed: |i| i % 2 == 0 || i == 2999, fault: Some((row, fault)) };
+                for par in [Par::Seq, Par::Rayon] {
+                    let e = merged(&m, &cf, par).unwrap_err();
+                    let SchemeError::Unsupported { reason, .. } = &e else { panic!("{e}") };
+                    assert!(reason.contains(&format!("row {row} ")), "{reason}");
+                }
+            }
+        }
+    }
 }

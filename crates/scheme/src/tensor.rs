@@ -49,10 +49,12 @@
 //! [`PaddedCsr`]: subla_algebra::PaddedCsr
 
 use std::any::TypeId;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use num_traits::Float;
 use rayon::prelude::*;
+use subla_algebra::mem::vec_with_capacity;
 use subla_algebra::par::split_by_ranges;
 use subla_algebra::scan::compact;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
@@ -101,15 +103,114 @@ impl TensorRow {
 pub struct TensorRows {
     ncols: usize,
     weights: Vec<[f64; 4]>,
-    nonzeros: Vec<u8>,
     /// Per pair of positions `(x, y)` (index `x · positions + y`), the
     /// weight of each grid index.
     products: Vec<[f64; 16]>,
+    /// Per pair of positions, the nonzeros among its `products`: the
+    /// length of its rows.
+    lens: Vec<u8>,
     patches: Vec<TensorPatch>,
     rows: Vec<TensorRow>,
     closed: usize,
     /// Nonzeros of the rows with a tensor form.
     nnz: u64,
+}
+
+/// Rows per chunk of the passes that check and count rows.
+const ROW_CHUNK: usize = 1 << 15;
+
+/// What [`TensorRows`] derives from its weights and patches, before the
+/// rows.
+struct Table {
+    ncols: usize,
+    weights: Vec<[f64; 4]>,
+    products: Vec<[f64; 16]>,
+    lens: Vec<u8>,
+    patches: Vec<TensorPatch>,
+}
+
+/// The first row out of range, the rows with a tensor form and their
+/// nonzeros, over some rows.
+#[derive(Copy, Clone)]
+struct RowCounts {
+    first_bad: usize,
+    closed: usize,
+    nnz: u64,
+}
+
+impl Default for RowCounts {
+    fn default() -> Self {
+        RowCounts { first_bad: usize::MAX, closed: 0, nnz: 0 }
+    }
+}
+
+impl RowCounts {
+    fn add(self, o: RowCounts) -> RowCounts {
+        RowCounts { first_bad: self.first_bad.min(o.first_bad), closed: self.closed + o.closed, nnz: self.nnz + o.nnz }
+    }
+}
+
+impl Table {
+    /// Checks the patches; the products of the weights and their lengths.
+    fn new(ncols: usize, weights: Vec<[f64; 4]>, patches: Vec<TensorPatch>) -> Result<Table> {
+        for (p, patch) in patches.iter().enumerate() {
+            let ascending = patch.ids.windows(2).all(|w| w[0] < w[1]) && (patch.ids[15] as usize) < ncols;
+            let mut seen = 0u16;
+            for &g in &patch.grid {
+                seen |= 1u16.checked_shl(u32::from(g)).unwrap_or(0);
+            }
+            if !ascending || seen != u16::MAX {
+                return Err(SchemeError::Unsupported {
+                    scheme: "tensor rows",
+                    reason: format!(
+                        "patch {p}: columns must be strictly ascending and below {ncols}, the grid a permutation of \
+                         0..16"
+                    ),
+                });
+            }
+        }
+        let nt = weights.len();
+        let products: Vec<[f64; 16]> = (0..nt * nt)
+            .map(|xy| std::array::from_fn(|g| product(&weights, (xy / nt) as u16, (xy % nt) as u16, g as u8)))
+            .collect();
+        // Counted from the products themselves (not from the factors, whose
+        // product may underflow), so that a row's length is what
+        // `write_row` writes.
+        let lens: Vec<u8> = products.iter().map(|w| w.iter().filter(|&&v| v != 0.0).count() as u8).collect();
+        Ok(Table { ncols, weights, products, lens, patches })
+    }
+
+    /// Counts of `rows`, the first of which is row `start`.
+    fn count(&self, start: usize, rows: &[TensorRow]) -> RowCounts {
+        let (np, nt) = (self.patches.len(), self.weights.len());
+        let mut c = RowCounts::default();
+        for (i, r) in rows.iter().enumerate() {
+            if r.patch == OPEN {
+                continue;
+            }
+            c.closed += 1;
+            let (x, y) = (usize::from(r.x), usize::from(r.y));
+            if r.patch as usize >= np || x >= nt || y >= nt {
+                c.first_bad = c.first_bad.min(start + i);
+            } else {
+                c.nnz += u64::from(self.lens[x * nt + y]);
+            }
+        }
+        c
+    }
+
+    /// The tensor rows, or the error naming the first row out of range.
+    fn finish(self, rows: Vec<TensorRow>, c: RowCounts) -> Result<TensorRows> {
+        if c.first_bad != usize::MAX {
+            let (i, np, nt) = (c.first_bad, self.patches.len(), self.weights.len());
+            return Err(SchemeError::Unsupported {
+                scheme: "tensor rows",
+                reason: format!("row {i}: its patch or positions are out of range ({np} patches, {nt} positions)"),
+            });
+        }
+        let Table { ncols, weights, products, lens, patches } = self;
+        Ok(TensorRows { ncols, weights, products, lens, patches, rows, closed: c.closed, nnz: c.nnz })
+    }
 }
 
 impl TensorRows {
@@ -124,52 +225,52 @@ impl TensorRows {
     /// permutation of `0..16`, or the first row whose patch or positions
     /// are out of range.
     pub fn new(ncols: usize, weights: Vec<[f64; 4]>, patches: Vec<TensorPatch>, rows: Vec<TensorRow>) -> Result<Self> {
-        let bad = |reason: String| Err(SchemeError::Unsupported { scheme: "tensor rows", reason });
-        for (p, patch) in patches.iter().enumerate() {
-            let ascending = patch.ids.windows(2).all(|w| w[0] < w[1]) && (patch.ids[15] as usize) < ncols;
-            let mut seen = 0u16;
-            for &g in &patch.grid {
-                seen |= 1u16.checked_shl(u32::from(g)).unwrap_or(0);
-            }
-            if !ascending || seen != u16::MAX {
-                return bad(format!(
-                    "patch {p}: columns must be strictly ascending and below {ncols}, the grid a permutation of 0..16"
-                ));
-            }
-        }
-        let (np, nt) = (patches.len(), weights.len());
-        let nonzeros: Vec<u8> = weights.iter().map(|w| w.iter().filter(|&&v| v != 0.0).count() as u8).collect();
-        // One pass in chunks: the first row out of range, the rows with a
-        // tensor form and their nonzeros.
-        const CHUNK: usize = 1 << 15;
-        let (first_bad, closed, nnz) = rows
-            .par_chunks(CHUNK)
+        let table = Table::new(ncols, weights, patches)?;
+        let counts = rows
+            .par_chunks(ROW_CHUNK)
             .enumerate()
-            .map(|(c, chunk)| {
-                let (mut first_bad, mut closed, mut nnz) = (usize::MAX, 0usize, 0u64);
-                for (i, r) in chunk.iter().enumerate() {
-                    if r.patch == OPEN {
-                        continue;
-                    }
-                    closed += 1;
-                    let (x, y) = (usize::from(r.x), usize::from(r.y));
-                    if r.patch as usize >= np || x >= nt || y >= nt {
-                        first_bad = first_bad.min(c * CHUNK + i);
-                    } else {
-                        nnz += u64::from(nonzeros[x]) * u64::from(nonzeros[y]);
-                    }
-                }
-                (first_bad, closed, nnz)
-            })
-            .reduce(|| (usize::MAX, 0, 0), |a, b| (a.0.min(b.0), a.1 + b.1, a.2 + b.2));
-        if first_bad != usize::MAX {
-            let i = first_bad;
-            return bad(format!("row {i}: its patch or positions are out of range ({np} patches, {nt} positions)"));
-        }
-        let products = (0..nt * nt)
-            .map(|xy| std::array::from_fn(|g| product(&weights, (xy / nt) as u16, (xy % nt) as u16, g as u8)))
-            .collect();
-        Ok(TensorRows { ncols, weights, nonzeros, products, patches, rows, closed, nnz })
+            .map(|(c, chunk)| table.count(c * ROW_CHUNK, chunk))
+            .reduce(RowCounts::default, RowCounts::add);
+        table.finish(rows, counts)
+    }
+
+    /// [`TensorRows::new`] with `nrows` rows, row `i` given by `row(i)`:
+    /// each row is checked and counted as it is made, in one pass (in
+    /// parallel under [`Par::Rayon`]) instead of two.
+    ///
+    /// # Errors
+    /// As [`TensorRows::new`].
+    pub fn from_fn(
+        ncols: usize,
+        weights: Vec<[f64; 4]>,
+        patches: Vec<TensorPatch>,
+        nrows: usize,
+        par: Par,
+        row: impl Fn(usize) -> TensorRow + Sync,
+    ) -> Result<Self> {
+        let table = Table::new(ncols, weights, patches)?;
+        let mut rows: Vec<TensorRow> = vec_with_capacity(nrows);
+        let fill = |(c, chunk): (usize, &mut [MaybeUninit<TensorRow>])| {
+            let start = c * ROW_CHUNK;
+            for (i, r) in chunk.iter_mut().enumerate() {
+                r.write(row(start + i));
+            }
+            // SAFETY: every element of `chunk` was written just above, and
+            // `MaybeUninit<T>` has the layout of `T`.
+            let made = unsafe { &*(std::ptr::from_ref(chunk) as *const [TensorRow]) };
+            table.count(start, made)
+        };
+        let spare = &mut rows.spare_capacity_mut()[..nrows];
+        let counts = match par {
+            Par::Rayon => {
+                spare.par_chunks_mut(ROW_CHUNK).enumerate().map(fill).reduce(RowCounts::default, RowCounts::add)
+            }
+            Par::Seq => spare.chunks_mut(ROW_CHUNK).enumerate().map(fill).fold(RowCounts::default(), RowCounts::add),
+        };
+        // SAFETY: the chunks cover `0..nrows`, and `fill` wrote every
+        // element of each.
+        unsafe { rows.set_len(nrows) };
+        table.finish(rows, counts)
     }
 
     /// Output rows (with and without a tensor form).
@@ -205,8 +306,8 @@ impl TensorRows {
 
     /// Bytes held (table, patches, rows).
     pub fn bytes(&self) -> u64 {
-        (self.weights.len() * 33
-            + self.products.len() * 128
+        (self.weights.len() * 32
+            + self.products.len() * 129
             + self.patches.len() * std::mem::size_of::<TensorPatch>()
             + self.rows.len() * 8) as u64
     }
@@ -217,6 +318,44 @@ impl TensorRows {
     }
 }
 
+impl TensorRows {
+    /// Writes row `row`, one with a tensor form, at `at` in `idx` and
+    /// `vals`. Where 16 places are left from `at`, up to 16 entries are
+    /// written there: the row's [`ClosedForm::row_len`] entries, then
+    /// leftovers for the caller to overwrite (the next rows of a block
+    /// written in order). Otherwise exactly the row.
+    #[inline]
+    pub(crate) fn write_row_at(&self, row: usize, idx: &mut [u32], vals: &mut [f64], at: usize) {
+        let r = self.rows[row];
+        let p = &self.patches[r.patch as usize];
+        let xy = usize::from(r.x) * self.weights.len() + usize::from(r.y);
+        let (w, len) = (&self.products[xy], usize::from(self.lens[xy]));
+        let room = (idx.get_mut(at..at + 16), vals.get_mut(at..at + 16));
+        let (Some(ri), Some(rv)) = room else {
+            return self.write_row(row, &mut idx[at..at + len], &mut vals[at..at + len]);
+        };
+        let (ri, rv): (&mut [u32], &mut [f64]) = (ri, rv);
+        if len == 16 {
+            // No zero weight: the patch as it is.
+            ri.copy_from_slice(&p.ids);
+            for (v, &g) in rv.iter_mut().zip(&p.grid) {
+                *v = w[usize::from(g & 15)];
+            }
+            return;
+        }
+        // Compacted without branches: each entry is stored, and the next
+        // goes over it if its weight is zero.
+        let mut n = 0;
+        for (&id, &g) in p.ids.iter().zip(&p.grid) {
+            let w = w[usize::from(g & 15)];
+            ri[n & 15] = id;
+            rv[n & 15] = w;
+            n += usize::from(w != 0.0);
+        }
+        debug_assert_eq!(n, len, "row {row}: the tensor form's length");
+    }
+}
+
 /// The weight of grid index `g` at positions `(x, y)` of the
 /// one-dimensional `weights`.
 fn product(weights: &[[f64; 4]], x: u16, y: u16, g: u8) -> f64 {
@@ -224,12 +363,13 @@ fn product(weights: &[[f64; 4]], x: u16, y: u16, g: u8) -> f64 {
 }
 
 impl ClosedForm for TensorRows {
+    #[inline]
     fn row_len(&self, row: usize) -> Option<usize> {
         let r = self.rows[row];
-        (r.patch != OPEN)
-            .then(|| usize::from(self.nonzeros[usize::from(r.x)]) * usize::from(self.nonzeros[usize::from(r.y)]))
+        (r.patch != OPEN).then(|| usize::from(self.lens[usize::from(r.x) * self.weights.len() + usize::from(r.y)]))
     }
 
+    #[inline]
     fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]) {
         let r = self.rows[row];
         let p = &self.patches[r.patch as usize];
@@ -780,6 +920,65 @@ mod tests {
         let vals = (0..idx.len()).map(|k| 0.25 + k as f64 * 1e-3).collect();
         let m = CsrMat::try_new(open.len(), ncols as usize, ptr, idx, vals).unwrap();
         (t, m)
+    }
+
+    #[test]
+    fn rows_made_by_a_function_are_the_rows_given() {
+        let (t, _) = random_rows(300, 40, 3 * ROW_CHUNK + 77, 11);
+        let (w, p) = (t.weights.clone(), t.patches.clone());
+        for par in [Par::Seq, Par::Rayon] {
+            let made = TensorRows::from_fn(300, w.clone(), p.clone(), t.nrows(), par, |i| t.rows[i]).unwrap();
+            assert_eq!(made, t);
+            // The first row out of range is named, as by `new`.
+            for bad in [5, ROW_CHUNK + 3, 3 * ROW_CHUNK + 76] {
+                let row =
+                    |i: usize| if i == bad || i == bad + 1 { TensorRow { patch: 40, x: 0, y: 0 } } else { t.rows[i] };
+                let e = TensorRows::from_fn(300, w.clone(), p.clone(), t.nrows(), par, row).unwrap_err();
+                let rows: Vec<TensorRow> = (0..t.nrows()).map(row).collect();
+                let e_new = TensorRows::new(300, w.clone(), p.clone(), rows).unwrap_err();
+                assert_eq!(e.to_string(), e_new.to_string());
+                assert!(e.to_string().contains(&format!("row {bad}:")), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn rows_written_in_a_block_are_the_rows() {
+        let (t, _) = random_rows(300, 40, 2000, 5);
+        let closed: Vec<usize> = (0..t.nrows()).filter(|&i| t.row_len(i).is_some()).collect();
+        let total: usize = closed.iter().map(|&i| t.row_len(i).unwrap_or(0)).sum();
+        // All rows of a block one after another: the full-width writes past
+        // a row's end are overwritten by the next, the last rows are exact.
+        let (mut idx, mut vals) = (vec![u32::MAX; total], vec![f64::NAN; total]);
+        let mut at = 0;
+        for &i in &closed {
+            t.write_row_at(i, &mut idx, &mut vals, at);
+            at += t.row_len(i).unwrap_or(0);
+        }
+        let mut at = 0;
+        for &i in &closed {
+            let n = t.row_len(i).unwrap_or(0);
+            let (mut ri, mut rv) = (vec![0; n], vec![0.0; n]);
+            t.write_row(i, &mut ri, &mut rv);
+            assert_eq!((&idx[at..at + n], &vals[at..at + n]), (&ri[..], &rv[..]), "row {i}");
+            at += n;
+        }
+    }
+
+    #[test]
+    fn row_lengths_count_the_products_that_are_not_zero() {
+        // 1e-200 · 1e-200 underflows: those products are zero, and the
+        // rows are as long as what is written.
+        let w = vec![[1e-200, 0.5, 0.5, 0.0], [1e-200, 1.0, 0.0, 0.0]];
+        let rows = vec![TensorRow { patch: 0, x: 0, y: 1 }, TensorRow { patch: 0, x: 1, y: 1 }];
+        let t = TensorRows::new(32, w, vec![patch()], rows).unwrap();
+        // (r, s) with both weights nonzero: 3 × 2 and 2 × 2, less (0, 0).
+        assert_eq!(t.row_len(0), Some(5));
+        assert_eq!(t.row_len(1), Some(3));
+        assert_eq!(t.nnz(), 8);
+        let (mut idx, mut vals) = ([0u32; 5], [0f64; 5]);
+        t.write_row(0, &mut idx, &mut vals);
+        assert!(vals.iter().all(|&v| v != 0.0) && idx.windows(2).all(|w| w[0] < w[1]));
     }
 
     /// Each row as the composed matrix sums it: its nonzero terms in

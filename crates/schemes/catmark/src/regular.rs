@@ -55,12 +55,8 @@ const NO_FRAME: Frame = Frame { face: NONE, x: 0, y: 0, d1: 0, d3: 0 };
 
 #[inline]
 fn step(d: u8) -> (i32, i32) {
-    match d & 3 {
-        0 => (1, 0),
-        1 => (0, 1),
-        2 => (-1, 0),
-        _ => (0, -1),
-    }
+    const STEPS: [(i32, i32); 4] = [(1, 0), (0, 1), (-1, 0), (0, -1)];
+    STEPS[usize::from(d & 3)]
 }
 
 impl Frame {
@@ -69,17 +65,15 @@ impl Frame {
     fn edges(&self) -> [u8; 4] {
         [self.d1, self.d3, (self.d1 + 2) & 3, (self.d3 + 2) & 3]
     }
-    /// Grid position of corner `k` for a face of side `side`.
+    /// Grid position of corner `k` for a face of side `side`: corner 1 is
+    /// one side along `d1` from corner 0, corner 3 one along `d3`, corner 2
+    /// both.
     #[inline]
     fn corner(&self, k: usize, side: i32) -> (i32, i32) {
-        let e = self.edges();
-        let (mut x, mut y) = (i32::from(self.x), i32::from(self.y));
-        for &d in &e[..k] {
-            let (dx, dy) = step(d);
-            x += side * dx;
-            y += side * dy;
-        }
-        (x, y)
+        let (along1, along3) = (i32::from(k == 1 || k == 2), i32::from(k >= 2));
+        let ((ax, ay), (bx, by)) = (step(self.d1), step(self.d3));
+        let (x, y) = (i32::from(self.x), i32::from(self.y));
+        (x + side * (along1 * ax + along3 * bx), y + side * (along1 * ay + along3 * by))
     }
     /// The frame of the child of corner `k` (the quad split's child face).
     #[inline]
@@ -210,15 +204,16 @@ fn patch(mesh: &Mesh, regular: &[bool], f: usize) -> Option<TensorPatch> {
         ((3, 3), diag[2]),
         ((0, 3), diag[3]),
     ];
-    let mut pairs: [(u32, u8); 16] = std::array::from_fn(|i| {
-        let ((r, s), id) = at[i];
-        (id, 4 * r + s)
+    // Sorted by id as one key: id above, grid index below.
+    let mut keys: [u64; 16] = std::array::from_fn(|i| {
+        let ((r, s), id): ((u8, u8), u32) = at[i];
+        (u64::from(id) << 8) | u64::from(4 * r + s)
     });
-    pairs.sort_unstable();
-    if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+    keys.sort_unstable();
+    if keys.windows(2).any(|w| w[0] >> 8 == w[1] >> 8) {
         return None;
     }
-    Some(TensorPatch { ids: pairs.map(|p| p.0), grid: pairs.map(|p| p.1) })
+    Some(TensorPatch { ids: keys.map(|k| (k >> 8) as u32), grid: keys.map(|k| k as u8) })
 }
 
 /// The closed-form rows of the composed matrix of the levels `meshes`
@@ -282,7 +277,7 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
             (frames[g].face != NONE).then(|| (&frames[g], k))
         })
     };
-    let owners = collect(nv + nf + t.num_edges(), par, |row| {
+    TensorRows::from_fn(base.num_vertices(), weights_1d(levels), patches, nv + nf + t.num_edges(), par, |row| {
         if row < nv {
             first(t.vertex_corners(row)).map_or(none, |(fr, k)| own(fr.corner(k, 2), fr.face))
         } else if row < nv + nf {
@@ -300,8 +295,8 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
                 own((x + dx, y + dy), fr.face)
             })
         }
-    });
-    TensorRows::new(base.num_vertices(), weights_1d(levels), patches, owners).map(Some)
+    })
+    .map(Some)
 }
 
 #[cfg(test)]
