@@ -34,9 +34,13 @@
 //! Peer rows predicted (from the level below) to take over 60 s, and rows
 //! predicted (bytes per output face × faces) to need more than 80 % of the
 //! free memory, are skipped with the reason printed. Rows of a quarter
-//! second or more are timed by hand (mean of 1–3 runs) instead of by
-//! criterion. Before timing, each peer's level-1 positions are checked
-//! against subla's (matched by position).
+//! second or more are timed by hand instead of by criterion: 3 runs after
+//! the probe run under 1.5 s, 2 under 5 s, else the probe run alone. Times
+//! are medians (criterion's, or of the runs by hand): on a virtual machine
+//! that hands free memory back to its host, a run that touches such memory
+//! again can take up to a second more per GB, and the median leaves those
+//! runs out where the mean would not. Before timing, each peer's level-1
+//! positions are checked against subla's (matched by position).
 //!
 //! Peak memory is measured after the timings, outside criterion: subla's
 //! modeling mode through the release `subla` binary (`--timings json`, all
@@ -51,7 +55,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use subla_algebra::Par;
-use subla_bench::{criterion, mean_seconds, pool, quad_sphere, quad_torus, report_with};
+use subla_bench::{criterion, median_seconds, pool, quad_sphere, quad_torus, report_with};
 use subla_catmark::CatmarkSlak;
 use subla_catmark::refine::refine_topology_direct;
 use subla_mesh::{Mesh, MeshData, Options, Validation};
@@ -587,7 +591,7 @@ enum Probe {
 struct Harness<'c> {
     c: &'c mut Criterion,
     s: &'c Settings,
-    /// Rows timed by hand: (group, id) → (mean seconds, runs).
+    /// Rows timed by hand: (group, id) → (median seconds, runs).
     manual: HashMap<(String, String), (f64, usize)>,
     /// Rows timed by criterion in this run.
     ran: HashSet<(String, String)>,
@@ -614,7 +618,7 @@ impl Harness<'_> {
         if let Some(&(t, _)) = self.manual.get(&key) {
             return Some(t);
         }
-        if self.ran.contains(&key) { mean_seconds(group, id) } else { None }
+        if self.ran.contains(&key) { median_seconds(group, id) } else { None }
     }
 
     fn skip(&mut self, row: &Row<'_>, id: &str, why: String) {
@@ -689,27 +693,30 @@ impl Harness<'_> {
         self.times.insert((row.input.to_string(), row.level, id.clone()), secs);
         let key = (row.group.clone(), id.clone());
         if secs >= MANUAL_SECONDS {
+            // The probe is a warm-up (its first touch of fresh memory can
+            // cost more than the work) wherever more runs follow.
             let extra = if secs < 1.5 {
-                2
+                3
             } else if secs < 5.0 {
-                1
+                2
             } else {
                 0
             };
-            let mut total = secs;
-            let mut runs = 1;
+            let mut runs = Vec::with_capacity(extra);
             for _ in 0..extra {
                 match timed(1) {
-                    Ok(d) => {
-                        total += d.as_secs_f64();
-                        runs += 1;
-                    }
+                    Ok(d) => runs.push(d.as_secs_f64()),
                     Err(e) => println!("{id}: repeated run failed: {e}"),
                 }
             }
-            let mean = total / runs as f64;
-            println!("{}/{id}  time: {:.3} ms (by hand, mean of {runs} runs)", row.group, mean * 1e3);
-            self.manual.insert(key, (mean, runs));
+            if runs.is_empty() {
+                runs.push(secs);
+            }
+            runs.sort_by(f64::total_cmp);
+            let n = runs.len();
+            let median = (runs[(n - 1) / 2] + runs[n / 2]) / 2.0;
+            println!("{}/{id}  time: {:.3} ms (by hand, median of {n} runs)", row.group, median * 1e3);
+            self.manual.insert(key, (median, n));
             return true;
         }
         let mut g = self.c.benchmark_group(row.group.clone());

@@ -34,10 +34,21 @@ pub fn criterion() -> Criterion {
 
 /// Mean time in seconds of benchmark `group/id`, from criterion's estimates.
 pub fn mean_seconds(group: &str, id: &str) -> Option<f64> {
+    estimate_seconds(group, id, "mean")
+}
+
+/// Median time in seconds of benchmark `group/id`, from criterion's
+/// estimates.
+pub fn median_seconds(group: &str, id: &str) -> Option<f64> {
+    estimate_seconds(group, id, "median")
+}
+
+/// Criterion's point estimate `what` (`mean`, `median`) of `group/id`.
+fn estimate_seconds(group: &str, id: &str, what: &str) -> Option<f64> {
     let path = criterion_dir().join(group).join(id).join("new/estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("mean")?.get("point_estimate")?.as_f64().map(|ns| ns * 1e-9)
+    v.get(what)?.get("point_estimate")?.as_f64().map(|ns| ns * 1e-9)
 }
 
 /// Prints a table of `peer time / ours time` for each `(ours, peer)` pair of
