@@ -65,11 +65,7 @@ where
 /// # Errors
 /// [`AlgebraError::TooLarge`] if the total exceeds `u32::MAX`.
 pub fn offsets_from_counts(counts: &[u32], par: Par) -> Result<Vec<u32>> {
-    let total = checked_total(counts, par)
-        .ok_or(AlgebraError::TooLarge { what: "sum of counts", value: counts.iter().map(|&c| c as u128).sum() })?;
-    let out = exclusive_scan(counts, par);
-    debug_assert_eq!(out.last().copied(), Some(total));
-    Ok(out)
+    offsets_of(counts.len(), par, |slices, out| out.copy_from_slice(&counts[slices]))
 }
 
 /// Pointer array of `n` slices whose counts `fill` writes: `fill(range,
@@ -83,6 +79,13 @@ pub fn offsets_from_counts(counts: &[u32], par: Par) -> Result<Vec<u32>> {
 /// [`AlgebraError::TooLarge`] if the total exceeds `u32::MAX` (or `n` does).
 pub fn offsets_with(n: usize, par: Par, fill: impl Fn(std::ops::Range<usize>, &mut [u32]) + Sync) -> Result<Vec<u32>> {
     to_u32(n, "slice count")?;
+    offsets_of(n, par, fill)
+}
+
+/// [`offsets_with`] for any `n`: the counts written block by block
+/// ([`SCAN_BLOCK`]) and scanned within each, then each block's offset
+/// added.
+fn offsets_of(n: usize, par: Par, fill: impl Fn(std::ops::Range<usize>, &mut [u32]) + Sync) -> Result<Vec<u32>> {
     let mut ptr: Vec<u32> = crate::mem::zeroed_vec(n + 1);
     // Pass 1: each block's counts, scanned within the block (64-bit, so a
     // block's overflow shows), and its total.
