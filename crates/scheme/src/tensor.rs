@@ -326,16 +326,24 @@ impl TensorRows {
     /// written in order). Otherwise exactly the row.
     #[inline]
     pub(crate) fn write_row_at(&self, row: usize, idx: &mut [u32], vals: &mut [f64], at: usize) {
+        match (idx.get_mut(at..at + 16), vals.get_mut(at..at + 16)) {
+            (Some(ri), Some(rv)) => self.write_wide(row, ri, rv),
+            _ => {
+                let len = self.row_len(row).unwrap_or(0);
+                self.write_row(row, &mut idx[at..at + len], &mut vals[at..at + len]);
+            }
+        }
+    }
+
+    /// Writes row `row`, one with a tensor form, into the 16 places of `ri`
+    /// and `rv`: its entries first, then leftovers.
+    #[inline]
+    fn write_wide(&self, row: usize, ri: &mut [u32], rv: &mut [f64]) {
         let r = self.rows[row];
         let p = &self.patches[r.patch as usize];
         let xy = usize::from(r.x) * self.weights.len() + usize::from(r.y);
-        let (w, len) = (&self.products[xy], usize::from(self.lens[xy]));
-        let room = (idx.get_mut(at..at + 16), vals.get_mut(at..at + 16));
-        let (Some(ri), Some(rv)) = room else {
-            return self.write_row(row, &mut idx[at..at + len], &mut vals[at..at + len]);
-        };
-        let (ri, rv): (&mut [u32], &mut [f64]) = (ri, rv);
-        if len == 16 {
+        let w = &self.products[xy];
+        if self.lens[xy] == 16 {
             // No zero weight: the patch as it is.
             ri.copy_from_slice(&p.ids);
             for (v, &g) in rv.iter_mut().zip(&p.grid) {
@@ -352,7 +360,7 @@ impl TensorRows {
             rv[n & 15] = w;
             n += usize::from(w != 0.0);
         }
-        debug_assert_eq!(n, len, "row {row}: the tensor form's length");
+        debug_assert_eq!(n, usize::from(self.lens[xy]), "row {row}: the tensor form's length");
     }
 }
 
@@ -371,25 +379,12 @@ impl ClosedForm for TensorRows {
 
     #[inline]
     fn write_row(&self, row: usize, idx: &mut [u32], vals: &mut [f64]) {
-        let r = self.rows[row];
-        let p = &self.patches[r.patch as usize];
-        let w = &self.products[usize::from(r.x) * self.weights.len() + usize::from(r.y)];
-        if let (Ok(idx), Ok(vals)) = (<&mut [u32; 16]>::try_from(&mut *idx), <&mut [f64; 16]>::try_from(&mut *vals)) {
-            // No zero weight: the patch as it is.
-            *idx = p.ids;
-            *vals = std::array::from_fn(|t| w[usize::from(p.grid[t] & 15)]);
-            return;
+        if let (Ok(ri), Ok(rv)) = (<&mut [u32; 16]>::try_from(&mut *idx), <&mut [f64; 16]>::try_from(&mut *vals)) {
+            return self.write_wide(row, ri, rv);
         }
-        // Compacted without branches into a local row, then copied out.
+        // Written wide into a local row, then copied out.
         let (mut ri, mut rv) = ([0u32; 16], [0f64; 16]);
-        let mut n = 0;
-        for (&id, &g) in p.ids.iter().zip(&p.grid) {
-            let w = w[usize::from(g & 15)];
-            ri[n] = id;
-            rv[n] = w;
-            n += usize::from(w != 0.0);
-        }
-        debug_assert_eq!(n, idx.len(), "row {row}: the tensor form's length");
+        self.write_wide(row, &mut ri, &mut rv);
         idx.copy_from_slice(&ri[..idx.len()]);
         vals.copy_from_slice(&rv[..vals.len()]);
     }
