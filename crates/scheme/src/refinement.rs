@@ -955,7 +955,7 @@ fn merge_rows<'p>(
         let mut k = first_open(r.start);
         for i in r {
             let (a, b) = (ptr[i] as usize - base, ptr[i + 1] as usize - base);
-            if cf.len(i).is_none() {
+            if open.get(k).is_some_and(|&o| o as usize == i) {
                 let (pi, pv) = open_row(k);
                 k += 1;
                 ib[a..b].copy_from_slice(pi);
