@@ -903,7 +903,7 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
     match pn.install(|| CatmarkSlak.build(mesh, level, Par::Rayon)) {
         Ok(plan) => {
             for &(t, p, par) in &variants {
-                h.bench(&row, "subla_eval", t, false, &mut in_pool(p, || eval(&plan, pos.view(), par)));
+                h.bench(&row, "subla_eval", t, false, &mut in_pool(p, || eval(&plan, pos.view(), par).unwrap()));
             }
             if cfg!(feature = "opensubdiv-petite") {
                 let pos32 = pos.mapv(|x| x as f32);
@@ -912,7 +912,7 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
                     "subla_eval_f32",
                     "1thread",
                     false,
-                    &mut in_pool(&p1, || eval(&plan, pos32.view(), Par::Seq)),
+                    &mut in_pool(&p1, || eval(&plan, pos32.view(), Par::Seq).unwrap()),
                 );
             }
         }

@@ -174,7 +174,7 @@ fn main() {
                 println!("| {name} | {l} | – | build failed on a rerun | | | | | | |");
                 break;
             };
-            let faces = plan.faces(l).map(|f| f.num_faces()).unwrap_or(0);
+            let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
             let profile = plan.profile_eval(x.view());
             let (_, first_profile) = match profile {
                 Ok(p) => p,
@@ -340,7 +340,7 @@ fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
         Ok(p) => p,
         Err(e) => return println!("| {name} | {l} | – | build failed: {e} | | | | | |"),
     };
-    let faces = plan.faces(l).map(|f| f.num_faces()).unwrap_or(0);
+    let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
     let mut prof = match plan.profile_eval(x) {
         Ok((_, p)) => p,
         Err(e) => return println!("| {name} | {l} | {faces} | {:.1} | eval failed: {e} | | | | |", build_s * 1e3),
@@ -354,7 +354,7 @@ fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
         }
     }
     let (eval_s, _) = best(runs, || plan.try_eval(x));
-    let (cpu_s, _) = best(runs_for(eval_s).min(5), || subla_scheme::eval(plan.cpu(), x, Par::Rayon));
+    let (cpu_s, _) = best(runs_for(eval_s).min(5), || subla_scheme::eval(plan.cpu(), x, Par::Rayon).unwrap());
     let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
     let rate = prof.bytes() as f64 / kernels_s;
     println!(

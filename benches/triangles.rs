@@ -91,10 +91,10 @@ fn main() {
             row(format!("subla modeling, {label}"), modeling_secs);
             let static_secs = p.install(|| match scheme {
                 "loop" => time(runs, || {
-                    LoopSlak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon))
+                    LoopSlak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon).unwrap())
                 }),
                 _ => time(runs, || {
-                    Sqrt3Slak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon))
+                    Sqrt3Slak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon).unwrap())
                 }),
             });
             row(format!("subla build + eval, {label}"), static_secs);

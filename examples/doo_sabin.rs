@@ -48,13 +48,13 @@
 use std::f64::consts::PI;
 use std::path::Path;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::Array2;
 use subla::algebra::spgemm::{self, Collision, Ops};
-use subla::algebra::spmv::{Update, spmv_csr, spmv_csr_into};
-use subla::algebra::{CscRef, CsrMat, CsrRef, Par, Scalar, mtx};
+use subla::algebra::spmv::spmv_csr;
+use subla::algebra::{CscRef, CsrMat, CsrRef, Par, mtx};
 use subla::mesh::{Mesh, MeshData, Topology, obj};
 use subla::scheme::refinement::{Budget, Refinement};
-use subla::scheme::{Plan, Refiner, SchemeError};
+use subla::scheme::{ChildPoint, OperatorPlan, OperatorRefiner, OperatorRules, Plan, Refined, Refiner, SchemeError};
 use subla::{AlgebraError, MeshError};
 
 /// Marks a slot of an E-face that no face has filled (a boundary edge).
@@ -178,8 +178,8 @@ pub fn edge_faces(
 /// pointer of `M`.
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] for an interior vertex in two faces (its
-/// V-face would be a 2-gon) or a fan that does not close (not manifold).
+/// [`DooSabinError`] (as [`SchemeError::Scheme`]) for an interior vertex in
+/// two faces (its V-face would be a 2-gon) or a fan that does not close.
 pub fn vertex_faces(
     m_rows: CsrRef<'_, u32>,
     ptr: &[u32],
@@ -212,12 +212,10 @@ pub fn vertex_faces(
             continue;
         }
         if c != start || n != faces.len() {
-            return Err(unsupported(format!("the faces around vertex {v} do not form one closed fan")));
+            return Err(SchemeError::scheme(NAME, DooSabinError::OpenFan { vertex: v }));
         }
         if n < 3 {
-            return Err(unsupported(format!(
-                "vertex {v} is interior and in only {n} faces: its V-face would be a {n}-gon"
-            )));
+            return Err(SchemeError::scheme(NAME, DooSabinError::TwoFaces { vertex: v, faces: n }));
         }
         face_ptr.push(to_u32(face_verts.len(), "corners of the refined mesh")?);
     }
@@ -244,8 +242,7 @@ pub struct Level {
 ///
 /// # Errors
 /// [`SchemeError::Mesh`] for a non-manifold mesh (the error names the
-/// element), [`SchemeError::Unsupported`] as [`vertex_faces`], sizes over
-/// `u32`.
+/// element), [`DooSabinError`] as [`vertex_faces`], sizes over `u32`.
 pub fn refine(parent: &Mesh, par: Par) -> Result<Level, SchemeError> {
     let t = parent.topology();
     t.check_manifold()?;
@@ -275,110 +272,60 @@ pub fn refine(parent: &Mesh, par: Par) -> Result<Level, SchemeError> {
     Ok(Level { operator, mesh, f_faces: m.ncols(), e_faces: e.len(), v_faces: v_ptr.len() - 1 })
 }
 
-fn unsupported(reason: String) -> SchemeError {
-    SchemeError::Unsupported { scheme: "doo-sabin", reason }
-}
-
 fn to_u32(n: usize, what: &'static str) -> Result<u32, SchemeError> {
     u32::try_from(n).map_err(|_| SchemeError::Mesh(MeshError::TooLarge { what, value: n as u128 }))
 }
 
-/// Doo–Sabin subdivision behind subla's [`Refiner`] trait.
+/// The scheme's name in messages.
+const NAME: &str = "doo-sabin";
+
+/// What Doo–Sabin refuses beyond what the mesh crate does, naming the
+/// vertex: the scheme's own error type, carried by [`SchemeError::Scheme`].
+#[derive(Debug, thiserror::Error)]
+pub enum DooSabinError {
+    /// The faces around an interior vertex do not form one closed fan.
+    #[error("the faces around vertex {vertex} do not form one closed fan")]
+    OpenFan {
+        /// The vertex.
+        vertex: usize,
+    },
+    /// An interior vertex in fewer than three faces: its V-face would be
+    /// degenerate.
+    #[error("vertex {vertex} is interior and in only {faces} faces: its V-face would be a {faces}-gon")]
+    TwoFaces {
+        /// The vertex.
+        vertex: usize,
+        /// Its faces.
+        faces: usize,
+    },
+}
+
+/// Doo–Sabin's rules: one level is [`refine`], the rest (the level stack,
+/// eval as one SpMV per level, modeling steps, the operators) is subla's
+/// generic [`OperatorPlan`].
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct DooSabin;
 
+impl OperatorRules for DooSabin {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn refine(&self, parent: &Mesh, par: Par) -> Result<Refined, SchemeError> {
+        let Level { operator, mesh, .. } = refine(parent, par)?;
+        Ok(Refined { operator, mesh })
+    }
+    /// Every new point is the point of one parent corner, in corner order.
+    fn child_point(&self, parent: &Mesh, row: usize) -> Option<ChildPoint> {
+        (row < parent.topology().num_corners()).then_some(ChildPoint::Corner(row as u32))
+    }
+}
+
+/// Doo–Sabin subdivision behind subla's [`Refiner`] trait.
+pub const DOO_SABIN: OperatorRefiner<DooSabin> = OperatorRefiner(DooSabin);
+
 /// A built Doo–Sabin refinement: the meshes of every level and the
 /// refinement matrix of every step.
-#[derive(Clone, Debug)]
-pub struct DooSabinPlan {
-    meshes: Vec<Mesh>,
-    operators: Vec<CsrMat<f64>>,
-}
-
-impl DooSabinPlan {
-    /// A plan of no levels on `mesh`.
-    fn new(mesh: Mesh) -> Self {
-        DooSabinPlan { meshes: vec![mesh], operators: Vec::new() }
-    }
-
-    /// Adds one level on top of the finest.
-    fn push_level(&mut self, par: Par) -> Result<(), SchemeError> {
-        let finest = self.meshes.last().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        let level = refine(finest, par)?;
-        self.operators.push(level.operator);
-        self.meshes.push(level.mesh);
-        Ok(())
-    }
-
-    /// `out = R_{L−1} ⋯ R_0 control`, one mapped SpMV per level; the action
-    /// map converts the `f64` weights to the data's scalar type.
-    fn apply<T: Scalar>(
-        &self,
-        control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
-        cast: impl Fn(f64) -> T + Sync,
-        par: Par,
-    ) {
-        subla::scheme::check_eval_shapes(self, "doo-sabin", control.dim(), out.dim());
-        let Some((last, head)) = self.operators.split_last() else {
-            out.assign(&control);
-            return;
-        };
-        let mut cur: Option<Array2<T>> = None;
-        for r in head {
-            let x = cur.as_ref().map_or(control.view(), |c| c.view());
-            cur = Some(spmv_csr(r.as_ref(), x, |&w, _, _| cast(w), par));
-        }
-        let x = cur.as_ref().map_or(control.view(), |c| c.view());
-        spmv_csr_into(last.as_ref(), x, out, Update::Set, |&w, _, _| cast(w), par);
-    }
-}
-
-impl Refiner for DooSabin {
-    type Input = Mesh;
-    type Plan = DooSabinPlan;
-    fn name(&self) -> &'static str {
-        "doo-sabin"
-    }
-    fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<DooSabinPlan, SchemeError> {
-        let mut plan = DooSabinPlan::new(input.clone());
-        for _ in 0..levels {
-            plan.push_level(par)?;
-        }
-        Ok(plan)
-    }
-    fn step(&self, mut plan: DooSabinPlan, par: Par) -> Result<DooSabinPlan, SchemeError> {
-        let finest = plan.meshes.pop().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
-        let mut next = DooSabinPlan::new(finest);
-        next.push_level(par)?;
-        Ok(next)
-    }
-}
-
-impl Plan for DooSabinPlan {
-    fn levels(&self) -> u32 {
-        self.operators.len() as u32
-    }
-    fn level_len(&self, level: u32) -> usize {
-        self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
-    }
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        self.apply(control, out, |w| w, par);
-    }
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        self.apply(control, out, |w| w as f32, par);
-    }
-    fn operator(&self, level: u32, _par: Par) -> Result<CsrMat<f64>, SchemeError> {
-        let levels = self.levels();
-        self.operators.get(level as usize).cloned().ok_or(SchemeError::NoSuchLevel { level, levels })
-    }
-    fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.operators.get(level as usize).map(|r| r.nnz() as u64)
-    }
-    fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.meshes.get(level as usize)
-    }
-}
+pub type DooSabinPlan = OperatorPlan<DooSabin>;
 
 /// A prism over a regular pentagon (10 vertices, 2 pentagons and 5 quads,
 /// counter-clockwise seen from outside) and its positions.
@@ -431,8 +378,8 @@ pub struct Summary {
 pub fn run(out_dir: Option<&Path>) -> Result<Summary, Box<dyn std::error::Error>> {
     let par = Par::Rayon;
     let (mesh, p0) = pentagonal_prism()?;
-    let plan = DooSabin.build(&mesh, 2, par)?;
-    let p2 = subla::scheme::eval(&plan, p0.view(), par);
+    let plan = DOO_SABIN.build(&mesh, 2, par)?;
+    let p2 = subla::scheme::eval(&plan, p0.view(), par)?;
 
     let mut refinement = Refinement::chain(&plan, Budget::default(), par)?;
     let r = refinement.compose(Budget::default(), par)?.clone();
@@ -442,7 +389,7 @@ pub fn run(out_dir: Option<&Path>) -> Result<Summary, Box<dyn std::error::Error>
 
     let mut levels = Vec::new();
     for l in 0..=plan.levels() {
-        let Some(m) = plan.refined(l) else { continue };
+        let m = plan.refined(l, par)?;
         let t = m.topology();
         let mut orders = std::collections::BTreeMap::new();
         for f in 0..t.num_faces() {
@@ -458,7 +405,7 @@ pub fn run(out_dir: Option<&Path>) -> Result<Summary, Box<dyn std::error::Error>
     }
     if let Some(dir) = out_dir {
         std::fs::create_dir_all(dir)?;
-        let fine = plan.refined(plan.levels()).ok_or("the plan has no finest mesh")?.clone();
+        let fine = plan.refined(plan.levels(), par)?.clone();
         obj::write_obj_file(&MeshData::new(fine, p2)?, dir.join("doo_sabin_L2.obj"))?;
         mtx::write_matrix_market_file(r.as_ref(), dir.join("R.mtx"))?;
     }

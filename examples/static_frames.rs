@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if frame == 0 {
             // The same points as refining level by level.
             let mut want = Array2::<f32>::zeros((plan.output_len(), 3));
-            plan.eval_f32(x.slice(ndarray::s![.., ..3]), want.view_mut(), Par::Rayon);
+            plan.eval_f32(x.slice(ndarray::s![.., ..3]), want.view_mut(), Par::Rayon).unwrap();
             let diff = want.iter().zip(out.slice(ndarray::s![.., ..3])).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
             let scale = want.iter().fold(1f32, |m, v| m.max(v.abs()));
             println!("frame 0: largest difference from the level-by-level evaluation {diff:.2e} (scale {scale:.2e})");

@@ -1,14 +1,17 @@
-//! `subla bench`: build and eval times of a mesh, level by level.
+//! `subla bench`: build and eval times of a mesh level by level, and the
+//! static-topology path a pipeline uses (the plan, `R`, one frame).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
+use subla::registry::{Backend as Site, Path as Written, Setup};
 use subla_algebra::Par;
 use subla_mesh::Mesh;
-use subla_scheme::{Plan, Refiner, eval, modeling};
+use subla_scheme::refinement::{Budget, Evaluation, Refinement};
+use subla_scheme::{FallbackPolicy, Plan, Refiner, eval, modeling};
 
 use crate::progress::Progress;
-use crate::{Backend, MeshOpts, Scheme, read_mesh};
+use crate::{Backend, MeshOpts, memory, read_mesh, schemes};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct BenchArgs {
@@ -18,9 +21,11 @@ pub(crate) struct BenchArgs {
     #[arg(short, long, value_delimiter = ',', default_values_t = [1, 2, 3])]
     levels: Vec<u32>,
     /// Subdivision scheme (specialised kernels).
-    #[arg(long, value_enum, default_value_t = Scheme::Catmark)]
-    scheme: Scheme,
-    /// Where to run (the GPU: Catmull-Clark only).
+    #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
+    scheme: String,
+    /// Where to run: the CPU, or the GPU for the schemes with GPU kernels
+    /// (catmark, loop, loop-cgal, sqrt3). The static-topology table is
+    /// timed on the CPU either way.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     backend: Backend,
     /// Runs per measurement; the best time is printed.
@@ -43,7 +48,8 @@ fn best<T>(runs: u32, mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, 
     last.map(|r| (best, r)).ok_or_else(|| "no run".to_owned())
 }
 
-fn rows<R: Refiner<Input = Mesh>>(
+/// The level-by-level table: build, eval and modeling per level count.
+fn level_rows<R: Refiner<Input = Mesh> + ?Sized>(
     r: &R,
     mesh: &Mesh,
     args: &BenchArgs,
@@ -54,14 +60,59 @@ fn rows<R: Refiner<Input = Mesh>>(
     println!("|---|---|---|---|---|---|");
     let bar = progress.steps(args.levels.len() as u64, "timing");
     for &l in &args.levels {
-        let (build_ms, plan) = best(args.runs, || r.build(mesh, l, Par::Rayon).map_err(|e| e.to_string()))?;
-        let (eval_ms, _) = best(args.runs, || Ok(eval(&plan, x, Par::Rayon)))?;
-        let faces = plan.faces(l).map(|f| f.num_faces()).unwrap_or(0);
+        let (build_ms, plan) = best(args.runs, || r.build(mesh, l, Par::Rayon).map_err(schemes::error))?;
+        let (eval_ms, _) = best(args.runs, || eval(&plan, x, Par::Rayon).map_err(schemes::error))?;
+        let faces = plan.faces(l, Par::Rayon).map_err(schemes::error)?.num_faces();
         let vertices = plan.output_len();
         drop(plan);
-        let (modeling_ms, _) = best(args.runs, || modeling(r, mesh, x, l, Par::Rayon).map_err(|e| e.to_string()))?;
+        let (modeling_ms, _) = best(args.runs, || modeling(r, mesh, x, l, Par::Rayon).map_err(schemes::error))?;
         bar.suspend(|| {
             println!("| {l} | {vertices} | {faces} | {build_ms:.2} | {eval_ms:.2} | {modeling_ms:.2} |");
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// The static-topology table: the plan, `R` in the form the library picks
+/// (tensor rows kept apart where the scheme has them, else the composed
+/// matrix), and one frame of evaluation (`Evaluation::Auto`, `f32` xyz),
+/// with the bytes one frame moves at least: the matrix or tensor form, the
+/// control points and the output.
+fn static_rows<R: Refiner<Input = Mesh> + ?Sized>(
+    r: &R,
+    mesh: &Mesh,
+    args: &BenchArgs,
+    x: ndarray::ArrayView2<'_, f32>,
+    progress: Progress,
+) -> Result<(), String> {
+    let budget = Budget::bytes(memory::default_budget().0);
+    println!();
+    println!("static topology (the plan and R once, then one evaluation per frame; f32 xyz):");
+    println!("| levels | plan ms | R ms | R form | nonzeros | frame ms | MB per frame | GB/s |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let bar = progress.steps(args.levels.len() as u64, "timing the static path");
+    for &l in &args.levels {
+        let (plan_ms, plan) = best(args.runs, || r.build(mesh, l, Par::Rayon).map_err(schemes::error))?;
+        let (r_ms, refinement) =
+            best(args.runs, || Refinement::tensor_of(&plan, budget, Par::Rayon).map_err(schemes::error))?;
+        let mut refinement = refinement;
+        let ev = refinement.evaluator::<f32>(Evaluation::Auto, 3, budget, Par::Rayon).map_err(schemes::error)?;
+        let mut out = ndarray::Array2::<f32>::zeros((ev.output_len(), 3));
+        let (frame_ms, ()) = best(args.runs.max(3), || {
+            ev.apply(x, out.view_mut(), Par::Rayon);
+            Ok(())
+        })?;
+        let bytes = ev.matrix_bytes() + 4 * 3 * (ev.input_len() + ev.output_len()) as u64;
+        let form = if ev.is_tensor() { "tensor" } else { "composed" };
+        let nnz = refinement.composed_nnz().unwrap_or_else(|| ev.nnz());
+        bar.suspend(|| {
+            println!(
+                "| {l} | {plan_ms:.2} | {r_ms:.2} | {form} | {nnz} | {frame_ms:.3} | {:.2} | {:.2} |",
+                bytes as f64 / 1e6,
+                bytes as f64 / (frame_ms * 1e6),
+            );
         });
         bar.inc(1);
     }
@@ -74,26 +125,31 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let x = data.positions().mapv(|v| v as f32);
     let name = args.input.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| crate::embedded::NAME.into());
+    let scheme = schemes::scheme(&args.scheme)?;
+    for &l in &args.levels {
+        schemes::check_memory(scheme, l, None, &data.mesh)?;
+    }
+    let choice =
+        schemes::Choice { backend: args.backend.site(), path: Written::Kernels, fallback: FallbackPolicy::Never };
+    let setup = Setup::default();
+    let (r, _) = schemes::refiner(scheme, choice, &setup)?;
     println!(
-        "{name}: {} vertices, {} faces; {:?} on {}, f32 xyz, best of {} runs",
+        "{name}: {} vertices, {} faces; {} on {}, f32 xyz, best of {} runs",
         data.mesh.num_vertices(),
         data.mesh.num_faces(),
-        args.scheme,
+        scheme.name(),
         match args.backend {
             Backend::Cpu => format!("the CPU ({} threads)", Par::Rayon.threads()),
             Backend::Gpu => "the GPU".to_owned(),
         },
         args.runs.max(1)
     );
-    for &l in &args.levels {
-        crate::check_memory(args.scheme, l, None, &data.mesh)?;
+    if args.backend == Backend::Gpu {
+        let ctx = setup.gpu().map_err(|e| e.to_string())?;
+        let info = ctx.adapter_info();
+        println!("adapter: {} ({:?})", info.name, info.backend);
     }
-    match (args.scheme, args.backend) {
-        (scheme, Backend::Gpu) => with_gpu!(scheme, r => {
-            let info = r.context().adapter_info();
-            println!("adapter: {} ({:?})", info.name, info.backend);
-            rows(r, &data.mesh, args, x.view(), progress)
-        }),
-        (scheme, Backend::Cpu) => with_slak!(scheme, r => rows(r, &data.mesh, args, x.view(), progress)),
-    }
+    level_rows(&*r, &data.mesh, args, x.view(), progress)?;
+    let (cpu, _) = schemes::refiner(scheme, schemes::Choice { backend: Site::Cpu, ..choice }, &setup)?;
+    static_rows(&*cpu, &data.mesh, args, x.view(), progress)
 }

@@ -3,9 +3,9 @@
 //! ```text
 //! subla                       the main job: the embedded example mesh, 3 levels,
 //!                             OBJ + PNG in subla-out/, a table of what was done
-//! subla subdivide [IN] [-o OUT.obj] --scheme catmark|bilinear|loop|loop-cgal|sqrt3
-//!       --levels 2 [--precision f32|f64] [--path lak|slak] [--mode modeling|static]
-//!       [--backend cpu|gpu] [--boundary none|edge-only|edge-and-corner]
+//! subla subdivide [IN] [-o OUT.obj] --scheme SCHEME --levels 2
+//!       [--precision f32|f64] [--path lak|slak] [--mode modeling|static]
+//!       [--backend cpu|gpu] [--fallback none|cpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
 //!       [--keep-holes] [--png [OUT.png]] [--max-memory 4G] [--timings json]
 //! subla render [IN] [-o OUT.png] [--levels 2] [--cage] [--creases] [--size 800x600]
@@ -14,68 +14,9 @@
 //! subla bench [IN] --levels 1,2,3 [--backend cpu|gpu] [--runs 3]
 //! ```
 //! Without `IN`, every subcommand uses the embedded example mesh (an open
-//! box with pentagons, triangles, a semi-sharp crease and a boundary).
-
-/// Evaluates `$body` with `$r` bound to the CPU refiner of `$scheme` with
-/// the specialised kernels (SLAK; bilinear's only path).
-macro_rules! with_slak {
-    ($scheme:expr, $r:ident => $body:expr) => {
-        match $scheme {
-            crate::Scheme::Catmark => {
-                let $r = &::subla_catmark::CatmarkSlak;
-                $body
-            }
-            crate::Scheme::Bilinear => {
-                let $r = &::subla_catmark::Bilinear;
-                $body
-            }
-            crate::Scheme::Loop => {
-                let $r = &::subla_loop::LoopSlak::new();
-                $body
-            }
-            crate::Scheme::LoopCgal => {
-                let $r = &::subla_loop::LoopSlak::cgal();
-                $body
-            }
-            crate::Scheme::Sqrt3 => {
-                let $r = &::subla_sqrt3::Sqrt3Slak::new();
-                $body
-            }
-        }
-    };
-}
-
-/// Evaluates `$body` with `$r` bound to the GPU refiner of `$scheme` on a
-/// context made here (kept for the whole process), or returns an error for
-/// a scheme without GPU kernels (bilinear).
-macro_rules! with_gpu {
-    ($scheme:expr, $r:ident => $body:expr) => {{
-        let ctx = ::subla_gpu::GpuContext::new().map_err(|e| format!("--backend gpu: {e}"))?;
-        // The context lives as long as the process.
-        let ctx: &'static ::subla_gpu::GpuContext = Box::leak(Box::new(ctx));
-        match $scheme {
-            crate::Scheme::Catmark => {
-                let $r = &::subla_catmark_gpu::CatmarkGpu::new(ctx);
-                $body
-            }
-            crate::Scheme::Loop => {
-                let $r = &::subla_tri_gpu::LoopGpu::new(ctx);
-                $body
-            }
-            crate::Scheme::LoopCgal => {
-                let $r = &::subla_tri_gpu::LoopGpu::new(ctx).cgal();
-                $body
-            }
-            crate::Scheme::Sqrt3 => {
-                let $r = &::subla_tri_gpu::Sqrt3Gpu::new(ctx);
-                $body
-            }
-            crate::Scheme::Bilinear => Err::<_, String>(
-                "--backend gpu runs catmark, loop, loop-cgal and sqrt3 (bilinear has no GPU kernels)".into(),
-            ),
-        }
-    }};
-}
+//! box with pentagons, triangles, a semi-sharp crease and a boundary). The
+//! schemes are those of subla's registry (`subla::registry`): every
+//! subcommand dispatches through it.
 
 mod bench;
 mod embedded;
@@ -83,21 +24,21 @@ mod info;
 mod memory;
 mod picture;
 mod progress;
+mod schemes;
+mod subdivide;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ndarray::{Array2, ArrayView2};
+use subla::registry::{Backend as Site, Path as Written};
+use subla::scheme::FallbackPolicy;
 use subla_algebra::Par;
-use subla_catmark::CatmarkLak;
-use subla_loop::LoopLak;
-use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshBuilder, MeshData, TriangleSubdivision, Validation};
+use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshData, TriangleSubdivision, Validation};
+use subla_scheme::Refiner;
 use subla_scheme::refinement::{Budget, Refinement};
-use subla_scheme::{Plan, Refiner, eval};
-use subla_sqrt3::Sqrt3Lak;
+
+use crate::subdivide::{SubdivideArgs, subdivide, subdivide_args};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -131,22 +72,6 @@ enum Command {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Scheme {
-    /// Catmull-Clark (OpenSubdiv's `catmark`).
-    Catmark,
-    /// Bilinear (face centroids and edge midpoints).
-    Bilinear,
-    /// Loop (OpenSubdiv's rules; triangles only).
-    Loop,
-    /// Loop with CGAL's rules (boundary edge points are midpoints, boundary
-    /// vertices (1,6,1)/8, tags ignored).
-    LoopCgal,
-    /// Kobbelt's √3 (triangles only; `--levels` counts steps, two steps
-    /// being a 1-to-9 refinement; boundary edges split every second step).
-    Sqrt3,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Precision {
     F32,
     F64,
@@ -154,10 +79,19 @@ enum Precision {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum PathKind {
-    /// Mapped sparse algebra (Eq. 2-12).
+    /// Mapped sparse algebra (Mlakar et al. 2020, §3).
     Lak,
     /// Specialised kernels (§4).
     Slak,
+}
+
+impl PathKind {
+    fn written(self) -> Written {
+        match self {
+            PathKind::Lak => Written::Algebra,
+            PathKind::Slak => Written::Kernels,
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -172,10 +106,40 @@ enum Mode {
 enum Backend {
     /// The CPU (all threads).
     Cpu,
-    /// The GPU through wgpu (Catmull-Clark, specialised kernels): build on
-    /// the CPU, eval on the device in `f32` (`SUBLA_GPU_BACKEND` and
-    /// `SUBLA_GPU_ADAPTER` choose the adapter).
+    /// The GPU through wgpu, for the schemes with GPU kernels (catmark,
+    /// loop, loop-cgal, sqrt3; specialised kernels): eval on the device in
+    /// `f32`; Catmull-Clark refines its topology on the device too, the
+    /// others on the CPU. `SUBLA_GPU_BACKEND` and `SUBLA_GPU_ADAPTER`
+    /// choose the adapter; without a usable one the run fails, unless
+    /// `--fallback cpu`.
     Gpu,
+}
+
+impl Backend {
+    fn site(self) -> Site {
+        match self {
+            Backend::Cpu => Site::Cpu,
+            Backend::Gpu => Site::Gpu,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Fallback {
+    /// Fail when the GPU cannot run the work.
+    None,
+    /// Run on the CPU when no GPU adapter is usable, the device fails, or
+    /// f64 is asked of it; a warning says so.
+    Cpu,
+}
+
+impl Fallback {
+    fn policy(self) -> FallbackPolicy {
+        match self {
+            Fallback::None => FallbackPolicy::Never,
+            Fallback::Cpu => FallbackPolicy::Cpu,
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -233,8 +197,8 @@ struct MatrixArgs {
     #[arg(short, long)]
     output: PathBuf,
     /// Subdivision scheme.
-    #[arg(long, value_enum, default_value_t = Scheme::Catmark)]
-    scheme: Scheme,
+    #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
+    scheme: String,
     /// Number of levels.
     #[arg(short, long, default_value_t = 1)]
     levels: u32,
@@ -270,56 +234,6 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
     Ok((v * (1u64 << shift) as f64) as u64)
 }
 
-#[derive(clap::Args, Debug)]
-struct SubdivideArgs {
-    /// Input mesh (.obj or .ply); OpenSubdiv shape tags in OBJ files are
-    /// honoured. The embedded example mesh when absent.
-    input: Option<PathBuf>,
-    /// Output OBJ file [default: <out-dir>/<name>.L<levels>.obj].
-    #[arg(short, long)]
-    output: Option<PathBuf>,
-    /// Folder of the default output files.
-    #[arg(long, default_value = "subla-out")]
-    out_dir: PathBuf,
-    /// Also render the result to PNG (`--png` alone: next to the OBJ).
-    #[arg(long, num_args = 0..=1, default_missing_value = "auto", value_name = "PNG")]
-    png: Option<PathBuf>,
-    /// Draw the control cage over the picture.
-    #[arg(long)]
-    cage: bool,
-    /// Refuse to subdivide when the output is predicted to need more than
-    /// this many bytes (suffixes K, M, G) [default: 80% of the available
-    /// memory].
-    #[arg(long, value_parser = parse_bytes)]
-    max_memory: Option<u64>,
-    /// Subdivision scheme.
-    #[arg(long, value_enum, default_value_t = Scheme::Catmark)]
-    scheme: Scheme,
-    /// Number of levels.
-    #[arg(short, long, default_value_t = 1)]
-    levels: u32,
-    /// Floating-point precision of the evaluation.
-    #[arg(long, value_enum, default_value_t = Precision::F64)]
-    precision: Precision,
-    /// Implementation path (Catmull-Clark only).
-    #[arg(long, value_enum, default_value_t = PathKind::Slak)]
-    path: PathKind,
-    /// Operational mode.
-    #[arg(long, value_enum, default_value_t = Mode::Static)]
-    mode: Mode,
-    /// Where to run.
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    backend: Backend,
-    #[command(flatten)]
-    mesh: MeshOpts,
-    /// Write hole faces too (as `t hole` tags) instead of leaving them out.
-    #[arg(long)]
-    keep_holes: bool,
-    /// Print one JSON line with timings, counts and peak memory.
-    #[arg(long, value_enum)]
-    timings: Option<Timings>,
-}
-
 fn read_input(path: &Path) -> Result<MeshData, String> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let r = match ext.as_deref() {
@@ -347,111 +261,6 @@ fn peak_memory_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-struct Run {
-    mesh: Mesh,
-    positions: Array2<f64>,
-    build_ms: f64,
-    eval_ms: f64,
-}
-
-fn run_scheme<R: Refiner<Input = Mesh>>(
-    r: &R,
-    mesh: &Mesh,
-    pos: ArrayView2<'_, f64>,
-    args: &SubdivideArgs,
-    progress: progress::Progress,
-) -> Result<Run, String> {
-    let par = Par::Rayon;
-    match args.mode {
-        Mode::Static => {
-            let bar = progress.phase(format!("building {} levels", args.levels));
-            let t0 = Instant::now();
-            let plan = r.build(mesh, args.levels, par).map_err(|e| e.to_string())?;
-            let build_ms = t0.elapsed().as_secs_f64() * 1e3;
-            bar.set_message("evaluating");
-            let t1 = Instant::now();
-            let positions = match args.precision {
-                Precision::F64 => eval(&plan, pos, par),
-                Precision::F32 => eval(&plan, pos.mapv(|x| x as f32).view(), par).mapv(f64::from),
-            };
-            let eval_ms = t1.elapsed().as_secs_f64() * 1e3;
-            let fine = plan.refined(args.levels).ok_or("the scheme produced no refined mesh")?.clone();
-            bar.finish_and_clear();
-            Ok(Run { mesh: fine, positions, build_ms, eval_ms })
-        }
-        Mode::Modeling => {
-            // Level by level (what `subla_scheme::modeling` does), so that
-            // progress can be shown per level.
-            let bar = progress.steps(u64::from(args.levels), "subdividing");
-            let (mut build_ms, mut eval_ms) = (0.0, 0.0);
-            let mut plan = None;
-            let mut x = pos.to_owned();
-            for _ in 0..args.levels {
-                let t0 = Instant::now();
-                let next = match plan.take() {
-                    None => r.build(mesh, 1, par),
-                    Some(p) => r.step(p, par),
-                }
-                .map_err(|e| e.to_string())?;
-                build_ms += t0.elapsed().as_secs_f64() * 1e3;
-                let t1 = Instant::now();
-                x = match args.precision {
-                    Precision::F64 => eval(&next, x.view(), par),
-                    Precision::F32 => eval(&next, x.mapv(|v| v as f32).view(), par).mapv(f64::from),
-                };
-                eval_ms += t1.elapsed().as_secs_f64() * 1e3;
-                plan = Some(next);
-                bar.inc(1);
-            }
-            bar.finish_and_clear();
-            let fine = match &plan {
-                Some(p) => p.refined(p.levels()).ok_or("the scheme produced no refined mesh")?.clone(),
-                None => r.build(mesh, 0, par).map_err(|e| e.to_string())?.refined(0).ok_or("no mesh")?.clone(),
-            };
-            Ok(Run { mesh: fine, positions: x, build_ms, eval_ms })
-        }
-    }
-}
-
-/// The refined mesh as a file would hold it: hole faces left out (unless
-/// asked), and only the sharpness a user would write (not the infinite
-/// sharpness the scheme gives boundary and non-manifold elements).
-fn output_mesh(run: Run, keep_holes: bool) -> Result<MeshData, String> {
-    let t = run.mesh.topology();
-    let mut ptr = vec![0u32];
-    let mut verts = Vec::with_capacity(t.num_corners());
-    let mut holes = Vec::new();
-    for f in 0..t.num_faces() {
-        let hole = run.mesh.holes()[f];
-        if hole && !keep_holes {
-            continue;
-        }
-        if hole {
-            holes.push((ptr.len() - 1) as u32);
-        }
-        verts.extend_from_slice(t.face(f));
-        ptr.push(verts.len() as u32);
-    }
-    let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts).options(run.mesh.options());
-    for (e, &s) in run.mesh.edge_sharpness().iter().enumerate() {
-        let tag = t.edge_tags()[e];
-        if s > 0.0 && tag & (edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD) == 0 {
-            let [a, c] = t.edge(e);
-            b = b.crease(a, c, s);
-        }
-    }
-    for (v, &s) in run.mesh.vertex_sharpness().iter().enumerate() {
-        if s > 0.0 && t.vertex_tags()[v] & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) == 0 {
-            b = b.corner(v as u32, s);
-        }
-    }
-    for f in holes {
-        b = b.hole(f);
-    }
-    let mesh = b.build(Par::Rayon).map_err(|e| e.to_string())?;
-    MeshData::new(mesh, run.positions).map_err(|e| e.to_string())
 }
 
 /// Reads `path` (the embedded mesh when `None`) and applies the
@@ -499,16 +308,19 @@ fn read_mesh(path: Option<&Path>, m: &MeshOpts, progress: progress::Progress) ->
 /// `subla matrix`: the refinement matrices as Matrix Market files.
 fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
-    with_slak!(args.scheme, r => export_matrices(r, &data.mesh, args))
+    let scheme = schemes::scheme(&args.scheme)?;
+    let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
+    let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
+    export_matrices(&*r, &data.mesh, args)
 }
 
-fn export_matrices<R: Refiner<Input = Mesh>>(r: &R, mesh: &Mesh, args: &MatrixArgs) -> Result<(), String> {
+fn export_matrices<R: Refiner<Input = Mesh> + ?Sized>(r: &R, mesh: &Mesh, args: &MatrixArgs) -> Result<(), String> {
     let par = Par::Rayon;
     let budget = Budget::bytes(args.max_memory);
-    let plan = r.build(mesh, args.levels, par).map_err(|e| e.to_string())?;
-    let mut refinement = Refinement::chain(&plan, budget, par).map_err(|e| e.to_string())?;
+    let plan = r.build(mesh, args.levels, par).map_err(schemes::error)?;
+    let mut refinement = Refinement::chain(&plan, budget, par).map_err(schemes::error)?;
     if args.limit {
-        refinement = refinement.with_limit(&plan, budget, par).map_err(|e| e.to_string())?;
+        refinement = refinement.with_limit(&plan, budget, par).map_err(schemes::error)?;
     }
     let write = |m: &subla_algebra::CsrMat<f64>, path: &std::path::Path| -> Result<(), String> {
         subla_algebra::mtx::write_matrix_market_file(m.as_ref(), path).map_err(|e| e.to_string())?;
@@ -529,163 +341,6 @@ fn export_matrices<R: Refiner<Input = Mesh>>(r: &R, mesh: &Mesh, args: &MatrixAr
     Ok(())
 }
 
-/// Refuses to subdivide `levels` levels of `scheme` when the output is
-/// predicted to exceed the budget (`max_memory`, or the default).
-fn check_memory(scheme: Scheme, levels: u32, max_memory: Option<u64>, mesh: &Mesh) -> Result<(), String> {
-    let (factor, per_corner) = match scheme {
-        Scheme::Catmark | Scheme::Bilinear => (4, true),
-        Scheme::Loop | Scheme::LoopCgal => (4, false),
-        Scheme::Sqrt3 => (3, false),
-    };
-    let faces = memory::predicted_faces(mesh, levels, factor, per_corner);
-    let needed = memory::predicted_bytes(faces);
-    let (budget, what) = match max_memory {
-        Some(b) => (b, "--max-memory"),
-        None => memory::default_budget(),
-    };
-    if needed > u128::from(budget) {
-        return Err(format!(
-            "{levels} levels would make about {faces} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
-            memory::human(needed),
-            memory::human(u128::from(budget)),
-        ));
-    }
-    Ok(())
-}
-
-/// What a run wrote, for the table.
-struct Summary {
-    obj: PathBuf,
-    png: Option<PathBuf>,
-    vertices: usize,
-    faces: usize,
-}
-
-/// `subla subdivide`; with `picture_optional` (the main job), a picture
-/// that cannot be rendered is a warning, not an error.
-fn subdivide(
-    args: &SubdivideArgs,
-    progress: progress::Progress,
-    quiet: bool,
-    picture_optional: bool,
-) -> Result<Summary, String> {
-    let t_read = Instant::now();
-    let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
-    let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
-    check_memory(args.scheme, args.levels, args.max_memory, &data.mesh)?;
-    let name = input_name(args.input.as_deref());
-    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
-    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
-    let pos = data.positions().to_owned();
-    let (in_v, in_f) = (data.mesh.num_vertices(), data.mesh.num_faces());
-    let run = match (args.scheme, args.path, args.backend) {
-        (scheme, PathKind::Slak, Backend::Gpu) => {
-            with_gpu!(scheme, r => run_scheme(r, &data.mesh, pos.view(), args, progress))?
-        }
-        (_, PathKind::Lak, Backend::Gpu) => {
-            return Err("--backend gpu runs the specialised kernels (--path slak)".into());
-        }
-        (Scheme::Catmark, PathKind::Lak, Backend::Cpu) => {
-            run_scheme(&CatmarkLak, &data.mesh, pos.view(), args, progress)?
-        }
-        (Scheme::Loop, PathKind::Lak, Backend::Cpu) => {
-            run_scheme(&LoopLak::new(), &data.mesh, pos.view(), args, progress)?
-        }
-        (Scheme::LoopCgal, PathKind::Lak, Backend::Cpu) => {
-            run_scheme(&LoopLak::cgal(), &data.mesh, pos.view(), args, progress)?
-        }
-        (Scheme::Sqrt3, PathKind::Lak, Backend::Cpu) => {
-            run_scheme(&Sqrt3Lak::new(), &data.mesh, pos.view(), args, progress)?
-        }
-        // The kernels, and bilinear (which has one path).
-        (scheme, _, Backend::Cpu) => with_slak!(scheme, r => run_scheme(r, &data.mesh, pos.view(), args, progress))
-            .map_err(
-                |e| if e.contains("refines triangles only") { format!("{e} (or pass --triangulate)") } else { e },
-            )?,
-    };
-    let (build_ms, eval_ms) = (run.build_ms, run.eval_ms);
-    let creases = picture::crease_edges(&run.mesh);
-    let out = output_mesh(run, args.keep_holes)?;
-    let t_write = Instant::now();
-    if let Some(dir) = obj.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let bar = progress.phase(format!("writing {}", obj.display()));
-    let written = subla_mesh::obj::write_obj_file(&out, &obj).map_err(|e| format!("{}: {e}", obj.display()));
-    bar.finish_and_clear();
-    written?;
-    let write_ms = t_write.elapsed().as_secs_f64() * 1e3;
-    let mut render_ms = None;
-    let mut png = png;
-    if let Some(path) = png.clone() {
-        let bar = progress.phase(format!("rendering {}", path.display()));
-        let t = Instant::now();
-        let pic = picture::Picture { z_up: args.input.is_none(), ..picture::Picture::default() };
-        let cage = args.cage.then_some(&data);
-        let r = picture::context()
-            .and_then(|ctx| picture::write_png(ctx, &out.mesh, out.positions(), cage, creases, &pic, &path));
-        bar.finish_and_clear();
-        match r {
-            Ok(()) => render_ms = Some(t.elapsed().as_secs_f64() * 1e3),
-            Err(e) if picture_optional => {
-                eprintln!("warning: no picture: {e}");
-                png = None;
-            }
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        }
-    }
-    let summary = Summary { obj, png, vertices: out.mesh.num_vertices(), faces: out.mesh.num_faces() };
-    if args.timings == Some(Timings::Json) {
-        let line = serde_json::json!({
-            "scheme": format!("{:?}", args.scheme).to_lowercase(),
-            "path": format!("{:?}", args.path).to_lowercase(),
-            "mode": format!("{:?}", args.mode).to_lowercase(),
-            "precision": format!("{:?}", args.precision).to_lowercase(),
-            "backend": format!("{:?}", args.backend).to_lowercase(),
-            "levels": args.levels,
-            "threads": subla_algebra::Par::Rayon.threads(),
-            "input_vertices": in_v,
-            "input_faces": in_f,
-            "output_vertices": summary.vertices,
-            "output_faces": summary.faces,
-            "read_ms": read_ms,
-            "build_ms": build_ms,
-            "eval_ms": eval_ms,
-            "write_ms": write_ms,
-            "render_ms": render_ms,
-            "peak_memory_bytes": peak_memory_bytes(),
-        });
-        println!("{line}");
-    } else if !quiet {
-        let backend = match args.backend {
-            Backend::Cpu => format!("cpu ({} threads)", subla_algebra::Par::Rayon.threads()),
-            Backend::Gpu => "gpu".to_owned(),
-        };
-        println!(
-            "{}: {in_v} vertices, {in_f} faces",
-            args.input
-                .as_deref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| format!("{} (embedded)", embedded::NAME))
-        );
-        println!("| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms |");
-        println!("|---|---|---|---|---|---|---|---|---|");
-        println!(
-            "| {} | {} | {} | {backend} | {} | {} | {build_ms:.1} | {eval_ms:.1} | {write_ms:.1} |",
-            format!("{:?}", args.scheme).to_lowercase(),
-            args.levels,
-            format!("{:?}", args.mode).to_lowercase(),
-            summary.vertices,
-            summary.faces,
-        );
-        println!("wrote {}", summary.obj.display());
-        if let Some(p) = &summary.png {
-            println!("wrote {}", p.display());
-        }
-    }
-    Ok(summary)
-}
-
 #[derive(clap::Args, Debug)]
 struct RenderArgs {
     /// Input mesh (.obj or .ply); the embedded example mesh when absent.
@@ -697,8 +352,8 @@ struct RenderArgs {
     #[arg(short, long, default_value_t = 0)]
     levels: u32,
     /// Subdivision scheme for --levels.
-    #[arg(long, value_enum, default_value_t = Scheme::Catmark)]
-    scheme: Scheme,
+    #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
+    scheme: String,
     /// Draw the control cage over the surface.
     #[arg(long)]
     cage: bool,
@@ -750,9 +405,12 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
         let creases = if args.creases { picture::crease_edges(&data.mesh) } else { Vec::new() };
         (data.mesh.clone(), data.positions().to_owned(), creases)
     } else {
-        check_memory(args.scheme, args.levels, None, &data.mesh)?;
-        let sub = SubdivideArgs { scheme: args.scheme, ..subdivide_args(&["--levels", &args.levels.to_string()])? };
-        let run = with_slak!(args.scheme, r => run_scheme(r, &data.mesh, data.positions(), &sub, progress))?;
+        let scheme = schemes::scheme(&args.scheme)?;
+        schemes::check_memory(scheme, args.levels, None, &data.mesh)?;
+        let sub = subdivide_args(&["--levels", &args.levels.to_string(), "--scheme", &args.scheme])?;
+        let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
+        let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
+        let run = subdivide::run_scheme(&*r, Site::Cpu, &data.mesh, data.positions(), &sub, progress)?;
         let creases = if args.creases { picture::crease_edges(&run.mesh) } else { Vec::new() };
         (run.mesh, run.positions, creases)
     };
@@ -806,17 +464,6 @@ fn info(args: &InfoArgs, progress: progress::Progress) -> Result<(), String> {
         print!("{text}");
     }
     Ok(())
-}
-
-/// `subla subdivide` with these arguments (and defaults for the rest).
-fn subdivide_args(argv: &[&str]) -> Result<SubdivideArgs, String> {
-    #[derive(Parser, Debug)]
-    struct Only {
-        #[command(flatten)]
-        args: SubdivideArgs,
-    }
-    let argv = std::iter::once("subdivide").chain(argv.iter().copied());
-    Only::try_parse_from(argv).map(|o| o.args).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

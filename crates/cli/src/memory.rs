@@ -1,22 +1,8 @@
 //! Output-size prediction and the memory budget of `subla subdivide`.
 
-use subla_mesh::Mesh;
-
 /// Bytes per output face the whole `subla subdivide` process was measured
 /// to need (topology, data in `f64`, the OBJ writer), with margin.
 const BYTES_PER_FACE: u64 = 480;
-
-/// Faces after `levels` steps of a scheme whose steps multiply faces by
-/// `factor` (4: Catmull-Clark, bilinear, Loop; 3: √3). The first
-/// Catmull-Clark step makes one quad per corner.
-pub(crate) fn predicted_faces(mesh: &Mesh, levels: u32, factor: u64, per_corner: bool) -> u128 {
-    if levels == 0 {
-        return mesh.num_faces() as u128;
-    }
-    let t = mesh.topology();
-    let first = if per_corner { t.num_corners() as u128 } else { mesh.num_faces() as u128 * u128::from(factor) };
-    first.saturating_mul(u128::from(factor).saturating_pow(levels - 1))
-}
 
 /// Predicted peak bytes of subdividing to `faces` output faces.
 pub(crate) fn predicted_bytes(faces: u128) -> u128 {

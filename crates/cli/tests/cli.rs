@@ -225,11 +225,48 @@ fn gpu_backend_agrees_with_the_cpu() {
         gpu.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--backend gpu runs the specialised kernels"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("catmark has no mapped algebra on the gpu"), "{err}");
     // Bilinear has no GPU kernels.
     let o = subla(&["subdivide", input.to_str().unwrap(), "--backend", "gpu", "--scheme", "bilinear"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("bilinear has no GPU kernels"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bilinear has no specialised kernels on the gpu"), "{err}");
+    // The device computes in f32: f64 is refused, or run on the CPU when
+    // allowed, and said.
+    let o = subla(&[
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        "2",
+        "--backend",
+        "gpu",
+        "--precision",
+        "f64",
+        "-o",
+        gpu.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: ") && err.contains("computes in f32, not f64"), "{err}");
+    let o = subla(&[
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        "2",
+        "--backend",
+        "gpu",
+        "--precision",
+        "f64",
+        "--fallback",
+        "cpu",
+        "-o",
+        gpu.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: catmark-gpu: f64 asked for"), "{err}");
+    assert_eq!(positions_sorted(&read(&gpu)), positions_sorted(&read(&cpu)), "f64 on the CPU, bit for bit");
     // Loop, CGAL's Loop and sqrt(3) on the GPU agree with the CPU.
     for scheme in ["loop", "loop-cgal", "sqrt3"] {
         let tri = data().join("meshes/misc/grid_tri_open.obj");
@@ -305,4 +342,39 @@ fn triangle_schemes_match_their_goldens() {
         let ours = read(&out);
         assert_eq!((ours.mesh.num_vertices(), ours.mesh.num_faces()), (vertices, faces), "{scheme}");
     }
+}
+
+/// `--backend gpu` without a usable adapter: one error line naming what was
+/// tried, exit 1; with `--fallback cpu`, the CPU's result and a warning.
+#[test]
+fn gpu_without_an_adapter_fails_unless_a_fallback_is_allowed() {
+    let input = data().join("meshes/osd/catmark_cube.obj");
+    let (cpu, gpu) = (tmp("noadapter-cpu.obj"), tmp("noadapter-gpu.obj"));
+    let run = |extra: &[&str], out: &PathBuf| {
+        let mut args = vec!["subdivide", input.to_str().unwrap(), "--levels", "2", "-o", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_subla"))
+            .args(&args)
+            .env("SUBLA_GPU_ADAPTER", "no adapter has this name")
+            .output()
+            .expect("run subla")
+    };
+    let o = run(&["--backend", "gpu"], &gpu);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: --backend gpu: no GPU adapter matches"), "{err}");
+    assert!(err.contains("adapters seen") && err.contains("--fallback cpu"), "{err}");
+    assert!(!gpu.exists(), "nothing written");
+    let o = run(&["--backend", "gpu", "--fallback", "cpu", "--timings", "json"], &gpu);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("warning: --backend gpu: no GPU adapter matches") && err.contains("running on the CPU"),
+        "{err}"
+    );
+    let json: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
+    assert_eq!(json["backend"], "cpu");
+    assert!(run(&[], &cpu).status.success());
+    assert_eq!(positions_sorted(&read(&gpu)), positions_sorted(&read(&cpu)));
 }

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use subla_algebra::Par;
 use subla_mesh::Mesh;
 
-use crate::Faces;
+use crate::{Faces, Result};
 
 /// The faces of a plan's finest level, and its full mesh once derived.
 #[derive(Clone, Debug)]
@@ -25,7 +25,7 @@ pub struct FinestFaces {
     face_ptr: OnceLock<Vec<u32>>,
     face_verts: Vec<u32>,
     holes: Vec<bool>,
-    full: OnceLock<Option<Mesh>>,
+    full: OnceLock<Mesh>,
 }
 
 impl FinestFaces {
@@ -69,14 +69,16 @@ impl FinestFaces {
         }
     }
 
-    /// The full mesh, derived by `derive` on the first call (`None` if it
-    /// could not be).
-    pub fn full(&self, derive: impl FnOnce() -> Option<Mesh>) -> Option<&Mesh> {
-        self.full.get_or_init(derive).as_ref()
+    /// The full mesh, derived by `derive` on the first call and kept.
+    ///
+    /// # Errors
+    /// `derive`'s; nothing is kept then, and a later call tries again.
+    pub fn full(&self, derive: impl FnOnce() -> Result<Mesh>) -> Result<&Mesh> {
+        crate::once::get_or_try_init(&self.full, derive)
     }
 
     /// The full mesh if [`FinestFaces::full`] derived it.
     pub fn into_full(self) -> Option<Mesh> {
-        self.full.into_inner().flatten()
+        self.full.into_inner()
     }
 }

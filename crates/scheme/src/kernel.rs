@@ -100,10 +100,9 @@ pub fn assemble_rows(
     };
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
     let (Ok(nr), Ok(nc), Ok(_)) = (u32::try_from(nrows), u32::try_from(ncols), u32::try_from(total)) else {
-        return Err(SchemeError::OverBudget {
-            what: "a refinement matrix with u32 indices".into(),
-            needed: total.max(nrows).max(ncols) as u128,
-            budget: u32::MAX as u128,
+        return Err(SchemeError::TooLarge {
+            what: "a refinement matrix with u32 indices (rows, columns or nonzeros)",
+            value: total.max(nrows).max(ncols) as u128,
         });
     };
     let mut ptr = Vec::with_capacity(nrows + 1);

@@ -9,8 +9,23 @@
 //! * [`Plan::eval_f64`] / [`Plan::eval_f32`] apply the linear map to `n × d`
 //!   control data (any number of channels).
 //! * [`Plan::operator`] hands out the map of one level as a sparse matrix
-//!   `R_i` (§6.3), so `P_{i+1} = R_i P_i`; [`Plan::refined`] the refined
-//!   topology where the scheme has one.
+//!   `R_i` (§6.3), so `P_{i+1} = R_i P_i`; [`Plan::child_point`] says which
+//!   point each of its rows is; [`Plan::refined`] the refined topology
+//!   where the scheme has one.
+//!
+//! Writing a scheme takes one of three forms, from the least code to the
+//! most control:
+//! * [`OperatorRules`]: one function that refines a mesh once and returns
+//!   the child mesh with its `R_i`; [`OperatorRefiner`] does the rest
+//!   (`docs/own-scheme.md`, and the Doo–Sabin example, are written so);
+//! * [`LevelRules`] (with an optional [`LeanLevel`]): masks, a split and
+//!   gather kernels per level, planned by [`LevelPlan`] (Catmull-Clark,
+//!   bilinear, Loop, √3); [`AlgebraRules`] for the algebra paths;
+//! * [`Refiner`] and [`Plan`] themselves, for anything else.
+//!
+//! Errors are [`SchemeError`]'s typed variants; none is told apart by its
+//! message. [`DynRefiner`] is the type-erased form a registry of schemes
+//! holds.
 //!
 //! # Operational modes (§6)
 //! *Static* topology: build all levels once, then eval repeatedly (one
@@ -30,10 +45,49 @@
 //! 4. `modeling` over `L` levels gives the same data and topology as a
 //!    static plan of `L` levels;
 //! 5. bad input is an error, never a panic; shape mismatches of the data
-//!    passed to `eval` are caller errors and panic naming the operands.
+//!    passed to `eval` are caller errors and panic naming the operands;
+//! 6. nothing is computed elsewhere than asked, silently: a backend that
+//!    cannot evaluate (a device failure, a precision it does not compute
+//!    in) returns the error, or — only where the caller allowed it
+//!    ([`FallbackPolicy::Cpu`]) — evaluates elsewhere and says so
+//!    ([`Plan::last_fallback`]);
+//! 7. no error is dropped: data a plan derives on first use (a level's full
+//!    mesh) is derived with the caller's [`Par`] and its errors are
+//!    returned ([`Plan::refined`]).
 //!
-//! The `testing` feature exports the `testing` module, whose checks verify this
-//! contract generically; each implementation's test suite runs them.
+//! # What else the contract covers
+//! The traits are written for the schemes to come as well; each fits
+//! without a change to them:
+//! * **Inputs that are not surface meshes.** [`Refiner::Input`] is any type:
+//!   a volumetric hexahedral mesh for Catmull-Clark solids, whose levels
+//!   are cell meshes. Their plans answer [`Plan::refined`] (a surface
+//!   [`Mesh`]) with [`SchemeError::NoMesh`] and hand out their own
+//!   topology through their own accessors; every other method keeps its
+//!   meaning, rows being the points of the volume.
+//! * **Outputs that are sample points.** Evaluating the limit surface at
+//!   `(face, u, v)` or the limit volume at `(cell, u, v, w)` is a plan of
+//!   one step: level 0 the control points, level 1 the samples
+//!   (`output_len()` of them, derivatives as further rows or channels of
+//!   the same linear map), `operator(0)` the sparse matrix of the limit
+//!   stencils, [`Plan::refined`] of level 1 [`SchemeError::NoMesh`], and
+//!   [`Refiner::step`] [`SchemeError::NoMesh`]. The sample parameters are
+//!   part of the input type (`Input = (Mesh, Samples)`).
+//! * **Plans built adaptively.** A plan refined only around features
+//!   (feature-adaptive subdivision) numbers its levels as a uniform one
+//!   does; `level_len(l)` is the sparse level's row count and `operator(l)`
+//!   maps the rows of level `l` to those of `l + 1`, including rows that
+//!   are copied unchanged. [`Plan::child_point`] may answer `None` for
+//!   such rows.
+//! * **Kernels with implicit connectivity.** A plan need not keep a
+//!   [`Mesh`] for any level below its finest: eval reads whatever the
+//!   kernels need (closed-form indices, edge-friend tables), and
+//!   [`Plan::refined`] and [`Plan::faces`] derive a mesh on first use, with
+//!   the caller's [`Par`], or return [`SchemeError::NoMesh`].
+//!
+//! The `testing` feature exports the `testing` module, whose checks verify
+//! this contract generically (`testing::check_contract` for CPU plans,
+//! `check_dyn` and `check_child_points` besides); each implementation's
+//! test suite runs them.
 #![deny(missing_docs)]
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -43,36 +97,85 @@ use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
 
 pub use finest::FinestFaces;
-pub use levels::{AlgebraPlan, AlgebraRules, LevelPlan, LevelRules, NoLean};
-pub use stored::{DeriveChild, LevelMeshes};
+pub use levels::{AlgebraPlan, AlgebraRules, Counts, LeanLevel, LevelPlan, LevelRules, NoLean};
+pub use operators::{OperatorPlan, OperatorRefiner, OperatorRules, Refined};
 
 mod finest;
 pub mod kernel;
 mod levels;
+mod once;
+mod operators;
 pub mod refinement;
 mod stored;
 pub mod tensor;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-/// Errors of building or evaluating a plan.
+/// Errors of building or evaluating a plan. Every variant is a distinct
+/// failure a caller can match on; none is told apart by its message.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SchemeError {
-    /// The input mesh is not acceptable to this scheme.
+    /// The input mesh is not acceptable (the mesh crate's error, naming the
+    /// element).
     #[error(transparent)]
     Mesh(#[from] MeshError),
-    /// A sparse-matrix size overflowed.
+    /// A sparse-matrix operation failed (sizes, shapes).
     #[error(transparent)]
     Algebra(#[from] subla_algebra::AlgebraError),
-    /// The scheme cannot handle this input (for example a non-triangle face
-    /// for Loop), naming the offending element.
-    #[error("{scheme}: {reason}")]
-    Unsupported {
+    /// A scheme that refines triangles only was given another face: the
+    /// source is [`MeshError::NotTriangle`], naming the face.
+    #[error("{scheme} refines triangles only: {source} (`Mesh::triangulated` splits such faces)")]
+    NotTriangles {
         /// The scheme.
         scheme: &'static str,
-        /// What is wrong, and where.
-        reason: String,
+        /// The face that is not a triangle.
+        #[source]
+        source: Box<MeshError>,
+    },
+    /// A scheme that needs a manifold, consistently oriented mesh was given
+    /// another one: the source names the edge or vertex
+    /// ([`MeshError::NonManifoldEdge`], [`MeshError::NonManifoldVertex`],
+    /// [`MeshError::InconsistentOrientation`]).
+    #[error("{scheme} needs a manifold, consistently oriented mesh: {source}")]
+    NotManifold {
+        /// The scheme.
+        scheme: &'static str,
+        /// The offending element.
+        #[source]
+        source: Box<MeshError>,
+    },
+    /// A face of more vertices than the kernels take.
+    #[error("{scheme}: face {face} has {order} vertices, over the {max} the kernels take")]
+    FaceTooLarge {
+        /// The scheme.
+        scheme: &'static str,
+        /// The face.
+        face: usize,
+        /// Its number of vertices.
+        order: usize,
+        /// The largest order the kernels take.
+        max: usize,
+    },
+    /// √3's boundary-splitting step found a face with several boundary
+    /// edges (only one is possible after a first √3 step).
+    #[error("{scheme}: face {face} has {edges} boundary edges on a boundary-splitting step (at most one is possible)")]
+    BoundaryFace {
+        /// The scheme.
+        scheme: &'static str,
+        /// The face.
+        face: usize,
+        /// Its number of boundary edges.
+        edges: usize,
+    },
+    /// A count does not fit the `u32` indices used throughout (this is not
+    /// a memory budget: see [`SchemeError::OverBudget`]).
+    #[error("{what} = {value} does not fit in a u32 index")]
+    TooLarge {
+        /// What was counted.
+        what: &'static str,
+        /// Its value.
+        value: u128,
     },
     /// The predicted output does not fit the memory budget.
     #[error("{what} would need {needed} bytes, over the budget of {budget} bytes")]
@@ -92,6 +195,161 @@ pub enum SchemeError {
         /// Available.
         levels: u32,
     },
+    /// A row asked of an operator does not exist.
+    #[error("row {row} (entry {entry} of the list) asked for, but the operator has {rows} rows")]
+    NoSuchRow {
+        /// The row.
+        row: u32,
+        /// Its place in the list of rows asked for.
+        entry: usize,
+        /// Rows of the operator.
+        rows: usize,
+    },
+    /// The scheme has no limit masks.
+    #[error("{scheme} has no limit masks")]
+    NoLimit {
+        /// The scheme.
+        scheme: &'static str,
+    },
+    /// The plan produces no refined mesh (a plan whose output is sample
+    /// points, such as limit evaluation), so there is nothing to refine
+    /// further or to hand out.
+    #[error("{scheme} produces no refined mesh")]
+    NoMesh {
+        /// The scheme.
+        scheme: &'static str,
+    },
+    /// Rows a scheme writes in closed form are not rows of a matrix:
+    /// columns out of order or range, or a tensor row whose patch or
+    /// positions do not exist.
+    #[error("row {row} of the closed form is not a valid row (columns out of order or range, or no such patch)")]
+    InvalidClosedFormRow {
+        /// The row of the composed matrix.
+        row: usize,
+    },
+    /// A tensor-product patch whose columns are not strictly ascending
+    /// and in range, or whose grid is not a permutation of `0..16`.
+    #[error(
+        "tensor patch {patch}: columns must be strictly ascending and below {ncols}, the grid a permutation of 0..16"
+    )]
+    InvalidTensorPatch {
+        /// The patch.
+        patch: usize,
+        /// Columns of the matrix.
+        ncols: usize,
+    },
+    /// The refinement was built as the composed matrix alone
+    /// ([`Refinement::composed_of`](refinement::Refinement::composed_of),
+    /// [`Refinement::tensor_of`](refinement::Refinement::tensor_of)): it
+    /// has no per-level matrices to evaluate or to append the limit
+    /// operator to.
+    #[error(
+        "the refinement was built as the composed matrix alone: it has no per-level matrices (build it with Refinement::chain)"
+    )]
+    NoChain,
+    /// The refinement has no rows in tensor-product form, which
+    /// [`Evaluation::Tensor`](refinement::Evaluation::Tensor) and
+    /// [`Evaluation::Separable`](refinement::Evaluation::Separable) need.
+    #[error("the refinement has no rows in tensor-product form (compose it with a plan whose closed form has them)")]
+    NoTensorRows,
+    /// A refinement and a plan that do not belong together.
+    #[error(
+        "the refinement ({levels} levels, {input} -> {output} rows) was not built from this plan ({plan_levels} levels, {plan_input} -> {plan_output} rows)"
+    )]
+    PlanMismatch {
+        /// Levels of the refinement.
+        levels: usize,
+        /// Rows the refinement reads.
+        input: usize,
+        /// Rows it writes.
+        output: usize,
+        /// Levels of the plan.
+        plan_levels: u32,
+        /// Rows the plan reads.
+        plan_input: usize,
+        /// Rows it writes.
+        plan_output: usize,
+    },
+    /// The device failed (or refused a buffer over one of its limits). The
+    /// source is the GPU crate's own error (`subla_gpu::GpuError`; reach it
+    /// with [`std::error::Error::source`] and `downcast_ref`).
+    #[error("{scheme}: the device failed: {source}")]
+    Device {
+        /// The scheme.
+        scheme: &'static str,
+        /// The device's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The backend does not compute in the precision asked for (a GPU plan
+    /// asked for `f64`), and no fallback was allowed.
+    #[error("{scheme} computes in {computes}, not {requested} (evaluate in {computes}, or allow a CPU fallback)")]
+    Precision {
+        /// The scheme.
+        scheme: &'static str,
+        /// What was asked for.
+        requested: &'static str,
+        /// What the backend computes in.
+        computes: &'static str,
+    },
+    /// A type-erased refiner ([`DynRefiner`]) was handed a plan it did not
+    /// build.
+    #[error("{scheme} was handed a plan of another scheme ({plan})")]
+    ForeignPlan {
+        /// The refiner.
+        scheme: &'static str,
+        /// The plan's name ([`Plan::name`]).
+        plan: &'static str,
+    },
+    /// A scheme of its own (written outside subla) refused its input: the
+    /// source is that scheme's error type (reach it with `downcast_ref`).
+    #[error("{scheme}: {source}")]
+    Scheme {
+        /// The scheme.
+        scheme: &'static str,
+        /// Its error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// An invariant of subla itself did not hold: a bug, to be reported.
+    #[error("internal error in {what}: {detail}")]
+    Internal {
+        /// Where.
+        what: &'static str,
+        /// What did not hold.
+        detail: String,
+    },
+}
+
+impl SchemeError {
+    /// A device failure of `scheme` (the GPU crates' `GpuError`).
+    pub fn device(scheme: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SchemeError::Device { scheme, source: Box::new(source) }
+    }
+
+    /// A failure of a scheme written outside subla, carrying its own error
+    /// type.
+    pub fn scheme(scheme: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SchemeError::Scheme { scheme, source: Box::new(source) }
+    }
+
+    /// The device's own error of a [`SchemeError::Device`], as type `E`
+    /// (`subla_gpu::GpuError` for subla's GPU crates): `None` for other
+    /// variants or another type.
+    pub fn device_error<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            SchemeError::Device { source, .. } => source.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
+
+    /// `n` as a `u32` index, or [`SchemeError::TooLarge`] naming `what`.
+    ///
+    /// # Errors
+    /// [`SchemeError::TooLarge`] if `n` does not fit.
+    pub fn to_u32(what: &'static str, n: usize) -> Result<u32> {
+        u32::try_from(n).map_err(|_| SchemeError::TooLarge { what, value: n as u128 })
+    }
 }
 
 /// Shorthand for results of this crate.
@@ -99,8 +357,12 @@ pub type Result<T, E = SchemeError> = std::result::Result<T, E>;
 
 /// A subdivision scheme or specialised kernel: builds [`Plan`]s from
 /// topology alone.
+///
+/// See the [crate docs](crate) for the contract every implementation keeps,
+/// and [`DynRefiner`] for the type-erased form a registry of schemes holds.
 pub trait Refiner: Sync {
-    /// What the build step reads: a [`Mesh`] for surface schemes.
+    /// What the build step reads: a [`Mesh`] for surface schemes; a
+    /// volumetric mesh, or a mesh with parameters to sample, for others.
     type Input: ?Sized;
     /// What it produces.
     type Plan: Plan;
@@ -109,20 +371,34 @@ pub trait Refiner: Sync {
     /// Builds `levels` levels of refinement (static mode).
     ///
     /// # Errors
-    /// Input this scheme does not accept, or sizes over `u32` / the budget.
+    /// Input this scheme does not accept (a typed [`SchemeError`] naming
+    /// the element), sizes over `u32` ([`SchemeError::TooLarge`]) or over
+    /// a budget ([`SchemeError::OverBudget`]), device failures
+    /// ([`SchemeError::Device`]).
     fn build(&self, input: &Self::Input, levels: u32, par: Par) -> Result<Self::Plan>;
     /// Modeling mode (§6.1): consumes `plan` and builds one level on top of
     /// its finest level, keeping nothing of the levels below. The new plan
     /// has one level, whose input is the old plan's output.
     ///
     /// # Errors
-    /// [`SchemeError::Unsupported`] for plans without a refined topology
-    /// (limit evaluation), or as [`Refiner::build`].
+    /// [`SchemeError::NoMesh`] for plans without a refined topology (limit
+    /// evaluation), or as [`Refiner::build`].
     fn step(&self, plan: Self::Plan, par: Par) -> Result<Self::Plan>;
 }
 
 /// A built refinement: topology fixed, vertex data free.
+///
+/// Levels are numbered `0 ..= levels()`: level 0 is what the build read,
+/// each step `l → l + 1` a linear map `R_l`. A plan whose output is not a
+/// refined mesh (sample points of the limit surface or volume) has one
+/// step, from the control points to the samples, and answers
+/// [`Plan::refined`] and [`Plan::faces`] of its output with
+/// [`SchemeError::NoMesh`].
 pub trait Plan: Send + Sync {
+    /// The scheme's name in messages; the type's name by default.
+    fn name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
     /// Number of levels built.
     fn levels(&self) -> u32;
     /// Number of data rows at `level` (0 = control).
@@ -138,19 +414,28 @@ pub trait Plan: Send + Sync {
     /// Applies the map to `f64` data: `out` (`output_len() × d`) from
     /// `control` (`input_len() × d`).
     ///
-    /// # Panics
-    /// If the shapes disagree.
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par);
-    /// Applies the map to `f32` data.
+    /// # Errors
+    /// Only where the backend can fail: a device failure
+    /// ([`SchemeError::Device`]), or a precision the backend does not
+    /// compute in ([`SchemeError::Precision`]). CPU plans never fail.
     ///
     /// # Panics
     /// If the shapes disagree.
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par);
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()>;
+    /// Applies the map to `f32` data.
+    ///
+    /// # Errors
+    /// As [`Plan::eval_f64`].
+    ///
+    /// # Panics
+    /// If the shapes disagree.
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()>;
     /// The map from level `level` to `level + 1` as a sparse matrix `R_i`
     /// (CSR, `level_len(level+1) × level_len(level)`).
     ///
     /// # Errors
-    /// [`SchemeError::NoSuchLevel`], or sizes over `u32`.
+    /// [`SchemeError::NoSuchLevel`], sizes over `u32`, or the errors of
+    /// deriving a level's connectivity the plan keeps in lean form.
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>>;
     /// Rows `rows` of [`Plan::operator`]`(level)`, in that order, as a
     /// `rows.len() × level_len(level)` matrix: what
@@ -159,8 +444,8 @@ pub trait Plan: Send + Sync {
     /// and keeps those rows.
     ///
     /// # Errors
-    /// As [`Plan::operator`]; [`SchemeError::Unsupported`] for a row out
-    /// of range.
+    /// As [`Plan::operator`]; [`SchemeError::NoSuchRow`] for a row out of
+    /// range.
     fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
         let r = self.operator(level, par)?;
         check_rows(rows, r.nrows())?;
@@ -184,42 +469,324 @@ pub trait Plan: Send + Sync {
         let _ = level;
         None
     }
+    /// Which point of level `level + 1` row `row` of `operator(level)` is
+    /// (the vertex point of a parent vertex, the edge point of a parent
+    /// edge, …), where the scheme says; `None` past the levels or rows, or
+    /// for schemes that do not say. Edges are numbered as the parent
+    /// level's [`Topology`](subla_mesh::Topology) numbers them.
+    fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
+        let _ = (level, row);
+        None
+    }
     /// The map from the finest level's data to its limit positions, as an
     /// `output_len() × output_len()` matrix (compose it with the operators
     /// for control → limit).
     ///
     /// # Errors
-    /// [`SchemeError::Unsupported`] for schemes without limit masks.
+    /// [`SchemeError::NoLimit`] for schemes without limit masks (the
+    /// default).
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
         let _ = par;
-        Err(SchemeError::Unsupported { scheme: "this scheme", reason: "it has no limit masks".into() })
+        Err(SchemeError::NoLimit { scheme: self.name() })
     }
-    /// The mesh at `level` (0 ..= levels) as the scheme sees it, if the
-    /// scheme produces one (limit evaluation does not). Its sharpness is the
-    /// *effective* sharpness the scheme uses (boundary and non-manifold
-    /// edges infinitely sharp, for example).
-    fn refined(&self, level: u32) -> Option<&Mesh>;
+    /// The mesh at `level` (0 ..= levels) as the scheme sees it. Its
+    /// sharpness is the *effective* sharpness the scheme uses (boundary and
+    /// non-manifold edges infinitely sharp, for example). A plan that keeps
+    /// a level in a lean form (only its faces, or known through its parent)
+    /// derives the full mesh on the first call, with `par`, and keeps it;
+    /// a failed derivation is returned, not kept, so a later call tries
+    /// again.
+    ///
+    /// # Errors
+    /// [`SchemeError::NoSuchLevel`]; [`SchemeError::NoMesh`] for plans that
+    /// produce no mesh; the derivation's errors.
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh>;
     /// The faces at `level` (0 ..= levels) without the rest of the
-    /// connectivity, if the scheme produces a mesh. Plans may keep only the
-    /// faces of their finest level and derive [`Plan::refined`] on demand;
-    /// this accessor never does that work.
-    fn faces(&self, level: u32) -> Option<Faces<'_>> {
-        self.refined(level).map(Faces::of)
+    /// connectivity. Plans that keep only the faces of a level hand them
+    /// out here without deriving its full mesh. The default is the faces of
+    /// [`Plan::refined`].
+    ///
+    /// # Errors
+    /// As [`Plan::refined`]; a device plan's readback errors.
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        self.refined(level, par).map(Faces::of)
     }
+    /// Where the last evaluation ran instead of where it was asked to, if
+    /// it fell back (only plans built with a fallback allowed do: a GPU
+    /// plan that may evaluate on the CPU when the device fails). `None`
+    /// (the default) when it ran where asked.
+    fn last_fallback(&self) -> Option<Fallback> {
+        None
+    }
+}
+
+impl<P: Plan + ?Sized> Plan for Box<P> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn levels(&self) -> u32 {
+        (**self).levels()
+    }
+    fn level_len(&self, level: u32) -> usize {
+        (**self).level_len(level)
+    }
+    fn input_len(&self) -> usize {
+        (**self).input_len()
+    }
+    fn output_len(&self) -> usize {
+        (**self).output_len()
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        (**self).eval_f64(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        (**self).eval_f32(control, out, par)
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        (**self).operator(level, par)
+    }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        (**self).operator_rows(level, rows, par)
+    }
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn refinement::ClosedForm + '_>>> {
+        (**self).closed_form(par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        (**self).operator_bound(level)
+    }
+    fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
+        (**self).child_point(level, row)
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        (**self).limit(par)
+    }
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        (**self).refined(level, par)
+    }
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        (**self).faces(level, par)
+    }
+    fn last_fallback(&self) -> Option<Fallback> {
+        (**self).last_fallback()
+    }
+}
+
+/// What point of a refined level a row of a refinement operator `R_i`
+/// computes ([`Plan::child_point`]), in terms of the parent level.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ChildPoint {
+    /// The vertex point of (the updated) parent vertex.
+    Vertex(u32),
+    /// The face point of a parent face.
+    Face(u32),
+    /// The edge point of a parent edge.
+    Edge(u32),
+    /// One of the two points that split a parent boundary edge in three
+    /// (√3's boundary steps): in the parent face `face`, the one next to
+    /// the edge's first vertex (`index` 0) or its second (`index` 1).
+    Trisection {
+        /// The parent face whose boundary edge is split.
+        face: u32,
+        /// 0 or 1.
+        index: u8,
+    },
+    /// The point of one corner of a parent face (dual schemes such as
+    /// Doo–Sabin): corners numbered face after face, each in traversal
+    /// order.
+    Corner(u32),
+}
+
+impl ChildPoint {
+    /// The point of row `row` of a level numbered as vertex points, then
+    /// face points, then edge points (Catmull-Clark and bilinear, Mlakar et
+    /// al. 2020 §3.2) over a parent of `vertices`, `faces` and `edges`;
+    /// `None` past the rows.
+    pub fn of_quad_split(vertices: usize, faces: usize, edges: usize, row: usize) -> Option<ChildPoint> {
+        let r = u32::try_from(row).ok()?;
+        if row < vertices {
+            Some(ChildPoint::Vertex(r))
+        } else if row < vertices + faces {
+            Some(ChildPoint::Face(r - vertices as u32))
+        } else if row < vertices + faces + edges {
+            Some(ChildPoint::Edge(r - (vertices + faces) as u32))
+        } else {
+            None
+        }
+    }
+}
+
+/// An evaluation that ran elsewhere than it was asked to
+/// ([`Plan::last_fallback`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fallback {
+    /// The plan's scheme.
+    pub scheme: &'static str,
+    /// Why.
+    pub cause: FallbackCause,
+    /// Where it ran instead (`"cpu"`).
+    pub ran_on: &'static str,
+}
+
+/// Why an evaluation fell back ([`Fallback`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FallbackCause {
+    /// The device failed; the device error's message, for the log.
+    Device(String),
+    /// The backend does not compute in the precision asked for.
+    Precision {
+        /// What was asked for (`"f64"`).
+        requested: &'static str,
+    },
+}
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.cause {
+            FallbackCause::Device(e) => {
+                write!(f, "{}: the device failed ({e}); evaluated on the {}", self.scheme, self.ran_on)
+            }
+            FallbackCause::Precision { requested } => {
+                write!(
+                    f,
+                    "{}: {requested} asked for, which the device does not compute; evaluated on the {}",
+                    self.scheme, self.ran_on
+                )
+            }
+        }
+    }
+}
+
+/// Whether a backend may hand work to another when it cannot do it itself
+/// (a GPU refiner's device fails, or it is asked for a precision it does
+/// not compute in).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FallbackPolicy {
+    /// Return the error ([`SchemeError::Device`], [`SchemeError::Precision`]).
+    #[default]
+    Never,
+    /// Evaluate on the CPU instead, and say so ([`Plan::last_fallback`]).
+    Cpu,
+}
+
+/// A [`Plan`] whose type can be recovered: what [`DynRefiner`] hands out,
+/// so that [`DynRefiner::step_boxed`] gets its own plan back. Every
+/// `'static` plan is one.
+pub trait DynPlan: Plan + std::any::Any {
+    /// The plan as [`std::any::Any`], for downcasting.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send + Sync>;
+    /// The plan as `&dyn Plan`.
+    fn as_plan(&self) -> &dyn Plan;
+}
+
+impl<P: Plan + 'static> DynPlan for P {
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send + Sync> {
+        self
+    }
+    fn as_plan(&self) -> &dyn Plan {
+        self
+    }
+}
+
+/// A boxed, type-erased plan.
+pub type BoxedPlan = Box<dyn DynPlan>;
+
+/// A type-erased [`Refiner`] over input `I`, as a registry of schemes holds
+/// it: every [`Refiner`] whose plans are `'static` is one. `dyn
+/// DynRefiner<I>` is itself a [`Refiner`] (with [`BoxedPlan`]s), so generic
+/// code ([`modeling`], the contract checks) takes it as it takes a
+/// concrete refiner. The dispatch costs one virtual call per build, step
+/// and eval, not per row.
+pub trait DynRefiner<I: ?Sized = Mesh>: Send + Sync {
+    /// As [`Refiner::name`].
+    fn name(&self) -> &'static str;
+    /// As [`Refiner::build`], boxed.
+    ///
+    /// # Errors
+    /// As [`Refiner::build`].
+    fn build_boxed(&self, input: &I, levels: u32, par: Par) -> Result<BoxedPlan>;
+    /// As [`Refiner::step`], for a plan this refiner built.
+    ///
+    /// # Errors
+    /// [`SchemeError::ForeignPlan`] for a plan of another type; as
+    /// [`Refiner::step`].
+    fn step_boxed(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan>;
+}
+
+impl<R> DynRefiner<R::Input> for R
+where
+    R: Refiner + Send,
+    R::Plan: 'static,
+{
+    fn name(&self) -> &'static str {
+        Refiner::name(self)
+    }
+    fn build_boxed(&self, input: &R::Input, levels: u32, par: Par) -> Result<BoxedPlan> {
+        Ok(Box::new(self.build(input, levels, par)?))
+    }
+    fn step_boxed(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan> {
+        let name = plan.name();
+        match plan.into_any().downcast::<R::Plan>() {
+            Ok(p) => Ok(Box::new(self.step(*p, par)?)),
+            Err(_) => Err(SchemeError::ForeignPlan { scheme: Refiner::name(self), plan: name }),
+        }
+    }
+}
+
+impl<I: ?Sized> Refiner for dyn DynRefiner<I> + '_ {
+    type Input = I;
+    type Plan = BoxedPlan;
+    fn name(&self) -> &'static str {
+        DynRefiner::name(self)
+    }
+    fn build(&self, input: &I, levels: u32, par: Par) -> Result<BoxedPlan> {
+        self.build_boxed(input, levels, par)
+    }
+    fn step(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan> {
+        self.step_boxed(plan, par)
+    }
+}
+
+/// The [`SchemeError::NotManifold`] of `scheme` for `t`, naming the first
+/// element [`Topology::check_manifold`](subla_mesh::Topology::check_manifold)
+/// refuses: for schemes (the algebra paths) that find a non-manifold or
+/// inconsistently oriented edge by their own means. If `t` passes that
+/// check, the error is [`SchemeError::Internal`] (the caller's test and the
+/// mesh's disagree).
+pub fn not_manifold(scheme: &'static str, t: &subla_mesh::Topology) -> SchemeError {
+    match t.check_manifold() {
+        Err(source) => SchemeError::NotManifold { scheme, source: Box::new(source) },
+        Ok(()) => SchemeError::Internal {
+            what: scheme,
+            detail: "a non-manifold edge was found that the mesh's own check does not find".into(),
+        },
+    }
+}
+
+/// The [`SchemeError::NotTriangles`] of `scheme` for the first face of `t`
+/// that is not a triangle, if any.
+///
+/// # Errors
+/// [`SchemeError::NotTriangles`] naming the face.
+pub fn check_triangles(scheme: &'static str, t: &subla_mesh::Topology) -> Result<()> {
+    if t.is_triangle_only() {
+        return Ok(());
+    }
+    let face = (0..t.num_faces()).find(|&f| t.face_order(f) != 3).unwrap_or(0);
+    let source = Box::new(MeshError::NotTriangle { face, order: t.face_order(face) });
+    Err(SchemeError::NotTriangles { scheme, source })
 }
 
 /// Checks that every entry of `rows` is below `n` (the rows of an
 /// operator).
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] naming the first row out of range.
+/// [`SchemeError::NoSuchRow`] naming the first row out of range.
 pub fn check_rows(rows: &[u32], n: usize) -> Result<()> {
     match rows.iter().position(|&r| r as usize >= n) {
         None => Ok(()),
-        Some(k) => Err(SchemeError::Unsupported {
-            scheme: "operator rows",
-            reason: format!("row {} (entry {k}) asked for, but the operator has {n} rows", rows[k]),
-        }),
+        Some(entry) => Err(SchemeError::NoSuchRow { row: rows[entry], entry, rows: n }),
     }
 }
 
@@ -260,7 +827,15 @@ impl<'a> Faces<'a> {
 /// Scalars a plan evaluates: `f32` and `f64`.
 pub trait Real: Copy + Send + Sync + Zeroable + num_like::Sealed + 'static {
     /// Calls the matching `eval_*` of `plan`.
-    fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, Self>, out: ArrayViewMut2<'_, Self>, par: Par);
+    ///
+    /// # Errors
+    /// As [`Plan::eval_f64`].
+    fn eval<P: Plan + ?Sized>(
+        plan: &P,
+        control: ArrayView2<'_, Self>,
+        out: ArrayViewMut2<'_, Self>,
+        par: Par,
+    ) -> Result<()>;
     /// Zero.
     fn zero() -> Self;
 }
@@ -272,8 +847,13 @@ mod num_like {
 }
 
 impl Real for f64 {
-    fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        plan.eval_f64(control, out, par);
+    fn eval<P: Plan + ?Sized>(
+        plan: &P,
+        control: ArrayView2<'_, f64>,
+        out: ArrayViewMut2<'_, f64>,
+        par: Par,
+    ) -> Result<()> {
+        plan.eval_f64(control, out, par)
     }
     fn zero() -> Self {
         0.0
@@ -281,8 +861,13 @@ impl Real for f64 {
 }
 
 impl Real for f32 {
-    fn eval<P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        plan.eval_f32(control, out, par);
+    fn eval<P: Plan + ?Sized>(
+        plan: &P,
+        control: ArrayView2<'_, f32>,
+        out: ArrayViewMut2<'_, f32>,
+        par: Par,
+    ) -> Result<()> {
+        plan.eval_f32(control, out, par)
     }
     fn zero() -> Self {
         0.0
@@ -315,15 +900,18 @@ pub fn check_eval_shapes<P: Plan + ?Sized>(plan: &P, scheme: &str, control: (usi
 
 /// Evaluates `plan` on `control`, allocating the output.
 ///
+/// # Errors
+/// As [`Plan::eval_f64`] (CPU plans never fail).
+///
 /// # Panics
 /// If `control` does not have `plan.input_len()` rows.
-pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Array2<T> {
+pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Result<Array2<T>> {
     let shape = (plan.output_len(), control.ncols());
     let Ok(mut out) = Array2::from_shape_vec(shape, zeroed_vec::<T>(shape.0 * shape.1)) else {
         unreachable!("a vector of rows × columns elements has that shape")
     };
-    T::eval(plan, control, out.view_mut(), par);
-    out
+    T::eval(plan, control, out.view_mut(), par)?;
+    Ok(out)
 }
 
 /// Modeling mode (§6.1): refines `levels` times, building and evaluating
@@ -341,14 +929,14 @@ pub fn modeling<R, T>(
     par: Par,
 ) -> Result<(R::Plan, Array2<T>)>
 where
-    R: Refiner,
+    R: Refiner + ?Sized,
     T: Real,
 {
     let mut plan = refiner.build(mesh, levels.min(1), par)?;
-    let mut data = eval(&plan, control, par);
+    let mut data = eval(&plan, control, par)?;
     for _ in 1..levels {
         plan = refiner.step(plan, par)?;
-        data = eval(&plan, data.view(), par);
+        data = eval(&plan, data.view(), par)?;
     }
     Ok((plan, data))
 }

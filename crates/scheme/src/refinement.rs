@@ -179,17 +179,12 @@ impl Refinement {
     ///
     /// # Errors
     /// As [`Plan::limit`]; [`SchemeError::OverBudget`];
-    /// [`SchemeError::Unsupported`] for a refinement built as the composed
+    /// [`SchemeError::NoChain`] for a refinement built as the composed
     /// matrix alone ([`Refinement::composed_of`], [`Refinement::tensor_of`]),
     /// which has no chain to append to.
     pub fn with_limit<P: Plan + ?Sized>(mut self, plan: &P, budget: Budget, par: Par) -> Result<Refinement> {
         if self.composed_only {
-            return Err(SchemeError::Unsupported {
-                scheme: "refinement",
-                reason: "built as the composed matrix alone: build the chain (Refinement::chain) to append the \
-                         limit operator"
-                    .into(),
-            });
+            return Err(SchemeError::NoChain);
         }
         let lim = plan.limit(par)?;
         let used = self.chain_bytes() + csr_bytes(lim.nrows(), lim.nnz() as u64);
@@ -288,7 +283,7 @@ impl Refinement {
     /// operator is composed as by [`Refinement::compose`].
     ///
     /// # Errors
-    /// As [`Refinement::compose`]; [`SchemeError::Unsupported`] if this
+    /// As [`Refinement::compose`]; [`SchemeError::PlanMismatch`] if this
     /// chain was not built from a plan of `plan`'s levels and sizes.
     pub fn compose_with<P: Plan + ?Sized>(&mut self, plan: &P, budget: Budget, par: Par) -> Result<&CsrMat<f64>> {
         if self.limit || self.apart.is_some() {
@@ -405,17 +400,13 @@ impl Refinement {
         if matches {
             Ok(())
         } else {
-            Err(SchemeError::Unsupported {
-                scheme: "refinement",
-                reason: format!(
-                    "the chain ({} levels, {} → {} rows) was not built from this plan ({} levels, {} → {} rows)",
-                    self.chain.len(),
-                    self.input_len,
-                    self.output_len,
-                    plan.levels(),
-                    plan.input_len(),
-                    plan.output_len()
-                ),
+            Err(SchemeError::PlanMismatch {
+                levels: self.chain.len(),
+                input: self.input_len,
+                output: self.output_len,
+                plan_levels: plan.levels(),
+                plan_input: plan.input_len(),
+                plan_output: plan.output_len(),
             })
         }
     }
@@ -430,10 +421,11 @@ impl Refinement {
     ///
     /// # Errors
     /// As [`Refinement::compose`]; sizes over `u32` once padded;
-    /// [`SchemeError::Unsupported`] for `Evaluation::Chain` on a refinement
-    /// built by [`Refinement::composed_of`], and for `Evaluation::Tensor`
-    /// and `Evaluation::Separable` without tensor rows; for
-    /// `Evaluation::Separable`, more than `u32::MAX` rows.
+    /// [`SchemeError::NoChain`] for `Evaluation::Chain` on a refinement
+    /// built by [`Refinement::composed_of`]; [`SchemeError::NoTensorRows`]
+    /// for `Evaluation::Tensor` and `Evaluation::Separable` without tensor
+    /// rows; for `Evaluation::Separable`, more than `u32::MAX` rows
+    /// ([`SchemeError::TooLarge`]).
     pub fn evaluator<T: Float + Send + Sync>(
         &mut self,
         how: Evaluation,
@@ -462,25 +454,13 @@ impl Refinement {
             Tensor(TensorKernel),
         }
         let choice = match how {
-            Evaluation::Chain if composed_only => {
-                return Err(SchemeError::Unsupported {
-                    scheme: "refinement",
-                    reason: "built as the composed matrix alone: no per-level matrices to evaluate".into(),
-                });
-            }
+            Evaluation::Chain if composed_only => return Err(SchemeError::NoChain),
             Evaluation::Chain => Use::Chain,
             Evaluation::Composed => Use::Composed,
             Evaluation::Tensor | Evaluation::Separable => match (self.composed_nnz(), &self.tensor) {
                 (Some(_), Some(_)) if how == Evaluation::Tensor => Use::Tensor(TensorKernel::Rows),
                 (Some(_), Some(_)) => Use::Tensor(TensorKernel::Separable),
-                _ => {
-                    return Err(SchemeError::Unsupported {
-                        scheme: "refinement",
-                        reason: "no rows in tensor-product form: compose with a plan whose closed form has them \
-                                 (Refinement::compose_with or Refinement::composed_of)"
-                            .into(),
-                    });
-                }
+                _ => return Err(SchemeError::NoTensorRows),
             },
             Evaluation::Auto => match self.composed_nnz() {
                 None => Use::Chain,
@@ -937,11 +917,9 @@ fn merge_rows<'p>(
         }
     })
     .map_err(|e| match e {
-        AlgebraError::TooLarge { value, .. } => SchemeError::OverBudget {
-            what: "the composed refinement matrix (over u32::MAX nonzeros)".into(),
-            needed: value,
-            budget: u128::from(u32::MAX),
-        },
+        AlgebraError::TooLarge { value, .. } => {
+            SchemeError::TooLarge { what: "nonzeros of the composed refinement matrix", value }
+        }
         e => e.into(),
     })?;
     let nnz = ptr[nrows] as usize;
@@ -973,10 +951,7 @@ fn merge_rows<'p>(
         ranges.clone().into_iter().zip(parts).filter_map(write).min()
     };
     if let Some(i) = bad {
-        return Err(SchemeError::Unsupported {
-            scheme: "refinement",
-            reason: format!("the closed form of row {i} of the composed matrix has columns out of order or range"),
-        });
+        return Err(SchemeError::InvalidClosedFormRow { row: i });
     }
     // SAFETY: `ptr` counts every row; product rows are copies of rows of a
     // valid matrix with `ncols` columns; closed-form rows are strictly
@@ -1072,8 +1047,7 @@ mod tests {
                 let cf = Rows { m: &m, closed: |i| i % 2 == 0 || i == 2999, fault: Some((row, fault)) };
                 for par in [Par::Seq, Par::Rayon] {
                     let e = merged(&m, &cf, par).unwrap_err();
-                    let SchemeError::Unsupported { reason, .. } = &e else { panic!("{e}") };
-                    assert!(reason.contains(&format!("row {row} ")), "{reason}");
+                    assert!(matches!(e, SchemeError::InvalidClosedFormRow { row: r } if r == row), "{e}");
                 }
             }
         }

@@ -160,13 +160,7 @@ impl Table {
                 seen |= 1u16.checked_shl(u32::from(g)).unwrap_or(0);
             }
             if !ascending || seen != u16::MAX {
-                return Err(SchemeError::Unsupported {
-                    scheme: "tensor rows",
-                    reason: format!(
-                        "patch {p}: columns must be strictly ascending and below {ncols}, the grid a permutation of \
-                         0..16"
-                    ),
-                });
+                return Err(SchemeError::InvalidTensorPatch { patch: p, ncols });
             }
         }
         let nt = weights.len();
@@ -202,11 +196,7 @@ impl Table {
     /// The tensor rows, or the error naming the first row out of range.
     fn finish(self, rows: Vec<TensorRow>, c: RowCounts) -> Result<TensorRows> {
         if c.first_bad != usize::MAX {
-            let (i, np, nt) = (c.first_bad, self.patches.len(), self.weights.len());
-            return Err(SchemeError::Unsupported {
-                scheme: "tensor rows",
-                reason: format!("row {i}: its patch or positions are out of range ({np} patches, {nt} positions)"),
-            });
+            return Err(SchemeError::InvalidClosedFormRow { row: c.first_bad });
         }
         let Table { ncols, weights, products, lens, patches } = self;
         Ok(TensorRows { ncols, weights, products, lens, patches, rows, closed: c.closed, nnz: c.nnz })
@@ -220,10 +210,10 @@ impl TensorRows {
     /// output row.
     ///
     /// # Errors
-    /// [`SchemeError::Unsupported`] naming the first patch whose columns
-    /// are not strictly ascending and below `ncols` or whose grid is not a
-    /// permutation of `0..16`, or the first row whose patch or positions
-    /// are out of range.
+    /// [`SchemeError::InvalidTensorPatch`] naming the first patch whose
+    /// columns are not strictly ascending and below `ncols` or whose grid
+    /// is not a permutation of `0..16`; [`SchemeError::InvalidClosedFormRow`]
+    /// naming the first row whose patch or positions are out of range.
     pub fn new(ncols: usize, weights: Vec<[f64; 4]>, patches: Vec<TensorPatch>, rows: Vec<TensorRow>) -> Result<Self> {
         let table = Table::new(ncols, weights, patches)?;
         let counts = rows
@@ -931,8 +921,8 @@ mod tests {
                 let e = TensorRows::from_fn(300, w.clone(), p.clone(), t.nrows(), par, row).unwrap_err();
                 let rows: Vec<TensorRow> = (0..t.nrows()).map(row).collect();
                 let e_new = TensorRows::new(300, w.clone(), p.clone(), rows).unwrap_err();
-                assert_eq!(e.to_string(), e_new.to_string());
-                assert!(e.to_string().contains(&format!("row {bad}:")), "{e}");
+                assert!(matches!(e, SchemeError::InvalidClosedFormRow { row } if row == bad), "{e}");
+                assert!(matches!(e_new, SchemeError::InvalidClosedFormRow { row } if row == bad), "{e_new}");
             }
         }
     }
@@ -1105,23 +1095,25 @@ mod tests {
     fn bad_patches_and_rows_are_refused_by_name() {
         let w = vec![[1.0, 0.0, 0.0, 0.0]];
         let err = |p: TensorPatch, r: TensorRow| match TensorRows::new(32, w.clone(), vec![patch(), p], vec![r]) {
-            Err(SchemeError::Unsupported { reason, .. }) => reason,
-            other => panic!("expected an error, got {other:?}"),
+            Err(e) => e,
+            Ok(_) => panic!("expected an error"),
         };
+        let bad_patch = |e: SchemeError| matches!(e, SchemeError::InvalidTensorPatch { patch: 1, ncols: 32 });
+        let bad_row = |e: SchemeError| matches!(e, SchemeError::InvalidClosedFormRow { row: 0 });
         let ok_row = TensorRow { patch: 0, x: 0, y: 0 };
         let mut p = patch();
         p.ids.swap(3, 4);
-        assert!(err(p, ok_row).starts_with("patch 1:"), "columns out of order");
+        assert!(bad_patch(err(p, ok_row)), "columns out of order");
         let mut p = patch();
         p.ids[15] = 32;
-        assert!(err(p, ok_row).starts_with("patch 1:"), "column out of range");
+        assert!(bad_patch(err(p, ok_row)), "column out of range");
         let mut p = patch();
         p.grid[0] = p.grid[1];
-        assert!(err(p, ok_row).starts_with("patch 1:"), "grid not a permutation");
+        assert!(bad_patch(err(p, ok_row)), "grid not a permutation");
         let mut p = patch();
         p.grid[0] = 16;
-        assert!(err(p, ok_row).starts_with("patch 1:"), "grid index out of range");
-        assert!(err(patch(), TensorRow { patch: 2, x: 0, y: 0 }).starts_with("row 0:"), "patch out of range");
-        assert!(err(patch(), TensorRow { patch: 0, x: 1, y: 0 }).starts_with("row 0:"), "position out of range");
+        assert!(bad_patch(err(p, ok_row)), "grid index out of range");
+        assert!(bad_row(err(patch(), TensorRow { patch: 2, x: 0, y: 0 })), "patch out of range");
+        assert!(bad_row(err(patch(), TensorRow { patch: 0, x: 1, y: 0 })), "position out of range");
     }
 }

@@ -7,7 +7,13 @@ use subla_algebra::spmv::spmv_csr;
 use subla_mesh::Mesh;
 
 use crate::refinement::{Budget, Evaluation, Refinement};
-use crate::{Plan, Refiner, eval, modeling};
+use crate::{ChildPoint, DynRefiner, Faces, Plan, Real, Refiner, SchemeError, modeling};
+
+/// [`crate::eval`], panicking with the scheme's name on an error (the
+/// checks run CPU plans, and GPU plans without a failing device).
+fn eval<T: Real, P: Plan + ?Sized>(plan: &P, x: ndarray::ArrayView2<'_, T>, par: Par) -> Array2<T> {
+    crate::eval(plan, x, par).unwrap_or_else(|e| panic!("{}: eval failed: {e}", plan.name()))
+}
 
 /// Deterministic pseudo-random control data (`n × d`).
 pub fn control_data(n: usize, d: usize, seed: u64) -> Array2<f64> {
@@ -38,7 +44,7 @@ pub fn with_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R 
 ///
 /// # Panics
 /// With a message naming the broken clause.
-pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels: u32, tol: f64) {
+pub fn check_contract<R: Refiner<Input = Mesh> + ?Sized>(refiner: &R, mesh: &Mesh, levels: u32, tol: f64) {
     let name = refiner.name();
     let plan = refiner.build(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build failed: {e}"));
     assert_eq!(plan.levels(), levels, "{name}: levels");
@@ -68,6 +74,7 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
         let diff = out.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
         assert!(diff <= tol * scale, "{name}: {what}: the {how:?} evaluator and eval differ by {diff}");
     };
+    check_child_points(&plan);
     // The bound on the operators' nonzeros holds.
     for l in 0..levels {
         if let Some(bound) = plan.operator_bound(l) {
@@ -186,11 +193,122 @@ pub fn check_contract<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels
         modeling(refiner, mesh, x.view(), levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: modeling: {e}"));
     let diff = y2.iter().zip(y.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff <= tol * scale, "{name}: modeling and static differ by {diff}");
-    assert_eq!(m2.faces(m2.levels()), plan.faces(levels), "{name}: modeling and static faces differ");
-    if let Some(fine) = plan.refined(levels) {
-        let m2_fine = m2.refined(m2.levels()).unwrap_or_else(|| panic!("{name}: modeling has no refined mesh"));
-        assert_eq!(m2_fine, fine, "{name}: modeling and static meshes differ");
+    fn faces<'p, P: Plan>(name: &str, p: &'p P, l: u32) -> Faces<'p> {
+        p.faces(l, Par::Rayon).unwrap_or_else(|e| panic!("{name}: faces({l}): {e}"))
     }
+    assert_eq!(faces(name, &m2, m2.levels()), faces(name, &plan, levels), "{name}: modeling and static faces differ");
+    match plan.refined(levels, Par::Rayon) {
+        Ok(fine) => {
+            let m2_fine = m2.refined(m2.levels(), Par::Seq).unwrap_or_else(|e| panic!("{name}: modeling: {e}"));
+            assert_eq!(m2_fine, fine, "{name}: modeling and static meshes differ");
+            assert_eq!(Faces::of(fine), faces(name, &plan, levels), "{name}: the finest faces and its mesh's differ");
+        }
+        Err(SchemeError::NoMesh { .. }) => {}
+        Err(e) => panic!("{name}: refined({levels}): {e}"),
+    }
+    assert!(
+        matches!(plan.refined(levels + 1, Par::Seq), Err(SchemeError::NoSuchLevel { .. })),
+        "{name}: a level past the finest must be refused"
+    );
+}
+
+/// The plan's [`Plan::child_point`] answers, where it gives them: one per
+/// row of every operator, each naming an element of the parent level, and
+/// none past the rows.
+///
+/// # Panics
+/// On a row without an answer (where others have one), an answer naming
+/// an element the parent does not have, or an answer past the rows.
+pub fn check_child_points<P: Plan + ?Sized>(plan: &P) {
+    let name = plan.name();
+    for l in 0..plan.levels() {
+        let rows = plan.level_len(l + 1);
+        if plan.child_point(l, 0).is_none() {
+            assert!((0..rows).all(|r| plan.child_point(l, r).is_none()), "{name}: child points of some rows only");
+            continue;
+        }
+        let Ok(parent) = plan.refined(l, Par::Rayon) else { continue };
+        let t = parent.topology();
+        for r in 0..rows {
+            let ok = match plan.child_point(l, r) {
+                Some(ChildPoint::Vertex(v)) => (v as usize) < t.num_vertices(),
+                Some(ChildPoint::Face(f) | ChildPoint::Trisection { face: f, .. }) => (f as usize) < t.num_faces(),
+                Some(ChildPoint::Edge(e)) => (e as usize) < t.num_edges(),
+                Some(ChildPoint::Corner(c)) => (c as usize) < t.num_corners(),
+                _ => false,
+            };
+            assert!(ok, "{name}: row {r} of R_{l} is {:?}, not an element of level {l}", plan.child_point(l, r));
+        }
+        assert_eq!(plan.child_point(l, rows), None, "{name}: a child point past the rows of R_{l}");
+    }
+}
+
+/// The type-erased form of `refiner` ([`DynRefiner`]) builds, steps and
+/// evaluates as the concrete one does, bit for bit, and refuses a plan of
+/// another type with [`SchemeError::ForeignPlan`].
+///
+/// # Panics
+/// On any difference, naming the refiner.
+pub fn check_dyn<R>(refiner: &R, mesh: &Mesh, levels: u32)
+where
+    R: Refiner<Input = Mesh> + Send,
+    R::Plan: 'static,
+{
+    let name = refiner.name();
+    let erased: &dyn DynRefiner<Mesh> = refiner;
+    assert_eq!(erased.name(), name, "{name}: the erased refiner's name");
+    let plan = refiner.build(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build: {e}"));
+    let boxed = erased.build_boxed(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build_boxed: {e}"));
+    let x = control_data(plan.input_len(), 3, 11);
+    let bits = |a: &Array2<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&eval(&plan, x.view(), Par::Rayon)),
+        bits(&eval(&boxed, x.view(), Par::Rayon)),
+        "{name}: erased eval"
+    );
+    let stepped = erased.step_boxed(boxed, Par::Rayon).unwrap_or_else(|e| panic!("{name}: step_boxed: {e}"));
+    let direct = refiner.step(plan, Par::Rayon).unwrap_or_else(|e| panic!("{name}: step: {e}"));
+    let x = control_data(direct.input_len(), 2, 5);
+    assert_eq!(
+        bits(&eval(&direct, x.view(), Par::Rayon)),
+        bits(&eval(&stepped, x.view(), Par::Rayon)),
+        "{name}: erased step"
+    );
+    struct Other;
+    impl Plan for Other {
+        fn levels(&self) -> u32 {
+            0
+        }
+        fn level_len(&self, _: u32) -> usize {
+            0
+        }
+        fn eval_f64(
+            &self,
+            _: ndarray::ArrayView2<'_, f64>,
+            _: ndarray::ArrayViewMut2<'_, f64>,
+            _: Par,
+        ) -> crate::Result<()> {
+            Ok(())
+        }
+        fn eval_f32(
+            &self,
+            _: ndarray::ArrayView2<'_, f32>,
+            _: ndarray::ArrayViewMut2<'_, f32>,
+            _: Par,
+        ) -> crate::Result<()> {
+            Ok(())
+        }
+        fn operator(&self, level: u32, _: Par) -> crate::Result<subla_algebra::CsrMat<f64>> {
+            Err(SchemeError::NoSuchLevel { level, levels: 0 })
+        }
+        fn refined(&self, _: u32, _: Par) -> crate::Result<&Mesh> {
+            Err(SchemeError::NoMesh { scheme: "other" })
+        }
+    }
+    assert!(
+        matches!(erased.step_boxed(Box::new(Other), Par::Seq), Err(SchemeError::ForeignPlan { .. })),
+        "{name}: a plan of another type must be refused"
+    );
 }
 
 /// The tensor-form evaluator of `r` (if it has tensor rows; else

@@ -10,11 +10,11 @@ pub mod doo_sabin;
 
 use std::f64::consts::PI;
 
-use doo_sabin::{DooSabin, DooSabinPlan, pentagonal_prism};
+use doo_sabin::{DOO_SABIN, DooSabinError, DooSabinPlan, pentagonal_prism};
 use ndarray::Array2;
 use subla::algebra::mtx;
 use subla::mesh::{Mesh, MeshError, Topology};
-use subla::scheme::testing::{check_contract, control_data, with_threads};
+use subla::scheme::testing::{check_child_points, check_contract, check_dyn, control_data, with_threads};
 use subla::scheme::{Plan, Refiner, SchemeError, eval};
 use subla::{CsrMat, Par};
 
@@ -64,7 +64,7 @@ fn grid(k: usize) -> (Mesh, Array2<f64>) {
 }
 
 fn faces_of(plan: &DooSabinPlan, level: u32) -> Vec<Vec<u32>> {
-    let f = plan.faces(level).expect("faces");
+    let f = plan.faces(level, Par::Rayon).expect("faces");
     (0..f.num_faces()).map(|i| f.face(i).to_vec()).collect()
 }
 
@@ -174,7 +174,7 @@ fn worked_example_of_the_tutorial() {
     let m_rows = m.to_csr(Par::Rayon);
     let quads = doo_sabin::edge_faces(m.as_ref(), m_rows.as_ref(), &orders, Par::Rayon).expect("E-faces");
     assert_eq!(quads, [[5, 4, 2, 1]]);
-    let plan = DooSabin.build(&mesh, 1, Par::Rayon).expect("plan");
+    let plan = DOO_SABIN.build(&mesh, 1, Par::Rayon).expect("plan");
     assert_eq!(faces_of(&plan, 1), [vec![0, 1, 2, 3], vec![4, 5, 6], vec![5, 4, 2, 1]]);
 }
 
@@ -185,13 +185,14 @@ fn counts_after_one_step_on_closed_meshes() {
     let (torus, _) = torus(5, 7);
     let mut meshes = vec![("cube", cube), ("prism", prism), ("octahedron", octahedron()), ("torus", torus)];
     // A mixed mesh: the prism after one step has pentagons, quads and triangles.
-    let mixed = DooSabin.build(&meshes[1].1, 1, Par::Rayon).expect("prism L1").refined(1).expect("L1").clone();
+    let mixed =
+        DOO_SABIN.build(&meshes[1].1, 1, Par::Rayon).expect("prism L1").refined(1, Par::Rayon).expect("L1").clone();
     meshes.push(("prism L1", mixed));
     for (name, mesh) in &meshes {
         let t = mesh.topology();
         let (v, e, f, c) = (t.num_vertices(), t.num_edges(), t.num_faces(), t.num_corners());
-        let plan = DooSabin.build(mesh, 1, Par::Rayon).expect(name);
-        let fine = plan.refined(1).expect("level 1").topology();
+        let plan = DOO_SABIN.build(mesh, 1, Par::Rayon).expect(name);
+        let fine = plan.refined(1, Par::Rayon).expect("level 1").topology();
         assert_eq!(fine.num_vertices(), c, "{name}: one vertex per corner");
         assert_eq!(fine.num_faces(), f + e + v, "{name}: F' = F + E + V");
         assert_eq!(fine.num_edges(), 2 * c, "{name}: every new vertex has valence 4");
@@ -211,10 +212,10 @@ fn counts_after_one_step_on_closed_meshes() {
         assert_eq!(euler(fine), euler(t), "{name}: Euler characteristic");
     }
     // Two levels of the cube: 8 V, 12 E, 6 F -> 24, 48, 26 -> 96, 192, 98.
-    let plan = DooSabin.build(&meshes[0].1, 2, Par::Rayon).expect("cube L2");
+    let plan = DOO_SABIN.build(&meshes[0].1, 2, Par::Rayon).expect("cube L2");
     let sizes: Vec<_> = (0..=2)
         .map(|l| {
-            let t = plan.refined(l).expect("level").topology();
+            let t = plan.refined(l, Par::Rayon).expect("level").topology();
             (t.num_vertices(), t.num_edges(), t.num_faces())
         })
         .collect();
@@ -226,7 +227,7 @@ fn every_refined_point_is_an_affine_combination() {
     let (prism, _) = pentagonal_prism().expect("prism");
     let (grid, _) = grid(3);
     for (name, mesh) in [("prism", prism), ("octahedron", octahedron()), ("grid", grid)] {
-        let plan = DooSabin.build(&mesh, 2, Par::Rayon).expect(name);
+        let plan = DOO_SABIN.build(&mesh, 2, Par::Rayon).expect(name);
         for l in 0..2 {
             let r = plan.operator(l, Par::Rayon).expect("operator");
             assert_eq!(r.shape(), (plan.level_len(l + 1), plan.level_len(l)), "{name}: R_{l} shape");
@@ -237,16 +238,16 @@ fn every_refined_point_is_an_affine_combination() {
                 assert!(w.iter().all(|&x| x > 0.0), "{name}: row {i} of R_{l} has a weight <= 0");
                 // The point of a corner of a face of order n mixes exactly
                 // the n vertices of that face.
-                let face = plan.refined(l).expect("level").topology().corner_faces()[i] as usize;
-                assert_eq!(cols.len(), plan.refined(l).expect("level").topology().face_order(face));
+                let face = plan.refined(l, Par::Rayon).expect("level").topology().corner_faces()[i] as usize;
+                assert_eq!(cols.len(), plan.refined(l, Par::Rayon).expect("level").topology().face_order(face));
             }
         }
         // Affine invariance of the whole plan: translating the control
         // points translates the result.
         let x = control_data(mesh.num_vertices(), 3, 11);
         let shift = ndarray::array![[3.0, -2.0, 0.5]];
-        let y = eval(&plan, x.view(), Par::Rayon);
-        let ys = eval(&plan, (&x + &shift).view(), Par::Rayon);
+        let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+        let ys = eval(&plan, (&x + &shift).view(), Par::Rayon).unwrap();
         assert!(max_abs_diff(&(&y + &shift), &ys) < 1e-12, "{name}: not affine invariant");
     }
 }
@@ -256,10 +257,10 @@ fn regular_quads_have_the_biquadratic_weights() {
     // On an all-quad torus every vertex is regular: each corner point is
     // 9/16 of its own vertex, 3/16 of each neighbour, 1/16 of the opposite.
     let (mesh, _) = torus(6, 8);
-    let plan = DooSabin.build(&mesh, 2, Par::Rayon).expect("torus");
+    let plan = DOO_SABIN.build(&mesh, 2, Par::Rayon).expect("torus");
     for l in 0..2 {
         let r = plan.operator(l, Par::Rayon).expect("operator");
-        let t = plan.refined(l).expect("level").topology();
+        let t = plan.refined(l, Par::Rayon).expect("level").topology();
         for c in 0..t.num_corners() {
             let own = t.face_verts()[c];
             let opposite = t.face_verts()[t.next_corner(t.next_corner(c))];
@@ -290,8 +291,8 @@ fn separable_data_on_a_torus_gives_tensor_product_chaikin() {
     let g: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin() + 2.0).collect();
     let h: Vec<f64> = (0..m).map(|j| (j as f64 * 1.3).cos() - 0.5).collect();
     let x = Array2::from_shape_fn((n * m, 1), |(v, _)| g[v / m] * h[v % m]);
-    let plan = DooSabin.build(&mesh, 1, Par::Rayon).expect("torus");
-    let y = eval(&plan, x.view(), Par::Rayon);
+    let plan = DOO_SABIN.build(&mesh, 1, Par::Rayon).expect("torus");
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
     let chaikin = |s: &[f64], i: usize, toward_next: bool| {
         let (a, b) = (s[i % s.len()], s[(i + 1) % s.len()]);
         if toward_next { 0.25 * a + 0.75 * b } else { 0.75 * a + 0.25 * b }
@@ -315,18 +316,18 @@ fn open_grid_keeps_boundaries_out_of_e_and_v_faces() {
     let (mesh, p) = grid(3);
     let t = mesh.topology();
     assert_eq!((interior_edges(t), interior_vertices(t)), (12, 4));
-    let plan = DooSabin.build(&mesh, 2, Par::Rayon).expect("grid");
-    let fine = plan.refined(1).expect("level 1").topology();
+    let plan = DOO_SABIN.build(&mesh, 2, Par::Rayon).expect("grid");
+    let fine = plan.refined(1, Par::Rayon).expect("level 1").topology();
     assert_eq!(fine.num_vertices(), 36);
     assert_eq!(fine.num_faces(), 9 + 12 + 4, "F-faces + E-faces of interior edges + V-faces of interior vertices");
     assert!(fine.is_quad_only() && fine.is_manifold() && !fine.is_closed());
     // Every corner point of a planar regular grid sits a quarter of the way
     // to its face's centre: the refined points are the regular grid
     // 0.25, 0.75, …, 2.75 in x and y, each once.
-    let y = eval(&plan, p.view(), Par::Rayon);
+    let y = eval(&plan, p.view(), Par::Rayon).unwrap();
     let level1 = {
-        let one = DooSabin.build(&mesh, 1, Par::Rayon).expect("grid L1");
-        eval(&one, p.view(), Par::Rayon)
+        let one = DOO_SABIN.build(&mesh, 1, Par::Rayon).expect("grid L1");
+        eval(&one, p.view(), Par::Rayon).unwrap()
     };
     let mut seen = [false; 36];
     for row in level1.rows() {
@@ -338,7 +339,7 @@ fn open_grid_keeps_boundaries_out_of_e_and_v_faces() {
     }
     // Level 2: 6 x 6 points -> 5 x 5 interior-edge and 4 x 4 vertex faces,
     // all points on the grid 0.375 + 0.25 k (the boundary recedes).
-    let fine2 = plan.refined(2).expect("level 2").topology();
+    let fine2 = plan.refined(2, Par::Rayon).expect("level 2").topology();
     assert_eq!(fine2.num_faces(), 25 + 2 * 5 * 4 + 16);
     for row in y.rows() {
         let (gx, gy) = ((row[0] - 0.375) / 0.25, (row[1] - 0.375) / 0.25);
@@ -346,8 +347,8 @@ fn open_grid_keeps_boundaries_out_of_e_and_v_faces() {
     }
     // A single face has no interior edge or vertex: it is shrunk in place.
     let quad = Mesh::from_faces(4, &[[0u32, 1, 2, 3]]).expect("quad");
-    let plan = DooSabin.build(&quad, 3, Par::Rayon).expect("quad");
-    assert_eq!(plan.refined(3).expect("L3").num_faces(), 1);
+    let plan = DOO_SABIN.build(&quad, 3, Par::Rayon).expect("quad");
+    assert_eq!(plan.refined(3, Par::Rayon).expect("L3").num_faces(), 1);
 }
 
 #[test]
@@ -356,8 +357,8 @@ fn same_bits_for_every_thread_count() {
     let (mesh, _) = torus(48, 64);
     let x = control_data(mesh.num_vertices(), 3, 5);
     let run = |par: Par| {
-        let plan = DooSabin.build(&mesh, 2, par).expect("build");
-        let y = eval(&plan, x.view(), par);
+        let plan = DOO_SABIN.build(&mesh, 2, par).expect("build");
+        let y = eval(&plan, x.view(), par).unwrap();
         let ops: Vec<CsrMat<f64>> = (0..2).map(|l| plan.operator(l, par).expect("operator")).collect();
         (faces_of(&plan, 2), ops, y)
     };
@@ -383,11 +384,11 @@ fn algebra_matches_a_hand_written_loop() {
     for (name, mesh) in
         [("cube", cube), ("prism", prism), ("octahedron", octahedron()), ("torus", torus), ("grid", grid)]
     {
-        let plan = DooSabin.build(&mesh, 2, Par::Rayon).expect(name);
+        let plan = DOO_SABIN.build(&mesh, 2, Par::Rayon).expect(name);
         let mut data = control_data(mesh.num_vertices(), 3, 3);
         let mut direct = data.clone();
         for l in 0..2 {
-            let t = plan.refined(l).expect("level").topology();
+            let t = plan.refined(l, Par::Rayon).expect("level").topology();
             let d = direct_step(t);
             // The matrix: same pattern, same weights up to rounding.
             let expected = CsrMat::try_from_triplets(t.num_corners(), t.num_vertices(), &d.triplets).expect("direct R");
@@ -407,7 +408,7 @@ fn algebra_matches_a_hand_written_loop() {
             }
             direct = next;
         }
-        data = eval(&plan, data.view(), Par::Rayon);
+        data = eval(&plan, data.view(), Par::Rayon).unwrap();
         assert!(max_abs_diff(&data, &direct) < 1e-12, "{name}: positions differ");
     }
 }
@@ -416,16 +417,18 @@ fn algebra_matches_a_hand_written_loop() {
 fn plan_contract_holds() {
     let (prism, _) = pentagonal_prism().expect("prism");
     let (grid, _) = grid(3);
-    check_contract(&DooSabin, &prism, 2, 1e-12);
-    check_contract(&DooSabin, &octahedron(), 2, 1e-12);
-    check_contract(&DooSabin, &grid, 2, 1e-12);
-    check_contract(&DooSabin, &prism, 0, 1e-12);
+    check_contract(&DOO_SABIN, &prism, 2, 1e-12);
+    check_contract(&DOO_SABIN, &octahedron(), 2, 1e-12);
+    check_contract(&DOO_SABIN, &grid, 2, 1e-12);
+    check_contract(&DOO_SABIN, &prism, 0, 1e-12);
+    check_dyn(&DOO_SABIN, &prism, 2);
+    check_child_points(&DOO_SABIN.build(&grid, 2, Par::Rayon).expect("grid"));
 }
 
 #[test]
 fn refinement_matrix_exports() {
     let (prism, _) = pentagonal_prism().expect("prism");
-    let plan = DooSabin.build(&prism, 1, Par::Rayon).expect("prism");
+    let plan = DOO_SABIN.build(&prism, 1, Par::Rayon).expect("prism");
     let r = plan.operator(0, Par::Rayon).expect("operator");
     // Matrix Market: exact round trip.
     let mut text = Vec::new();
@@ -457,20 +460,21 @@ fn bad_input_is_an_error() {
     // Three faces on one edge.
     let fin = Mesh::from_faces(6, &[[0u32, 1, 2], [1, 0, 3], [0, 1, 4]]).expect("accepted as OpenSubdiv does");
     assert!(matches!(
-        DooSabin.build(&fin, 1, Par::Rayon),
+        DOO_SABIN.build(&fin, 1, Par::Rayon),
         Err(SchemeError::Mesh(MeshError::NonManifoldEdge { .. } | MeshError::InconsistentOrientation { .. }))
     ));
     // A pillow: two quads glued along all edges; every vertex is interior in
     // two faces, so its V-face would be a 2-gon.
     let pillow = Mesh::from_faces(4, &[[0u32, 1, 2, 3], [0, 3, 2, 1]]).expect("pillow");
-    match DooSabin.build(&pillow, 1, Par::Rayon) {
-        Err(SchemeError::Unsupported { scheme: "doo-sabin", reason }) => {
-            assert!(reason.contains("vertex 0"), "{reason}")
-        }
+    match DOO_SABIN.build(&pillow, 1, Par::Rayon) {
+        Err(SchemeError::Scheme { scheme: "doo-sabin", source }) => assert!(
+            matches!(source.downcast_ref::<DooSabinError>(), Some(DooSabinError::TwoFaces { vertex: 0, faces: 2 })),
+            "{source}"
+        ),
         other => panic!("expected an error naming vertex 0, got {other:?}"),
     }
     // Asking for a level that does not exist.
     let (cube, _) = cube();
-    let plan = DooSabin.build(&cube, 1, Par::Rayon).expect("cube");
+    let plan = DOO_SABIN.build(&cube, 1, Par::Rayon).expect("cube");
     assert!(matches!(plan.operator(1, Par::Rayon), Err(SchemeError::NoSuchLevel { level: 1, levels: 1 })));
 }

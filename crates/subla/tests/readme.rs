@@ -15,7 +15,7 @@ fn example() -> Result<(), Box<dyn std::error::Error>> {
     let data = subla::mesh::obj::read_obj("data/meshes/osd/catmark_cube_creases0.obj", Validation::OpenSubdiv)?;
     // Build (topology, once), then eval (positions, every frame).
     let plan = CatmarkSlak.build(&data.mesh, 2, Par::Rayon)?;
-    let fine = subla::scheme::eval(&plan, data.positions(), Par::Rayon);
+    let fine = subla::scheme::eval(&plan, data.positions(), Par::Rayon)?;
     assert_eq!(fine.nrows(), plan.output_len());
     // One sparse matrix R = R_1 R_0 over both levels, as an sprs matrix.
     let mut r = Refinement::chain(&plan, Budget::default(), Par::Rayon)?;

@@ -50,12 +50,12 @@ impl<T: Float> Separable<T> {
     /// within each).
     ///
     /// # Errors
-    /// [`SchemeError::Unsupported`] for more than `u32::MAX` rows.
+    /// [`SchemeError::TooLarge`] for more than `u32::MAX` rows.
     pub(super) fn new(tensor: &TensorRows) -> Result<Self> {
         if tensor.rows.len() > u32::MAX as usize {
-            return Err(SchemeError::Unsupported {
-                scheme: "tensor rows",
-                reason: format!("{} rows: at most 2^32 - 1 can be evaluated by patch", tensor.rows.len()),
+            return Err(SchemeError::TooLarge {
+                what: "tensor rows evaluated by patch",
+                value: tensor.rows.len() as u128,
             });
         }
         let np = tensor.patches.len();

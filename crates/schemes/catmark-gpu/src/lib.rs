@@ -76,23 +76,24 @@
 //! summation order (face terms, then neighbours or endpoints, then crease
 //! ends, then the vertex itself), but a driver may fuse `acc + w · x` into
 //! one multiply-add, and the CPU kernel takes a shortcut order on quad
-//! levels. [`Plan::eval_f64`] converts the control data to `f32`, evaluates
-//! on the GPU and converts the result back: expect `f32` accuracy, not
-//! `f64`. Each output row is written by one invocation (gathers, no float
+//! levels. There is no `f64` path on the device (see below). Each output
+//! row is written by one invocation (gathers, no float
 //! atomics) in a fixed order, so repeated runs on one device give bitwise
 //! identical results.
 //!
 //! # Errors and the CPU fallback
 //! [`CatmarkGpuPlan::try_eval`] returns every device failure as a
-//! [`GpuError`]. The [`Plan`] eval methods cannot return errors: when the
-//! GPU fails they fall back, silently (nothing is logged), to the CPU
-//! plan's eval of the same precision ([`Plan::eval_f64`] then computes in
-//! `f64`). Call [`CatmarkGpuPlan::try_eval`] to know which path ran.
+//! [`GpuError`]; [`Plan::eval_f32`] returns it as [`SchemeError::Device`]
+//! (the [`GpuError`] is its source). The device computes in `f32`, so
+//! [`Plan::eval_f64`] is refused with [`SchemeError::Precision`]. A refiner
+//! made with [`FallbackPolicy::Cpu`] ([`CatmarkGpu::with_fallback`])
+//! evaluates on the CPU plan instead, in the precision asked for, and its
+//! plans say so ([`Plan::last_fallback`]); nothing falls back silently.
 //! [`Refiner::build`] and [`Refiner::step`] report device failures as
-//! [`SchemeError::OverBudget`] (a buffer over a device limit) or
-//! [`SchemeError::Unsupported`] (any other device failure, and a control
-//! mesh [`TopologySite::Device`] cannot refine);
-//! [`CatmarkGpu::upload`] gives the [`GpuError`] itself.
+//! [`SchemeError::Device`], and a control mesh [`TopologySite::Device`]
+//! cannot refine as [`SchemeError::NotManifold`] or
+//! [`SchemeError::FaceTooLarge`]; [`CatmarkGpu::upload`] gives the
+//! [`GpuError`] itself.
 //!
 //! # Example
 //! ```no_run
@@ -105,8 +106,8 @@
 //! let refiner = CatmarkGpu::new(ctx);
 //! let plan = refiner.build(&data.mesh, 3, Par::Rayon)?;
 //! let control = data.positions().mapv(|x| x as f32);
-//! let fine = plan.try_eval(control.view())?; // on the device, or an error
-//! let same = eval(&plan, control.view(), Par::Rayon); // on the device, or the CPU fallback
+//! let fine = plan.try_eval(control.view())?; // on the device, or the GpuError
+//! let same = eval(&plan, control.view(), Par::Rayon)?; // on the device, or SchemeError::Device
 //! # let _ = (fine, same); Ok(()) }
 //! ```
 #![deny(missing_docs)]
@@ -128,7 +129,7 @@ use subla_gpu::timing::PassTimer;
 pub use subla_gpu::timing::{EvalProfile, KernelProfile};
 use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Mesh;
-use subla_scheme::{Faces, Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, Fallback, FallbackCause, FallbackPolicy, Plan, Refiner, Result, SchemeError};
 
 use crate::build::{BuildKernels, DeviceLevel, HostFaces};
 use crate::device::StepBuffers;
@@ -173,7 +174,7 @@ pub enum TopologySite {
     #[default]
     Auto,
     /// On the device; other control meshes are refused
-    /// ([`SchemeError::Unsupported`]).
+    /// ([`SchemeError::NotManifold`], [`SchemeError::FaceTooLarge`]).
     Device,
     /// On the CPU ([`CatmarkSlak`]), uploaded once ([`CatmarkGpu::upload`]).
     Host,
@@ -188,6 +189,7 @@ pub enum TopologySite {
 pub struct CatmarkGpu {
     ctx: Ctx,
     site: TopologySite,
+    fallback: FallbackPolicy,
     kernels: Mutex<Option<Arc<Kernels>>>,
 }
 
@@ -196,12 +198,22 @@ impl CatmarkGpu {
     /// the one `subla_gpu::testing::context_or_skip` hands out, or a leaked
     /// one).
     pub fn new(ctx: &'static GpuContext) -> Self {
-        CatmarkGpu { ctx: Ctx::Static(ctx), site: TopologySite::Auto, kernels: Mutex::new(None) }
+        CatmarkGpu {
+            ctx: Ctx::Static(ctx),
+            site: TopologySite::Auto,
+            fallback: FallbackPolicy::Never,
+            kernels: Mutex::new(None),
+        }
     }
 
     /// A refiner on a shared context.
     pub fn shared(ctx: Arc<GpuContext>) -> Self {
-        CatmarkGpu { ctx: Ctx::Shared(ctx), site: TopologySite::Auto, kernels: Mutex::new(None) }
+        CatmarkGpu {
+            ctx: Ctx::Shared(ctx),
+            site: TopologySite::Auto,
+            fallback: FallbackPolicy::Never,
+            kernels: Mutex::new(None),
+        }
     }
 
     /// The same refiner building its topology at `site`.
@@ -213,6 +225,16 @@ impl CatmarkGpu {
     /// Where builds refine the topology.
     pub fn topology_site(&self) -> TopologySite {
         self.site
+    }
+
+    /// The same refiner, whose plans do `policy` when the device cannot
+    /// evaluate (a device failure, or `f64` asked for):
+    /// [`FallbackPolicy::Never`] (the default) returns the error,
+    /// [`FallbackPolicy::Cpu`] evaluates on the CPU plan and says so
+    /// ([`Plan::last_fallback`]).
+    pub fn with_fallback(mut self, policy: FallbackPolicy) -> Self {
+        self.fallback = policy;
+        self
     }
 
     /// The context.
@@ -249,6 +271,8 @@ impl CatmarkGpu {
             lens,
             source: Source::Host(Box::new(cpu)),
             frame: LevelChain::new(),
+            fallback: self.fallback,
+            last: Mutex::new(None),
         })
     }
 
@@ -272,6 +296,8 @@ impl CatmarkGpu {
                 cpu: OnceLock::new(),
             })),
             frame: LevelChain::new(),
+            fallback: self.fallback,
+            last: Mutex::new(None),
         };
         for _ in 0..levels {
             plan.device_step(&build)?;
@@ -280,49 +306,41 @@ impl CatmarkGpu {
     }
 }
 
-/// Uploads every step of `cpu`.
+/// Uploads every step of `cpu` (a [`CatmarkPlan`] keeps every level
+/// below its finest in full, so no step's parent is derived).
 fn upload_steps(ctx: &GpuContext, cpu: &CatmarkPlan) -> Result<Vec<StepBuffers>, GpuError> {
     (0..cpu.levels())
-        .map(|l| match subla_catmark::StepView::of(cpu, l) {
-            Some(view) => StepBuffers::upload(ctx, &view),
-            None => Err(GpuError::Internal {
+        .map(|l| match subla_catmark::StepView::of(cpu, l, Par::Seq) {
+            Ok(view) => StepBuffers::upload(ctx, &view),
+            Err(e) => Err(GpuError::Internal {
                 operation: "catmark-gpu upload",
-                message: format!("the CPU plan has {} levels but no step {l}", cpu.levels()),
+                message: format!("step {l} of a CPU plan of {} levels: {e}", cpu.levels()),
             }),
         })
         .collect()
 }
 
-/// A device failure during a build, as the [`Refiner`] trait reports it.
+/// The scheme's name in errors.
+const NAME: &str = "catmark-gpu";
+
+/// A device failure, as the [`Refiner`] and [`Plan`] traits report it.
 fn scheme_error(e: GpuError) -> SchemeError {
-    match e {
-        GpuError::TooLarge { what, bytes, limit, limit_value }
-            if limit == "max_buffer_size" || limit == "max_storage_buffer_binding_size" =>
-        {
-            SchemeError::OverBudget {
-                what: format!("{what} (GPU limit {limit})"),
-                needed: u128::from(bytes),
-                budget: u128::from(limit_value),
-            }
-        }
-        other => SchemeError::Unsupported { scheme: "catmark-gpu", reason: format!("the GPU failed: {other}") },
-    }
+    SchemeError::device(NAME, e)
 }
 
 /// Why the device cannot refine `base`, if it cannot.
-fn device_refusal(base: &Mesh) -> Option<String> {
+fn device_refusal(base: &Mesh) -> Option<SchemeError> {
     let t = base.topology();
     if !t.is_manifold() {
-        return Some("the control mesh is not manifold (the device refines manifold levels only)".into());
+        return Some(subla_scheme::not_manifold(NAME, t));
     }
-    let order = (0..t.num_faces()).map(|f| t.face_order(f)).max().unwrap_or(0);
-    if order > split::MAX_FACE_ORDER as usize {
-        return Some(format!(
-            "a face has {order} vertices, over the device split's {} (split::MAX_FACE_ORDER)",
-            split::MAX_FACE_ORDER
-        ));
-    }
-    None
+    let max = split::MAX_FACE_ORDER as usize;
+    (0..t.num_faces()).find(|&f| t.face_order(f) > max).map(|face| SchemeError::FaceTooLarge {
+        scheme: NAME,
+        face,
+        order: t.face_order(face),
+        max,
+    })
 }
 
 impl Refiner for CatmarkGpu {
@@ -343,12 +361,10 @@ impl Refiner for CatmarkGpu {
             return self.upload(cpu).map_err(scheme_error);
         }
         let base = CatmarkSlak.build(input, 0, par)?;
-        let base = base.refined(0).cloned().ok_or(SchemeError::NoSuchLevel { level: 0, levels: 0 })?;
+        let base = base.refined(0, par)?.clone();
         match device_refusal(&base) {
             None => self.build_on_device(base, levels).map_err(scheme_error),
-            Some(reason) if self.site == TopologySite::Device => {
-                Err(SchemeError::Unsupported { scheme: "catmark-gpu", reason })
-            }
+            Some(refusal) if self.site == TopologySite::Device => Err(refusal),
             Some(_) => {
                 let cpu = CatmarkSlak.build(input, levels, par)?;
                 self.upload(cpu).map_err(scheme_error)
@@ -359,7 +375,7 @@ impl Refiner for CatmarkGpu {
     /// device-built plans, else the CPU step of [`CatmarkSlak`] followed
     /// by an upload.
     fn step(&self, plan: CatmarkGpuPlan, par: Par) -> Result<CatmarkGpuPlan> {
-        let CatmarkGpuPlan { ctx, kernels, steps, source, .. } = plan;
+        let CatmarkGpuPlan { ctx, kernels, steps, source, fallback, .. } = plan;
         match source {
             Source::Host(cpu) => {
                 drop(steps);
@@ -373,6 +389,8 @@ impl Refiner for CatmarkGpu {
                     lens,
                     source: Source::Host(Box::new(cpu)),
                     frame: LevelChain::new(),
+                    fallback,
+                    last: Mutex::new(None),
                 })
             }
             Source::Device(built) => {
@@ -394,6 +412,8 @@ impl Refiner for CatmarkGpu {
                         cpu: OnceLock::new(),
                     })),
                     frame: LevelChain::new(),
+                    fallback,
+                    last: Mutex::new(None),
                 };
                 let build = plan.kernels.build(&plan.ctx).map_err(scheme_error)?;
                 plan.device_step(&build).map_err(scheme_error)?;
@@ -434,7 +454,7 @@ struct DeviceBuilt {
     finest: Option<DeviceLevel>,
     /// The faces of levels `0..=levels` once read back (entry 0 used for a
     /// device base only).
-    faces: Vec<OnceLock<Option<HostFaces>>>,
+    faces: Vec<OnceLock<HostFaces>>,
     /// The CPU plan of the same levels, built on first use (operators,
     /// limit, full meshes, and the eval fallback).
     cpu: OnceLock<CatmarkPlan>,
@@ -467,6 +487,10 @@ pub struct CatmarkGpuPlan {
     /// The data buffers of the last eval, reused by the next one with the
     /// same channel count (per-frame evaluation allocates nothing).
     frame: LevelChain,
+    /// What eval does when the device cannot evaluate.
+    fallback: FallbackPolicy,
+    /// Where the last eval fell back to, if it did.
+    last: Mutex<Option<Fallback>>,
 }
 
 impl CatmarkGpuPlan {
@@ -481,11 +505,13 @@ impl CatmarkGpuPlan {
 
     /// The CPU plan of the same levels: the one uploaded, or (for a plan
     /// built on the device) a [`CatmarkSlak`] build made on the first call
-    /// and kept.
+    /// (with `par`) and kept.
     ///
     /// # Errors
-    /// The CPU build's errors (over budget, for example).
-    pub fn cpu(&self) -> Result<&CatmarkPlan, SchemeError> {
+    /// The CPU build's errors (over budget, for example), or the device's
+    /// in reading back a level 0 kept on the device; a later call tries
+    /// again.
+    pub fn cpu(&self, par: Par) -> Result<&CatmarkPlan, SchemeError> {
         match &self.source {
             Source::Host(cpu) => Ok(cpu),
             Source::Device(built) => {
@@ -503,7 +529,8 @@ impl CatmarkGpuPlan {
                         }
                     },
                 };
-                let cpu = CatmarkPlan::from_prepared(base, self.steps.len() as u32, Par::Rayon)?;
+                let cpu =
+                    CatmarkPlan::from_prepared(subla_catmark::CatmarkRules, base, 0, self.steps.len() as u32, par)?;
                 Ok(built.cpu.get_or_init(|| cpu))
             }
         }
@@ -559,7 +586,7 @@ impl CatmarkGpuPlan {
     }
 
     /// The faces of device level `level`, read back on first use.
-    fn device_faces<'a>(&'a self, built: &'a DeviceBuilt, level: usize) -> Option<&'a HostFaces> {
+    fn device_faces<'a>(&'a self, built: &'a DeviceBuilt, level: usize) -> Result<&'a HostFaces> {
         let read = || -> Result<HostFaces, GpuError> {
             let (face_ptr, face_verts, holes) = if level == 0 {
                 let Base::Device { level, .. } = &built.base else { return Err(missing("level 0 faces")) };
@@ -581,7 +608,9 @@ impl CatmarkGpuPlan {
             };
             build::download_faces(&self.ctx, face_ptr, face_verts, holes)
         };
-        built.faces.get(level)?.get_or_init(|| read().ok()).as_ref()
+        let cell =
+            built.faces.get(level).ok_or(SchemeError::NoSuchLevel { level: level as u32, levels: self.levels() })?;
+        once(cell, || read().map_err(scheme_error))
     }
 
     /// Evaluates on the GPU: `output_len() × d` from `control`
@@ -664,14 +693,26 @@ impl CatmarkGpuPlan {
         })
     }
 
-    /// The CPU plan for the eval fallback.
-    ///
-    /// # Panics
-    /// If a device-built plan's CPU build fails (it cannot: the same build
-    /// succeeded on the device, whose limits are tighter).
-    fn fallback(&self) -> &CatmarkPlan {
-        self.cpu().unwrap_or_else(|e| panic!("catmark-gpu: the GPU eval failed and so did the CPU build: {e}"))
+    /// What the plan does when the device cannot evaluate.
+    pub fn fallback_policy(&self) -> FallbackPolicy {
+        self.fallback
     }
+
+    /// Records where the last eval ran.
+    fn set_last(&self, cause: Option<FallbackCause>) {
+        let record = cause.map(|cause| Fallback { scheme: NAME, cause, ran_on: "cpu" });
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = record;
+    }
+}
+
+/// The value of `cell`, made by `init` on first use; an error is returned
+/// and not kept.
+fn once<T>(cell: &OnceLock<T>, init: impl FnOnce() -> Result<T>) -> Result<&T> {
+    if let Some(v) = cell.get() {
+        return Ok(v);
+    }
+    let v = init()?;
+    Ok(cell.get_or_init(|| v))
 }
 
 fn missing(what: &str) -> GpuError {
@@ -679,6 +720,9 @@ fn missing(what: &str) -> GpuError {
 }
 
 impl Plan for CatmarkGpuPlan {
+    fn name(&self) -> &'static str {
+        NAME
+    }
     fn levels(&self) -> u32 {
         self.steps.len() as u32
     }
@@ -688,52 +732,80 @@ impl Plan for CatmarkGpuPlan {
             .copied()
             .unwrap_or_else(|| panic!("catmark-gpu: level {level} of a plan of {} levels", self.steps.len()))
     }
-    /// Converts `control` to `f32`, evaluates on the GPU and converts back
-    /// (`f32` accuracy); falls back to the CPU plan's `f64` eval if the GPU
-    /// fails.
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>, par: Par) {
-        subla_scheme::check_eval_shapes(self, "catmark-gpu", control.dim(), out.dim());
-        let narrow = control.mapv(|v| v as f32);
-        match self.try_eval(narrow.view()) {
-            Ok(y) => out.zip_mut_with(&y, |o, &v| *o = f64::from(v)),
-            Err(_) => self.fallback().eval_f64(control, out, par),
+    /// The device computes in `f32`: refused with
+    /// [`SchemeError::Precision`], or (with [`FallbackPolicy::Cpu`])
+    /// evaluated on the CPU plan in `f64`.
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        subla_scheme::check_eval_shapes(self, NAME, control.dim(), out.dim());
+        match self.fallback {
+            FallbackPolicy::Never => Err(SchemeError::Precision { scheme: NAME, requested: "f64", computes: "f32" }),
+            FallbackPolicy::Cpu => {
+                self.cpu(par)?.eval_f64(control, out, par)?;
+                self.set_last(Some(FallbackCause::Precision { requested: "f64" }));
+                Ok(())
+            }
         }
     }
-    /// Evaluates on the GPU; falls back to the CPU plan's eval if the GPU
-    /// fails.
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) {
-        subla_scheme::check_eval_shapes(self, "catmark-gpu", control.dim(), out.dim());
-        match self.try_eval(control) {
-            Ok(y) => out.assign(&y),
-            Err(_) => self.fallback().eval_f32(control, out, par),
+    /// Evaluates on the GPU. A device failure is returned
+    /// ([`SchemeError::Device`]), or (with [`FallbackPolicy::Cpu`]) the
+    /// CPU plan evaluates instead.
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        subla_scheme::check_eval_shapes(self, NAME, control.dim(), out.dim());
+        match (self.try_eval(control), self.fallback) {
+            (Ok(y), _) => {
+                out.assign(&y);
+                self.set_last(None);
+                Ok(())
+            }
+            (Err(e), FallbackPolicy::Never) => Err(scheme_error(e)),
+            (Err(e), FallbackPolicy::Cpu) => {
+                self.cpu(par)?.eval_f32(control, out, par)?;
+                self.set_last(Some(FallbackCause::Device(e.to_string())));
+                Ok(())
+            }
         }
+    }
+    fn last_fallback(&self) -> Option<Fallback> {
+        self.last.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        self.cpu()?.operator(level, par)
+        self.cpu(par)?.operator(level, par)
     }
+    /// The bound of the CPU plan's operator, where that plan exists (it is
+    /// not built for a bound).
     fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.cpu().ok()?.operator_bound(level)
+        match &self.source {
+            Source::Host(cpu) => cpu.operator_bound(level),
+            Source::Device(built) => built.cpu.get()?.operator_bound(level),
+        }
+    }
+    fn child_point(&self, level: u32, row: usize) -> Option<subla_scheme::ChildPoint> {
+        // Quad split numbering: vertices, face points, edge points.
+        let vertices = *self.lens.get(level as usize)?;
+        let s = self.steps.get(level as usize)?;
+        subla_scheme::ChildPoint::of_quad_split(vertices, s.nf as usize, s.ne as usize, row)
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
-        self.cpu()?.limit(par)
+        self.cpu(par)?.limit(par)
     }
     /// The full mesh of `level`, from the CPU plan ([`CatmarkGpuPlan::cpu`],
     /// built on first use for a device-built plan).
-    fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.cpu().ok()?.refined(level)
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.cpu(par)?.refined(level, par)
     }
     /// The faces of `level`; a device-built plan reads them back from the
     /// device on the first call for each level and keeps them.
-    fn faces(&self, level: u32) -> Option<Faces<'_>> {
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
         match &self.source {
-            Source::Host(cpu) => cpu.faces(level),
+            Source::Host(cpu) => cpu.faces(level, par),
             Source::Device(built) => {
                 if let (0, Base::Host(mesh)) = (level, &built.base) {
-                    return Some(Faces::of(mesh));
+                    return Ok(Faces::of(mesh));
                 }
-                let num_vertices = *self.lens.get(level as usize)?;
+                let num_vertices =
+                    *self.lens.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
                 let f = self.device_faces(built, level as usize)?;
-                Some(Faces { num_vertices, face_ptr: &f.face_ptr, face_verts: &f.face_verts, holes: &f.holes })
+                Ok(Faces { num_vertices, face_ptr: &f.face_ptr, face_verts: &f.face_verts, holes: &f.holes })
             }
         }
     }

@@ -68,7 +68,12 @@ fn goldens<R: Refiner<Input = Mesh>>(
             }
         };
         let pos = run(&plan, d.positions().mapv(|x| x as f32).view()).mapv(f64::from);
-        match golden::compare(plan.refined(case.level).expect("refined mesh"), pos.view(), &golden_mesh, tol) {
+        match golden::compare(
+            plan.refined(case.level, Par::Rayon).expect("refined mesh"),
+            pos.view(),
+            &golden_mesh,
+            tol,
+        ) {
             Ok(c) => worst = worst.max(c.max_rel),
             Err(e) => failures.push(format!("{}: {e}", case.file)),
         }
@@ -91,7 +96,12 @@ fn determinism_and_modes<R: Refiner<Input = Mesh>>(
         assert!(a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{}: bits changed", refiner.name());
     }
     let (m, y) = modeling(refiner, &d.mesh, x.view(), 2, Par::Rayon).expect("modeling");
-    assert_eq!(m.faces(m.levels()), plan.faces(2), "{}: modeling and static faces differ", refiner.name());
+    assert_eq!(
+        m.faces(m.levels(), Par::Rayon).unwrap(),
+        plan.faces(2, Par::Rayon).unwrap(),
+        "{}: modeling and static faces differ",
+        refiner.name()
+    );
     let diff = y.iter().zip(a.iter()).fold(0f32, |mx, (p, q)| mx.max((p - q).abs()));
     assert!(diff <= 1e-5, "{}: modeling and static differ by {diff}", refiner.name());
 }
@@ -124,7 +134,7 @@ macro_rules! backend_suite {
 backend_suite!(
     cpu,
     Some(subla_catmark::CatmarkSlak),
-    |p: &subla_catmark::CatmarkPlan, x: ArrayView2<'_, f32>| eval(p, x, Par::Rayon),
+    |p: &subla_catmark::CatmarkPlan, x: ArrayView2<'_, f32>| eval(p, x, Par::Rayon).unwrap(),
     1e-5
 );
 backend_suite!(

@@ -16,8 +16,9 @@
 //! path's (see [`crate::rules`]); only the arithmetic and the topology go
 //! through the algebra. The mesh matrix cannot hold a face that repeats a
 //! vertex, and `T` and `F` need every directed edge in at most one face, so
-//! this path rejects such input with [`SchemeError::Unsupported`] naming the
-//! face or edge (the SLAK path accepts it).
+//! this path rejects such input with [`SchemeError::Mesh`] or
+//! [`SchemeError::NotManifold`] naming the face or edge (the SLAK path
+//! accepts it).
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
@@ -63,17 +64,23 @@ pub type LakPlan = AlgebraPlan<CatmarkLakRules>;
 
 /// The algebra path's rules for [`AlgebraPlan`]; its refinement and limit
 /// matrices are the specialised path's ([`crate::CatmarkRules`]).
-#[derive(Copy, Clone, Debug)]
-pub enum CatmarkLakRules {}
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatmarkLakRules;
 
 impl AlgebraRules for CatmarkLakRules {
-    const NAME: &'static str = "catmark";
     type Level = LakLevel;
     type Matrices = crate::CatmarkRules;
-    fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
+    fn name(&self) -> &'static str {
+        "catmark-lak"
+    }
+    fn matrices(&self) -> crate::CatmarkRules {
+        crate::CatmarkRules
+    }
+    fn build_level(&self, parent: &Mesh, _level: u32, par: Par) -> Result<(LakLevel, Mesh)> {
         build_level(parent, par)
     }
     fn eval_level<T: Float + Scalar + Send + Sync>(
+        &self,
         level: &LakLevel,
         x: ArrayView2<'_, T>,
         y: ArrayViewMut2<'_, T>,
@@ -90,15 +97,13 @@ fn q(a: u32, b: u32, c: u32) -> bool {
     b == a % c + 1
 }
 
-fn unsupported(reason: String) -> SchemeError {
-    SchemeError::Unsupported { scheme: "catmark-lak", reason }
-}
+const NAME: &str = "catmark-lak";
 
 /// One level's algebra and the child mesh.
 fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let t = parent.topology();
     let (nv, nf) = (t.num_vertices(), t.num_faces());
-    let m = t.mesh_matrix().map_err(|e| unsupported(format!("{e}: the mesh matrix cannot hold it")))?;
+    let m = t.mesh_matrix()?;
     let mt = m.as_ref().transpose(); // CSR of Mᵀ, free
     let mt_csc = m.to_csr(par).into_transpose(); // CSC of Mᵀ
     // Eq. 2: face orders.
@@ -115,10 +120,9 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         ),
         par,
     )?;
-    if let Some((i, j, n)) = directed.as_ref().iter().find(|(_, _, n)| **n > 1) {
-        return Err(unsupported(format!(
-            "the directed edge ({j}, {i}) belongs to {n} faces; T and F (Eq. 6, 12) need at most one"
-        )));
+    // T and F (Eq. 6, 12) need every directed edge in at most one face.
+    if directed.as_ref().iter().any(|(_, _, n)| *n > 1) {
+        return Err(subla_scheme::not_manifold(NAME, t));
     }
     drop(directed);
     // Eq. 4: E.
@@ -138,7 +142,10 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let ids = enumerate_nonzeros(e.as_ref(), |i, j, _| i > j, par);
     let ne = ids.count as usize;
     if ne != t.num_edges() {
-        return Err(unsupported(format!("E enumerates {ne} edges, the topology has {}", t.num_edges())));
+        return Err(SchemeError::Internal {
+            what: NAME,
+            detail: format!("E enumerates {ne} edges, the topology has {}", t.num_edges()),
+        });
     }
     let edge_id = |a: u32, b: u32| -> u32 {
         let (lo, hi) = (a.min(b), a.max(b));
@@ -302,7 +309,7 @@ impl Refiner for CatmarkLak {
         "catmark-lak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
-        LakPlan::from_prepared(prepare(input)?, levels, par)
+        LakPlan::from_prepared(CatmarkLakRules, prepare(input)?, 0, levels, par)
     }
     fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
         plan.next(par)

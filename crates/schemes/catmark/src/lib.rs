@@ -28,7 +28,7 @@ mod regular;
 pub mod rules;
 mod slak;
 
-pub use bilinear::{Bilinear, BilinearPlan};
+pub use bilinear::{Bilinear, BilinearPlan, BilinearRules};
 pub use lak::{CatmarkLak, CatmarkLakRules, LakLevel, LakPlan};
 pub use level::{EdgeMask, Step, VertexMask};
 pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, StepView};

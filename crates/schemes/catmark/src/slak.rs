@@ -10,7 +10,7 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
 use subla_scheme::refinement::ClosedForm;
-use subla_scheme::{FinestFaces, LevelPlan, LevelRules, NoLean, Refiner, Result};
+use subla_scheme::{ChildPoint, Counts, FinestFaces, LevelPlan, LevelRules, NoLean, Refiner, Result};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
 use crate::operator::{level_operator, level_operator_bound, level_operator_rows, limit_operator};
@@ -26,64 +26,49 @@ pub type CatmarkPlan = LevelPlan<CatmarkRules>;
 
 /// Catmull-Clark's rules for [`LevelPlan`]: the masks, the quad split, the
 /// kernels and the matrices of this crate.
-#[derive(Copy, Clone, Debug)]
-pub enum CatmarkRules {}
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatmarkRules;
 
 impl LevelRules for CatmarkRules {
-    const NAME: &'static str = "catmark";
     type Step = Step;
-    fn masks(parent: &Mesh, par: Par) -> Step {
-        masks(parent, par)
+    type Lean = NoLean;
+    fn name(&self) -> &'static str {
+        "catmark"
     }
-    fn child(parent: &Mesh, par: Par) -> Result<Mesh> {
+    fn masks(&self, parent: &Mesh, _level: u32, par: Par) -> Result<Step> {
+        Ok(masks(parent, par))
+    }
+    fn child(&self, parent: &Mesh, _step: &Step, par: Par) -> Result<Mesh> {
         child_level(parent, par)
     }
-    fn child_faces(parent: &Mesh, par: Par) -> Result<FinestFaces> {
+    fn child_faces(&self, parent: &Mesh, _step: &Step, par: Par) -> Result<FinestFaces> {
         Ok(finest_of(parent, par))
     }
-    fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
+    fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
         eval_level(t, step, x, y, d, par);
     }
-    fn operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
+    fn operator(&self, t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
         level_operator(t, step, par)
     }
-    fn operator_rows(t: &Topology, step: &Step, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+    fn operator_rows(&self, t: &Topology, step: &Step, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
         level_operator_rows(t, step, rows, par)
     }
-    fn operator_bound(t: &Topology) -> u64 {
+    fn operator_bound(&self, t: &Topology, _step: &Step) -> u64 {
         level_operator_bound(t)
     }
-    fn closed_form<'a>(meshes: &'a [Mesh], par: Par) -> Result<Option<Box<dyn ClosedForm + 'a>>> {
+    fn child_point(&self, parent: Counts, _step: &Step, row: usize) -> Option<ChildPoint> {
+        ChildPoint::of_quad_split(parent.vertices, parent.faces, parent.edges, row)
+    }
+    fn closed_form<'a>(&self, meshes: &'a [Mesh], par: Par) -> Result<Option<Box<dyn ClosedForm + 'a>>> {
         Ok(regular_rows(meshes, par)?.map(|r| Box::new(r) as Box<dyn ClosedForm>))
     }
-    fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
+    fn limit(&self, finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         limit_operator(finest, par)
-    }
-    type Lean = NoLean;
-    fn lean(_: &Mesh, _: Par) -> Result<Option<(NoLean, Step)>> {
-        Ok(None)
-    }
-    fn lean_len(lean: &NoLean) -> usize {
-        match *lean {}
-    }
-    fn lean_faces(_: &Mesh, lean: &NoLean, _: Par) -> Result<FinestFaces> {
-        match *lean {}
-    }
-    fn lean_eval<T: Float + Send + Sync>(
-        _: &Topology,
-        lean: &NoLean,
-        _: &Step,
-        _: &[T],
-        _: &mut [T],
-        _: usize,
-        _: Par,
-    ) {
-        match *lean {}
     }
 }
 
 /// The faces of the level above `parent`.
-fn finest_of(parent: &Mesh, par: Par) -> FinestFaces {
+pub(crate) fn finest_of(parent: &Mesh, par: Par) -> FinestFaces {
     let t = parent.topology();
     let nc = t.num_corners();
     let mut holes = vec![false; nc];
@@ -114,10 +99,13 @@ pub struct StepView<'a> {
 }
 
 impl StepView<'_> {
-    /// Step `level → level+1` of `plan`, or `None` past the last.
-    pub fn of(plan: &CatmarkPlan, level: u32) -> Option<StepView<'_>> {
-        let (parent, step) = plan.step(level)?;
-        Some(StepView { parent, edge_masks: &step.edges, vertex_masks: &step.vertices })
+    /// Step `level → level+1` of `plan`.
+    ///
+    /// # Errors
+    /// [`subla_scheme::SchemeError::NoSuchLevel`] past the last step.
+    pub fn of(plan: &CatmarkPlan, level: u32, par: Par) -> Result<StepView<'_>> {
+        let (parent, step) = plan.step(level, par)?;
+        Ok(StepView { parent, edge_masks: &step.edges, vertex_masks: &step.vertices })
     }
 }
 
@@ -128,7 +116,7 @@ impl Refiner for CatmarkSlak {
         "catmark-slak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
-        CatmarkPlan::from_prepared(prepare(input)?, levels, par)
+        CatmarkPlan::from_prepared(CatmarkRules, prepare(input)?, 0, levels, par)
     }
     fn step(&self, plan: CatmarkPlan, par: Par) -> Result<CatmarkPlan> {
         plan.next(par)

@@ -16,13 +16,13 @@ fn matches_every_bilinear_golden() {
         for level in 1..=3u32 {
             let golden = common::read(&common::data().join(format!("golden/bilinear/{shape}.L{level}.obj")));
             let plan = Bilinear.build(&input.mesh, level, Par::Rayon).unwrap();
-            let pos = eval(&plan, input.positions(), Par::Rayon);
-            let mesh = plan.refined(level).unwrap();
+            let pos = eval(&plan, input.positions(), Par::Rayon).unwrap();
+            let mesh = plan.refined(level, Par::Rayon).unwrap();
             let c =
                 common::compare(mesh, pos.view(), &golden, 1e-6).unwrap_or_else(|e| panic!("{shape} L{level}: {e}"));
             assert!(c.max_rel < 1e-14, "{shape} L{level}: max relative error {}", c.max_rel);
             // f32 within 1e-5.
-            let pos32 = eval(&plan, input.positions().mapv(|x| x as f32).view(), Par::Rayon);
+            let pos32 = eval(&plan, input.positions().mapv(|x| x as f32).view(), Par::Rayon).unwrap();
             let c32 = common::compare(mesh, pos32.mapv(f64::from).view(), &golden, 1e-5)
                 .unwrap_or_else(|e| panic!("{shape} L{level} f32: {e}"));
             assert!(c32.max_rel < 1e-6, "{shape} L{level} f32: {}", c32.max_rel);

@@ -64,11 +64,11 @@ fn run<R: Refiner<Input = subla_mesh::Mesh>>(path: &str, refiner: &R) {
         let golden = common::read(&common::data().join("golden").join(&case.file));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let plan = refiner.build(&d.mesh, case.level, Par::Rayon).map_err(|e| e.to_string())?;
-            let pos = eval(&plan, d.positions(), Par::Rayon);
-            let c = common::compare(plan.refined(case.level).unwrap(), pos.view(), &golden, 1e-6)?;
+            let pos = eval(&plan, d.positions(), Par::Rayon).unwrap();
+            let c = common::compare(plan.refined(case.level, Par::Rayon).unwrap(), pos.view(), &golden, 1e-6)?;
             // f32: within 1e-5 of the bounding-box diagonal.
-            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).mapv(f64::from);
-            common::compare(plan.refined(case.level).unwrap(), pos32.view(), &golden, 1e-5)
+            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).unwrap().mapv(f64::from);
+            common::compare(plan.refined(case.level, Par::Rayon).unwrap(), pos32.view(), &golden, 1e-5)
                 .map_err(|e| format!("f32: {e}"))?;
             Ok(c)
         }));
@@ -119,7 +119,7 @@ fn refinement_matrices_equal_eval_on_every_golden_shape() {
     for case in &all {
         let d = input(case);
         let plan = CatmarkSlak.build(&d.mesh, case.level, Par::Rayon).unwrap();
-        let want = eval(&plan, d.positions(), Par::Rayon);
+        let want = eval(&plan, d.positions(), Par::Rayon).unwrap();
         let scale = want.iter().fold(1f64, |m, v| m.max(v.abs()));
         let mut r = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
         for m in r.levels() {
@@ -166,8 +166,9 @@ fn limit_positions_match_the_opensubdiv_goldens() {
         let golden_level = common::read(&common::data().join("golden").join(&case.file));
         let g = common::read_points(&common::data().join("golden").join(c[0]));
         let plan = CatmarkSlak.build(&d.mesh, case.level, Par::Rayon).unwrap();
-        let pos = eval(&plan, d.positions(), Par::Rayon);
-        let cmp = match common::compare(plan.refined(case.level).unwrap(), pos.view(), &golden_level, 1e-6) {
+        let pos = eval(&plan, d.positions(), Par::Rayon).unwrap();
+        let cmp = match common::compare(plan.refined(case.level, Par::Rayon).unwrap(), pos.view(), &golden_level, 1e-6)
+        {
             Ok(cmp) => cmp,
             Err(e) => {
                 failures.push(format!("{}: level {}: {e}", c[0], case.level));

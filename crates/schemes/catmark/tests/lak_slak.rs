@@ -19,11 +19,11 @@ proptest! {
         let slak = CatmarkSlak.build(&d.mesh, levels, Par::Rayon).unwrap();
         let lak = CatmarkLak.build(&d.mesh, levels, Par::Rayon).unwrap();
         for l in 1..=levels {
-            prop_assert_eq!(slak.refined(l).unwrap(), lak.refined(l).unwrap());
+            prop_assert_eq!(slak.refined(l, Par::Rayon).unwrap(), lak.refined(l, Par::Rayon).unwrap());
         }
         let x = d.positions().to_owned();
-        let a = eval(&slak, x.view(), Par::Rayon);
-        let b = eval(&lak, x.view(), Par::Rayon);
+        let a = eval(&slak, x.view(), Par::Rayon).unwrap();
+        let b = eval(&lak, x.view(), Par::Rayon).unwrap();
         let scale = x.iter().fold(1f64, |m, v| m.max(v.abs()));
         let diff = a.iter().zip(b.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
         prop_assert!(diff <= 1e-12 * scale, "LAK and SLAK differ by {}", diff);
@@ -35,10 +35,10 @@ proptest! {
         // the bits of evaluating each channel alone.
         let plan = CatmarkSlak.build(&d.mesh, levels, Par::Rayon).unwrap();
         let x = control_data(plan.input_len(), width, 5);
-        let y = eval(&plan, x.view(), Par::Rayon);
+        let y = eval(&plan, x.view(), Par::Rayon).unwrap();
         for k in 0..width {
             let col = x.column(k).to_owned().insert_axis(ndarray::Axis(1));
-            let yk = eval(&plan, col.view(), Par::Seq);
+            let yk = eval(&plan, col.view(), Par::Seq).unwrap();
             prop_assert!(yk.column(0).iter().zip(y.column(k)).all(|(a, b)| a.to_bits() == b.to_bits()));
         }
     }
@@ -61,8 +61,8 @@ proptest! {
         let e = relabel(&d, &perm);
         let p1 = CatmarkSlak.build(&d.mesh, 1, Par::Rayon).unwrap();
         let p2 = CatmarkSlak.build(&e.mesh, 1, Par::Rayon).unwrap();
-        let y1 = eval(&p1, d.positions(), Par::Rayon);
-        let y2 = eval(&p2, e.positions(), Par::Rayon);
+        let y1 = eval(&p1, d.positions(), Par::Rayon).unwrap();
+        let y2 = eval(&p2, e.positions(), Par::Rayon).unwrap();
         // Vertex points follow the permutation; face points keep their order;
         // edge points are renumbered: compare them as sets of positions.
         let nv = d.mesh.num_vertices();
@@ -96,7 +96,7 @@ fn regular_grid_interior_is_bicubic_bspline_knot_insertion() {
     let mesh = subla_mesh::Mesh::from_faces((n + 1) * (n + 1), &faces).unwrap();
     let x = control_data(mesh.num_vertices(), 3, 11);
     let plan = CatmarkSlak.build(&mesh, 1, Par::Rayon).unwrap();
-    let y = eval(&plan, x.view(), Par::Rayon);
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
     let t = mesh.topology();
     let p = |r: usize, c: usize, k: usize| x[(r * (n + 1) + c, k)];
     let (nv, nf) = (t.num_vertices(), t.num_faces());

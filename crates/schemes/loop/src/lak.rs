@@ -16,8 +16,9 @@
 //! algebra. The mesh matrix cannot hold a face that repeats a vertex, and
 //! `G` holds one opposite vertex per directed edge, so this path rejects
 //! such input (and edges of more than two faces, or two faces using an
-//! edge in the same direction) with [`SchemeError::Unsupported`] naming the
-//! face or edge; the SLAK path accepts it.
+//! edge in the same direction) with [`SchemeError::Mesh`] or
+//! [`SchemeError::NotManifold`] naming the face or edge; the SLAK path
+//! accepts it.
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use num_traits::Float;
@@ -78,17 +79,23 @@ pub type LakPlan = AlgebraPlan<LoopLakRules>;
 
 /// The algebra path's rules for [`AlgebraPlan`]; its refinement and limit
 /// matrices are the specialised path's ([`crate::LoopRules`]).
-#[derive(Copy, Clone, Debug)]
-pub enum LoopLakRules {}
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopLakRules;
 
 impl AlgebraRules for LoopLakRules {
-    const NAME: &'static str = "loop-lak";
     type Level = LakLevel;
     type Matrices = crate::LoopRules;
-    fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn matrices(&self) -> crate::LoopRules {
+        crate::LoopRules
+    }
+    fn build_level(&self, parent: &Mesh, _level: u32, par: Par) -> Result<(LakLevel, Mesh)> {
         build_level(parent, par)
     }
     fn eval_level<T: Float + Scalar + Send + Sync>(
+        &self,
         level: &LakLevel,
         x: ArrayView2<'_, T>,
         y: ArrayViewMut2<'_, T>,
@@ -105,9 +112,7 @@ fn q3(a: u32, b: u32) -> bool {
     b == a % 3 + 1
 }
 
-fn unsupported(reason: String) -> SchemeError {
-    SchemeError::Unsupported { scheme: "loop-lak", reason }
-}
+const NAME: &str = "loop-lak";
 
 /// `S = G + Gᵀ` with `⊕` keeping both operands: `S(i, j) = [G(i, j),
 /// G(j, i)]`, [`NONE`] where one is absent. Column `j` of `S` merges column
@@ -156,7 +161,7 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let t = parent.topology();
     check_triangles(t)?;
     let nv = t.num_vertices();
-    let m = t.mesh_matrix().map_err(|e| unsupported(format!("{e}: the mesh matrix cannot hold it")))?;
+    let m = t.mesh_matrix()?;
     let mt_csc = m.to_csr(par).into_transpose(); // CSC of Mᵀ
     // The vertex of triangle k at the position that is neither a nor b.
     let third = |k: u32, a: u32, b: u32| -> u32 {
@@ -178,10 +183,9 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         .reduce(|(o, n): (u32, u32), (_, n2): (u32, u32)| (o, n + n2)),
         par,
     )?;
-    if let Some((i, j, (_, n))) = g.as_ref().iter().find(|(_, _, v)| v.1 > 1) {
-        return Err(unsupported(format!(
-            "the directed edge ({i}, {j}) belongs to {n} faces; G (Eq. 30) holds one opposite vertex per directed edge"
-        )));
+    // G (Eq. 30) holds one opposite vertex per directed edge.
+    if g.as_ref().iter().any(|(_, _, v)| v.1 > 1) {
+        return Err(subla_scheme::not_manifold(NAME, t));
     }
     let g = g.map_values(|(o, _)| o);
     let gt = g.to_csr(par).into_transpose();
@@ -192,7 +196,10 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let ids = enumerate_nonzeros(s.as_ref(), |i, j, _| i > j, par);
     let ne = ids.count as usize;
     if ne != t.num_edges() {
-        return Err(unsupported(format!("S enumerates {ne} edges, the topology has {}", t.num_edges())));
+        return Err(SchemeError::Internal {
+            what: NAME,
+            detail: format!("S enumerates {ne} edges, the topology has {}", t.num_edges()),
+        });
     }
     let edge_id = |a: u32, b: u32| -> u32 {
         let (lo, hi) = (a.min(b), a.max(b));
@@ -215,10 +222,10 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         }
         let id = ids.ids[p] as usize;
         if t.edge(id) != [col, r] {
-            return Err(unsupported(format!(
-                "S numbers ({col}, {r}) as edge {id}, the topology has {:?} there",
-                t.edge(id)
-            )));
+            return Err(SchemeError::Internal {
+                what: NAME,
+                detail: format!("S numbers ({col}, {r}) as edge {id}, the topology has {:?} there", t.edge(id)),
+            });
         }
         d_idx.extend([col, r]);
         d_ptr.push(d_idx.len() as u32);
@@ -338,7 +345,7 @@ impl Refiner for LoopLak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
-        LakPlan::from_prepared(prepare(input, self.rules)?, levels, par)
+        LakPlan::from_prepared(LoopLakRules, prepare(input, self.rules)?, 0, levels, par)
     }
     fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
         plan.next(par)

@@ -85,7 +85,7 @@ pub struct Step {
 /// level is kept in.
 ///
 /// # Errors
-/// [`subla_scheme::SchemeError::Unsupported`] for a face that is not a
+/// [`subla_scheme::SchemeError::NotTriangles`] for a face that is not a
 /// triangle.
 pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
     let t = mesh.topology();

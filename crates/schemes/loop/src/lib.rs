@@ -14,7 +14,7 @@
 //!   as a matrix ([`subla_scheme::Plan::limit`]).
 //!
 //! Loop refines triangles only: a mesh with any other face is refused with
-//! [`subla_scheme::SchemeError::Unsupported`] naming the first such face, as
+//! [`subla_scheme::SchemeError::NotTriangles`] naming the first such face, as
 //! OpenSubdiv refuses it. To refine such a mesh anyway, triangulate it
 //! first, explicitly ([`subla_mesh::Mesh::triangulated`]; `--triangulate`
 //! in the `subla` tool).

@@ -9,7 +9,7 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology, TriChild};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
-use subla_scheme::{FinestFaces, LevelPlan, LevelRules, Refiner, Result};
+use subla_scheme::{ChildPoint, Counts, FinestFaces, LeanLevel, LevelPlan, LevelRules, Refiner, Result};
 
 use crate::lean::{lean, lean_eval, lean_faces};
 use crate::level::{
@@ -29,8 +29,8 @@ use crate::split::split_faces;
 /// let mesh = subla_mesh::Mesh::from_faces(4, &[[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?;
 /// let x = ndarray::array![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 /// let plan = LoopSlak::new().build(&mesh, 2, Par::Rayon)?;
-/// let y = eval(&plan, x.view(), Par::Rayon);
-/// assert_eq!((y.nrows(), plan.faces(2).unwrap().num_faces()), (34, 64));
+/// let y = eval(&plan, x.view(), Par::Rayon)?;
+/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.num_faces()), (34, 64));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -56,57 +56,73 @@ pub type LoopPlan = LevelPlan<LoopRules>;
 
 /// Loop's rules for [`LevelPlan`]: the masks, the 1-to-4 split, the
 /// kernels and the matrices of this crate (the rule set, OpenSubdiv's or
-/// CGAL's, is fixed when level 0 is prepared).
-#[derive(Copy, Clone, Debug)]
-pub enum LoopRules {}
+/// CGAL's, is fixed when level 0 is prepared), with lean kernels for the
+/// level below the finest of a smooth closed manifold ([`TriChild`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopRules;
 
 impl LevelRules for LoopRules {
-    const NAME: &'static str = "loop";
     type Step = Step;
-    fn masks(parent: &Mesh, par: Par) -> Step {
-        masks(parent, par)
+    type Lean = TriChild;
+    fn name(&self) -> &'static str {
+        "loop"
     }
-    fn child(parent: &Mesh, par: Par) -> Result<Mesh> {
+    fn masks(&self, parent: &Mesh, _level: u32, par: Par) -> Result<Step> {
+        Ok(masks(parent, par))
+    }
+    fn child(&self, parent: &Mesh, _step: &Step, par: Par) -> Result<Mesh> {
         child_level(parent, par)
     }
-    fn child_faces(parent: &Mesh, par: Par) -> Result<FinestFaces> {
+    fn child_faces(&self, parent: &Mesh, _step: &Step, par: Par) -> Result<FinestFaces> {
         finest_of(parent, par)
     }
-    fn eval_level<T: Float + Send + Sync>(t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
+    fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
         eval_level(t, step, x, y, d, par);
     }
-    fn operator(t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
+    fn operator(&self, t: &Topology, step: &Step, par: Par) -> Result<CsrMat<f64>> {
         level_operator(t, step, par)
     }
-    fn operator_bound(t: &Topology) -> u64 {
+    fn operator_bound(&self, t: &Topology, _step: &Step) -> u64 {
         operator_bound(t)
     }
-    fn limit(finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
+    fn child_point(&self, parent: Counts, _step: &Step, row: usize) -> Option<ChildPoint> {
+        ChildPoint::of_quad_split(parent.vertices, 0, parent.edges, row)
+    }
+    fn limit(&self, finest: &Mesh, par: Par) -> Result<CsrMat<f64>> {
         limit_operator(finest, par)
     }
-    type Lean = TriChild;
-    fn lean(parent: &Mesh, par: Par) -> Result<Option<(TriChild, Step)>> {
+}
+
+impl LeanLevel<LoopRules> for TriChild {
+    fn lean(_: &LoopRules, parent: &Mesh, _level: u32, par: Par) -> Result<Option<(TriChild, Step)>> {
         lean(parent, par)
     }
-    fn lean_child(parent: &Mesh, child: TriChild, par: Par) -> Result<Mesh> {
-        lean_child_level(parent, child, par)
+    fn into_full(self, _: &LoopRules, parent: &Mesh, par: Par) -> Result<Mesh> {
+        lean_child_level(parent, self, par)
     }
-    fn lean_len(child: &TriChild) -> usize {
-        child.num_vertices()
+    fn counts(&self) -> Counts {
+        Counts { vertices: self.num_vertices(), faces: self.num_faces(), edges: self.num_edges() }
     }
-    fn lean_faces(parent: &Mesh, child: &TriChild, par: Par) -> Result<FinestFaces> {
-        Ok(lean_faces(parent, child, par))
+    fn faces(&self, _: &LoopRules, parent: &Mesh, _step: &Step, par: Par) -> Result<FinestFaces> {
+        Ok(lean_faces(parent, self, par))
     }
-    fn lean_eval<T: Float + Send + Sync>(
+    fn eval<T: Float + Send + Sync>(
+        &self,
+        _: &LoopRules,
         t: &Topology,
-        child: &TriChild,
         step: &Step,
         x: &[T],
         y: &mut [T],
         d: usize,
         par: Par,
     ) {
-        lean_eval(t, child, step, x, y, d, par);
+        lean_eval(t, self, step, x, y, d, par);
+    }
+    fn operator_bound(&self, _: &LoopRules, _step: &Step) -> Option<u64> {
+        // A closed manifold: each vertex row holds the vertex and its
+        // neighbours (3 + valence summed: 3 V + 2 E), each edge row its two
+        // ends and two opposite vertices.
+        Some((3 * self.num_vertices() + 6 * self.num_edges()) as u64)
     }
 }
 
@@ -136,10 +152,15 @@ pub struct StepView<'a> {
 }
 
 impl StepView<'_> {
-    /// Step `level → level+1` of `plan`, or `None` past the last.
-    pub fn of(plan: &LoopPlan, level: u32) -> Option<StepView<'_>> {
-        let (parent, step) = plan.step(level)?;
-        Some(StepView { parent, edge_masks: &step.edges, vertex_masks: &step.vertices, smooth: &step.smooth })
+    /// Step `level → level+1` of `plan` (a lean parent's full mesh is
+    /// derived with `par` on first use).
+    ///
+    /// # Errors
+    /// [`subla_scheme::SchemeError::NoSuchLevel`] past the last step; the
+    /// derivation's errors.
+    pub fn of(plan: &LoopPlan, level: u32, par: Par) -> Result<StepView<'_>> {
+        let (parent, step) = plan.step(level, par)?;
+        Ok(StepView { parent, edge_masks: &step.edges, vertex_masks: &step.vertices, smooth: &step.smooth })
     }
 }
 
@@ -153,7 +174,7 @@ impl Refiner for LoopSlak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LoopPlan> {
-        LoopPlan::from_prepared(prepare(input, self.rules)?, levels, par)
+        LoopPlan::from_prepared(LoopRules, prepare(input, self.rules)?, 0, levels, par)
     }
     fn step(&self, plan: LoopPlan, par: Par) -> Result<LoopPlan> {
         plan.next(par)

@@ -8,26 +8,15 @@
 use subla_algebra::Par;
 use subla_mesh::Topology;
 pub use subla_mesh::TriSplit;
-use subla_scheme::{Result, SchemeError};
+use subla_scheme::Result;
 
 /// `Ok` if every face of `t` is a triangle.
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] naming the first face that is not (as
+/// [`subla_scheme::SchemeError::NotTriangles`] naming the first face that is not (as
 /// OpenSubdiv's Loop, which rejects such meshes).
 pub fn check_triangles(t: &Topology) -> Result<()> {
-    if t.is_triangle_only() {
-        return Ok(());
-    }
-    let f = (0..t.num_faces()).find(|&f| t.face_order(f) != 3).unwrap_or(0);
-    Err(SchemeError::Unsupported {
-        scheme: "loop",
-        reason: format!(
-            "face {f} has {} vertices {:?}; Loop subdivision refines triangles only (OpenSubdiv's Loop rejects such meshes too); `Mesh::triangulated` splits such faces",
-            t.face_order(f),
-            t.face(f)
-        ),
-    })
+    subla_scheme::check_triangles("loop", t)
 }
 
 /// The child faces of a triangle-only `t`, as a flat `12 × faces` vertex
@@ -43,8 +32,8 @@ pub fn split_faces(t: &Topology, par: Par) -> Result<Vec<u32>> {
 /// The 1-to-4 split of a triangle-only topology.
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] for a face that is not a triangle;
-/// [`subla_mesh::MeshError::TooLarge`] (as [`SchemeError::Mesh`]) if a
+/// [`subla_scheme::SchemeError::NotTriangles`] for a face that is not a triangle;
+/// [`subla_mesh::MeshError::TooLarge`] (as [`subla_scheme::SchemeError::Mesh`]) if a
 /// child count does not fit in `u32`.
 pub fn split_triangles(t: &Topology, par: Par) -> Result<TriSplit> {
     check_triangles(t)?;
@@ -54,11 +43,19 @@ pub fn split_triangles(t: &Topology, par: Par) -> Result<TriSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use subla_scheme::SchemeError;
 
     #[test]
     fn quads_are_refused_by_name() {
         let t = Topology::build(5, vec![0, 3, 7], vec![0, 1, 2, 1, 3, 4, 2], Par::Seq).unwrap();
-        let e = split_triangles(&t, Par::Seq).unwrap_err().to_string();
-        assert!(e.contains("face 1 has 4 vertices"), "{e}");
+        let e = split_triangles(&t, Par::Seq).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SchemeError::NotTriangles { scheme: "loop",
+                    ref source } if matches!(**source, subla_mesh::MeshError::NotTriangle { face: 1, order: 4 })
+            ),
+            "{e}"
+        );
     }
 }

@@ -62,11 +62,11 @@ fn run<R: Refiner<Input = Mesh>>(path: &str, refiner: &R, scheme: &str, kind: &s
         let golden = common::read(&common::data().join("golden").join(&case.file));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let plan = refiner.build(&d.mesh, case.level, Par::Rayon).map_err(|e| e.to_string())?;
-            let pos = eval(&plan, d.positions(), Par::Rayon);
-            let fine = plan.refined(case.level).ok_or("no refined mesh")?;
+            let pos = eval(&plan, d.positions(), Par::Rayon).unwrap();
+            let fine = plan.refined(case.level, Par::Rayon).map_err(|e| e.to_string())?;
             let c = common::compare(fine, pos.view(), &golden, 1e-6)?;
             // f32: within 1e-5 of the bounding-box diagonal.
-            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).mapv(f64::from);
+            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).unwrap().mapv(f64::from);
             let c32 = common::compare(fine, pos32.view(), &golden, 1e-5).map_err(|e| format!("f32: {e}"))?;
             Ok((c.max_rel, c32.max_rel))
         }));
@@ -130,11 +130,11 @@ fn cgal_and_opensubdiv_rules_differ_on_tagged_shapes() {
         let d = common::read(&common::data().join(shape));
         let golden = common::read(&common::data().join(golden));
         let osd = LoopSlak::new().build(&d.mesh, 1, Par::Rayon).unwrap();
-        let pos = eval(&osd, d.positions(), Par::Rayon);
-        assert!(common::compare(osd.refined(1).unwrap(), pos.view(), &golden, 1e-6).is_err(), "{shape}");
+        let pos = eval(&osd, d.positions(), Par::Rayon).unwrap();
+        assert!(common::compare(osd.refined(1, Par::Rayon).unwrap(), pos.view(), &golden, 1e-6).is_err(), "{shape}");
         let cgal = LoopSlak::cgal().build(&d.mesh, 1, Par::Rayon).unwrap();
-        let pos = eval(&cgal, d.positions(), Par::Rayon);
-        assert!(common::compare(cgal.refined(1).unwrap(), pos.view(), &golden, 1e-6).is_ok(), "{shape}");
+        let pos = eval(&cgal, d.positions(), Par::Rayon).unwrap();
+        assert!(common::compare(cgal.refined(1, Par::Rayon).unwrap(), pos.view(), &golden, 1e-6).is_ok(), "{shape}");
     }
 }
 
@@ -149,7 +149,7 @@ fn refinement_matrices_equal_eval_on_every_golden_shape() {
     for case in &all {
         let d = input(case);
         let plan = LoopSlak::new().build(&d.mesh, case.level, Par::Rayon).unwrap();
-        let want = eval(&plan, d.positions(), Par::Rayon);
+        let want = eval(&plan, d.positions(), Par::Rayon).unwrap();
         let scale = want.iter().fold(1f64, |m, v| m.max(v.abs()));
         let mut r = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
         for (l, m) in r.levels().iter().enumerate() {
@@ -208,8 +208,9 @@ fn limits<R: Refiner<Input = Mesh>>(path: &str, refiner: &R) {
                 continue;
             }
         };
-        let pos = eval(&plan, d.positions(), Par::Rayon);
-        let cmp = match common::compare(plan.refined(case.level).unwrap(), pos.view(), &golden_level, 1e-6) {
+        let pos = eval(&plan, d.positions(), Par::Rayon).unwrap();
+        let cmp = match common::compare(plan.refined(case.level, Par::Rayon).unwrap(), pos.view(), &golden_level, 1e-6)
+        {
             Ok(cmp) => cmp,
             Err(e) => {
                 failures.push(format!("{}: level {}: {e}", case.file, case.level));

@@ -90,15 +90,13 @@ impl Sqrt3LakPlan {
     }
 
     /// The global index of this plan's first step (as
-    /// [`crate::Sqrt3Plan::first_step`]).
-    pub fn first_step(&self) -> u32 {
+    /// [`subla_scheme::LevelPlan::first_level`] of a [`crate::Sqrt3Plan`]).
+    pub fn first_level(&self) -> u32 {
         self.first_step
     }
 }
 
-fn unsupported(reason: String) -> SchemeError {
-    SchemeError::Unsupported { scheme: "sqrt3-lak", reason }
-}
+const NAME: &str = "sqrt3-lak";
 
 /// `Q₃(a, b)`: position `b` follows position `a` in a triangle.
 #[inline]
@@ -165,7 +163,7 @@ fn boundary_neighbours(f: &CsrMat<u32>, ft: &CsrMat<u32>) -> (Vec<u32>, Vec<u32>
 fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh)> {
     let t: &Topology = parent.topology();
     let (nv, nf) = (t.num_vertices(), t.num_faces());
-    let m = t.mesh_matrix().map_err(|e| unsupported(format!("{e}: the mesh matrix cannot hold it")))?;
+    let m = t.mesh_matrix()?;
     let mt_csc: CscMat<u32> = m.to_csr(par).into_transpose();
     // Eq. 6-7: F(i, j) = the triangle k holding the directed edge i -> j.
     let f = spgemm::multiply(
@@ -226,9 +224,7 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
                 }
             }
             if count > 1 {
-                return Err(unsupported(format!(
-                    "face {i} has {count} boundary edges on a boundary-splitting step (only one is possible after a first sqrt(3) step)"
-                )));
+                return Err(SchemeError::BoundaryFace { scheme: NAME, face: i, edges: count });
             }
         }
     }
@@ -359,11 +355,16 @@ impl Plan for Sqrt3LakPlan {
     fn level_len(&self, level: u32) -> usize {
         self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
     }
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) {
-        eval_levels(self, "sqrt3-lak", control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
+    fn name(&self) -> &'static str {
+        NAME
     }
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) {
-        eval_levels(self, "sqrt3-lak", control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        eval_levels(self, NAME, control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
+        Ok(())
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        eval_levels(self, NAME, control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
+        Ok(())
     }
     /// `R = [diag + F {val_i → wᵢ} + B; N]`, rows sorted: `B` the
     /// boundary rows of splitting steps, `N` the new points (`Mᵀ {→ ⅓}`
@@ -410,7 +411,7 @@ impl Plan for Sqrt3LakPlan {
     fn operator_bound(&self, level: u32) -> Option<u64> {
         self.levels.get(level as usize).map(|lv| (lv.f.nnz() + 3 * lv.f.nrows() + 2 * lv.m.nnz()) as u64)
     }
-    fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.meshes.get(level as usize)
+    fn refined(&self, level: u32, _par: Par) -> Result<&Mesh> {
+        self.meshes.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })
     }
 }

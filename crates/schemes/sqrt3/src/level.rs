@@ -36,42 +36,23 @@ pub(crate) fn is_kobbelt_step(global_step: u32) -> bool {
 /// Checks the control mesh: triangles only, manifold.
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] naming the first non-triangle face, or the
-/// first non-manifold element.
+/// [`SchemeError::NotTriangles`] naming the first non-triangle face;
+/// [`SchemeError::NotManifold`] naming the first non-manifold element.
 pub(crate) fn check_input(t: &Topology) -> Result<()> {
-    if !t.is_triangle_only() {
-        let f = (0..t.num_faces()).find(|&f| t.face_order(f) != 3).unwrap_or(0);
-        return Err(SchemeError::Unsupported {
-            scheme: "sqrt3",
-            reason: format!(
-                "face {f} has {} vertices {:?}; sqrt(3) subdivision refines triangles only; `Mesh::triangulated` splits such faces",
-                t.face_order(f),
-                t.face(f)
-            ),
-        });
-    }
-    if let Some(e) = t.edge_tags().iter().position(|&g| g & edge_tag::NON_MANIFOLD != 0) {
-        return Err(SchemeError::Unsupported {
-            scheme: "sqrt3",
-            reason: format!(
-                "edge {e} {:?} is non-manifold; sqrt(3) needs a manifold, consistently oriented mesh",
-                t.edge(e)
-            ),
-        });
-    }
-    if let Some(v) = t.vertex_tags().iter().position(|&g| g & vertex_tag::NON_MANIFOLD != 0) {
-        return Err(SchemeError::Unsupported {
-            scheme: "sqrt3",
-            reason: format!("vertex {v} is non-manifold; sqrt(3) needs a manifold mesh"),
-        });
+    subla_scheme::check_triangles("sqrt3", t)?;
+    let bad_edge = t.edge_tags().iter().any(|&g| g & edge_tag::NON_MANIFOLD != 0);
+    let bad_vertex = t.vertex_tags().iter().any(|&g| g & vertex_tag::NON_MANIFOLD != 0);
+    if bad_edge || bad_vertex {
+        return Err(subla_scheme::not_manifold("sqrt3", t));
     }
     Ok(())
 }
 
-/// One step `l → l+1`: what eval and the operator need besides the parent
-/// topology.
+/// One step `l → l+1` of a [`Sqrt3Plan`](crate::Sqrt3Plan): what eval and
+/// the operator need besides the parent topology. Other backends read it
+/// through [`StepView`](crate::StepView).
 #[derive(Clone, Debug)]
-pub(crate) struct Step {
+pub struct Step {
     /// Kobbelt's boundary split applies (an even step, counted from 1).
     pub kobbelt: bool,
     /// Number of parent vertices.
@@ -83,7 +64,7 @@ pub(crate) struct Step {
     /// The face of each new vertex.
     pub owner: Vec<u32>,
     /// The corner of each face whose outgoing edge is its boundary edge, on
-    /// Kobbelt steps; [`NONE`] otherwise.
+    /// Kobbelt steps; `u32::MAX` otherwise.
     pub bcorner: Vec<u32>,
     /// The two boundary neighbours of each boundary vertex (`[NONE; 2]`
     /// for the others).
@@ -109,12 +90,7 @@ impl Step {
             let mut k = 1;
             let nb = (0..3).filter(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)).count();
             if nb > 1 {
-                return Err(SchemeError::Unsupported {
-                    scheme: "sqrt3",
-                    reason: format!(
-                        "face {f} has {nb} boundary edges on a boundary-splitting step (only one is possible after a first sqrt(3) step)"
-                    ),
-                });
+                return Err(SchemeError::BoundaryFace { scheme: "sqrt3", face: f, edges: nb });
             }
             if let Some(j) = (0..3).find(|&j| t.is_boundary_edge(ce[3 * f + j] as usize)) {
                 *bc = (3 * f + j) as u32;
@@ -183,6 +159,30 @@ impl Step {
     }
 
     /// Number of child vertices.
+    /// Whether the step splits boundary edges in three (Kobbelt's even
+    /// steps).
+    pub fn splits_boundary(&self) -> bool {
+        self.kobbelt
+    }
+
+    /// Which child point row `row` of the step's operator is: a parent
+    /// vertex, the face point of a parent face, or one of the two
+    /// trisection points of a boundary face's boundary edge.
+    pub(crate) fn child_point(&self, row: usize) -> Option<subla_scheme::ChildPoint> {
+        use subla_scheme::ChildPoint;
+        if row < self.nv {
+            return Some(ChildPoint::Vertex(row as u32));
+        }
+        let j = row - self.nv;
+        let f = *self.owner.get(j)?;
+        let (start, end) = (self.off[f as usize], self.off[f as usize + 1]);
+        Some(if end - start == 1 {
+            ChildPoint::Face(f)
+        } else {
+            ChildPoint::Trisection { face: f, index: (j as u32 - start) as u8 }
+        })
+    }
+
     pub(crate) fn child_len(&self) -> usize {
         self.nv + self.owner.len()
     }

@@ -31,7 +31,7 @@
 //! starts at step 0. In modeling mode ([`subla_scheme::Refiner::step`],
 //! [`subla_scheme::modeling`]) the count continues: the new plan's first
 //! step is the old plan's first step plus its levels
-//! ([`Sqrt3Plan::first_step`]), so modeling over `L` levels equals a static
+//! ([`subla_scheme::LevelPlan::first_level`]), so modeling over `L` levels equals a static
 //! plan of `L` levels. Note that two separate `build` calls of one level
 //! each do *not* equal one call of two levels on open meshes (as with CGAL).
 //!
@@ -55,7 +55,7 @@
 //!
 //! Orientation follows the parent's. Creases, corners and holes of the
 //! input are ignored (as CGAL does); non-manifold meshes and faces that are
-//! not triangles are refused with [`subla_scheme::SchemeError::Unsupported`].
+//! not triangles are refused with [`subla_scheme::SchemeError::NotTriangles`].
 #![deny(missing_docs)]
 
 mod lak;
@@ -64,5 +64,6 @@ mod level;
 mod slak;
 
 pub use lak::{Sqrt3Lak, Sqrt3LakPlan};
+pub use level::Step;
 pub use level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, alpha};
-pub use slak::{Sqrt3Plan, Sqrt3Slak, StepView};
+pub use slak::{Sqrt3Plan, Sqrt3Rules, Sqrt3Slak, StepView};

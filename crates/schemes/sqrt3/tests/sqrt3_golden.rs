@@ -54,10 +54,10 @@ fn run<R: Refiner<Input = Mesh>>(path: &str, refiner: &R) {
         let golden = common::read(&common::data().join("golden").join(&case.file));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let plan = refiner.build(&d.mesh, case.level, Par::Rayon).map_err(|e| e.to_string())?;
-            let pos = eval(&plan, d.positions(), Par::Rayon);
-            let fine = plan.refined(case.level).ok_or("no refined mesh")?;
+            let pos = eval(&plan, d.positions(), Par::Rayon).unwrap();
+            let fine = plan.refined(case.level, Par::Rayon).map_err(|e| e.to_string())?;
             let c = common::compare(fine, pos.view(), &golden, 1e-6)?;
-            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).mapv(f64::from);
+            let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).unwrap().mapv(f64::from);
             let c32 = common::compare(fine, pos32.view(), &golden, 1e-5).map_err(|e| format!("f32: {e}"))?;
             Ok::<_, String>((c.max_rel, c32.max_rel))
         }));

@@ -36,10 +36,16 @@
 //! `subla-catmark-gpu` does for quads, is not done here yet.
 //!
 //! # Errors and fallback
-//! [`TriGpuPlan::try_eval`] reports every device failure as a [`GpuError`];
-//! the [`Plan`] methods, which cannot fail, fall back to the CPU plan's
-//! eval. A level whose data exceeds a storage binding or the kernels' `u32`
-//! indices is refused with [`GpuError::TooLarge`] naming the limit.
+//! The device computes in `f32`. [`TriGpuPlan::try_eval`] reports every
+//! device failure as a [`GpuError`]; [`Plan::eval_f32`] returns it as
+//! [`SchemeError::Device`] (the [`GpuError`] is its source), and
+//! [`Plan::eval_f64`] is refused with [`SchemeError::Precision`] — unless
+//! the refiner was made with [`FallbackPolicy::Cpu`] (`with_fallback`):
+//! then both evaluate on the CPU plan instead, in the precision asked for,
+//! and [`Plan::last_fallback`] says so. A level whose data exceeds a
+//! storage binding or the kernels' `u32` indices is refused with
+//! [`GpuError::TooLarge`] naming the limit. Builds report device failures
+//! as [`SchemeError::Device`].
 #![deny(missing_docs)]
 
 mod loop_gpu;
@@ -54,7 +60,7 @@ use subla_gpu::timing::PassTimer;
 pub use subla_gpu::timing::{EvalProfile, KernelProfile};
 use subla_gpu::{GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
-use subla_scheme::{Faces, Plan, Result, SchemeError};
+use subla_scheme::{Faces, Fallback, FallbackCause, FallbackPolicy, Plan, Result, SchemeError};
 
 pub use loop_gpu::{LoopGpu, LoopGpuPlan};
 pub use sqrt3_gpu::{Sqrt3Gpu, Sqrt3GpuPlan};
@@ -79,11 +85,13 @@ struct Device {
     source: &'static str,
     entries: [&'static str; 2],
     program: Mutex<Option<Arc<Program>>>,
+    /// What the plans do when the device cannot evaluate.
+    fallback: FallbackPolicy,
 }
 
 impl Device {
     fn new(ctx: ContextRef, file: &'static str, source: &'static str, entries: [&'static str; 2]) -> Self {
-        Device { ctx, file, source, entries, program: Mutex::new(None) }
+        Device { ctx, file, source, entries, program: Mutex::new(None), fallback: FallbackPolicy::Never }
     }
 
     fn program(&self) -> std::result::Result<Arc<Program>, GpuError> {
@@ -166,6 +174,9 @@ pub struct TriGpuPlan<P> {
     steps: Vec<StepBuffers>,
     lens: Vec<usize>,
     chain: LevelChain,
+    fallback: FallbackPolicy,
+    /// Where the last eval fell back to, if it did.
+    last: Mutex<Option<Fallback>>,
 }
 
 impl<P: Plan> TriGpuPlan<P> {
@@ -185,7 +196,20 @@ impl<P: Plan> TriGpuPlan<P> {
             steps,
             lens,
             chain: LevelChain::new(),
+            fallback: device.fallback,
+            last: Mutex::new(None),
         })
+    }
+
+    /// What the plan does when the device cannot evaluate.
+    pub fn fallback_policy(&self) -> FallbackPolicy {
+        self.fallback
+    }
+
+    /// Records where the last eval ran.
+    fn set_last(&self, cause: Option<FallbackCause>) {
+        let record = cause.map(|cause| Fallback { scheme: self.scheme, cause, ran_on: "cpu" });
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = record;
     }
 
     /// The CPU plan the build made.
@@ -284,31 +308,55 @@ impl<P: Plan> TriGpuPlan<P> {
 }
 
 impl<P: Plan> Plan for TriGpuPlan<P> {
+    fn name(&self) -> &'static str {
+        self.scheme
+    }
     fn levels(&self) -> u32 {
         self.cpu.levels()
     }
     fn level_len(&self, level: u32) -> usize {
         self.cpu.level_len(level)
     }
-    /// Converts `control` to `f32`, evaluates on the GPU and converts back
-    /// (`f32` accuracy); falls back to the CPU plan's `f64` eval if the GPU
-    /// fails.
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>, par: Par) {
+    /// The device computes in `f32`: refused with
+    /// [`SchemeError::Precision`], or (with [`FallbackPolicy::Cpu`])
+    /// evaluated on the CPU plan in `f64`.
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
-        let narrow = control.mapv(|v| v as f32);
-        match self.try_eval(narrow.view()) {
-            Ok(y) => out.zip_mut_with(&y, |o, &v| *o = f64::from(v)),
-            Err(_) => self.cpu.eval_f64(control, out, par),
+        match self.fallback {
+            FallbackPolicy::Never => {
+                Err(SchemeError::Precision { scheme: self.scheme, requested: "f64", computes: "f32" })
+            }
+            FallbackPolicy::Cpu => {
+                self.cpu.eval_f64(control, out, par)?;
+                self.set_last(Some(FallbackCause::Precision { requested: "f64" }));
+                Ok(())
+            }
         }
     }
-    /// Evaluates on the GPU; falls back to the CPU plan's eval if the GPU
-    /// fails.
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) {
+    /// Evaluates on the GPU. A device failure is returned
+    /// ([`SchemeError::Device`]), or (with [`FallbackPolicy::Cpu`]) the
+    /// CPU plan evaluates instead.
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
-        match self.try_eval(control) {
-            Ok(y) => out.assign(&y),
-            Err(_) => self.cpu.eval_f32(control, out, par),
+        match (self.try_eval(control), self.fallback) {
+            (Ok(y), _) => {
+                out.assign(&y);
+                self.set_last(None);
+                Ok(())
+            }
+            (Err(e), FallbackPolicy::Never) => Err(SchemeError::device(self.scheme, e)),
+            (Err(e), FallbackPolicy::Cpu) => {
+                self.cpu.eval_f32(control, out, par)?;
+                self.set_last(Some(FallbackCause::Device(e.to_string())));
+                Ok(())
+            }
         }
+    }
+    fn last_fallback(&self) -> Option<Fallback> {
+        self.last.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+    fn child_point(&self, level: u32, row: usize) -> Option<subla_scheme::ChildPoint> {
+        self.cpu.child_point(level, row)
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         self.cpu.operator(level, par)
@@ -319,28 +367,11 @@ impl<P: Plan> Plan for TriGpuPlan<P> {
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
         self.cpu.limit(par)
     }
-    fn refined(&self, level: u32) -> Option<&Mesh> {
-        self.cpu.refined(level)
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.cpu.refined(level, par)
     }
-    fn faces(&self, level: u32) -> Option<Faces<'_>> {
-        self.cpu.faces(level)
-    }
-}
-
-/// A device failure as a scheme error: [`SchemeError::OverBudget`] for a
-/// buffer over a device limit, [`SchemeError::Unsupported`] otherwise.
-fn scheme_error(scheme: &'static str, e: GpuError) -> SchemeError {
-    match e {
-        GpuError::TooLarge { what, bytes, limit, limit_value }
-            if limit == "max_buffer_size" || limit == "max_storage_buffer_binding_size" =>
-        {
-            SchemeError::OverBudget {
-                what: format!("{what} (GPU limit {limit})"),
-                needed: u128::from(bytes),
-                budget: u128::from(limit_value),
-            }
-        }
-        other => SchemeError::Unsupported { scheme, reason: format!("the GPU failed: {other}") },
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        self.cpu.faces(level, par)
     }
 }
 
@@ -361,10 +392,6 @@ fn put<T: bytemuck::Pod>(
 /// Bytes of `n` values of `T`.
 fn bytes_of<T>(n: usize) -> u64 {
     (n * size_of::<T>()) as u64
-}
-
-fn missing(what: &str) -> GpuError {
-    GpuError::Internal { operation: "tri-gpu", message: format!("missing {what}") }
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use subla_gpu::program::ContextRef;
 use subla_gpu::{GpuContext, GpuError};
 use subla_loop::{LoopPlan, LoopSlak, Rules, StepView};
 use subla_mesh::Mesh;
-use subla_scheme::{Plan, Refiner, Result};
+use subla_scheme::{FallbackPolicy, Plan, Refiner, Result, SchemeError};
 
-use crate::{Device, StepBuffers, TriGpuPlan, bytes_of, put, scheme_error, shaders, u32_of};
+use crate::{Device, StepBuffers, TriGpuPlan, bytes_of, put, shaders, u32_of};
 
 /// A vertex mask as `loop_points.wgsl` reads it (`struct Mask`).
 #[repr(C)]
@@ -76,21 +76,33 @@ impl LoopGpu {
         &self.device.ctx
     }
 
+    /// The same refiner, whose plans do `policy` when the device cannot
+    /// evaluate (a device failure, or `f64` asked for):
+    /// [`FallbackPolicy::Never`] (the default) returns the error,
+    /// [`FallbackPolicy::Cpu`] evaluates on the CPU plan and says so
+    /// ([`Plan::last_fallback`]).
+    pub fn with_fallback(mut self, policy: FallbackPolicy) -> Self {
+        self.device.fallback = policy;
+        self
+    }
+
     /// Uploads a CPU plan (what [`Refiner::build`] does after the CPU
-    /// build), reporting device failures as they are.
+    /// build).
     ///
     /// # Errors
+    /// [`SchemeError::Device`] carrying the [`GpuError`]:
     /// [`GpuError::TooLarge`] when an array exceeds a device limit or the
-    /// kernels' `u32` indices; shader, validation and device errors.
-    pub fn upload(&self, cpu: LoopPlan) -> std::result::Result<LoopGpuPlan, GpuError> {
+    /// kernels' `u32` indices; shader, validation and device errors. The
+    /// errors of deriving a lean level's connectivity for the upload.
+    pub fn upload(&self, cpu: LoopPlan, par: Par) -> Result<LoopGpuPlan> {
         let ctx: &GpuContext = &self.device.ctx;
-        let steps = (0..cpu.levels())
-            .map(|l| {
-                let view = StepView::of(&cpu, l).ok_or_else(|| crate::missing("Loop step"))?;
-                upload_step(ctx, &view)
-            })
-            .collect::<std::result::Result<Vec<_>, GpuError>>()?;
-        TriGpuPlan::new(&self.device, "loop", cpu, steps)
+        let device = |e: GpuError| SchemeError::device("loop-gpu", e);
+        let mut steps = Vec::with_capacity(cpu.levels() as usize);
+        for l in 0..cpu.levels() {
+            let view = StepView::of(&cpu, l, par)?;
+            steps.push(upload_step(ctx, &view).map_err(device)?);
+        }
+        TriGpuPlan::new(&self.device, "loop-gpu", cpu, steps).map_err(device)
     }
 }
 
@@ -165,10 +177,10 @@ impl Refiner for LoopGpu {
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LoopGpuPlan> {
         let cpu = self.cpu.build(input, levels, par)?;
-        self.upload(cpu).map_err(|e| scheme_error("loop-gpu", e))
+        self.upload(cpu, par)
     }
     fn step(&self, plan: LoopGpuPlan, par: Par) -> Result<LoopGpuPlan> {
         let cpu = self.cpu.step(plan.into_cpu(), par)?;
-        self.upload(cpu).map_err(|e| scheme_error("loop-gpu", e))
+        self.upload(cpu, par)
     }
 }

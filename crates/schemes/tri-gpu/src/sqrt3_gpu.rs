@@ -5,10 +5,10 @@ use subla_algebra::Par;
 use subla_gpu::program::ContextRef;
 use subla_gpu::{GpuContext, GpuError};
 use subla_mesh::Mesh;
-use subla_scheme::{Plan, Refiner, Result};
+use subla_scheme::{FallbackPolicy, Plan, Refiner, Result, SchemeError};
 use subla_sqrt3::{Sqrt3Plan, Sqrt3Slak, StepView};
 
-use crate::{Device, StepBuffers, TriGpuPlan, bytes_of, put, scheme_error, shaders, u32_of};
+use crate::{Device, StepBuffers, TriGpuPlan, bytes_of, put, shaders, u32_of};
 
 /// A √3 refinement on the GPU.
 pub type Sqrt3GpuPlan = TriGpuPlan<Sqrt3Plan>;
@@ -54,21 +54,33 @@ impl Sqrt3Gpu {
         &self.device.ctx
     }
 
+    /// The same refiner, whose plans do `policy` when the device cannot
+    /// evaluate (a device failure, or `f64` asked for):
+    /// [`FallbackPolicy::Never`] (the default) returns the error,
+    /// [`FallbackPolicy::Cpu`] evaluates on the CPU plan and says so
+    /// ([`Plan::last_fallback`]).
+    pub fn with_fallback(mut self, policy: FallbackPolicy) -> Self {
+        self.device.fallback = policy;
+        self
+    }
+
     /// Uploads a CPU plan (what [`Refiner::build`] does after the CPU
-    /// build), reporting device failures as they are.
+    /// build).
     ///
     /// # Errors
+    /// [`SchemeError::Device`] carrying the [`GpuError`]:
     /// [`GpuError::TooLarge`] when an array exceeds a device limit or the
-    /// kernels' `u32` indices; shader, validation and device errors.
-    pub fn upload(&self, cpu: Sqrt3Plan) -> std::result::Result<Sqrt3GpuPlan, GpuError> {
+    /// kernels' `u32` indices; shader, validation and device errors. The
+    /// errors of deriving a lean level's connectivity for the upload.
+    pub fn upload(&self, cpu: Sqrt3Plan, par: Par) -> Result<Sqrt3GpuPlan> {
         let ctx: &GpuContext = &self.device.ctx;
-        let steps = (0..cpu.levels())
-            .map(|l| {
-                let view = StepView::of(&cpu, l).ok_or_else(|| crate::missing("sqrt3 step"))?;
-                upload_step(ctx, &view)
-            })
-            .collect::<std::result::Result<Vec<_>, GpuError>>()?;
-        TriGpuPlan::new(&self.device, "sqrt3", cpu, steps)
+        let device = |e: GpuError| SchemeError::device("sqrt3-gpu", e);
+        let mut steps = Vec::with_capacity(cpu.levels() as usize);
+        for l in 0..cpu.levels() {
+            let view = StepView::of(&cpu, l, par)?;
+            steps.push(upload_step(ctx, &view).map_err(device)?);
+        }
+        TriGpuPlan::new(&self.device, "sqrt3-gpu", cpu, steps).map_err(device)
     }
 }
 
@@ -121,10 +133,10 @@ impl Refiner for Sqrt3Gpu {
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<Sqrt3GpuPlan> {
         let cpu = Sqrt3Slak::new().build(input, levels, par)?;
-        self.upload(cpu).map_err(|e| scheme_error("sqrt3-gpu", e))
+        self.upload(cpu, par)
     }
     fn step(&self, plan: Sqrt3GpuPlan, par: Par) -> Result<Sqrt3GpuPlan> {
         let cpu = Sqrt3Slak::new().step(plan.into_cpu(), par)?;
-        self.upload(cpu).map_err(|e| scheme_error("sqrt3-gpu", e))
+        self.upload(cpu, par)
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use subla_algebra::Par;
 use subla_gpu::{GpuContextOptions, GpuError};
 use subla_mesh::{Mesh, MeshData};
-use subla_scheme::{Plan, Refiner, SchemeError, eval, modeling};
+use subla_scheme::{FallbackCause, FallbackPolicy, Plan, Refiner, SchemeError, eval, modeling};
 use subla_tri_gpu::{LoopGpu, Sqrt3Gpu, TriGpuPlan};
 
 struct Case {
@@ -81,13 +81,13 @@ fn goldens<P: Plan, R: Refiner<Input = Mesh, Plan = TriGpuPlan<P>>>(refiner: &R,
                 continue;
             }
         };
-        let cpu = eval(plan.cpu(), d.positions(), Par::Rayon);
+        let cpu = eval(plan.cpu(), d.positions(), Par::Rayon).unwrap();
         let rel = rel_diff(gpu.view(), cpu.view());
         worst_cpu = worst_cpu.max(rel);
         if rel > 1e-5 {
             failures.push(format!("{}: GPU differs from the CPU by {rel:e} of the diagonal", case.file));
         }
-        let fine = plan.refined(case.level).expect("refined mesh");
+        let fine = plan.refined(case.level, Par::Rayon).expect("refined mesh");
         match common::compare(fine, gpu.view(), &golden, 1e-5) {
             Ok(c) => worst_golden = worst_golden.max(c.max_rel),
             Err(e) => failures.push(format!("{}: {e}", case.file)),
@@ -140,7 +140,7 @@ fn contract<P: Plan, R: Refiner<Input = Mesh, Plan = TriGpuPlan<P>>>(refiner: &R
         assert_eq!(a, b, "{}: d = {d}: two runs differ", refiner.name());
         let twice = plan.try_eval(x.mapv(|v| 2.0 * v).view()).expect("GPU eval");
         assert_eq!(twice, a.mapv(|v| 2.0 * v), "{}: d = {d}: not exactly linear", refiner.name());
-        let cpu = eval(plan.cpu(), x.mapv(f64::from).view(), Par::Rayon);
+        let cpu = eval(plan.cpu(), x.mapv(f64::from).view(), Par::Rayon).unwrap();
         let rel = rel_diff(a.mapv(f64::from).view(), cpu.view());
         assert!(rel < 1e-5, "{}: d = {d}: GPU differs from the CPU by {rel:e}", refiner.name());
     }
@@ -184,8 +184,9 @@ fn sqrt3_contract_with_both_boundary_steps() {
 fn non_triangles_are_refused() {
     let Some(ctx) = ctx() else { return };
     let quad = Mesh::from_faces(4, &[[0, 1, 2, 3]]).unwrap();
-    assert!(matches!(LoopGpu::new(ctx).build(&quad, 1, Par::Rayon), Err(SchemeError::Unsupported { .. })));
-    assert!(matches!(Sqrt3Gpu::new(ctx).build(&quad, 1, Par::Rayon), Err(SchemeError::Unsupported { .. })));
+    let not_triangles = |e: SchemeError| matches!(e, SchemeError::NotTriangles { ref source, .. } if matches!(**source, subla_mesh::MeshError::NotTriangle { face: 0, order: 4 }));
+    assert!(not_triangles(LoopGpu::new(ctx).build(&quad, 1, Par::Rayon).unwrap_err()));
+    assert!(not_triangles(Sqrt3Gpu::new(ctx).build(&quad, 1, Par::Rayon).unwrap_err()));
 }
 
 #[test]
@@ -208,8 +209,8 @@ fn device_limits_are_errors_and_eval_falls_back() {
     let m = input("osd/loop_icosahedron.obj");
     // Level 3 → 4 has 2562 vertices: its arrays are over the binding.
     match LoopGpu::shared(Arc::clone(&small)).build(&m.mesh, 5, Par::Rayon) {
-        Err(SchemeError::OverBudget { .. }) => {}
-        other => panic!("expected OverBudget, got {other:?}"),
+        Err(e) => assert!(matches!(e.device_error::<GpuError>(), Some(GpuError::TooLarge { .. })), "{e}"),
+        Ok(p) => panic!("expected a device limit, got a plan of {} levels", p.levels()),
     }
     // One level fits; 64 channels of data do not.
     let plan = Sqrt3Gpu::shared(Arc::clone(&small)).build(&m.mesh, 1, Par::Rayon).expect("build");
@@ -218,8 +219,19 @@ fn device_limits_are_errors_and_eval_falls_back() {
         Err(GpuError::TooLarge { limit: "max_storage_buffer_binding_size", .. }) => {}
         other => panic!("expected TooLarge, got {other:?}"),
     }
-    // The trait method falls back to the CPU plan, same bits.
-    assert_eq!(eval(&plan, x.view(), Par::Rayon), eval(plan.cpu(), x.view(), Par::Rayon));
+    // The trait method returns the device's error; allowed to, it falls
+    // back to the CPU plan (same bits) and says so.
+    let e = eval(&plan, x.view(), Par::Rayon).unwrap_err();
+    assert!(matches!(e.device_error::<GpuError>(), Some(GpuError::TooLarge { .. })), "{e}");
+    let lenient = Sqrt3Gpu::shared(Arc::clone(&small)).with_fallback(FallbackPolicy::Cpu).build(&m.mesh, 1, Par::Rayon);
+    let lenient = lenient.expect("build");
+    assert_eq!(eval(&lenient, x.view(), Par::Rayon).unwrap(), eval(plan.cpu(), x.view(), Par::Rayon).unwrap());
+    assert!(matches!(lenient.last_fallback().map(|f| f.cause), Some(FallbackCause::Device(_))));
+    // f64 is refused by the device, computed by the CPU plan when allowed.
+    let x64 = x.mapv(f64::from);
+    assert!(matches!(eval(&plan, x64.view(), Par::Rayon), Err(SchemeError::Precision { requested: "f64", .. })));
+    assert_eq!(eval(&lenient, x64.view(), Par::Rayon).unwrap(), eval(plan.cpu(), x64.view(), Par::Rayon).unwrap());
+    assert_eq!(lenient.last_fallback().map(|f| f.cause), Some(FallbackCause::Precision { requested: "f64" }));
 }
 
 #[test]
@@ -236,11 +248,18 @@ fn two_dimensional_grids_and_their_limit() {
     let b = LoopGpu::shared(Arc::clone(&capped)).build(&m.mesh, 3, Par::Rayon).unwrap().try_eval(x.view()).unwrap();
     assert_eq!(a, b);
     // Level 3 → 4 has 1920 edges, 8 workgroups: over a 2 × 2 grid, an
-    // error, not a panic; the trait method falls back to the CPU.
+    // error, not a panic, from the trait method too.
     let big = LoopGpu::shared(Arc::clone(&capped)).build(&m.mesh, 4, Par::Rayon).unwrap();
     match big.try_eval(x.view()) {
         Err(GpuError::TooLarge { limit: "max_compute_workgroups_per_dimension", .. }) => {}
         other => panic!("expected TooLarge for the grid, got {other:?}"),
     }
-    assert_eq!(eval(&big, x.view(), Par::Rayon), eval(big.cpu(), x.view(), Par::Rayon));
+    let e = eval(&big, x.view(), Par::Rayon).unwrap_err();
+    assert!(
+        matches!(
+            e.device_error::<GpuError>(),
+            Some(GpuError::TooLarge { limit: "max_compute_workgroups_per_dimension", .. })
+        ),
+        "{e}"
+    );
 }

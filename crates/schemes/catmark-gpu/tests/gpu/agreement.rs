@@ -4,7 +4,7 @@ use ndarray::{Array2, Axis, concatenate};
 use subla_algebra::Par;
 use subla_catmark::CatmarkSlak;
 use subla_scheme::testing::control_data;
-use subla_scheme::{Plan, Refiner, eval};
+use subla_scheme::{FallbackCause, FallbackPolicy, Plan, Refiner, SchemeError, eval};
 
 use crate::common::{SHAPES, Timer, bits, diagonal, max_diff, refiner, shape};
 
@@ -29,18 +29,22 @@ fn gpu_eval_equals_cpu_eval_on_golden_shapes() {
             let cpu = CatmarkSlak.build(&data.mesh, levels, Par::Rayon).expect("CPU build");
             assert_eq!(gpu.levels(), levels);
             assert_eq!(gpu.output_len(), cpu.output_len(), "{name} L{levels}: output rows");
-            assert_eq!(gpu.faces(levels), cpu.faces(levels), "{name} L{levels}: faces");
+            assert_eq!(
+                gpu.faces(levels, Par::Rayon).unwrap(),
+                cpu.faces(levels, Par::Rayon).unwrap(),
+                "{name} L{levels}: faces"
+            );
             for d in [1usize, 3, 4, 5] {
                 let x = all5.slice(ndarray::s![.., ..d]).mapv(|v| v as f32);
                 let y = gpu.try_eval(x.view()).unwrap_or_else(|e| panic!("{name} L{levels} d={d}: {e}"));
-                let want = eval(&cpu, x.view(), Par::Rayon);
+                let want = eval(&cpu, x.view(), Par::Rayon).unwrap();
                 let diff = max_diff(y.mapv(f64::from).view(), want.mapv(f64::from).view()) / diag;
                 assert!(diff <= 1e-5, "{name} L{levels} d={d}: GPU and CPU differ by {diff:e} of the diagonal");
                 worst = worst.max(diff);
                 let again = gpu.try_eval(x.view()).expect("second run");
                 assert!(bits(&y) == bits(&again), "{name} L{levels} d={d}: repeated runs differ");
                 // The trait method takes the same path.
-                let via_trait = eval(&gpu, x.view(), Par::Seq);
+                let via_trait = eval(&gpu, x.view(), Par::Seq).unwrap();
                 assert!(bits(&y) == bits(&via_trait), "{name} L{levels} d={d}: eval_f32 differs from try_eval");
             }
         }
@@ -51,15 +55,27 @@ fn gpu_eval_equals_cpu_eval_on_golden_shapes() {
 /// `eval_f64` goes through `f32` on the device and agrees with the CPU
 /// `f64` eval to `f32` accuracy.
 #[test]
-fn eval_f64_agrees_with_cpu_to_f32_accuracy() {
+fn f64_is_refused_or_computed_on_the_cpu_when_allowed() {
     let Some(refiner) = refiner() else { return };
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return };
+    let lenient = subla_catmark_gpu::CatmarkGpu::new(ctx).with_fallback(FallbackPolicy::Cpu);
     for name in ["catmark_cube_creases0", "catmark_fan"] {
         let data = shape(name);
         let gpu = refiner.build(&data.mesh, 2, Par::Rayon).expect("build");
-        let y = eval(&gpu, data.positions(), Par::Rayon);
-        let want = eval(gpu.cpu().expect("cpu plan"), data.positions(), Par::Rayon);
+        let e = eval(&gpu, data.positions(), Par::Rayon).unwrap_err();
+        assert!(matches!(e, SchemeError::Precision { requested: "f64", computes: "f32", .. }), "{name}: {e}");
+        let want = eval(gpu.cpu(Par::Rayon).expect("cpu plan"), data.positions(), Par::Rayon).unwrap();
+        // In f32 on the device: f32 accuracy.
+        let y = eval(&gpu, data.positions().mapv(|v| v as f32).view(), Par::Rayon).unwrap().mapv(f64::from);
         let diff = max_diff(y.view(), want.view()) / diagonal(data.positions());
         assert!(diff <= 1e-5, "{name}: {diff:e}");
+        assert_eq!(gpu.last_fallback(), None, "{name}: ran on the device");
+        // Allowed to fall back: the CPU plan's f64 bits, and said.
+        let plan = lenient.build(&data.mesh, 2, Par::Rayon).expect("build");
+        let y64 = eval(&plan, data.positions(), Par::Rayon).unwrap();
+        assert!(y64.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: f64 fallback");
+        let said = plan.last_fallback().expect("the fallback is reported");
+        assert_eq!(said.cause, FallbackCause::Precision { requested: "f64" }, "{name}");
     }
 }
 
@@ -124,7 +140,7 @@ fn modeling_equals_static() {
         let plan = refiner.build(&data.mesh, 3, Par::Rayon).expect("build");
         let want = plan.try_eval(x.view()).expect("eval");
         assert_eq!(stepped.levels(), 1);
-        assert_eq!(stepped.faces(1), plan.faces(3), "{name}: finest faces");
+        assert_eq!(stepped.faces(1, Par::Rayon).unwrap(), plan.faces(3, Par::Rayon).unwrap(), "{name}: finest faces");
         let diff = max_diff(y.mapv(f64::from).view(), want.mapv(f64::from).view()) / diagonal(data.positions());
         assert!(diff <= 1e-5, "{name}: modeling and static differ by {diff:e}");
     }
@@ -148,9 +164,7 @@ fn device_build_equals_host_build() {
         let data = shape(name);
         if !data.mesh.topology().is_manifold() {
             match device.build(&data.mesh, 1, Par::Rayon) {
-                Err(subla_scheme::SchemeError::Unsupported { reason, .. }) => {
-                    assert!(reason.contains("not manifold"), "{name}: {reason}");
-                }
+                Err(subla_scheme::SchemeError::NotManifold { scheme: "catmark-gpu", .. }) => {}
                 other => panic!("{name}: expected a refusal, got {:?}", other.map(|p| p.levels())),
             }
             let auto = refiner().expect("refiner").build(&data.mesh, 1, Par::Rayon).expect("auto build");
@@ -166,7 +180,11 @@ fn device_build_equals_host_build() {
             assert_eq!(h.topology_site(), TopologySite::Host);
             for l in 0..=levels {
                 assert_eq!(d.level_len(l), h.level_len(l), "{name} L{levels}: rows of level {l}");
-                assert_eq!(d.faces(l), h.faces(l), "{name} L{levels}: faces of level {l}");
+                assert_eq!(
+                    d.faces(l, Par::Rayon).unwrap(),
+                    h.faces(l, Par::Rayon).unwrap(),
+                    "{name} L{levels}: faces of level {l}"
+                );
             }
             let (yd, yh) = (d.try_eval(x.view()).expect("device eval"), h.try_eval(x.view()).expect("host eval"));
             let diff = max_diff(yd.mapv(f64::from).view(), yh.mapv(f64::from).view()) / diag;
@@ -176,15 +194,23 @@ fn device_build_equals_host_build() {
         let (stepped, y) = subla_scheme::modeling(&device, &data.mesh, x.view(), 3, Par::Rayon).expect("modeling");
         assert_eq!(stepped.topology_site(), TopologySite::Device);
         let h = host.build(&data.mesh, 3, Par::Rayon).expect("host build");
-        assert_eq!(stepped.faces(0), h.faces(2), "{name}: modeling level 0");
-        assert_eq!(stepped.faces(1), h.faces(3), "{name}: modeling level 1");
+        assert_eq!(stepped.faces(0, Par::Rayon).unwrap(), h.faces(2, Par::Rayon).unwrap(), "{name}: modeling level 0");
+        assert_eq!(stepped.faces(1, Par::Rayon).unwrap(), h.faces(3, Par::Rayon).unwrap(), "{name}: modeling level 1");
         let want = h.try_eval(x.view()).expect("host eval");
         let diff = max_diff(y.mapv(f64::from).view(), want.mapv(f64::from).view()) / diag;
         assert!(diff <= 1e-5, "{name}: device modeling differs from the host build by {diff:e}");
-        let back = stepped.cpu().expect("cpu plan of a device-based step");
+        let back = stepped.cpu(Par::Rayon).expect("cpu plan of a device-based step");
         assert_eq!(
-            back.refined(0).map(|m| (m.edge_sharpness().to_vec(), m.vertex_sharpness().to_vec(), m.holes().to_vec())),
-            h.refined(2).map(|m| (m.edge_sharpness().to_vec(), m.vertex_sharpness().to_vec(), m.holes().to_vec())),
+            back.refined(0, Par::Rayon).ok().map(|m| (
+                m.edge_sharpness().to_vec(),
+                m.vertex_sharpness().to_vec(),
+                m.holes().to_vec()
+            )),
+            h.refined(2, Par::Rayon).ok().map(|m| (
+                m.edge_sharpness().to_vec(),
+                m.vertex_sharpness().to_vec(),
+                m.holes().to_vec()
+            )),
             "{name}: level 0 read back"
         );
     }

@@ -1,13 +1,14 @@
 //! Device limits: the 2-D grid, data over a binding (an error from
-//! `try_eval`, the CPU fallback from the trait methods), and a build over
-//! the limits (an error, not a panic).
+//! `try_eval` and from the trait methods, the CPU plan's result only where
+//! a fallback was allowed, and said), and a build over the limits (an
+//! error, not a panic).
 
 use std::sync::Arc;
 
 use subla_algebra::Par;
 use subla_catmark_gpu::{CatmarkGpu, TopologySite};
 use subla_gpu::{GpuContextOptions, GpuError};
-use subla_scheme::{Plan, Refiner, SchemeError, eval};
+use subla_scheme::{FallbackCause, FallbackPolicy, Plan, Refiner, SchemeError, eval};
 
 use crate::common::{bits, diagonal, max_diff, refiner, shape};
 
@@ -35,9 +36,25 @@ fn two_dimensional_grid() {
         Err(GpuError::TooLarge { limit: "max_compute_workgroups_per_dimension", .. }) => {}
         other => panic!("expected TooLarge for the grid, got {other:?}"),
     }
-    // The trait method falls back to the CPU.
-    let fallback = eval(&big, x.view(), Par::Rayon);
-    assert!(bits(&fallback) == bits(&eval(big.cpu().expect("cpu plan"), x.view(), Par::Rayon)));
+    // The trait method returns the device's error; it falls back to the
+    // CPU only when allowed, and says so.
+    let e = eval(&big, x.view(), Par::Rayon).unwrap_err();
+    assert!(
+        matches!(
+            e.device_error::<GpuError>(),
+            Some(GpuError::TooLarge { limit: "max_compute_workgroups_per_dimension", .. })
+        ),
+        "{e}"
+    );
+    assert_eq!(big.last_fallback(), None);
+    let lenient = CatmarkGpu::shared(Arc::clone(&ctx))
+        .with_topology_site(TopologySite::Host)
+        .with_fallback(FallbackPolicy::Cpu)
+        .build(&data.mesh, 4, Par::Rayon)
+        .expect("build");
+    let fallback = eval(&lenient, x.view(), Par::Rayon).unwrap();
+    assert!(bits(&fallback) == bits(&eval(big.cpu(Par::Rayon).expect("cpu plan"), x.view(), Par::Rayon).unwrap()));
+    assert!(matches!(lenient.last_fallback().map(|f| f.cause), Some(FallbackCause::Device(_))));
     // The device build's kernels take the 2-D path too (level 0 → 1 fits
     // 4 workgroups), and refuse a grid over the cap with an error.
     let device = CatmarkGpu::shared(ctx).with_topology_site(TopologySite::Device);
@@ -45,16 +62,22 @@ fn two_dimensional_grid() {
     let b = device.build(&data.mesh, 1, Par::Rayon).expect("device build").try_eval(x.view()).expect("eval");
     assert!(bits(&a) == bits(&b), "2-D grid of the device build");
     match device.build(&data.mesh, 4, Par::Rayon) {
-        Err(SchemeError::Unsupported { reason, .. }) => {
-            assert!(reason.contains("max_compute_workgroups_per_dimension"), "{reason}");
-        }
-        other => panic!("expected the grid refusal, got {:?}", other.map(|p| p.levels())),
+        Err(e) => assert!(
+            matches!(
+                e.device_error::<GpuError>(),
+                Some(GpuError::TooLarge { limit: "max_compute_workgroups_per_dimension", .. })
+            ),
+            "{e}"
+        ),
+        Ok(p) => panic!("expected the grid refusal, got a plan of {} levels", p.levels()),
     }
 }
 
 /// Data over the binding cap: `try_eval` reports `TooLarge`, the trait
-/// methods fall back to the CPU plan (same bits as the CPU eval), and a
-/// build whose connectivity does not fit is `OverBudget`.
+/// methods return it as `SchemeError::Device` (and refuse `f64`), or with a
+/// CPU fallback allowed evaluate on the CPU plan (same bits as the CPU
+/// eval) and say so; a build whose connectivity does not fit is a device
+/// error naming the limit.
 #[test]
 fn over_the_binding_limit() {
     let Some(_) = refiner() else { return };
@@ -71,24 +94,42 @@ fn over_the_binding_limit() {
         Err(GpuError::TooLarge { limit: "max_storage_buffer_binding_size", .. }) => {}
         other => panic!("expected TooLarge, got {other:?}"),
     }
-    let y32 = eval(&plan, x.view(), Par::Rayon);
-    assert!(bits(&y32) == bits(&eval(plan.cpu().expect("cpu plan"), x.view(), Par::Rayon)), "f32 fallback");
-    let y64 = eval(&plan, data.positions(), Par::Rayon);
-    assert_eq!(y64, eval(plan.cpu().expect("cpu plan"), data.positions(), Par::Rayon), "f64 fallback");
+    let e = eval(&plan, x.view(), Par::Rayon).unwrap_err();
+    assert!(matches!(e.device_error::<GpuError>(), Some(GpuError::TooLarge { .. })), "{e}");
+    let e = eval(&plan, data.positions(), Par::Rayon).unwrap_err();
+    assert!(matches!(e, SchemeError::Precision { requested: "f64", computes: "f32", .. }), "{e}");
+    let lenient = CatmarkGpu::shared(Arc::clone(&ctx))
+        .with_topology_site(TopologySite::Host)
+        .with_fallback(FallbackPolicy::Cpu)
+        .build(&data.mesh, 3, Par::Rayon)
+        .expect("build");
+    let cpu = plan.cpu(Par::Rayon).expect("cpu plan");
+    let y32 = eval(&lenient, x.view(), Par::Rayon).unwrap();
+    assert!(bits(&y32) == bits(&eval(cpu, x.view(), Par::Rayon).unwrap()), "f32 fallback");
+    assert!(matches!(lenient.last_fallback().map(|f| f.cause), Some(FallbackCause::Device(_))));
+    let y64 = eval(&lenient, data.positions(), Par::Rayon).unwrap();
+    assert_eq!(y64, eval(cpu, data.positions(), Par::Rayon).unwrap(), "f64 fallback");
+    assert_eq!(lenient.last_fallback().map(|f| f.cause), Some(FallbackCause::Precision { requested: "f64" }));
     // Level 1 fits: evaluated on the device.
     let small = capped.build(&data.mesh, 1, Par::Rayon).expect("build");
     assert!(small.try_eval(x.view()).is_ok());
     // Level 4 → 5 connectivity does not fit: the build says so.
     match capped.build(&data.mesh, 5, Par::Rayon) {
-        Err(SchemeError::OverBudget { .. }) => {}
-        other => panic!("expected OverBudget, got {:?}", other.map(|p| p.levels())),
+        Err(e) => assert!(matches!(e.device_error::<GpuError>(), Some(GpuError::TooLarge { .. })), "{e}"),
+        Ok(p) => panic!("expected a device limit, got a plan of {} levels", p.levels()),
     }
     assert!(plan.device_bytes() > 0);
     // Built on the device, every level's whole topology must fit too.
     let device = CatmarkGpu::shared(ctx).with_topology_site(TopologySite::Device);
     assert!(device.build(&data.mesh, 1, Par::Rayon).expect("device build").try_eval(x.view()).is_ok());
     match device.build(&data.mesh, 5, Par::Rayon) {
-        Err(SchemeError::OverBudget { what, .. }) => assert!(what.contains("GPU limit"), "{what}"),
-        other => panic!("expected OverBudget, got {:?}", other.map(|p| p.levels())),
+        Err(e) => assert!(
+            matches!(
+                e.device_error::<GpuError>(),
+                Some(GpuError::TooLarge { limit: "max_buffer_size" | "max_storage_buffer_binding_size", .. })
+            ),
+            "{e}"
+        ),
+        Ok(p) => panic!("expected a device limit, got a plan of {} levels", p.levels()),
     }
 }

@@ -30,14 +30,16 @@ fn check(mesh: &Mesh, levels: u32) {
     let n = plan.input_len();
     let x = control_data(n, 3, 5);
     let y = control_data(n, 3, 6);
-    let ex = eval(&plan, x.view(), Par::Rayon);
+    // The device computes in f32.
+    let on_device = |x: &Array2<f64>| eval(&plan, x.mapv(|v| v as f32).view(), Par::Rayon).unwrap().mapv(f64::from);
+    let ex = on_device(&x);
     let want = by_operators(&plan, &x);
     let diff = max_diff(ex.view(), want.view());
     assert!(diff <= 1e-5, "GPU eval and the operators differ by {diff:e}");
-    let ey = eval(&plan, y.view(), Par::Rayon);
+    let ey = on_device(&y);
     let (a, b) = (0.75, -1.5);
     let combo = &x * a + &y * b;
-    let ec = eval(&plan, combo.view(), Par::Rayon);
+    let ec = on_device(&combo);
     let diff = max_diff(ec.view(), (&ex * a + &ey * b).view());
     assert!(diff <= 1e-5 * 4.0, "GPU eval is not linear: {diff:e}");
 }

@@ -1,0 +1,84 @@
+//! The tool's schemes: every subcommand finds its refiner and predicts its
+//! output size through subla's registry, so a scheme added there is a
+//! scheme of every subcommand.
+
+use std::sync::OnceLock;
+
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use subla::registry::{Backend, BoxedRefiner, Path, Registry, RegistryError, Scheme, Setup};
+use subla::scheme::{FallbackPolicy, SchemeError};
+use subla_mesh::Mesh;
+
+use crate::memory;
+
+/// The registry, made once.
+pub(crate) fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::builtin)
+}
+
+/// The `--scheme` values: the registry's names, each with its description.
+pub(crate) fn scheme_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(registry().schemes().iter().map(|s| PossibleValue::new(s.name()).help(s.about())))
+}
+
+/// The scheme `name` (checked by [`scheme_parser`]).
+pub(crate) fn scheme(name: &str) -> Result<&'static Scheme, String> {
+    registry().scheme(name).map_err(|e| e.to_string())
+}
+
+/// Where a refiner runs and whether it may fall back to the CPU.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Choice {
+    pub(crate) backend: Backend,
+    pub(crate) path: Path,
+    pub(crate) fallback: FallbackPolicy,
+}
+
+/// The refiner of `scheme` for `choice`. Without a usable GPU, the GPU
+/// backend is an error naming what was tried — or, with a CPU fallback
+/// allowed, a warning on standard error and the CPU refiner.
+pub(crate) fn refiner(scheme: &Scheme, choice: Choice, setup: &Setup) -> Result<(BoxedRefiner, Backend), String> {
+    match scheme.refiner(choice.backend, choice.path, setup) {
+        Ok(r) => Ok((r, choice.backend)),
+        Err(RegistryError::Gpu(e)) if choice.fallback == FallbackPolicy::Cpu => {
+            eprintln!("warning: --backend gpu: {e}; running on the CPU (--fallback cpu)");
+            let r = scheme.refiner(Backend::Cpu, choice.path, setup).map_err(|e| e.to_string())?;
+            Ok((r, Backend::Cpu))
+        }
+        Err(RegistryError::Gpu(e)) => {
+            Err(format!("--backend gpu: {e} (pass --fallback cpu to run on the CPU instead)"))
+        }
+        Err(e @ RegistryError::NoImplementation { .. }) => Err(format!("--backend {}: {e}", choice.backend)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A scheme's error as the tool prints it, with a hint where one helps.
+pub(crate) fn error(e: SchemeError) -> String {
+    match e {
+        SchemeError::NotTriangles { .. } => format!("{e} (or pass --triangulate)"),
+        SchemeError::Precision { .. } => format!("{e} (--precision f32, or --fallback cpu)"),
+        e => e.to_string(),
+    }
+}
+
+/// Refuses `levels` levels of `scheme` on `mesh` when the output is
+/// predicted to exceed the budget (`max_memory`, or the default), from
+/// counts alone.
+pub(crate) fn check_memory(scheme: &Scheme, levels: u32, max_memory: Option<u64>, mesh: &Mesh) -> Result<(), String> {
+    let faces = scheme.growth().faces(mesh, levels);
+    let needed = memory::predicted_bytes(faces);
+    let (budget, what) = match max_memory {
+        Some(b) => (b, "--max-memory"),
+        None => memory::default_budget(),
+    };
+    if needed > u128::from(budget) {
+        return Err(format!(
+            "{levels} levels would make about {faces} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
+            memory::human(needed),
+            memory::human(u128::from(budget)),
+        ));
+    }
+    Ok(())
+}

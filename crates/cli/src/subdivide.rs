@@ -1,0 +1,383 @@
+//! `subla subdivide` (and the main job, which is one): read, predict,
+//! refine, write, draw, report — each a step below.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Parser;
+use ndarray::{Array2, ArrayView2};
+use subla::registry::{Backend as Site, Setup};
+use subla_algebra::Par;
+use subla_mesh::topology::{edge_tag, vertex_tag};
+use subla_mesh::{Mesh, MeshBuilder, MeshData};
+use subla_scheme::{Plan, Real, Refiner, eval};
+
+use crate::{
+    Backend, Fallback, MeshOpts, Mode, PathKind, Precision, Timings, embedded, parse_bytes, picture, progress,
+};
+use crate::{input_name, peak_memory_bytes, read_mesh, schemes};
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct SubdivideArgs {
+    /// Input mesh (.obj or .ply); OpenSubdiv shape tags in OBJ files are
+    /// honoured. The embedded example mesh when absent.
+    pub(crate) input: Option<PathBuf>,
+    /// Output OBJ file [default: <out-dir>/<name>.L<levels>.obj].
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Folder of the default output files.
+    #[arg(long, default_value = "subla-out")]
+    out_dir: PathBuf,
+    /// Also render the result to PNG (`--png` alone: next to the OBJ).
+    #[arg(long, num_args = 0..=1, default_missing_value = "auto", value_name = "PNG")]
+    png: Option<PathBuf>,
+    /// Draw the control cage over the picture.
+    #[arg(long)]
+    cage: bool,
+    /// Refuse to subdivide when the output is predicted to need more than
+    /// this many bytes (suffixes K, M, G) [default: 80% of the available
+    /// memory].
+    #[arg(long, value_parser = parse_bytes)]
+    max_memory: Option<u64>,
+    /// Subdivision scheme.
+    #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
+    pub(crate) scheme: String,
+    /// Number of levels.
+    #[arg(short, long, default_value_t = 1)]
+    pub(crate) levels: u32,
+    /// Floating-point precision of the evaluation [default: f64 on the
+    /// CPU, f32 on the GPU, which computes in f32 only].
+    #[arg(long, value_enum)]
+    precision: Option<Precision>,
+    /// Implementation path: the specialised kernels, or the mapped sparse
+    /// algebra (every scheme but bilinear; CPU only).
+    #[arg(long, value_enum, default_value_t = PathKind::Slak)]
+    path: PathKind,
+    /// Operational mode.
+    #[arg(long, value_enum, default_value_t = Mode::Static)]
+    mode: Mode,
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    backend: Backend,
+    /// What the GPU backend does when it cannot run the work.
+    #[arg(long, value_enum, default_value_t = Fallback::None)]
+    fallback: Fallback,
+    #[command(flatten)]
+    mesh: MeshOpts,
+    /// Write hole faces too (as `t hole` tags) instead of leaving them out.
+    #[arg(long)]
+    keep_holes: bool,
+    /// Print one JSON line with timings, counts and peak memory.
+    #[arg(long, value_enum)]
+    timings: Option<Timings>,
+}
+
+impl SubdivideArgs {
+    /// The precision asked for, or the default of the backend the work
+    /// runs on (the CPU's, when the GPU could not be opened and a fallback
+    /// was allowed).
+    fn precision(&self, site: Site) -> Precision {
+        self.precision.unwrap_or(match site {
+            Site::Cpu => Precision::F64,
+            Site::Gpu => Precision::F32,
+        })
+    }
+}
+
+/// `subla subdivide` with these arguments (and defaults for the rest).
+pub(crate) fn subdivide_args(argv: &[&str]) -> Result<SubdivideArgs, String> {
+    #[derive(Parser, Debug)]
+    struct Only {
+        #[command(flatten)]
+        args: SubdivideArgs,
+    }
+    let argv = std::iter::once("subdivide").chain(argv.iter().copied());
+    Only::try_parse_from(argv).map(|o| o.args).map_err(|e| e.to_string())
+}
+
+/// What a refinement produced, and how long it took.
+pub(crate) struct Run {
+    pub(crate) mesh: Mesh,
+    pub(crate) positions: Array2<f64>,
+    build_ms: f64,
+    eval_ms: f64,
+    /// Where the evaluations ran instead of where asked, said once each.
+    fell_back: Vec<String>,
+}
+
+/// Evaluates `plan` on `x` in `precision`, noting a fallback.
+fn eval_in(
+    plan: &impl Plan,
+    x: ArrayView2<'_, f64>,
+    precision: Precision,
+    par: Par,
+    fell_back: &mut Vec<String>,
+) -> Result<Array2<f64>, String> {
+    fn run<T: Real>(plan: &impl Plan, x: ArrayView2<'_, T>, par: Par) -> Result<Array2<T>, String> {
+        eval(plan, x, par).map_err(schemes::error)
+    }
+    let y = match precision {
+        Precision::F64 => run(plan, x, par)?,
+        Precision::F32 => run(plan, x.mapv(|v| v as f32).view(), par)?.mapv(f64::from),
+    };
+    if let Some(f) = plan.last_fallback().map(|f| f.to_string()).filter(|f| !fell_back.contains(f)) {
+        fell_back.push(f);
+    }
+    Ok(y)
+}
+
+/// Refines `mesh` and its positions `pos` with `r` (running on `site`), in
+/// the mode, precision and levels of `args`.
+pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
+    r: &R,
+    site: Site,
+    mesh: &Mesh,
+    pos: ArrayView2<'_, f64>,
+    args: &SubdivideArgs,
+    progress: progress::Progress,
+) -> Result<Run, String> {
+    let par = Par::Rayon;
+    let precision = args.precision(site);
+    let mut fell_back = Vec::new();
+    match args.mode {
+        Mode::Static => {
+            let bar = progress.phase(format!("building {} levels", args.levels));
+            let t0 = Instant::now();
+            let plan = r.build(mesh, args.levels, par).map_err(schemes::error)?;
+            let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+            bar.set_message("evaluating");
+            let t1 = Instant::now();
+            let positions = eval_in(&plan, pos, precision, par, &mut fell_back)?;
+            let eval_ms = t1.elapsed().as_secs_f64() * 1e3;
+            let fine = plan.refined(args.levels, par).map_err(schemes::error)?.clone();
+            bar.finish_and_clear();
+            Ok(Run { mesh: fine, positions, build_ms, eval_ms, fell_back })
+        }
+        Mode::Modeling => {
+            // Level by level (what `subla_scheme::modeling` does), so that
+            // progress can be shown per level.
+            let bar = progress.steps(u64::from(args.levels), "subdividing");
+            let (mut build_ms, mut eval_ms) = (0.0, 0.0);
+            let mut plan = None;
+            let mut x = pos.to_owned();
+            for _ in 0..args.levels {
+                let t0 = Instant::now();
+                let next = match plan.take() {
+                    None => r.build(mesh, 1, par),
+                    Some(p) => r.step(p, par),
+                }
+                .map_err(schemes::error)?;
+                build_ms += t0.elapsed().as_secs_f64() * 1e3;
+                let t1 = Instant::now();
+                x = eval_in(&next, x.view(), precision, par, &mut fell_back)?;
+                eval_ms += t1.elapsed().as_secs_f64() * 1e3;
+                plan = Some(next);
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            let fine = match &plan {
+                Some(p) => p.refined(p.levels(), par).map_err(schemes::error)?.clone(),
+                None => r.build(mesh, 0, par).and_then(|p| p.refined(0, par).cloned()).map_err(schemes::error)?,
+            };
+            Ok(Run { mesh: fine, positions: x, build_ms, eval_ms, fell_back })
+        }
+    }
+}
+
+/// The refined mesh as a file would hold it: hole faces left out (unless
+/// asked), and only the sharpness a user would write (not the infinite
+/// sharpness the scheme gives boundary and non-manifold elements).
+fn output_mesh(run: Run, keep_holes: bool) -> Result<MeshData, String> {
+    let t = run.mesh.topology();
+    let mut ptr = vec![0u32];
+    let mut verts = Vec::with_capacity(t.num_corners());
+    let mut holes = Vec::new();
+    for f in 0..t.num_faces() {
+        let hole = run.mesh.holes()[f];
+        if hole && !keep_holes {
+            continue;
+        }
+        if hole {
+            holes.push((ptr.len() - 1) as u32);
+        }
+        verts.extend_from_slice(t.face(f));
+        ptr.push(verts.len() as u32);
+    }
+    let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts).options(run.mesh.options());
+    for (e, &s) in run.mesh.edge_sharpness().iter().enumerate() {
+        let tag = t.edge_tags()[e];
+        if s > 0.0 && tag & (edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD) == 0 {
+            let [a, c] = t.edge(e);
+            b = b.crease(a, c, s);
+        }
+    }
+    for (v, &s) in run.mesh.vertex_sharpness().iter().enumerate() {
+        if s > 0.0 && t.vertex_tags()[v] & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) == 0 {
+            b = b.corner(v as u32, s);
+        }
+    }
+    for f in holes {
+        b = b.hole(f);
+    }
+    let mesh = b.build(Par::Rayon).map_err(|e| e.to_string())?;
+    MeshData::new(mesh, run.positions).map_err(|e| e.to_string())
+}
+
+/// What a run wrote, for the table.
+pub(crate) struct Summary {
+    obj: PathBuf,
+    png: Option<PathBuf>,
+    vertices: usize,
+    faces: usize,
+}
+
+/// Times of the steps of one run, in milliseconds.
+struct Times {
+    read: f64,
+    build: f64,
+    eval: f64,
+    write: f64,
+    render: Option<f64>,
+}
+
+/// The refinement itself: the scheme's refiner for the backend and path
+/// asked for (or the CPU's, if the GPU cannot be opened and a fallback is
+/// allowed), run on `data`. Returns the run and where it ran.
+fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -> Result<(Run, Site), String> {
+    let scheme = schemes::scheme(&args.scheme)?;
+    let choice =
+        schemes::Choice { backend: args.backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
+    let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
+    let run = run_scheme(&*r, site, &data.mesh, data.positions(), args, progress)?;
+    for f in &run.fell_back {
+        eprintln!("warning: {f} (--fallback cpu)");
+    }
+    Ok((run, site))
+}
+
+/// Writes `out` as OBJ to `obj`, creating its folder.
+fn write_obj(out: &MeshData, obj: &Path, progress: progress::Progress) -> Result<f64, String> {
+    let t = Instant::now();
+    if let Some(dir) = obj.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let bar = progress.phase(format!("writing {}", obj.display()));
+    let written = subla_mesh::obj::write_obj_file(out, obj).map_err(|e| format!("{}: {e}", obj.display()));
+    bar.finish_and_clear();
+    written?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Renders `out` (with the control cage of `data` when asked) to `path`.
+/// With `optional` (the main job), a picture that cannot be rendered is a
+/// warning, and `Ok(None)`.
+#[allow(clippy::too_many_arguments)]
+fn draw(
+    args: &SubdivideArgs,
+    data: &MeshData,
+    out: &MeshData,
+    creases: Vec<[u32; 2]>,
+    path: &Path,
+    optional: bool,
+    progress: progress::Progress,
+) -> Result<Option<f64>, String> {
+    let bar = progress.phase(format!("rendering {}", path.display()));
+    let t = Instant::now();
+    let pic = picture::Picture { z_up: args.input.is_none(), ..picture::Picture::default() };
+    let cage = args.cage.then_some(data);
+    let r = picture::context()
+        .and_then(|ctx| picture::write_png(ctx, &out.mesh, out.positions(), cage, creases, &pic, path));
+    bar.finish_and_clear();
+    match r {
+        Ok(()) => Ok(Some(t.elapsed().as_secs_f64() * 1e3)),
+        Err(e) if optional => {
+            eprintln!("warning: no picture: {e}");
+            Ok(None)
+        }
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Prints what was done: one JSON line with `--timings json`, else a
+/// table (unless `quiet`).
+fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Summary, times: &Times, quiet: bool) {
+    let (in_v, in_f) = input;
+    let threads = Par::Rayon.threads();
+    let mode = format!("{:?}", args.mode).to_lowercase();
+    if args.timings == Some(Timings::Json) {
+        let line = serde_json::json!({
+            "scheme": args.scheme,
+            "path": format!("{:?}", args.path).to_lowercase(),
+            "mode": mode,
+            "precision": format!("{:?}", args.precision(site)).to_lowercase(),
+            "backend": site.to_string(),
+            "levels": args.levels,
+            "threads": threads,
+            "input_vertices": in_v,
+            "input_faces": in_f,
+            "output_vertices": summary.vertices,
+            "output_faces": summary.faces,
+            "read_ms": times.read,
+            "build_ms": times.build,
+            "eval_ms": times.eval,
+            "write_ms": times.write,
+            "render_ms": times.render,
+            "peak_memory_bytes": peak_memory_bytes(),
+        });
+        println!("{line}");
+        return;
+    }
+    if quiet {
+        return;
+    }
+    let backend = match site {
+        Site::Cpu => format!("cpu ({threads} threads)"),
+        Site::Gpu => "gpu".to_owned(),
+    };
+    let name = match &args.input {
+        Some(p) => p.display().to_string(),
+        None => format!("{} (embedded)", embedded::NAME),
+    };
+    println!("{name}: {in_v} vertices, {in_f} faces");
+    println!("| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} |",
+        args.scheme, args.levels, summary.vertices, summary.faces, times.build, times.eval, times.write,
+    );
+    println!("wrote {}", summary.obj.display());
+    if let Some(p) = &summary.png {
+        println!("wrote {}", p.display());
+    }
+}
+
+/// `subla subdivide`; with `picture_optional` (the main job), a picture
+/// that cannot be rendered is a warning, not an error.
+pub(crate) fn subdivide(
+    args: &SubdivideArgs,
+    progress: progress::Progress,
+    quiet: bool,
+    picture_optional: bool,
+) -> Result<Summary, String> {
+    let t_read = Instant::now();
+    let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
+    let read = t_read.elapsed().as_secs_f64() * 1e3;
+    schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh)?;
+    let name = input_name(args.input.as_deref());
+    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
+    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
+    let input = (data.mesh.num_vertices(), data.mesh.num_faces());
+    let (run, site) = refine(args, &data, progress)?;
+    let (build, eval) = (run.build_ms, run.eval_ms);
+    let creases = picture::crease_edges(&run.mesh);
+    let out = output_mesh(run, args.keep_holes)?;
+    let write = write_obj(&out, &obj, progress)?;
+    let render = match &png {
+        Some(path) => draw(args, &data, &out, creases, path, picture_optional, progress)?,
+        None => None,
+    };
+    let png = png.filter(|_| render.is_some());
+    let summary = Summary { obj, png, vertices: out.mesh.num_vertices(), faces: out.mesh.num_faces() };
+    report(args, site, input, &summary, &Times { read, build, eval, write, render }, quiet);
+    Ok(summary)
+}
