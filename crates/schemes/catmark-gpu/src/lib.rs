@@ -116,7 +116,7 @@ mod device;
 mod kernels;
 mod multi;
 pub mod split;
-pub mod topology;
+pub use subla_gpu::topology;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
