@@ -11,24 +11,24 @@
 use crate::error::{GpuError, Result};
 
 /// `scan.wgsl`: one level of the multi-level exclusive scan of `u32`.
-pub const SCAN: &str = include_str!("../../../shaders/scan.wgsl");
+pub const SCAN: &str = include_str!("../shaders/scan.wgsl");
 /// `compact.wgsl`: stream compaction (flags to increasing indices).
-pub const COMPACT: &str = include_str!("../../../shaders/compact.wgsl");
+pub const COMPACT: &str = include_str!("../shaders/compact.wgsl");
 /// `transpose.wgsl`: deterministic CSR ↔ CSC counting sort.
-pub const TRANSPOSE: &str = include_str!("../../../shaders/transpose.wgsl");
+pub const TRANSPOSE: &str = include_str!("../shaders/transpose.wgsl");
 /// `spmv.wgsl`: CSR row-gather SpMV on multi-channel `f32` data.
-pub const SPMV: &str = include_str!("../../../shaders/spmv.wgsl");
+pub const SPMV: &str = include_str!("../shaders/spmv.wgsl");
 /// `spmv_mapped.wgsl`: the mapped SpMV template (identity action map as
 /// shipped); see [`mapped_spmv_source`].
-pub const SPMV_MAPPED: &str = include_str!("../../../shaders/spmv_mapped.wgsl");
+pub const SPMV_MAPPED: &str = include_str!("../shaders/spmv_mapped.wgsl");
 
 /// `spmv_balanced.wgsl`: load-balanced CSR SpMV (fixed nonzeros per
 /// invocation, segmented reduction, carry fix-up pass).
-pub const SPMV_BALANCED: &str = include_str!("../../../shaders/spmv_balanced.wgsl");
+pub const SPMV_BALANCED: &str = include_str!("../shaders/spmv_balanced.wgsl");
 
 /// `copy.wgsl`: a device-to-device copy of `vec4<f32>`, the bandwidth
 /// reference of [`crate::timing`].
-pub const COPY: &str = include_str!("../../../shaders/copy.wgsl");
+pub const COPY: &str = include_str!("../shaders/copy.wgsl");
 
 /// Every kernel as `(file name, source)`.
 pub const ALL: [(&str, &str); 7] = [

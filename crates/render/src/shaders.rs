@@ -4,7 +4,7 @@
 /// `render_mesh.wgsl`: the surface (`mesh_vs`, `mesh_fs`: Lambert,
 /// two-sided) and the overlay lines as screen-space quads (`line_vs`,
 /// `line_fs`).
-pub const RENDER_MESH: &str = include_str!("../../../shaders/render_mesh.wgsl");
+pub const RENDER_MESH: &str = include_str!("../shaders/render_mesh.wgsl");
 
 #[cfg(test)]
 mod tests {

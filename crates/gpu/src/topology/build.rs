@@ -71,7 +71,7 @@ use crate::program::{self, Kernel, to_u32, uniform, upload_array, zeroed};
 use crate::{GpuBuffer, GpuContext, GpuError};
 
 /// `topology_build.wgsl`: the device topology build (several entry points).
-pub const TOPOLOGY_BUILD: &str = include_str!("../../../../shaders/topology_build.wgsl");
+pub const TOPOLOGY_BUILD: &str = include_str!("../../shaders/topology_build.wgsl");
 
 /// The operation named by this module's [`GpuError::Unsupported`].
 const OPERATION: &str = "GpuTopology::build";

@@ -31,7 +31,7 @@ use crate::multi::{self, Kernel};
 use crate::split::QuadSplitKernels;
 
 /// `catmark_masks.wgsl`: the device build pass (several entry points).
-pub(crate) const MASKS: &str = include_str!("../../../../shaders/catmark_masks.wgsl");
+pub(crate) const MASKS: &str = include_str!("../shaders/catmark_masks.wgsl");
 
 /// Binding numbers of `catmark_masks.wgsl`.
 mod slot {

@@ -139,12 +139,12 @@ use crate::kernels::Kernels;
 pub mod shaders {
     /// `catmark_face_points.wgsl`: face points (centroids), entry point
     /// `face_points`.
-    pub const FACE_POINTS: &str = include_str!("../../../../shaders/catmark_face_points.wgsl");
+    pub const FACE_POINTS: &str = include_str!("../shaders/catmark_face_points.wgsl");
     /// `catmark_edge_points.wgsl`: edge points, entry point `edge_points`.
-    pub const EDGE_POINTS: &str = include_str!("../../../../shaders/catmark_edge_points.wgsl");
+    pub const EDGE_POINTS: &str = include_str!("../shaders/catmark_edge_points.wgsl");
     /// `catmark_vertex_points.wgsl`: vertex points, entry point
     /// `vertex_points`.
-    pub const VERTEX_POINTS: &str = include_str!("../../../../shaders/catmark_vertex_points.wgsl");
+    pub const VERTEX_POINTS: &str = include_str!("../shaders/catmark_vertex_points.wgsl");
     /// `catmark_masks.wgsl`: the device build pass (masks, rings, child
     /// sharpness and holes), several entry points.
     pub const MASKS: &str = crate::build::MASKS;

@@ -41,7 +41,7 @@ use crate::device::{to_u32, uniform, zeroed as alloc};
 use crate::multi::{self, Kernel};
 
 /// `quad_split.wgsl`: the quad split kernels (several entry points).
-pub const QUAD_SPLIT: &str = include_str!("../../../../shaders/quad_split.wgsl");
+pub const QUAD_SPLIT: &str = include_str!("../shaders/quad_split.wgsl");
 
 /// Largest face order the GPU split accepts (the `corners` kernel counts a
 /// corner's rank over its whole face).
