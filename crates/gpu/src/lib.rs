@@ -16,7 +16,7 @@
 //!   specialisation), as in wgpu's `repeated_compute` example.
 //! * [`GpuBuffer<T>`] ([`buffer`]): typed storage buffers with upload,
 //!   staged download and same-size rewrite for per-frame data.
-//! * Kernels, one WGSL file each in the top-level `shaders/` folder,
+//! * Kernels, one WGSL file each in this crate's `shaders/` folder,
 //!   compiled in with `include_str!` ([`shaders`]):
 //!
 //!   | module | shader | what |

@@ -1,4 +1,5 @@
-//! The WGSL kernels (the top-level `shaders/` folder, one file per kernel)
+//! The WGSL kernels (this crate's `shaders/` folder, one file per kernel;
+//! the workspace's top-level `shaders/README.md` indexes every crate's)
 //! and their validation with naga.
 //!
 //! The sources are compiled into the crate with `include_str!`; pipelines

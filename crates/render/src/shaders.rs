@@ -1,4 +1,4 @@
-//! The WGSL source (the top-level `shaders/` folder), compiled in with
+//! The WGSL source (this crate's `shaders/` folder), compiled in with
 //! `include_str!`.
 
 /// `render_mesh.wgsl`: the surface (`mesh_vs`, `mesh_fs`: Lambert,

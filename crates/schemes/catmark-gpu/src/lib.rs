@@ -3,7 +3,7 @@
 //! ([`subla_catmark::CatmarkSlak`]).
 //!
 //! The kernels are the SLAK gathers of Mlakar et al. 2020 (§4, §5) written
-//! in WGSL, one file each in the top-level `shaders/` folder ([`shaders`]):
+//! in WGSL, one file each in this crate's `shaders/` folder ([`shaders`]):
 //!
 //! | shader | entry point | writes |
 //! |---|---|---|
@@ -134,8 +134,9 @@ use crate::build::{BuildKernels, DeviceLevel, HostFaces};
 use crate::device::StepBuffers;
 use crate::kernels::Kernels;
 
-/// The WGSL kernels of this crate (the top-level `shaders/` folder),
-/// compiled in with `include_str!`.
+/// The WGSL kernels of this crate (its `shaders/` folder), compiled in
+/// with `include_str!`, and the device topology build it runs (of
+/// `subla-gpu`).
 pub mod shaders {
     /// `catmark_face_points.wgsl`: face points (centroids), entry point
     /// `face_points`.
@@ -150,8 +151,8 @@ pub mod shaders {
     pub const MASKS: &str = crate::build::MASKS;
     /// `quad_split.wgsl`: the quad split, several entry points.
     pub const QUAD_SPLIT: &str = crate::split::QUAD_SPLIT;
-    /// `topology_build.wgsl`: the control mesh's connectivity from its
-    /// faces, several entry points.
+    /// `topology_build.wgsl` (`subla-gpu`'s, [`subla_gpu::topology`]): the
+    /// control mesh's connectivity from its faces, several entry points.
     pub const TOPOLOGY_BUILD: &str = crate::topology::TOPOLOGY_BUILD;
     /// Every kernel as `(file name, source)`.
     pub const ALL: [(&str, &str); 6] = [

@@ -59,8 +59,7 @@ use subla_scheme::{Faces, Plan, Result, SchemeError};
 pub use loop_gpu::{LoopGpu, LoopGpuPlan};
 pub use sqrt3_gpu::{Sqrt3Gpu, Sqrt3GpuPlan};
 
-/// The WGSL kernels of this crate (the top-level `shaders/` folder),
-/// compiled in.
+/// The WGSL kernels of this crate (its `shaders/` folder), compiled in.
 pub mod shaders {
     /// `loop_points.wgsl`: Loop's edge and vertex points.
     pub const LOOP_POINTS: &str = include_str!("../shaders/loop_points.wgsl");
