@@ -31,8 +31,12 @@ pub const SPMV_BALANCED: &str = include_str!("../shaders/spmv_balanced.wgsl");
 /// reference of [`crate::timing`].
 pub const COPY: &str = include_str!("../shaders/copy.wgsl");
 
+/// `topology_build.wgsl`: a mesh's connectivity from its faces
+/// ([`crate::topology::build`]), several entry points.
+pub const TOPOLOGY_BUILD: &str = crate::topology::TOPOLOGY_BUILD;
+
 /// Every kernel as `(file name, source)`.
-pub const ALL: [(&str, &str); 7] = [
+pub const ALL: [(&str, &str); 8] = [
     ("scan.wgsl", SCAN),
     ("compact.wgsl", COMPACT),
     ("transpose.wgsl", TRANSPOSE),
@@ -40,6 +44,7 @@ pub const ALL: [(&str, &str); 7] = [
     ("spmv_mapped.wgsl", SPMV_MAPPED),
     ("spmv_balanced.wgsl", SPMV_BALANCED),
     ("copy.wgsl", COPY),
+    ("topology_build.wgsl", TOPOLOGY_BUILD),
 ];
 
 /// The marker in [`SPMV_MAPPED`]: the line holding it is replaced by the

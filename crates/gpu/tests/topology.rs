@@ -172,6 +172,32 @@ fn builds_are_deterministic() -> Result<(), GpuError> {
 }
 
 #[test]
+fn uploads_and_rebuilt_parts_read_back_as_the_cpu_arrays() -> Result<(), GpuError> {
+    // Any topology uploads, manifold or not (the flag says which); a
+    // topology put together from another's arrays (as a scheme's split
+    // writes its child) is the same topology.
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let torus = subla_mesh::proptest_support::torus(12, 9, 3);
+    let fin = cpu(5, &[0, 3, 6, 9], &[0, 1, 2, 1, 0, 3, 0, 1, 4]);
+    for (t, manifold) in [(torus.mesh.topology(), true), (&fin, false)] {
+        let want = TopologyArrays::from_topology(t);
+        let gpu = GpuTopology::upload(ctx, t)?;
+        assert_eq!(gpu.is_manifold(), manifold);
+        assert_eq!(gpu.download(ctx)?, want);
+        let [nv, nf, ne, nc, order] = gpu.counts().map(|n| n as usize);
+        assert_eq!((nv, nf, ne, nc), (t.num_vertices(), t.num_faces(), t.num_edges(), t.num_corners()));
+        assert_eq!(order, (0..t.num_faces()).map(|f| t.face_order(f)).max().unwrap_or(0));
+        for (name, b) in GpuTopology::ARRAYS.into_iter().zip(gpu.buffers()) {
+            assert!(gpu.buffer(name).is_some_and(|n| std::ptr::eq(n, b)), "{name}");
+        }
+        let parts = GpuTopology::from_parts(gpu.counts(), gpu.is_manifold(), gpu.buffers().map(|b| b.share()));
+        assert_eq!(parts.is_manifold(), manifold);
+        assert_eq!(parts.download(ctx)?, want);
+    }
+    Ok(())
+}
+
+#[test]
 fn two_dimensional_grids_build_as_on_the_cpu() -> Result<(), GpuError> {
     // At most 8 workgroups per dimension: the per-corner kernels run on a 2-D grid
     // (flat index wg.y * nwg.x + wg.x) with surplus invocations.
