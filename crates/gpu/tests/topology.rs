@@ -2,7 +2,8 @@
 //! array on manifold meshes (the OpenSubdiv shapes, generated meshes, mixed
 //! polygons, isolated vertices, high valences), is deterministic, and
 //! refuses non-manifold meshes and malformed faces with
-//! `GpuError::Unsupported`.
+//! `GpuError::Unsupported`; uploaded topologies, and topologies put
+//! together from their parts, read back as the CPU's.
 
 use std::path::PathBuf;
 
