@@ -16,7 +16,7 @@
 //!   specialisation), as in wgpu's `repeated_compute` example.
 //! * [`GpuBuffer<T>`] ([`buffer`]): typed storage buffers with upload,
 //!   staged download and same-size rewrite for per-frame data.
-//! * Kernels, one WGSL file each in the top-level `shaders/` folder,
+//! * Kernels, one WGSL file each in this crate's `shaders/` folder,
 //!   compiled in with `include_str!` ([`shaders`]):
 //!
 //!   | module | shader | what |
@@ -31,6 +31,11 @@
 //! * [`program`]: what scheme crates with their own WGSL build on —
 //!   multi-entry shaders (one pipeline per entry point, bindings found by
 //!   reflection), 2-D dispatch grids, checked uploads.
+//! * [`topology`]: a mesh's connectivity on the device
+//!   ([`topology::GpuTopology`], every array of a CPU `Topology`), uploaded
+//!   or built from the faces alone (`topology_build.wgsl`, manifold meshes;
+//!   [`topology::TopologyKernels`]) and read back; what the scheme crates
+//!   refine and read level by level, scheme-independent.
 //!
 //! # Determinism
 //! WGSL has no float atomics. Every output element is written by exactly
@@ -78,6 +83,7 @@ pub mod sparse;
 pub mod spmv;
 pub mod testing;
 pub mod timing;
+pub mod topology;
 
 pub use balanced::{BalancedCsr, GpuRefinement};
 pub use buffer::GpuBuffer;

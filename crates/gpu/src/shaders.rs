@@ -1,4 +1,5 @@
-//! The WGSL kernels (the top-level `shaders/` folder, one file per kernel)
+//! The WGSL kernels (this crate's `shaders/` folder, one file per kernel;
+//! the workspace's top-level `shaders/README.md` indexes every crate's)
 //! and their validation with naga.
 //!
 //! The sources are compiled into the crate with `include_str!`; pipelines
@@ -11,27 +12,31 @@
 use crate::error::{GpuError, Result};
 
 /// `scan.wgsl`: one level of the multi-level exclusive scan of `u32`.
-pub const SCAN: &str = include_str!("../../../shaders/scan.wgsl");
+pub const SCAN: &str = include_str!("../shaders/scan.wgsl");
 /// `compact.wgsl`: stream compaction (flags to increasing indices).
-pub const COMPACT: &str = include_str!("../../../shaders/compact.wgsl");
+pub const COMPACT: &str = include_str!("../shaders/compact.wgsl");
 /// `transpose.wgsl`: deterministic CSR ↔ CSC counting sort.
-pub const TRANSPOSE: &str = include_str!("../../../shaders/transpose.wgsl");
+pub const TRANSPOSE: &str = include_str!("../shaders/transpose.wgsl");
 /// `spmv.wgsl`: CSR row-gather SpMV on multi-channel `f32` data.
-pub const SPMV: &str = include_str!("../../../shaders/spmv.wgsl");
+pub const SPMV: &str = include_str!("../shaders/spmv.wgsl");
 /// `spmv_mapped.wgsl`: the mapped SpMV template (identity action map as
 /// shipped); see [`mapped_spmv_source`].
-pub const SPMV_MAPPED: &str = include_str!("../../../shaders/spmv_mapped.wgsl");
+pub const SPMV_MAPPED: &str = include_str!("../shaders/spmv_mapped.wgsl");
 
 /// `spmv_balanced.wgsl`: load-balanced CSR SpMV (fixed nonzeros per
 /// invocation, segmented reduction, carry fix-up pass).
-pub const SPMV_BALANCED: &str = include_str!("../../../shaders/spmv_balanced.wgsl");
+pub const SPMV_BALANCED: &str = include_str!("../shaders/spmv_balanced.wgsl");
 
 /// `copy.wgsl`: a device-to-device copy of `vec4<f32>`, the bandwidth
 /// reference of [`crate::timing`].
-pub const COPY: &str = include_str!("../../../shaders/copy.wgsl");
+pub const COPY: &str = include_str!("../shaders/copy.wgsl");
+
+/// `topology_build.wgsl`: a mesh's connectivity from its faces
+/// ([`crate::topology::build`]), several entry points.
+pub const TOPOLOGY_BUILD: &str = crate::topology::TOPOLOGY_BUILD;
 
 /// Every kernel as `(file name, source)`.
-pub const ALL: [(&str, &str); 7] = [
+pub const ALL: [(&str, &str); 8] = [
     ("scan.wgsl", SCAN),
     ("compact.wgsl", COMPACT),
     ("transpose.wgsl", TRANSPOSE),
@@ -39,6 +44,7 @@ pub const ALL: [(&str, &str); 7] = [
     ("spmv_mapped.wgsl", SPMV_MAPPED),
     ("spmv_balanced.wgsl", SPMV_BALANCED),
     ("copy.wgsl", COPY),
+    ("topology_build.wgsl", TOPOLOGY_BUILD),
 ];
 
 /// The marker in [`SPMV_MAPPED`]: the line holding it is replaced by the

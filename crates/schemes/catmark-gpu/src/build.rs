@@ -4,7 +4,7 @@
 //! Level 0: the host reads and validates the control mesh and prepares
 //! its effective sharpness; the faces, that sharpness and the hole flags go
 //! up, and the connectivity is rebuilt on the device
-//! (`topology_build.wgsl`, [`TopologyKernels`]).
+//! (`topology_build.wgsl` of `subla-gpu`, [`TopologyKernels`]).
 //!
 //! Per step `l → l + 1`, from the parent level on the device (its
 //! [`GpuTopology`], effective edge and vertex sharpness, hole flags):
@@ -20,6 +20,7 @@
 //! parent's: `v + f + e` vertices, `c` faces, `2e + c` edges, `4c`
 //! corners), so no step waits for the device.
 
+use subla_gpu::topology::{GpuTopology, TopologyKernels};
 use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 use subla_mesh::{CreaseMethod, Mesh, Options, TriangleSubdivision};
 
@@ -27,11 +28,10 @@ use crate::device::{
     self, GpuVertexMask, StepBuffers, order_weights, smooth_vertex_masks, to_u32, uniform, upload, upload_array,
 };
 use crate::multi::{self, Kernel};
-use crate::split::{GpuTopology, QuadSplitKernels};
-use crate::topology::TopologyKernels;
+use crate::split::QuadSplitKernels;
 
 /// `catmark_masks.wgsl`: the device build pass (several entry points).
-pub(crate) const MASKS: &str = include_str!("../../../../shaders/catmark_masks.wgsl");
+pub(crate) const MASKS: &str = include_str!("../shaders/catmark_masks.wgsl");
 
 /// Binding numbers of `catmark_masks.wgsl`.
 mod slot {
@@ -129,7 +129,7 @@ fn padded<T: bytemuck::Pod>(data: &[T]) -> Vec<T> {
 impl DeviceLevel {
     /// A prepared control mesh (effective sharpness) on the device: its
     /// faces, sharpness and holes go up, its connectivity is built there
-    /// ([`crate::topology`]; manifold meshes only).
+    /// ([`subla_gpu::topology`]; manifold meshes only).
     pub(crate) fn upload(ctx: &GpuContext, k: &BuildKernels, mesh: &Mesh) -> Result<Self, GpuError> {
         let t = mesh.topology();
         let topo = k.topology.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts())?;

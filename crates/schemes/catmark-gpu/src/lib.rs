@@ -3,7 +3,7 @@
 //! ([`subla_catmark::CatmarkSlak`]).
 //!
 //! The kernels are the SLAK gathers of Mlakar et al. 2020 (§4, §5) written
-//! in WGSL, one file each in the top-level `shaders/` folder ([`shaders`]):
+//! in WGSL, one file each in this crate's `shaders/` folder ([`shaders`]):
 //!
 //! | shader | entry point | writes |
 //! |---|---|---|
@@ -117,7 +117,7 @@ mod device;
 mod kernels;
 mod multi;
 pub mod split;
-pub mod topology;
+pub use subla_gpu::topology;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -135,24 +135,25 @@ use crate::build::{BuildKernels, DeviceLevel, HostFaces};
 use crate::device::StepBuffers;
 use crate::kernels::Kernels;
 
-/// The WGSL kernels of this crate (the top-level `shaders/` folder),
-/// compiled in with `include_str!`.
+/// The WGSL kernels of this crate (its `shaders/` folder), compiled in
+/// with `include_str!`, and the device topology build it runs (of
+/// `subla-gpu`).
 pub mod shaders {
     /// `catmark_face_points.wgsl`: face points (centroids), entry point
     /// `face_points`.
-    pub const FACE_POINTS: &str = include_str!("../../../../shaders/catmark_face_points.wgsl");
+    pub const FACE_POINTS: &str = include_str!("../shaders/catmark_face_points.wgsl");
     /// `catmark_edge_points.wgsl`: edge points, entry point `edge_points`.
-    pub const EDGE_POINTS: &str = include_str!("../../../../shaders/catmark_edge_points.wgsl");
+    pub const EDGE_POINTS: &str = include_str!("../shaders/catmark_edge_points.wgsl");
     /// `catmark_vertex_points.wgsl`: vertex points, entry point
     /// `vertex_points`.
-    pub const VERTEX_POINTS: &str = include_str!("../../../../shaders/catmark_vertex_points.wgsl");
+    pub const VERTEX_POINTS: &str = include_str!("../shaders/catmark_vertex_points.wgsl");
     /// `catmark_masks.wgsl`: the device build pass (masks, rings, child
     /// sharpness and holes), several entry points.
     pub const MASKS: &str = crate::build::MASKS;
     /// `quad_split.wgsl`: the quad split, several entry points.
     pub const QUAD_SPLIT: &str = crate::split::QUAD_SPLIT;
-    /// `topology_build.wgsl`: the control mesh's connectivity from its
-    /// faces, several entry points.
+    /// `topology_build.wgsl` (`subla-gpu`'s, [`subla_gpu::topology`]): the
+    /// control mesh's connectivity from its faces, several entry points.
     pub const TOPOLOGY_BUILD: &str = crate::topology::TOPOLOGY_BUILD;
     /// Every kernel as `(file name, source)`.
     pub const ALL: [(&str, &str); 6] = [

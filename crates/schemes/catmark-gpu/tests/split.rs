@@ -69,6 +69,21 @@ fn torus_splits_as_on_the_cpu() -> Result<(), GpuError> {
 }
 
 #[test]
+fn device_built_levels_split_as_on_the_cpu() -> Result<(), GpuError> {
+    // The control level built on the device from its faces alone feeds the
+    // split as an uploaded one does.
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let data = subla_mesh::proptest_support::torus(12, 9, 3);
+    let t = data.mesh.topology();
+    let built = GpuTopology::build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts())?;
+    let (child, halves) = QuadSplitKernels::new(ctx)?.split(ctx, &built)?;
+    let want = t.split_quads(Par::Seq).expect("cpu split");
+    assert_eq!(halves.download(ctx)?, want.halves);
+    assert_eq!(child.download(ctx)?, TopologyArrays::from_topology(&want.topology));
+    Ok(())
+}
+
+#[test]
 fn closed_quad_meshes_split_as_on_the_cpu() -> Result<(), GpuError> {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
     let kernels = QuadSplitKernels::new(ctx)?;

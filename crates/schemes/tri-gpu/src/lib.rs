@@ -65,13 +65,12 @@ use subla_scheme::{Faces, Fallback, FallbackCause, FallbackPolicy, Plan, Result,
 pub use loop_gpu::{LoopGpu, LoopGpuPlan};
 pub use sqrt3_gpu::{Sqrt3Gpu, Sqrt3GpuPlan};
 
-/// The WGSL kernels of this crate (the top-level `shaders/` folder),
-/// compiled in.
+/// The WGSL kernels of this crate (its `shaders/` folder), compiled in.
 pub mod shaders {
     /// `loop_points.wgsl`: Loop's edge and vertex points.
-    pub const LOOP_POINTS: &str = include_str!("../../../../shaders/loop_points.wgsl");
+    pub const LOOP_POINTS: &str = include_str!("../shaders/loop_points.wgsl");
     /// `sqrt3_points.wgsl`: √3's new points and vertex points.
-    pub const SQRT3_POINTS: &str = include_str!("../../../../shaders/sqrt3_points.wgsl");
+    pub const SQRT3_POINTS: &str = include_str!("../shaders/sqrt3_points.wgsl");
     /// Every kernel as `(file name, source)`.
     pub const ALL: [(&str, &str); 2] = [("loop_points.wgsl", LOOP_POINTS), ("sqrt3_points.wgsl", SQRT3_POINTS)];
 }

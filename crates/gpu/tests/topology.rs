@@ -2,20 +2,20 @@
 //! array on manifold meshes (the OpenSubdiv shapes, generated meshes, mixed
 //! polygons, isolated vertices, high valences), is deterministic, and
 //! refuses non-manifold meshes and malformed faces with
-//! `GpuError::Unsupported`.
+//! `GpuError::Unsupported`; uploaded topologies, and topologies put
+//! together from their parts, read back as the CPU's.
 
 use std::path::PathBuf;
 
 use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, TestRunner};
 use subla_algebra::Par;
-use subla_catmark_gpu::split::{GpuTopology, QuadSplitKernels, TopologyArrays};
-use subla_catmark_gpu::topology::TopologyKernels;
+use subla_gpu::topology::{GpuTopology, TopologyArrays, TopologyKernels};
 use subla_gpu::{GpuContext, GpuContextOptions, GpuError};
 use subla_mesh::{Topology, Validation};
 
 fn osd_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../data/meshes/osd")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/osd")
 }
 
 /// The CPU oracle: `Topology::build` on the faces.
@@ -159,7 +159,7 @@ fn mixed_polygons_isolated_vertices_and_poles_build_as_on_the_cpu() -> Result<()
 }
 
 #[test]
-fn builds_are_deterministic_and_feed_the_quad_split() -> Result<(), GpuError> {
+fn builds_are_deterministic() -> Result<(), GpuError> {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
     let kernels = TopologyKernels::new(ctx)?;
     let data = subla_mesh::proptest_support::torus(12, 9, 3);
@@ -169,11 +169,32 @@ fn builds_are_deterministic_and_feed_the_quad_split() -> Result<(), GpuError> {
     let first = a.download(ctx)?;
     assert_eq!(first, b.download(ctx)?, "two builds differ");
     assert_eq!(first, TopologyArrays::from_topology(t));
-    // The device-built level splits as the CPU one does.
-    let (child, halves) = QuadSplitKernels::new(ctx)?.split(ctx, &a)?;
-    let want = t.split_quads(Par::Seq).expect("cpu split");
-    assert_eq!(halves.download(ctx)?, want.halves);
-    assert_eq!(child.download(ctx)?, TopologyArrays::from_topology(&want.topology));
+    Ok(())
+}
+
+#[test]
+fn uploads_and_rebuilt_parts_read_back_as_the_cpu_arrays() -> Result<(), GpuError> {
+    // Any topology uploads, manifold or not (the flag says which); a
+    // topology put together from another's arrays (as a scheme's split
+    // writes its child) is the same topology.
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let torus = subla_mesh::proptest_support::torus(12, 9, 3);
+    let fin = cpu(5, &[0, 3, 6, 9], &[0, 1, 2, 1, 0, 3, 0, 1, 4]);
+    for (t, manifold) in [(torus.mesh.topology(), true), (&fin, false)] {
+        let want = TopologyArrays::from_topology(t);
+        let gpu = GpuTopology::upload(ctx, t)?;
+        assert_eq!(gpu.is_manifold(), manifold);
+        assert_eq!(gpu.download(ctx)?, want);
+        let [nv, nf, ne, nc, order] = gpu.counts().map(|n| n as usize);
+        assert_eq!((nv, nf, ne, nc), (t.num_vertices(), t.num_faces(), t.num_edges(), t.num_corners()));
+        assert_eq!(order, (0..t.num_faces()).map(|f| t.face_order(f)).max().unwrap_or(0));
+        for (name, b) in GpuTopology::ARRAYS.into_iter().zip(gpu.buffers()) {
+            assert!(gpu.buffer(name).is_some_and(|n| std::ptr::eq(n, b)), "{name}");
+        }
+        let parts = GpuTopology::from_parts(gpu.counts(), gpu.is_manifold(), gpu.buffers().map(|b| b.share()));
+        assert_eq!(parts.is_manifold(), manifold);
+        assert_eq!(parts.download(ctx)?, want);
+    }
     Ok(())
 }
 

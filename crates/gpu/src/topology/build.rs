@@ -29,7 +29,7 @@
 //! 1. `corners_main`: the face of each corner (binary search in
 //!    `face_ptr`), the ends of its outgoing edge, and by integer atomics the
 //!    corners per vertex (Alg. 1's valences) and per low end. One device
-//!    exclusive scan ([`subla_gpu::scan`]) of both gives `vertex_corner_ptr`
+//!    exclusive scan ([`crate::scan`]) of both gives `vertex_corner_ptr`
 //!    and the offsets of the uses by low end; **the scan reads back its total**
 //!    (`2 |c|`, checked).
 //! 2. `pointers_main`; `place_main` places every corner into its vertex's
@@ -63,17 +63,15 @@
 //! ([`Topology::build`]). Malformed faces are refused before anything is
 //! uploaded, with the same error naming the face.
 
-use subla_gpu::wgpu;
-use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 #[cfg(doc)]
 use subla_mesh::Topology;
 
-use crate::device::{to_u32, uniform, upload_array, zeroed};
-use crate::multi::{self, Kernel};
-use crate::split::GpuTopology;
+use super::GpuTopology;
+use crate::program::{self, Kernel, to_u32, uniform, upload_array, zeroed};
+use crate::{GpuBuffer, GpuContext, GpuError};
 
 /// `topology_build.wgsl`: the device topology build (several entry points).
-pub const TOPOLOGY_BUILD: &str = include_str!("../../../../shaders/topology_build.wgsl");
+pub const TOPOLOGY_BUILD: &str = include_str!("../../shaders/topology_build.wgsl");
 
 /// The operation named by this module's [`GpuError::Unsupported`].
 const OPERATION: &str = "GpuTopology::build";
@@ -230,7 +228,7 @@ impl TopologyKernels {
     /// # Errors
     /// [`GpuError::Shader`] if the WGSL does not validate; wgpu errors.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
-        let kernels = multi::compile(
+        let kernels = program::compile(
             ctx,
             "topology_build.wgsl",
             TOPOLOGY_BUILD,
@@ -277,14 +275,14 @@ impl TopologyKernels {
         t[slot::SLICE_PTR] = Some(sort.slice_ptr.as_wgpu());
         t[slot::ITEMS] = Some(sort.items.as_wgpu());
         t[slot::KEYS] = Some(sort.keys.as_wgpu());
-        multi::dispatch(ctx, encoder, &self.sort, &t, u64::from(sort.slices))
+        program::dispatch(ctx, encoder, &self.sort, &t, u64::from(sort.slices))
     }
 
     /// The connectivity of the faces `face_ptr` / `face_verts` over
     /// `num_vertices` vertices (the mesh matrix in traversal order, as
     /// [`Topology::build`] takes it), built on the device: every array
     /// equals [`Topology::build`]'s (compare with [`GpuTopology::download`]
-    /// and [`crate::split::TopologyArrays::from_topology`]). The result is
+    /// and [`super::TopologyArrays::from_topology`]). The result is
     /// manifold.
     ///
     /// Waits for the device three times, each time reading back 8 bytes:
@@ -292,9 +290,8 @@ impl TopologyKernels {
     /// total, `2 |e|`, sizes the edge arrays) and the status word that tells
     /// whether the mesh is manifold (see the [module docs](self)).
     ///
-    /// Faces of any order are built; [`crate::split::QuadSplitKernels::split`]
-    /// then takes the result if no face has more than
-    /// [`crate::split::MAX_FACE_ORDER`] vertices.
+    /// Faces of any order are built (the quad split of `subla-catmark-gpu`
+    /// then takes the result if no face is too large for it).
     ///
     /// # Errors
     /// * [`GpuError::Unsupported`] (operation `"GpuTopology::build"`) if the
@@ -340,10 +337,10 @@ impl TopologyKernels {
                     (slot::STATUS, &status),
                 ],
             );
-            submit(ctx, "topology corners", |enc| multi::dispatch(ctx, enc, &self.corners, &t, u64::from(nc)))?;
+            submit(ctx, "topology corners", |enc| program::dispatch(ctx, enc, &self.corners, &t, u64::from(nc)))?;
         }
         // Readback: the scan's total.
-        let total = subla_gpu::scan::scan_exclusive_in_place(ctx, &mut counts)?;
+        let total = crate::scan::scan_exclusive_in_place(ctx, &mut counts)?;
         if u64::from(total) != 2 * u64::from(nc) {
             return Err(fault(format!("corner counts sum to {total}, expected {}", 2 * u64::from(nc))));
         }
@@ -382,16 +379,16 @@ impl TopologyKernels {
             };
             let half_sort = Sort { params: &by_hi, slice_ptr: &lo_ptr, items: &half, keys: &corner_hi, slices: nv };
             submit(ctx, "topology placement", |enc| {
-                multi::dispatch(ctx, enc, &self.pointers, &t, u64::from(nv) + 1)?;
-                multi::dispatch(ctx, enc, &self.place, &t, u64::from(nc))?;
+                program::dispatch(ctx, enc, &self.pointers, &t, u64::from(nv) + 1)?;
+                program::dispatch(ctx, enc, &self.place, &t, u64::from(nc))?;
                 self.record_sort(ctx, enc, &t, &corners_sort)?;
                 self.record_sort(ctx, enc, &t, &half_sort)?;
-                multi::dispatch(ctx, enc, &self.count_edges, &t, u64::from(nv))
+                program::dispatch(ctx, enc, &self.count_edges, &t, u64::from(nv))
             })?;
         }
         // Readback: the scan's total, 2 |e| (edges by low end plus edges by
         // high end), which sizes the edge arrays.
-        let total = subla_gpu::scan::scan_exclusive_in_place(ctx, &mut ecounts)?;
+        let total = crate::scan::scan_exclusive_in_place(ctx, &mut ecounts)?;
         let ne = total / 2;
         if total % 2 != 0 || ne > nc {
             return Err(fault(format!("edge counts sum to {total} for {nc} corners")));
@@ -438,14 +435,14 @@ impl TopologyKernels {
                 slices: nv,
             };
             submit(ctx, "topology edges", |enc| {
-                multi::dispatch(ctx, enc, &self.edge_ends, &t, u64::from(nv) + 1)?;
-                multi::dispatch(ctx, enc, &self.edge_tags, &t, u64::from(ne))?;
+                program::dispatch(ctx, enc, &self.edge_ends, &t, u64::from(nv) + 1)?;
+                program::dispatch(ctx, enc, &self.edge_tags, &t, u64::from(ne))?;
                 // The cursors of the high-end placement start from zero.
                 enc.clear_buffer(cursor.as_wgpu(), 0, None);
-                multi::dispatch(ctx, enc, &self.vertex_edges, &t, u64::from(ne))?;
+                program::dispatch(ctx, enc, &self.vertex_edges, &t, u64::from(ne))?;
                 self.record_sort(ctx, enc, &t, &edges_sort)?;
-                multi::dispatch(ctx, enc, &self.vertex_tags, &t, u64::from(nv))?;
-                multi::dispatch(ctx, enc, &self.vertex_fans, &t, u64::from(nv))
+                program::dispatch(ctx, enc, &self.vertex_tags, &t, u64::from(nv))?;
+                program::dispatch(ctx, enc, &self.vertex_fans, &t, u64::from(nv))
             })?;
         }
         // Readback: the status word.
@@ -511,15 +508,15 @@ impl GpuTopology {
 mod tests {
     #[test]
     fn shader_validates() {
-        if let Err(e) = subla_gpu::shaders::validate(super::TOPOLOGY_BUILD) {
+        if let Err(e) = crate::shaders::validate(super::TOPOLOGY_BUILD) {
             panic!("topology_build.wgsl: {e}");
         }
     }
 
     #[test]
     fn malformed_faces_are_refused_naming_the_face() {
-        let reason = |r: Result<[u32; 4], subla_gpu::GpuError>| match r {
-            Err(subla_gpu::GpuError::Unsupported { reason, .. }) => reason,
+        let reason = |r: Result<[u32; 4], crate::GpuError>| match r {
+            Err(crate::GpuError::Unsupported { reason, .. }) => reason,
             other => panic!("expected a refusal, got {other:?}"),
         };
         assert!(reason(super::check_faces(3, &[0, 3, 6], &[0, 1, 2, 2, 1, 3])).contains("face 1 refers to vertex 3"));

@@ -3,8 +3,8 @@
 // `Topology::build` (`crates/mesh/src/topology.rs`) on MANIFOLD input, and a
 // status word telling the host when the input is not manifold.
 //
-// Several entry points, run in this order by `subla-catmark-gpu`
-// (`topology.rs`):
+// Several entry points, run in this order by `subla-gpu`
+// (`src/topology/build.rs`):
 //
 //   corners_main      per corner: its face, the ends (lo, hi) of its outgoing
 //                     edge; valences (corners per vertex) and uses per low
