@@ -244,8 +244,9 @@ pub fn check_child_points<P: Plan + ?Sized>(plan: &P) {
 }
 
 /// The type-erased form of `refiner` ([`DynRefiner`]) builds, steps and
-/// evaluates as the concrete one does, bit for bit, and refuses a plan of
-/// another type with [`SchemeError::ForeignPlan`].
+/// evaluates as the concrete one does, bit for bit (in `f32`, which every
+/// backend computes in), and refuses a plan of another type with
+/// [`SchemeError::ForeignPlan`].
 ///
 /// # Panics
 /// On any difference, naming the refiner.
@@ -259,8 +260,8 @@ where
     assert_eq!(erased.name(), name, "{name}: the erased refiner's name");
     let plan = refiner.build(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build: {e}"));
     let boxed = erased.build_boxed(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build_boxed: {e}"));
-    let x = control_data(plan.input_len(), 3, 11);
-    let bits = |a: &Array2<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let x = control_data(plan.input_len(), 3, 11).mapv(|v| v as f32);
+    let bits = |a: &Array2<f32>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(
         bits(&eval(&plan, x.view(), Par::Rayon)),
         bits(&eval(&boxed, x.view(), Par::Rayon)),
@@ -268,7 +269,7 @@ where
     );
     let stepped = erased.step_boxed(boxed, Par::Rayon).unwrap_or_else(|e| panic!("{name}: step_boxed: {e}"));
     let direct = refiner.step(plan, Par::Rayon).unwrap_or_else(|e| panic!("{name}: step: {e}"));
-    let x = control_data(direct.input_len(), 2, 5);
+    let x = control_data(direct.input_len(), 2, 5).mapv(|v| v as f32);
     assert_eq!(
         bits(&eval(&direct, x.view(), Par::Rayon)),
         bits(&eval(&stepped, x.view(), Par::Rayon)),

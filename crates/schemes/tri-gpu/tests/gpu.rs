@@ -131,7 +131,13 @@ fn input(name: &str) -> MeshData {
 /// Same bits on every run, any channel count agrees with the CPU, twice
 /// the data gives exactly twice the result through reused frame buffers,
 /// and modeling mode equals static mode.
-fn contract<P: Plan, R: Refiner<Input = Mesh, Plan = TriGpuPlan<P>>>(refiner: &R, mesh: &Mesh, levels: u32) {
+fn contract<P: Plan + 'static, R: Refiner<Input = Mesh, Plan = TriGpuPlan<P>> + Send>(
+    refiner: &R,
+    mesh: &Mesh,
+    levels: u32,
+) {
+    // Through the registry's type-erased form: the same bits.
+    subla_scheme::testing::check_dyn(refiner, mesh, levels);
     let plan = refiner.build(mesh, levels, Par::Rayon).expect("build");
     for d in [1usize, 2, 3, 4, 7] {
         let x = subla_scheme::testing::control_data(plan.input_len(), d, 7 + d as u64).mapv(|v| v as f32);

@@ -79,6 +79,16 @@ fn f64_is_refused_or_computed_on_the_cpu_when_allowed() {
     }
 }
 
+/// The registry's type-erased form of the refiner builds, steps and
+/// evaluates as the refiner does, bit for bit.
+#[test]
+fn erased_refiner_gives_the_same_bits() {
+    let Some(refiner) = refiner() else { return };
+    for name in ["catmark_cube_creases0", "catmark_fan"] {
+        subla_scheme::testing::check_dyn(refiner, &shape(name).mesh, 2);
+    }
+}
+
 /// Control data in a non-standard layout (every other column) is read as
 /// the same matrix.
 #[test]
