@@ -204,7 +204,8 @@ impl GpuTopology {
         self.max_face_order as usize
     }
     /// Whether the topology is manifold ([`Topology::is_manifold`] at
-    /// upload; true for a device build, which refuses the others, and for
+    /// upload; true for a device build, which refuses the others with
+    /// [`GpuError::NotManifold`], and for
     /// every child of a quad split).
     pub fn is_manifold(&self) -> bool {
         self.manifold
