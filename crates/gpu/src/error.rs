@@ -138,6 +138,17 @@ pub enum GpuError {
         /// offending edge, a repeated vertex, or a bow-tie vertex.
         lowest_vertex: u32,
     },
+    /// An operation that takes manifold topologies only was handed one
+    /// that is not ([`GpuTopology::is_manifold`](crate::topology::GpuTopology::is_manifold)
+    /// is false); nothing ran. Refine such levels on the CPU.
+    #[error(
+        "{operation} does not support this input: the topology is not manifold, and it handles manifold \
+         topologies only (refine non-manifold levels on the CPU)"
+    )]
+    ManifoldRequired {
+        /// The operation (for example `"split_quads_gpu"`).
+        operation: &'static str,
+    },
     /// The operation does not handle this input on the device (a
     /// non-manifold topology in the GPU quad split, for example); nothing
     /// ran. `reason` says what to do instead.

@@ -62,8 +62,8 @@
 //! are recorded and reported by the next operation). Data the device does
 //! not take has a variant of its own naming the element
 //! ([`GpuError::InvalidFaces`] with a [`FaceDefect`],
-//! [`GpuError::NotManifold`] with its [`ManifoldDefects`] and lowest
-//! vertex): match on those, not on messages.
+//! [`GpuError::NotManifold`] with its [`ManifoldDefects`] and lowest vertex,
+//! [`GpuError::ManifoldRequired`]): match on those, not on messages.
 //! Violations of a routine's contract by the caller (mismatched shapes,
 //! wrong buffer lengths) panic with a message naming the operands.
 //!

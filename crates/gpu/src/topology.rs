@@ -117,7 +117,8 @@ impl GpuTopology {
     ///
     /// Any topology uploads; whether it is manifold is recorded
     /// ([`Topology::is_manifold`]), for kernels that take manifold levels
-    /// only (the quad split of `subla-catmark-gpu` refuses the others).
+    /// only (the quad split of `subla-catmark-gpu` refuses the others with
+    /// [`GpuError::ManifoldRequired`]).
     ///
     /// # Errors
     /// [`GpuError::TooLarge`] over the binding limit; wgpu errors.
