@@ -149,16 +149,6 @@ pub enum GpuError {
         /// The operation (for example `"split_quads_gpu"`).
         operation: &'static str,
     },
-    /// The operation does not handle this input on the device (a
-    /// non-manifold topology in the GPU quad split, for example); nothing
-    /// ran. `reason` says what to do instead.
-    #[error("{operation} does not support this input: {reason}")]
-    Unsupported {
-        /// The operation (for example `"split_quads_gpu"`).
-        operation: &'static str,
-        /// What is unsupported, and the alternative.
-        reason: String,
-    },
     /// Data read back from the device is not a valid matrix (a bug in a
     /// kernel or a device fault).
     #[error("matrix read back from the GPU is invalid: {0}")]
