@@ -301,8 +301,8 @@ impl TopologyKernels {
     ///   [`Topology::build`]);
     /// * [`GpuError::TooLarge`] when a count does not fit the kernels' `u32`
     ///   indices or an array exceeds the binding limit;
-    /// * [`GpuError::Internal`] if a scan total read back is inconsistent (a
-    ///   kernel or device fault); wgpu errors.
+    /// * [`GpuError::Internal`] if a scan total or the status word read back
+    ///   is inconsistent (a kernel or device fault); wgpu errors.
     pub fn build(
         &self,
         ctx: &GpuContext,
