@@ -59,9 +59,13 @@
 //! Every failure of the device, the driver or the environment is a
 //! [`GpuError`]; wgpu is never left to panic on an error it reports
 //! (operations run inside error scopes, device loss and uncaptured errors
-//! are recorded and reported by the next operation). Violations of a
-//! routine's contract by the caller (mismatched shapes, wrong buffer
-//! lengths) panic with a message naming the operands.
+//! are recorded and reported by the next operation). Data the device does
+//! not take has a variant of its own naming the element
+//! ([`GpuError::InvalidFaces`] with a [`FaceDefect`],
+//! [`GpuError::NotManifold`] with its [`ManifoldDefects`] and lowest vertex,
+//! [`GpuError::ManifoldRequired`]): match on those, not on messages.
+//! Violations of a routine's contract by the caller (mismatched shapes,
+//! wrong buffer lengths) panic with a message naming the operands.
 //!
 //! # Testing
 //! Tests use [`testing::context_or_skip`]: they skip where no adapter
@@ -88,6 +92,6 @@ pub mod topology;
 pub use balanced::{BalancedCsr, GpuRefinement};
 pub use buffer::GpuBuffer;
 pub use context::{GpuContext, GpuContextOptions};
-pub use error::{GpuError, Result};
+pub use error::{FaceDefect, FacePointerDefect, GpuError, ManifoldDefect, ManifoldDefects, Result};
 pub use sparse::{GpuCsc, GpuCsr, GpuSparse};
 pub use wgpu;

@@ -117,7 +117,8 @@ impl GpuTopology {
     ///
     /// Any topology uploads; whether it is manifold is recorded
     /// ([`Topology::is_manifold`]), for kernels that take manifold levels
-    /// only (the quad split of `subla-catmark-gpu` refuses the others).
+    /// only (the quad split of `subla-catmark-gpu` refuses the others with
+    /// [`GpuError::ManifoldRequired`]).
     ///
     /// # Errors
     /// [`GpuError::TooLarge`] over the binding limit; wgpu errors.
@@ -204,7 +205,8 @@ impl GpuTopology {
         self.max_face_order as usize
     }
     /// Whether the topology is manifold ([`Topology::is_manifold`] at
-    /// upload; true for a device build, which refuses the others, and for
+    /// upload; true for a device build, which refuses the others with
+    /// [`GpuError::NotManifold`], and for
     /// every child of a quad split).
     pub fn is_manifold(&self) -> bool {
         self.manifold

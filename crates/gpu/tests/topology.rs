@@ -1,8 +1,10 @@
 //! The device topology build equals the CPU `Topology::build` array for
 //! array on manifold meshes (the OpenSubdiv shapes, generated meshes, mixed
 //! polygons, isolated vertices, high valences), is deterministic, and
-//! refuses non-manifold meshes and malformed faces with
-//! `GpuError::Unsupported`; uploaded topologies, and topologies put
+//! refuses non-manifold meshes (`GpuError::NotManifold`, with the kinds
+//! found and the lowest vertex involved, as the CPU's tags place it) and
+//! malformed faces (`GpuError::InvalidFaces`, naming the face); uploaded
+//! topologies, and topologies put
 //! together from their parts, read back as the CPU's.
 
 use std::path::PathBuf;
@@ -11,7 +13,8 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, TestRunner};
 use subla_algebra::Par;
 use subla_gpu::topology::{GpuTopology, TopologyArrays, TopologyKernels};
-use subla_gpu::{GpuContext, GpuContextOptions, GpuError};
+use subla_gpu::{FaceDefect, GpuContext, GpuContextOptions, GpuError, ManifoldDefect, ManifoldDefects};
+use subla_mesh::topology::vertex_tag;
 use subla_mesh::{Topology, Validation};
 
 fn osd_dir() -> PathBuf {
@@ -53,13 +56,18 @@ fn check(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) 
     assert_eq!(got, want, "{what}");
 }
 
-/// Asserts that the device refuses `t` (non-manifold) as unsupported.
-fn check_refused(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) -> String {
+/// Asserts that the device refuses `t` (non-manifold) as not manifold,
+/// naming as the lowest vertex involved the lowest one the CPU tags
+/// non-manifold or repeated, and returns the kinds found.
+fn check_refused(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) -> ManifoldDefects {
     assert!(!t.is_manifold(), "{what}: manifold");
     match kernels.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts()) {
-        Err(GpuError::Unsupported { operation: "GpuTopology::build", reason }) => {
-            assert!(reason.contains("not manifold"), "{what}: {reason}");
-            reason
+        Err(GpuError::NotManifold { operation: "GpuTopology::build", defects, lowest_vertex }) => {
+            assert!(!defects.is_empty(), "{what}: no kind named");
+            let tagged =
+                t.vertex_tags().iter().position(|&g| g & (vertex_tag::NON_MANIFOLD | vertex_tag::REPEATED) != 0);
+            assert_eq!(Some(lowest_vertex as usize), tagged, "{what}: lowest vertex involved ({defects:?})");
+            defects
         }
         Err(e) => panic!("{what}: expected the non-manifold refusal, got {e}"),
         Ok(_) => panic!("{what}: a non-manifold mesh was built on the device"),
@@ -214,26 +222,28 @@ fn two_dimensional_grids_build_as_on_the_cpu() -> Result<(), GpuError> {
 fn non_manifold_meshes_are_refused() -> Result<(), GpuError> {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
     let kernels = TopologyKernels::new(ctx)?;
-    // (what, vertices, face_ptr, face_verts, expected words of the reason)
-    type Case = (&'static str, usize, Vec<u32>, Vec<u32>, &'static str);
+    use ManifoldDefect::{BowTieVertex, DegenerateEdge, EdgeOfManyFaces, InconsistentOrientation, RepeatedVertex};
+    // (what, vertices, face_ptr, face_verts, every kind found): the kind
+    // each case is about, plus what it makes of its vertices (the ends of
+    // a fin are bow ties too; a degenerate edge repeats its vertex).
+    type Case = (&'static str, usize, Vec<u32>, Vec<u32>, &'static [ManifoldDefect]);
     let cases: [Case; 6] = [
-        ("edge of three faces", 5, vec![0, 3, 6, 9], vec![0, 1, 2, 1, 0, 3, 0, 1, 4], "more than two faces"),
-        ("inconsistent orientation", 4, vec![0, 3, 6], vec![0, 1, 2, 0, 1, 3], "same direction"),
-        ("repeated vertex", 5, vec![0, 6], vec![0, 1, 2, 0, 3, 4], "repeated in a face"),
-        ("degenerate edge", 3, vec![0, 4], vec![0, 0, 1, 2], "degenerate"),
-        ("open bow tie", 5, vec![0, 3, 6], vec![0, 1, 2, 0, 3, 4], "more than one fan"),
+        ("edge of three faces", 5, vec![0, 3, 6, 9], vec![0, 1, 2, 1, 0, 3, 0, 1, 4], &[EdgeOfManyFaces, BowTieVertex]),
+        ("inconsistent orientation", 4, vec![0, 3, 6], vec![0, 1, 2, 0, 1, 3], &[InconsistentOrientation]),
+        ("repeated vertex", 5, vec![0, 6], vec![0, 1, 2, 0, 3, 4], &[RepeatedVertex]),
+        ("degenerate edge", 3, vec![0, 4], vec![0, 0, 1, 2], &[DegenerateEdge, RepeatedVertex]),
+        ("open bow tie", 5, vec![0, 3, 6], vec![0, 1, 2, 0, 3, 4], &[BowTieVertex]),
         (
             "two tetrahedra sharing a vertex",
             7,
             vec![0, 3, 6, 9, 12, 15, 18, 21, 24],
             vec![0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3, 0, 5, 4, 0, 4, 6, 0, 6, 5, 4, 5, 6],
-            "more than one fan",
+            &[BowTieVertex],
         ),
     ];
-    for (what, nv, ptr, verts, expect) in cases {
-        let reason = check_refused(ctx, &kernels, &cpu(nv, &ptr, &verts), what);
-        assert!(reason.contains(expect), "{what}: {reason}");
-        assert!(reason.contains("lowest vertex involved is 0"), "{what}: {reason}");
+    for (what, nv, ptr, verts, kinds) in cases {
+        let defects = check_refused(ctx, &kernels, &cpu(nv, &ptr, &verts), what);
+        assert_eq!(defects, kinds.iter().copied().collect(), "{what}");
     }
     Ok(())
 }
@@ -326,13 +336,14 @@ fn edited_meshes_are_built_or_refused_as_the_cpu_decides() -> Result<(), GpuErro
 fn malformed_faces_are_refused_naming_the_face() -> Result<(), GpuError> {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
     match GpuTopology::build(ctx, 4, &[0, 3, 6], &[0, 1, 2, 2, 1, 4]) {
-        Err(GpuError::Unsupported { reason, .. }) => {
-            assert!(reason.contains("face 1 refers to vertex 4"), "{reason}");
-        }
+        Err(GpuError::InvalidFaces {
+            operation: "GpuTopology::build",
+            defect: FaceDefect::VertexOutOfRange { face: 1, vertex: 4, num_vertices: 4 },
+        }) => {}
         other => panic!("expected a refusal, got {other:?}"),
     }
     match GpuTopology::build(ctx, 4, &[0, 3, 5], &[0, 1, 2, 2, 1]) {
-        Err(GpuError::Unsupported { reason, .. }) => assert!(reason.contains("face 1 has 2 vertices"), "{reason}"),
+        Err(GpuError::InvalidFaces { defect: FaceDefect::TooFewVertices { face: 1, order: 2 }, .. }) => {}
         other => panic!("expected a refusal, got {other:?}"),
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use subla_gpu::GpuError;
+use subla_gpu::{FacePointerDefect, GpuError};
 use thiserror::Error;
 
 /// Everything that can go wrong while rendering or writing an image: bad
@@ -47,11 +47,12 @@ pub enum RenderError {
         columns: usize,
     },
     /// `face_ptr` is not a valid list of face offsets into `face_verts`.
-    #[error("invalid face offsets: {reason}")]
+    #[error("invalid face offsets: {defect}")]
     FacePointers {
-        /// What is wrong (empty, not starting at 0, decreasing at a face,
-        /// not ending at the length of `face_verts`).
-        reason: String,
+        /// What is wrong: empty while `face_verts` is not, not starting at
+        /// 0, not ending at the length of `face_verts`, or decreasing at a
+        /// face (named).
+        defect: FacePointerDefect,
     },
     /// A face has fewer than 3 corners.
     #[error("face {face} has {corners} corners; a face needs at least 3")]

@@ -72,6 +72,9 @@ pub use image::RgbaImage;
 pub use mesh::{CageOverlay, MeshView, Positions};
 pub use options::{OverlayDepth, RenderOptions, Shading, UpAxis};
 pub use renderer::Renderer;
+/// What [`RenderError::FacePointers`] reports, the same type as the device
+/// topology build's.
+pub use subla_gpu::FacePointerDefect;
 
 use subla_gpu::GpuContext;
 

@@ -18,6 +18,7 @@ use std::collections::HashSet;
 
 use ndarray::{Array2, ArrayView2};
 
+use crate::FacePointerDefect;
 use crate::error::RenderError;
 use crate::options::Shading;
 
@@ -175,17 +176,17 @@ impl<'a> MeshView<'a> {
         if ptr.is_empty() {
             if !self.face_verts.is_empty() {
                 return Err(RenderError::FacePointers {
-                    reason: format!("face_ptr is empty but face_verts has {} entries", self.face_verts.len()),
+                    defect: FacePointerDefect::Empty { corners: self.face_verts.len() },
                 });
             }
         } else {
             if ptr[0] != 0 {
-                return Err(RenderError::FacePointers { reason: format!("face_ptr starts at {}, not 0", ptr[0]) });
+                return Err(RenderError::FacePointers { defect: FacePointerDefect::Start { first: ptr[0] } });
             }
-            let last = ptr[ptr.len() - 1] as usize;
-            if last != self.face_verts.len() {
+            let last = ptr[ptr.len() - 1];
+            if last as usize != self.face_verts.len() {
                 return Err(RenderError::FacePointers {
-                    reason: format!("face_ptr ends at {last}, but face_verts has {} entries", self.face_verts.len()),
+                    defect: FacePointerDefect::End { last, corners: self.face_verts.len() },
                 });
             }
         }
@@ -193,9 +194,7 @@ impl<'a> MeshView<'a> {
         for f in 0..self.num_faces() {
             let (start, end) = (ptr[f], ptr[f + 1]);
             if end < start {
-                return Err(RenderError::FacePointers {
-                    reason: format!("face_ptr decreases at face {f} ({start} then {end})"),
-                });
+                return Err(RenderError::FacePointers { defect: FacePointerDefect::Decreases { face: f, start, end } });
             }
             let corners = (end - start) as usize;
             if corners < 3 {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use subla_render::{CageOverlay, MeshView, RenderError, RgbaImage};
+use subla_render::{CageOverlay, FacePointerDefect, MeshView, RenderError, RgbaImage};
 
 fn gradient(width: u32, height: u32) -> RgbaImage {
     let mut img = RgbaImage::filled(width, height, [0, 0, 0, 255]);
@@ -76,11 +76,22 @@ fn validation_names_the_face() {
 
     let ptr = [0, 4, 8, 12, 16, 20, 23];
     let err = MeshView::new(&CUBE_POSITIONS[..], &ptr, &verts).validate().unwrap_err();
-    assert!(matches!(err, RenderError::FacePointers { .. }), "{err:?}");
+    assert!(
+        matches!(err, RenderError::FacePointers { defect: FacePointerDefect::End { last: 23, corners: 24 } }),
+        "{err:?}"
+    );
 
     let ptr = [0, 4, 8, 7, 16, 20, 24];
     let err = MeshView::new(&CUBE_POSITIONS[..], &ptr, &verts).validate().unwrap_err();
-    assert!(matches!(&err, RenderError::FacePointers { reason } if reason.contains("face 2")), "{err:?}");
+    let decreases = FacePointerDefect::Decreases { face: 2, start: 8, end: 7 };
+    assert!(matches!(err, RenderError::FacePointers { defect } if defect == decreases), "{err:?}");
+
+    let ptr = [1, 4, 8, 12, 16, 20, 24];
+    let err = MeshView::new(&CUBE_POSITIONS[..], &ptr, &verts).validate().unwrap_err();
+    assert!(matches!(err, RenderError::FacePointers { defect: FacePointerDefect::Start { first: 1 } }), "{err:?}");
+
+    let err = MeshView::new(&CUBE_POSITIONS[..], &[], &verts).validate().unwrap_err();
+    assert!(matches!(err, RenderError::FacePointers { defect: FacePointerDefect::Empty { corners: 24 } }), "{err:?}");
 
     let mut nan = CUBE_POSITIONS;
     nan[6][1] = f64::NAN;

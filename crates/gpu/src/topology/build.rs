@@ -58,22 +58,23 @@
 //! degenerate edge, an edge with more than two uses, used twice in one
 //! direction or twice by one face, a vertex repeated in a face, a vertex
 //! whose faces form more than one fan) are detected on the device and
-//! refused with [`GpuError::Unsupported`] after the build: OpenSubdiv's
-//! edge rules for them (separate edges for one vertex pair) are the CPU's
-//! ([`Topology::build`]). Malformed faces are refused before anything is
-//! uploaded, with the same error naming the face.
+//! refused with [`GpuError::NotManifold`] after the build, naming the kinds
+//! found and the lowest vertex involved: OpenSubdiv's edge rules for them
+//! (separate edges for one vertex pair) are the CPU's ([`Topology::build`]).
+//! Malformed faces are refused before anything is uploaded, with
+//! [`GpuError::InvalidFaces`] naming the face.
 
 #[cfg(doc)]
 use subla_mesh::Topology;
 
 use super::GpuTopology;
 use crate::program::{self, Kernel, to_u32, uniform, upload_array, zeroed};
-use crate::{GpuBuffer, GpuContext, GpuError};
+use crate::{FaceDefect, FacePointerDefect, GpuBuffer, GpuContext, GpuError, ManifoldDefect, ManifoldDefects};
 
 /// `topology_build.wgsl`: the device topology build (several entry points).
 pub const TOPOLOGY_BUILD: &str = include_str!("../../shaders/topology_build.wgsl");
 
-/// The operation named by this module's [`GpuError::Unsupported`].
+/// The operation named by this module's refusals.
 const OPERATION: &str = "GpuTopology::build";
 
 /// Binding numbers of `topology_build.wgsl`.
@@ -108,26 +109,23 @@ mod slot {
     pub(super) const COUNT: usize = 27;
 }
 
-/// The status bits of `topology_build.wgsl` (`STATUS_*`), with what each
-/// means.
-const STATUS_KINDS: [(u32, &str); 6] = [
-    (1, "a degenerate edge (a corner followed by the same vertex)"),
-    (2, "an edge used by more than two faces"),
-    (4, "an edge used twice in the same direction (inconsistent orientation)"),
-    (8, "an edge used twice by one face"),
-    (16, "a vertex repeated in a face"),
-    (32, "a vertex whose faces form more than one fan"),
+/// The status bits of `topology_build.wgsl` (`STATUS_*`), with the kind
+/// each reports.
+const STATUS_KINDS: [(u32, ManifoldDefect); 6] = [
+    (1, ManifoldDefect::DegenerateEdge),
+    (2, ManifoldDefect::EdgeOfManyFaces),
+    (4, ManifoldDefect::InconsistentOrientation),
+    (8, ManifoldDefect::EdgeTwiceInFace),
+    (16, ManifoldDefect::RepeatedVertex),
+    (32, ManifoldDefect::BowTieVertex),
 ];
 
 /// One binding of a dispatch table.
 type Table<'a> = [Option<&'a wgpu::Buffer>; slot::COUNT];
 
 /// The refusal of malformed faces, naming what is wrong.
-fn bad_faces(reason: String) -> GpuError {
-    GpuError::Unsupported {
-        operation: OPERATION,
-        reason: format!("{reason} (Topology::build rejects these faces too, with a MeshError)"),
-    }
+fn bad_faces(defect: impl Into<FaceDefect>) -> GpuError {
+    GpuError::InvalidFaces { operation: OPERATION, defect: defect.into() }
 }
 
 /// Checks the faces as [`Topology::build`] does (pointer array, orders,
@@ -138,29 +136,27 @@ fn check_faces(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Res
     let nv = to_u32("topology vertices", 2 * num_vertices as u64 + 1)?;
     let nv = (nv - 1) / 2;
     let nc = to_u32("topology corners", 2 * face_verts.len() as u64)? / 2;
-    if face_ptr.first() != Some(&0) || face_ptr.last() != Some(&nc) {
-        return Err(bad_faces(format!(
-            "the face pointer array must start at 0 and end at the number of corners ({nc}), found {:?}..{:?}",
-            face_ptr.first(),
-            face_ptr.last()
-        )));
+    let corners = face_verts.len();
+    match *face_ptr {
+        [] => return Err(bad_faces(FacePointerDefect::Empty { corners })),
+        [first, ..] if first != 0 => return Err(bad_faces(FacePointerDefect::Start { first })),
+        [.., last] if last != nc => return Err(bad_faces(FacePointerDefect::End { last, corners })),
+        _ => {}
     }
     let nf = face_ptr.len() - 1;
     let mut max_order = 0;
-    for (f, w) in face_ptr.windows(2).enumerate() {
-        let order =
-            w[1].checked_sub(w[0]).ok_or_else(|| bad_faces(format!("the face pointer array decreases at face {f}")))?;
+    for (face, w) in face_ptr.windows(2).enumerate() {
+        let order = w[1]
+            .checked_sub(w[0])
+            .ok_or_else(|| bad_faces(FacePointerDefect::Decreases { face, start: w[0], end: w[1] }))?;
         if order < 3 {
-            return Err(bad_faces(format!("face {f} has {order} vertices, fewer than 3")));
+            return Err(bad_faces(FaceDefect::TooFewVertices { face, order: order as usize }));
         }
         max_order = max_order.max(order);
     }
     if let Some(c) = face_verts.iter().position(|&v| v >= nv) {
-        let f = face_ptr.partition_point(|&p| p as usize <= c) - 1;
-        return Err(bad_faces(format!(
-            "face {f} refers to vertex {}, but there are only {num_vertices} vertices",
-            face_verts[c]
-        )));
+        let face = face_ptr.partition_point(|&p| p as usize <= c) - 1;
+        return Err(bad_faces(FaceDefect::VertexOutOfRange { face, vertex: face_verts[c], num_vertices }));
     }
     Ok([nv, to_u32("topology faces", nf as u64)?, nc, max_order])
 }
@@ -294,17 +290,19 @@ impl TopologyKernels {
     /// then takes the result if no face is too large for it).
     ///
     /// # Errors
-    /// * [`GpuError::Unsupported`] (operation `"GpuTopology::build"`) if the
-    ///   mesh is not manifold (the reason names the configurations found
-    ///   and the lowest vertex involved; build it on the CPU with
-    ///   [`Topology::build`]), or, before anything is uploaded, if the faces
-    ///   are malformed: a `face_ptr` that does not run from 0 to the number
-    ///   of corners or decreases, a face of fewer than 3 vertices, or a
-    ///   vertex index `>= num_vertices` (the reason names the face);
+    /// * [`GpuError::InvalidFaces`] (operation `"GpuTopology::build"`),
+    ///   before anything is uploaded, if the faces are malformed: a
+    ///   `face_ptr` that does not run from 0 to the number of corners or
+    ///   decreases, a face of fewer than 3 vertices, or a vertex index
+    ///   `>= num_vertices` (the [`FaceDefect`] says which, naming the face);
+    /// * [`GpuError::NotManifold`] (operation `"GpuTopology::build"`) if the
+    ///   mesh is not manifold, with the kinds of configuration found and
+    ///   the lowest vertex involved (build it on the CPU with
+    ///   [`Topology::build`]);
     /// * [`GpuError::TooLarge`] when a count does not fit the kernels' `u32`
     ///   indices or an array exceeds the binding limit;
-    /// * [`GpuError::Internal`] if a scan total read back is inconsistent (a
-    ///   kernel or device fault); wgpu errors.
+    /// * [`GpuError::Internal`] if a scan total or the status word read back
+    ///   is inconsistent (a kernel or device fault); wgpu errors.
     pub fn build(
         &self,
         ctx: &GpuContext,
@@ -451,16 +449,15 @@ impl TopologyKernels {
             return Err(fault(format!("read back {} status words, expected 2", words.len())));
         };
         if bits != 0 {
-            let found: Vec<&str> =
-                STATUS_KINDS.iter().filter(|&&(b, _)| bits & b != 0).map(|&(_, what)| what).collect();
-            return Err(GpuError::Unsupported {
-                operation: OPERATION,
-                reason: format!(
-                    "the mesh is not manifold (found {}; the lowest vertex involved is {vertex}); \
-                     build its topology on the CPU with Topology::build",
-                    found.join(", ")
-                ),
-            });
+            let defects: ManifoldDefects =
+                STATUS_KINDS.iter().filter(|&&(b, _)| bits & b != 0).map(|&(_, kind)| kind).collect();
+            // The kernels set only these bits, each with a vertex of the
+            // mesh: anything else is a kernel or device fault, not a
+            // property of the mesh.
+            if bits & !STATUS_KINDS.iter().fold(0, |all, &(b, _)| all | b) != 0 || vertex >= nv {
+                return Err(fault(format!("status word {bits:#x}, lowest vertex {vertex} of {nv}")));
+            }
+            return Err(GpuError::NotManifold { operation: OPERATION, defects, lowest_vertex: vertex });
         }
         Ok(GpuTopology::from_parts(
             [nv, nf, ne, nc, max_order],
@@ -491,9 +488,9 @@ impl GpuTopology {
     /// to [`Topology::build`]'s.
     ///
     /// # Errors
-    /// As [`TopologyKernels::new`] and [`TopologyKernels::build`]: a
-    /// non-manifold mesh or malformed faces are refused with
-    /// [`GpuError::Unsupported`] (build those on the CPU).
+    /// As [`TopologyKernels::new`] and [`TopologyKernels::build`]: malformed
+    /// faces are refused with [`GpuError::InvalidFaces`], a non-manifold
+    /// mesh with [`GpuError::NotManifold`] (build those on the CPU).
     pub fn build(
         ctx: &GpuContext,
         num_vertices: usize,
@@ -515,14 +512,35 @@ mod tests {
 
     #[test]
     fn malformed_faces_are_refused_naming_the_face() {
-        let reason = |r: Result<[u32; 4], crate::GpuError>| match r {
-            Err(crate::GpuError::Unsupported { reason, .. }) => reason,
+        use crate::{FaceDefect, FacePointerDefect, GpuError};
+        let defect = |r: Result<[u32; 4], GpuError>| match r {
+            Err(GpuError::InvalidFaces { operation: "GpuTopology::build", defect }) => defect,
             other => panic!("expected a refusal, got {other:?}"),
         };
-        assert!(reason(super::check_faces(3, &[0, 3, 6], &[0, 1, 2, 2, 1, 3])).contains("face 1 refers to vertex 3"));
-        assert!(reason(super::check_faces(4, &[0, 3, 5], &[0, 1, 2, 2, 1])).contains("face 1 has 2 vertices"));
-        assert!(reason(super::check_faces(4, &[0, 4, 3], &[0, 1, 2])).contains("decreases at face 1"));
-        assert!(reason(super::check_faces(4, &[1, 3], &[0, 1, 2])).contains("start at 0"));
+        assert_eq!(
+            defect(super::check_faces(3, &[0, 3, 6], &[0, 1, 2, 2, 1, 3])),
+            FaceDefect::VertexOutOfRange { face: 1, vertex: 3, num_vertices: 3 }
+        );
+        assert_eq!(
+            defect(super::check_faces(4, &[0, 3, 5], &[0, 1, 2, 2, 1])),
+            FaceDefect::TooFewVertices { face: 1, order: 2 }
+        );
+        assert_eq!(
+            defect(super::check_faces(4, &[0, 4, 3], &[0, 1, 2])),
+            FaceDefect::Pointers(FacePointerDefect::Decreases { face: 1, start: 4, end: 3 })
+        );
+        assert_eq!(
+            defect(super::check_faces(4, &[1, 3], &[0, 1, 2])),
+            FaceDefect::Pointers(FacePointerDefect::Start { first: 1 })
+        );
+        assert_eq!(
+            defect(super::check_faces(4, &[0, 3], &[0, 1, 2, 3])),
+            FaceDefect::Pointers(FacePointerDefect::End { last: 3, corners: 4 })
+        );
+        assert_eq!(
+            defect(super::check_faces(4, &[], &[])),
+            FaceDefect::Pointers(FacePointerDefect::Empty { corners: 0 })
+        );
         assert_eq!(super::check_faces(5, &[0, 3, 7], &[0, 1, 2, 2, 1, 3, 4]).ok(), Some([5, 2, 7, 4]));
         assert_eq!(super::check_faces(2, &[0], &[]).ok(), Some([2, 0, 0, 0]));
     }

@@ -23,12 +23,13 @@
 //! the scan, then `edge_uses_a` and `edge_uses_b`.
 //!
 //! # What stays on the CPU
-//! Non-manifold levels: [`QuadSplitKernels::split`] refuses them (the CPU
-//! derives their relations by counting sorts in `Topology::from_edges`).
-//! Faces of more than [`MAX_FACE_ORDER`] vertices are refused too (the rank
-//! of a corner is counted over its face by one invocation). A manifold
-//! parent has a manifold, all-quad child, so every level after the first
-//! qualifies.
+//! Non-manifold levels: [`QuadSplitKernels::split`] refuses them with
+//! [`GpuError::ManifoldRequired`] (the CPU derives their relations by
+//! counting sorts in `Topology::from_edges`). Faces of more than
+//! [`MAX_FACE_ORDER`] vertices are refused too, with [`GpuError::TooLarge`]
+//! (the rank of a corner is counted over its face by one invocation). A
+//! manifold parent has a manifold, all-quad child, so every level after the
+//! first qualifies.
 
 use subla_gpu::wgpu;
 use subla_gpu::{GpuBuffer, GpuContext, GpuError};
@@ -133,9 +134,9 @@ impl QuadSplitKernels {
     /// [`Topology::split_quads`]'s, array for array.
     ///
     /// # Errors
-    /// * [`GpuError::Unsupported`] (operation `"split_quads_gpu"`) if `t` is
-    ///   not manifold: non-manifold levels stay on the CPU
-    ///   ([`Topology::split_quads`]);
+    /// * [`GpuError::ManifoldRequired`] (operation `"split_quads_gpu"`) if
+    ///   `t` is not manifold ([`GpuTopology::is_manifold`]): non-manifold
+    ///   levels stay on the CPU ([`Topology::split_quads`]);
     /// * [`GpuError::TooLarge`] (limit `"max face order"`) if a face has
     ///   more than [`MAX_FACE_ORDER`] vertices, or when a child count does
     ///   not fit `u32` or a child array exceeds the binding limit;
@@ -146,12 +147,7 @@ impl QuadSplitKernels {
     pub fn split(&self, ctx: &GpuContext, t: &GpuTopology) -> Result<(GpuTopology, GpuBuffer<u32>), GpuError> {
         let [t_nv, t_nf, t_ne, t_nc, t_max_order] = t.counts();
         if !t.is_manifold() {
-            return Err(GpuError::Unsupported {
-                operation: "split_quads_gpu",
-                reason: "the parent topology is not manifold; the GPU quad split handles manifold levels only \
-                          (split non-manifold levels on the CPU with Topology::split_quads)"
-                    .into(),
-            });
+            return Err(GpuError::ManifoldRequired { operation: "split_quads_gpu" });
         }
         if t_max_order > MAX_FACE_ORDER {
             return Err(GpuError::TooLarge {
