@@ -932,77 +932,86 @@ fn close_groups(starts: Vec<(GroupKind, String, u32)>, nf: u32) -> Vec<Group> {
 /// Errors of the writer.
 pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
-    let mut fbuf = ryu::Buffer::new();
-    let mut ibuf = itoa::Buffer::new();
-    let mesh = &data.mesh;
-    let topo = mesh.topology();
+    let topo = data.mesh.topology();
     writeln!(w, "# written by subla: {} vertices, {} faces", topo.num_vertices(), topo.num_faces())?;
     if data.left_handed {
         writeln!(w, "# osd_ref: lefthanded")?;
     }
-    let mut line = Vec::with_capacity(256);
-    let mut put_row =
-        |w: &mut std::io::BufWriter<_>, key: &[u8], row: ndarray::ArrayView1<'_, f64>| -> std::io::Result<()> {
-            line.clear();
-            line.extend_from_slice(key);
-            for &x in row {
-                line.push(b' ');
-                line.extend_from_slice(fbuf.format(x).as_bytes());
-            }
-            line.push(b'\n');
-            w.write_all(&line)
-        };
-    for row in data.vertices.rows() {
-        put_row(&mut w, b"v", row)?;
-    }
+    write_rows(&mut w, b"v", &data.vertices)?;
     if let Some(t) = &data.texcoords {
-        for row in t.values.rows() {
-            put_row(&mut w, b"vt", row)?;
-        }
+        write_rows(&mut w, b"vt", &t.values)?;
     }
     if let Some(n) = &data.normals {
-        for row in n.values.rows() {
-            put_row(&mut w, b"vn", row)?;
-        }
+        write_rows(&mut w, b"vn", &n.values)?;
     }
+    write_faces(&mut w, data)?;
+    write_tags(data, &mut w)?;
+    w.flush()
+}
+
+/// One `key x y …` line per row of `values`.
+fn write_rows(w: &mut impl Write, key: &[u8], values: &Array2<f64>) -> std::io::Result<()> {
+    let mut fbuf = ryu::Buffer::new();
+    let mut line = Vec::with_capacity(256);
+    for row in values.rows() {
+        line.clear();
+        line.extend_from_slice(key);
+        for &x in row {
+            line.push(b' ');
+            line.extend_from_slice(fbuf.format(x).as_bytes());
+        }
+        line.push(b'\n');
+        w.write_all(&line)?;
+    }
+    Ok(())
+}
+
+/// The `f` lines, each group statement before the first face of its range.
+fn write_faces(w: &mut impl Write, data: &MeshData) -> std::io::Result<()> {
     let mut group_starts: Vec<&Group> = data.groups.iter().collect();
     // Stable: statements at the same face keep their order.
     group_starts.sort_by_key(|g| g.faces.start);
     let mut next_group = 0;
+    let mut ibuf = itoa::Buffer::new();
     let mut buf = Vec::with_capacity(256);
-    for f in 0..topo.num_faces() {
+    for f in 0..data.mesh.topology().num_faces() {
         while next_group < group_starts.len() && group_starts[next_group].faces.start as usize <= f {
-            let g = group_starts[next_group];
-            write_group(&mut w, g)?;
+            write_group(w, group_starts[next_group])?;
             next_group += 1;
         }
         buf.clear();
-        buf.push(b'f');
-        let base = topo.face_ptr()[f] as usize;
-        for (k, &v) in topo.face(f).iter().enumerate() {
-            buf.push(b' ');
-            buf.extend_from_slice(ibuf.format(v + 1).as_bytes());
-            let t = data.texcoords.as_ref().map(|t| t.indices[base + k]);
-            let n = data.normals.as_ref().map(|n| n.indices[base + k]);
-            if t.is_some() || n.is_some() {
-                buf.push(b'/');
-                if let Some(t) = t {
-                    buf.extend_from_slice(ibuf.format(t + 1).as_bytes());
-                }
-                if let Some(n) = n {
-                    buf.push(b'/');
-                    buf.extend_from_slice(ibuf.format(n + 1).as_bytes());
-                }
-            }
-        }
-        buf.push(b'\n');
+        face_line(&mut buf, &mut ibuf, data, f);
         w.write_all(&buf)?;
     }
     for g in &group_starts[next_group..] {
-        write_group(&mut w, g)?;
+        write_group(w, g)?;
     }
-    write_tags(data, &mut w)?;
-    w.flush()
+    Ok(())
+}
+
+/// Face `f` as an `f` line, its corners `v`, `v/t`, `v//n` or `v/t/n`
+/// (1-based).
+fn face_line(buf: &mut Vec<u8>, ibuf: &mut itoa::Buffer, data: &MeshData, f: usize) {
+    let topo = data.mesh.topology();
+    buf.push(b'f');
+    let base = topo.face_ptr()[f] as usize;
+    for (k, &v) in topo.face(f).iter().enumerate() {
+        buf.push(b' ');
+        buf.extend_from_slice(ibuf.format(v + 1).as_bytes());
+        let t = data.texcoords.as_ref().map(|t| t.indices[base + k]);
+        let n = data.normals.as_ref().map(|n| n.indices[base + k]);
+        if t.is_some() || n.is_some() {
+            buf.push(b'/');
+            if let Some(t) = t {
+                buf.extend_from_slice(ibuf.format(t + 1).as_bytes());
+            }
+            if let Some(n) = n {
+                buf.push(b'/');
+                buf.extend_from_slice(ibuf.format(n + 1).as_bytes());
+            }
+        }
+    }
+    buf.push(b'\n');
 }
 
 fn write_group(w: &mut impl Write, g: &Group) -> std::io::Result<()> {
