@@ -239,14 +239,7 @@ impl<L: Layout> Pattern<L> {
     /// If `values.len() != self.nnz()`.
     #[track_caller]
     pub fn with_values<T>(self, values: Vec<T>) -> SparseMat<T, L> {
-        assert_eq!(
-            values.len(),
-            self.idx.len(),
-            "{} pattern has {} nonzeros but {} values were given",
-            L::NAME,
-            self.idx.len(),
-            values.len()
-        );
+        check_values_len::<L>(self.idx.len(), values.len());
         SparseMat { pattern: self, values }
     }
 
@@ -389,14 +382,7 @@ impl<'a, L: Layout> PatternRef<'a, L> {
     /// If `values.len() != self.nnz()`.
     #[track_caller]
     pub fn with_values<T>(self, values: &'a [T]) -> SparseRef<'a, T, L> {
-        assert_eq!(
-            values.len(),
-            self.idx.len(),
-            "{} pattern has {} nonzeros but {} values were given",
-            L::NAME,
-            self.idx.len(),
-            values.len()
-        );
+        check_values_len::<L>(self.idx.len(), values.len());
         SparseRef { pattern: self, values }
     }
     /// Attaches mutable values.
@@ -405,14 +391,7 @@ impl<'a, L: Layout> PatternRef<'a, L> {
     /// If `values.len() != self.nnz()`.
     #[track_caller]
     pub fn with_values_mut<T>(self, values: &'a mut [T]) -> SparseMut<'a, T, L> {
-        assert_eq!(
-            values.len(),
-            self.idx.len(),
-            "{} pattern has {} nonzeros but {} values were given",
-            L::NAME,
-            self.idx.len(),
-            values.len()
-        );
+        check_values_len::<L>(self.idx.len(), values.len());
         SparseMut { pattern: self, values }
     }
     #[inline]
@@ -862,4 +841,10 @@ pub(crate) fn from_triplets<T: Clone, L: Layout>(
     }
     // SAFETY: sorted per slice by construction, indices checked above.
     Ok(unsafe { SparseMat::new_unchecked(nr, nc, ptr, idx, values) })
+}
+
+/// Values attached to a pattern must match its nonzeros one for one.
+#[track_caller]
+fn check_values_len<L: Layout>(nnz: usize, values: usize) {
+    assert_eq!(values, nnz, "{} pattern has {nnz} nonzeros but {values} values were given", L::NAME);
 }

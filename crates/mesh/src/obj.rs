@@ -206,6 +206,66 @@ const KNOWN_SKIPPED: &[&[u8]] = &[
     b"csh",
 ];
 
+/// A malformed statement on `line`.
+fn malformed(line: usize, statement: &str, reason: String) -> MeshError {
+    MeshError::MalformedStatement { at: Location::line(line), statement: statement.into(), reason }
+}
+
+/// Parses every token left on the line as a float into `out`; returns how
+/// many there were.
+#[inline]
+fn push_floats(out: &mut Vec<f64>, tok: Tokens<'_>, what: &'static str, line: usize) -> Result<usize> {
+    let start = out.len();
+    for t in tok {
+        out.push(parse_f64(t, what, line)?);
+    }
+    Ok(out.len() - start)
+}
+
+/// A statement this reader does not use: skipped if its keyword is one,
+/// else the line is not OBJ text.
+fn skip_statement(key: &[u8], line: usize) -> Result<()> {
+    // An unknown but well-formed keyword is skipped too.
+    if KNOWN_SKIPPED.contains(&key) || key.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+        return Ok(());
+    }
+    Err(MeshError::NotText {
+        at: Location::line(line),
+        reason: format!("unexpected bytes {:?} at the start of a line", text_of(key)),
+    })
+}
+
+/// A corner's index as written (1-based, or negative: relative to the
+/// `count` elements before the line) as a chunk-local 0-based one. A
+/// relative index is listed in `rel` with its corner `pos` and `count`, for
+/// the join to shift by the chunk's offset.
+#[inline]
+fn local_index(
+    text: &[u8],
+    count: usize,
+    rel: &mut Vec<(u32, u32)>,
+    pos: usize,
+    at: FaceAt,
+    what: &'static str,
+) -> Result<i64> {
+    let r = parse_i64(text, what, at.line)?;
+    if r > 0 {
+        Ok(r - 1)
+    } else if r < 0 {
+        rel.push((pos as u32, count as u32));
+        Ok(count as i64 + r)
+    } else {
+        Err(MeshError::IndexOutOfRange { at: Location::line(at.line), face: at.face, index: 0, num_vertices: count })
+    }
+}
+
+/// A face and its line, for errors.
+#[derive(Clone, Copy)]
+struct FaceAt {
+    line: usize,
+    face: usize,
+}
+
 impl Chunk {
     fn fail(&mut self, e: MeshError) {
         if self.error.is_none() {
@@ -213,7 +273,8 @@ impl Chunk {
         }
     }
 
-    /// Parses one logical line (`line` is chunk-local, 1-based).
+    /// Parses one logical line (`line` is chunk-local, 1-based): hands it to
+    /// the handler of its statement.
     fn line(&mut self, text: &[u8], line: usize) -> Result<()> {
         if memchr::memchr(0, text).is_some() {
             return Err(MeshError::NotText { at: Location::line(line), reason: "NUL byte (binary data?)".into() });
@@ -221,169 +282,123 @@ impl Chunk {
         let mut tok = Tokens { s: text, i: 0 };
         let Some(key) = tok.next() else { return Ok(()) };
         match key {
-            b"v" => {
-                let start = self.v.len();
-                for t in tok.by_ref() {
-                    let x = parse_f64(t, "vertex coordinate", line)?;
-                    if !x.is_finite() && self.nonfinite.is_none() {
-                        let channel = self.v.len() - start;
-                        self.nonfinite = Some((line, self.nv, channel, x));
-                    }
-                    self.v.push(x);
-                }
-                let d = self.v.len() - start;
-                if d < 3 {
-                    return Err(MeshError::MalformedStatement {
-                        at: Location::line(line),
-                        statement: "v".into(),
-                        reason: format!("{d} coordinates, at least 3 required"),
-                    });
-                }
-                if self.v_dim == 0 {
-                    self.v_dim = d;
-                    self.v_dim_line = line;
-                } else if d != self.v_dim {
-                    return Err(MeshError::MalformedStatement {
-                        at: Location::line(line),
-                        statement: "v".into(),
-                        reason: format!("{d} values, but line {} has {}", self.v_dim_line, self.v_dim),
-                    });
-                }
-                self.nv += 1;
-            }
-            b"vt" => {
-                let start = self.vt.len();
-                for t in tok.by_ref() {
-                    self.vt.push(parse_f64(t, "texture coordinate", line)?);
-                }
-                let d = self.vt.len() - start;
-                if !(1..=3).contains(&d) || (self.vt_dim != 0 && d != self.vt_dim) {
-                    return Err(MeshError::MalformedStatement {
-                        at: Location::line(line),
-                        statement: "vt".into(),
-                        reason: format!("{d} values (1 to 3, the same on every vt line, expected)"),
-                    });
-                }
-                self.vt_dim = d;
-                self.nvt += 1;
-            }
-            b"vn" => {
-                let start = self.vn.len();
-                for t in tok.by_ref() {
-                    self.vn.push(parse_f64(t, "normal component", line)?);
-                }
-                if self.vn.len() - start != 3 {
-                    return Err(MeshError::MalformedStatement {
-                        at: Location::line(line),
-                        statement: "vn".into(),
-                        reason: format!("{} values, 3 expected", self.vn.len() - start),
-                    });
-                }
-                self.nvn += 1;
-            }
-            b"f" | b"fo" => self.face(tok, line)?,
-            b"g" | b"o" => {
-                let kind = if key == b"g" { GroupKind::Group } else { GroupKind::Object };
-                let names: Vec<String> = tok.map(|t| String::from_utf8_lossy(t).into_owned()).collect();
-                self.groups.push((kind, names.join(" "), self.face_ptr.len().saturating_sub(1) as u32));
-            }
-            b"t" => self.tag(tok, line)?,
-            _ if key[0] == b'#' => {
-                let rest = &text[text.iter().position(|&b| b == b'#').unwrap_or(0) + 1..];
-                let mut t = Tokens { s: rest, i: 0 };
-                if t.next() == Some(b"osd_ref:") && t.next() == Some(b"lefthanded") {
-                    self.left_handed = true;
-                }
-            }
-            _ => {
-                if KNOWN_SKIPPED.contains(&key) {
-                    return Ok(());
-                }
-                if key.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') {
-                    // An unknown but well-formed statement: skipped.
-                    return Ok(());
-                }
-                return Err(MeshError::NotText {
-                    at: Location::line(line),
-                    reason: format!("unexpected bytes {:?} at the start of a line", text_of(key)),
-                });
-            }
+            b"v" => self.vertex(tok, line),
+            b"vt" => self.texcoord(tok, line),
+            b"vn" => self.normal(tok, line),
+            b"f" | b"fo" => self.face(tok, line),
+            b"g" => self.group(GroupKind::Group, tok),
+            b"o" => self.group(GroupKind::Object, tok),
+            b"t" => self.tag(tok, line),
+            _ if key[0] == b'#' => self.comment(text),
+            _ => skip_statement(key, line),
         }
+    }
+
+    /// `v x y z [more…]`: at least 3 values, as many as on the first `v`
+    /// line. The first value that is not finite is noted, not an error
+    /// yet: an earlier chunk may hold an earlier error.
+    fn vertex(&mut self, tok: Tokens<'_>, line: usize) -> Result<()> {
+        let start = self.v.len();
+        let d = push_floats(&mut self.v, tok, "vertex coordinate", line)?;
+        if self.nonfinite.is_none()
+            && let Some(channel) = self.v[start..].iter().position(|x| !x.is_finite())
+        {
+            self.nonfinite = Some((line, self.nv, channel, self.v[start + channel]));
+        }
+        if d < 3 {
+            return Err(malformed(line, "v", format!("{d} coordinates, at least 3 required")));
+        }
+        if self.v_dim == 0 {
+            self.v_dim = d;
+            self.v_dim_line = line;
+        } else if d != self.v_dim {
+            return Err(malformed(line, "v", format!("{d} values, but line {} has {}", self.v_dim_line, self.v_dim)));
+        }
+        self.nv += 1;
         Ok(())
     }
 
+    /// `vt u [v [w]]`: the same number of values on every `vt` line.
+    fn texcoord(&mut self, tok: Tokens<'_>, line: usize) -> Result<()> {
+        let d = push_floats(&mut self.vt, tok, "texture coordinate", line)?;
+        if !(1..=3).contains(&d) || (self.vt_dim != 0 && d != self.vt_dim) {
+            return Err(malformed(line, "vt", format!("{d} values (1 to 3, the same on every vt line, expected)")));
+        }
+        self.vt_dim = d;
+        self.nvt += 1;
+        Ok(())
+    }
+
+    /// `vn x y z`.
+    fn normal(&mut self, tok: Tokens<'_>, line: usize) -> Result<()> {
+        let d = push_floats(&mut self.vn, tok, "normal component", line)?;
+        if d != 3 {
+            return Err(malformed(line, "vn", format!("{d} values, 3 expected")));
+        }
+        self.nvn += 1;
+        Ok(())
+    }
+
+    /// `f` / `fo`: corners `v`, `v/t`, `v//n` or `v/t/n`; a missing `t` or
+    /// `n` is stored as [`NONE`].
     fn face(&mut self, tok: Tokens<'_>, line: usize) -> Result<()> {
         if self.face_ptr.is_empty() {
             self.face_ptr.push(0);
         }
+        let at = FaceAt { line, face: self.face_ptr.len() - 1 };
         let start = self.fv.len();
         for t in tok {
             let mut parts = t.splitn(3, |&b| b == b'/');
-            let v = parts.next().unwrap_or(b"");
-            let vt = parts.next();
-            let vn = parts.next();
-            let resolve =
-                |x: &[u8], count: usize, rel: &mut Vec<(u32, u32)>, pos: usize, what: &'static str| -> Result<i64> {
-                    let r = parse_i64(x, what, line)?;
-                    if r > 0 {
-                        Ok(r - 1)
-                    } else if r < 0 {
-                        rel.push((pos as u32, count as u32));
-                        Ok(count as i64 + r)
-                    } else {
-                        Err(MeshError::IndexOutOfRange {
-                            at: Location::line(line),
-                            face: self.face_ptr.len() - 1,
-                            index: 0,
-                            num_vertices: count,
-                        })
-                    }
-                };
             let pos = self.fv.len();
-            let vi = resolve(v, self.nv, &mut self.rel_v, pos, "vertex index")?;
+            let vi = local_index(parts.next().unwrap_or(b""), self.nv, &mut self.rel_v, pos, at, "vertex index")?;
             self.fv.push(vi);
-            let ti = match vt {
-                Some(x) if !x.is_empty() => resolve(x, self.nvt, &mut self.rel_t, pos, "texture index")?,
+            let ti = match parts.next() {
+                Some(x) if !x.is_empty() => local_index(x, self.nvt, &mut self.rel_t, pos, at, "texture index")?,
                 _ => NONE,
             };
             self.ft.push(ti);
-            let ni = match vn {
-                Some(x) if !x.is_empty() => resolve(x, self.nvn, &mut self.rel_n, pos, "normal index")?,
+            let ni = match parts.next() {
+                Some(x) if !x.is_empty() => local_index(x, self.nvn, &mut self.rel_n, pos, at, "normal index")?,
                 _ => NONE,
             };
             self.fn_.push(ni);
         }
         let n = self.fv.len() - start;
         if n < 3 {
-            return Err(MeshError::FaceTooSmall { at: Location::line(line), face: self.face_ptr.len() - 1, order: n });
+            return Err(MeshError::FaceTooSmall { at: Location::line(line), face: at.face, order: n });
         }
         self.face_ptr.push(to_u32(self.fv.len(), "number of corners")?);
         self.face_line.push(line as u32);
         Ok(())
     }
 
+    /// `g` / `o` with its names (joined by a space): a group starting at
+    /// the next face.
+    fn group(&mut self, kind: GroupKind, tok: Tokens<'_>) -> Result<()> {
+        let names: Vec<String> = tok.map(|t| String::from_utf8_lossy(t).into_owned()).collect();
+        self.groups.push((kind, names.join(" "), self.face_ptr.len().saturating_sub(1) as u32));
+        Ok(())
+    }
+
+    /// A comment: only `# osd_ref: lefthanded` means something.
+    fn comment(&mut self, text: &[u8]) -> Result<()> {
+        let rest = &text[text.iter().position(|&b| b == b'#').unwrap_or(0) + 1..];
+        let mut t = Tokens { s: rest, i: 0 };
+        if t.next() == Some(b"osd_ref:") && t.next() == Some(b"lefthanded") {
+            self.left_handed = true;
+        }
+        Ok(())
+    }
+
+    /// `t <name> <nint>/<nfloat>/<nstring> ints… floats… strings…`: kept
+    /// as read; what it means is applied to the mesh after the join.
     fn tag(&mut self, mut tok: Tokens<'_>, line: usize) -> Result<()> {
-        let bad =
-            |reason: String| MeshError::MalformedStatement { at: Location::line(line), statement: "t".into(), reason };
+        let bad = |reason: String| malformed(line, "t", reason);
         let name = tok.next().ok_or_else(|| bad("missing tag name".into()))?;
         let name = String::from_utf8_lossy(name).into_owned();
         let counts = tok.next().ok_or_else(|| bad(format!("{name}: missing <nint>/<nfloat>/<nstring> counts")))?;
-        let c: Vec<&[u8]> = counts.split(|&b| b == b'/').collect();
-        if c.len() != 3 {
-            return Err(bad(format!("{name}: counts must be <nint>/<nfloat>/<nstring>, found {:?}", text_of(counts))));
-        }
-        let mut n = [0usize; 3];
-        for (k, x) in c.iter().enumerate() {
-            let v = parse_i64(x, "tag argument count", line)?;
-            if !(0..=1 << 24).contains(&v) {
-                return Err(bad(format!("{name}: argument count {v} out of range")));
-            }
-            n[k] = v as usize;
-        }
-        let mut args = Vec::new();
-        for t in tok {
-            args.push(t);
-        }
+        let n = tag_counts(counts, &name, line)?;
+        let args: Vec<&[u8]> = tok.collect();
         if args.len() != n[0] + n[1] + n[2] {
             return Err(bad(format!(
                 "{name}: counts {}/{}/{} announce {} arguments, found {}",
@@ -405,6 +420,27 @@ impl Chunk {
     }
 }
 
+/// The `<nint>/<nfloat>/<nstring>` argument counts of tag `name`.
+fn tag_counts(counts: &[u8], name: &str, line: usize) -> Result<[usize; 3]> {
+    let c: Vec<&[u8]> = counts.split(|&b| b == b'/').collect();
+    if c.len() != 3 {
+        return Err(malformed(
+            line,
+            "t",
+            format!("{name}: counts must be <nint>/<nfloat>/<nstring>, found {:?}", text_of(counts)),
+        ));
+    }
+    let mut n = [0usize; 3];
+    for (k, x) in c.iter().enumerate() {
+        let v = parse_i64(x, "tag argument count", line)?;
+        if !(0..=1 << 24).contains(&v) {
+            return Err(malformed(line, "t", format!("{name}: argument count {v} out of range")));
+        }
+        n[k] = v as usize;
+    }
+    Ok(n)
+}
+
 /// Cuts `bytes` into about `n` pieces at line ends that do not continue
 /// the line (`\` before the newline).
 fn cut_points(bytes: &[u8], n: usize) -> Vec<usize> {
@@ -419,12 +455,8 @@ fn cut_points(bytes: &[u8], n: usize) -> Vec<usize> {
                 }
                 Some(p) => {
                     let nl = at + p;
-                    let mut q = nl;
-                    if q > 0 && bytes[q - 1] == b'\r' {
-                        q -= 1;
-                    }
                     at = nl + 1;
-                    if q == 0 || bytes[q - 1] != b'\\' {
+                    if continued(&bytes[..nl]).is_none() {
                         break;
                     }
                 }
@@ -438,59 +470,86 @@ fn cut_points(bytes: &[u8], n: usize) -> Vec<usize> {
     cuts
 }
 
+/// Where the text of a physical line ends before its continuation mark
+/// (`\`, then an optional `\r`), or `None` if the line does not continue.
+#[inline]
+fn continued(t: &[u8]) -> Option<usize> {
+    let t = t.strip_suffix(b"\r").unwrap_or(t);
+    t.strip_suffix(b"\\").map(<[u8]>::len)
+}
+
+/// The logical lines of a chunk: its physical lines, those ending in `\`
+/// joined with the next.
+struct LogicalLines<'a> {
+    bytes: &'a [u8],
+    i: usize,
+    /// Physical lines read so far.
+    line: usize,
+    /// The current continued line, joined (rare: copies only then).
+    joined: Vec<u8>,
+}
+
+impl<'a> LogicalLines<'a> {
+    /// The next physical line, without its `\n`.
+    #[inline]
+    fn physical(&mut self) -> &'a [u8] {
+        self.line += 1;
+        let end = memchr::memchr(b'\n', &self.bytes[self.i..]).map_or(self.bytes.len(), |p| self.i + p);
+        let text = &self.bytes[self.i..end];
+        self.i = end + 1;
+        text
+    }
+
+    /// The next logical line and the number of its first physical line.
+    #[inline]
+    fn next_line(&mut self) -> Option<(&[u8], usize)> {
+        if self.i >= self.bytes.len() {
+            return None;
+        }
+        let first = self.line + 1;
+        let text = self.physical();
+        let Some(end) = continued(text) else { return Some((text, first)) };
+        self.joined.clear();
+        self.joined.extend_from_slice(&text[..end]);
+        self.joined.push(b' ');
+        while self.i < self.bytes.len() {
+            let t = self.physical();
+            let end = continued(t);
+            self.joined.extend_from_slice(&t[..end.unwrap_or(t.len())]);
+            self.joined.push(b' ');
+            if end.is_none() {
+                break;
+            }
+        }
+        Some((&self.joined, first))
+    }
+}
+
+/// Parses one piece of the text, up to its first error.
 fn parse_chunk(bytes: &[u8]) -> Chunk {
     let mut c = Chunk::default();
-    let mut i = 0usize;
-    let mut line = 0usize;
-    let mut joined: Vec<u8> = Vec::new();
-    while i < bytes.len() {
-        line += 1;
-        let first_line = line;
-        let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p);
-        let text = &bytes[i..end];
-        i = end + 1;
-        // `\` continuation: join physical lines (rare; copies only then).
-        let strip = |t: &[u8]| -> (usize, bool) {
-            let mut e = t.len();
-            if e > 0 && t[e - 1] == b'\r' {
-                e -= 1;
-            }
-            if e > 0 && t[e - 1] == b'\\' { (e - 1, true) } else { (t.len(), false) }
-        };
-        let (e, cont) = strip(text);
-        if cont {
-            joined.clear();
-            joined.extend_from_slice(&text[..e]);
-            joined.push(b' ');
-            while i < bytes.len() {
-                line += 1;
-                let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |p| i + p);
-                let t = &bytes[i..end];
-                i = end + 1;
-                let (e, cont) = strip(t);
-                joined.extend_from_slice(&t[..e]);
-                joined.push(b' ');
-                if !cont {
-                    break;
-                }
-            }
-            let owned = std::mem::take(&mut joined);
-            if let Err(e) = c.line(&owned, first_line) {
-                c.fail(e);
-                c.lines = line;
-                return c;
-            }
-            joined = owned;
-            continue;
-        }
+    let mut lines = LogicalLines { bytes, i: 0, line: 0, joined: Vec::new() };
+    while let Some((text, line)) = lines.next_line() {
         if let Err(e) = c.line(text, line) {
             c.fail(e);
-            c.lines = line;
-            return c;
+            break;
         }
     }
-    c.lines = line;
+    c.lines = lines.line;
     c
+}
+
+/// Cuts the text at line ends and parses the pieces (in parallel when
+/// there are several).
+fn parse_chunks(bytes: &[u8]) -> Vec<Chunk> {
+    let nchunks = (bytes.len() / (1 << 20)).clamp(1, 4 * rayon::current_num_threads());
+    let cuts = cut_points(bytes, nchunks);
+    let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &bytes[w[0]..w[1]]).collect();
+    if pieces.len() > 1 {
+        pieces.par_iter().map(|p| parse_chunk(p)).collect()
+    } else {
+        pieces.iter().map(|p| parse_chunk(p)).collect()
+    }
 }
 
 /// Shifts a chunk-local location by the lines before the chunk.
@@ -512,252 +571,346 @@ fn shift_error(e: MeshError, lines_before: usize, faces_before: usize) -> MeshEr
     }
 }
 
-fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<MeshData> {
-    // Skip a UTF-8 byte order mark.
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let nchunks = (bytes.len() / (1 << 20)).clamp(1, 4 * rayon::current_num_threads());
-    let cuts = cut_points(bytes, nchunks);
-    let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &bytes[w[0]..w[1]]).collect();
-    let mut chunks: Vec<Chunk> = if pieces.len() > 1 {
-        pieces.par_iter().map(|p| parse_chunk(p)).collect()
-    } else {
-        pieces.iter().map(|p| parse_chunk(p)).collect()
-    };
+/// How many lines, faces, `v`, `vt`, `vn` and corners come before a chunk
+/// (its offsets), or are in the whole file.
+#[derive(Clone, Copy, Default, Debug)]
+struct Counts {
+    lines: usize,
+    faces: usize,
+    v: usize,
+    vt: usize,
+    vn: usize,
+    corners: usize,
+}
 
-    // Offsets of each chunk: lines, faces, v, vt, vn, corners.
-    let mut lines_before = 0usize;
-    let mut faces_before = 0usize;
-    let (mut nv, mut nvt, mut nvn, mut nc) = (0usize, 0usize, 0usize, 0usize);
-    let mut offs = Vec::with_capacity(chunks.len());
-    let mut v_dim = 0usize;
-    let mut v_dim_line = 0usize;
-    let mut vt_dim = 0usize;
-    for c in chunks.iter_mut() {
-        if let Some(e) = c.error.take() {
-            return Err(shift_error(e, lines_before, faces_before));
+impl Counts {
+    /// These counts followed by chunk `c`'s.
+    fn plus(self, c: &Chunk) -> Counts {
+        Counts {
+            lines: self.lines + c.lines,
+            faces: self.faces + c.face_ptr.len().saturating_sub(1),
+            v: self.v + c.nv,
+            vt: self.vt + c.nvt,
+            vn: self.vn + c.nvn,
+            corners: self.corners + c.fv.len(),
         }
+    }
+}
+
+/// The row widths of `v` and `vt` data, the same in every chunk.
+#[derive(Default, Debug)]
+struct Widths {
+    v: usize,
+    /// The first `v` line (file line).
+    v_line: usize,
+    vt: usize,
+}
+
+impl Widths {
+    /// Takes chunk `c`'s widths, checked against the chunks before it.
+    fn join(&mut self, c: &Chunk, lines_before: usize) -> Result<()> {
         if c.nv > 0 {
-            if v_dim == 0 {
-                v_dim = c.v_dim;
-                v_dim_line = c.v_dim_line + lines_before;
-            } else if c.v_dim != v_dim {
-                return Err(MeshError::MalformedStatement {
-                    at: Location::line(c.v_dim_line + lines_before),
-                    statement: "v".into(),
-                    reason: format!("{} values, but line {v_dim_line} has {v_dim}", c.v_dim),
-                });
+            if self.v == 0 {
+                self.v = c.v_dim;
+                self.v_line = c.v_dim_line + lines_before;
+            } else if c.v_dim != self.v {
+                return Err(malformed(
+                    c.v_dim_line + lines_before,
+                    "v",
+                    format!("{} values, but line {} has {}", c.v_dim, self.v_line, self.v),
+                ));
             }
         }
         if c.nvt > 0 {
-            if vt_dim != 0 && c.vt_dim != vt_dim {
+            if self.vt != 0 && c.vt_dim != self.vt {
                 return Err(MeshError::MalformedStatement {
                     at: Location::none(),
                     statement: "vt".into(),
                     reason: "texture coordinates of different sizes".into(),
                 });
             }
-            vt_dim = c.vt_dim;
+            self.vt = c.vt_dim;
         }
+        Ok(())
+    }
+}
+
+/// Checks the chunks against each other in file order, so that the file's
+/// first error wins, and places them: the offsets of each, the file's
+/// totals and its row widths.
+fn place_chunks(chunks: &mut [Chunk]) -> Result<(Vec<Counts>, Counts, Widths)> {
+    let mut before = Counts::default();
+    let mut widths = Widths::default();
+    let mut offsets = Vec::with_capacity(chunks.len());
+    for c in chunks.iter_mut() {
+        if let Some(e) = c.error.take() {
+            return Err(shift_error(e, before.lines, before.faces));
+        }
+        widths.join(c, before.lines)?;
         if let Some((line, vertex, channel, value)) = c.nonfinite {
             return Err(MeshError::NonFiniteCoordinate {
-                at: Location::line(line + lines_before),
-                vertex: vertex + nv,
+                at: Location::line(line + before.lines),
+                vertex: vertex + before.v,
                 channel,
                 value,
             });
         }
-        offs.push((lines_before, faces_before, nv, nvt, nvn, nc));
-        lines_before += c.lines;
-        faces_before += c.face_ptr.len().saturating_sub(1);
-        nv += c.nv;
-        nvt += c.nvt;
-        nvn += c.nvn;
-        nc += c.fv.len();
+        offsets.push(before);
+        before = before.plus(c);
     }
-    to_u32(nv, "number of vertices")?;
-    to_u32(nc, "number of corners")?;
-    to_u32(faces_before, "number of faces")?;
-    let nf = faces_before;
-    if nv == 0 {
-        return Err(MeshError::Empty { what: name.into(), reason: "no vertices" });
-    }
-    if nf == 0 {
-        return Err(MeshError::Empty { what: name.into(), reason: "no faces" });
+    to_u32(before.v, "number of vertices")?;
+    to_u32(before.corners, "number of corners")?;
+    to_u32(before.faces, "number of faces")?;
+    Ok((offsets, before, widths))
+}
+
+/// One kind of index (`v`, `vt` or `vn`) of a chunk, as the join checks it.
+struct IndexKind<'a> {
+    /// The chunk's relative indices: corner and count before its line.
+    rel: &'a [(u32, u32)],
+    /// Elements of this kind before the chunk.
+    before: usize,
+    /// Elements of this kind in the file.
+    count: usize,
+}
+
+impl IndexKind<'_> {
+    /// Adds the chunk's offset to its relative indices in `indices`.
+    fn shift(&self, indices: &mut [i64]) {
+        for &(pos, _) in self.rel {
+            indices[pos as usize] += self.before as i64;
+        }
     }
 
-    // Join. Relative indices get their chunk's offset; then ranges are
-    // checked face by face (with the face's line).
-    let mut vertices = Vec::with_capacity(nv * v_dim);
-    let mut vt = Vec::with_capacity(nvt * vt_dim.max(1));
-    let mut vn = Vec::with_capacity(nvn * 3);
-    let mut face_ptr = Vec::with_capacity(nf + 1);
-    face_ptr.push(0u32);
-    let mut fv = Vec::with_capacity(nc);
-    let mut ft: Vec<u32> = Vec::new();
-    let mut fnn: Vec<u32> = Vec::new();
-    let mut all_t = true;
-    let mut all_n = true;
-    let mut groups: Vec<(GroupKind, String, u32)> = Vec::new();
-    let mut tags = Vec::new();
-    let mut left_handed = false;
-    for (c, &(lines0, faces0, v0, t0, n0, c0)) in chunks.iter_mut().zip(&offs) {
-        vertices.extend_from_slice(&c.v);
-        vt.extend_from_slice(&c.vt);
-        vn.extend_from_slice(&c.vn);
-        for &(pos, _) in &c.rel_v {
-            c.fv[pos as usize] += v0 as i64;
+    /// Index `x` (shifted) of corner `p`, checked against the file; out of
+    /// range, the error gives the index as written.
+    #[inline]
+    fn check(&self, x: i64, p: usize, at: FaceAt) -> Result<u32> {
+        if x >= 0 && (x as u64) < self.count as u64 {
+            return Ok(x as u32);
         }
-        for &(pos, _) in &c.rel_t {
-            c.ft[pos as usize] += t0 as i64;
-        }
-        for &(pos, _) in &c.rel_n {
-            c.fn_[pos as usize] += n0 as i64;
-        }
-        let nfaces = c.face_ptr.len().saturating_sub(1);
-        for f in 0..nfaces {
-            let (s, e) = (c.face_ptr[f] as usize, c.face_ptr[f + 1] as usize);
-            let line = c.face_line[f] as usize + lines0;
-            for p in s..e {
-                let check = |x: i64, count: usize, rel: &[(u32, u32)], what: &'static str| -> Result<u32> {
-                    if x >= 0 && (x as u64) < count as u64 {
-                        return Ok(x as u32);
-                    }
-                    // Report the index as written.
-                    let written = match rel.iter().find(|r| r.0 as usize == p) {
-                        Some(&(_, before)) => {
-                            x - (before as i64
-                                + if what == "vertex" {
-                                    v0
-                                } else if what == "texture" {
-                                    t0
-                                } else {
-                                    n0
-                                } as i64)
-                        }
-                        None => x + 1,
-                    };
-                    Err(MeshError::IndexOutOfRange {
-                        at: Location::line(line),
-                        face: faces0 + f,
-                        index: written,
-                        num_vertices: count,
-                    })
-                };
-                fv.push(check(c.fv[p], nv, &c.rel_v, "vertex")?);
-                if all_t {
-                    if c.ft[p] == NONE {
-                        all_t = false;
-                    } else {
-                        ft.push(check(c.ft[p], nvt, &c.rel_t, "texture")?);
-                    }
-                }
-                if all_n {
-                    if c.fn_[p] == NONE {
-                        all_n = false;
-                    } else {
-                        fnn.push(check(c.fn_[p], nvn, &c.rel_n, "normal")?);
-                    }
-                }
-            }
-            face_ptr.push((c0 + e) as u32);
-        }
-        for (k, n, f) in c.groups.drain(..) {
-            groups.push((k, n, f + faces0 as u32));
-        }
-        for mut t in c.tags.drain(..) {
-            t.line += lines0;
-            tags.push(t);
-        }
-        left_handed |= c.left_handed;
-        // Release chunk memory as we go.
-        *c = Chunk::default();
-    }
-    drop(chunks);
-
-    let mut b = MeshBuilder::new(nv, face_ptr, fv).validation(validation).name(name);
-    let mut options = Options::default();
-    for t in &tags {
-        let at = Location::line(t.line);
-        let bad = |reason: String| MeshError::MalformedStatement {
-            at: at.clone(),
-            statement: format!("t {}", t.name),
-            reason,
+        let written = match self.rel.iter().find(|r| r.0 as usize == p) {
+            Some(&(_, before_line)) => x - (before_line as i64 + self.before as i64),
+            None => x + 1,
         };
-        match t.name.as_str() {
-            "crease" => {
-                if t.ints.len() % 2 != 0 || t.ints.is_empty() {
-                    return Err(bad(format!("{} vertex indices, an even number > 0 expected", t.ints.len())));
-                }
-                let pairs = t.ints.len() / 2;
-                if t.floats.len() != 1 && t.floats.len() != pairs {
-                    return Err(bad(format!(
-                        "{} sharpness values for {pairs} edges (1 or {pairs} expected)",
-                        t.floats.len()
-                    )));
-                }
-                for k in 0..pairs {
-                    let s = if t.floats.len() == 1 { t.floats[0] } else { t.floats[k] };
-                    b = b.crease_at(t.ints[2 * k], t.ints[2 * k + 1], s, at.clone());
-                }
+        Err(MeshError::IndexOutOfRange {
+            at: Location::line(at.line),
+            face: at.face,
+            index: written,
+            num_vertices: self.count,
+        })
+    }
+}
+
+/// Appends corner `p`'s optional index to `list`, or drops the list for
+/// good when the corner has none (face-varying data is kept only when
+/// every corner has it).
+#[inline]
+fn push_optional(list: &mut Option<Vec<u32>>, kind: &IndexKind<'_>, x: i64, p: usize, at: FaceAt) -> Result<()> {
+    if let Some(l) = list {
+        if x == NONE {
+            *list = None;
+        } else {
+            l.push(kind.check(x, p, at)?);
+        }
+    }
+    Ok(())
+}
+
+/// The file's data, its chunks joined.
+struct Joined {
+    vertices: Vec<f64>,
+    vt: Vec<f64>,
+    vn: Vec<f64>,
+    face_ptr: Vec<u32>,
+    fv: Vec<u32>,
+    /// `None` once a corner has no texture index.
+    ft: Option<Vec<u32>>,
+    /// `None` once a corner has no normal index.
+    fn_: Option<Vec<u32>>,
+    groups: Vec<(GroupKind, String, u32)>,
+    tags: Vec<Tag>,
+    left_handed: bool,
+}
+
+impl Joined {
+    /// Joins the chunks placed by [`place_chunks`]; each is dropped once
+    /// joined, releasing its memory as the join goes.
+    fn new(chunks: Vec<Chunk>, offsets: &[Counts], total: &Counts, widths: &Widths) -> Result<Self> {
+        let mut face_ptr = Vec::with_capacity(total.faces + 1);
+        face_ptr.push(0);
+        let mut out = Joined {
+            vertices: Vec::with_capacity(total.v * widths.v),
+            vt: Vec::with_capacity(total.vt * widths.vt.max(1)),
+            vn: Vec::with_capacity(total.vn * 3),
+            face_ptr,
+            fv: Vec::with_capacity(total.corners),
+            ft: Some(Vec::new()),
+            fn_: Some(Vec::new()),
+            groups: Vec::new(),
+            tags: Vec::new(),
+            left_handed: false,
+        };
+        for (c, before) in chunks.into_iter().zip(offsets) {
+            out.append(c, before, total)?;
+        }
+        Ok(out)
+    }
+
+    /// Appends chunk `c`, which has `before` elements before it.
+    fn append(&mut self, mut c: Chunk, before: &Counts, total: &Counts) -> Result<()> {
+        self.vertices.extend_from_slice(&c.v);
+        self.vt.extend_from_slice(&c.vt);
+        self.vn.extend_from_slice(&c.vn);
+        let v = IndexKind { rel: &c.rel_v, before: before.v, count: total.v };
+        let t = IndexKind { rel: &c.rel_t, before: before.vt, count: total.vt };
+        let n = IndexKind { rel: &c.rel_n, before: before.vn, count: total.vn };
+        v.shift(&mut c.fv);
+        t.shift(&mut c.ft);
+        n.shift(&mut c.fn_);
+        // Ranges are checked face by face, with the face's line.
+        for f in 0..c.face_ptr.len().saturating_sub(1) {
+            let (s, e) = (c.face_ptr[f] as usize, c.face_ptr[f + 1] as usize);
+            let at = FaceAt { line: c.face_line[f] as usize + before.lines, face: before.faces + f };
+            for p in s..e {
+                self.fv.push(v.check(c.fv[p], p, at)?);
+                push_optional(&mut self.ft, &t, c.ft[p], p, at)?;
+                push_optional(&mut self.fn_, &n, c.fn_[p], p, at)?;
             }
-            "corner" => {
-                if t.ints.is_empty() || (t.floats.len() != 1 && t.floats.len() != t.ints.len()) {
-                    return Err(bad(format!("{} vertices and {} sharpness values", t.ints.len(), t.floats.len())));
-                }
-                for (k, &v) in t.ints.iter().enumerate() {
-                    let s = if t.floats.len() == 1 { t.floats[0] } else { t.floats[k] };
-                    b = b.corner_at(v, s, at.clone());
-                }
-            }
-            "hole" => {
-                for &f in &t.ints {
-                    b = b.hole_at(f, at.clone());
-                }
-            }
+            self.face_ptr.push((before.corners + e) as u32);
+        }
+        self.groups.extend(c.groups.drain(..).map(|(k, name, f)| (k, name, f + before.faces as u32)));
+        self.tags.extend(c.tags.drain(..).map(|t| Tag { line: t.line + before.lines, ..t }));
+        self.left_handed |= c.left_handed;
+        Ok(())
+    }
+}
+
+impl Tag {
+    fn error(&self, reason: String) -> MeshError {
+        MeshError::MalformedStatement { at: Location::line(self.line), statement: format!("t {}", self.name), reason }
+    }
+
+    /// The sharpness of item `k`: one value for all, or one each.
+    fn sharpness(&self, k: usize) -> f32 {
+        if self.floats.len() == 1 { self.floats[0] } else { self.floats[k] }
+    }
+
+    /// The value of an option tag with one integer: `from_tag` of it.
+    fn int_option<T>(&self, from_tag: impl FnOnce(i64) -> Option<T>, values: &str) -> Result<T> {
+        let k = *self.ints.first().ok_or_else(|| self.error("one integer expected".into()))?;
+        from_tag(k).ok_or_else(|| self.error(format!("unknown value {k} ({values})")))
+    }
+
+    /// The value of an option tag with one string (a `what`): `from_tag`
+    /// of it.
+    fn string_option<T>(&self, from_tag: impl FnOnce(&str) -> Option<T>, what: &str, values: &str) -> Result<T> {
+        let s = self.strings.first().ok_or_else(|| self.error("one string expected".into()))?;
+        from_tag(s).ok_or_else(|| self.error(format!("unknown {what} {s:?} ({values})")))
+    }
+
+    /// `t crease`: vertex pairs, one sharpness for all or one each.
+    fn creases(&self, mut b: MeshBuilder) -> Result<MeshBuilder> {
+        if self.ints.len() % 2 != 0 || self.ints.is_empty() {
+            return Err(self.error(format!("{} vertex indices, an even number > 0 expected", self.ints.len())));
+        }
+        let pairs = self.ints.len() / 2;
+        if self.floats.len() != 1 && self.floats.len() != pairs {
+            return Err(
+                self.error(format!("{} sharpness values for {pairs} edges (1 or {pairs} expected)", self.floats.len()))
+            );
+        }
+        for k in 0..pairs {
+            b = b.crease_at(self.ints[2 * k], self.ints[2 * k + 1], self.sharpness(k), Location::line(self.line));
+        }
+        Ok(b)
+    }
+
+    /// `t corner`: vertices, one sharpness for all or one each.
+    fn corners(&self, mut b: MeshBuilder) -> Result<MeshBuilder> {
+        let (n, ns) = (self.ints.len(), self.floats.len());
+        if n == 0 || (ns != 1 && ns != n) {
+            return Err(self.error(format!("{n} vertices and {ns} sharpness values")));
+        }
+        for (k, &v) in self.ints.iter().enumerate() {
+            b = b.corner_at(v, self.sharpness(k), Location::line(self.line));
+        }
+        Ok(b)
+    }
+
+    /// Adds this tag's creases, corners or holes to `b`, or sets the option
+    /// it names; hierarchical edits and unknown tags are ignored.
+    fn apply(&self, b: MeshBuilder, options: &mut Options) -> Result<MeshBuilder> {
+        match self.name.as_str() {
+            "crease" => return self.creases(b),
+            "corner" => return self.corners(b),
+            "hole" => return Ok(self.ints.iter().fold(b, |b, &f| b.hole_at(f, Location::line(self.line)))),
             "interpolateboundary" => {
-                let k = *t.ints.first().ok_or_else(|| bad("one integer expected".into()))?;
-                options.boundary =
-                    BoundaryInterpolation::from_tag(k).ok_or_else(|| bad(format!("unknown value {k} (0, 1 or 2)")))?;
+                options.boundary = self.int_option(BoundaryInterpolation::from_tag, "0, 1 or 2")?;
             }
             "facevaryinginterpolateboundary" => {
-                let k = *t.ints.first().ok_or_else(|| bad("one integer expected".into()))?;
-                options.fvar_boundary =
-                    FVarLinearInterpolation::from_tag(k).ok_or_else(|| bad(format!("unknown value {k} (0 to 5)")))?;
+                options.fvar_boundary = self.int_option(FVarLinearInterpolation::from_tag, "0 to 5")?;
             }
             "creasemethod" => {
-                let s = t.strings.first().ok_or_else(|| bad("one string expected".into()))?;
-                options.crease_method = CreaseMethod::from_tag(s)
-                    .ok_or_else(|| bad(format!("unknown method {s:?} (normal or chaikin)")))?;
+                options.crease_method = self.string_option(CreaseMethod::from_tag, "method", "normal or chaikin")?;
             }
             "smoothtriangles" => {
-                let s = t.strings.first().ok_or_else(|| bad("one string expected".into()))?;
-                options.triangle_subdivision = TriangleSubdivision::from_tag(s)
-                    .ok_or_else(|| bad(format!("unknown rule {s:?} (catmark or smooth)")))?;
+                options.triangle_subdivision =
+                    self.string_option(TriangleSubdivision::from_tag, "rule", "catmark or smooth")?;
             }
             _ => {}
         }
+        Ok(b)
+    }
+}
+
+/// Face-varying values with one index per corner, or `None` where a corner
+/// had no index (or there are no values).
+fn face_varying(
+    values: Vec<f64>,
+    count: usize,
+    width: usize,
+    indices: Option<Vec<u32>>,
+    corners: usize,
+) -> Option<FaceVarying> {
+    let indices = indices.filter(|i| count > 0 && i.len() == corners)?;
+    Some(FaceVarying {
+        values: Array2::from_shape_vec((count, width), values).unwrap_or_else(|e| unreachable!("{e}")),
+        indices,
+    })
+}
+
+fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<MeshData> {
+    // Skip a UTF-8 byte order mark.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut chunks = parse_chunks(bytes);
+    let (offsets, total, widths) = place_chunks(&mut chunks)?;
+    if total.v == 0 {
+        return Err(MeshError::Empty { what: name.into(), reason: "no vertices" });
+    }
+    if total.faces == 0 {
+        return Err(MeshError::Empty { what: name.into(), reason: "no faces" });
+    }
+    let j = Joined::new(chunks, &offsets, &total, &widths)?;
+
+    let mut b = MeshBuilder::new(total.v, j.face_ptr, j.fv).validation(validation).name(name);
+    let mut options = Options::default();
+    for t in &j.tags {
+        b = t.apply(b, &mut options)?;
     }
     let mesh = b.options(options).build(Par::Rayon)?;
-    let vertices = match Array2::from_shape_vec((nv, v_dim), vertices) {
+    let vertices = match Array2::from_shape_vec((total.v, widths.v), j.vertices) {
         Ok(a) => a,
         Err(e) => unreachable!("vertex rows have the checked width: {e}"),
     };
-    let texcoords = (all_t && nvt > 0 && ft.len() == nc).then(|| FaceVarying {
-        values: Array2::from_shape_vec((nvt, vt_dim), vt).unwrap_or_else(|e| unreachable!("{e}")),
-        indices: ft,
-    });
-    let normals = (all_n && nvn > 0 && fnn.len() == nc).then(|| FaceVarying {
-        values: Array2::from_shape_vec((nvn, 3), vn).unwrap_or_else(|e| unreachable!("{e}")),
-        indices: fnn,
-    });
     Ok(MeshData {
         mesh,
         vertices,
-        channels: (0..v_dim).map(default_channel_name).collect(),
-        texcoords,
-        normals,
-        groups: close_groups(groups, nf as u32),
-        left_handed,
+        channels: (0..widths.v).map(default_channel_name).collect(),
+        texcoords: face_varying(j.vt, total.vt, widths.vt, j.ft, total.corners),
+        normals: face_varying(j.vn, total.vn, 3, j.fn_, total.corners),
+        groups: close_groups(j.groups, total.faces as u32),
+        left_handed: j.left_handed,
     })
 }
 
@@ -779,77 +932,86 @@ fn close_groups(starts: Vec<(GroupKind, String, u32)>, nf: u32) -> Vec<Group> {
 /// Errors of the writer.
 pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
-    let mut fbuf = ryu::Buffer::new();
-    let mut ibuf = itoa::Buffer::new();
-    let mesh = &data.mesh;
-    let topo = mesh.topology();
+    let topo = data.mesh.topology();
     writeln!(w, "# written by subla: {} vertices, {} faces", topo.num_vertices(), topo.num_faces())?;
     if data.left_handed {
         writeln!(w, "# osd_ref: lefthanded")?;
     }
-    let mut line = Vec::with_capacity(256);
-    let mut put_row =
-        |w: &mut std::io::BufWriter<_>, key: &[u8], row: ndarray::ArrayView1<'_, f64>| -> std::io::Result<()> {
-            line.clear();
-            line.extend_from_slice(key);
-            for &x in row {
-                line.push(b' ');
-                line.extend_from_slice(fbuf.format(x).as_bytes());
-            }
-            line.push(b'\n');
-            w.write_all(&line)
-        };
-    for row in data.vertices.rows() {
-        put_row(&mut w, b"v", row)?;
-    }
+    write_rows(&mut w, b"v", &data.vertices)?;
     if let Some(t) = &data.texcoords {
-        for row in t.values.rows() {
-            put_row(&mut w, b"vt", row)?;
-        }
+        write_rows(&mut w, b"vt", &t.values)?;
     }
     if let Some(n) = &data.normals {
-        for row in n.values.rows() {
-            put_row(&mut w, b"vn", row)?;
-        }
+        write_rows(&mut w, b"vn", &n.values)?;
     }
+    write_faces(&mut w, data)?;
+    write_tags(data, &mut w)?;
+    w.flush()
+}
+
+/// One `key x y …` line per row of `values`.
+fn write_rows(w: &mut impl Write, key: &[u8], values: &Array2<f64>) -> std::io::Result<()> {
+    let mut fbuf = ryu::Buffer::new();
+    let mut line = Vec::with_capacity(256);
+    for row in values.rows() {
+        line.clear();
+        line.extend_from_slice(key);
+        for &x in row {
+            line.push(b' ');
+            line.extend_from_slice(fbuf.format(x).as_bytes());
+        }
+        line.push(b'\n');
+        w.write_all(&line)?;
+    }
+    Ok(())
+}
+
+/// The `f` lines, each group statement before the first face of its range.
+fn write_faces(w: &mut impl Write, data: &MeshData) -> std::io::Result<()> {
     let mut group_starts: Vec<&Group> = data.groups.iter().collect();
     // Stable: statements at the same face keep their order.
     group_starts.sort_by_key(|g| g.faces.start);
     let mut next_group = 0;
+    let mut ibuf = itoa::Buffer::new();
     let mut buf = Vec::with_capacity(256);
-    for f in 0..topo.num_faces() {
+    for f in 0..data.mesh.topology().num_faces() {
         while next_group < group_starts.len() && group_starts[next_group].faces.start as usize <= f {
-            let g = group_starts[next_group];
-            write_group(&mut w, g)?;
+            write_group(w, group_starts[next_group])?;
             next_group += 1;
         }
         buf.clear();
-        buf.push(b'f');
-        let base = topo.face_ptr()[f] as usize;
-        for (k, &v) in topo.face(f).iter().enumerate() {
-            buf.push(b' ');
-            buf.extend_from_slice(ibuf.format(v + 1).as_bytes());
-            let t = data.texcoords.as_ref().map(|t| t.indices[base + k]);
-            let n = data.normals.as_ref().map(|n| n.indices[base + k]);
-            if t.is_some() || n.is_some() {
-                buf.push(b'/');
-                if let Some(t) = t {
-                    buf.extend_from_slice(ibuf.format(t + 1).as_bytes());
-                }
-                if let Some(n) = n {
-                    buf.push(b'/');
-                    buf.extend_from_slice(ibuf.format(n + 1).as_bytes());
-                }
-            }
-        }
-        buf.push(b'\n');
+        face_line(&mut buf, &mut ibuf, data, f);
         w.write_all(&buf)?;
     }
     for g in &group_starts[next_group..] {
-        write_group(&mut w, g)?;
+        write_group(w, g)?;
     }
-    write_tags(data, &mut w)?;
-    w.flush()
+    Ok(())
+}
+
+/// Face `f` as an `f` line, its corners `v`, `v/t`, `v//n` or `v/t/n`
+/// (1-based).
+fn face_line(buf: &mut Vec<u8>, ibuf: &mut itoa::Buffer, data: &MeshData, f: usize) {
+    let topo = data.mesh.topology();
+    buf.push(b'f');
+    let base = topo.face_ptr()[f] as usize;
+    for (k, &v) in topo.face(f).iter().enumerate() {
+        buf.push(b' ');
+        buf.extend_from_slice(ibuf.format(v + 1).as_bytes());
+        let t = data.texcoords.as_ref().map(|t| t.indices[base + k]);
+        let n = data.normals.as_ref().map(|n| n.indices[base + k]);
+        if t.is_some() || n.is_some() {
+            buf.push(b'/');
+            if let Some(t) = t {
+                buf.extend_from_slice(ibuf.format(t + 1).as_bytes());
+            }
+            if let Some(n) = n {
+                buf.push(b'/');
+                buf.extend_from_slice(ibuf.format(n + 1).as_bytes());
+            }
+        }
+    }
+    buf.push(b'\n');
 }
 
 fn write_group(w: &mut impl Write, g: &Group) -> std::io::Result<()> {

@@ -171,7 +171,19 @@ impl<'a> MeshView<'a> {
     /// [`RenderError::HoleFlags`].
     pub fn validate(&self) -> Result<(), RenderError> {
         self.positions.check_columns()?;
-        let nv = self.positions.len();
+        self.check_face_ptr()?;
+        self.check_faces()?;
+        match self.holes {
+            Some(h) if h.len() != self.num_faces() => {
+                Err(RenderError::HoleFlags { flags: h.len(), faces: self.num_faces() })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `face_ptr` starts at 0 and ends at the corner count (or is empty
+    /// with no corners).
+    fn check_face_ptr(&self) -> Result<(), RenderError> {
         let ptr = self.face_ptr;
         if ptr.is_empty() {
             if !self.face_verts.is_empty() {
@@ -190,6 +202,14 @@ impl<'a> MeshView<'a> {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Every face in order: its offsets do not decrease, it has 3 corners
+    /// or more, and its vertices exist and are finite (each checked once).
+    fn check_faces(&self) -> Result<(), RenderError> {
+        let nv = self.positions.len();
+        let ptr = self.face_ptr;
         let mut finite = vec![false; nv];
         for f in 0..self.num_faces() {
             let (start, end) = (ptr[f], ptr[f + 1]);
@@ -214,12 +234,7 @@ impl<'a> MeshView<'a> {
                 }
             }
         }
-        match self.holes {
-            Some(h) if h.len() != self.num_faces() => {
-                Err(RenderError::HoleFlags { flags: h.len(), faces: self.num_faces() })
-            }
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 
@@ -373,6 +388,22 @@ fn unit_f32(n: [f64; 3]) -> [f32; 3] {
     if len > 0.0 && len.is_finite() { n.map(|c| (c / len) as f32) } else { [0.0; 3] }
 }
 
+/// Area-weighted unit normals of the vertices, from the drawn faces'
+/// Newell normals (`face_normal`).
+fn vertex_normals(mesh: &MeshView<'_>, face_normal: impl Fn(usize) -> [f64; 3]) -> Vec<[f32; 3]> {
+    let mut acc = vec![[0.0f64; 3]; mesh.num_vertices()];
+    for f in (0..mesh.num_faces()).filter(|&f| mesh.drawn(f)) {
+        let n = face_normal(f);
+        for &v in mesh.face(f) {
+            let a = &mut acc[v as usize];
+            a[0] += n[0];
+            a[1] += n[1];
+            a[2] += n[2];
+        }
+    }
+    acc.into_iter().map(unit_f32).collect()
+}
+
 /// Triangle-list vertex data (position, normal; [`MESH_VERTEX_FLOATS`]
 /// floats per vertex) of the drawn faces, fanned, in chunks of at most
 /// `max_triangles` triangles. The mesh is validated.
@@ -382,27 +413,14 @@ pub(crate) fn triangles(
     shading: Shading,
     max_triangles: usize,
 ) -> Vec<Vec<f32>> {
-    let nv = mesh.num_vertices();
     let point = |v: u32| norm.apply(mesh.positions.get(v as usize));
     let face_normal = |f: usize| {
         let face = mesh.face(f);
         newell(face.len(), |i| point(face[i]))
     };
-    let smooth: Option<Vec<[f32; 3]>> = match shading {
+    let smooth = match shading {
         Shading::Flat => None,
-        Shading::Smooth => {
-            let mut acc = vec![[0.0f64; 3]; nv];
-            for f in (0..mesh.num_faces()).filter(|&f| mesh.drawn(f)) {
-                let n = face_normal(f);
-                for &v in mesh.face(f) {
-                    let a = &mut acc[v as usize];
-                    a[0] += n[0];
-                    a[1] += n[1];
-                    a[2] += n[2];
-                }
-            }
-            Some(acc.into_iter().map(unit_f32).collect())
-        }
+        Shading::Smooth => Some(vertex_normals(mesh, face_normal)),
     };
     let max_triangles = max_triangles.max(1);
     let mut chunks = Vec::new();
