@@ -35,6 +35,16 @@
 //! at a time, row by row. Rows are cut into blocks holding about the same
 //! number of stored entries, one task per block.
 //!
+//! # Allocation
+//! [`PaddedCsr::apply_slices`] allocates nothing, so a frame loop can call
+//! it without touching the allocator: its blocks are found as they run
+//! ([`for_each_block`]), not collected first.
+//! Rayon itself allocates nothing when the call comes from inside its pool
+//! (`ThreadPool::install`); from a thread outside the pool, each parallel
+//! call goes through rayon's injector queue, which allocates one block of
+//! 63 slots (about 1.5 KB) per 63 jobs injected. [`PaddedCsr::apply`]
+//! copies data not in standard layout into fresh arrays.
+//!
 //! # Determinism and exactness
 //! Every output row is written by exactly one task, which sums its entries
 //! in stored order: `y(i, c) = ((0 + w₀x₀) + w₁x₁) + …`. The results are
@@ -73,11 +83,10 @@ use std::ops::Range;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use rayon::prelude::*;
 
 use crate::CsrRef;
 use crate::error::{AlgebraError, Result, to_u32};
-use crate::par::{Par, balanced_ranges, split_by_ranges};
+use crate::par::{Par, balanced_start, for_each_block};
 
 /// A CSR matrix whose rows are padded to multiples of four entries for fast
 /// repeated SpMV (see the [module docs](self)). `T` is `f32` or `f64`.
@@ -183,7 +192,9 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
 
     /// `y = A x` for `ncols × d` data `x` into `nrows × d` storage `y`, in
     /// any memory layout (contiguous row-major arrays are used in place,
-    /// others are copied). Bitwise the same for every [`Par`]; see the
+    /// others are copied into fresh arrays: use
+    /// [`PaddedCsr::apply_slices`] to allocate nothing). Bitwise the same
+    /// for every [`Par`]; see the
     /// [module docs](self#determinism-and-exactness).
     ///
     /// # Panics
@@ -222,7 +233,8 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
 
     /// `y = A x` on contiguous row-major data with `d` channels: `x` holds
     /// `ncols * d` values (row `j` at `x[j * d..(j + 1) * d]`), `y` holds
-    /// `nrows * d`. Every element of `y` is overwritten.
+    /// `nrows * d`. Every element of `y` is overwritten. Allocates nothing
+    /// (see the [module docs](self#allocation)).
     ///
     /// # Panics
     /// If `x.len() != self.ncols() * d` or `y.len() != self.nrows() * d`.
@@ -246,7 +258,7 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
             return;
         }
         let work = (self.stored() + self.nrows()).saturating_mul(d);
-        let blocks = balanced_ranges(&self.ptr, par.blocks(work, 1 << 14));
+        let nblocks = par.blocks(work, 1 << 14).min(self.nrows());
         let run = |rows: Range<usize>, ys: &mut [T]| match d {
             1 => self.block::<1>(rows, x, ys),
             2 => self.block::<2>(rows, x, ys),
@@ -254,11 +266,10 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
             4 => self.block::<4>(rows, x, ys),
             _ => self.block_wide(rows, x, ys, d),
         };
-        if blocks.len() <= 1 {
+        if nblocks <= 1 {
             run(0..self.nrows(), y);
         } else {
-            let pieces = split_by_ranges(y, &blocks, d);
-            blocks.into_par_iter().zip(pieces).for_each(|(r, ys)| run(r, ys));
+            for_each_block(y, d, nblocks, &|k| balanced_start(&self.ptr, nblocks, k), &run);
         }
     }
 

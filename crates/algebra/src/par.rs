@@ -97,6 +97,72 @@ pub fn balanced_ranges(ptr: &[u32], nblocks: usize) -> Vec<Range<usize>> {
     out
 }
 
+/// The first slice of block `k` when major slices `0..ptr.len()-1` are cut
+/// into `nblocks` blocks as [`balanced_ranges`] cuts them (`0` for
+/// `k == 0`, the number of slices from the last block on; a block may be
+/// empty where [`balanced_ranges`] drops one). Computed alone, so that a block needs no list of ranges.
+pub fn balanced_start(ptr: &[u32], nblocks: usize, k: usize) -> usize {
+    let n = ptr.len().saturating_sub(1);
+    if k == 0 || n == 0 {
+        return 0;
+    }
+    let nblocks = nblocks.clamp(1, n);
+    if k >= nblocks {
+        return n;
+    }
+    let total = ptr[n] as u64 + n as u64;
+    let target = total * k as u64 / nblocks as u64;
+    // First slice boundary whose weight reaches the target.
+    let (mut lo, mut hi) = (0usize, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if ptr[mid] as u64 + mid as u64 >= target {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// `f(rows, piece)` for blocks `k` in `0..nblocks`, where block `k` holds
+/// rows `start(k)..start(k + 1)` and `piece` is those rows of `data`
+/// (`stride` values a row, rows `start(0)..` from the start of `data`).
+/// The blocks run on the current rayon pool, split in halves by
+/// `rayon::join` (one block runs on the calling thread). Allocates
+/// nothing: the blocks are neither collected nor split ahead, so that a
+/// routine called every frame can run in parallel without allocating.
+///
+/// # Panics
+/// If `start` is not non-decreasing over `0..=nblocks` or `data` is
+/// shorter than the rows need.
+pub fn for_each_block<T: Send>(
+    data: &mut [T],
+    stride: usize,
+    nblocks: usize,
+    start: &(impl Fn(usize) -> usize + Sync),
+    f: &(impl Fn(Range<usize>, &mut [T]) + Sync),
+) {
+    fn halves<T: Send>(
+        data: &mut [T],
+        stride: usize,
+        blocks: Range<usize>,
+        start: &(impl Fn(usize) -> usize + Sync),
+        f: &(impl Fn(Range<usize>, &mut [T]) + Sync),
+    ) {
+        if blocks.len() <= 1 {
+            if !blocks.is_empty() {
+                f(start(blocks.start)..start(blocks.end), data);
+            }
+            return;
+        }
+        let mid = blocks.start + blocks.len() / 2;
+        let (a, b) = data.split_at_mut((start(mid) - start(blocks.start)) * stride);
+        rayon::join(|| halves(a, stride, blocks.start..mid, start, f), || halves(b, stride, mid..blocks.end, start, f));
+    }
+    halves(data, stride, 0..nblocks, start, f);
+}
+
 /// Equal ranges of `0..n` (at most `nblocks`, none empty unless `n == 0`).
 pub fn even_ranges(n: usize, nblocks: usize) -> Vec<Range<usize>> {
     let nblocks = nblocks.clamp(1, n.max(1));
@@ -182,5 +248,57 @@ impl<T> SharedMut<T> {
         // The old value is not dropped: callers share uninitialised
         // (`MaybeUninit`) or `Copy` buffers.
         unsafe { self.ptr.add(i).write(value) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Row pointers of `n` rows of lengths cycling through `0, 5, 1, 17`.
+    fn ptr(n: usize) -> Vec<u32> {
+        let mut p = vec![0u32];
+        for i in 0..n {
+            p.push(p[i] + [0, 5, 1, 17][i % 4]);
+        }
+        p
+    }
+
+    #[test]
+    fn balanced_starts_are_the_balanced_ranges() {
+        for n in [0, 1, 2, 7, 100, 1001] {
+            let p = ptr(n);
+            for nblocks in [1, 2, 3, 8, 64, 2000] {
+                let ranges = balanced_ranges(&p, nblocks);
+                let starts: Vec<usize> = (0..=nblocks).map(|k| balanced_start(&p, nblocks, k)).collect();
+                assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{n} rows, {nblocks} blocks: not ascending");
+                assert_eq!((starts[0], starts[nblocks]), (0, n), "{n} rows, {nblocks} blocks: the ends");
+                // The same cuts, less the empty blocks.
+                let mut cuts: Vec<usize> = starts.clone();
+                cuts.dedup();
+                let want: Vec<usize> = ranges.iter().map(|r| r.start).chain([n]).collect();
+                if n > 0 {
+                    assert_eq!(cuts, want, "{n} rows, {nblocks} blocks");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_block_gets_its_rows() {
+        for (n, nblocks) in [(0, 1), (1, 1), (10, 3), (10, 10), (1000, 16), (5, 8)] {
+            let p = ptr(n);
+            let stride = 3;
+            let mut data = vec![usize::MAX; n * stride];
+            let start = |k: usize| balanced_start(&p, nblocks, k);
+            for_each_block(&mut data, stride, nblocks, &start, &|rows, piece| {
+                assert_eq!(piece.len(), rows.len() * stride);
+                for (i, v) in rows.flat_map(|i| [i; 3]).zip(piece) {
+                    *v = i;
+                }
+            });
+            let want: Vec<usize> = (0..n).flat_map(|i| [i; 3]).collect();
+            assert_eq!(data, want, "{n} rows, {nblocks} blocks");
+        }
     }
 }

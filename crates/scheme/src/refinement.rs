@@ -25,6 +25,55 @@
 //! Every size is predicted before anything is allocated, and a prediction
 //! over the [`Budget`] is a [`SchemeError::OverBudget`] naming what would
 //! need how much.
+//!
+//! # Scratch and allocation
+//! An [`Evaluator`] is made once per topology and applied every frame.
+//! [`Evaluator::apply`] allocates its working memory on every call; a frame
+//! loop asks once for [`Evaluator::scratch_len`] (values of `T` for a
+//! channel count), keeps a buffer that long, and calls
+//! [`Evaluator::apply_with_scratch`], which allocates nothing:
+//!
+//! ```rust,ignore
+//! let ev = r.evaluator::<f32>(Evaluation::Auto, 4, Budget::default(), Par::Rayon)?;
+//! let mut scratch = vec![0.0f32; ev.scratch_len(4)];
+//! let mut out = Array2::<f32>::zeros((ev.output_len(), 4));
+//! for frame in frames {
+//!     // … write this frame's control points into `control` …
+//!     ev.apply_with_scratch(control.view(), out.view_mut(), &mut scratch, Par::Rayon);
+//! }
+//! ```
+//!
+//! The scratch holds, for `d` channels (`n_i` rows at level `i`):
+//!
+//! ```text
+//!   chain R_{L-1} ⋯ R_0    levels 1 … L-1 in two buffers used in turn:
+//!                          d · (max n_1, n_3, … + max n_2, n_4, …)
+//!   composed matrix        nothing
+//!   Tensor                 d · (rows without the tensor form)
+//!                            + 4 · input rows           (d < 4: lanes)
+//!   Separable              d · (rows without the tensor form)
+//!                            + 4 ⌈d/4⌉ · input rows     (d ≠ 4: lanes)
+//! ```
+//!
+//! `control` and `out` not in standard layout (row-major, contiguous) are
+//! copied through the scratch as well, which then needs `input_len() · d`
+//! and `output_len() · d` more. What the scratch holds before a call does
+//! not matter (every value is written before it is read), and the result is
+//! the same bits as [`Evaluator::apply`]'s for every [`Par`] and pool size.
+//!
+//! Under [`Par::Seq`] nothing is allocated. Under [`Par::Rayon`], rayon
+//! allocates nothing either when the call comes from inside its pool (a
+//! worker thread, as within `ThreadPool::install`): the blocks are handed
+//! out by `rayon::join` and parallel iterators over ranges, whose jobs live
+//! on the stack and in each worker's own deque. From a thread outside the
+//! pool, each parallel section (one per matrix, two for the tensor forms,
+//! where the data is large enough to be cut) is injected into the pool's
+//! queue, which (crossbeam-deque's `Injector`) allocates one block of 63
+//! slots, about 1.5 KB, per 63 jobs injected and frees it once they are
+//! taken: one allocation every 21 frames for a chain of three matrices.
+//! Run the frame loop inside `ThreadPool::install` to allocate nothing at
+//! all. The first call may allocate what rayon and the standard library
+//! set up once (the global pool, per-thread state).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -574,12 +623,62 @@ impl<T: Float + Send + Sync> Evaluator<T> {
 }
 
 impl<T: Float + Send + Sync + 'static> Evaluator<T> {
-    /// `out = R control` for `n × d` data.
+    /// Values of `T` that [`Evaluator::apply_with_scratch`] needs as
+    /// scratch for `channels` channels, where `control` and `out` are in
+    /// standard layout (row-major and contiguous): the intermediate levels
+    /// of a chain (two of them, used in turn), or the tensor form's rows
+    /// without that form and its control points padded to four lanes;
+    /// none for one matrix. Data in another layout is copied through the
+    /// scratch too: `control` takes `input_len() · channels` more values,
+    /// `out` `output_len() · channels` more.
+    pub fn scratch_len(&self, channels: usize) -> usize {
+        let d = channels;
+        if let Some(te) = &self.tensor {
+            return te.scratch_len(d);
+        }
+        // The outputs of all matrices but the last, levels 0, 2, … in one
+        // buffer and 1, 3, … in the other.
+        let head = self.mats.len().saturating_sub(1);
+        let largest =
+            |parity: usize| self.mats[..head].iter().skip(parity).step_by(2).map(|m| m.nrows() * d).max().unwrap_or(0);
+        largest(0) + largest(1)
+    }
+
+    /// `out = R control` for `n × d` data. Allocates its scratch
+    /// ([`Evaluator::scratch_len`]) on every call: a frame loop should
+    /// hold one and call [`Evaluator::apply_with_scratch`] instead.
     ///
     /// # Panics
     /// If `control` does not have `input_len()` rows or `out` is not
     /// `output_len() × d`.
-    pub fn apply(&self, control: ArrayView2<'_, T>, mut out: ArrayViewMut2<'_, T>, par: Par) {
+    #[track_caller]
+    pub fn apply(&self, control: ArrayView2<'_, T>, out: ArrayViewMut2<'_, T>, par: Par) {
+        let mut scratch = vec![T::zero(); self.scratch_len_for(&control, &out)];
+        self.apply_with_scratch(control, out, &mut scratch, par);
+    }
+
+    /// `out = R control` for `n × d` data, with `scratch` as the only
+    /// working memory: nothing is allocated (see the
+    /// [module docs](self#scratch-and-allocation) for what rayon itself
+    /// may allocate under [`Par::Rayon`]). `scratch` may hold anything; it
+    /// is written before it is read, and what is left in it means nothing.
+    /// The result is the same bits as [`Evaluator::apply`]'s, for every
+    /// [`Par`] and pool size.
+    ///
+    /// # Panics
+    /// If `control` does not have `input_len()` rows, `out` is not
+    /// `output_len() × d`, or `scratch` is shorter than
+    /// [`Evaluator::scratch_len`]`(d)` plus the copies of data not in
+    /// standard layout (`input_len() · d` for `control`,
+    /// `output_len() · d` for `out`).
+    #[track_caller]
+    pub fn apply_with_scratch(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        scratch: &mut [T],
+        par: Par,
+    ) {
         assert_eq!(
             control.nrows(),
             self.input_len,
@@ -594,33 +693,84 @@ impl<T: Float + Send + Sync + 'static> Evaluator<T> {
             out.dim(),
             (self.output_len(), control.ncols())
         );
+        let need = self.scratch_len_for(&control, &out);
+        assert!(
+            scratch.len() >= need,
+            "refinement eval: scratch has {} values, needs {need} (Evaluator::scratch_len({}) = {}, plus copies of \
+             control and out where they are not in standard layout)",
+            scratch.len(),
+            control.ncols(),
+            self.scratch_len(control.ncols())
+        );
         let d = control.ncols();
-        if let Some(te) = &self.tensor {
-            let x = control.as_standard_layout();
-            let Some(xs) = x.as_slice() else { unreachable!("standard layout arrays are contiguous") };
-            match out.as_slice_mut() {
-                Some(ys) => te.apply(xs, ys, d, par),
-                None => {
-                    let mut tmp = ndarray::Array2::from_elem(out.dim(), T::zero());
-                    let Some(ts) = tmp.as_slice_mut() else { unreachable!("fresh arrays are contiguous") };
-                    te.apply(xs, ts, d, par);
-                    out.assign(&tmp);
-                }
-            }
+        if self.tensor.is_none() && self.mats.is_empty() {
+            out.assign(&control);
             return;
         }
-        match self.mats.split_last() {
-            None => out.assign(&control),
-            Some((last, head)) => {
-                let mut cur: Option<ndarray::Array2<T>> = None;
-                for m in head {
-                    let mut next = ndarray::Array2::from_elem((m.nrows(), d), T::zero());
-                    m.apply(cur.as_ref().map_or(control.view(), |c| c.view()), next.view_mut(), par);
-                    cur = Some(next);
-                }
-                last.apply(cur.as_ref().map_or(control.view(), |c| c.view()), out.view_mut(), par);
+        // Data in another layout goes through contiguous copies in the
+        // scratch, after what the kernels use.
+        let (work, rest) = scratch[..need].split_at_mut(self.scratch_len(d));
+        let (x_copy, y_copy) = rest.split_at_mut(if control.is_standard_layout() { 0 } else { self.input_len * d });
+        let xs: &[T] = match control.as_slice() {
+            Some(xs) => xs,
+            None => {
+                let Ok(mut copy) = ArrayViewMut2::from_shape(control.raw_dim(), &mut *x_copy) else {
+                    unreachable!("the copy has input_len() × d values")
+                };
+                copy.assign(&control);
+                x_copy
+            }
+        };
+        match out.as_slice_mut() {
+            Some(ys) => self.apply_slices(xs, ys, d, work, par),
+            None => {
+                self.apply_slices(xs, y_copy, d, work, par);
+                let Ok(copy) = ArrayView2::from_shape(out.raw_dim(), &*y_copy) else {
+                    unreachable!("the copy has output_len() × d values")
+                };
+                out.assign(&copy);
             }
         }
+    }
+
+    /// Scratch [`Evaluator::apply_with_scratch`] needs for these arrays.
+    fn scratch_len_for(&self, control: &ArrayView2<'_, T>, out: &ArrayViewMut2<'_, T>) -> usize {
+        let d = control.ncols();
+        if self.tensor.is_none() && self.mats.is_empty() {
+            return 0;
+        }
+        let x_copy = if control.is_standard_layout() { 0 } else { self.input_len * d };
+        let y_copy = if out.is_standard_layout() { 0 } else { self.output_len() * d };
+        self.scratch_len(d) + x_copy + y_copy
+    }
+
+    /// `ys = R xs` on row-major data with `d` channels, `work` holding
+    /// [`Evaluator::scratch_len`]`(d)` values.
+    fn apply_slices(&self, xs: &[T], ys: &mut [T], d: usize, work: &mut [T], par: Par) {
+        if let Some(te) = &self.tensor {
+            te.apply(xs, ys, d, work, par);
+            return;
+        }
+        let Some((last, head)) = self.mats.split_last() else { unreachable!("no matrices: handled by the caller") };
+        // Level `i` is written to `even` for even `i`, to `odd` for odd `i`,
+        // and read from there by level `i + 1`.
+        let even_len = head.iter().step_by(2).map(|m| m.nrows() * d).max().unwrap_or(0);
+        let (even, odd) = work.split_at_mut(even_len);
+        for (i, m) in head.iter().enumerate() {
+            let n = m.nrows() * d;
+            let below = if i == 0 { 0 } else { head[i - 1].nrows() * d };
+            match (i % 2, i) {
+                (_, 0) => m.apply_slices(xs, &mut even[..n], d, par),
+                (0, _) => m.apply_slices(&odd[..below], &mut even[..n], d, par),
+                _ => m.apply_slices(&even[..below], &mut odd[..n], d, par),
+            }
+        }
+        let x_last: &[T] = match head.len() {
+            0 => xs,
+            k if k % 2 == 1 => &even[..head[k - 1].nrows() * d],
+            k => &odd[..head[k - 1].nrows() * d],
+        };
+        last.apply_slices(x_last, ys, d, par);
     }
 }
 

@@ -55,7 +55,7 @@ use std::ops::Range;
 use num_traits::Float;
 use rayon::prelude::*;
 use subla_algebra::mem::vec_with_capacity;
-use subla_algebra::par::split_by_ranges;
+use subla_algebra::par::for_each_block;
 use subla_algebra::scan::compact;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
 
@@ -515,8 +515,25 @@ impl<T: Float + Send + Sync> TensorEval<T> {
 
 /// The evaluation proper: `'static` for the check that `T` is `f64`.
 impl<T: Float + Send + Sync + 'static> TensorEval<T> {
-    /// `y = R x` for row-major `x` (`ncols × d`) and `y` (`nrows × d`).
-    pub(crate) fn apply(&self, x: &[T], y: &mut [T], d: usize, par: Par) {
+    /// Values of `T` of the scratch [`Self::apply`] needs for `d`
+    /// channels: the open rows' values, then the control points in lanes
+    /// where the kernel reads them so.
+    pub(crate) fn scratch_len(&self, d: usize) -> usize {
+        if d == 0 || self.nrows == 0 {
+            return 0;
+        }
+        let lanes = match &self.form {
+            Form::Rows(_) if d < LANES => self.ncols * LANES,
+            Form::Separable(_) if d != LANES => d.div_ceil(LANES) * self.ncols * LANES,
+            _ => 0,
+        };
+        self.open.len() * d + lanes
+    }
+
+    /// `y = R x` for row-major `x` (`ncols × d`) and `y` (`nrows × d`),
+    /// with `scratch` of at least [`Self::scratch_len`] values (whatever
+    /// they hold: all are written before they are read).
+    pub(crate) fn apply(&self, x: &[T], y: &mut [T], d: usize, scratch: &mut [T], par: Par) {
         assert!(
             x.len() == self.ncols * d && y.len() == self.nrows * d,
             "tensor eval: x has {} values, y {} (expected {} x {d} and {} x {d})",
@@ -525,15 +542,17 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
             self.ncols,
             self.nrows
         );
+        let need = self.scratch_len(d);
+        assert!(scratch.len() >= need, "tensor eval: scratch has {} values, needs {need}", scratch.len());
         if d == 0 || self.nrows == 0 {
             return;
         }
-        let mut open_y = vec![T::zero(); self.open.len() * d];
-        self.open_mat.apply_slices(x, &mut open_y, d, par);
+        let (open_y, lanes) = scratch[..need].split_at_mut(self.open.len() * d);
+        self.open_mat.apply_slices(x, open_y, d, par);
         match &self.form {
-            Form::Rows(b) => self.apply_rows(b, x, y, d, &open_y, par),
+            Form::Rows(b) => self.apply_rows(b, x, y, d, open_y, lanes, par),
             Form::Separable(b) => {
-                b.apply(x, y, d, par);
+                b.apply(x, y, d, lanes, par);
                 for (&o, v) in self.open.iter().zip(open_y.chunks_exact(d)) {
                     y[o as usize * d..(o as usize + 1) * d].copy_from_slice(v);
                 }
@@ -541,18 +560,23 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
         }
     }
 
-    /// [`Self::apply`] through [`ByRow`], the open rows' values in `open_y`.
-    fn apply_rows(&self, b: &ByRow<T>, x: &[T], y: &mut [T], d: usize, open_y: &[T], par: Par) {
+    /// [`Self::apply`] through [`ByRow`], the open rows' values in
+    /// `open_y`, `lanes` the scratch for the lane-padded control points.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_rows(&self, b: &ByRow<T>, x: &[T], y: &mut [T], d: usize, open_y: &[T], lanes: &mut [T], par: Par) {
         // Up to four channels go through four lanes: the control points
         // padded to four values each (a copy of the small input), so that
         // every term is one multiply and one add of four lanes.
-        let padded = (d < LANES).then(|| lane_groups(x, d));
-        let xs = padded.as_deref().unwrap_or(x);
+        let xs = if d < LANES {
+            lane_groups(x, d, lanes);
+            &*lanes
+        } else {
+            x
+        };
         // Blocks of equally many rows (the open rows, already computed, are
         // only copied).
         let n = self.nrows;
-        let nb = par.blocks(n * d * 16, 1 << 14);
-        let blocks: Vec<Range<usize>> = (0..nb).map(|k| k * n / nb..(k + 1) * n / nb).collect();
+        let nb = par.blocks(n * d * 16, 1 << 14).min(n);
         let run = |rows: Range<usize>, ys: &mut [T]| {
             let k = self.open.partition_point(|&o| (o as usize) < rows.start);
             match d {
@@ -563,11 +587,10 @@ impl<T: Float + Send + Sync + 'static> TensorEval<T> {
                 _ => b.block_wide(rows, x, ys, d, open_y, k),
             }
         };
-        if blocks.len() <= 1 {
+        if nb <= 1 {
             run(0..n, y);
         } else {
-            let pieces = split_by_ranges(y, &blocks, d);
-            blocks.into_par_iter().zip(pieces).for_each(|(r, ys)| run(r, ys));
+            for_each_block(y, d, nb, &|k| k * n / nb, &run);
         }
     }
 }
@@ -808,18 +831,24 @@ const ORDERED_BYTES: usize = 1 << 20;
 /// Lanes of the evaluation of up to four channels.
 const LANES: usize = 4;
 
-/// `x` (rows of `d` values) in groups of [`LANES`] channels: group `g`
-/// holds channels `4 g .. 4 g + 4` of every row, padded with zeros (for
-/// `d < LANES`, each row padded to four values).
-fn lane_groups<T: Float>(x: &[T], d: usize) -> Vec<T> {
+/// `x` (rows of `d` values) in groups of [`LANES`] channels, written to
+/// the first `d.div_ceil(LANES) * rows * LANES` values of `out` (whatever
+/// they held): group `g` holds channels `4 g .. 4 g + 4` of every row,
+/// padded with zeros (for `d < LANES`, each row padded to four values).
+fn lane_groups<T: Float>(x: &[T], d: usize, out: &mut [T]) {
     let n = x.len() / d;
-    let mut out = vec![T::zero(); d.div_ceil(LANES) * n * LANES];
-    for (i, xi) in x.chunks_exact(d).enumerate() {
-        for (c, &v) in xi.iter().enumerate() {
-            out[(c / LANES * n + i) * LANES + c % LANES] = v;
+    if n == 0 {
+        return;
+    }
+    let groups = d.div_ceil(LANES);
+    for (g, og) in out[..groups * n * LANES].chunks_exact_mut(n * LANES).enumerate() {
+        let c0 = g * LANES;
+        let width = (d - c0).min(LANES);
+        for (xi, oi) in x.chunks_exact(d).zip(og.chunks_exact_mut(LANES)) {
+            oi[..width].copy_from_slice(&xi[c0..c0 + width]);
+            oi[width..].fill(T::zero());
         }
     }
-    out
 }
 
 /// `v` in `T` (rounded to nearest).
@@ -1013,14 +1042,22 @@ mod tests {
                 assert_eq!(b.classes.is_empty(), bytes == 0, "the ordered table is kept when it fits");
                 for par in [Par::Seq, Par::Rayon] {
                     let mut y = vec![T::zero(); t.nrows() * d];
-                    e.apply(&x, &mut y, d, par);
+                    // Scratch holding garbage: every value is written first.
+                    let mut scratch = vec![T::nan(); e.scratch_len(d)];
+                    e.apply(&x, &mut y, d, &mut scratch, par);
                     assert!(same_bits(&y, &want), "{d} channels, {bytes} bytes of table, {par:?}");
                 }
                 if d <= LANES {
                     // The portable body, whatever the CPU.
                     let mut open_y = vec![T::zero(); e.open.len() * d];
                     e.open_mat.apply_slices(&x, &mut open_y, d, Par::Seq);
-                    let xs = if d < LANES { lane_groups(&x, d) } else { x.clone() };
+                    let xs = if d < LANES {
+                        let mut xs = vec![T::nan(); t.ncols() * LANES];
+                        lane_groups(&x, d, &mut xs);
+                        xs
+                    } else {
+                        x.clone()
+                    };
                     let mut y = vec![T::zero(); t.nrows() * d];
                     match d {
                         1 => b.block_lanes::<1, false>(0..t.nrows(), &xs, &mut y, &open_y, 0),
@@ -1058,7 +1095,8 @@ mod tests {
                 let e = TensorEval::<T>::new(&t, &open, 0, TensorKernel::Separable, Par::Seq).unwrap();
                 let Form::Separable(s) = &e.form else { panic!("the separable kernel was asked for") };
                 let mut y = vec![T::nan(); t.nrows() * d];
-                e.apply(&x, &mut y, d, Par::Seq);
+                let mut scratch = vec![T::nan(); e.scratch_len(d)];
+                e.apply(&x, &mut y, d, &mut scratch, Par::Seq);
                 for (i, (a, w)) in y.chunks_exact(d).zip(want.chunks_exact(d)).enumerate() {
                     let exact = open_rows.binary_search(&(i as u32)).is_ok();
                     for (a, w) in a.iter().zip(w) {
@@ -1071,7 +1109,7 @@ mod tests {
                 }
                 for (par, portable) in [(Par::Rayon, false), (Par::Seq, true), (Par::Rayon, true)] {
                     let mut z = y.clone();
-                    s.apply_with(&x, &mut z, d, par, portable);
+                    s.apply_with(&x, &mut z, d, &mut scratch[e.open.len() * d..], par, portable);
                     assert!(
                         same_bits(&y, &z),
                         "{npatches} patches, {d} channels, {par:?}, portable {portable}: other bits"
