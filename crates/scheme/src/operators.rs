@@ -16,7 +16,7 @@
 //! use subla_scheme::{OperatorRefiner, OperatorRules, Plan, Refined, Refiner, Result, eval};
 //!
 //! /// A "scheme" that moves nothing: the identity on the same mesh.
-//! #[derive(Debug)]
+//! #[derive(Clone, Debug)]
 //! struct Same;
 //!
 //! impl OperatorRules for Same {
@@ -60,8 +60,9 @@ pub struct Refined {
 }
 
 /// A subdivision scheme written as one linear operator per level: what
-/// [`OperatorRefiner`] needs.
-pub trait OperatorRules: Send + Sync + 'static {
+/// [`OperatorRefiner`] needs. The rules are a value (they may carry
+/// options), cloned once into each plan built.
+pub trait OperatorRules: Clone + Send + Sync + 'static {
     /// The scheme's name in messages and tables.
     fn name(&self) -> &'static str;
     /// Refines `parent` once.
@@ -206,10 +207,7 @@ impl<S: OperatorRules> OperatorPlan<S> {
     }
 }
 
-impl<S: OperatorRules> Refiner for OperatorRefiner<S>
-where
-    S: Clone,
-{
+impl<S: OperatorRules> Refiner for OperatorRefiner<S> {
     type Input = Mesh;
     type Plan = OperatorPlan<S>;
     fn name(&self) -> &'static str {
