@@ -50,6 +50,7 @@ mod finest;
 pub mod kernel;
 mod levels;
 pub mod refinement;
+pub mod sdc;
 mod stored;
 pub mod tensor;
 #[cfg(feature = "testing")]
