@@ -30,7 +30,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Result, to_u32};
-use crate::split::{RawTopology, collect, ragged, sort_small};
+use crate::split_quad::{RawTopology, collect, ragged, sort_small};
 use crate::split_tri::{next3, offsets, prev3};
 use crate::topology::{Topology, edge_tag};
 use subla_algebra::mem::zeroed_vec;

@@ -51,7 +51,7 @@ use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 
 use crate::error::{MeshError, Result, to_u32};
-use crate::split::{RawTopology, collect, ragged, sort_small};
+use crate::split_quad::{RawTopology, collect, ragged, sort_small};
 use crate::topology::{Topology, edge_tag, vertex_tag};
 
 /// The child of [`Topology::split_triangles`].

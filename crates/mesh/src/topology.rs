@@ -587,9 +587,9 @@ impl Topology {
         .finish(par)
     }
 
-    /// A topology from fields derived directly (see [`crate::split`]); the
+    /// A topology from fields derived directly (see [`crate::split_quad`]); the
     /// caller guarantees the invariants.
-    pub(crate) fn from_raw(r: crate::split::RawTopology) -> Self {
+    pub(crate) fn from_raw(r: crate::split_quad::RawTopology) -> Self {
         Topology {
             num_vertices: r.num_vertices,
             face_ptr: r.face_ptr,
@@ -692,7 +692,7 @@ impl Topology {
             }
             t
         };
-        let edge_tags: Vec<u8> = crate::split::collect(ne, parallel, tag_edge);
+        let edge_tags: Vec<u8> = crate::split_quad::collect(ne, parallel, tag_edge);
         // Vertex -> corners (rows of M).
         let (vertex_corner_ptr, vertex_corners) = bucket(nv, nc, |c| face_verts[c], |c| c, par);
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
@@ -725,7 +725,7 @@ impl Topology {
             }
             t
         };
-        let vertex_tags: Vec<u8> = crate::split::collect(nv, parallel, tag_vertex);
+        let vertex_tags: Vec<u8> = crate::split_quad::collect(nv, parallel, tag_vertex);
         self.edge_tags = edge_tags;
         self.vertex_corner_ptr = vertex_corner_ptr;
         self.vertex_corners = vertex_corners;

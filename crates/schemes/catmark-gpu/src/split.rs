@@ -6,7 +6,7 @@
 //! `u32` (tags widened to `u32`, edges flattened to `2 |e|` entries);
 //! [`split_quads_gpu`] (or [`QuadSplitKernels::split`], which keeps the
 //! compiled pipelines) writes the child level and the `halves` of every
-//! parent edge, in the numbering of [`subla_mesh::split`]. The child is a
+//! parent edge, in the numbering of [`subla_mesh::split_quad`]. The child is a
 //! valid input of the next split, so levels chain on the device;
 //! [`GpuTopology::download`] reads a level back as plain arrays
 //! ([`TopologyArrays`]).

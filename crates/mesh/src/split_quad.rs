@@ -108,7 +108,7 @@ pub(crate) fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
 
 impl Topology {
     /// The uniform quad split of this topology: one child quad per corner,
-    /// numbered as the [module docs](crate::split) say.
+    /// numbered as the [module docs](crate::split_quad) say.
     ///
     /// # Errors
     /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if a child count
@@ -173,7 +173,7 @@ impl Topology {
     }
 
     /// The faces of [`Topology::split_quads`] alone (see the
-    /// [module docs](crate::split)), as a flat `4 × corners` vertex list:
+    /// [module docs](crate::split_quad)), as a flat `4 × corners` vertex list:
     /// for a finest level that only needs its faces.
     pub fn split_faces(&self, par: Par) -> Vec<u32> {
         self.child_face_verts(self.split_in_parallel(par))
