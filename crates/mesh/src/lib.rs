@@ -23,6 +23,7 @@ pub mod error;
 pub mod mesh;
 pub mod obj;
 pub mod ply;
+pub mod split;
 pub mod split_quad;
 pub mod split_sqrt3;
 pub mod split_tri;

@@ -31,13 +31,11 @@
 //! any thread count. A non-manifold parent goes through
 //! [`Topology::from_edges`], which derives the relations by counting sorts.
 
-use std::ops::Range;
-
-use rayon::prelude::*;
 use subla_algebra::mem::zeroed_vec;
-use subla_algebra::par::{Par, even_ranges};
+use subla_algebra::par::Par;
 
 use crate::error::{Result, to_u32};
+use crate::split::{RawTopology, collect, in_parallel, manifold_halves, ragged, sort_small};
 use crate::topology::{Topology, edge_tag, vertex_tag};
 
 /// The child of [`Topology::split_quads`].
@@ -50,60 +48,6 @@ pub struct QuadSplit {
     /// the edge point of `e` to the child of `e`'s endpoint `j`
     /// (`edges()[e][j]`).
     pub halves: Vec<u32>,
-}
-
-/// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
-pub(crate) fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    subla_algebra::par::collect(n, if parallel { Par::Rayon } else { Par::Seq }, f)
-}
-
-/// Runs `f(i, slot)` for items `0..n`, item `i` owning
-/// `out[off(i)..off(i + 1)]` (`off` non-decreasing, `off(0) == 0`), in
-/// parallel blocks of items when `parallel`.
-pub(crate) fn ragged<T: Send>(
-    out: &mut [T],
-    n: usize,
-    off: impl Fn(usize) -> usize + Sync,
-    parallel: bool,
-    f: impl Fn(usize, &mut [T]) + Sync,
-) {
-    let blocks = if parallel { Par::Rayon.blocks(n + out.len(), 1 << 13) } else { 1 };
-    let ranges = even_ranges(n, blocks);
-    let mut pieces = Vec::with_capacity(ranges.len());
-    let mut rest = out;
-    let mut at = 0;
-    for r in &ranges {
-        let end = off(r.end);
-        let (head, tail) = rest.split_at_mut(end - at);
-        pieces.push(head);
-        rest = tail;
-        at = end;
-    }
-    let work = |(r, piece): (Range<usize>, &mut [T])| {
-        let base = off(r.start);
-        for i in r {
-            let (a, b) = (off(i) - base, off(i + 1) - base);
-            f(i, &mut piece[a..b]);
-        }
-    };
-    if ranges.len() > 1 {
-        ranges.into_par_iter().zip(pieces).for_each(work);
-    } else {
-        ranges.into_iter().zip(pieces).for_each(work);
-    }
-}
-
-/// Sorts a slot of at most a few entries (insertion sort, inlined: the
-/// standard sort's call costs more than the sort on such slices).
-#[inline]
-pub(crate) fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
-    for i in 1..s.len() {
-        let mut j = i;
-        while j > 0 && s[j - 1] > s[j] {
-            s.swap(j - 1, j);
-            j -= 1;
-        }
-    }
 }
 
 impl Topology {
@@ -119,18 +63,6 @@ impl Topology {
         to_u32(4 * nc, "number of refined corners")?;
         to_u32(2 * ne + nc, "number of refined edges")?;
         if self.is_manifold() { Ok(self.split_manifold(par)) } else { self.split_general(par) }
-    }
-
-    /// The child edge id of each parent edge end of a manifold topology,
-    /// `halves[2e + j]`: the position of `e` in the edge list of its
-    /// endpoint `j` (edge lists are in id order, so one binary search).
-    pub(crate) fn manifold_halves(&self, parallel: bool) -> Vec<u32> {
-        let (edges, vep, ves) = (self.edges(), self.vertex_edge_ptr(), self.vertex_edges_all());
-        collect(2 * self.num_edges(), parallel, |i| {
-            let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
-            let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
-            (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
-        })
     }
 
     /// The interior child edge ids (`(Fp_f, Ep_e)`, one per parent corner):
@@ -166,17 +98,11 @@ impl Topology {
         interior
     }
 
-    /// Whether a split of this topology runs its passes in parallel: under
-    /// [`Par::Rayon`], from 2¹⁴ parent corners on.
-    pub(crate) fn split_in_parallel(&self, par: Par) -> bool {
-        par == Par::Rayon && self.num_corners() >= 1 << 14
-    }
-
     /// The faces of [`Topology::split_quads`] alone (see the
     /// [module docs](crate::split_quad)), as a flat `4 × corners` vertex list:
     /// for a finest level that only needs its faces.
     pub fn split_faces(&self, par: Par) -> Vec<u32> {
-        self.child_face_verts(self.split_in_parallel(par))
+        self.child_face_verts(in_parallel(self, par))
     }
 
     /// The child faces as a flat `4 × corners` vertex list.
@@ -199,7 +125,7 @@ impl Topology {
     /// The split of a manifold topology, every relation written directly.
     fn split_manifold(&self, par: Par) -> QuadSplit {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
+        let parallel = in_parallel(self, par);
         let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
         let n_a = 2 * ne;
         let edges = self.edges();
@@ -209,7 +135,7 @@ impl Topology {
         let ecp = self.edge_corner_ptr();
         let uses = |e: usize| self.edge_corners(e);
 
-        let halves = self.manifold_halves(parallel);
+        let halves = manifold_halves(self, parallel);
         let interior = self.interior_edges(parallel);
 
         // Child edges: halves by vertex, then interior edges by face.
@@ -419,7 +345,7 @@ impl Topology {
         use std::sync::atomic::{AtomicU32, Ordering};
 
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
+        let parallel = in_parallel(self, par);
         let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
         let edges = self.edges();
         let degenerate = |e: u32| edges[e as usize][0] == edges[e as usize][1];
@@ -501,25 +427,6 @@ impl Topology {
         let topology = Topology::from_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(QuadSplit { topology, halves })
     }
-}
-
-/// Every field of a [`Topology`], for constructors that derive them
-/// directly (the caller guarantees the invariants).
-pub(crate) struct RawTopology {
-    pub num_vertices: u32,
-    pub face_ptr: Vec<u32>,
-    pub face_verts: Vec<u32>,
-    pub corner_face: Vec<u32>,
-    pub corner_edge: Vec<u32>,
-    pub edges: Vec<[u32; 2]>,
-    pub edge_corner_ptr: Vec<u32>,
-    pub edge_corners: Vec<u32>,
-    pub edge_tags: Vec<u8>,
-    pub vertex_corner_ptr: Vec<u32>,
-    pub vertex_corners: Vec<u32>,
-    pub vertex_edge_ptr: Vec<u32>,
-    pub vertex_edges: Vec<u32>,
-    pub vertex_tags: Vec<u8>,
 }
 
 #[cfg(all(test, feature = "proptest-support"))]

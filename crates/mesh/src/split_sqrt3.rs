@@ -30,8 +30,10 @@
 use rayon::prelude::*;
 
 use crate::error::{Result, to_u32};
-use crate::split_quad::{RawTopology, collect, ragged, sort_small};
-use crate::split_tri::{next3, offsets, prev3};
+use crate::split::{
+    RawTopology, check_triangle_child, collect, in_parallel, next3, offsets, prev3, ragged, sort_small,
+    splits_triangles_directly,
+};
 use crate::topology::{Topology, edge_tag};
 use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::Par;
@@ -118,7 +120,7 @@ impl Sqrt3Child {
             &mut out,
             t.num_corners(),
             |c| 9 * c,
-            t.split_in_parallel(par),
+            in_parallel(t, par),
             |c, q| {
                 // Child face `c` is `(v, F_g, F_f)`; its corners' edges are used,
                 // across, by the children of corners `next(twin(c))`, `twin(c)`
@@ -167,7 +169,7 @@ impl Topology {
     /// [`Topology::build`] on the child faces.
     pub fn split_sqrt3(&self, par: Par) -> Result<Topology> {
         self.check_sqrt3_split()?;
-        if self.splits_triangles_directly(par) {
+        if splits_triangles_directly(self, par) {
             Ok(self.split_sqrt3_manifold(par))
         } else {
             self.split_sqrt3_general(par)
@@ -182,7 +184,7 @@ impl Topology {
     /// As [`Topology::split_sqrt3`].
     pub fn split_sqrt3_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_sqrt3_split()?;
-        Ok(self.sqrt3_faces(self.split_in_parallel(par)))
+        Ok(self.sqrt3_faces(in_parallel(self, par)))
     }
 
     /// The child of [`Topology::split_sqrt3`] known through this topology
@@ -208,7 +210,7 @@ impl Topology {
             return Ok(None);
         }
         let ce = self.corner_edges();
-        let parallel = self.split_in_parallel(par);
+        let parallel = in_parallel(self, par);
         let twins = collect(nc, parallel, |c| {
             let uses = self.edge_corners(ce[c] as usize);
             if uses[0] as usize == c { uses[1] } else { uses[0] }
@@ -227,7 +229,7 @@ impl Topology {
     /// `Ok` for a triangle-only topology whose √3 split fits in `u32`.
     fn check_sqrt3_split(&self) -> Result<()> {
         let (nv, nf, nc, ne) = (self.num_vertices(), self.num_faces(), self.num_corners(), self.num_edges());
-        self.check_triangle_child([nv + nf, 3 * nc, nc + ne])
+        check_triangle_child(self, [nv + nf, 3 * nc, nc + ne])
     }
 
     /// The child faces (triangle-only parent).
@@ -265,7 +267,7 @@ impl Topology {
     /// edges, every relation written directly.
     fn split_sqrt3_manifold(&self, par: Par) -> Topology {
         let (nv, nf, nc) = (self.num_vertices(), self.num_faces(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
+        let parallel = in_parallel(self, par);
         let (fv, ce, edges) = (self.face_verts(), self.corner_edges(), self.edges());
         let uses = |e: usize| self.edge_corners(e);
         let boundary = |e: usize| self.edge_tags()[e] & edge_tag::BOUNDARY != 0;
@@ -611,6 +613,7 @@ mod tests {
 
     use super::*;
     use crate::proptest_support::{any_mesh, fan_triangles};
+    use crate::split::shares_two_edges;
 
     /// The direct split equals a build from the child faces, field for
     /// field, sequential and parallel.
@@ -627,10 +630,10 @@ mod tests {
         #[test]
         fn direct_split_matches_built(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
-            prop_assume!(t.is_manifold() && !t.shares_two_edges(false));
+            prop_assume!(t.is_manifold() && !shares_two_edges(&t, false));
             check(&t);
             let child = t.split_sqrt3(Par::Seq).expect("split");
-            prop_assume!(child.is_manifold() && !child.shares_two_edges(false));
+            prop_assume!(child.is_manifold() && !shares_two_edges(&child, false));
             check(&child);
         }
     }
@@ -665,7 +668,7 @@ mod tests {
         fn lean_child_matches_the_full_child(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
             let untagged = t.vertex_tags().iter().all(|&g| g == 0) && t.edge_tags().iter().all(|&g| g == 0);
-            if untagged && !t.shares_two_edges(false) {
+            if untagged && !shares_two_edges(&t, false) {
                 check_lean(&t);
                 check_lean(&t.split_sqrt3(Par::Seq).expect("split"));
             } else {

@@ -50,8 +50,10 @@ use rayon::prelude::*;
 use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 
-use crate::error::{MeshError, Result, to_u32};
-use crate::split_quad::{RawTopology, collect, ragged, sort_small};
+use crate::error::{Result, to_u32};
+use crate::split::{
+    RawTopology, check_triangle_child, collect, in_parallel, manifold_halves, next3, prev3, ragged, sort_small,
+};
 use crate::topology::{Topology, edge_tag, vertex_tag};
 
 /// The child of [`Topology::split_triangles`].
@@ -214,7 +216,7 @@ impl TriChild {
             &mut out,
             t.num_faces(),
             |f| 48 * f,
-            t.split_in_parallel(par),
+            in_parallel(t, par),
             |f, q| {
                 let c = 3 * f;
                 let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
@@ -260,30 +262,6 @@ const MIDDLE_USES: [[usize; 2]; 3] = [[5, 11], [6, 9], [1, 10]];
 /// The three child corners at the edge point `Eₖ`.
 const EDGE_POINT_CORNERS: [[usize; 3]; 3] = [[1, 3, 11], [5, 7, 9], [2, 6, 10]];
 
-/// The next corner of a triangle.
-#[inline]
-pub(crate) fn next3(c: usize) -> usize {
-    if c % 3 == 2 { c - 2 } else { c + 1 }
-}
-
-/// The previous corner of a triangle.
-#[inline]
-pub(crate) fn prev3(c: usize) -> usize {
-    if c % 3 == 0 { c + 2 } else { c - 1 }
-}
-
-/// Exclusive prefix sum of `counts`, with the total appended.
-pub(crate) fn offsets(counts: &[u32]) -> Vec<u32> {
-    let mut ptr = Vec::with_capacity(counts.len() + 1);
-    let mut acc = 0u32;
-    ptr.push(0);
-    for &n in counts {
-        acc += n;
-        ptr.push(acc);
-    }
-    ptr
-}
-
 impl Topology {
     /// The uniform 1-to-4 split of a triangle-only topology, numbered as the
     /// [module docs](crate::split_tri) say.
@@ -295,7 +273,7 @@ impl Topology {
     pub fn split_triangles(&self, par: Par) -> Result<TriSplit> {
         self.check_triangle_split()?;
         if self.is_manifold()
-            && let Some(numbering) = self.tri_numbering(self.split_in_parallel(par))
+            && let Some(numbering) = self.tri_numbering(in_parallel(self, par))
         {
             return Ok(self.split_tri_manifold(numbering, par));
         }
@@ -331,7 +309,7 @@ impl Topology {
     /// As [`Topology::split_triangles`].
     pub fn split_triangle_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_triangle_split()?;
-        Ok(self.child_tri_faces(self.split_in_parallel(par)))
+        Ok(self.child_tri_faces(in_parallel(self, par)))
     }
 
     /// The child of [`Topology::split_triangles`] known through this
@@ -352,51 +330,13 @@ impl Topology {
         if !self.is_manifold() {
             return Ok(None);
         }
-        Ok(self.tri_numbering(self.split_in_parallel(par)))
+        Ok(self.tri_numbering(in_parallel(self, par)))
     }
 
     /// `Ok` for a triangle-only topology whose split fits in `u32`.
     fn check_triangle_split(&self) -> Result<()> {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
-        self.check_triangle_child([nv + ne, 12 * nf, 2 * ne + 3 * nf])
-    }
-
-    /// `Ok` for a triangle-only topology whose child counts (vertices,
-    /// corners, edges) fit in `u32`.
-    pub(crate) fn check_triangle_child(&self, [verts, corners, edges]: [usize; 3]) -> Result<()> {
-        if !self.is_triangle_only() {
-            let f = (0..self.num_faces()).find(|&f| self.face_order(f) != 3).unwrap_or(0);
-            return Err(MeshError::NotTriangle { face: f, order: self.face_order(f) });
-        }
-        to_u32(verts, "number of refined vertices")?;
-        to_u32(corners, "number of refined corners")?;
-        to_u32(edges, "number of refined edges")?;
-        Ok(())
-    }
-
-    /// Whether the triangle splits can write every child relation directly:
-    /// the parent is manifold and no two of its triangles share two edges.
-    pub(crate) fn splits_triangles_directly(&self, par: Par) -> bool {
-        self.is_manifold() && !self.shares_two_edges(self.split_in_parallel(par))
-    }
-
-    /// True if two triangles share two edges (then the middle edges of the
-    /// split are not unique per vertex pair).
-    pub(crate) fn shares_two_edges(&self, parallel: bool) -> bool {
-        let ce = self.corner_edges();
-        // The other face across the edge of corner `c`, if any.
-        let across = |c: usize| -> Option<u32> {
-            self.edge_corners(ce[c] as usize).iter().find(|&&u| u as usize / 3 != c / 3).map(|&u| u / 3)
-        };
-        let double = |f: usize| -> bool {
-            let [a, b, c] = [across(3 * f), across(3 * f + 1), across(3 * f + 2)];
-            (a.is_some() && (a == b || a == c)) || (b.is_some() && b == c)
-        };
-        if parallel {
-            (0..self.num_faces()).into_par_iter().with_min_len(1 << 12).any(double)
-        } else {
-            (0..self.num_faces()).any(double)
-        }
+        check_triangle_child(self, [nv + ne, 12 * nf, 2 * ne + 3 * nf])
     }
 
     /// The child faces as a flat `12 × faces` vertex list.
@@ -510,7 +450,7 @@ impl Topology {
             acc += n;
             mid_ptr.push(acc);
         }
-        let halves = self.manifold_halves(parallel);
+        let halves = manifold_halves(self, parallel);
         // Owner corner of each middle edge, in id order.
         let mut owner = zeroed_vec::<u32>(nc);
         ragged(
@@ -538,7 +478,7 @@ impl Topology {
     /// edges, every relation written directly.
     fn split_tri_manifold(&self, numbering: TriChild, par: Par) -> TriSplit {
         let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
+        let parallel = in_parallel(self, par);
         let n_a = 2 * ne;
         let base_e = nv as u32;
         let edges = self.edges();
@@ -717,7 +657,7 @@ impl Topology {
     /// [`Topology::from_edges`].
     fn split_tri_general(&self, par: Par) -> Result<TriSplit> {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
-        let parallel = self.split_in_parallel(par);
+        let parallel = in_parallel(self, par);
         let edges = self.edges();
         let halves = self.general_halves();
         let middle = self.middle_edges(par);
@@ -808,6 +748,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::split::shares_two_edges;
 
     #[test]
     fn one_triangle_splits_into_four() {
@@ -836,7 +777,7 @@ mod tests {
         // of the two faces join the same edge points.
         let t = Topology::build(3, vec![0, 3, 6], vec![0, 1, 2, 0, 2, 1], Par::Seq).unwrap();
         assert!(t.is_manifold());
-        assert!(t.shares_two_edges(false));
+        assert!(shares_two_edges(&t, false));
         let s = t.split_triangles(Par::Seq).unwrap();
         assert!(!s.topology.is_manifold());
         assert_eq!(s.topology.num_edges(), 2 * 3 + 6);
@@ -849,6 +790,7 @@ mod proptests {
 
     use super::*;
     use crate::proptest_support::{any_mesh, fan_triangles};
+    use crate::split::shares_two_edges;
 
     /// The direct split equals the general one, whose relations
     /// `from_edges` derives by counting sorts, field for field; and the
@@ -899,7 +841,7 @@ mod proptests {
         #[test]
         fn lean_child_matches_the_full_child(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
-            if t.is_manifold() && !t.shares_two_edges(false) {
+            if t.is_manifold() && !shares_two_edges(&t, false) {
                 check_lean(&t);
             } else {
                 prop_assert!(t.tri_child(Par::Seq).expect("sizes").is_none());
@@ -909,12 +851,12 @@ mod proptests {
         #[test]
         fn direct_split_matches_derived(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
-            prop_assume!(t.is_manifold() && !t.shares_two_edges(false));
+            prop_assume!(t.is_manifold() && !shares_two_edges(&t, false));
             check(&t);
             let child = t.split_triangles(Par::Seq).expect("split").topology;
             let rebuilt = Topology::build(child.num_vertices(), child.face_ptr().to_vec(), child.face_verts().to_vec(), Par::Seq).expect("build");
             prop_assert_eq!(&rebuilt, &child);
-            prop_assert!(child.is_manifold() && !child.shares_two_edges(false));
+            prop_assert!(child.is_manifold() && !shares_two_edges(&child, false));
             check(&child);
         }
     }

@@ -587,9 +587,10 @@ impl Topology {
         .finish(par)
     }
 
-    /// A topology from fields derived directly (see [`crate::split_quad`]); the
-    /// caller guarantees the invariants.
-    pub(crate) fn from_raw(r: crate::split_quad::RawTopology) -> Self {
+    /// A topology from fields a split derived directly (see
+    /// [`crate::split`]), taken as they are: the caller guarantees the
+    /// invariants of [`RawTopology`](crate::split::RawTopology).
+    pub fn from_raw(r: crate::split::RawTopology) -> Self {
         Topology {
             num_vertices: r.num_vertices,
             face_ptr: r.face_ptr,
@@ -611,7 +612,7 @@ impl Topology {
     /// The incident edges of all vertices, vertex after vertex (see
     /// [`Topology::vertex_edge_ptr`]).
     #[inline]
-    pub(crate) fn vertex_edges_all(&self) -> &[u32] {
+    pub fn vertex_edges_all(&self) -> &[u32] {
         &self.vertex_edges
     }
 
@@ -692,7 +693,7 @@ impl Topology {
             }
             t
         };
-        let edge_tags: Vec<u8> = crate::split_quad::collect(ne, parallel, tag_edge);
+        let edge_tags: Vec<u8> = crate::split::collect(ne, parallel, tag_edge);
         // Vertex -> corners (rows of M).
         let (vertex_corner_ptr, vertex_corners) = bucket(nv, nc, |c| face_verts[c], |c| c, par);
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
@@ -725,7 +726,7 @@ impl Topology {
             }
             t
         };
-        let vertex_tags: Vec<u8> = crate::split_quad::collect(nv, parallel, tag_vertex);
+        let vertex_tags: Vec<u8> = crate::split::collect(nv, parallel, tag_vertex);
         self.edge_tags = edge_tags;
         self.vertex_corner_ptr = vertex_corner_ptr;
         self.vertex_corners = vertex_corners;

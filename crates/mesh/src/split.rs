@@ -1,0 +1,238 @@
+//! The building blocks of a uniform split: what the splits of this crate
+//! (quads, [`crate::split_quad`]; 1-to-4 triangles, [`crate::split_tri`])
+//! and of the scheme crates (√3's, in `subla-sqrt3`) are made of.
+//!
+//! A split writes its child's relations directly from the parent's, one
+//! output array per pass, each pass over blocks of parent elements that own
+//! disjoint pieces of the output, so the result is the same for any thread
+//! count. Every split goes through the same phases:
+//!
+//! 1. *counting*: the child's counts must fit in `u32`
+//!    ([`check_counts`], [`check_triangle_child`]);
+//! 2. *edge numbering of the child*: the scheme's own (the halves of the
+//!    parent's edges: [`manifold_halves`]);
+//! 3. *child faces*, one fixed-size piece per parent element ([`ragged`]);
+//! 4. *offsets* of the ragged relations — uses of each edge, corners and
+//!    edges of each vertex — from their counts ([`offsets`]), then the
+//!    relations themselves, a slot per element ([`ragged`], with
+//!    [`sort_small`] where a slot's order is by id);
+//! 5. *tags*;
+//! 6. the child, from all its fields ([`RawTopology`],
+//!    [`Topology::from_raw`]).
+//!
+//! A parent for which a split cannot write every relation directly
+//! (non-manifold, say) gives its child faces and edges to
+//! [`Topology::from_edges`] or [`Topology::build`] instead, which derive the
+//! rest by counting sorts.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+use subla_algebra::par::{Par, even_ranges};
+
+use crate::error::{MeshError, Result, to_u32};
+use crate::topology::Topology;
+
+/// Every field of a [`Topology`], for a split that derives them directly
+/// ([`Topology::from_raw`]).
+///
+/// # Invariants
+/// The caller guarantees that the fields are those that
+/// [`Topology::from_edges`] would derive from `face_ptr`, `face_verts`,
+/// `edges` and `corner_edge`: the relations in their documented orders
+/// (uses of an edge and corners of a vertex in corner order, edges of a
+/// vertex in id order), edges as `[lo, hi]`, tags as
+/// [`crate::topology::edge_tag`] and [`crate::topology::vertex_tag`] define
+/// them. Nothing checks this; a topology made of other fields gives
+/// meaningless results (and may panic on an index out of range), as the
+/// splits' tests, which compare every split field for field with
+/// `from_edges`, would show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawTopology {
+    /// Number of vertices.
+    pub num_vertices: u32,
+    /// Face pointer array ([`Topology::face_ptr`]).
+    pub face_ptr: Vec<u32>,
+    /// Vertices of every corner ([`Topology::face_verts`]).
+    pub face_verts: Vec<u32>,
+    /// Face of every corner ([`Topology::corner_faces`]).
+    pub corner_face: Vec<u32>,
+    /// Outgoing edge of every corner ([`Topology::corner_edges`]).
+    pub corner_edge: Vec<u32>,
+    /// Edges as `[lo, hi]` ([`Topology::edges`]).
+    pub edges: Vec<[u32; 2]>,
+    /// Pointer array of the uses of each edge ([`Topology::edge_corner_ptr`]).
+    pub edge_corner_ptr: Vec<u32>,
+    /// Uses of each edge, in corner order ([`Topology::edge_corners`]).
+    pub edge_corners: Vec<u32>,
+    /// Tag bits of every edge ([`Topology::edge_tags`]).
+    pub edge_tags: Vec<u8>,
+    /// Pointer array of the corners of each vertex
+    /// ([`Topology::vertex_corner_ptr`]).
+    pub vertex_corner_ptr: Vec<u32>,
+    /// Corners of each vertex, in corner order ([`Topology::vertex_corners`]).
+    pub vertex_corners: Vec<u32>,
+    /// Pointer array of the edges of each vertex
+    /// ([`Topology::vertex_edge_ptr`]).
+    pub vertex_edge_ptr: Vec<u32>,
+    /// Edges of each vertex, in id order ([`Topology::vertex_edges_all`]).
+    pub vertex_edges: Vec<u32>,
+    /// Tag bits of every vertex ([`Topology::vertex_tags`]).
+    pub vertex_tags: Vec<u8>,
+}
+
+/// Whether a split of `t` runs its passes in parallel: under
+/// [`Par::Rayon`], from 2¹⁴ parent corners on.
+#[inline]
+pub fn in_parallel(t: &Topology, par: Par) -> bool {
+    par == Par::Rayon && t.num_corners() >= 1 << 14
+}
+
+/// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
+#[inline]
+pub fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    subla_algebra::par::collect(n, if parallel { Par::Rayon } else { Par::Seq }, f)
+}
+
+/// Runs `f(i, slot)` for items `0..n`, item `i` owning
+/// `out[off(i)..off(i + 1)]`, in parallel blocks of items when `parallel`.
+///
+/// # Panics
+/// If `off` is not non-decreasing from `off(0) == 0`, or `out` is shorter
+/// than `off(n)`.
+pub fn ragged<T: Send>(
+    out: &mut [T],
+    n: usize,
+    off: impl Fn(usize) -> usize + Sync,
+    parallel: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let blocks = if parallel { Par::Rayon.blocks(n + out.len(), 1 << 13) } else { 1 };
+    let ranges = even_ranges(n, blocks);
+    let mut pieces = Vec::with_capacity(ranges.len());
+    let mut rest = out;
+    let mut at = 0;
+    for r in &ranges {
+        let end = off(r.end);
+        let (head, tail) = rest.split_at_mut(end - at);
+        pieces.push(head);
+        rest = tail;
+        at = end;
+    }
+    let work = |(r, piece): (Range<usize>, &mut [T])| {
+        let base = off(r.start);
+        for i in r {
+            let (a, b) = (off(i) - base, off(i + 1) - base);
+            f(i, &mut piece[a..b]);
+        }
+    };
+    if ranges.len() > 1 {
+        ranges.into_par_iter().zip(pieces).for_each(work);
+    } else {
+        ranges.into_iter().zip(pieces).for_each(work);
+    }
+}
+
+/// Sorts a slot of at most a few entries (insertion sort, inlined: the
+/// standard sort's call costs more than the sort on such slices).
+#[inline]
+pub fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
+    for i in 1..s.len() {
+        let mut j = i;
+        while j > 0 && s[j - 1] > s[j] {
+            s.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// Exclusive prefix sum of `counts`, with the total appended (the caller
+/// has checked that the total fits in `u32`).
+pub fn offsets(counts: &[u32]) -> Vec<u32> {
+    let mut ptr = Vec::with_capacity(counts.len() + 1);
+    let mut acc = 0u32;
+    ptr.push(0);
+    for &n in counts {
+        acc += n;
+        ptr.push(acc);
+    }
+    ptr
+}
+
+/// The next corner of a triangle (corners `3f`, `3f + 1`, `3f + 2`).
+#[inline]
+pub fn next3(c: usize) -> usize {
+    if c % 3 == 2 { c - 2 } else { c + 1 }
+}
+
+/// The previous corner of a triangle.
+#[inline]
+pub fn prev3(c: usize) -> usize {
+    if c % 3 == 0 { c + 2 } else { c - 1 }
+}
+
+/// The child edge id of each parent edge end of a manifold topology,
+/// `halves[2e + j]`: the position of `e` in the edge list of its endpoint
+/// `j` (edge lists are in id order, so one binary search). This numbers
+/// the halves `(V_v, Ep_e)` by parent vertex, in the order of the vertex's
+/// incident edges, from 0.
+pub fn manifold_halves(t: &Topology, parallel: bool) -> Vec<u32> {
+    let (edges, vep, ves) = (t.edges(), t.vertex_edge_ptr(), t.vertex_edges_all());
+    collect(2 * t.num_edges(), parallel, |i| {
+        let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
+        let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
+        (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
+    })
+}
+
+/// `Ok` if the child's counts fit in `u32`.
+///
+/// # Errors
+/// [`MeshError::TooLarge`] naming the first count (vertices, corners,
+/// edges) that does not.
+pub fn check_counts([verts, corners, edges]: [usize; 3]) -> Result<()> {
+    to_u32(verts, "number of refined vertices")?;
+    to_u32(corners, "number of refined corners")?;
+    to_u32(edges, "number of refined edges")?;
+    Ok(())
+}
+
+/// `Ok` for a triangle-only `t` whose child counts (vertices, corners,
+/// edges) fit in `u32`.
+///
+/// # Errors
+/// [`MeshError::NotTriangle`] naming the first face that is not a
+/// triangle; then as [`check_counts`].
+pub fn check_triangle_child(t: &Topology, counts: [usize; 3]) -> Result<()> {
+    if !t.is_triangle_only() {
+        let f = (0..t.num_faces()).find(|&f| t.face_order(f) != 3).unwrap_or(0);
+        return Err(MeshError::NotTriangle { face: f, order: t.face_order(f) });
+    }
+    check_counts(counts)
+}
+
+/// Whether a triangle split can write every child relation of `t`
+/// directly: `t` is manifold and no two of its triangles share two edges.
+pub fn splits_triangles_directly(t: &Topology, par: Par) -> bool {
+    t.is_manifold() && !shares_two_edges(t, in_parallel(t, par))
+}
+
+/// True if two triangles of the triangle-only `t` share two edges (then
+/// the middle edges of a 1-to-4 split, and the flipped edges of a √3
+/// split, are not unique per vertex pair).
+pub fn shares_two_edges(t: &Topology, parallel: bool) -> bool {
+    let ce = t.corner_edges();
+    // The other face across the edge of corner `c`, if any.
+    let across = |c: usize| -> Option<u32> {
+        t.edge_corners(ce[c] as usize).iter().find(|&&u| u as usize / 3 != c / 3).map(|&u| u / 3)
+    };
+    let double = |f: usize| -> bool {
+        let [a, b, c] = [across(3 * f), across(3 * f + 1), across(3 * f + 2)];
+        (a.is_some() && (a == b || a == c)) || (b.is_some() && b == c)
+    };
+    if parallel {
+        (0..t.num_faces()).into_par_iter().with_min_len(1 << 12).any(double)
+    } else {
+        (0..t.num_faces()).any(double)
+    }
+}
