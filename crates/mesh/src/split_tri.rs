@@ -70,9 +70,9 @@ pub struct TriSplit {
 
 /// The child of a 1-to-4 triangle split known through its parent
 /// ([`Topology::tri_child`]): the numbering of the child's edges (as
-/// [`Topology::split_triangles`] gives it), from which the relations that
-/// refinement rules read are computed on the fly, with no child
-/// connectivity in memory. For the level below the finest, whose full
+/// [`Topology::split_triangles`] gives it), from which a scheme computes
+/// the relations its rules read on the fly (Loop's stencils, in its own
+/// crate), with no child connectivity in memory. For the level below the finest, whose full
 /// connectivity would be four times the parent's and is read only once.
 ///
 /// Every method takes the parent topology the child was made from
@@ -107,98 +107,23 @@ impl TriChild {
     }
 
     /// The two child edges of each parent edge, as [`TriSplit::halves`].
+    #[inline]
     pub fn halves(&self) -> &[u32] {
         &self.halves
     }
 
-    /// The neighbours of child vertex `v` (a parent vertex, `v <
-    /// t.num_vertices()`), in the order of the child's incident edges: the
-    /// edge points of `v`'s parent edges, in their order.
+    /// The middle edge `(Ep(ce[c]), Ep(ce[next(c)]))` of each parent corner
+    /// `c` (with `ce` the parent's corner edges): its child edge id.
     #[inline]
-    pub fn parent_vertex_neighbors<'a>(&self, t: &'a Topology, v: usize) -> impl Iterator<Item = u32> + 'a {
-        let nv = self.num_vertices;
-        t.vertex_edges(v).iter().map(move |&e| nv + e)
+    pub fn middle(&self) -> &[u32] {
+        &self.middle
     }
 
-    /// The neighbours of the edge point of parent edge `e` (child vertex
-    /// `t.num_vertices() + e`), in the order of the child's incident edges
-    /// (by edge id), and their count: the edge's two ends, then per use the
-    /// edge points of the use's other two edges.
+    /// The parent corner owning each middle edge, in id order: middle edge
+    /// `m` (child edge `2|e| + m`) is the middle edge of corner `owner()[m]`.
     #[inline]
-    pub fn edge_point_neighbors(&self, t: &Topology, e: usize) -> ([u32; 6], usize) {
-        let nv = self.num_vertices;
-        let (ce, [a, b]) = (t.corner_edges(), t.edge(e));
-        let mut pairs = [(0u32, 0u32); 6];
-        pairs[0] = (self.halves[2 * e], a);
-        pairs[1] = (self.halves[2 * e + 1], b);
-        let mut n = 2;
-        for &c in t.edge_corners(e).iter().take(2) {
-            let c = c as usize;
-            let p = prev3(c);
-            pairs[n] = (self.middle[c], nv + ce[next3(c)]);
-            pairs[n + 1] = (self.middle[p], nv + ce[p]);
-            n += 2;
-        }
-        // By edge id (unique): at most six entries.
-        sort_small(&mut pairs[..n]);
-        let mut out = [0u32; 6];
-        for (o, p) in out.iter_mut().zip(&pairs[..n]) {
-            *o = p.1;
-        }
-        (out, n)
-    }
-
-    /// The ends of child edge `k` (as the child's `edges()[k]`), and the
-    /// vertices opposite it in its (one or two) child triangles, in the
-    /// order of the edge's uses (the child's `edge_corners(k)`), with their
-    /// count.
-    pub fn edge_stencil(&self, t: &Topology, k: usize) -> ([u32; 2], [u32; 2], usize) {
-        let n_a = self.halves.len();
-        if k < n_a {
-            let e = t.vertex_edges_all()[k] as usize;
-            let [a, b] = t.edge(e);
-            // The parent vertex whose incident edge list holds position `k`.
-            let v = if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a };
-            self.half_stencil(t, v as usize, k)
-        } else {
-            self.middle_stencil(t, k - n_a)
-        }
-    }
-
-    /// [`TriChild::edge_stencil`] of half `k` of parent vertex `v`: `k` in
-    /// `t.vertex_edge_ptr()[v]..t.vertex_edge_ptr()[v + 1]`, the child edge
-    /// from `v` to the edge point of its `k`-th incident edge.
-    #[inline]
-    pub fn half_stencil(&self, t: &Topology, v: usize, k: usize) -> ([u32; 2], [u32; 2], usize) {
-        let nv = self.num_vertices;
-        let e = t.vertex_edges_all()[k] as usize;
-        let (fv, ce) = (t.face_verts(), t.corner_edges());
-        let mut out = [0u32; 2];
-        let mut n = 0;
-        // One use per triangle, in corner order (so their child corners are
-        // in order too). In the child triangle at `v`, the vertex opposite
-        // the half is the edge point of the face's other edge at `v`: the
-        // edge before a corner leaving `v`, the edge after one arriving.
-        for &c in t.edge_corners(e).iter().take(2) {
-            let c = c as usize;
-            let other = if fv[c] as usize == v { ce[prev3(c)] } else { ce[next3(c)] };
-            out[n] = nv + other;
-            n += 1;
-        }
-        ([v as u32, nv + e as u32], out, n)
-    }
-
-    /// [`TriChild::edge_stencil`] of middle edge `m` (child edge
-    /// `2|e| + m`): between the edge points of its owner corner's edge and
-    /// the next, used by the corner triangle of the vertex between those
-    /// edges and by the middle triangle, in that order.
-    #[inline]
-    pub fn middle_stencil(&self, t: &Topology, m: usize) -> ([u32; 2], [u32; 2], usize) {
-        let nv = self.num_vertices;
-        let c = self.owner[m] as usize;
-        let (fv, ce) = (t.face_verts(), t.corner_edges());
-        let (a, b) = (ce[c], ce[next3(c)]);
-        ([nv + a.min(b), nv + a.max(b)], [fv[next3(c)], nv + ce[prev3(c)]], 2)
+    pub fn owner(&self) -> &[u32] {
+        &self.owner
     }
 
     /// The faces of the 1-to-4 split of the child, as
@@ -804,8 +729,11 @@ mod proptests {
         }
     }
 
-    /// Every relation [`TriChild`] computes equals the full child's, and
-    /// the split of the child's faces equals the full child's split.
+    /// The counts of [`TriChild`] are the full child's, the split of the
+    /// child's faces equals the full child's split, and a split from the
+    /// numbering equals a split that numbers the edges itself. (What a
+    /// scheme computes from the numbering, Loop's stencils, is checked in
+    /// its crate.)
     fn check_lean(t: &Topology) {
         let full = t.split_triangles(Par::Seq).expect("split").topology;
         for par in [Par::Seq, Par::Rayon] {
@@ -814,21 +742,12 @@ mod proptests {
                 (lean.num_vertices(), lean.num_edges(), lean.num_faces()),
                 (full.num_vertices(), full.num_edges(), full.num_faces())
             );
-            for v in 0..t.num_vertices() {
-                let got: Vec<u32> = lean.parent_vertex_neighbors(t, v).collect();
-                assert_eq!(got, full.vertex_neighbors(v).collect::<Vec<_>>(), "vertex {v}");
-            }
-            for e in 0..t.num_edges() {
-                let (got, n) = lean.edge_point_neighbors(t, e);
-                let v = t.num_vertices() + e;
-                assert_eq!(&got[..n], full.vertex_neighbors(v).collect::<Vec<_>>(), "edge point {e}");
-            }
-            let (fv, edges) = (full.face_verts(), full.edges());
-            for (k, &want_ends) in edges.iter().enumerate() {
-                let (ends, got, n) = lean.edge_stencil(t, k);
-                assert_eq!(ends, want_ends, "child edge {k}");
-                let want: Vec<u32> = full.edge_corners(k).iter().map(|&c| fv[prev3(c as usize)]).collect();
-                assert_eq!(&got[..n], want, "child edge {k}");
+            let (ne, ce) = (t.num_edges(), t.corner_edges());
+            for (m, &c) in lean.owner().iter().enumerate() {
+                let c = c as usize;
+                assert_eq!(lean.middle()[c] as usize, 2 * ne + m, "middle edge {m}");
+                let (x, y) = (ce[c] + t.num_vertices() as u32, ce[next3(c)] + t.num_vertices() as u32);
+                assert_eq!(full.edge(2 * ne + m), [x.min(y), x.max(y)], "middle edge {m}");
             }
             assert_eq!(lean.split_faces(t, par), full.split_triangle_faces(Par::Seq).expect("split"));
             let from = t.split_triangles_from(lean, par).expect("split");
