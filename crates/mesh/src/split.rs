@@ -9,16 +9,32 @@
 //!
 //! 1. *counting*: the child's counts must fit in `u32`
 //!    ([`check_counts`], [`check_triangle_child`]);
-//! 2. *edge numbering of the child*: the scheme's own (the halves of the
-//!    parent's edges: [`manifold_halves`]);
-//! 3. *child faces*, one fixed-size piece per parent element ([`ragged`]);
+//! 2. *edge numbering of the child*: the scheme's own, with the halves of
+//!    the parent's edges where it halves them ([`manifold_halves`],
+//!    [`halves_by_vertex`], [`general_halves`]);
+//! 3. *child faces*: the same number of children per parent element
+//!    ([`face_ptr`], [`corner_faces`], and [`fixed_slots`] for their
+//!    vertices and corner edges);
 //! 4. *offsets* of the ragged relations — uses of each edge, corners and
-//!    edges of each vertex — from their counts ([`offsets`]), then the
-//!    relations themselves, a slot per element ([`ragged`], with
+//!    edges of each vertex — from their counts or in closed form
+//!    ([`offsets`]), then the relations themselves, a slot per element
+//!    ([`relation`], [`relation_by_ptr`], [`halved_edge_uses`], with
 //!    [`sort_small`] where a slot's order is by id);
-//! 5. *tags*;
+//! 5. *tags* ([`halved_edge_tags`], [`child_vertex_tags`]);
 //! 6. the child, from all its fields ([`RawTopology`],
 //!    [`Topology::from_raw`]).
+//!
+//! # Halving splits
+//! The quad split and the 1-to-4 triangle split *halve* every parent edge
+//! and add one interior edge per parent corner. Their children share a
+//! layout, which [`halves_by_vertex`], [`general_halves`],
+//! [`halved_edge_uses`] and [`halved_edge_tags`] write:
+//!
+//! ```text
+//!   vertices   parent vertices | face points (quads) | edge points
+//!   edges      halves (V_v, Ep_e), by parent vertex  | one per parent corner
+//!              in the order of v's edges: 2|e|       | (each used twice)
+//! ```
 //!
 //! A parent for which a split cannot write every relation directly
 //! (non-manifold, say) gives its child faces and edges to
@@ -28,10 +44,11 @@
 use std::ops::Range;
 
 use rayon::prelude::*;
+use subla_algebra::mem::{Zeroable, zeroed_vec};
 use subla_algebra::par::{Par, even_ranges};
 
 use crate::error::{MeshError, Result, to_u32};
-use crate::topology::Topology;
+use crate::topology::{Topology, edge_tag, vertex_tag};
 
 /// Every field of a [`Topology`], for a split that derives them directly
 /// ([`Topology::from_raw`]).
@@ -235,4 +252,209 @@ pub fn shares_two_edges(t: &Topology, parallel: bool) -> bool {
     } else {
         (0..t.num_faces()).any(double)
     }
+}
+
+/// `W` entries per item for items `0..n`, written by `f(i, slot)`: the
+/// child faces (vertices, corner edges) of a split that gives every parent
+/// element the same number of children.
+#[inline]
+pub fn fixed_slots<T: Zeroable + Send, const W: usize>(
+    n: usize,
+    parallel: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> Vec<T> {
+    let mut out = zeroed_vec::<T>(W * n);
+    ragged(&mut out, n, |i| W * i, parallel, f);
+    out
+}
+
+/// The face pointer array of `n` faces of `N` corners each.
+#[inline]
+pub fn face_ptr<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
+    collect(n + 1, parallel, |f| (N * f) as u32)
+}
+
+/// The face of every corner of `n` faces of `N` corners each.
+#[inline]
+pub fn corner_faces<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
+    collect(N * n, parallel, |c| (c / N) as u32)
+}
+
+/// A ragged relation of items `0..n`, item `i` owning the slot
+/// `off(i)..off(i + 1)` (`off` non-decreasing from `off(0) == 0`, in
+/// closed form), written by `f(i, slot)`: its pointer array and entries.
+pub fn relation<T: Zeroable + Send>(
+    n: usize,
+    off: impl Fn(usize) -> usize + Sync,
+    parallel: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> (Vec<u32>, Vec<T>) {
+    let ptr = collect(n + 1, parallel, |i| off(i) as u32);
+    let mut items = zeroed_vec::<T>(off(n));
+    ragged(&mut items, n, off, parallel, f);
+    (ptr, items)
+}
+
+/// The entries of a ragged relation whose pointer array `ptr` is known
+/// (from counts, by [`offsets`]), written by `f(i, slot)`.
+pub fn relation_by_ptr<T: Zeroable + Send>(ptr: &[u32], parallel: bool, f: impl Fn(usize, &mut [T]) + Sync) -> Vec<T> {
+    let n = ptr.len() - 1;
+    let mut items = zeroed_vec::<T>(ptr[n] as usize);
+    ragged(&mut items, n, |i| ptr[i] as usize, parallel, f);
+    items
+}
+
+/// The parent vertex of half `k` of a manifold `t` (the `k`-th entry of
+/// the vertex edge lists, [`Topology::vertex_edges_all`]): the lists are
+/// in vertex order, so the end of the edge whose list holds position `k`.
+#[inline]
+pub fn half_vertex(t: &Topology, k: usize) -> u32 {
+    let [a, b] = t.edge(t.vertex_edges_all()[k] as usize);
+    if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a }
+}
+
+/// The child edge of parent edge `e` at its end `v`, from the halves of a
+/// halving split: a degenerate edge (`v` to itself) gives its first half to
+/// the corner leaving along it, its second to the one `arriving`.
+#[inline]
+pub fn half_at(t: &Topology, halves: &[u32], e: u32, v: u32, arriving: bool) -> u32 {
+    let [a, b] = t.edge(e as usize);
+    let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
+    halves[2 * e as usize + j]
+}
+
+/// Writes the halves `(V_v, Ep_e)` of a manifold `t` into `out` (of
+/// `2|e|` entries), by parent vertex in the order of its edges
+/// ([`manifold_halves`] numbers them so); the edge point of edge `e` is
+/// child vertex `edge_points + e`.
+pub fn halves_by_vertex(t: &Topology, edge_points: u32, out: &mut [[u32; 2]], parallel: bool) {
+    let (vep, ves) = (t.vertex_edge_ptr(), t.vertex_edges_all());
+    ragged(
+        out,
+        t.num_vertices(),
+        |v| vep[v] as usize,
+        parallel,
+        |v, slot| {
+            let s = vep[v] as usize;
+            for (k, out) in slot.iter_mut().enumerate() {
+                *out = [v as u32, edge_points + ves[s + k]];
+            }
+        },
+    );
+}
+
+/// The halves of any `t`, numbered as [`manifold_halves`] numbers them
+/// where `t` is manifold (a degenerate edge, listed once at its vertex,
+/// has two halves in turn), and written into `out` (of `2|e|` entries) as
+/// [`halves_by_vertex`] writes them: returns `halves[2e + j]`, the child
+/// edge of parent edge `e` at its end `j`.
+pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]], parallel: bool) -> Vec<u32> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    let (nv, ne) = (t.num_vertices(), t.num_edges());
+    let edges = t.edges();
+    let degenerate = |e: u32| edges[e as usize][0] == edges[e as usize][1];
+    // Halves grouped by their parent-vertex end, in the order of the
+    // vertex's incident edges (a degenerate edge, listed once, counts 2).
+    let mut a_ptr = Vec::with_capacity(nv + 1);
+    a_ptr.push(0u32);
+    let mut acc = 0u32;
+    for v in 0..nv {
+        for &e in t.vertex_edges(v) {
+            acc += if degenerate(e) { 2 } else { 1 };
+        }
+        a_ptr.push(acc);
+    }
+    debug_assert_eq!(acc as usize, 2 * ne, "every edge has two halves");
+    let half_id: Vec<AtomicU32> = (0..2 * ne).map(|_| AtomicU32::new(u32::MAX)).collect();
+    ragged(
+        out,
+        nv,
+        |v| a_ptr[v] as usize,
+        parallel,
+        |v, slot| {
+            let mut k = 0;
+            for &e in t.vertex_edges(v) {
+                let ends = edges[e as usize];
+                for (j, &end) in ends.iter().enumerate() {
+                    if end as usize == v {
+                        half_id[2 * e as usize + j].store(a_ptr[v] + k as u32, Ordering::Relaxed);
+                        slot[k] = [v as u32, edge_points + e];
+                        k += 1;
+                    }
+                }
+            }
+        },
+    );
+    half_id.into_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// The uses of the child edges of a halving split of a manifold `t` with
+/// `new` edges after the halves, each used twice: the pointer array and
+/// the uses, those of the halves written — the use of the half of edge `e`
+/// at `v` by parent use `c` is the child corner `child_use(c, leaving)`
+/// (`leaving`: `c` is at `v`, its edge leaves `v`), sorted — and those of
+/// the new edges (from `edge_corner_ptr[2|e|]` on) left to the caller.
+pub fn halved_edge_uses(
+    t: &Topology,
+    new: usize,
+    parallel: bool,
+    child_use: impl Fn(usize, bool) -> u32 + Sync,
+) -> (Vec<u32>, Vec<u32>) {
+    let n_a = 2 * t.num_edges();
+    let (ves, ecp, fv) = (t.vertex_edges_all(), t.edge_corner_ptr(), t.face_verts());
+    // A half has the uses of its parent edge.
+    let mut edge_corner_ptr = Vec::with_capacity(n_a + new + 1);
+    let mut acc = 0u32;
+    edge_corner_ptr.push(0);
+    for &e in ves {
+        acc += ecp[e as usize + 1] - ecp[e as usize];
+        edge_corner_ptr.push(acc);
+    }
+    let total_a = acc as usize;
+    edge_corner_ptr.extend((1..=new as u32).map(|i| acc + 2 * i));
+    let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * new);
+    ragged(
+        &mut edge_corners[..total_a],
+        n_a,
+        |k| edge_corner_ptr[k] as usize,
+        parallel,
+        |k, slot| {
+            let v = half_vertex(t, k);
+            for (out, &c) in slot.iter_mut().zip(t.edge_corners(ves[k] as usize)) {
+                let c = c as usize;
+                *out = child_use(c, fv[c] == v);
+            }
+            sort_small(slot);
+        },
+    );
+    (edge_corner_ptr, edge_corners)
+}
+
+/// The edge tags of a halving split's manifold child with `new` edges after
+/// the halves: a half has its parent edge's boundary bit, a new edge
+/// (interior) none.
+pub fn halved_edge_tags(t: &Topology, new: usize, parallel: bool) -> Vec<u8> {
+    let n_a = 2 * t.num_edges();
+    let (ptags, ves) = (t.edge_tags(), t.vertex_edges_all());
+    collect(n_a + new, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 })
+}
+
+/// The vertex tags of a manifold `t`'s manifold child of `n` vertices,
+/// the parent's first: a parent vertex keeps its tags; the edge point of
+/// parent edge `e`, child vertex `p + e` where `edge_points` is `Some(p)`,
+/// is on the boundary with its edge; every other child vertex is
+/// untagged.
+pub fn child_vertex_tags(t: &Topology, n: usize, edge_points: Option<usize>, parallel: bool) -> Vec<u8> {
+    let (nv, vtags, etags) = (t.num_vertices(), t.vertex_tags(), t.edge_tags());
+    let ep = edge_points.unwrap_or(n);
+    collect(n, parallel, |i| {
+        if i < nv {
+            vtags[i]
+        } else if i >= ep && etags[i - ep] & edge_tag::BOUNDARY != 0 {
+            vertex_tag::BOUNDARY
+        } else {
+            0
+        }
+    })
 }

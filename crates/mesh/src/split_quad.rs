@@ -28,15 +28,19 @@
 //! and edges of each vertex, tags) is written directly from the parent's —
 //! no sorting, no search beyond a binary search per edge end, one pass per
 //! output array, in parallel under [`Par::Rayon`] with the same result for
-//! any thread count. A non-manifold parent goes through
-//! [`Topology::from_edges`], which derives the relations by counting sorts.
+//! any thread count (the phases of a halving split, [`crate::split`]). A
+//! non-manifold parent goes through [`Topology::from_edges`], which
+//! derives the relations by counting sorts.
 
 use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::Par;
 
-use crate::error::{Result, to_u32};
-use crate::split::{RawTopology, collect, in_parallel, manifold_halves, ragged, sort_small};
-use crate::topology::{Topology, edge_tag, vertex_tag};
+use crate::error::Result;
+use crate::split::{
+    RawTopology, check_counts, child_vertex_tags, corner_faces, face_ptr, fixed_slots, general_halves, half_at,
+    halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_halves, ragged, relation, sort_small,
+};
+use crate::topology::Topology;
 
 /// The child of [`Topology::split_quads`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,10 +63,15 @@ impl Topology {
     /// (vertices, corners, edges) does not fit in `u32`.
     pub fn split_quads(&self, par: Par) -> Result<QuadSplit> {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        to_u32(nv + nf + ne, "number of refined vertices")?;
-        to_u32(4 * nc, "number of refined corners")?;
-        to_u32(2 * ne + nc, "number of refined edges")?;
+        check_counts([nv + nf + ne, 4 * nc, 2 * ne + nc])?;
         if self.is_manifold() { Ok(self.split_manifold(par)) } else { self.split_general(par) }
+    }
+
+    /// The faces of [`Topology::split_quads`] alone (see the
+    /// [module docs](crate::split_quad)), as a flat `4 × corners` vertex list:
+    /// for a finest level that only needs its faces.
+    pub fn split_faces(&self, par: Par) -> Vec<u32> {
+        self.child_face_verts(in_parallel(self, par))
     }
 
     /// The interior child edge ids (`(Fp_f, Ep_e)`, one per parent corner):
@@ -98,11 +107,24 @@ impl Topology {
         interior
     }
 
-    /// The faces of [`Topology::split_quads`] alone (see the
-    /// [module docs](crate::split_quad)), as a flat `4 × corners` vertex list:
-    /// for a finest level that only needs its faces.
-    pub fn split_faces(&self, par: Par) -> Vec<u32> {
-        self.child_face_verts(in_parallel(self, par))
+    /// Writes the interior edges `(Fp_f, Ep_e)` into `out` (the child edges
+    /// after the halves), face by face.
+    fn interior_edge_ends(&self, interior: &[u32], out: &mut [[u32; 2]], parallel: bool) {
+        let (nv, nf) = (self.num_vertices() as u32, self.num_faces());
+        let (base_e, n_a) = (nv + nf as u32, 2 * self.num_edges());
+        let (fptr, ce) = (self.face_ptr(), self.corner_edges());
+        ragged(
+            out,
+            nf,
+            |f| fptr[f] as usize,
+            parallel,
+            |f, slot| {
+                let s = fptr[f] as usize;
+                for c in s..fptr[f + 1] as usize {
+                    slot[interior[c] as usize - n_a - s] = [nv + f as u32, base_e + ce[c]];
+                }
+            },
+        );
     }
 
     /// The child faces as a flat `4 × corners` vertex list.
@@ -110,115 +132,59 @@ impl Topology {
         let nv = self.num_vertices() as u32;
         let base_e = nv + self.num_faces() as u32;
         let (fv, cf, ce) = (self.face_verts(), self.corner_faces(), self.corner_edges());
-        let mut out = zeroed_vec::<u32>(4 * self.num_corners());
-        let child = |c: usize, q: &mut [u32]| {
+        fixed_slots::<_, 4>(self.num_corners(), parallel, |c, q| {
             let p = self.prev_corner(c);
             q[0] = fv[c];
             q[1] = base_e + ce[c];
             q[2] = nv + cf[c];
             q[3] = base_e + ce[p];
-        };
-        ragged(&mut out, self.num_corners(), |c| 4 * c, parallel, child);
-        out
+        })
+    }
+
+    /// The child corner edges as a flat `4 × corners` list, from the halves
+    /// and the interior edges.
+    fn child_corner_edges(&self, halves: &[u32], interior: &[u32], parallel: bool) -> Vec<u32> {
+        let (fv, ce) = (self.face_verts(), self.corner_edges());
+        fixed_slots::<_, 4>(self.num_corners(), parallel, |c, q| {
+            let p = self.prev_corner(c);
+            q[0] = half_at(self, halves, ce[c], fv[c], false);
+            q[1] = interior[c];
+            q[2] = interior[p];
+            q[3] = half_at(self, halves, ce[p], fv[c], true);
+        })
     }
 
     /// The split of a manifold topology, every relation written directly.
     fn split_manifold(&self, par: Par) -> QuadSplit {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
         let parallel = in_parallel(self, par);
-        let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
-        let n_a = 2 * ne;
-        let edges = self.edges();
-        let (fptr, fv, ce) = (self.face_ptr(), self.face_verts(), self.corner_edges());
-        let vep = self.vertex_edge_ptr();
-        let ves = &self.vertex_edges_all();
-        let ecp = self.edge_corner_ptr();
+        let (nvc, n_a) = (nv + nf + ne, 2 * ne);
+        let fptr = self.face_ptr();
+        let (vep, ecp) = (self.vertex_edge_ptr(), self.edge_corner_ptr());
         let uses = |e: usize| self.edge_corners(e);
 
+        // Edge numbering: halves by vertex, then interior edges by face.
         let halves = manifold_halves(self, parallel);
         let interior = self.interior_edges(parallel);
-
-        // Child edges: halves by vertex, then interior edges by face.
         let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        ragged(
-            block_a,
-            nv,
-            |v| vep[v] as usize,
-            parallel,
-            |v, slot| {
-                let s = vep[v] as usize;
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = [v as u32, base_e + ves[s + k]];
-                }
-            },
-        );
-        ragged(
-            block_b,
-            nf,
-            |f| fptr[f] as usize,
-            parallel,
-            |f, slot| {
-                let s = fptr[f] as usize;
-                for c in s..fptr[f + 1] as usize {
-                    slot[interior[c] as usize - n_a - s] = [base_f + f as u32, base_e + ce[c]];
-                }
-            },
-        );
+        halves_by_vertex(self, (nv + nf) as u32, block_a, parallel);
+        self.interior_edge_ends(&interior, block_b, parallel);
 
-        // The half of edge `e` at its endpoint `v`.
-        let half = |e: u32, v: u32| halves[2 * e as usize + usize::from(edges[e as usize][0] != v)];
+        // Child faces.
         let face_verts = self.child_face_verts(parallel);
-        let mut corner_edge = zeroed_vec::<u32>(4 * nc);
-        ragged(
-            &mut corner_edge,
-            nc,
-            |c| 4 * c,
-            parallel,
-            |c, q| {
-                let p = self.prev_corner(c);
-                q[0] = half(ce[c], fv[c]);
-                q[1] = interior[c];
-                q[2] = interior[p];
-                q[3] = half(ce[p], fv[c]);
-            },
-        );
-        let corner_face = collect(4 * nc, parallel, |c| (c / 4) as u32);
-        let face_ptr = collect(nc + 1, parallel, |f| 4 * f as u32);
+        let corner_edge = self.child_corner_edges(&halves, &interior, parallel);
 
         // Uses of each child edge, in corner order: a half of `e` at `v` is
         // used by corner 4c of a use c leaving `v` and by corner
         // 4·next(c) + 3 of a use arriving at `v`; the interior edge of
         // corner c by corners 4c + 1 and 4·next(c) + 2.
-        let mut edge_corner_ptr = Vec::with_capacity(n_a + nc + 1);
-        let mut acc = 0u32;
-        edge_corner_ptr.push(0);
-        for &e in ves.iter() {
-            acc += ecp[e as usize + 1] - ecp[e as usize];
-            edge_corner_ptr.push(acc);
-        }
-        let total_a = acc as usize;
-        edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
-        let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * nc);
-        let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
+        let (edge_corner_ptr, mut edge_corners) = halved_edge_uses(self, nc, parallel, |c, leaving| {
+            if leaving { 4 * c as u32 } else { 4 * self.next_corner(c) as u32 + 3 }
+        });
+        let total_a = edge_corner_ptr[n_a] as usize;
         ragged(
-            uses_a,
-            n_a,
-            |k| edge_corner_ptr[k] as usize,
-            parallel,
-            |k, slot| {
-                // Vertex of block-A position k: the edge lists are in vertex order.
-                let e = ves[k] as usize;
-                let v = edges[e][usize::from(vep[edges[e][0] as usize + 1] as usize <= k)];
-                for (out, &c) in slot.iter_mut().zip(uses(e)) {
-                    let c = c as usize;
-                    *out = if fv[c] == v { 4 * c as u32 } else { 4 * self.next_corner(c) as u32 + 3 };
-                }
-                sort_small(slot);
-            },
-        );
-        ragged(
-            uses_b,
+            &mut edge_corners[total_a..],
             nf,
             |f| 2 * fptr[f] as usize,
             parallel,
@@ -233,8 +199,8 @@ impl Topology {
             },
         );
 
-        // Corners and edges of each child vertex.
-        let nvc = nv + nf + ne;
+        // Corners and edges of each child vertex: parent vertices, face
+        // points, edge points.
         let vcp = self.vertex_corner_ptr();
         let vc_off = |i: usize| -> usize {
             if i < nv {
@@ -247,9 +213,7 @@ impl Topology {
                 4 * nc
             }
         };
-        let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
-        let mut vertex_corners = zeroed_vec::<u32>(4 * nc);
-        ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
+        let (vertex_corner_ptr, vertex_corners) = relation(nvc, vc_off, parallel, |i, slot| {
             if i < nv {
                 for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
                     *out = 4 * c;
@@ -279,9 +243,7 @@ impl Topology {
                 2 * (n_a + nc)
             }
         };
-        let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
-        let mut vertex_edges = zeroed_vec::<u32>(2 * (n_a + nc));
-        ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
+        let (vertex_edge_ptr, vertex_edges) = relation(nvc, ve_off, parallel, |i, slot| {
             if i < nv {
                 for (k, out) in slot.iter_mut().enumerate() {
                     *out = vep[i] + k as u32;
@@ -302,39 +264,22 @@ impl Topology {
             }
         });
 
-        // Tags: a manifold parent has a manifold child; halves and edge
-        // points inherit the parent edge's boundary bit, parent vertices
-        // keep theirs.
-        let ptags = self.edge_tags();
-        let edge_tags =
-            collect(n_a + nc, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 });
-        let vtags = self.vertex_tags();
-        let vertex_tags = collect(nvc, parallel, |i| {
-            if i < nv {
-                vtags[i]
-            } else if i < nv + nf {
-                0
-            } else if ptags[i - nv - nf] & edge_tag::BOUNDARY != 0 {
-                vertex_tag::BOUNDARY
-            } else {
-                0
-            }
-        });
+        // Tags: a manifold parent has a manifold child.
         let topology = Topology::from_raw(RawTopology {
             num_vertices: nvc as u32,
-            face_ptr,
+            face_ptr: face_ptr::<4>(nc, parallel),
             face_verts,
-            corner_face,
+            corner_face: corner_faces::<4>(nc, parallel),
             corner_edge,
             edges: child_edges,
             edge_corner_ptr,
             edge_corners,
-            edge_tags,
+            edge_tags: halved_edge_tags(self, nc, parallel),
             vertex_corner_ptr,
             vertex_corners,
             vertex_edge_ptr,
             vertex_edges,
-            vertex_tags,
+            vertex_tags: child_vertex_tags(self, nvc, Some(nv + nf), parallel),
         });
         QuadSplit { topology, halves }
     }
@@ -342,88 +287,17 @@ impl Topology {
     /// The split of any topology: child edges and corner edges written
     /// directly, everything else derived by [`Topology::from_edges`].
     fn split_general(&self, par: Par) -> Result<QuadSplit> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
         let parallel = in_parallel(self, par);
-        let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
-        let edges = self.edges();
-        let degenerate = |e: u32| edges[e as usize][0] == edges[e as usize][1];
-        // Halves grouped by their parent-vertex end, in the order of the
-        // vertex's incident edges (a degenerate edge, listed once, counts 2).
-        let mut a_ptr = Vec::with_capacity(nv + 1);
-        a_ptr.push(0u32);
-        let mut acc = 0u32;
-        for v in 0..nv {
-            for &e in self.vertex_edges(v) {
-                acc += if degenerate(e) { 2 } else { 1 };
-            }
-            a_ptr.push(acc);
-        }
-        let n_a = acc as usize;
-        let half_id: Vec<AtomicU32> = (0..2 * ne).map(|_| AtomicU32::new(u32::MAX)).collect();
+        let n_a = 2 * ne;
         let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        ragged(
-            block_a,
-            nv,
-            |v| a_ptr[v] as usize,
-            parallel,
-            |v, slot| {
-                let mut k = 0;
-                for &e in self.vertex_edges(v) {
-                    let ends = edges[e as usize];
-                    for (j, &end) in ends.iter().enumerate() {
-                        if end as usize == v {
-                            half_id[2 * e as usize + j].store(a_ptr[v] + k as u32, Ordering::Relaxed);
-                            slot[k] = [v as u32, base_e + e];
-                            k += 1;
-                        }
-                    }
-                }
-            },
-        );
-        let halves: Vec<u32> = half_id.into_iter().map(AtomicU32::into_inner).collect();
-        debug_assert_eq!(n_a, 2 * ne, "every edge has two halves");
+        let halves = general_halves(self, (nv + nf) as u32, block_a, parallel);
         let interior = self.interior_edges(parallel);
-        let (fptr, fv, ce) = (self.face_ptr(), self.face_verts(), self.corner_edges());
-        ragged(
-            block_b,
-            nf,
-            |f| fptr[f] as usize,
-            parallel,
-            |f, slot| {
-                let s = fptr[f] as usize;
-                for c in s..fptr[f + 1] as usize {
-                    slot[interior[c] as usize - n_a - s] = [base_f + f as u32, base_e + ce[c]];
-                }
-            },
-        );
+        self.interior_edge_ends(&interior, block_b, parallel);
         let face_verts = self.child_face_verts(parallel);
-        let mut corner_edge = zeroed_vec::<u32>(4 * nc);
-        ragged(
-            &mut corner_edge,
-            nc,
-            |c| 4 * c,
-            parallel,
-            |c, q| {
-                let p = self.prev_corner(c);
-                let v = fv[c];
-                // The half of edge `e` at `v`; a degenerate edge gives its first
-                // half to the corner leaving along it, its second to the one
-                // arriving.
-                let half = |e: u32, arriving: bool| -> u32 {
-                    let [a, b] = edges[e as usize];
-                    let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
-                    halves[2 * e as usize + j]
-                };
-                q[0] = half(ce[c], false);
-                q[1] = interior[c];
-                q[2] = interior[p];
-                q[3] = half(ce[p], true);
-            },
-        );
-        let ptr: Vec<u32> = (0..=nc as u32).map(|i| 4 * i).collect();
+        let corner_edge = self.child_corner_edges(&halves, &interior, parallel);
+        let ptr = face_ptr::<4>(nc, parallel);
         let topology = Topology::from_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(QuadSplit { topology, halves })
     }

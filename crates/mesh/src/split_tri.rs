@@ -43,8 +43,9 @@
 //! tags) is written directly from the parent's: no sorting beyond a few
 //! entries per slot, one binary search per edge end, one pass per output
 //! array, in parallel under [`Par::Rayon`] with the same result for any
-//! thread count. Any other parent goes through [`Topology::from_edges`],
-//! which derives the relations by counting sorts.
+//! thread count (the phases of a halving split, [`crate::split`]). Any
+//! other parent goes through [`Topology::from_edges`], which derives the
+//! relations by counting sorts.
 
 use rayon::prelude::*;
 use subla_algebra::mem::zeroed_vec;
@@ -52,9 +53,11 @@ use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 
 use crate::error::{Result, to_u32};
 use crate::split::{
-    RawTopology, check_triangle_child, collect, in_parallel, manifold_halves, next3, prev3, ragged, sort_small,
+    RawTopology, check_triangle_child, child_vertex_tags, collect, corner_faces, face_ptr, fixed_slots, general_halves,
+    half_at, halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_halves, next3, prev3, ragged,
+    relation, sort_small,
 };
-use crate::topology::{Topology, edge_tag, vertex_tag};
+use crate::topology::Topology;
 
 /// The child of [`Topology::split_triangles`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,49 +133,55 @@ impl TriChild {
     /// [`Topology::split_triangle_faces`] of the child's full topology
     /// gives them: sixteen triangles (48 vertices) per parent triangle.
     pub fn split_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
-        let nv2 = self.num_vertices() as u32;
-        let (edges, fv, ce) = (t.edges(), t.face_verts(), t.corner_edges());
-        let half = |e: u32, v: u32| -> u32 {
-            let [a, _] = edges[e as usize];
-            self.halves[2 * e as usize + usize::from(a != v)]
-        };
-        let mut out = zeroed_vec::<u32>(48 * t.num_faces());
-        ragged(
-            &mut out,
-            t.num_faces(),
-            |f| 48 * f,
-            in_parallel(t, par),
-            |f, q| {
-                let c = 3 * f;
-                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-                let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
-                let (i0, i1, i2) = (self.middle[c], self.middle[c + 1], self.middle[c + 2]);
-                let nv = self.num_vertices;
-                let verts =
-                    [v0, nv + e0, nv + e2, nv + e0, v1, nv + e1, nv + e2, nv + e1, v2, nv + e1, nv + e2, nv + e0];
-                let edges = [
-                    half(e0, v0),
-                    i2,
-                    half(e2, v0),
-                    half(e0, v1),
-                    half(e1, v1),
-                    i0,
-                    i1,
-                    half(e1, v2),
-                    half(e2, v2),
-                    i1,
-                    i2,
-                    i0,
-                ];
-                for (k, out) in q.chunks_exact_mut(12).enumerate() {
-                    let (a, b, c) = (verts[3 * k], verts[3 * k + 1], verts[3 * k + 2]);
-                    let (x, y, z) = (nv2 + edges[3 * k], nv2 + edges[3 * k + 1], nv2 + edges[3 * k + 2]);
-                    out.copy_from_slice(&[a, x, z, x, b, y, z, y, c, y, z, x]);
-                }
-            },
-        );
-        out
+        let (nv, nv2) = (self.num_vertices, self.num_vertices() as u32);
+        let (fv, ce) = (t.face_verts(), t.corner_edges());
+        fixed_slots::<_, 48>(t.num_faces(), in_parallel(t, par), |f, q| {
+            let c = 3 * f;
+            let verts = children([fv[c], fv[c + 1], fv[c + 2]], [nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]]);
+            let edges = children_corner_edges(t, &self.halves, &self.middle, f);
+            // Each child's own four children: its corners, and the edge
+            // points of its corners' edges.
+            for (k, out) in q.chunks_exact_mut(12).enumerate() {
+                let v = [verts[3 * k], verts[3 * k + 1], verts[3 * k + 2]];
+                let e = [nv2 + edges[3 * k], nv2 + edges[3 * k + 1], nv2 + edges[3 * k + 2]];
+                out.copy_from_slice(&children(v, e));
+            }
+        })
     }
+}
+
+/// The vertices of the four children of a triangle with vertices `v` and
+/// the edge points `e` of its edges (`eₖ` on the edge from `vₖ` to
+/// `vₖ₊₁`), in the order of the [module docs](self).
+#[inline]
+fn children([v0, v1, v2]: [u32; 3], [e0, e1, e2]: [u32; 3]) -> [u32; 12] {
+    [v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]
+}
+
+/// The corner edges of the four children of parent triangle `f` of `t`,
+/// from the halves and the middle edge of each parent corner.
+#[inline]
+fn children_corner_edges(t: &Topology, halves: &[u32], middle: &[u32], f: usize) -> [u32; 12] {
+    let (fv, ce) = (t.face_verts(), t.corner_edges());
+    let c = 3 * f;
+    let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
+    let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
+    let (i0, i1, i2) = (middle[c], middle[c + 1], middle[c + 2]);
+    let half = |e: u32, v: u32, arriving: bool| half_at(t, halves, e, v, arriving);
+    [
+        half(e0, v0, false),
+        i2,
+        half(e2, v0, true),
+        half(e0, v1, true),
+        half(e1, v1, false),
+        i0,
+        i1,
+        half(e1, v2, true),
+        half(e2, v2, false),
+        i1,
+        i2,
+        i0,
+    ]
 }
 
 /// No edge.
@@ -187,14 +196,24 @@ const MIDDLE_USES: [[usize; 2]; 3] = [[5, 11], [6, 9], [1, 10]];
 /// The three child corners at the edge point `Eₖ`.
 const EDGE_POINT_CORNERS: [[usize; 3]; 3] = [[1, 3, 11], [5, 7, 9], [2, 6, 10]];
 
+/// The ends of the middle edge of parent corner `c`: the edge points of
+/// its edge and the next corner's.
+#[inline]
+fn middle_ends(t: &Topology, c: usize) -> [u32; 2] {
+    let (nv, ce) = (t.num_vertices() as u32, t.corner_edges());
+    let (a, b) = (ce[c], ce[next3(c)]);
+    [nv + a.min(b), nv + a.max(b)]
+}
+
 impl Topology {
     /// The uniform 1-to-4 split of a triangle-only topology, numbered as the
     /// [module docs](crate::split_tri) say.
     ///
     /// # Errors
-    /// [`MeshError::NotTriangle`] naming the first face that is not a
-    /// triangle; [`MeshError::TooLarge`] if a child count (vertices,
-    /// corners, edges) does not fit in `u32`.
+    /// [`MeshError::NotTriangle`](crate::MeshError::NotTriangle) naming the
+    /// first face that is not a triangle;
+    /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if a child count
+    /// (vertices, corners, edges) does not fit in `u32`.
     pub fn split_triangles(&self, par: Par) -> Result<TriSplit> {
         self.check_triangle_split()?;
         if self.is_manifold()
@@ -243,8 +262,9 @@ impl Topology {
     /// edges. `None` for any other triangle-only parent.
     ///
     /// # Errors
-    /// As [`Topology::split_triangles`]; also [`MeshError::TooLarge`] if
-    /// the split of the child does not fit in `u32`.
+    /// As [`Topology::split_triangles`]; also
+    /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if the split of
+    /// the child does not fit in `u32`.
     pub fn tri_child(&self, par: Par) -> Result<Option<TriChild>> {
         self.check_triangle_split()?;
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
@@ -268,62 +288,19 @@ impl Topology {
     fn child_tri_faces(&self, parallel: bool) -> Vec<u32> {
         let nv = self.num_vertices() as u32;
         let (fv, ce) = (self.face_verts(), self.corner_edges());
-        let mut out = zeroed_vec::<u32>(12 * self.num_faces());
-        ragged(
-            &mut out,
-            self.num_faces(),
-            |f| 12 * f,
-            parallel,
-            |f, q| {
-                let c = 3 * f;
-                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-                let (e0, e1, e2) = (nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]);
-                q.copy_from_slice(&[v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]);
-            },
-        );
-        out
+        fixed_slots::<_, 12>(self.num_faces(), parallel, |f, q| {
+            let c = 3 * f;
+            q.copy_from_slice(&children([fv[c], fv[c + 1], fv[c + 2]], [nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]]));
+        })
     }
 
     /// The child corner edges, face after face (see the
     /// [module docs](crate::split_tri)), from the halves and the middle
     /// edge of each parent corner.
     fn child_tri_corner_edges(&self, halves: &[u32], middle: &[u32], parallel: bool) -> Vec<u32> {
-        let (edges, fv, ce) = (self.edges(), self.face_verts(), self.corner_edges());
-        // The half of edge `e` at `v`; a degenerate edge gives its first half
-        // to the corner leaving along it, its second to the one arriving.
-        let half = |e: u32, v: u32, arriving: bool| -> u32 {
-            let [a, b] = edges[e as usize];
-            let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
-            halves[2 * e as usize + j]
-        };
-        let mut out = zeroed_vec::<u32>(12 * self.num_faces());
-        ragged(
-            &mut out,
-            self.num_faces(),
-            |f| 12 * f,
-            parallel,
-            |f, q| {
-                let c = 3 * f;
-                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-                let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
-                let (i0, i1, i2) = (middle[c], middle[c + 1], middle[c + 2]);
-                q.copy_from_slice(&[
-                    half(e0, v0, false),
-                    i2,
-                    half(e2, v0, true),
-                    half(e0, v1, true),
-                    half(e1, v1, false),
-                    i0,
-                    i1,
-                    half(e1, v2, true),
-                    half(e2, v2, false),
-                    i1,
-                    i2,
-                    i0,
-                ]);
-            },
-        );
-        out
+        fixed_slots::<_, 12>(self.num_faces(), parallel, |f, q| {
+            q.copy_from_slice(&children_corner_edges(self, halves, middle, f));
+        })
     }
 
     /// The child edge numbering of a manifold topology (the halves of each
@@ -404,77 +381,31 @@ impl Topology {
     fn split_tri_manifold(&self, numbering: TriChild, par: Par) -> TriSplit {
         let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
         let parallel = in_parallel(self, par);
-        let n_a = 2 * ne;
-        let base_e = nv as u32;
-        let edges = self.edges();
-        let ce = self.corner_edges();
-        let vep = self.vertex_edge_ptr();
-        let ves = self.vertex_edges_all();
-        let ecp = self.edge_corner_ptr();
+        let (nvc, n_a) = (nv + ne, 2 * ne);
+        let (vep, ecp) = (self.vertex_edge_ptr(), self.edge_corner_ptr());
         let uses = |e: usize| self.edge_corners(e);
 
+        // Edge numbering: the parent's (halves by vertex, then middle edges).
         let TriChild { halves, middle, owner, .. } = numbering;
-        let ends = |c: usize| -> [u32; 2] {
-            let (a, b) = (ce[c], ce[next3(c)]);
-            [base_e + a.min(b), base_e + a.max(b)]
-        };
-
-        // Child edges: halves by vertex, then middle edges.
         let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        ragged(
-            block_a,
-            nv,
-            |v| vep[v] as usize,
-            parallel,
-            |v, slot| {
-                let s = vep[v] as usize;
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = [v as u32, base_e + ves[s + k]];
-                }
-            },
-        );
-        ragged(block_b, nc, |k| k, parallel, |k, slot| slot[0] = ends(owner[k] as usize));
+        halves_by_vertex(self, nv as u32, block_a, parallel);
+        ragged(block_b, nc, |k| k, parallel, |k, slot| slot[0] = middle_ends(self, owner[k] as usize));
 
+        // Child faces.
         let face_verts = self.child_tri_faces(parallel);
         let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
-        let corner_face = collect(12 * nf, parallel, |c| (c / 3) as u32);
-        let face_ptr = collect(4 * nf + 1, parallel, |f| 3 * f as u32);
 
         // Uses of each child edge, in corner order: the half of `e` at `v`
         // is used by child corner `4c` of a use `c` leaving `v` and by
         // `ARRIVING` of a use arriving at `v`; a middle edge by the two
         // corners of `MIDDLE_USES`.
-        let mut edge_corner_ptr = Vec::with_capacity(n_a + nc + 1);
-        let mut acc = 0u32;
-        edge_corner_ptr.push(0);
-        for &e in ves {
-            acc += ecp[e as usize + 1] - ecp[e as usize];
-            edge_corner_ptr.push(acc);
-        }
-        let total_a = acc as usize;
-        edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
-        let fv = self.face_verts();
-        let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * nc);
-        let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
+        let (edge_corner_ptr, mut edge_corners) = halved_edge_uses(self, nc, parallel, |c, leaving| {
+            if leaving { 4 * c as u32 } else { (12 * (c / 3) + ARRIVING[c % 3]) as u32 }
+        });
+        let total_a = edge_corner_ptr[n_a] as usize;
         ragged(
-            uses_a,
-            n_a,
-            |k| edge_corner_ptr[k] as usize,
-            parallel,
-            |k, slot| {
-                // Vertex of block-A position k: the edge lists are in vertex order.
-                let e = ves[k] as usize;
-                let v = edges[e][usize::from(vep[edges[e][0] as usize + 1] as usize <= k)];
-                for (out, &c) in slot.iter_mut().zip(uses(e)) {
-                    let c = c as usize;
-                    *out = if fv[c] == v { 4 * c as u32 } else { (12 * (c / 3) + ARRIVING[c % 3]) as u32 };
-                }
-                sort_small(slot);
-            },
-        );
-        ragged(
-            uses_b,
+            &mut edge_corners[total_a..],
             nc,
             |k| 2 * k,
             parallel,
@@ -485,8 +416,8 @@ impl Topology {
             },
         );
 
-        // Corners and edges of each child vertex.
-        let nvc = nv + ne;
+        // Corners and edges of each child vertex: parent vertices, edge
+        // points.
         let vcp = self.vertex_corner_ptr();
         let vc_off = |i: usize| -> usize {
             if i < nv {
@@ -497,9 +428,7 @@ impl Topology {
                 4 * nc
             }
         };
-        let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
-        let mut vertex_corners = zeroed_vec::<u32>(4 * nc);
-        ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
+        let (vertex_corner_ptr, vertex_corners) = relation(nvc, vc_off, parallel, |i, slot| {
             if i < nv {
                 for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
                     *out = 4 * c;
@@ -524,9 +453,7 @@ impl Topology {
                 2 * (n_a + nc)
             }
         };
-        let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
-        let mut vertex_edges = zeroed_vec::<u32>(2 * (n_a + nc));
-        ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
+        let (vertex_edge_ptr, vertex_edges) = relation(nvc, ve_off, parallel, |i, slot| {
             if i < nv {
                 for (k, out) in slot.iter_mut().enumerate() {
                     *out = vep[i] + k as u32;
@@ -543,36 +470,22 @@ impl Topology {
             }
         });
 
-        // Tags: the child is manifold too; halves and edge points inherit
-        // the parent edge's boundary bit, parent vertices keep theirs.
-        let ptags = self.edge_tags();
-        let edge_tags =
-            collect(n_a + nc, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 });
-        let vtags = self.vertex_tags();
-        let vertex_tags = collect(nvc, parallel, |i| {
-            if i < nv {
-                vtags[i]
-            } else if ptags[i - nv] & edge_tag::BOUNDARY != 0 {
-                vertex_tag::BOUNDARY
-            } else {
-                0
-            }
-        });
+        // Tags: the child is manifold too.
         let topology = Topology::from_raw(RawTopology {
             num_vertices: nvc as u32,
-            face_ptr,
+            face_ptr: face_ptr::<3>(4 * nf, parallel),
             face_verts,
-            corner_face,
+            corner_face: corner_faces::<3>(4 * nf, parallel),
             corner_edge,
             edges: child_edges,
             edge_corner_ptr,
             edge_corners,
-            edge_tags,
+            edge_tags: halved_edge_tags(self, nc, parallel),
             vertex_corner_ptr,
             vertex_corners,
             vertex_edge_ptr,
             vertex_edges,
-            vertex_tags,
+            vertex_tags: child_vertex_tags(self, nvc, Some(nv), parallel),
         });
         TriSplit { topology, halves }
     }
@@ -583,43 +496,17 @@ impl Topology {
     fn split_tri_general(&self, par: Par) -> Result<TriSplit> {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
         let parallel = in_parallel(self, par);
-        let edges = self.edges();
-        let halves = self.general_halves();
-        let middle = self.middle_edges(par);
         let mut child_edges = zeroed_vec::<[u32; 2]>(2 * ne + 3 * nf);
-        for (i, &h) in halves.iter().enumerate() {
-            child_edges[h as usize] = [edges[i / 2][i % 2], (nv + i / 2) as u32];
-        }
-        let ce = self.corner_edges();
+        let halves = general_halves(self, nv as u32, &mut child_edges[..2 * ne], parallel);
+        let middle = self.middle_edges(par);
         for (c, &m) in middle.iter().enumerate() {
-            let (a, b) = (ce[c], ce[next3(c)]);
-            child_edges[m as usize] = [nv as u32 + a.min(b), nv as u32 + a.max(b)];
+            child_edges[m as usize] = middle_ends(self, c);
         }
         let face_verts = self.child_tri_faces(parallel);
         let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
-        let face_ptr: Vec<u32> = (0..=4 * nf as u32).map(|i| 3 * i).collect();
+        let face_ptr = face_ptr::<3>(4 * nf, parallel);
         let topology = Topology::from_edges(nv + ne, face_ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(TriSplit { topology, halves })
-    }
-
-    /// Child edge id of each parent edge end, `halves[2e + j]`, for any
-    /// topology: a degenerate edge, listed once at its vertex, has two
-    /// halves.
-    fn general_halves(&self) -> Vec<u32> {
-        let edges = self.edges();
-        let mut halves = zeroed_vec::<u32>(2 * self.num_edges());
-        let mut next = 0u32;
-        for v in 0..self.num_vertices() {
-            for &e in self.vertex_edges(v) {
-                for (j, &end) in edges[e as usize].iter().enumerate() {
-                    if end as usize == v {
-                        halves[2 * e as usize + j] = next;
-                        next += 1;
-                    }
-                }
-            }
-        }
-        halves
     }
 
     /// Child edge id of the middle edge `(Ep(corner_edge[c]),

@@ -11,7 +11,7 @@
 //! given another topology, its results are meaningless (and it may panic on
 //! an index out of range).
 
-use subla_mesh::split::{next3, prev3, sort_small};
+use subla_mesh::split::{half_vertex, next3, prev3, sort_small};
 use subla_mesh::{Topology, TriChild};
 
 /// Loop's stencils on the lean child of a 1-to-4 split (see the
@@ -79,15 +79,7 @@ impl ChildStencils for TriChild {
 
     fn edge_stencil(&self, t: &Topology, k: usize) -> ([u32; 2], [u32; 2], usize) {
         let n_a = self.halves().len();
-        if k < n_a {
-            let e = t.vertex_edges_all()[k] as usize;
-            let [a, b] = t.edge(e);
-            // The parent vertex whose incident edge list holds position `k`.
-            let v = if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a };
-            self.half_stencil(t, v as usize, k)
-        } else {
-            self.middle_stencil(t, k - n_a)
-        }
+        if k < n_a { self.half_stencil(t, half_vertex(t, k) as usize, k) } else { self.middle_stencil(t, k - n_a) }
     }
 
     #[inline]
