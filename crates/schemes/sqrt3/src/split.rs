@@ -36,8 +36,8 @@ use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::Par;
 use subla_mesh::error::to_u32;
 use subla_mesh::split::{
-    RawTopology, check_triangle_child, collect, in_parallel, next3, offsets, prev3, ragged, sort_small,
-    splits_triangles_directly,
+    RawTopology, check_triangle_child, child_vertex_tags, collect, corner_faces, face_ptr, fixed_slots, in_parallel,
+    next3, offsets, prev3, ragged, relation_by_ptr, sort_small, splits_triangles_directly,
 };
 use subla_mesh::topology::edge_tag;
 use subla_mesh::{Result, Topology};
@@ -119,32 +119,24 @@ impl Sqrt3Child {
         let nv2 = self.num_vertices() as u32;
         let fv = t.face_verts();
         let twins = &self.twins;
-        let mut out = zeroed_vec::<u32>(9 * t.num_corners());
-        ragged(
-            &mut out,
-            t.num_corners(),
-            |c| 9 * c,
-            in_parallel(t, par),
-            |c, q| {
-                // Child face `c` is `(v, F_g, F_f)`; its corners' edges are used,
-                // across, by the children of corners `next(twin(c))`, `twin(c)`
-                // and `twin(prev(c))`.
-                let o = twins[c] as usize;
-                let here = nv2 + c as u32;
-                q.copy_from_slice(&[
-                    fv[c],
-                    nv2 + next3(o) as u32,
-                    here,
-                    nv + (o / 3) as u32,
-                    nv2 + o as u32,
-                    here,
-                    nv + (c / 3) as u32,
-                    nv2 + twins[prev3(c)],
-                    here,
-                ]);
-            },
-        );
-        out
+        fixed_slots::<_, 9>(t.num_corners(), in_parallel(t, par), |c, q| {
+            // Child face `c` is `(v, F_g, F_f)`; its corners' edges are used,
+            // across, by the children of corners `next(twin(c))`, `twin(c)`
+            // and `twin(prev(c))`.
+            let o = twins[c] as usize;
+            let here = nv2 + c as u32;
+            q.copy_from_slice(&[
+                fv[c],
+                nv2 + next3(o) as u32,
+                here,
+                nv + (o / 3) as u32,
+                nv2 + o as u32,
+                here,
+                nv + (c / 3) as u32,
+                nv2 + twins[prev3(c)],
+                here,
+            ]);
+        })
     }
 }
 
@@ -223,12 +215,8 @@ impl Sqrt3Split for Topology {
         if !untagged {
             return Ok(None);
         }
-        let ce = self.corner_edges();
         let parallel = in_parallel(self, par);
-        let twins = collect(nc, parallel, |c| {
-            let uses = self.edge_corners(ce[c] as usize);
-            if uses[0] as usize == c { uses[1] } else { uses[0] }
-        });
+        let twins = twins(self, parallel);
         // Two triangles share two edges where a face meets one neighbour
         // across two of its edges.
         let shares = |f: usize| {
@@ -251,31 +239,38 @@ fn check_sqrt3_split(t: &Topology) -> Result<()> {
 fn sqrt3_faces(t: &Topology, parallel: bool) -> Vec<u32> {
     let nv = t.num_vertices() as u32;
     let (fv, ce) = (t.face_verts(), t.corner_edges());
-    let mut out = zeroed_vec::<u32>(3 * t.num_corners());
-    ragged(
-        &mut out,
-        t.num_corners(),
-        |c| 3 * c,
-        parallel,
-        |c, q| {
-            let f = (c / 3) as u32;
-            let uses = t.edge_corners(ce[c] as usize);
-            match uses.iter().find(|&&u| u as usize != c) {
-                Some(&o) if uses.len() == 2 => q.copy_from_slice(&[fv[c], nv + o / 3, nv + f]),
-                _ => q.copy_from_slice(&[fv[c], fv[next3(c)], nv + f]),
+    fixed_slots::<_, 3>(t.num_corners(), parallel, |c, q| {
+        let f = (c / 3) as u32;
+        let uses = t.edge_corners(ce[c] as usize);
+        match uses.iter().find(|&&u| u as usize != c) {
+            Some(&o) if uses.len() == 2 => q.copy_from_slice(&[fv[c], nv + o / 3, nv + f]),
+            _ => q.copy_from_slice(&[fv[c], fv[next3(c)], nv + f]),
+        }
+    })
+}
+
+/// The other use of the edge of each corner, where the edge has two uses;
+/// `NONE` on any other edge.
+fn twins(t: &Topology, parallel: bool) -> Vec<u32> {
+    let ce = t.corner_edges();
+    collect(t.num_corners(), parallel, |c| match t.edge_corners(ce[c] as usize) {
+        &[a, b] => {
+            if a as usize == c {
+                b
+            } else {
+                a
             }
-        },
-    );
-    out
+        }
+        _ => NONE,
+    })
 }
 
 /// The split of any triangle-only topology: the child faces, then
 /// [`Topology::build`].
 fn split_sqrt3_general(t: &Topology, par: Par) -> Result<Topology> {
-    let nf = t.num_corners();
-    let face_verts = sqrt3_faces(t, par == Par::Rayon && nf >= 1 << 14);
-    let face_ptr = (0..=nf as u32).map(|i| 3 * i).collect();
-    Topology::build(t.num_vertices() + t.num_faces(), face_ptr, face_verts, par)
+    let parallel = in_parallel(t, par);
+    let face_verts = sqrt3_faces(t, parallel);
+    Topology::build(t.num_vertices() + t.num_faces(), face_ptr::<3>(t.num_corners(), parallel), face_verts, par)
 }
 
 /// The split of a manifold topology in which no two triangles share two
@@ -287,16 +282,7 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
     let uses = |e: usize| t.edge_corners(e);
     let boundary = |e: usize| t.edge_tags()[e] & edge_tag::BOUNDARY != 0;
     // The other use of the edge of each corner, or NONE on the boundary.
-    let twins = collect(nc, parallel, |c| match uses(ce[c] as usize) {
-        &[a, b] => {
-            if a as usize == c {
-                b
-            } else {
-                a
-            }
-        }
-        _ => NONE,
-    });
+    let twins = twins(t, parallel);
     let twin = |c: usize| twins[c];
     let other_end = |e: usize, v: usize| -> usize {
         let [a, b] = edges[e];
@@ -368,21 +354,14 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
     });
 
     let face_verts = sqrt3_faces(t, parallel);
-    let mut corner_edge = zeroed_vec::<u32>(3 * nc);
-    ragged(
-        &mut corner_edge,
-        nc,
-        |c| 3 * c,
-        parallel,
-        |c, q| {
-            let o = twin(c);
-            if o != NONE {
-                q.copy_from_slice(&[a_ids[next3(o as usize)], b_ids[c], a_ids[c]]);
-            } else {
-                q.copy_from_slice(&[c_id(ce[c] as usize), a_ids[next3(c)], a_ids[c]]);
-            }
-        },
-    );
+    let corner_edge = fixed_slots::<_, 3>(nc, parallel, |c, q| {
+        let o = twin(c);
+        if o != NONE {
+            q.copy_from_slice(&[a_ids[next3(o as usize)], b_ids[c], a_ids[c]]);
+        } else {
+            q.copy_from_slice(&[c_id(ce[c] as usize), a_ids[next3(c)], a_ids[c]]);
+        }
+    });
 
     // Edges and their uses. An edge (v, F_f) of corner c is used by
     // child corner 3c + 2 and by 3·twin(prev c) (interior incoming edge)
@@ -480,6 +459,9 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
     // across each interior edge.
     let nvc = nv + nf;
     let arriving_boundary = |c: usize| boundary(ce[prev3(c)] as usize);
+    // A face point's corners and edges: one per corner of its face, one
+    // more across each interior edge.
+    let face_point_valence = |f: usize| 3 + (3 * f..3 * f + 3).filter(|&c| twin(c) != NONE).count() as u32;
     let vc_count = collect(nvc, parallel, |i| {
         if i < nv {
             let cs = t.vertex_corners(i);
@@ -487,44 +469,36 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
                 if t.is_boundary_vertex(i) { cs.iter().filter(|&&c| arriving_boundary(c as usize)).count() } else { 0 };
             (cs.len() + extra) as u32
         } else {
-            let f = i - nv;
-            3 + (3 * f..3 * f + 3).filter(|&c| twin(c) != NONE).count() as u32
+            face_point_valence(i - nv)
         }
     });
     let vertex_corner_ptr = offsets(&vc_count);
     drop(vc_count);
-    let mut vertex_corners = zeroed_vec::<u32>(3 * nc);
-    ragged(
-        &mut vertex_corners,
-        nvc,
-        |i| vertex_corner_ptr[i] as usize,
-        parallel,
-        |i, slot| {
-            let mut k = 0;
-            if i < nv {
-                for &c in t.vertex_corners(i) {
-                    slot[k] = 3 * c;
+    let vertex_corners = relation_by_ptr(&vertex_corner_ptr, parallel, |i, slot| {
+        let mut k = 0;
+        if i < nv {
+            for &c in t.vertex_corners(i) {
+                slot[k] = 3 * c;
+                k += 1;
+                if t.is_boundary_vertex(i) && arriving_boundary(c as usize) {
+                    slot[k] = 3 * prev3(c as usize) as u32 + 1;
                     k += 1;
-                    if t.is_boundary_vertex(i) && arriving_boundary(c as usize) {
-                        slot[k] = 3 * prev3(c as usize) as u32 + 1;
-                        k += 1;
-                    }
-                }
-            } else {
-                let f = i - nv;
-                for c in 3 * f..3 * f + 3 {
-                    slot[k] = 3 * c as u32 + 2;
-                    k += 1;
-                    let o = twin(c);
-                    if o != NONE {
-                        slot[k] = 3 * o + 1;
-                        k += 1;
-                    }
                 }
             }
-            sort_small(slot);
-        },
-    );
+        } else {
+            let f = i - nv;
+            for c in 3 * f..3 * f + 3 {
+                slot[k] = 3 * c as u32 + 2;
+                k += 1;
+                let o = twin(c);
+                if o != NONE {
+                    slot[k] = 3 * o + 1;
+                    k += 1;
+                }
+            }
+        }
+        sort_small(slot);
+    });
 
     // Edges of each child vertex, by id: a parent vertex has its kept
     // boundary edges and its edges to face points; a face point its
@@ -538,48 +512,40 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
             };
             (nb + t.face_count(i)) as u32
         } else {
-            let f = i - nv;
-            3 + (3 * f..3 * f + 3).filter(|&c| twin(c) != NONE).count() as u32
+            face_point_valence(i - nv)
         }
     });
     let vertex_edge_ptr = offsets(&ve_count);
     drop(ve_count);
-    let mut vertex_edges = zeroed_vec::<u32>(2 * ne_child);
-    ragged(
-        &mut vertex_edges,
-        nvc,
-        |i| vertex_edge_ptr[i] as usize,
-        parallel,
-        |i, slot| {
-            let mut k = 0;
-            if i < nv {
-                if t.is_boundary_vertex(i) {
-                    for &e in t.vertex_edges(i) {
-                        if boundary(e as usize) {
-                            slot[k] = c_id(e as usize);
-                            k += 1;
-                        }
-                    }
-                }
-                let n = t.face_count(i);
-                for (j, out) in slot[k..k + n].iter_mut().enumerate() {
-                    *out = a_base[i] + j as u32;
-                }
-            } else {
-                let f = i - nv;
-                for c in 3 * f..3 * f + 3 {
-                    slot[k] = a_ids[c];
-                    k += 1;
-                    let o = twin(c);
-                    if o != NONE {
-                        slot[k] = b_ids[c];
+    let vertex_edges = relation_by_ptr(&vertex_edge_ptr, parallel, |i, slot| {
+        let mut k = 0;
+        if i < nv {
+            if t.is_boundary_vertex(i) {
+                for &e in t.vertex_edges(i) {
+                    if boundary(e as usize) {
+                        slot[k] = c_id(e as usize);
                         k += 1;
                     }
                 }
             }
-            sort_small(slot);
-        },
-    );
+            let n = t.face_count(i);
+            for (j, out) in slot[k..k + n].iter_mut().enumerate() {
+                *out = a_base[i] + j as u32;
+            }
+        } else {
+            let f = i - nv;
+            for c in 3 * f..3 * f + 3 {
+                slot[k] = a_ids[c];
+                k += 1;
+                let o = twin(c);
+                if o != NONE {
+                    slot[k] = b_ids[c];
+                    k += 1;
+                }
+            }
+        }
+        sort_small(slot);
+    });
 
     // Tags: kept boundary edges are the child's boundary; parent
     // vertices keep their tags, face points are interior.
@@ -598,13 +564,11 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         );
         tags
     };
-    let vtags = t.vertex_tags();
-    let vertex_tags = collect(nvc, parallel, |i| if i < nv { vtags[i] } else { 0 });
     Topology::from_raw(RawTopology {
         num_vertices: nvc as u32,
-        face_ptr: collect(nc + 1, parallel, |f| 3 * f as u32),
+        face_ptr: face_ptr::<3>(nc, parallel),
         face_verts,
-        corner_face: collect(3 * nc, parallel, |c| (c / 3) as u32),
+        corner_face: corner_faces::<3>(nc, parallel),
         corner_edge,
         edges: child_edges,
         edge_corner_ptr,
@@ -614,7 +578,7 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         vertex_corners,
         vertex_edge_ptr,
         vertex_edges,
-        vertex_tags,
+        vertex_tags: child_vertex_tags(t, nvc, None, parallel),
     })
 }
 
