@@ -60,10 +60,11 @@ use crate::topology::{Topology, edge_tag, vertex_tag};
 /// (uses of an edge and corners of a vertex in corner order, edges of a
 /// vertex in id order), edges as `[lo, hi]`, tags as
 /// [`crate::topology::edge_tag`] and [`crate::topology::vertex_tag`] define
-/// them. Nothing checks this; a topology made of other fields gives
-/// meaningless results (and may panic on an index out of range), as the
-/// splits' tests, which compare every split field for field with
-/// `from_edges`, would show.
+/// them. Nothing checks this at run time (a topology made of other fields
+/// gives meaningless results, and may panic on an index out of range):
+/// a split's tests compare its child field for field with `from_edges` on
+/// the same faces and edges, as those of this crate's splits and of √3's
+/// do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawTopology {
     /// Number of vertices.
@@ -106,7 +107,6 @@ pub fn in_parallel(t: &Topology, par: Par) -> bool {
 }
 
 /// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
-#[inline]
 pub fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
     subla_algebra::par::collect(n, if parallel { Par::Rayon } else { Par::Seq }, f)
 }
@@ -230,6 +230,7 @@ pub fn check_triangle_child(t: &Topology, counts: [usize; 3]) -> Result<()> {
 
 /// Whether a triangle split can write every child relation of `t`
 /// directly: `t` is manifold and no two of its triangles share two edges.
+#[inline]
 pub fn splits_triangles_directly(t: &Topology, par: Par) -> bool {
     t.is_manifold() && !shares_two_edges(t, in_parallel(t, par))
 }
@@ -237,6 +238,7 @@ pub fn splits_triangles_directly(t: &Topology, par: Par) -> bool {
 /// True if two triangles of the triangle-only `t` share two edges (then
 /// the middle edges of a 1-to-4 split, and the flipped edges of a √3
 /// split, are not unique per vertex pair).
+#[inline]
 pub fn shares_two_edges(t: &Topology, parallel: bool) -> bool {
     let ce = t.corner_edges();
     // The other face across the edge of corner `c`, if any.
@@ -257,7 +259,6 @@ pub fn shares_two_edges(t: &Topology, parallel: bool) -> bool {
 /// `W` entries per item for items `0..n`, written by `f(i, slot)`: the
 /// child faces (vertices, corner edges) of a split that gives every parent
 /// element the same number of children.
-#[inline]
 pub fn fixed_slots<T: Zeroable + Send, const W: usize>(
     n: usize,
     parallel: bool,
@@ -269,13 +270,11 @@ pub fn fixed_slots<T: Zeroable + Send, const W: usize>(
 }
 
 /// The face pointer array of `n` faces of `N` corners each.
-#[inline]
 pub fn face_ptr<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
     collect(n + 1, parallel, |f| (N * f) as u32)
 }
 
 /// The face of every corner of `n` faces of `N` corners each.
-#[inline]
 pub fn corner_faces<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
     collect(N * n, parallel, |c| (c / N) as u32)
 }
@@ -309,7 +308,13 @@ pub fn relation_by_ptr<T: Zeroable + Send>(ptr: &[u32], parallel: bool, f: impl 
 /// in vertex order, so the end of the edge whose list holds position `k`.
 #[inline]
 pub fn half_vertex(t: &Topology, k: usize) -> u32 {
-    let [a, b] = t.edge(t.vertex_edges_all()[k] as usize);
+    half_vertex_of(t, t.vertex_edges_all()[k] as usize, k)
+}
+
+/// [`half_vertex`] of half `k`, whose parent edge `e` is known.
+#[inline]
+fn half_vertex_of(t: &Topology, e: usize, k: usize) -> u32 {
+    let [a, b] = t.edge(e);
     if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a }
 }
 
@@ -321,6 +326,13 @@ pub fn half_at(t: &Topology, halves: &[u32], e: u32, v: u32, arriving: bool) -> 
     let [a, b] = t.edge(e as usize);
     let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
     halves[2 * e as usize + j]
+}
+
+/// [`half_at`] where `e` is not degenerate (so in any manifold `t`): one
+/// comparison fewer on the hot path.
+#[inline]
+pub fn manifold_half_at(t: &Topology, halves: &[u32], e: u32, v: u32) -> u32 {
+    halves[2 * e as usize + usize::from(t.edge(e as usize)[0] != v)]
 }
 
 /// Writes the halves `(V_v, Ep_e)` of a manifold `t` into `out` (of
@@ -347,46 +359,25 @@ pub fn halves_by_vertex(t: &Topology, edge_points: u32, out: &mut [[u32; 2]], pa
 /// where `t` is manifold (a degenerate edge, listed once at its vertex,
 /// has two halves in turn), and written into `out` (of `2|e|` entries) as
 /// [`halves_by_vertex`] writes them: returns `halves[2e + j]`, the child
-/// edge of parent edge `e` at its end `j`.
-pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]], parallel: bool) -> Vec<u32> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-
-    let (nv, ne) = (t.num_vertices(), t.num_edges());
+/// edge of parent edge `e` at its end `j`. One sequential pass: on the
+/// general path the counting sorts of [`Topology::from_edges`] dominate.
+pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]]) -> Vec<u32> {
     let edges = t.edges();
-    let degenerate = |e: u32| edges[e as usize][0] == edges[e as usize][1];
-    // Halves grouped by their parent-vertex end, in the order of the
-    // vertex's incident edges (a degenerate edge, listed once, counts 2).
-    let mut a_ptr = Vec::with_capacity(nv + 1);
-    a_ptr.push(0u32);
-    let mut acc = 0u32;
-    for v in 0..nv {
+    let mut halves = zeroed_vec::<u32>(2 * t.num_edges());
+    let mut next = 0usize;
+    for v in 0..t.num_vertices() {
         for &e in t.vertex_edges(v) {
-            acc += if degenerate(e) { 2 } else { 1 };
-        }
-        a_ptr.push(acc);
-    }
-    debug_assert_eq!(acc as usize, 2 * ne, "every edge has two halves");
-    let half_id: Vec<AtomicU32> = (0..2 * ne).map(|_| AtomicU32::new(u32::MAX)).collect();
-    ragged(
-        out,
-        nv,
-        |v| a_ptr[v] as usize,
-        parallel,
-        |v, slot| {
-            let mut k = 0;
-            for &e in t.vertex_edges(v) {
-                let ends = edges[e as usize];
-                for (j, &end) in ends.iter().enumerate() {
-                    if end as usize == v {
-                        half_id[2 * e as usize + j].store(a_ptr[v] + k as u32, Ordering::Relaxed);
-                        slot[k] = [v as u32, edge_points + e];
-                        k += 1;
-                    }
+            for (j, &end) in edges[e as usize].iter().enumerate() {
+                if end as usize == v {
+                    halves[2 * e as usize + j] = next as u32;
+                    out[next] = [v as u32, edge_points + e];
+                    next += 1;
                 }
             }
-        },
-    );
-    half_id.into_iter().map(AtomicU32::into_inner).collect()
+        }
+    }
+    debug_assert_eq!(next, 2 * t.num_edges(), "every edge has two halves");
+    halves
 }
 
 /// The uses of the child edges of a halving split of a manifold `t` with
@@ -420,8 +411,9 @@ pub fn halved_edge_uses(
         |k| edge_corner_ptr[k] as usize,
         parallel,
         |k, slot| {
-            let v = half_vertex(t, k);
-            for (out, &c) in slot.iter_mut().zip(t.edge_corners(ves[k] as usize)) {
+            let e = ves[k] as usize;
+            let v = half_vertex_of(t, e, k);
+            for (out, &c) in slot.iter_mut().zip(t.edge_corners(e)) {
                 let c = c as usize;
                 *out = child_use(c, fv[c] == v);
             }
@@ -451,7 +443,9 @@ pub fn child_vertex_tags(t: &Topology, n: usize, edge_points: Option<usize>, par
     collect(n, parallel, |i| {
         if i < nv {
             vtags[i]
-        } else if i >= ep && etags[i - ep] & edge_tag::BOUNDARY != 0 {
+        } else if i < ep {
+            0
+        } else if etags[i - ep] & edge_tag::BOUNDARY != 0 {
             vertex_tag::BOUNDARY
         } else {
             0

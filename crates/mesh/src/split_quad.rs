@@ -38,7 +38,8 @@ use subla_algebra::par::Par;
 use crate::error::Result;
 use crate::split::{
     RawTopology, check_counts, child_vertex_tags, corner_faces, face_ptr, fixed_slots, general_halves, half_at,
-    halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_halves, ragged, relation, sort_small,
+    halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_half_at, manifold_halves, ragged,
+    relation, sort_small,
 };
 use crate::topology::Topology;
 
@@ -141,16 +142,23 @@ impl Topology {
         })
     }
 
-    /// The child corner edges as a flat `4 × corners` list, from the halves
-    /// and the interior edges.
-    fn child_corner_edges(&self, halves: &[u32], interior: &[u32], parallel: bool) -> Vec<u32> {
+    /// The child corner edges as a flat `4 × corners` list, from the
+    /// interior edges and the halves: `half(e, v, arriving)` is the half of
+    /// edge `e` at `v` ([`half_at`], or [`manifold_half_at`] where no edge
+    /// is degenerate).
+    fn child_corner_edges(
+        &self,
+        half: impl Fn(u32, u32, bool) -> u32 + Sync,
+        interior: &[u32],
+        parallel: bool,
+    ) -> Vec<u32> {
         let (fv, ce) = (self.face_verts(), self.corner_edges());
         fixed_slots::<_, 4>(self.num_corners(), parallel, |c, q| {
             let p = self.prev_corner(c);
-            q[0] = half_at(self, halves, ce[c], fv[c], false);
+            q[0] = half(ce[c], fv[c], false);
             q[1] = interior[c];
             q[2] = interior[p];
-            q[3] = half_at(self, halves, ce[p], fv[c], true);
+            q[3] = half(ce[p], fv[c], true);
         })
     }
 
@@ -173,7 +181,7 @@ impl Topology {
 
         // Child faces.
         let face_verts = self.child_face_verts(parallel);
-        let corner_edge = self.child_corner_edges(&halves, &interior, parallel);
+        let corner_edge = self.child_corner_edges(|e, v, _| manifold_half_at(self, &halves, e, v), &interior, parallel);
 
         // Uses of each child edge, in corner order: a half of `e` at `v` is
         // used by corner 4c of a use c leaving `v` and by corner
@@ -292,11 +300,11 @@ impl Topology {
         let n_a = 2 * ne;
         let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        let halves = general_halves(self, (nv + nf) as u32, block_a, parallel);
+        let halves = general_halves(self, (nv + nf) as u32, block_a);
         let interior = self.interior_edges(parallel);
         self.interior_edge_ends(&interior, block_b, parallel);
         let face_verts = self.child_face_verts(parallel);
-        let corner_edge = self.child_corner_edges(&halves, &interior, parallel);
+        let corner_edge = self.child_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &interior, parallel);
         let ptr = face_ptr::<4>(nc, parallel);
         let topology = Topology::from_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(QuadSplit { topology, halves })

@@ -54,8 +54,8 @@ use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 use crate::error::{Result, to_u32};
 use crate::split::{
     RawTopology, check_triangle_child, child_vertex_tags, collect, corner_faces, face_ptr, fixed_slots, general_halves,
-    half_at, halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_halves, next3, prev3, ragged,
-    relation, sort_small,
+    half_at, halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_half_at, manifold_halves,
+    next3, prev3, ragged, relation, sort_small,
 };
 use crate::topology::Topology;
 
@@ -135,10 +135,11 @@ impl TriChild {
     pub fn split_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
         let (nv, nv2) = (self.num_vertices, self.num_vertices() as u32);
         let (fv, ce) = (t.face_verts(), t.corner_edges());
+        let half = |e, v, _| manifold_half_at(t, &self.halves, e, v);
         fixed_slots::<_, 48>(t.num_faces(), in_parallel(t, par), |f, q| {
-            let c = 3 * f;
-            let verts = children([fv[c], fv[c + 1], fv[c + 2]], [nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]]);
-            let edges = children_corner_edges(t, &self.halves, &self.middle, f);
+            let (v, e) = (triple(fv, f), triple(ce, f));
+            let verts = children(v, e.map(|e| nv + e));
+            let edges = children_corner_edges(half, v, e, triple(&self.middle, f));
             // Each child's own four children: its corners, and the edge
             // points of its corners' edges.
             for (k, out) in q.chunks_exact_mut(12).enumerate() {
@@ -158,16 +159,24 @@ fn children([v0, v1, v2]: [u32; 3], [e0, e1, e2]: [u32; 3]) -> [u32; 12] {
     [v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]
 }
 
-/// The corner edges of the four children of parent triangle `f` of `t`,
-/// from the halves and the middle edge of each parent corner.
+/// The three entries of triangle `f` in a per-corner array.
 #[inline]
-fn children_corner_edges(t: &Topology, halves: &[u32], middle: &[u32], f: usize) -> [u32; 12] {
-    let (fv, ce) = (t.face_verts(), t.corner_edges());
+fn triple(per_corner: &[u32], f: usize) -> [u32; 3] {
     let c = 3 * f;
-    let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-    let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
-    let (i0, i1, i2) = (middle[c], middle[c + 1], middle[c + 2]);
-    let half = |e: u32, v: u32, arriving: bool| half_at(t, halves, e, v, arriving);
+    [per_corner[c], per_corner[c + 1], per_corner[c + 2]]
+}
+
+/// The corner edges of the four children of a parent triangle with
+/// vertices `v`, edges `e` and middle edges `i` (of its corners), where
+/// `half(e, v, arriving)` is the half of edge `e` at `v` ([`half_at`], or
+/// [`manifold_half_at`] where no edge is degenerate).
+#[inline]
+fn children_corner_edges(
+    half: impl Fn(u32, u32, bool) -> u32,
+    [v0, v1, v2]: [u32; 3],
+    [e0, e1, e2]: [u32; 3],
+    [i0, i1, i2]: [u32; 3],
+) -> [u32; 12] {
     [
         half(e0, v0, false),
         i2,
@@ -289,17 +298,22 @@ impl Topology {
         let nv = self.num_vertices() as u32;
         let (fv, ce) = (self.face_verts(), self.corner_edges());
         fixed_slots::<_, 12>(self.num_faces(), parallel, |f, q| {
-            let c = 3 * f;
-            q.copy_from_slice(&children([fv[c], fv[c + 1], fv[c + 2]], [nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]]));
+            q.copy_from_slice(&children(triple(fv, f), triple(ce, f).map(|e| nv + e)));
         })
     }
 
     /// The child corner edges, face after face (see the
     /// [module docs](crate::split_tri)), from the halves and the middle
     /// edge of each parent corner.
-    fn child_tri_corner_edges(&self, halves: &[u32], middle: &[u32], parallel: bool) -> Vec<u32> {
+    fn child_tri_corner_edges(
+        &self,
+        half: impl Fn(u32, u32, bool) -> u32 + Sync,
+        middle: &[u32],
+        parallel: bool,
+    ) -> Vec<u32> {
+        let (fv, ce) = (self.face_verts(), self.corner_edges());
         fixed_slots::<_, 12>(self.num_faces(), parallel, |f, q| {
-            q.copy_from_slice(&children_corner_edges(self, halves, middle, f));
+            q.copy_from_slice(&children_corner_edges(&half, triple(fv, f), triple(ce, f), triple(middle, f)));
         })
     }
 
@@ -394,7 +408,8 @@ impl Topology {
 
         // Child faces.
         let face_verts = self.child_tri_faces(parallel);
-        let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
+        let corner_edge =
+            self.child_tri_corner_edges(|e, v, _| manifold_half_at(self, &halves, e, v), &middle, parallel);
 
         // Uses of each child edge, in corner order: the half of `e` at `v`
         // is used by child corner `4c` of a use `c` leaving `v` and by
@@ -497,13 +512,13 @@ impl Topology {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
         let parallel = in_parallel(self, par);
         let mut child_edges = zeroed_vec::<[u32; 2]>(2 * ne + 3 * nf);
-        let halves = general_halves(self, nv as u32, &mut child_edges[..2 * ne], parallel);
+        let halves = general_halves(self, nv as u32, &mut child_edges[..2 * ne]);
         let middle = self.middle_edges(par);
         for (c, &m) in middle.iter().enumerate() {
             child_edges[m as usize] = middle_ends(self, c);
         }
         let face_verts = self.child_tri_faces(parallel);
-        let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
+        let corner_edge = self.child_tri_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &middle, parallel);
         let face_ptr = face_ptr::<3>(4 * nf, parallel);
         let topology = Topology::from_edges(nv + ne, face_ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(TriSplit { topology, halves })
