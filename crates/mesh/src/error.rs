@@ -266,6 +266,11 @@ impl fmt::Display for SharpnessTarget {
 /// Shorthand for results of this crate.
 pub type Result<T, E = MeshError> = std::result::Result<T, E>;
 
-pub(crate) fn to_u32(value: usize, what: &'static str) -> Result<u32> {
+/// `value` as `u32`, the index type of every mesh array (the counting of
+/// a split, [`crate::split`]).
+///
+/// # Errors
+/// [`MeshError::TooLarge`] naming `what` if it does not fit.
+pub fn to_u32(value: usize, what: &'static str) -> Result<u32> {
     u32::try_from(value).map_err(|_| MeshError::TooLarge { what, value: value as u128 })
 }

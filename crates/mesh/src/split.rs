@@ -1,66 +1,123 @@
-//! The uniform quad split: every corner of every face becomes one child
-//! quad (Mlakar et al. 2020, Eq. 12 and Alg. 3; the topology of one
-//! Catmull-Clark or bilinear step).
+//! The building blocks of a uniform split: what the splits of this crate
+//! (quads, [`crate::split_quad`]; 1-to-4 triangles, [`crate::split_tri`])
+//! and of the scheme crates (√3's, in `subla-sqrt3`) are made of.
 //!
-//! # Vertex order of the child
-//! `|v|` parent vertices (in parent order), then `|f|` face points (in face
-//! order), then `|e|` edge points (in edge-id order).
+//! A split writes its child's relations directly from the parent's, one
+//! output array per pass, each pass over blocks of parent elements that own
+//! disjoint pieces of the output, so the result is the same for any thread
+//! count. Every split goes through the same phases:
 //!
-//! # Face order of the child
-//! Face after face, and within a face corner after corner: the child of
-//! corner `c` (vertex `v₀`, next vertex `vₙ`, previous vertex `vₚ`) is
-//! `(v₀, e(v₀,vₙ), f, e(vₚ,v₀))` — the vertex, the edge point of its outgoing
-//! edge, the face point, the edge point of its incoming edge — which keeps
-//! the parent's orientation.
+//! 1. *counting*: the child's counts must fit in `u32`
+//!    ([`check_counts`], [`check_triangle_child`]);
+//! 2. *edge numbering of the child*: the scheme's own, with the halves of
+//!    the parent's edges where it halves them ([`manifold_halves`],
+//!    [`halves_by_vertex`], [`general_halves`]);
+//! 3. *child faces*: the same number of children per parent element
+//!    ([`face_ptr`], [`corner_faces`], and [`fixed_slots`] for their
+//!    vertices and corner edges);
+//! 4. *offsets* of the ragged relations — uses of each edge, corners and
+//!    edges of each vertex — from their counts or in closed form
+//!    ([`offsets`]), then the relations themselves, a slot per element
+//!    ([`relation`], [`relation_by_ptr`], [`halved_edge_uses`], with
+//!    [`sort_small`] where a slot's order is by id);
+//! 5. *tags* ([`halved_edge_tags`], [`child_vertex_tags`]);
+//! 6. the child, from all its fields ([`RawTopology`],
+//!    [`Topology::from_raw`]).
 //!
-//! # Edge order of the child
-//! Two halves per parent edge, `(V_v, Ep_e)`, grouped by the parent vertex
-//! `v` in the order of `v`'s incident edges; then one edge `(Fp_f, Ep_e)`
-//! per parent corner, face by face, within a face by parent edge id. For a
-//! manifold parent this is exactly the numbering that
-//! [`Topology::build`] gives the child faces (a sort by `(lo, hi)`). A
-//! degenerate parent edge (a vertex to itself) keeps two separate halves, as
-//! OpenSubdiv does: the corner leaving along it uses the first, the corner
-//! arriving the second.
+//! # Halving splits
+//! The quad split and the 1-to-4 triangle split *halve* every parent edge
+//! and add one interior edge per parent corner. Their children share a
+//! layout, which [`halves_by_vertex`], [`general_halves`],
+//! [`halved_edge_uses`] and [`halved_edge_tags`] write:
 //!
-//! # Cost
-//! For a manifold parent every child relation (uses of each edge, corners
-//! and edges of each vertex, tags) is written directly from the parent's —
-//! no sorting, no search beyond a binary search per edge end, one pass per
-//! output array, in parallel under [`Par::Rayon`] with the same result for
-//! any thread count. A non-manifold parent goes through
-//! [`Topology::from_edges`], which derives the relations by counting sorts.
+//! ```text
+//!   vertices   parent vertices | face points (quads) | edge points
+//!   edges      halves (V_v, Ep_e), by parent vertex  | one per parent corner
+//!              in the order of v's edges: 2|e|       | (each used twice)
+//! ```
+//!
+//! A parent for which a split cannot write every relation directly
+//! (non-manifold, say) gives its child faces and edges to
+//! [`Topology::from_edges`] or [`Topology::build`] instead, which derive the
+//! rest by counting sorts.
 
 use std::ops::Range;
 
 use rayon::prelude::*;
-use subla_algebra::mem::zeroed_vec;
+use subla_algebra::mem::{Zeroable, zeroed_vec};
 use subla_algebra::par::{Par, even_ranges};
 
-use crate::error::{Result, to_u32};
+use crate::error::{MeshError, Result, to_u32};
 use crate::topology::{Topology, edge_tag, vertex_tag};
 
-/// The child of [`Topology::split_quads`].
+/// Every field of a [`Topology`], for a split that derives them directly
+/// ([`Topology::from_raw`]).
+///
+/// # Invariants
+/// The caller guarantees that the fields are those that
+/// [`Topology::from_edges`] would derive from `face_ptr`, `face_verts`,
+/// `edges` and `corner_edge`: the relations in their documented orders
+/// (uses of an edge and corners of a vertex in corner order, edges of a
+/// vertex in id order), edges as `[lo, hi]`, tags as
+/// [`crate::topology::edge_tag`] and [`crate::topology::vertex_tag`] define
+/// them. Nothing checks this at run time (a topology made of other fields
+/// gives meaningless results, and may panic on an index out of range):
+/// a split's tests compare its child field for field with `from_edges` on
+/// the same faces and edges, as those of this crate's splits and of √3's
+/// do.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QuadSplit {
-    /// The child connectivity (quads only; orders in the
-    /// [module docs](self)).
-    pub topology: Topology,
-    /// The two child edges of each parent edge `e`: `halves[2e + j]` joins
-    /// the edge point of `e` to the child of `e`'s endpoint `j`
-    /// (`edges()[e][j]`).
-    pub halves: Vec<u32>,
+pub struct RawTopology {
+    /// Number of vertices.
+    pub num_vertices: u32,
+    /// Face pointer array ([`Topology::face_ptr`]).
+    pub face_ptr: Vec<u32>,
+    /// Vertices of every corner ([`Topology::face_verts`]).
+    pub face_verts: Vec<u32>,
+    /// Face of every corner ([`Topology::corner_faces`]).
+    pub corner_face: Vec<u32>,
+    /// Outgoing edge of every corner ([`Topology::corner_edges`]).
+    pub corner_edge: Vec<u32>,
+    /// Edges as `[lo, hi]` ([`Topology::edges`]).
+    pub edges: Vec<[u32; 2]>,
+    /// Pointer array of the uses of each edge ([`Topology::edge_corner_ptr`]).
+    pub edge_corner_ptr: Vec<u32>,
+    /// Uses of each edge, in corner order ([`Topology::edge_corners`]).
+    pub edge_corners: Vec<u32>,
+    /// Tag bits of every edge ([`Topology::edge_tags`]).
+    pub edge_tags: Vec<u8>,
+    /// Pointer array of the corners of each vertex
+    /// ([`Topology::vertex_corner_ptr`]).
+    pub vertex_corner_ptr: Vec<u32>,
+    /// Corners of each vertex, in corner order ([`Topology::vertex_corners`]).
+    pub vertex_corners: Vec<u32>,
+    /// Pointer array of the edges of each vertex
+    /// ([`Topology::vertex_edge_ptr`]).
+    pub vertex_edge_ptr: Vec<u32>,
+    /// Edges of each vertex, in id order ([`Topology::vertex_edges_all`]).
+    pub vertex_edges: Vec<u32>,
+    /// Tag bits of every vertex ([`Topology::vertex_tags`]).
+    pub vertex_tags: Vec<u8>,
+}
+
+/// Whether a split of `t` runs its passes in parallel: under
+/// [`Par::Rayon`], from 2¹⁴ parent corners on.
+#[inline]
+pub fn in_parallel(t: &Topology, par: Par) -> bool {
+    par == Par::Rayon && t.num_corners() >= 1 << 14
 }
 
 /// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
-pub(crate) fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+pub fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
     subla_algebra::par::collect(n, if parallel { Par::Rayon } else { Par::Seq }, f)
 }
 
 /// Runs `f(i, slot)` for items `0..n`, item `i` owning
-/// `out[off(i)..off(i + 1)]` (`off` non-decreasing, `off(0) == 0`), in
-/// parallel blocks of items when `parallel`.
-pub(crate) fn ragged<T: Send>(
+/// `out[off(i)..off(i + 1)]`, in parallel blocks of items when `parallel`.
+///
+/// # Panics
+/// If `off` is not non-decreasing from `off(0) == 0`, or `out` is shorter
+/// than `off(n)`.
+pub fn ragged<T: Send>(
     out: &mut [T],
     n: usize,
     off: impl Fn(usize) -> usize + Sync,
@@ -96,7 +153,7 @@ pub(crate) fn ragged<T: Send>(
 /// Sorts a slot of at most a few entries (insertion sort, inlined: the
 /// standard sort's call costs more than the sort on such slices).
 #[inline]
-pub(crate) fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
+pub fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
     for i in 1..s.len() {
         let mut j = i;
         while j > 0 && s[j - 1] > s[j] {
@@ -106,470 +163,292 @@ pub(crate) fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
     }
 }
 
-impl Topology {
-    /// The uniform quad split of this topology: one child quad per corner,
-    /// numbered as the [module docs](crate::split) say.
-    ///
-    /// # Errors
-    /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if a child count
-    /// (vertices, corners, edges) does not fit in `u32`.
-    pub fn split_quads(&self, par: Par) -> Result<QuadSplit> {
-        let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        to_u32(nv + nf + ne, "number of refined vertices")?;
-        to_u32(4 * nc, "number of refined corners")?;
-        to_u32(2 * ne + nc, "number of refined edges")?;
-        if self.is_manifold() { Ok(self.split_manifold(par)) } else { self.split_general(par) }
+/// Exclusive prefix sum of `counts`, with the total appended (the caller
+/// has checked that the total fits in `u32`).
+pub fn offsets(counts: &[u32]) -> Vec<u32> {
+    let mut ptr = Vec::with_capacity(counts.len() + 1);
+    let mut acc = 0u32;
+    ptr.push(0);
+    for &n in counts {
+        acc += n;
+        ptr.push(acc);
     }
+    ptr
+}
 
-    /// The child edge id of each parent edge end of a manifold topology,
-    /// `halves[2e + j]`: the position of `e` in the edge list of its
-    /// endpoint `j` (edge lists are in id order, so one binary search).
-    pub(crate) fn manifold_halves(&self, parallel: bool) -> Vec<u32> {
-        let (edges, vep, ves) = (self.edges(), self.vertex_edge_ptr(), self.vertex_edges_all());
-        collect(2 * self.num_edges(), parallel, |i| {
-            let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
-            let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
-            (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
-        })
+/// The next corner of a triangle (corners `3f`, `3f + 1`, `3f + 2`).
+#[inline]
+pub fn next3(c: usize) -> usize {
+    if c % 3 == 2 { c - 2 } else { c + 1 }
+}
+
+/// The previous corner of a triangle.
+#[inline]
+pub fn prev3(c: usize) -> usize {
+    if c % 3 == 0 { c + 2 } else { c - 1 }
+}
+
+/// The child edge id of each parent edge end of a manifold topology,
+/// `halves[2e + j]`: the position of `e` in the edge list of its endpoint
+/// `j` (edge lists are in id order, so one binary search). This numbers
+/// the halves `(V_v, Ep_e)` by parent vertex, in the order of the vertex's
+/// incident edges, from 0.
+pub fn manifold_halves(t: &Topology, parallel: bool) -> Vec<u32> {
+    let (edges, vep, ves) = (t.edges(), t.vertex_edge_ptr(), t.vertex_edges_all());
+    collect(2 * t.num_edges(), parallel, |i| {
+        let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
+        let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
+        (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
+    })
+}
+
+/// `Ok` if the child's counts fit in `u32`.
+///
+/// # Errors
+/// [`MeshError::TooLarge`] naming the first count (vertices, corners,
+/// edges) that does not.
+pub fn check_counts([verts, corners, edges]: [usize; 3]) -> Result<()> {
+    to_u32(verts, "number of refined vertices")?;
+    to_u32(corners, "number of refined corners")?;
+    to_u32(edges, "number of refined edges")?;
+    Ok(())
+}
+
+/// `Ok` for a triangle-only `t` whose child counts (vertices, corners,
+/// edges) fit in `u32`.
+///
+/// # Errors
+/// [`MeshError::NotTriangle`] naming the first face that is not a
+/// triangle; then as [`check_counts`].
+pub fn check_triangle_child(t: &Topology, counts: [usize; 3]) -> Result<()> {
+    if !t.is_triangle_only() {
+        let f = (0..t.num_faces()).find(|&f| t.face_order(f) != 3).unwrap_or(0);
+        return Err(MeshError::NotTriangle { face: f, order: t.face_order(f) });
     }
+    check_counts(counts)
+}
 
-    /// The interior child edge ids (`(Fp_f, Ep_e)`, one per parent corner):
-    /// `2|e| + ` the corner's rank in its face by `(edge id, corner)`.
-    fn interior_edges(&self, parallel: bool) -> Vec<u32> {
-        let n_a = 2 * self.num_edges() as u32;
-        let fptr = self.face_ptr();
-        let ce = self.corner_edges();
-        let mut interior = zeroed_vec::<u32>(self.num_corners());
-        ragged(
-            &mut interior,
-            self.num_faces(),
-            |f| fptr[f] as usize,
-            parallel,
-            |f, ids| {
-                let s = fptr[f];
-                let key = |k: usize| (ce[s as usize + k], k);
-                if ids.len() <= 16 {
-                    // Rank by (edge, corner); orders are small.
-                    for i in 0..ids.len() {
-                        let rank = (0..ids.len()).filter(|&k| key(k) < key(i)).count();
-                        ids[i] = n_a + s + rank as u32;
-                    }
-                } else {
-                    let mut order: Vec<usize> = (0..ids.len()).collect();
-                    order.sort_unstable_by_key(|&k| key(k));
-                    for (rank, &k) in order.iter().enumerate() {
-                        ids[k] = n_a + s + rank as u32;
-                    }
-                }
-            },
-        );
-        interior
-    }
+/// Whether a triangle split can write every child relation of `t`
+/// directly: `t` is manifold and no two of its triangles share two edges.
+#[inline]
+pub fn splits_triangles_directly(t: &Topology, par: Par) -> bool {
+    t.is_manifold() && !shares_two_edges(t, in_parallel(t, par))
+}
 
-    /// Whether a split of this topology runs its passes in parallel: under
-    /// [`Par::Rayon`], from 2¹⁴ parent corners on.
-    pub(crate) fn split_in_parallel(&self, par: Par) -> bool {
-        par == Par::Rayon && self.num_corners() >= 1 << 14
-    }
-
-    /// The faces of [`Topology::split_quads`] alone (see the
-    /// [module docs](crate::split)), as a flat `4 × corners` vertex list:
-    /// for a finest level that only needs its faces.
-    pub fn split_faces(&self, par: Par) -> Vec<u32> {
-        self.child_face_verts(self.split_in_parallel(par))
-    }
-
-    /// The child faces as a flat `4 × corners` vertex list.
-    fn child_face_verts(&self, parallel: bool) -> Vec<u32> {
-        let nv = self.num_vertices() as u32;
-        let base_e = nv + self.num_faces() as u32;
-        let (fv, cf, ce) = (self.face_verts(), self.corner_faces(), self.corner_edges());
-        let mut out = zeroed_vec::<u32>(4 * self.num_corners());
-        let child = |c: usize, q: &mut [u32]| {
-            let p = self.prev_corner(c);
-            q[0] = fv[c];
-            q[1] = base_e + ce[c];
-            q[2] = nv + cf[c];
-            q[3] = base_e + ce[p];
-        };
-        ragged(&mut out, self.num_corners(), |c| 4 * c, parallel, child);
-        out
-    }
-
-    /// The split of a manifold topology, every relation written directly.
-    fn split_manifold(&self, par: Par) -> QuadSplit {
-        let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
-        let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
-        let n_a = 2 * ne;
-        let edges = self.edges();
-        let (fptr, fv, ce) = (self.face_ptr(), self.face_verts(), self.corner_edges());
-        let vep = self.vertex_edge_ptr();
-        let ves = &self.vertex_edges_all();
-        let ecp = self.edge_corner_ptr();
-        let uses = |e: usize| self.edge_corners(e);
-
-        let halves = self.manifold_halves(parallel);
-        let interior = self.interior_edges(parallel);
-
-        // Child edges: halves by vertex, then interior edges by face.
-        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
-        let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        ragged(
-            block_a,
-            nv,
-            |v| vep[v] as usize,
-            parallel,
-            |v, slot| {
-                let s = vep[v] as usize;
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = [v as u32, base_e + ves[s + k]];
-                }
-            },
-        );
-        ragged(
-            block_b,
-            nf,
-            |f| fptr[f] as usize,
-            parallel,
-            |f, slot| {
-                let s = fptr[f] as usize;
-                for c in s..fptr[f + 1] as usize {
-                    slot[interior[c] as usize - n_a - s] = [base_f + f as u32, base_e + ce[c]];
-                }
-            },
-        );
-
-        // The half of edge `e` at its endpoint `v`.
-        let half = |e: u32, v: u32| halves[2 * e as usize + usize::from(edges[e as usize][0] != v)];
-        let face_verts = self.child_face_verts(parallel);
-        let mut corner_edge = zeroed_vec::<u32>(4 * nc);
-        ragged(
-            &mut corner_edge,
-            nc,
-            |c| 4 * c,
-            parallel,
-            |c, q| {
-                let p = self.prev_corner(c);
-                q[0] = half(ce[c], fv[c]);
-                q[1] = interior[c];
-                q[2] = interior[p];
-                q[3] = half(ce[p], fv[c]);
-            },
-        );
-        let corner_face = collect(4 * nc, parallel, |c| (c / 4) as u32);
-        let face_ptr = collect(nc + 1, parallel, |f| 4 * f as u32);
-
-        // Uses of each child edge, in corner order: a half of `e` at `v` is
-        // used by corner 4c of a use c leaving `v` and by corner
-        // 4·next(c) + 3 of a use arriving at `v`; the interior edge of
-        // corner c by corners 4c + 1 and 4·next(c) + 2.
-        let mut edge_corner_ptr = Vec::with_capacity(n_a + nc + 1);
-        let mut acc = 0u32;
-        edge_corner_ptr.push(0);
-        for &e in ves.iter() {
-            acc += ecp[e as usize + 1] - ecp[e as usize];
-            edge_corner_ptr.push(acc);
-        }
-        let total_a = acc as usize;
-        edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
-        let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * nc);
-        let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
-        ragged(
-            uses_a,
-            n_a,
-            |k| edge_corner_ptr[k] as usize,
-            parallel,
-            |k, slot| {
-                // Vertex of block-A position k: the edge lists are in vertex order.
-                let e = ves[k] as usize;
-                let v = edges[e][usize::from(vep[edges[e][0] as usize + 1] as usize <= k)];
-                for (out, &c) in slot.iter_mut().zip(uses(e)) {
-                    let c = c as usize;
-                    *out = if fv[c] == v { 4 * c as u32 } else { 4 * self.next_corner(c) as u32 + 3 };
-                }
-                sort_small(slot);
-            },
-        );
-        ragged(
-            uses_b,
-            nf,
-            |f| 2 * fptr[f] as usize,
-            parallel,
-            |f, slot| {
-                let s = fptr[f] as usize;
-                for (c, &id) in interior.iter().enumerate().take(fptr[f + 1] as usize).skip(s) {
-                    let at = 2 * (id as usize - n_a - s);
-                    let (a, b) = (4 * c as u32 + 1, 4 * self.next_corner(c) as u32 + 2);
-                    slot[at] = a.min(b);
-                    slot[at + 1] = a.max(b);
-                }
-            },
-        );
-
-        // Corners and edges of each child vertex.
-        let nvc = nv + nf + ne;
-        let vcp = self.vertex_corner_ptr();
-        let vc_off = |i: usize| -> usize {
-            if i < nv {
-                vcp[i] as usize
-            } else if i < nv + nf {
-                nc + fptr[i - nv] as usize
-            } else if i < nvc {
-                2 * nc + 2 * ecp[i - nv - nf] as usize
-            } else {
-                4 * nc
-            }
-        };
-        let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
-        let mut vertex_corners = zeroed_vec::<u32>(4 * nc);
-        ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
-            if i < nv {
-                for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
-                    *out = 4 * c;
-                }
-            } else if i < nv + nf {
-                let s = fptr[i - nv];
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = 4 * (s + k as u32) + 2;
-                }
-            } else {
-                for (k, &c) in uses(i - nv - nf).iter().enumerate() {
-                    slot[2 * k] = 4 * c + 1;
-                    slot[2 * k + 1] = 4 * self.next_corner(c as usize) as u32 + 3;
-                }
-                sort_small(slot);
-            }
-        });
-        let ve_off = |i: usize| -> usize {
-            if i < nv {
-                vep[i] as usize
-            } else if i < nv + nf {
-                n_a + fptr[i - nv] as usize
-            } else if i < nvc {
-                let e = i - nv - nf;
-                n_a + nc + 2 * e + ecp[e] as usize
-            } else {
-                2 * (n_a + nc)
-            }
-        };
-        let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
-        let mut vertex_edges = zeroed_vec::<u32>(2 * (n_a + nc));
-        ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
-            if i < nv {
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = vep[i] + k as u32;
-                }
-            } else if i < nv + nf {
-                let s = (n_a + fptr[i - nv] as usize) as u32;
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = s + k as u32;
-                }
-            } else {
-                let e = i - nv - nf;
-                slot[0] = halves[2 * e];
-                slot[1] = halves[2 * e + 1];
-                for (k, &c) in uses(e).iter().enumerate() {
-                    slot[2 + k] = interior[c as usize];
-                }
-                sort_small(slot);
-            }
-        });
-
-        // Tags: a manifold parent has a manifold child; halves and edge
-        // points inherit the parent edge's boundary bit, parent vertices
-        // keep theirs.
-        let ptags = self.edge_tags();
-        let edge_tags =
-            collect(n_a + nc, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 });
-        let vtags = self.vertex_tags();
-        let vertex_tags = collect(nvc, parallel, |i| {
-            if i < nv {
-                vtags[i]
-            } else if i < nv + nf {
-                0
-            } else if ptags[i - nv - nf] & edge_tag::BOUNDARY != 0 {
-                vertex_tag::BOUNDARY
-            } else {
-                0
-            }
-        });
-        let topology = Topology::from_raw(RawTopology {
-            num_vertices: nvc as u32,
-            face_ptr,
-            face_verts,
-            corner_face,
-            corner_edge,
-            edges: child_edges,
-            edge_corner_ptr,
-            edge_corners,
-            edge_tags,
-            vertex_corner_ptr,
-            vertex_corners,
-            vertex_edge_ptr,
-            vertex_edges,
-            vertex_tags,
-        });
-        QuadSplit { topology, halves }
-    }
-
-    /// The split of any topology: child edges and corner edges written
-    /// directly, everything else derived by [`Topology::from_edges`].
-    fn split_general(&self, par: Par) -> Result<QuadSplit> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-
-        let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
-        let (base_f, base_e) = (nv as u32, (nv + nf) as u32);
-        let edges = self.edges();
-        let degenerate = |e: u32| edges[e as usize][0] == edges[e as usize][1];
-        // Halves grouped by their parent-vertex end, in the order of the
-        // vertex's incident edges (a degenerate edge, listed once, counts 2).
-        let mut a_ptr = Vec::with_capacity(nv + 1);
-        a_ptr.push(0u32);
-        let mut acc = 0u32;
-        for v in 0..nv {
-            for &e in self.vertex_edges(v) {
-                acc += if degenerate(e) { 2 } else { 1 };
-            }
-            a_ptr.push(acc);
-        }
-        let n_a = acc as usize;
-        let half_id: Vec<AtomicU32> = (0..2 * ne).map(|_| AtomicU32::new(u32::MAX)).collect();
-        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
-        let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        ragged(
-            block_a,
-            nv,
-            |v| a_ptr[v] as usize,
-            parallel,
-            |v, slot| {
-                let mut k = 0;
-                for &e in self.vertex_edges(v) {
-                    let ends = edges[e as usize];
-                    for (j, &end) in ends.iter().enumerate() {
-                        if end as usize == v {
-                            half_id[2 * e as usize + j].store(a_ptr[v] + k as u32, Ordering::Relaxed);
-                            slot[k] = [v as u32, base_e + e];
-                            k += 1;
-                        }
-                    }
-                }
-            },
-        );
-        let halves: Vec<u32> = half_id.into_iter().map(AtomicU32::into_inner).collect();
-        debug_assert_eq!(n_a, 2 * ne, "every edge has two halves");
-        let interior = self.interior_edges(parallel);
-        let (fptr, fv, ce) = (self.face_ptr(), self.face_verts(), self.corner_edges());
-        ragged(
-            block_b,
-            nf,
-            |f| fptr[f] as usize,
-            parallel,
-            |f, slot| {
-                let s = fptr[f] as usize;
-                for c in s..fptr[f + 1] as usize {
-                    slot[interior[c] as usize - n_a - s] = [base_f + f as u32, base_e + ce[c]];
-                }
-            },
-        );
-        let face_verts = self.child_face_verts(parallel);
-        let mut corner_edge = zeroed_vec::<u32>(4 * nc);
-        ragged(
-            &mut corner_edge,
-            nc,
-            |c| 4 * c,
-            parallel,
-            |c, q| {
-                let p = self.prev_corner(c);
-                let v = fv[c];
-                // The half of edge `e` at `v`; a degenerate edge gives its first
-                // half to the corner leaving along it, its second to the one
-                // arriving.
-                let half = |e: u32, arriving: bool| -> u32 {
-                    let [a, b] = edges[e as usize];
-                    let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
-                    halves[2 * e as usize + j]
-                };
-                q[0] = half(ce[c], false);
-                q[1] = interior[c];
-                q[2] = interior[p];
-                q[3] = half(ce[p], true);
-            },
-        );
-        let ptr: Vec<u32> = (0..=nc as u32).map(|i| 4 * i).collect();
-        let topology = Topology::from_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, par)?;
-        Ok(QuadSplit { topology, halves })
+/// True if two triangles of the triangle-only `t` share two edges (then
+/// the middle edges of a 1-to-4 split, and the flipped edges of a √3
+/// split, are not unique per vertex pair).
+#[inline]
+pub fn shares_two_edges(t: &Topology, parallel: bool) -> bool {
+    let ce = t.corner_edges();
+    // The other face across the edge of corner `c`, if any.
+    let across = |c: usize| -> Option<u32> {
+        t.edge_corners(ce[c] as usize).iter().find(|&&u| u as usize / 3 != c / 3).map(|&u| u / 3)
+    };
+    let double = |f: usize| -> bool {
+        let [a, b, c] = [across(3 * f), across(3 * f + 1), across(3 * f + 2)];
+        (a.is_some() && (a == b || a == c)) || (b.is_some() && b == c)
+    };
+    if parallel {
+        (0..t.num_faces()).into_par_iter().with_min_len(1 << 12).any(double)
+    } else {
+        (0..t.num_faces()).any(double)
     }
 }
 
-/// Every field of a [`Topology`], for constructors that derive them
-/// directly (the caller guarantees the invariants).
-pub(crate) struct RawTopology {
-    pub num_vertices: u32,
-    pub face_ptr: Vec<u32>,
-    pub face_verts: Vec<u32>,
-    pub corner_face: Vec<u32>,
-    pub corner_edge: Vec<u32>,
-    pub edges: Vec<[u32; 2]>,
-    pub edge_corner_ptr: Vec<u32>,
-    pub edge_corners: Vec<u32>,
-    pub edge_tags: Vec<u8>,
-    pub vertex_corner_ptr: Vec<u32>,
-    pub vertex_corners: Vec<u32>,
-    pub vertex_edge_ptr: Vec<u32>,
-    pub vertex_edges: Vec<u32>,
-    pub vertex_tags: Vec<u8>,
+/// `W` entries per item for items `0..n`, written by `f(i, slot)`: the
+/// child faces (vertices, corner edges) of a split that gives every parent
+/// element the same number of children.
+pub fn fixed_slots<T: Zeroable + Send, const W: usize>(
+    n: usize,
+    parallel: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> Vec<T> {
+    let mut out = zeroed_vec::<T>(W * n);
+    ragged(&mut out, n, |i| W * i, parallel, f);
+    out
 }
 
-#[cfg(all(test, feature = "proptest-support"))]
-mod tests {
-    use proptest::prelude::*;
+/// The face pointer array of `n` faces of `N` corners each.
+pub fn face_ptr<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
+    collect(n + 1, parallel, |f| (N * f) as u32)
+}
 
-    use super::*;
-    use crate::proptest_support::any_mesh;
+/// The face of every corner of `n` faces of `N` corners each.
+pub fn corner_faces<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
+    collect(N * n, parallel, |c| (c / N) as u32)
+}
 
-    /// The direct manifold split equals the general one, whose relations
-    /// `from_edges` derives by counting sorts, field for field.
-    fn check(t: &Topology) {
-        for par in [Par::Seq, Par::Rayon] {
-            let fast = t.split_manifold(par);
-            let general = t.split_general(par).expect("general split");
-            assert_eq!(fast, general);
+/// A ragged relation of items `0..n`, item `i` owning the slot
+/// `off(i)..off(i + 1)` (`off` non-decreasing from `off(0) == 0`, in
+/// closed form), written by `f(i, slot)`: its pointer array and entries.
+pub fn relation<T: Zeroable + Send>(
+    n: usize,
+    off: impl Fn(usize) -> usize + Sync,
+    parallel: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> (Vec<u32>, Vec<T>) {
+    let ptr = collect(n + 1, parallel, |i| off(i) as u32);
+    let mut items = zeroed_vec::<T>(off(n));
+    ragged(&mut items, n, off, parallel, f);
+    (ptr, items)
+}
+
+/// The entries of a ragged relation whose pointer array `ptr` is known
+/// (from counts, by [`offsets`]), written by `f(i, slot)`.
+pub fn relation_by_ptr<T: Zeroable + Send>(ptr: &[u32], parallel: bool, f: impl Fn(usize, &mut [T]) + Sync) -> Vec<T> {
+    let n = ptr.len() - 1;
+    let mut items = zeroed_vec::<T>(ptr[n] as usize);
+    ragged(&mut items, n, |i| ptr[i] as usize, parallel, f);
+    items
+}
+
+/// The parent vertex of half `k` of a manifold `t` (the `k`-th entry of
+/// the vertex edge lists, [`Topology::vertex_edges_all`]): the lists are
+/// in vertex order, so the end of the edge whose list holds position `k`.
+#[inline]
+pub fn half_vertex(t: &Topology, k: usize) -> u32 {
+    half_vertex_of(t, t.vertex_edges_all()[k] as usize, k)
+}
+
+/// [`half_vertex`] of half `k`, whose parent edge `e` is known.
+#[inline]
+fn half_vertex_of(t: &Topology, e: usize, k: usize) -> u32 {
+    let [a, b] = t.edge(e);
+    if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a }
+}
+
+/// The child edge of parent edge `e` at its end `v`, from the halves of a
+/// halving split: a degenerate edge (`v` to itself) gives its first half to
+/// the corner leaving along it, its second to the one `arriving`.
+#[inline]
+pub fn half_at(t: &Topology, halves: &[u32], e: u32, v: u32, arriving: bool) -> u32 {
+    let [a, b] = t.edge(e as usize);
+    let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
+    halves[2 * e as usize + j]
+}
+
+/// [`half_at`] where `e` is not degenerate (so in any manifold `t`): one
+/// comparison fewer on the hot path.
+#[inline]
+pub fn manifold_half_at(t: &Topology, halves: &[u32], e: u32, v: u32) -> u32 {
+    halves[2 * e as usize + usize::from(t.edge(e as usize)[0] != v)]
+}
+
+/// Writes the halves `(V_v, Ep_e)` of a manifold `t` into `out` (of
+/// `2|e|` entries), by parent vertex in the order of its edges
+/// ([`manifold_halves`] numbers them so); the edge point of edge `e` is
+/// child vertex `edge_points + e`.
+pub fn halves_by_vertex(t: &Topology, edge_points: u32, out: &mut [[u32; 2]], parallel: bool) {
+    let (vep, ves) = (t.vertex_edge_ptr(), t.vertex_edges_all());
+    ragged(
+        out,
+        t.num_vertices(),
+        |v| vep[v] as usize,
+        parallel,
+        |v, slot| {
+            let s = vep[v] as usize;
+            for (k, out) in slot.iter_mut().enumerate() {
+                *out = [v as u32, edge_points + ves[s + k]];
+            }
+        },
+    );
+}
+
+/// The halves of any `t`, numbered as [`manifold_halves`] numbers them
+/// where `t` is manifold (a degenerate edge, listed once at its vertex,
+/// has two halves in turn), and written into `out` (of `2|e|` entries) as
+/// [`halves_by_vertex`] writes them: returns `halves[2e + j]`, the child
+/// edge of parent edge `e` at its end `j`. One sequential pass: on the
+/// general path the counting sorts of [`Topology::from_edges`] dominate.
+pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]]) -> Vec<u32> {
+    let edges = t.edges();
+    let mut halves = zeroed_vec::<u32>(2 * t.num_edges());
+    let mut next = 0usize;
+    for v in 0..t.num_vertices() {
+        for &e in t.vertex_edges(v) {
+            for (j, &end) in edges[e as usize].iter().enumerate() {
+                if end as usize == v {
+                    halves[2 * e as usize + j] = next as u32;
+                    out[next] = [v as u32, edge_points + e];
+                    next += 1;
+                }
+            }
         }
     }
+    debug_assert_eq!(next, 2 * t.num_edges(), "every edge has two halves");
+    halves
+}
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-        #[test]
-        fn direct_split_matches_derived(data in any_mesh()) {
-            let t = data.mesh.topology();
-            prop_assume!(t.is_manifold());
-            check(t);
-            let child = t.split_quads(Par::Seq).expect("split").topology;
-            check(&child);
+/// The uses of the child edges of a halving split of a manifold `t` with
+/// `new` edges after the halves, each used twice: the pointer array and
+/// the uses, those of the halves written — the use of the half of edge `e`
+/// at `v` by parent use `c` is the child corner `child_use(c, leaving)`
+/// (`leaving`: `c` is at `v`, its edge leaves `v`), sorted — and those of
+/// the new edges (from `edge_corner_ptr[2|e|]` on) left to the caller.
+pub fn halved_edge_uses(
+    t: &Topology,
+    new: usize,
+    parallel: bool,
+    child_use: impl Fn(usize, bool) -> u32 + Sync,
+) -> (Vec<u32>, Vec<u32>) {
+    let n_a = 2 * t.num_edges();
+    let (ves, ecp, fv) = (t.vertex_edges_all(), t.edge_corner_ptr(), t.face_verts());
+    // A half has the uses of its parent edge.
+    let mut edge_corner_ptr = Vec::with_capacity(n_a + new + 1);
+    let mut acc = 0u32;
+    edge_corner_ptr.push(0);
+    for &e in ves {
+        acc += ecp[e as usize + 1] - ecp[e as usize];
+        edge_corner_ptr.push(acc);
+    }
+    let total_a = acc as usize;
+    edge_corner_ptr.extend((1..=new as u32).map(|i| acc + 2 * i));
+    let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * new);
+    ragged(
+        &mut edge_corners[..total_a],
+        n_a,
+        |k| edge_corner_ptr[k] as usize,
+        parallel,
+        |k, slot| {
+            let e = ves[k] as usize;
+            let v = half_vertex_of(t, e, k);
+            for (out, &c) in slot.iter_mut().zip(t.edge_corners(e)) {
+                let c = c as usize;
+                *out = child_use(c, fv[c] == v);
+            }
+            sort_small(slot);
+        },
+    );
+    (edge_corner_ptr, edge_corners)
+}
+
+/// The edge tags of a halving split's manifold child with `new` edges after
+/// the halves: a half has its parent edge's boundary bit, a new edge
+/// (interior) none.
+pub fn halved_edge_tags(t: &Topology, new: usize, parallel: bool) -> Vec<u8> {
+    let n_a = 2 * t.num_edges();
+    let (ptags, ves) = (t.edge_tags(), t.vertex_edges_all());
+    collect(n_a + new, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 })
+}
+
+/// The vertex tags of a manifold `t`'s manifold child of `n` vertices,
+/// the parent's first: a parent vertex keeps its tags; the edge point of
+/// parent edge `e`, child vertex `p + e` where `edge_points` is `Some(p)`,
+/// is on the boundary with its edge; every other child vertex is
+/// untagged.
+pub fn child_vertex_tags(t: &Topology, n: usize, edge_points: Option<usize>, parallel: bool) -> Vec<u8> {
+    let (nv, vtags, etags) = (t.num_vertices(), t.vertex_tags(), t.edge_tags());
+    let ep = edge_points.unwrap_or(n);
+    collect(n, parallel, |i| {
+        if i < nv {
+            vtags[i]
+        } else if i < ep {
+            0
+        } else if etags[i - ep] & edge_tag::BOUNDARY != 0 {
+            vertex_tag::BOUNDARY
+        } else {
+            0
         }
-    }
-
-    #[test]
-    fn large_meshes_split_the_same_in_parallel() {
-        let data = crate::proptest_support::torus(150, 130, 7);
-        let t = data.mesh.topology();
-        let child = t.split_quads(Par::Rayon).expect("split");
-        assert_eq!(child, t.split_quads(Par::Seq).expect("split"));
-        check(&child.topology);
-    }
-
-    #[test]
-    fn non_manifold_parents_take_the_general_path() {
-        // Three faces on one edge, and a bow-tie vertex.
-        let faces = [0u32, 1, 2, 1, 0, 3, 0, 1, 4, 2, 5, 6];
-        let ptr = vec![0u32, 3, 6, 9, 12];
-        let t = Topology::build(7, ptr, faces.to_vec(), Par::Seq).expect("build");
-        assert!(!t.is_manifold());
-        let s = t.split_quads(Par::Seq).expect("split");
-        assert_eq!(s.topology.num_faces(), 12);
-        assert_eq!(s.topology.num_vertices(), 7 + 4 + t.num_edges());
-        assert!(!s.topology.is_manifold());
-    }
+    })
 }

@@ -43,16 +43,21 @@
 //! tags) is written directly from the parent's: no sorting beyond a few
 //! entries per slot, one binary search per edge end, one pass per output
 //! array, in parallel under [`Par::Rayon`] with the same result for any
-//! thread count. Any other parent goes through [`Topology::from_edges`],
-//! which derives the relations by counting sorts.
+//! thread count (the phases of a halving split, [`crate::split`]). Any
+//! other parent goes through [`Topology::from_edges`], which derives the
+//! relations by counting sorts.
 
 use rayon::prelude::*;
 use subla_algebra::mem::zeroed_vec;
 use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 
-use crate::error::{MeshError, Result, to_u32};
-use crate::split::{RawTopology, collect, ragged, sort_small};
-use crate::topology::{Topology, edge_tag, vertex_tag};
+use crate::error::{Result, to_u32};
+use crate::split::{
+    RawTopology, check_triangle_child, child_vertex_tags, collect, corner_faces, face_ptr, fixed_slots, general_halves,
+    half_at, halved_edge_tags, halved_edge_uses, halves_by_vertex, in_parallel, manifold_half_at, manifold_halves,
+    next3, prev3, ragged, relation, sort_small,
+};
+use crate::topology::Topology;
 
 /// The child of [`Topology::split_triangles`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,9 +73,9 @@ pub struct TriSplit {
 
 /// The child of a 1-to-4 triangle split known through its parent
 /// ([`Topology::tri_child`]): the numbering of the child's edges (as
-/// [`Topology::split_triangles`] gives it), from which the relations that
-/// refinement rules read are computed on the fly, with no child
-/// connectivity in memory. For the level below the finest, whose full
+/// [`Topology::split_triangles`] gives it), from which a scheme computes
+/// the relations its rules read on the fly (Loop's stencils, in its own
+/// crate), with no child connectivity in memory. For the level below the finest, whose full
 /// connectivity would be four times the parent's and is read only once.
 ///
 /// Every method takes the parent topology the child was made from
@@ -105,147 +110,87 @@ impl TriChild {
     }
 
     /// The two child edges of each parent edge, as [`TriSplit::halves`].
+    #[inline]
     pub fn halves(&self) -> &[u32] {
         &self.halves
     }
 
-    /// The neighbours of child vertex `v` (a parent vertex, `v <
-    /// t.num_vertices()`), in the order of the child's incident edges: the
-    /// edge points of `v`'s parent edges, in their order.
+    /// The middle edge `(Ep(ce[c]), Ep(ce[next(c)]))` of each parent corner
+    /// `c` (with `ce` the parent's corner edges): its child edge id.
     #[inline]
-    pub fn parent_vertex_neighbors<'a>(&self, t: &'a Topology, v: usize) -> impl Iterator<Item = u32> + 'a {
-        let nv = self.num_vertices;
-        t.vertex_edges(v).iter().map(move |&e| nv + e)
+    pub fn middle(&self) -> &[u32] {
+        &self.middle
     }
 
-    /// The neighbours of the edge point of parent edge `e` (child vertex
-    /// `t.num_vertices() + e`), in the order of the child's incident edges
-    /// (by edge id), and their count: the edge's two ends, then per use the
-    /// edge points of the use's other two edges.
+    /// The parent corner owning each middle edge, in id order: middle edge
+    /// `m` (child edge `2|e| + m`) is the middle edge of corner `owner()[m]`.
     #[inline]
-    pub fn edge_point_neighbors(&self, t: &Topology, e: usize) -> ([u32; 6], usize) {
-        let nv = self.num_vertices;
-        let (ce, [a, b]) = (t.corner_edges(), t.edge(e));
-        let mut pairs = [(0u32, 0u32); 6];
-        pairs[0] = (self.halves[2 * e], a);
-        pairs[1] = (self.halves[2 * e + 1], b);
-        let mut n = 2;
-        for &c in t.edge_corners(e).iter().take(2) {
-            let c = c as usize;
-            let p = prev3(c);
-            pairs[n] = (self.middle[c], nv + ce[next3(c)]);
-            pairs[n + 1] = (self.middle[p], nv + ce[p]);
-            n += 2;
-        }
-        // By edge id (unique): at most six entries.
-        sort_small(&mut pairs[..n]);
-        let mut out = [0u32; 6];
-        for (o, p) in out.iter_mut().zip(&pairs[..n]) {
-            *o = p.1;
-        }
-        (out, n)
-    }
-
-    /// The ends of child edge `k` (as the child's `edges()[k]`), and the
-    /// vertices opposite it in its (one or two) child triangles, in the
-    /// order of the edge's uses (the child's `edge_corners(k)`), with their
-    /// count.
-    pub fn edge_stencil(&self, t: &Topology, k: usize) -> ([u32; 2], [u32; 2], usize) {
-        let n_a = self.halves.len();
-        if k < n_a {
-            let e = t.vertex_edges_all()[k] as usize;
-            let [a, b] = t.edge(e);
-            // The parent vertex whose incident edge list holds position `k`.
-            let v = if (t.vertex_edge_ptr()[a as usize + 1] as usize) <= k { b } else { a };
-            self.half_stencil(t, v as usize, k)
-        } else {
-            self.middle_stencil(t, k - n_a)
-        }
-    }
-
-    /// [`TriChild::edge_stencil`] of half `k` of parent vertex `v`: `k` in
-    /// `t.vertex_edge_ptr()[v]..t.vertex_edge_ptr()[v + 1]`, the child edge
-    /// from `v` to the edge point of its `k`-th incident edge.
-    #[inline]
-    pub fn half_stencil(&self, t: &Topology, v: usize, k: usize) -> ([u32; 2], [u32; 2], usize) {
-        let nv = self.num_vertices;
-        let e = t.vertex_edges_all()[k] as usize;
-        let (fv, ce) = (t.face_verts(), t.corner_edges());
-        let mut out = [0u32; 2];
-        let mut n = 0;
-        // One use per triangle, in corner order (so their child corners are
-        // in order too). In the child triangle at `v`, the vertex opposite
-        // the half is the edge point of the face's other edge at `v`: the
-        // edge before a corner leaving `v`, the edge after one arriving.
-        for &c in t.edge_corners(e).iter().take(2) {
-            let c = c as usize;
-            let other = if fv[c] as usize == v { ce[prev3(c)] } else { ce[next3(c)] };
-            out[n] = nv + other;
-            n += 1;
-        }
-        ([v as u32, nv + e as u32], out, n)
-    }
-
-    /// [`TriChild::edge_stencil`] of middle edge `m` (child edge
-    /// `2|e| + m`): between the edge points of its owner corner's edge and
-    /// the next, used by the corner triangle of the vertex between those
-    /// edges and by the middle triangle, in that order.
-    #[inline]
-    pub fn middle_stencil(&self, t: &Topology, m: usize) -> ([u32; 2], [u32; 2], usize) {
-        let nv = self.num_vertices;
-        let c = self.owner[m] as usize;
-        let (fv, ce) = (t.face_verts(), t.corner_edges());
-        let (a, b) = (ce[c], ce[next3(c)]);
-        ([nv + a.min(b), nv + a.max(b)], [fv[next3(c)], nv + ce[prev3(c)]], 2)
+    pub fn owner(&self) -> &[u32] {
+        &self.owner
     }
 
     /// The faces of the 1-to-4 split of the child, as
     /// [`Topology::split_triangle_faces`] of the child's full topology
     /// gives them: sixteen triangles (48 vertices) per parent triangle.
     pub fn split_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
-        let nv2 = self.num_vertices() as u32;
-        let (edges, fv, ce) = (t.edges(), t.face_verts(), t.corner_edges());
-        let half = |e: u32, v: u32| -> u32 {
-            let [a, _] = edges[e as usize];
-            self.halves[2 * e as usize + usize::from(a != v)]
-        };
-        let mut out = zeroed_vec::<u32>(48 * t.num_faces());
-        ragged(
-            &mut out,
-            t.num_faces(),
-            |f| 48 * f,
-            t.split_in_parallel(par),
-            |f, q| {
-                let c = 3 * f;
-                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-                let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
-                let (i0, i1, i2) = (self.middle[c], self.middle[c + 1], self.middle[c + 2]);
-                let nv = self.num_vertices;
-                let verts =
-                    [v0, nv + e0, nv + e2, nv + e0, v1, nv + e1, nv + e2, nv + e1, v2, nv + e1, nv + e2, nv + e0];
-                let edges = [
-                    half(e0, v0),
-                    i2,
-                    half(e2, v0),
-                    half(e0, v1),
-                    half(e1, v1),
-                    i0,
-                    i1,
-                    half(e1, v2),
-                    half(e2, v2),
-                    i1,
-                    i2,
-                    i0,
-                ];
-                for (k, out) in q.chunks_exact_mut(12).enumerate() {
-                    let (a, b, c) = (verts[3 * k], verts[3 * k + 1], verts[3 * k + 2]);
-                    let (x, y, z) = (nv2 + edges[3 * k], nv2 + edges[3 * k + 1], nv2 + edges[3 * k + 2]);
-                    out.copy_from_slice(&[a, x, z, x, b, y, z, y, c, y, z, x]);
-                }
-            },
-        );
-        out
+        let (nv, nv2) = (self.num_vertices, self.num_vertices() as u32);
+        let (fv, ce) = (t.face_verts(), t.corner_edges());
+        let half = |e, v, _| manifold_half_at(t, &self.halves, e, v);
+        fixed_slots::<_, 48>(t.num_faces(), in_parallel(t, par), |f, q| {
+            let (v, e) = (triple(fv, f), triple(ce, f));
+            let verts = children(v, e.map(|e| nv + e));
+            let edges = children_corner_edges(half, v, e, triple(&self.middle, f));
+            // Each child's own four children: its corners, and the edge
+            // points of its corners' edges.
+            for (k, out) in q.chunks_exact_mut(12).enumerate() {
+                let v = [verts[3 * k], verts[3 * k + 1], verts[3 * k + 2]];
+                let e = [nv2 + edges[3 * k], nv2 + edges[3 * k + 1], nv2 + edges[3 * k + 2]];
+                out.copy_from_slice(&children(v, e));
+            }
+        })
     }
+}
+
+/// The vertices of the four children of a triangle with vertices `v` and
+/// the edge points `e` of its edges (`eₖ` on the edge from `vₖ` to
+/// `vₖ₊₁`), in the order of the [module docs](self).
+#[inline]
+fn children([v0, v1, v2]: [u32; 3], [e0, e1, e2]: [u32; 3]) -> [u32; 12] {
+    [v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]
+}
+
+/// The three entries of triangle `f` in a per-corner array.
+#[inline]
+fn triple(per_corner: &[u32], f: usize) -> [u32; 3] {
+    let c = 3 * f;
+    [per_corner[c], per_corner[c + 1], per_corner[c + 2]]
+}
+
+/// The corner edges of the four children of a parent triangle with
+/// vertices `v`, edges `e` and middle edges `i` (of its corners), where
+/// `half(e, v, arriving)` is the half of edge `e` at `v` ([`half_at`], or
+/// [`manifold_half_at`] where no edge is degenerate).
+#[inline]
+fn children_corner_edges(
+    half: impl Fn(u32, u32, bool) -> u32,
+    [v0, v1, v2]: [u32; 3],
+    [e0, e1, e2]: [u32; 3],
+    [i0, i1, i2]: [u32; 3],
+) -> [u32; 12] {
+    [
+        half(e0, v0, false),
+        i2,
+        half(e2, v0, true),
+        half(e0, v1, true),
+        half(e1, v1, false),
+        i0,
+        i1,
+        half(e1, v2, true),
+        half(e2, v2, false),
+        i1,
+        i2,
+        i0,
+    ]
 }
 
 /// No edge.
@@ -260,28 +205,13 @@ const MIDDLE_USES: [[usize; 2]; 3] = [[5, 11], [6, 9], [1, 10]];
 /// The three child corners at the edge point `Eₖ`.
 const EDGE_POINT_CORNERS: [[usize; 3]; 3] = [[1, 3, 11], [5, 7, 9], [2, 6, 10]];
 
-/// The next corner of a triangle.
+/// The ends of the middle edge of parent corner `c`: the edge points of
+/// its edge and the next corner's.
 #[inline]
-pub(crate) fn next3(c: usize) -> usize {
-    if c % 3 == 2 { c - 2 } else { c + 1 }
-}
-
-/// The previous corner of a triangle.
-#[inline]
-pub(crate) fn prev3(c: usize) -> usize {
-    if c % 3 == 0 { c + 2 } else { c - 1 }
-}
-
-/// Exclusive prefix sum of `counts`, with the total appended.
-pub(crate) fn offsets(counts: &[u32]) -> Vec<u32> {
-    let mut ptr = Vec::with_capacity(counts.len() + 1);
-    let mut acc = 0u32;
-    ptr.push(0);
-    for &n in counts {
-        acc += n;
-        ptr.push(acc);
-    }
-    ptr
+fn middle_ends(t: &Topology, c: usize) -> [u32; 2] {
+    let (nv, ce) = (t.num_vertices() as u32, t.corner_edges());
+    let (a, b) = (ce[c], ce[next3(c)]);
+    [nv + a.min(b), nv + a.max(b)]
 }
 
 impl Topology {
@@ -289,13 +219,14 @@ impl Topology {
     /// [module docs](crate::split_tri) say.
     ///
     /// # Errors
-    /// [`MeshError::NotTriangle`] naming the first face that is not a
-    /// triangle; [`MeshError::TooLarge`] if a child count (vertices,
-    /// corners, edges) does not fit in `u32`.
+    /// [`MeshError::NotTriangle`](crate::MeshError::NotTriangle) naming the
+    /// first face that is not a triangle;
+    /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if a child count
+    /// (vertices, corners, edges) does not fit in `u32`.
     pub fn split_triangles(&self, par: Par) -> Result<TriSplit> {
         self.check_triangle_split()?;
         if self.is_manifold()
-            && let Some(numbering) = self.tri_numbering(self.split_in_parallel(par))
+            && let Some(numbering) = self.tri_numbering(in_parallel(self, par))
         {
             return Ok(self.split_tri_manifold(numbering, par));
         }
@@ -331,7 +262,7 @@ impl Topology {
     /// As [`Topology::split_triangles`].
     pub fn split_triangle_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.check_triangle_split()?;
-        Ok(self.child_tri_faces(self.split_in_parallel(par)))
+        Ok(self.child_tri_faces(in_parallel(self, par)))
     }
 
     /// The child of [`Topology::split_triangles`] known through this
@@ -340,8 +271,9 @@ impl Topology {
     /// edges. `None` for any other triangle-only parent.
     ///
     /// # Errors
-    /// As [`Topology::split_triangles`]; also [`MeshError::TooLarge`] if
-    /// the split of the child does not fit in `u32`.
+    /// As [`Topology::split_triangles`]; also
+    /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if the split of
+    /// the child does not fit in `u32`.
     pub fn tri_child(&self, par: Par) -> Result<Option<TriChild>> {
         self.check_triangle_split()?;
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
@@ -352,113 +284,37 @@ impl Topology {
         if !self.is_manifold() {
             return Ok(None);
         }
-        Ok(self.tri_numbering(self.split_in_parallel(par)))
+        Ok(self.tri_numbering(in_parallel(self, par)))
     }
 
     /// `Ok` for a triangle-only topology whose split fits in `u32`.
     fn check_triangle_split(&self) -> Result<()> {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
-        self.check_triangle_child([nv + ne, 12 * nf, 2 * ne + 3 * nf])
-    }
-
-    /// `Ok` for a triangle-only topology whose child counts (vertices,
-    /// corners, edges) fit in `u32`.
-    pub(crate) fn check_triangle_child(&self, [verts, corners, edges]: [usize; 3]) -> Result<()> {
-        if !self.is_triangle_only() {
-            let f = (0..self.num_faces()).find(|&f| self.face_order(f) != 3).unwrap_or(0);
-            return Err(MeshError::NotTriangle { face: f, order: self.face_order(f) });
-        }
-        to_u32(verts, "number of refined vertices")?;
-        to_u32(corners, "number of refined corners")?;
-        to_u32(edges, "number of refined edges")?;
-        Ok(())
-    }
-
-    /// Whether the triangle splits can write every child relation directly:
-    /// the parent is manifold and no two of its triangles share two edges.
-    pub(crate) fn splits_triangles_directly(&self, par: Par) -> bool {
-        self.is_manifold() && !self.shares_two_edges(self.split_in_parallel(par))
-    }
-
-    /// True if two triangles share two edges (then the middle edges of the
-    /// split are not unique per vertex pair).
-    pub(crate) fn shares_two_edges(&self, parallel: bool) -> bool {
-        let ce = self.corner_edges();
-        // The other face across the edge of corner `c`, if any.
-        let across = |c: usize| -> Option<u32> {
-            self.edge_corners(ce[c] as usize).iter().find(|&&u| u as usize / 3 != c / 3).map(|&u| u / 3)
-        };
-        let double = |f: usize| -> bool {
-            let [a, b, c] = [across(3 * f), across(3 * f + 1), across(3 * f + 2)];
-            (a.is_some() && (a == b || a == c)) || (b.is_some() && b == c)
-        };
-        if parallel {
-            (0..self.num_faces()).into_par_iter().with_min_len(1 << 12).any(double)
-        } else {
-            (0..self.num_faces()).any(double)
-        }
+        check_triangle_child(self, [nv + ne, 12 * nf, 2 * ne + 3 * nf])
     }
 
     /// The child faces as a flat `12 × faces` vertex list.
     fn child_tri_faces(&self, parallel: bool) -> Vec<u32> {
         let nv = self.num_vertices() as u32;
         let (fv, ce) = (self.face_verts(), self.corner_edges());
-        let mut out = zeroed_vec::<u32>(12 * self.num_faces());
-        ragged(
-            &mut out,
-            self.num_faces(),
-            |f| 12 * f,
-            parallel,
-            |f, q| {
-                let c = 3 * f;
-                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-                let (e0, e1, e2) = (nv + ce[c], nv + ce[c + 1], nv + ce[c + 2]);
-                q.copy_from_slice(&[v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]);
-            },
-        );
-        out
+        fixed_slots::<_, 12>(self.num_faces(), parallel, |f, q| {
+            q.copy_from_slice(&children(triple(fv, f), triple(ce, f).map(|e| nv + e)));
+        })
     }
 
     /// The child corner edges, face after face (see the
     /// [module docs](crate::split_tri)), from the halves and the middle
     /// edge of each parent corner.
-    fn child_tri_corner_edges(&self, halves: &[u32], middle: &[u32], parallel: bool) -> Vec<u32> {
-        let (edges, fv, ce) = (self.edges(), self.face_verts(), self.corner_edges());
-        // The half of edge `e` at `v`; a degenerate edge gives its first half
-        // to the corner leaving along it, its second to the one arriving.
-        let half = |e: u32, v: u32, arriving: bool| -> u32 {
-            let [a, b] = edges[e as usize];
-            let j = if a == b { usize::from(arriving) } else { usize::from(a != v) };
-            halves[2 * e as usize + j]
-        };
-        let mut out = zeroed_vec::<u32>(12 * self.num_faces());
-        ragged(
-            &mut out,
-            self.num_faces(),
-            |f| 12 * f,
-            parallel,
-            |f, q| {
-                let c = 3 * f;
-                let (v0, v1, v2) = (fv[c], fv[c + 1], fv[c + 2]);
-                let (e0, e1, e2) = (ce[c], ce[c + 1], ce[c + 2]);
-                let (i0, i1, i2) = (middle[c], middle[c + 1], middle[c + 2]);
-                q.copy_from_slice(&[
-                    half(e0, v0, false),
-                    i2,
-                    half(e2, v0, true),
-                    half(e0, v1, true),
-                    half(e1, v1, false),
-                    i0,
-                    i1,
-                    half(e1, v2, true),
-                    half(e2, v2, false),
-                    i1,
-                    i2,
-                    i0,
-                ]);
-            },
-        );
-        out
+    fn child_tri_corner_edges(
+        &self,
+        half: impl Fn(u32, u32, bool) -> u32 + Sync,
+        middle: &[u32],
+        parallel: bool,
+    ) -> Vec<u32> {
+        let (fv, ce) = (self.face_verts(), self.corner_edges());
+        fixed_slots::<_, 12>(self.num_faces(), parallel, |f, q| {
+            q.copy_from_slice(&children_corner_edges(&half, triple(fv, f), triple(ce, f), triple(middle, f)));
+        })
     }
 
     /// The child edge numbering of a manifold topology (the halves of each
@@ -510,7 +366,7 @@ impl Topology {
             acc += n;
             mid_ptr.push(acc);
         }
-        let halves = self.manifold_halves(parallel);
+        let halves = manifold_halves(self, parallel);
         // Owner corner of each middle edge, in id order.
         let mut owner = zeroed_vec::<u32>(nc);
         ragged(
@@ -538,78 +394,33 @@ impl Topology {
     /// edges, every relation written directly.
     fn split_tri_manifold(&self, numbering: TriChild, par: Par) -> TriSplit {
         let (nv, ne, nf, nc) = (self.num_vertices(), self.num_edges(), self.num_faces(), self.num_corners());
-        let parallel = self.split_in_parallel(par);
-        let n_a = 2 * ne;
-        let base_e = nv as u32;
-        let edges = self.edges();
-        let ce = self.corner_edges();
-        let vep = self.vertex_edge_ptr();
-        let ves = self.vertex_edges_all();
-        let ecp = self.edge_corner_ptr();
+        let parallel = in_parallel(self, par);
+        let (nvc, n_a) = (nv + ne, 2 * ne);
+        let (vep, ecp) = (self.vertex_edge_ptr(), self.edge_corner_ptr());
         let uses = |e: usize| self.edge_corners(e);
 
+        // Edge numbering: the parent's (halves by vertex, then middle edges).
         let TriChild { halves, middle, owner, .. } = numbering;
-        let ends = |c: usize| -> [u32; 2] {
-            let (a, b) = (ce[c], ce[next3(c)]);
-            [base_e + a.min(b), base_e + a.max(b)]
-        };
-
-        // Child edges: halves by vertex, then middle edges.
         let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        ragged(
-            block_a,
-            nv,
-            |v| vep[v] as usize,
-            parallel,
-            |v, slot| {
-                let s = vep[v] as usize;
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = [v as u32, base_e + ves[s + k]];
-                }
-            },
-        );
-        ragged(block_b, nc, |k| k, parallel, |k, slot| slot[0] = ends(owner[k] as usize));
+        halves_by_vertex(self, nv as u32, block_a, parallel);
+        ragged(block_b, nc, |k| k, parallel, |k, slot| slot[0] = middle_ends(self, owner[k] as usize));
 
+        // Child faces.
         let face_verts = self.child_tri_faces(parallel);
-        let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
-        let corner_face = collect(12 * nf, parallel, |c| (c / 3) as u32);
-        let face_ptr = collect(4 * nf + 1, parallel, |f| 3 * f as u32);
+        let corner_edge =
+            self.child_tri_corner_edges(|e, v, _| manifold_half_at(self, &halves, e, v), &middle, parallel);
 
         // Uses of each child edge, in corner order: the half of `e` at `v`
         // is used by child corner `4c` of a use `c` leaving `v` and by
         // `ARRIVING` of a use arriving at `v`; a middle edge by the two
         // corners of `MIDDLE_USES`.
-        let mut edge_corner_ptr = Vec::with_capacity(n_a + nc + 1);
-        let mut acc = 0u32;
-        edge_corner_ptr.push(0);
-        for &e in ves {
-            acc += ecp[e as usize + 1] - ecp[e as usize];
-            edge_corner_ptr.push(acc);
-        }
-        let total_a = acc as usize;
-        edge_corner_ptr.extend((1..=nc as u32).map(|i| acc + 2 * i));
-        let fv = self.face_verts();
-        let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * nc);
-        let (uses_a, uses_b) = edge_corners.split_at_mut(total_a);
+        let (edge_corner_ptr, mut edge_corners) = halved_edge_uses(self, nc, parallel, |c, leaving| {
+            if leaving { 4 * c as u32 } else { (12 * (c / 3) + ARRIVING[c % 3]) as u32 }
+        });
+        let total_a = edge_corner_ptr[n_a] as usize;
         ragged(
-            uses_a,
-            n_a,
-            |k| edge_corner_ptr[k] as usize,
-            parallel,
-            |k, slot| {
-                // Vertex of block-A position k: the edge lists are in vertex order.
-                let e = ves[k] as usize;
-                let v = edges[e][usize::from(vep[edges[e][0] as usize + 1] as usize <= k)];
-                for (out, &c) in slot.iter_mut().zip(uses(e)) {
-                    let c = c as usize;
-                    *out = if fv[c] == v { 4 * c as u32 } else { (12 * (c / 3) + ARRIVING[c % 3]) as u32 };
-                }
-                sort_small(slot);
-            },
-        );
-        ragged(
-            uses_b,
+            &mut edge_corners[total_a..],
             nc,
             |k| 2 * k,
             parallel,
@@ -620,8 +431,8 @@ impl Topology {
             },
         );
 
-        // Corners and edges of each child vertex.
-        let nvc = nv + ne;
+        // Corners and edges of each child vertex: parent vertices, edge
+        // points.
         let vcp = self.vertex_corner_ptr();
         let vc_off = |i: usize| -> usize {
             if i < nv {
@@ -632,9 +443,7 @@ impl Topology {
                 4 * nc
             }
         };
-        let vertex_corner_ptr = collect(nvc + 1, parallel, |i| vc_off(i) as u32);
-        let mut vertex_corners = zeroed_vec::<u32>(4 * nc);
-        ragged(&mut vertex_corners, nvc, vc_off, parallel, |i, slot| {
+        let (vertex_corner_ptr, vertex_corners) = relation(nvc, vc_off, parallel, |i, slot| {
             if i < nv {
                 for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
                     *out = 4 * c;
@@ -659,9 +468,7 @@ impl Topology {
                 2 * (n_a + nc)
             }
         };
-        let vertex_edge_ptr = collect(nvc + 1, parallel, |i| ve_off(i) as u32);
-        let mut vertex_edges = zeroed_vec::<u32>(2 * (n_a + nc));
-        ragged(&mut vertex_edges, nvc, ve_off, parallel, |i, slot| {
+        let (vertex_edge_ptr, vertex_edges) = relation(nvc, ve_off, parallel, |i, slot| {
             if i < nv {
                 for (k, out) in slot.iter_mut().enumerate() {
                     *out = vep[i] + k as u32;
@@ -678,36 +485,22 @@ impl Topology {
             }
         });
 
-        // Tags: the child is manifold too; halves and edge points inherit
-        // the parent edge's boundary bit, parent vertices keep theirs.
-        let ptags = self.edge_tags();
-        let edge_tags =
-            collect(n_a + nc, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 });
-        let vtags = self.vertex_tags();
-        let vertex_tags = collect(nvc, parallel, |i| {
-            if i < nv {
-                vtags[i]
-            } else if ptags[i - nv] & edge_tag::BOUNDARY != 0 {
-                vertex_tag::BOUNDARY
-            } else {
-                0
-            }
-        });
+        // Tags: the child is manifold too.
         let topology = Topology::from_raw(RawTopology {
             num_vertices: nvc as u32,
-            face_ptr,
+            face_ptr: face_ptr::<3>(4 * nf, parallel),
             face_verts,
-            corner_face,
+            corner_face: corner_faces::<3>(4 * nf, parallel),
             corner_edge,
             edges: child_edges,
             edge_corner_ptr,
             edge_corners,
-            edge_tags,
+            edge_tags: halved_edge_tags(self, nc, parallel),
             vertex_corner_ptr,
             vertex_corners,
             vertex_edge_ptr,
             vertex_edges,
-            vertex_tags,
+            vertex_tags: child_vertex_tags(self, nvc, Some(nv), parallel),
         });
         TriSplit { topology, halves }
     }
@@ -717,44 +510,18 @@ impl Topology {
     /// [`Topology::from_edges`].
     fn split_tri_general(&self, par: Par) -> Result<TriSplit> {
         let (nv, ne, nf) = (self.num_vertices(), self.num_edges(), self.num_faces());
-        let parallel = self.split_in_parallel(par);
-        let edges = self.edges();
-        let halves = self.general_halves();
-        let middle = self.middle_edges(par);
+        let parallel = in_parallel(self, par);
         let mut child_edges = zeroed_vec::<[u32; 2]>(2 * ne + 3 * nf);
-        for (i, &h) in halves.iter().enumerate() {
-            child_edges[h as usize] = [edges[i / 2][i % 2], (nv + i / 2) as u32];
-        }
-        let ce = self.corner_edges();
+        let halves = general_halves(self, nv as u32, &mut child_edges[..2 * ne]);
+        let middle = self.middle_edges(par);
         for (c, &m) in middle.iter().enumerate() {
-            let (a, b) = (ce[c], ce[next3(c)]);
-            child_edges[m as usize] = [nv as u32 + a.min(b), nv as u32 + a.max(b)];
+            child_edges[m as usize] = middle_ends(self, c);
         }
         let face_verts = self.child_tri_faces(parallel);
-        let corner_edge = self.child_tri_corner_edges(&halves, &middle, parallel);
-        let face_ptr: Vec<u32> = (0..=4 * nf as u32).map(|i| 3 * i).collect();
+        let corner_edge = self.child_tri_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &middle, parallel);
+        let face_ptr = face_ptr::<3>(4 * nf, parallel);
         let topology = Topology::from_edges(nv + ne, face_ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(TriSplit { topology, halves })
-    }
-
-    /// Child edge id of each parent edge end, `halves[2e + j]`, for any
-    /// topology: a degenerate edge, listed once at its vertex, has two
-    /// halves.
-    fn general_halves(&self) -> Vec<u32> {
-        let edges = self.edges();
-        let mut halves = zeroed_vec::<u32>(2 * self.num_edges());
-        let mut next = 0u32;
-        for v in 0..self.num_vertices() {
-            for &e in self.vertex_edges(v) {
-                for (j, &end) in edges[e as usize].iter().enumerate() {
-                    if end as usize == v {
-                        halves[2 * e as usize + j] = next;
-                        next += 1;
-                    }
-                }
-            }
-        }
-        halves
     }
 
     /// Child edge id of the middle edge `(Ep(corner_edge[c]),
@@ -808,6 +575,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::split::shares_two_edges;
 
     #[test]
     fn one_triangle_splits_into_four() {
@@ -836,7 +604,7 @@ mod tests {
         // of the two faces join the same edge points.
         let t = Topology::build(3, vec![0, 3, 6], vec![0, 1, 2, 0, 2, 1], Par::Seq).unwrap();
         assert!(t.is_manifold());
-        assert!(t.shares_two_edges(false));
+        assert!(shares_two_edges(&t, false));
         let s = t.split_triangles(Par::Seq).unwrap();
         assert!(!s.topology.is_manifold());
         assert_eq!(s.topology.num_edges(), 2 * 3 + 6);
@@ -849,6 +617,7 @@ mod proptests {
 
     use super::*;
     use crate::proptest_support::{any_mesh, fan_triangles};
+    use crate::split::shares_two_edges;
 
     /// The direct split equals the general one, whose relations
     /// `from_edges` derives by counting sorts, field for field; and the
@@ -862,8 +631,11 @@ mod proptests {
         }
     }
 
-    /// Every relation [`TriChild`] computes equals the full child's, and
-    /// the split of the child's faces equals the full child's split.
+    /// The counts of [`TriChild`] are the full child's, the split of the
+    /// child's faces equals the full child's split, and a split from the
+    /// numbering equals a split that numbers the edges itself. (What a
+    /// scheme computes from the numbering, Loop's stencils, is checked in
+    /// its crate.)
     fn check_lean(t: &Topology) {
         let full = t.split_triangles(Par::Seq).expect("split").topology;
         for par in [Par::Seq, Par::Rayon] {
@@ -872,21 +644,12 @@ mod proptests {
                 (lean.num_vertices(), lean.num_edges(), lean.num_faces()),
                 (full.num_vertices(), full.num_edges(), full.num_faces())
             );
-            for v in 0..t.num_vertices() {
-                let got: Vec<u32> = lean.parent_vertex_neighbors(t, v).collect();
-                assert_eq!(got, full.vertex_neighbors(v).collect::<Vec<_>>(), "vertex {v}");
-            }
-            for e in 0..t.num_edges() {
-                let (got, n) = lean.edge_point_neighbors(t, e);
-                let v = t.num_vertices() + e;
-                assert_eq!(&got[..n], full.vertex_neighbors(v).collect::<Vec<_>>(), "edge point {e}");
-            }
-            let (fv, edges) = (full.face_verts(), full.edges());
-            for (k, &want_ends) in edges.iter().enumerate() {
-                let (ends, got, n) = lean.edge_stencil(t, k);
-                assert_eq!(ends, want_ends, "child edge {k}");
-                let want: Vec<u32> = full.edge_corners(k).iter().map(|&c| fv[prev3(c as usize)]).collect();
-                assert_eq!(&got[..n], want, "child edge {k}");
+            let (ne, ce) = (t.num_edges(), t.corner_edges());
+            for (m, &c) in lean.owner().iter().enumerate() {
+                let c = c as usize;
+                assert_eq!(lean.middle()[c] as usize, 2 * ne + m, "middle edge {m}");
+                let (x, y) = (ce[c] + t.num_vertices() as u32, ce[next3(c)] + t.num_vertices() as u32);
+                assert_eq!(full.edge(2 * ne + m), [x.min(y), x.max(y)], "middle edge {m}");
             }
             assert_eq!(lean.split_faces(t, par), full.split_triangle_faces(Par::Seq).expect("split"));
             let from = t.split_triangles_from(lean, par).expect("split");
@@ -899,7 +662,7 @@ mod proptests {
         #[test]
         fn lean_child_matches_the_full_child(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
-            if t.is_manifold() && !t.shares_two_edges(false) {
+            if t.is_manifold() && !shares_two_edges(&t, false) {
                 check_lean(&t);
             } else {
                 prop_assert!(t.tri_child(Par::Seq).expect("sizes").is_none());
@@ -909,12 +672,12 @@ mod proptests {
         #[test]
         fn direct_split_matches_derived(data in any_mesh()) {
             let t = fan_triangles(data.mesh.topology());
-            prop_assume!(t.is_manifold() && !t.shares_two_edges(false));
+            prop_assume!(t.is_manifold() && !shares_two_edges(&t, false));
             check(&t);
             let child = t.split_triangles(Par::Seq).expect("split").topology;
             let rebuilt = Topology::build(child.num_vertices(), child.face_ptr().to_vec(), child.face_verts().to_vec(), Par::Seq).expect("build");
             prop_assert_eq!(&rebuilt, &child);
-            prop_assert!(child.is_manifold() && !child.shares_two_edges(false));
+            prop_assert!(child.is_manifold() && !shares_two_edges(&child, false));
             check(&child);
         }
     }

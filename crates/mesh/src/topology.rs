@@ -587,9 +587,10 @@ impl Topology {
         .finish(par)
     }
 
-    /// A topology from fields derived directly (see [`crate::split`]); the
-    /// caller guarantees the invariants.
-    pub(crate) fn from_raw(r: crate::split::RawTopology) -> Self {
+    /// A topology from fields a split derived directly (see
+    /// [`crate::split`]), taken as they are: the caller guarantees the
+    /// invariants of [`RawTopology`](crate::split::RawTopology).
+    pub fn from_raw(r: crate::split::RawTopology) -> Self {
         Topology {
             num_vertices: r.num_vertices,
             face_ptr: r.face_ptr,
@@ -611,7 +612,7 @@ impl Topology {
     /// The incident edges of all vertices, vertex after vertex (see
     /// [`Topology::vertex_edge_ptr`]).
     #[inline]
-    pub(crate) fn vertex_edges_all(&self) -> &[u32] {
+    pub fn vertex_edges_all(&self) -> &[u32] {
         &self.vertex_edges
     }
 

@@ -106,6 +106,7 @@ mod levels;
 mod once;
 mod operators;
 pub mod refinement;
+pub mod sdc;
 mod stored;
 pub mod tensor;
 #[cfg(feature = "testing")]

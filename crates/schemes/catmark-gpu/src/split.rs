@@ -7,9 +7,9 @@
 //! to `u32`, edges flattened to `2 |e|` entries); [`split_quads_gpu`] (or
 //! [`QuadSplitKernels::split`], which keeps the compiled pipelines) writes
 //! the child level and the `halves` of every parent edge, in the numbering
-//! of [`subla_mesh::split`]. The child is a valid input of the next split,
-//! so levels chain on the device; [`GpuTopology::download`] reads a level
-//! back as plain arrays ([`TopologyArrays`]).
+//! of [`subla_mesh::split_quad`]. The child is a valid input of the next
+//! split, so levels chain on the device; [`GpuTopology::download`] reads a
+//! level back as plain arrays ([`TopologyArrays`]).
 //!
 //! # Kernels
 //! One invocation per output element, written by gathers with offsets from

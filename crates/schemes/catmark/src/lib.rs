@@ -25,7 +25,10 @@ mod level;
 mod operator;
 pub mod refine;
 mod regular;
-pub mod rules;
+/// OpenSubdiv's crease rules, which Catmull-Clark applies with its own
+/// masks: they are scheme-independent and live in [`subla_scheme::sdc`];
+/// re-exported so that `subla_catmark::rules` paths keep working.
+pub use subla_scheme::sdc as rules;
 mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan, BilinearRules};

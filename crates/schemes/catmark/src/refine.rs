@@ -2,7 +2,7 @@
 //! Alg. 3): every corner of every face becomes one child quad. The vertex,
 //! face and edge orders of the child are those of
 //! [`Topology::split_quads`](subla_mesh::Topology::split_quads) (see
-//! [`subla_mesh::split`]): parent vertices, then face points, then edge
+//! [`subla_mesh::split_quad`]): parent vertices, then face points, then edge
 //! points; child faces corner after corner, the child of corner `c` being
 //! `(v₀, e(v₀,vₙ), f, e(vₚ,v₀))`. Children of holes are holes.
 

@@ -1,8 +1,9 @@
 //! The lean form of the level below the finest ([`LevelRules::lean`]):
 //! where that level is a smooth closed manifold, its connectivity is never
 //! built. Eval of the last step and the finest faces read it through its
-//! parent's split numbering ([`TriChild`]), which costs a quarter of the
-//! memory the level's own connectivity would.
+//! parent's split numbering ([`TriChild`], with Loop's [`ChildStencils`]),
+//! which costs a quarter of the memory the level's own connectivity
+//! would.
 //!
 //! [`LevelRules::lean`]: subla_scheme::LevelRules::lean
 
@@ -15,6 +16,7 @@ use subla_scheme::{FinestFaces, Result};
 use crate::level::Step;
 use crate::rules::{EDGE_END, EDGE_OPPOSITE, vertex_weight_table};
 use crate::split::check_triangles;
+use crate::stencil::ChildStencils;
 
 /// The child of `parent` in lean form with the masks of the step above it,
 /// where every mask of that step is the smooth one: `parent` is a closed

@@ -13,7 +13,7 @@ use crate::rules::{
     CREASE_CENTRE, CREASE_END, Rule, dec, is_infinite, smooth_edge_weights, vertex_transition_weight,
     vertex_weight_table, vertex_weights,
 };
-use subla_catmark::rules::{prepare_sharpness, tau_at};
+use subla_scheme::sdc::{prepare_sharpness, tau_at};
 
 use crate::split::{check_triangles, split_triangles};
 

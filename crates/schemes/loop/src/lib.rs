@@ -3,6 +3,8 @@
 //!
 //! * [`split`]: the uniform 1-to-4 triangle split (topology), with the
 //!   vertex, face and edge order documented there.
+//! * [`stencil`]: what Loop's masks read of a child known through its
+//!   parent's split numbering, for the lean level below the finest.
 //! * [`LoopSlak`]: Loop through specialised gather kernels, with
 //!   OpenSubdiv's boundary, crease (uniform and Chaikin), corner,
 //!   non-manifold and hole rules ([`rules`]), or CGAL's boundary rule
@@ -31,6 +33,7 @@ mod operator;
 pub mod rules;
 mod slak;
 pub mod split;
+pub mod stencil;
 
 pub use lak::{LakLevel, LakPlan, LoopLak, LoopLakRules};
 pub use level::{EdgeMask, Rules, Step, VertexMask};

@@ -3,7 +3,7 @@
 //!
 //! The crease machinery — vertex rules, sharpness subdivision (uniform and
 //! Chaikin), transition weights — is scheme-independent in OpenSubdiv and
-//! is reused from [`subla_catmark::rules`]; this module holds what is
+//! is reused from [`subla_scheme::sdc`]; this module holds what is
 //! specific to Loop:
 //!
 //! | element | smooth | crease | corner |
@@ -18,8 +18,8 @@
 //! vertex `⅛ · 2/k` in its smooth mask (only reachable through the
 //! transition blend, since such edges are infinitely sharp).
 
-pub use subla_catmark::rules::vertex_transition_weight;
-pub use subla_catmark::rules::{Rule, chaikin, child_edge_sharpness, dec, is_infinite, is_semi};
+pub use subla_scheme::sdc::vertex_transition_weight;
+pub use subla_scheme::sdc::{Rule, chaikin, child_edge_sharpness, dec, is_infinite, is_semi};
 
 /// Weight of each endpoint in the smooth edge mask.
 pub const EDGE_END: f64 = 0.375;

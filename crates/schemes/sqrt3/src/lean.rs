@@ -5,10 +5,11 @@
 
 use num_traits::Float;
 use subla_algebra::Par;
-use subla_mesh::{Sqrt3Child, Topology};
+use subla_mesh::Topology;
 use subla_scheme::kernel::{axpy, for_rows, load, real};
 
 use crate::level::Step;
+use crate::split::Sqrt3Child;
 
 /// One level of eval from the lean child `child` of `t` (rows `x`) to the
 /// level above (rows `y`), row length `d`.

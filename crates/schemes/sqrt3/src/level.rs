@@ -5,8 +5,10 @@
 use rayon::prelude::*;
 use subla_algebra::Par;
 use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{Mesh, MeshError, Options, Sqrt3Child, Topology};
+use subla_mesh::{Mesh, MeshError, Options, Topology};
 use subla_scheme::{Result, SchemeError};
+
+use crate::split::{Sqrt3Child, Sqrt3Split};
 
 /// No vertex / corner.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -122,7 +124,7 @@ impl Step {
     }
 
     /// The step over the lean child `child` of the closed parent `t` (which
-    /// [`Topology::sqrt3_child`] accepted): closed too, one face point per
+    /// [`Sqrt3Split::sqrt3_child`] accepted): closed too, one face point per
     /// face, its parent vertices of the parent's valences and its face
     /// points of valence 6.
     pub(crate) fn lean(t: &Topology, child: &Sqrt3Child, kobbelt: bool, par: Par) -> Result<Step> {
@@ -260,7 +262,7 @@ impl Step {
     }
 
     /// Whether this step splits any boundary edge of `t` (a Kobbelt step
-    /// on an open mesh); if not, the child is [`Topology::split_sqrt3`].
+    /// on an open mesh); if not, the child is [`Sqrt3Split::split_sqrt3`].
     fn splits_any(&self, t: &Topology) -> bool {
         self.kobbelt && !t.is_closed()
     }

@@ -7,6 +7,9 @@
 //!   parent corner.
 //! * [`Sqrt3Lak`]: the same scheme as mapped sparse algebra, Kobbelt's
 //!   boundary rule included.
+//! * [`split`]: the √3 split of a triangle mesh (face points and edge
+//!   flips, [`Sqrt3Split`]) and its child known through the parent
+//!   ([`Sqrt3Child`]), with the vertex, face and edge orders.
 //!
 //! # Rules
 //! Each step inserts a point at the centroid of every triangle, moves every
@@ -62,8 +65,10 @@ mod lak;
 mod lean;
 mod level;
 mod slak;
+pub mod split;
 
 pub use lak::{Sqrt3Lak, Sqrt3LakPlan};
 pub use level::Step;
 pub use level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, alpha};
 pub use slak::{Sqrt3Plan, Sqrt3Rules, Sqrt3Slak, StepView};
+pub use split::{Sqrt3Child, Sqrt3Split};

@@ -6,12 +6,13 @@
 
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
-use subla_mesh::{Mesh, Sqrt3Child, Topology};
+use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{assemble_rows, axpy, for_rows, load, real};
 use subla_scheme::{ChildPoint, Counts, FinestFaces, LeanLevel, LevelPlan, LevelRules, Refiner, Result};
 
 use crate::lean::lean_eval;
 use crate::level::{Step, is_kobbelt_step, plain_mesh, prepare};
+use crate::split::{Sqrt3Child, Sqrt3Split};
 
 /// √3 subdivision through the specialised kernels, with Kobbelt's boundary
 /// rule as CGAL and OpenMesh apply it.

@@ -1,8 +1,10 @@
-//! Catmull-Clark rules as OpenSubdiv's `Sdc` defines them: vertex
-//! classification, sharpness subdivision (uniform and Chaikin, Mlakar et
-//! al. 2020 Eq. 14–15) and the transition weights of semi-sharp features.
-//! All sharpness arithmetic is `f32`, operation by operation, as in
-//! OpenSubdiv (see `docs/design/catmark-rules.md`).
+//! The scheme-independent crease rules of OpenSubdiv's `Sdc` ("subdivision
+//! core": `Sdc::Crease` and the control-mesh preparation every scheme
+//! shares): vertex classification, sharpness subdivision (uniform and
+//! Chaikin, Mlakar et al. 2020 Eq. 14–15) and the transition weights of
+//! semi-sharp features. Each scheme crate applies them with its own masks
+//! (Catmull-Clark's, Loop's). All sharpness arithmetic is `f32`, operation
+//! by operation, as in OpenSubdiv (see `docs/design/catmark-rules.md`).
 
 use subla_mesh::tags::SHARPNESS_INFINITE;
 use subla_mesh::topology::{edge_tag, vertex_tag};
