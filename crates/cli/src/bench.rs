@@ -24,8 +24,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
     scheme: String,
     /// Where to run: the CPU, or the GPU for the schemes with GPU kernels
-    /// (catmark, loop, loop-cgal, sqrt3). The static-topology table is
-    /// timed on the CPU either way.
+    /// (`slak on cpu and gpu` in the `--scheme` list). The static-topology
+    /// table is timed on the CPU either way.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     backend: Backend,
     /// Runs per measurement; the best time is printed.

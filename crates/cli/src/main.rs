@@ -106,12 +106,12 @@ enum Mode {
 enum Backend {
     /// The CPU (all threads).
     Cpu,
-    /// The GPU through wgpu, for the schemes with GPU kernels (catmark,
-    /// loop, loop-cgal, sqrt3; specialised kernels): eval on the device in
-    /// `f32`; Catmull-Clark refines its topology on the device too, the
-    /// others on the CPU. `SUBLA_GPU_BACKEND` and `SUBLA_GPU_ADAPTER`
-    /// choose the adapter; without a usable one the run fails, unless
-    /// `--fallback cpu`.
+    /// The GPU through wgpu, for the schemes with GPU kernels (`slak on
+    /// cpu and gpu` in the `--scheme` list): eval on the device in `f32`;
+    /// Catmull-Clark refines its topology on the device too, the others on
+    /// the CPU. `SUBLA_GPU_BACKEND` and `SUBLA_GPU_ADAPTER` choose the
+    /// adapter; without a usable one the run fails, unless `--fallback
+    /// cpu`.
     Gpu,
 }
 

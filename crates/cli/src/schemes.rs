@@ -17,9 +17,23 @@ pub(crate) fn registry() -> &'static Registry {
     REGISTRY.get_or_init(Registry::builtin)
 }
 
-/// The `--scheme` values: the registry's names, each with its description.
+/// The `--scheme` values: the registry's names, each with its description
+/// and where it runs (`--path`, `--backend`).
 pub(crate) fn scheme_parser() -> PossibleValuesParser {
-    PossibleValuesParser::new(registry().schemes().iter().map(|s| PossibleValue::new(s.name()).help(s.about())))
+    PossibleValuesParser::new(registry().schemes().iter().map(|s| {
+        let on = |path| {
+            [Backend::Cpu, Backend::Gpu]
+                .into_iter()
+                .filter(|&b| s.has(b, path))
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+        };
+        let mut runs = format!("slak on {}", on(Path::Kernels).join(" and "));
+        if s.has(Backend::Cpu, Path::Algebra) {
+            runs.push_str(", lak on cpu");
+        }
+        PossibleValue::new(s.name()).help(format!("{} [{runs}]", s.about()))
+    }))
 }
 
 /// The scheme `name` (checked by [`scheme_parser`]).
