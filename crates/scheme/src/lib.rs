@@ -98,6 +98,7 @@ use thiserror::Error;
 
 pub use finest::FinestFaces;
 pub use levels::{AlgebraPlan, AlgebraRules, Counts, LeanLevel, LevelPlan, LevelRules, NoLean};
+pub use once::get_or_try_init;
 pub use operators::{OperatorPlan, OperatorRefiner, OperatorRules, Refined};
 
 mod finest;
@@ -669,6 +670,88 @@ pub enum FallbackPolicy {
     Never,
     /// Evaluate on the CPU instead, and say so ([`Plan::last_fallback`]).
     Cpu,
+}
+
+/// The fallback bookkeeping of a plan on a backend that can fail (a GPU
+/// plan): the caller's [`FallbackPolicy`], and where the last evaluation
+/// ran ([`Plan::last_fallback`]). One place applies the policy, so every
+/// such plan refuses, falls back and reports alike.
+#[derive(Debug)]
+pub struct FallbackState {
+    scheme: &'static str,
+    policy: FallbackPolicy,
+    last: std::sync::Mutex<Option<Fallback>>,
+}
+
+impl FallbackState {
+    /// The state of a plan of `scheme` under `policy`, nothing evaluated
+    /// yet.
+    pub fn new(scheme: &'static str, policy: FallbackPolicy) -> Self {
+        FallbackState { scheme, policy, last: std::sync::Mutex::new(None) }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> FallbackPolicy {
+        self.policy
+    }
+
+    /// Where the last evaluation ran instead of where it was asked to, if
+    /// it fell back.
+    pub fn last(&self) -> Option<Fallback> {
+        self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn record(&self, cause: Option<FallbackCause>) {
+        let record = cause.map(|cause| Fallback { scheme: self.scheme, cause, ran_on: "cpu" });
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = record;
+    }
+
+    /// An evaluation in `requested`, a precision the backend does not
+    /// compute in (it computes in `computes`): refused, or run by `cpu`
+    /// and reported.
+    ///
+    /// # Errors
+    /// [`SchemeError::Precision`] under [`FallbackPolicy::Never`]; `cpu`'s.
+    pub fn other_precision(
+        &self,
+        requested: &'static str,
+        computes: &'static str,
+        cpu: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        match self.policy {
+            FallbackPolicy::Never => Err(SchemeError::Precision { scheme: self.scheme, requested, computes }),
+            FallbackPolicy::Cpu => {
+                cpu()?;
+                self.record(Some(FallbackCause::Precision { requested }));
+                Ok(())
+            }
+        }
+    }
+
+    /// The result of an evaluation on the device: its output (`Some`), or
+    /// after a device error, that error, or `cpu` run in its place and
+    /// reported (`None`: `cpu` wrote the output).
+    ///
+    /// # Errors
+    /// [`SchemeError::Device`] under [`FallbackPolicy::Never`]; `cpu`'s.
+    pub fn on_device<T, E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        on_device: std::result::Result<T, E>,
+        cpu: impl FnOnce() -> Result<()>,
+    ) -> Result<Option<T>> {
+        match (on_device, self.policy) {
+            (Ok(y), _) => {
+                self.record(None);
+                Ok(Some(y))
+            }
+            (Err(e), FallbackPolicy::Never) => Err(SchemeError::device(self.scheme, e)),
+            (Err(e), FallbackPolicy::Cpu) => {
+                cpu()?;
+                self.record(Some(FallbackCause::Device(e.to_string())));
+                Ok(None)
+            }
+        }
+    }
 }
 
 /// A [`Plan`] whose type can be recovered: what [`DynRefiner`] hands out,

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 ///
 /// # Errors
 /// `init`'s.
-pub(crate) fn get_or_try_init<T, E>(cell: &OnceLock<T>, init: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
+pub fn get_or_try_init<T, E>(cell: &OnceLock<T>, init: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
     if let Some(v) = cell.get() {
         return Ok(v);
     }

@@ -129,7 +129,7 @@ use subla_gpu::timing::PassTimer;
 pub use subla_gpu::timing::{EvalProfile, KernelProfile};
 use subla_gpu::{GpuBuffer, GpuContext, GpuError};
 use subla_mesh::Mesh;
-use subla_scheme::{Faces, Fallback, FallbackCause, FallbackPolicy, Plan, Refiner, Result, SchemeError};
+use subla_scheme::{Faces, Fallback, FallbackPolicy, FallbackState, Plan, Refiner, Result, SchemeError};
 
 use crate::build::{BuildKernels, DeviceLevel, HostFaces};
 use crate::device::StepBuffers;
@@ -272,8 +272,7 @@ impl CatmarkGpu {
             lens,
             source: Source::Host(Box::new(cpu)),
             frame: LevelChain::new(),
-            fallback: self.fallback,
-            last: Mutex::new(None),
+            fallback: FallbackState::new(NAME, self.fallback),
         })
     }
 
@@ -297,8 +296,7 @@ impl CatmarkGpu {
                 cpu: OnceLock::new(),
             })),
             frame: LevelChain::new(),
-            fallback: self.fallback,
-            last: Mutex::new(None),
+            fallback: FallbackState::new(NAME, self.fallback),
         };
         for _ in 0..levels {
             plan.device_step(&build)?;
@@ -377,6 +375,7 @@ impl Refiner for CatmarkGpu {
     /// by an upload.
     fn step(&self, plan: CatmarkGpuPlan, par: Par) -> Result<CatmarkGpuPlan> {
         let CatmarkGpuPlan { ctx, kernels, steps, source, fallback, .. } = plan;
+        let fallback = fallback.policy();
         match source {
             Source::Host(cpu) => {
                 drop(steps);
@@ -390,8 +389,7 @@ impl Refiner for CatmarkGpu {
                     lens,
                     source: Source::Host(Box::new(cpu)),
                     frame: LevelChain::new(),
-                    fallback,
-                    last: Mutex::new(None),
+                    fallback: FallbackState::new(NAME, fallback),
                 })
             }
             Source::Device(built) => {
@@ -413,8 +411,7 @@ impl Refiner for CatmarkGpu {
                         cpu: OnceLock::new(),
                     })),
                     frame: LevelChain::new(),
-                    fallback,
-                    last: Mutex::new(None),
+                    fallback: FallbackState::new(NAME, fallback),
                 };
                 let build = plan.kernels.build(&plan.ctx).map_err(scheme_error)?;
                 plan.device_step(&build).map_err(scheme_error)?;
@@ -488,10 +485,9 @@ pub struct CatmarkGpuPlan {
     /// The data buffers of the last eval, reused by the next one with the
     /// same channel count (per-frame evaluation allocates nothing).
     frame: LevelChain,
-    /// What eval does when the device cannot evaluate.
-    fallback: FallbackPolicy,
-    /// Where the last eval fell back to, if it did.
-    last: Mutex<Option<Fallback>>,
+    /// What eval does when the device cannot evaluate, and where the last
+    /// eval ran.
+    fallback: FallbackState,
 }
 
 impl CatmarkGpuPlan {
@@ -611,7 +607,7 @@ impl CatmarkGpuPlan {
         };
         let cell =
             built.faces.get(level).ok_or(SchemeError::NoSuchLevel { level: level as u32, levels: self.levels() })?;
-        once(cell, || read().map_err(scheme_error))
+        subla_scheme::get_or_try_init(cell, || read().map_err(scheme_error))
     }
 
     /// Evaluates on the GPU: `output_len() × d` from `control`
@@ -696,24 +692,8 @@ impl CatmarkGpuPlan {
 
     /// What the plan does when the device cannot evaluate.
     pub fn fallback_policy(&self) -> FallbackPolicy {
-        self.fallback
+        self.fallback.policy()
     }
-
-    /// Records where the last eval ran.
-    fn set_last(&self, cause: Option<FallbackCause>) {
-        let record = cause.map(|cause| Fallback { scheme: NAME, cause, ran_on: "cpu" });
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = record;
-    }
-}
-
-/// The value of `cell`, made by `init` on first use; an error is returned
-/// and not kept.
-fn once<T>(cell: &OnceLock<T>, init: impl FnOnce() -> Result<T>) -> Result<&T> {
-    if let Some(v) = cell.get() {
-        return Ok(v);
-    }
-    let v = init()?;
-    Ok(cell.get_or_init(|| v))
 }
 
 fn missing(what: &str) -> GpuError {
@@ -738,36 +718,21 @@ impl Plan for CatmarkGpuPlan {
     /// evaluated on the CPU plan in `f64`.
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, NAME, control.dim(), out.dim());
-        match self.fallback {
-            FallbackPolicy::Never => Err(SchemeError::Precision { scheme: NAME, requested: "f64", computes: "f32" }),
-            FallbackPolicy::Cpu => {
-                self.cpu(par)?.eval_f64(control, out, par)?;
-                self.set_last(Some(FallbackCause::Precision { requested: "f64" }));
-                Ok(())
-            }
-        }
+        self.fallback.other_precision("f64", "f32", || self.cpu(par)?.eval_f64(control, out, par))
     }
     /// Evaluates on the GPU. A device failure is returned
     /// ([`SchemeError::Device`]), or (with [`FallbackPolicy::Cpu`]) the
     /// CPU plan evaluates instead.
     fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, NAME, control.dim(), out.dim());
-        match (self.try_eval(control), self.fallback) {
-            (Ok(y), _) => {
-                out.assign(&y);
-                self.set_last(None);
-                Ok(())
-            }
-            (Err(e), FallbackPolicy::Never) => Err(scheme_error(e)),
-            (Err(e), FallbackPolicy::Cpu) => {
-                self.cpu(par)?.eval_f32(control, out, par)?;
-                self.set_last(Some(FallbackCause::Device(e.to_string())));
-                Ok(())
-            }
+        let cpu = || self.cpu(par)?.eval_f32(control, out.view_mut(), par);
+        if let Some(y) = self.fallback.on_device(self.try_eval(control), cpu)? {
+            out.assign(&y);
         }
+        Ok(())
     }
     fn last_fallback(&self) -> Option<Fallback> {
-        self.last.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.fallback.last()
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         self.cpu(par)?.operator(level, par)

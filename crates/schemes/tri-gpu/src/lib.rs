@@ -60,7 +60,7 @@ use subla_gpu::timing::PassTimer;
 pub use subla_gpu::timing::{EvalProfile, KernelProfile};
 use subla_gpu::{GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
-use subla_scheme::{Faces, Fallback, FallbackCause, FallbackPolicy, Plan, Result, SchemeError};
+use subla_scheme::{Faces, Fallback, FallbackPolicy, FallbackState, Plan, Result, SchemeError};
 
 pub use loop_gpu::{LoopGpu, LoopGpuPlan};
 pub use sqrt3_gpu::{Sqrt3Gpu, Sqrt3GpuPlan};
@@ -91,6 +91,21 @@ struct Device {
 impl Device {
     fn new(ctx: ContextRef, file: &'static str, source: &'static str, entries: [&'static str; 2]) -> Self {
         Device { ctx, file, source, entries, program: Mutex::new(None), fallback: FallbackPolicy::Never }
+    }
+
+    /// The plan of `scheme` over `cpu`, each step's device data written by
+    /// `step`.
+    ///
+    /// # Errors
+    /// `step`'s; [`SchemeError::Device`] if the program does not compile.
+    fn upload<P: Plan>(
+        &self,
+        scheme: &'static str,
+        cpu: P,
+        step: impl Fn(&GpuContext, &P, u32) -> Result<StepBuffers>,
+    ) -> Result<TriGpuPlan<P>> {
+        let steps = (0..cpu.levels()).map(|l| step(&self.ctx, &cpu, l)).collect::<Result<Vec<_>>>()?;
+        TriGpuPlan::new(self, scheme, cpu, steps).map_err(|e| SchemeError::device(scheme, e))
     }
 
     fn program(&self) -> std::result::Result<Arc<Program>, GpuError> {
@@ -173,9 +188,9 @@ pub struct TriGpuPlan<P> {
     steps: Vec<StepBuffers>,
     lens: Vec<usize>,
     chain: LevelChain,
-    fallback: FallbackPolicy,
-    /// Where the last eval fell back to, if it did.
-    last: Mutex<Option<Fallback>>,
+    /// What eval does when the device cannot evaluate, and where the last
+    /// eval ran.
+    fallback: FallbackState,
 }
 
 impl<P: Plan> TriGpuPlan<P> {
@@ -195,20 +210,13 @@ impl<P: Plan> TriGpuPlan<P> {
             steps,
             lens,
             chain: LevelChain::new(),
-            fallback: device.fallback,
-            last: Mutex::new(None),
+            fallback: FallbackState::new(scheme, device.fallback),
         })
     }
 
     /// What the plan does when the device cannot evaluate.
     pub fn fallback_policy(&self) -> FallbackPolicy {
-        self.fallback
-    }
-
-    /// Records where the last eval ran.
-    fn set_last(&self, cause: Option<FallbackCause>) {
-        let record = cause.map(|cause| Fallback { scheme: self.scheme, cause, ran_on: "cpu" });
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = record;
+        self.fallback.policy()
     }
 
     /// The CPU plan the build made.
@@ -321,38 +329,21 @@ impl<P: Plan> Plan for TriGpuPlan<P> {
     /// evaluated on the CPU plan in `f64`.
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
-        match self.fallback {
-            FallbackPolicy::Never => {
-                Err(SchemeError::Precision { scheme: self.scheme, requested: "f64", computes: "f32" })
-            }
-            FallbackPolicy::Cpu => {
-                self.cpu.eval_f64(control, out, par)?;
-                self.set_last(Some(FallbackCause::Precision { requested: "f64" }));
-                Ok(())
-            }
-        }
+        self.fallback.other_precision("f64", "f32", || self.cpu.eval_f64(control, out, par))
     }
     /// Evaluates on the GPU. A device failure is returned
     /// ([`SchemeError::Device`]), or (with [`FallbackPolicy::Cpu`]) the
     /// CPU plan evaluates instead.
     fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
-        match (self.try_eval(control), self.fallback) {
-            (Ok(y), _) => {
-                out.assign(&y);
-                self.set_last(None);
-                Ok(())
-            }
-            (Err(e), FallbackPolicy::Never) => Err(SchemeError::device(self.scheme, e)),
-            (Err(e), FallbackPolicy::Cpu) => {
-                self.cpu.eval_f32(control, out, par)?;
-                self.set_last(Some(FallbackCause::Device(e.to_string())));
-                Ok(())
-            }
+        let cpu = || self.cpu.eval_f32(control, out.view_mut(), par);
+        if let Some(y) = self.fallback.on_device(self.try_eval(control), cpu)? {
+            out.assign(&y);
         }
+        Ok(())
     }
     fn last_fallback(&self) -> Option<Fallback> {
-        self.last.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.fallback.last()
     }
     fn child_point(&self, level: u32, row: usize) -> Option<subla_scheme::ChildPoint> {
         self.cpu.child_point(level, row)

@@ -5,7 +5,7 @@ use subla_algebra::Par;
 use subla_gpu::program::ContextRef;
 use subla_gpu::{GpuContext, GpuError};
 use subla_mesh::Mesh;
-use subla_scheme::{FallbackPolicy, Plan, Refiner, Result, SchemeError};
+use subla_scheme::{FallbackPolicy, Refiner, Result, SchemeError};
 use subla_sqrt3::{Sqrt3Plan, Sqrt3Slak, StepView};
 
 use crate::{Device, StepBuffers, TriGpuPlan, bytes_of, put, shaders, u32_of};
@@ -58,7 +58,7 @@ impl Sqrt3Gpu {
     /// evaluate (a device failure, or `f64` asked for):
     /// [`FallbackPolicy::Never`] (the default) returns the error,
     /// [`FallbackPolicy::Cpu`] evaluates on the CPU plan and says so
-    /// ([`Plan::last_fallback`]).
+    /// ([`subla_scheme::Plan::last_fallback`]).
     pub fn with_fallback(mut self, policy: FallbackPolicy) -> Self {
         self.device.fallback = policy;
         self
@@ -73,14 +73,9 @@ impl Sqrt3Gpu {
     /// kernels' `u32` indices; shader, validation and device errors. The
     /// errors of deriving a lean level's connectivity for the upload.
     pub fn upload(&self, cpu: Sqrt3Plan, par: Par) -> Result<Sqrt3GpuPlan> {
-        let ctx: &GpuContext = &self.device.ctx;
-        let device = |e: GpuError| SchemeError::device("sqrt3-gpu", e);
-        let mut steps = Vec::with_capacity(cpu.levels() as usize);
-        for l in 0..cpu.levels() {
-            let view = StepView::of(&cpu, l, par)?;
-            steps.push(upload_step(ctx, &view).map_err(device)?);
-        }
-        TriGpuPlan::new(&self.device, "sqrt3-gpu", cpu, steps).map_err(device)
+        self.device.upload("sqrt3-gpu", cpu, |ctx, cpu, l| {
+            upload_step(ctx, &StepView::of(cpu, l, par)?).map_err(|e| SchemeError::device("sqrt3-gpu", e))
+        })
     }
 }
 
