@@ -31,9 +31,10 @@
 //! [`Evaluator::apply`] allocates its working memory on every call; a frame
 //! loop asks once for [`Evaluator::scratch_len`] (values of `T` for a
 //! channel count), keeps a buffer that long, and calls
-//! [`Evaluator::apply_with_scratch`], which allocates nothing:
+//! [`Evaluator::apply_with_scratch`], which allocates nothing (a sketch;
+//! `examples/static_frames.rs` is the whole program):
 //!
-//! ```rust,ignore
+//! ```text
 //! let ev = r.evaluator::<f32>(Evaluation::Auto, 4, Budget::default(), Par::Rayon)?;
 //! let mut scratch = vec![0.0f32; ev.scratch_len(4)];
 //! let mut out = Array2::<f32>::zeros((ev.output_len(), 4));
