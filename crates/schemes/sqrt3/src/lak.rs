@@ -31,7 +31,7 @@ use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::eval_levels;
 use subla_scheme::{Plan, Refiner, Result, SchemeError};
 
-use crate::level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, NONE, alpha, is_kobbelt_step, plain_mesh, prepare};
+use crate::level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, NONE, alpha, check_input, is_kobbelt_step, plain_mesh, prepare};
 
 /// √3 subdivision through mapped SpMV and SpGEMM, with Kobbelt's boundary
 /// rule.
@@ -162,6 +162,11 @@ fn boundary_neighbours(f: &CsrMat<u32>, ft: &CsrMat<u32>) -> (Vec<u32>, Vec<u32>
 /// boundary-splitting step.
 fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh)> {
     let t: &Topology = parent.topology();
+    // Every level, not only the input: a manifold mesh can refine into a
+    // non-manifold one (two triangles glued along all three edges make an
+    // edge of six triangles), and Eq. 6-7 need one triangle per directed
+    // edge.
+    check_input(t)?;
     let (nv, nf) = (t.num_vertices(), t.num_faces());
     let m = t.mesh_matrix()?;
     let mt_csc: CscMat<u32> = m.to_csr(par).into_transpose();

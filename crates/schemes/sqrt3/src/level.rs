@@ -76,9 +76,11 @@ pub struct Step {
 }
 
 impl Step {
-    /// The step over `t` (checked by [`check_input`]); `kobbelt`: a
-    /// boundary-splitting step.
+    /// The step over `t`, checked by [`check_input`] at every level (a
+    /// manifold mesh can refine into a non-manifold one: two triangles
+    /// glued along all three edges); `kobbelt`: a boundary-splitting step.
     pub(crate) fn new(t: &Topology, kobbelt: bool, par: Par) -> Result<Step> {
+        check_input(t)?;
         let (nv, nf) = (t.num_vertices(), t.num_faces());
         if !kobbelt || t.is_closed() {
             return Self::one_point_per_face(t, kobbelt, par);

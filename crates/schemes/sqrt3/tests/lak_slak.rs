@@ -241,3 +241,22 @@ fn lean_levels_equal_full_levels_bit_for_bit() {
     let open = Mesh::from_faces(4, &[[0, 1, 2], [0, 2, 3]]).unwrap();
     assert_eq!(Sqrt3Slak.build(&open, 3, Par::Seq).unwrap().lean_level(), None);
 }
+
+/// Two triangles glued along all three edges (a closed, manifold pillow)
+/// refine into a mesh whose one edge joins six triangles: the second level
+/// is refused as non-manifold by both paths, built directly or stepped (the
+/// algebra path read past its arrays here; found by fuzzing).
+#[test]
+fn a_pillow_refines_into_a_non_manifold_mesh_and_both_paths_refuse_it() {
+    let mesh = Mesh::from_faces(3, &[[0u32, 2, 1], [1, 2, 0]]).unwrap();
+    let lak = Sqrt3Lak::new();
+    let slak = Sqrt3Slak::new();
+    for levels in [2, 3] {
+        assert!(matches!(lak.build(&mesh, levels, Par::Seq), Err(SchemeError::NotManifold { .. })));
+        assert!(matches!(slak.build(&mesh, levels, Par::Seq), Err(SchemeError::NotManifold { .. })));
+    }
+    let one = lak.build(&mesh, 1, Par::Seq).unwrap();
+    assert!(matches!(lak.step(one, Par::Seq), Err(SchemeError::NotManifold { .. })));
+    let one = slak.build(&mesh, 1, Par::Seq).unwrap();
+    assert!(matches!(slak.step(one, Par::Seq), Err(SchemeError::NotManifold { .. })));
+}
