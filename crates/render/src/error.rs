@@ -28,6 +28,30 @@ pub enum RenderError {
         /// The device's `max_texture_dimension_2d`.
         max: u32,
     },
+    /// The device could not allocate the image's render targets (colour,
+    /// depth and, with multisampling, their multisampled versions): the
+    /// image is too large for its memory, although each side is within
+    /// `max_texture_dimension_2d`.
+    #[error(
+        "image size {width}×{height} needs about {bytes} bytes of device memory for its render targets, more than the device could allocate (its largest side is {max}): ask for a smaller image"
+    )]
+    ImageMemory {
+        /// Requested width in pixels.
+        width: u32,
+        /// Requested height in pixels.
+        height: u32,
+        /// Bytes of the targets asked for.
+        bytes: u64,
+        /// The device's `max_texture_dimension_2d`.
+        max: u32,
+    },
+    /// Nothing was drawn: every pixel of the image is the background (the
+    /// mesh has no drawn face in view, or every face is a hole).
+    #[error("nothing was drawn: all {pixels} pixels are the background (no face of the mesh is visible)")]
+    EmptyPicture {
+        /// Pixels in the image.
+        pixels: u64,
+    },
     /// A buffer the renderer needs would exceed a device limit.
     #[error("{what} needs {bytes} bytes, over the device limit {limit} = {limit_value}")]
     TooLarge {
