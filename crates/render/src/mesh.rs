@@ -358,9 +358,8 @@ impl Normalise {
             // A single point.
             return Self { centre, ..unit };
         }
-        let norm = points()
-            .map(|p| half(p).iter().map(|d| (d / scale).powi(2)).sum::<f64>().sqrt())
-            .fold(0.0, f64::max);
+        let norm =
+            points().map(|p| half(p).iter().map(|d| (d / scale).powi(2)).sum::<f64>().sqrt()).fold(0.0, f64::max);
         Self { centre, scale, norm }
     }
 
@@ -537,7 +536,8 @@ mod tests {
     fn normalising_huge_and_tiny_meshes_gives_the_unit_mesh() {
         let ptr = [0, 4, 8];
         let verts = [0, 1, 2, 3, 4, 5, 6, 7];
-        let corner = |i: usize| [(i & 1) as f64 * 2.0 - 1.0, (i >> 1 & 1) as f64 * 2.0 - 1.0, (i >> 2) as f64 * 2.0 - 1.0];
+        let corner =
+            |i: usize| [(i & 1) as f64 * 2.0 - 1.0, (i >> 1 & 1) as f64 * 2.0 - 1.0, (i >> 2) as f64 * 2.0 - 1.0];
         let unit: Vec<[f64; 3]> = (0..8).map(corner).collect();
         let reference = {
             let mesh = MeshView::new(&unit, &ptr, &verts);

@@ -37,12 +37,7 @@ fn convert_error(operation: &'static str, error: wgpu::Error) -> GpuError {
 /// wgpu's multi-line report ("Validation Error", "Caused by:", the causes
 /// indented below) as one line: its lines joined by `: `.
 fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && *l != "Caused by:")
-        .collect::<Vec<_>>()
-        .join(": ")
+    message.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "Caused by:").collect::<Vec<_>>().join(": ")
 }
 
 /// Runs `f` inside validation, out-of-memory and internal error scopes; an
