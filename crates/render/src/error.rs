@@ -33,7 +33,8 @@ pub enum RenderError {
     /// image is too large for its memory, although each side is within
     /// `max_texture_dimension_2d`.
     #[error(
-        "image size {width}×{height} needs about {bytes} bytes of device memory for its render targets, more than the device could allocate (its largest side is {max}): ask for a smaller image"
+        "image size {width}×{height} needs about {} of device memory for its render targets, more than the device could allocate: ask for a smaller image",
+        human_bytes(*bytes)
     )]
     ImageMemory {
         /// Requested width in pixels.
@@ -42,7 +43,8 @@ pub enum RenderError {
         height: u32,
         /// Bytes of the targets asked for.
         bytes: u64,
-        /// The device's `max_texture_dimension_2d`.
+        /// The device's `max_texture_dimension_2d` (which the image's
+        /// sides are within).
         max: u32,
     },
     /// Nothing was drawn: every pixel of the image is the background (the
@@ -162,4 +164,11 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// `bytes` for people: `4.8 GiB`, `320 MiB`.
+fn human_bytes(bytes: u64) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= 1024.0 * MIB { format!("{:.1} GiB", b / (1024.0 * MIB)) } else { format!("{:.0} MiB", (b / MIB).ceil()) }
 }
