@@ -212,11 +212,7 @@ fn texture_coordinates_and_normals_are_left_out_with_a_warning() {
                     s(&input),
                     s(&out)
                 ),
-                format!(
-                    "warning: {}: normals (vn) are not refined yet and were left out of {} (the refined surface has its own)",
-                    s(&input),
-                    s(&out)
-                ),
+                format!("warning: {}: normals (vn) are not refined yet and were left out of {}", s(&input), s(&out)),
             ],
             "quiet {quiet}"
         );

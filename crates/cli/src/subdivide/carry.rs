@@ -74,6 +74,9 @@ pub(crate) fn refined_groups(
     levels: u32,
     fine_faces: usize,
 ) -> Option<Vec<Group>> {
+    if groups.is_empty() {
+        return Some(Vec::new());
+    }
     let t = mesh.topology();
     let bounds = bounds(groups, t.num_faces())?;
     let first = |f: usize| -> u64 {
@@ -98,6 +101,9 @@ pub(crate) fn refined_groups(
 /// `groups` (ranges of faces flagged by `holes`) after the faces with
 /// `holes[f]` are left out. Ranges are within `holes.len()`.
 pub(crate) fn without_holes(groups: &[Group], holes: &[bool]) -> Vec<Group> {
+    if groups.is_empty() || !holes.contains(&true) {
+        return groups.to_vec();
+    }
     let Some(bounds) = bounds(groups, holes.len()) else {
         return Vec::new();
     };
@@ -115,9 +121,7 @@ pub(crate) fn left_out(data: &MeshData, name: &str, out: &str, groups_lost: bool
         w.push(format!("{name}: texture coordinates (vt) are not refined yet and were left out of {out}"));
     }
     if data.normals.is_some() {
-        w.push(format!(
-            "{name}: normals (vn) are not refined yet and were left out of {out} (the refined surface has its own)"
-        ));
+        w.push(format!("{name}: normals (vn) are not refined yet and were left out of {out}"));
     }
     if groups_lost && !data.groups.is_empty() {
         let names: Vec<String> = data.groups.iter().take(4).map(|g| format!("{:?}", g.name)).collect();
