@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use subla_mesh::tags::SHARPNESS_INFINITE;
 use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{MeshData, Validation};
+use subla_mesh::{GroupKind, MeshData, Validation};
 
 /// At most this many elements are listed per finding.
 const LIST: usize = 8;
@@ -71,7 +71,31 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
 
     let mut s = String::new();
     let _ = writeln!(s, "{name}");
-    let _ = writeln!(s, "  vertices {nv}, faces {nf}, edges {ne}, corners {nc}, channels {}", p.ncols());
+    let channels = data.vertices.ncols();
+    let _ = writeln!(
+        s,
+        "  vertices {nv}, faces {nf}, edges {ne}, corners {nc}, channels {channels} ({})",
+        data.channels.join(", ")
+    );
+    if !data.groups.is_empty() {
+        let mut listed: Vec<String> = data
+            .groups
+            .iter()
+            .take(LIST)
+            .map(|g| format!("{} {:?} faces {}..{}", group_kind(g.kind), g.name, g.faces.start, g.faces.end))
+            .collect();
+        if data.groups.len() > LIST {
+            listed.push(format!("… {} more", data.groups.len() - LIST));
+        }
+        let _ = writeln!(s, "  groups ({}): {}", data.groups.len(), listed.join(", "));
+    }
+    let face_varying: Vec<String> = [("texture coordinates (vt)", &data.texcoords), ("normals (vn)", &data.normals)]
+        .into_iter()
+        .filter_map(|(what, fv)| fv.as_ref().map(|fv| format!("{what}: {} values", fv.values.nrows())))
+        .collect();
+    if !face_varying.is_empty() {
+        let _ = writeln!(s, "  face-varying data: {}", face_varying.join(", "));
+    }
     let _ = writeln!(
         s,
         "  face orders: {}",
@@ -134,7 +158,13 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
     }
     let json = serde_json::json!({
         "name": name,
-        "vertices": nv, "faces": nf, "edges": ne, "corners": nc, "channels": p.ncols(),
+        "vertices": nv, "faces": nf, "edges": ne, "corners": nc, "channels": channels,
+        "channel_names": data.channels,
+        "groups": data.groups.iter().map(|g| serde_json::json!({
+            "kind": group_kind(g.kind), "name": g.name, "faces": [g.faces.start, g.faces.end],
+        })).collect::<Vec<_>>(),
+        "texcoords": data.texcoords.as_ref().map(|fv| fv.values.nrows()),
+        "normals": data.normals.as_ref().map(|fv| fv.values.nrows()),
         "face_orders": orders, "valences": valences, "extraordinary_vertices": extraordinary,
         "bounding_box": [lo, hi], "closed": closed, "manifold": manifold, "euler_characteristic": euler,
         "boundary_edges": boundary_edges.len(), "boundary_vertices": boundary_vertices.len(),
@@ -146,6 +176,14 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
         "strict_validation": strict,
     });
     (s, json)
+}
+
+/// `g` or `o`, as OBJ writes them.
+fn group_kind(kind: GroupKind) -> &'static str {
+    match kind {
+        GroupKind::Group => "g",
+        GroupKind::Object => "o",
+    }
 }
 
 /// The strict (manifold) validation's error on `data`, if any.

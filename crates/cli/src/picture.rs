@@ -26,8 +26,47 @@ impl Default for Picture {
     }
 }
 
+/// Gives the GPU driver a private `XDG_RUNTIME_DIR` when the environment
+/// has none (or one that is not an absolute path to a folder): Mesa's
+/// Vulkan drivers probe for a Wayland display when the instance is made,
+/// and libwayland prints "error: XDG_RUNTIME_DIR is invalid or not set in
+/// the environment." to standard error for every probe — a line that is
+/// not the tool's and reports nothing wrong with the run. The folder is
+/// `<temp>/subla-runtime-<uid>`, made with mode 0700, used only if it is
+/// a real folder of this user that no one else can open (else the
+/// environment is left as it is). Call it before any wgpu instance is
+/// made; a valid `XDG_RUNTIME_DIR` is never changed.
+pub(crate) fn quiet_driver_env() {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+        static DONE: std::sync::Once = std::sync::Once::new();
+        DONE.call_once(|| {
+            let valid = std::env::var_os("XDG_RUNTIME_DIR")
+                .map(std::path::PathBuf::from)
+                .is_some_and(|d| d.is_absolute() && d.is_dir());
+            if valid {
+                return;
+            }
+            let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else { return };
+            let dir = std::env::temp_dir().join(format!("subla-runtime-{uid}"));
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+            let private = std::fs::symlink_metadata(&dir)
+                .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0);
+            if private && dir.is_absolute() {
+                // SAFETY: called before any wgpu instance (and so any
+                // driver thread) exists; the tool's own threads (rayon's
+                // workers, the progress bar) do not read or write the
+                // environment.
+                unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+            }
+        });
+    }
+}
+
 /// The GPU context for rendering, or a message saying how to get one.
 pub(crate) fn context() -> Result<&'static GpuContext, String> {
+    quiet_driver_env();
     let ctx = GpuContext::new().map_err(|e| {
         format!("rendering needs a GPU adapter (on a machine without a GPU, Mesa's lavapipe works): {e}")
     })?;
@@ -59,6 +98,9 @@ pub(crate) fn write_png(
     path: &Path,
 ) -> Result<(), String> {
     let t = mesh.topology();
+    // Positions are the first three channels; the others (colours, …) are
+    // not drawn.
+    let positions = positions.slice(ndarray::s![.., ..positions.ncols().min(3)]);
     let view = MeshView::new(positions, t.face_ptr(), t.face_verts()).with_holes(mesh.holes());
     let mut opts = RenderOptions::default()
         .size(picture.width, picture.height)

@@ -53,6 +53,9 @@ pub(crate) struct Choice {
 /// backend is an error naming what was tried — or, with a CPU fallback
 /// allowed, a warning on standard error and the CPU refiner.
 pub(crate) fn refiner(scheme: &Scheme, choice: Choice, setup: &Setup) -> Result<(BoxedRefiner, Backend), String> {
+    if choice.backend == Backend::Gpu {
+        crate::picture::quiet_driver_env();
+    }
     match scheme.refiner(choice.backend, choice.path, setup) {
         Ok(r) => Ok((r, choice.backend)),
         Err(RegistryError::Gpu(e)) if choice.fallback == FallbackPolicy::Cpu => {

@@ -17,6 +17,8 @@ use crate::{
 };
 use crate::{input_name, peak_memory_bytes, read_mesh, schemes};
 
+mod carry;
+
 #[derive(clap::Args, Debug)]
 pub(crate) struct SubdivideArgs {
     /// Input mesh (.obj or .ply); OpenSubdiv shape tags in OBJ files are
@@ -98,6 +100,8 @@ pub(crate) fn subdivide_args(argv: &[&str]) -> Result<SubdivideArgs, String> {
 /// What a refinement produced, and how long it took.
 pub(crate) struct Run {
     pub(crate) mesh: Mesh,
+    /// The refined vertex data: every channel given to [`run_scheme`]
+    /// (the positions first, then colours and the rest, if given).
     pub(crate) positions: Array2<f64>,
     build_ms: f64,
     eval_ms: f64,
@@ -126,8 +130,10 @@ fn eval_in(
     Ok(y)
 }
 
-/// Refines `mesh` and its positions `pos` with `r` (running on `site`), in
-/// the mode, precision and levels of `args`.
+/// Refines `mesh` and its vertex data `pos` with `r` (running on `site`),
+/// in the mode, precision and levels of `args`. `pos` has any number of
+/// channels, positions first: every channel is vertex data, refined by
+/// the same operator in the same evaluation.
 pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
     r: &R,
     site: Site,
@@ -186,8 +192,26 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
 
 /// The refined mesh as a file would hold it: hole faces left out (unless
 /// asked), and only the sharpness a user would write (not the infinite
-/// sharpness the scheme gives boundary and non-manifold elements).
-fn output_mesh(run: Run, keep_holes: bool) -> Result<MeshData, String> {
+/// sharpness the scheme gives boundary and non-manifold elements); every
+/// vertex channel of `input` with its name, and its groups mapped to the
+/// refined faces (`carry`). What cannot be carried to `out` is said in a
+/// warning on standard error, even with `--quiet`.
+fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> Result<MeshData, String> {
+    let keep_holes = args.keep_holes;
+    let growth = schemes::scheme(&args.scheme)?.growth();
+    let groups = carry::refined_groups(&input.groups, &input.mesh, growth, args.levels, run.mesh.num_faces());
+    let name = match &args.input {
+        Some(p) => p.display().to_string(),
+        None => embedded::NAME.to_owned(),
+    };
+    for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none()) {
+        eprintln!("warning: {w}");
+    }
+    let groups = match groups {
+        Some(g) if !keep_holes => carry::without_holes(&g, run.mesh.holes()),
+        Some(g) => g,
+        None => Vec::new(),
+    };
     let t = run.mesh.topology();
     let mut ptr = vec![0u32];
     let mut verts = Vec::with_capacity(t.num_corners());
@@ -220,7 +244,12 @@ fn output_mesh(run: Run, keep_holes: bool) -> Result<MeshData, String> {
         b = b.hole(f);
     }
     let mesh = b.build(Par::Rayon).map_err(|e| e.to_string())?;
-    MeshData::new(mesh, run.positions).map_err(|e| e.to_string())
+    let mut data = MeshData::new(mesh, run.positions).map_err(|e| e.to_string())?;
+    if data.vertices.ncols() == input.channels.len() {
+        data.channels.clone_from(&input.channels);
+    }
+    data.groups = groups;
+    Ok(data)
 }
 
 /// What a run wrote, for the table.
@@ -248,7 +277,7 @@ fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -
     let choice =
         schemes::Choice { backend: args.backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
     let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
-    let run = run_scheme(&*r, site, &data.mesh, data.positions(), args, progress)?;
+    let run = run_scheme(&*r, site, &data.mesh, data.vertices.view(), args, progress)?;
     for f in &run.fell_back {
         eprintln!("warning: {f} (--fallback cpu)");
     }
@@ -370,7 +399,7 @@ pub(crate) fn subdivide(
     let (run, site) = refine(args, &data, progress)?;
     let (build, eval) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);
-    let out = output_mesh(run, args.keep_holes)?;
+    let out = output_mesh(run, &data, args, &obj)?;
     let write = write_obj(&out, &obj, progress)?;
     let render = match &png {
         Some(path) => draw(args, &data, &out, creases, path, picture_optional, progress)?,

@@ -28,6 +28,32 @@ pub enum RenderError {
         /// The device's `max_texture_dimension_2d`.
         max: u32,
     },
+    /// The device could not allocate the image's render targets (colour,
+    /// depth and, with multisampling, their multisampled versions): the
+    /// image is too large for its memory, although each side is within
+    /// `max_texture_dimension_2d`.
+    #[error(
+        "image size {width}×{height} needs about {} of device memory for its render targets, more than the device could allocate: ask for a smaller image",
+        human_bytes(*bytes)
+    )]
+    ImageMemory {
+        /// Requested width in pixels.
+        width: u32,
+        /// Requested height in pixels.
+        height: u32,
+        /// Bytes of the targets asked for.
+        bytes: u64,
+        /// The device's `max_texture_dimension_2d` (which the image's
+        /// sides are within).
+        max: u32,
+    },
+    /// Nothing was drawn: every pixel of the image is the background (the
+    /// mesh has no drawn face in view, or every face is a hole).
+    #[error("nothing was drawn: all {pixels} pixels are the background (no face of the mesh is visible)")]
+    EmptyPicture {
+        /// Pixels in the image.
+        pixels: u64,
+    },
     /// A buffer the renderer needs would exceed a device limit.
     #[error("{what} needs {bytes} bytes, over the device limit {limit} = {limit_value}")]
     TooLarge {
@@ -138,4 +164,11 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// `bytes` for people: `4.8 GiB`, `320 MiB`.
+fn human_bytes(bytes: u64) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= 1024.0 * MIB { format!("{:.1} GiB", b / (1024.0 * MIB)) } else { format!("{:.0} MiB", (b / MIB).ceil()) }
 }

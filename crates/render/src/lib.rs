@@ -19,7 +19,10 @@
 //!    each error names the face, segment or vertex ([`RenderError`]).
 //! 2. **Normalisation**: the data is mapped in `f64` into the unit sphere
 //!    about its bounding box's centre, then converted to `f32`, so that
-//!    large or far-off coordinates keep their precision.
+//!    large or far-off coordinates keep their precision. No step of it
+//!    overflows or underflows: a mesh with coordinates of `1e300` or of
+//!    `1e-300` is drawn as the same mesh at unit size, and the camera only
+//!    ever sees the unit sphere.
 //! 3. **Triangulation**: each polygon that is not a hole becomes a fan
 //!    `(v0, vi, vi+1)`, unrolled into a triangle list of positions and
 //!    normals (flat: the polygon's Newell normal; smooth: area-weighted
@@ -42,7 +45,9 @@
 //! 6. **Readback**: the resolved image is copied to a staging buffer with
 //!    rows padded to 256 bytes (wgpu's copy alignment), mapped, and the
 //!    padding stripped into an [`RgbaImage`], which writes PNG files with
-//!    the `png` crate.
+//!    the `png` crate. An image whose pixels are all the same (nothing was
+//!    drawn) is an error, [`RenderError::EmptyPicture`], never a blank
+//!    picture, unless [`RenderOptions::allow_empty`] says otherwise.
 //!
 //! The shader is `shaders/render_mesh.wgsl` ([`shaders::RENDER_MESH`]).
 //!
@@ -53,9 +58,12 @@
 //!
 //! # Errors and panics
 //! Nothing here panics on data: bad input, device limits
-//! ([`RenderError::ImageSize`], [`RenderError::TooLarge`]) and device
-//! failures ([`RenderError::Gpu`], captured with wgpu error scopes) are
-//! errors.
+//! ([`RenderError::ImageSize`] against `max_texture_dimension_2d`,
+//! [`RenderError::ImageMemory`] when the device cannot allocate the
+//! image's targets, [`RenderError::TooLarge`]), an empty picture
+//! ([`RenderError::EmptyPicture`]) and device failures
+//! ([`RenderError::Gpu`], captured with wgpu error scopes, wgpu's
+//! multi-line reports joined into one line) are errors.
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 

@@ -313,18 +313,26 @@ pub(crate) fn validate_creases(mesh: &MeshView<'_>, creases: &[[u32; 2]]) -> Res
     Ok(())
 }
 
-/// Maps the object into the unit sphere at the origin: `(p − centre) / radius`.
+/// Maps the object into the unit sphere at the origin: `(p − centre) / radius`,
+/// computed so that no step overflows or underflows for any finite
+/// coordinates (a mesh at `1e300` or at `1e-300` is drawn as one at `1`).
+///
+/// Differences are taken of halves (`p/2 − c/2` is finite for finite `p`
+/// and `c`), and the radius is kept as a scale `scale` (the largest
+/// half-difference of any coordinate) times a factor `norm` in `[1, √3]`, so
+/// that neither squares nor the radius itself leave the range of `f64`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Normalise {
     centre: [f64; 3],
-    radius: f64,
+    scale: f64,
+    norm: f64,
 }
 
 impl Normalise {
     /// Centre: the bounding box's centre; radius: the largest distance
     /// from it, over every vertex a face uses (holes too, so that hiding
     /// faces does not move the camera), the crease endpoints and the cage's
-    /// segment endpoints. Inputs are validated.
+    /// segment endpoints. Inputs are validated (finite).
     pub(crate) fn fit(mesh: &MeshView<'_>, cage: Option<&CageOverlay>, creases: &[[u32; 2]]) -> Self {
         let points = || {
             let mesh_points = mesh.face_verts.iter().chain(creases.iter().flatten());
@@ -339,24 +347,24 @@ impl Normalise {
                 hi[k] = hi[k].max(p[k]);
             }
         }
+        let unit = Self { centre: [0.0; 3], scale: 1.0, norm: 1.0 };
         if lo[0] > hi[0] {
-            return Self { centre: [0.0; 3], radius: 1.0 };
+            return unit;
         }
-        let centre = [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])];
-        let radius = points()
-            .map(|p| ((p[0] - centre[0]).powi(2) + (p[1] - centre[1]).powi(2) + (p[2] - centre[2]).powi(2)).sqrt())
-            .fold(0.0, f64::max);
-        // A single point, or coordinates too large for f64 arithmetic.
-        let radius = if radius > 0.0 && radius.is_finite() { radius } else { 1.0 };
-        Self { centre, radius }
+        let centre = [0, 1, 2].map(|k| 0.5 * lo[k] + 0.5 * hi[k]);
+        let half = |p: [f64; 3]| [0, 1, 2].map(|k| 0.5 * p[k] - 0.5 * centre[k]);
+        let scale = points().flat_map(half).fold(0.0, |m: f64, d| m.max(d.abs()));
+        if !(scale > 0.0 && scale.is_finite()) {
+            // A single point.
+            return Self { centre, ..unit };
+        }
+        let norm =
+            points().map(|p| half(p).iter().map(|d| (d / scale).powi(2)).sum::<f64>().sqrt()).fold(0.0, f64::max);
+        Self { centre, scale, norm }
     }
 
     pub(crate) fn apply(&self, p: [f64; 3]) -> [f64; 3] {
-        [
-            (p[0] - self.centre[0]) / self.radius,
-            (p[1] - self.centre[1]) / self.radius,
-            (p[2] - self.centre[2]) / self.radius,
-        ]
+        [0, 1, 2].map(|k| (0.5 * p[k] - 0.5 * self.centre[k]) / self.scale / self.norm)
     }
 }
 
@@ -518,6 +526,55 @@ mod tests {
         let chunks = triangles(&mesh, &norm, Shading::Flat, 2);
         let sizes: Vec<usize> = chunks.iter().map(|c| c.len() / (3 * MESH_VERTEX_FLOATS)).collect();
         assert_eq!(sizes, [2, 1]);
+    }
+
+    /// The same cube scaled by `s`, normalised: the unit cube's corners
+    /// on the unit sphere, whatever `s` (regression: coordinates of 1e155
+    /// and more overflowed the radius, of 1e-200 and less underflowed it,
+    /// and the picture came out blank).
+    #[test]
+    fn normalising_huge_and_tiny_meshes_gives_the_unit_mesh() {
+        let ptr = [0, 4, 8];
+        let verts = [0, 1, 2, 3, 4, 5, 6, 7];
+        let corner =
+            |i: usize| [(i & 1) as f64 * 2.0 - 1.0, (i >> 1 & 1) as f64 * 2.0 - 1.0, (i >> 2) as f64 * 2.0 - 1.0];
+        let unit: Vec<[f64; 3]> = (0..8).map(corner).collect();
+        let reference = {
+            let mesh = MeshView::new(&unit, &ptr, &verts);
+            let n = Normalise::fit(&mesh, None, &[]);
+            unit.iter().map(|&p| n.apply(p)).collect::<Vec<_>>()
+        };
+        for r in &reference {
+            let len = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+            assert!((len - 1.0).abs() < 1e-12, "{r:?}");
+        }
+        for (s, offsets) in [
+            (1e155, &[0.0, 3.0][..]),
+            (1e300, &[0.0, 3.0]),
+            (f64::MAX / 2.0, &[0.0]),
+            (1e-200, &[0.0, 3.0]),
+            (1e-300, &[0.0, 3.0]),
+            (1e-307, &[0.0, 3.0]),
+        ] {
+            for &offset in offsets {
+                let p: Vec<[f64; 3]> = unit.iter().map(|c| c.map(|x| (x + offset) * s)).collect();
+                let mesh = MeshView::new(&p, &ptr, &verts);
+                let n = Normalise::fit(&mesh, None, &[]);
+                for (q, r) in p.iter().zip(&reference) {
+                    let got = n.apply(*q);
+                    for k in 0..3 {
+                        assert!((got[k] - r[k]).abs() < 1e-9, "scale {s:e}, offset {offset}: {got:?} != {r:?}");
+                    }
+                }
+            }
+        }
+        // Coordinates at both ends of f64's range at once.
+        let p = [[-f64::MAX, 0.0, 0.0], [f64::MAX, 0.0, 0.0], [0.0, f64::MAX, 0.0]];
+        let mesh = MeshView::new(&p[..], &[0, 3], &[0, 1, 2]);
+        let n = Normalise::fit(&mesh, None, &[]);
+        for q in p {
+            assert!(n.apply(q).iter().all(|c| c.is_finite() && c.abs() <= 1.0), "{:?}", n.apply(q));
+        }
     }
 
     #[test]

@@ -133,6 +133,12 @@ pub struct RenderOptions {
     /// split path on small meshes; `None` (default): 64 MiB or the device
     /// limit, whichever is smaller.
     pub max_buffer_bytes: Option<u64>,
+    /// Whether an image in which nothing was drawn (every pixel the
+    /// background: no face in view, every face a hole, no faces) is
+    /// returned; by default (false) it is the error
+    /// [`RenderError::EmptyPicture`](crate::RenderError::EmptyPicture), so
+    /// that a picture that shows nothing is never taken for one that does.
+    pub allow_empty: bool,
 }
 
 impl Default for RenderOptions {
@@ -160,6 +166,7 @@ impl Default for RenderOptions {
             overlay_depth: OverlayDepth::default(),
             msaa: true,
             max_buffer_bytes: None,
+            allow_empty: false,
         }
     }
 }
@@ -226,6 +233,12 @@ impl RenderOptions {
     #[must_use]
     pub fn msaa(mut self, on: bool) -> Self {
         self.msaa = on;
+        self
+    }
+    /// Sets [`allow_empty`](Self::allow_empty).
+    #[must_use]
+    pub fn allow_empty(mut self, allow: bool) -> Self {
+        self.allow_empty = allow;
         self
     }
     /// Sets [`max_buffer_bytes`](Self::max_buffer_bytes).

@@ -24,10 +24,20 @@ const MAP_CALLBACK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 
 fn convert_error(operation: &'static str, error: wgpu::Error) -> GpuError {
     match error {
-        wgpu::Error::OutOfMemory { source } => GpuError::OutOfMemory { operation, message: source.to_string() },
-        wgpu::Error::Validation { description, .. } => GpuError::Validation { operation, message: description },
-        wgpu::Error::Internal { description, .. } => GpuError::Internal { operation, message: description },
+        wgpu::Error::OutOfMemory { source } => {
+            GpuError::OutOfMemory { operation, message: one_line(&source.to_string()) }
+        }
+        wgpu::Error::Validation { description, .. } => {
+            GpuError::Validation { operation, message: one_line(&description) }
+        }
+        wgpu::Error::Internal { description, .. } => GpuError::Internal { operation, message: one_line(&description) },
     }
+}
+
+/// wgpu's multi-line report ("Validation Error", "Caused by:", the causes
+/// indented below) as one line: its lines joined by `: `.
+fn one_line(message: &str) -> String {
+    message.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "Caused by:").collect::<Vec<_>>().join(": ")
 }
 
 /// Runs `f` inside validation, out-of-memory and internal error scopes; an
@@ -45,7 +55,9 @@ fn scoped<R>(
     let validation = pollster::block_on(validation.pop());
     let internal = pollster::block_on(internal.pop());
     let oom = pollster::block_on(oom.pop());
-    if let Some(e) = validation.or(oom).or(internal) {
+    // Out of memory first: a resource that could not be allocated makes
+    // every later use of it a validation error, which says less.
+    if let Some(e) = oom.or(validation).or(internal) {
         return Err(convert_error(operation, e).into());
     }
     result
@@ -187,8 +199,10 @@ impl<'c> Renderer<'c> {
     /// Bad options ([`RenderError::InvalidOption`],
     /// [`RenderError::ImageSize`]), bad mesh or overlay data (as
     /// [`MeshView::validate`], and [`RenderError::SegmentIndex`]), buffers
-    /// over the device's limits ([`RenderError::TooLarge`]), and device
-    /// failures ([`RenderError::Gpu`]).
+    /// over the device's limits ([`RenderError::TooLarge`]), render targets
+    /// the device cannot allocate ([`RenderError::ImageMemory`]), an image
+    /// in which nothing was drawn ([`RenderError::EmptyPicture`]), and
+    /// device failures ([`RenderError::Gpu`]).
     pub fn render(&self, mesh: &MeshView<'_>, opts: &RenderOptions) -> Result<RgbaImage, RenderError> {
         let limits = self.ctx.limits();
         validate(mesh, opts, limits)?;
@@ -203,9 +217,9 @@ impl<'c> Renderer<'c> {
         } else {
             Some(self.pipeline(Kind::lines(opts.overlay_depth), samples)?)
         };
+        let targets = self.targets(opts, readback.size(), samples)?;
         let bytes = scoped(self.ctx, "render", || {
             let device = self.ctx.device();
-            let targets = Targets::new(device, readback.size(), samples);
             let bind_group = self.frame_bind_group(&frame);
             let (triangles, lines) = geometry.upload(device);
             let mut encoder =
@@ -223,7 +237,26 @@ impl<'c> Renderer<'c> {
             self.ctx.queue().submit([encoder.finish()]);
             read_back(self.ctx, &staging)
         })?;
-        Ok(readback.image(&bytes))
+        let image = readback.image(&bytes);
+        if !opts.allow_empty && image.pixels.chunks_exact(4).all(|p| p == &image.pixels[..4]) {
+            return Err(RenderError::EmptyPicture { pixels: u64::from(opts.width) * u64::from(opts.height) });
+        }
+        Ok(image)
+    }
+
+    /// The render targets of an image of `size`, or
+    /// [`RenderError::ImageMemory`] when the device cannot allocate them.
+    fn targets(&self, opts: &RenderOptions, size: wgpu::Extent3d, samples: u32) -> Result<Targets, RenderError> {
+        let targets = scoped(self.ctx, "render targets", || Ok(Targets::new(self.ctx.device(), size, samples)));
+        match targets {
+            Err(RenderError::Gpu(GpuError::OutOfMemory { .. })) => Err(RenderError::ImageMemory {
+                width: opts.width,
+                height: opts.height,
+                bytes: Targets::bytes(size, samples),
+                max: self.ctx.limits().max_texture_dimension_2d,
+            }),
+            r => r,
+        }
     }
 
     /// The bind group of the frame's uniform block.
@@ -481,6 +514,14 @@ impl Targets {
         let resolve_view = resolve.as_ref().map(|t| t.create_view(&wgpu::TextureViewDescriptor::default()));
         let depth_view = depth.create_view(&wgpu::TextureViewDescriptor::default());
         Self { colour, resolve, colour_view, resolve_view, depth_view }
+    }
+
+    /// Bytes of the targets of an image of `size` (4 bytes per sample for
+    /// colour and for depth, plus the resolved colour).
+    fn bytes(size: wgpu::Extent3d, samples: u32) -> u64 {
+        let pixels = u64::from(size.width) * u64::from(size.height);
+        let resolve = if samples > 1 { 4 * pixels } else { 0 };
+        8 * pixels * u64::from(samples) + resolve
     }
 
     /// The texture that holds the finished image.

@@ -122,8 +122,11 @@ fn hole_faces_are_not_drawn() {
     let full = r.render(&MeshView::new(&CUBE_POSITIONS[..], &CUBE_PTR, &verts), &opts()).unwrap();
 
     let all = [true; 6];
-    let none = r.render(&MeshView::new(&CUBE_POSITIONS[..], &CUBE_PTR, &verts).with_holes(&all), &opts()).unwrap();
+    let holes = MeshView::new(&CUBE_POSITIONS[..], &CUBE_PTR, &verts).with_holes(&all);
+    let none = r.render(&holes, &opts().allow_empty(true)).unwrap();
     assert_eq!(none, RgbaImage::filled(W, H, WHITE), "every face a hole: nothing drawn");
+    let err = r.render(&holes, &opts());
+    assert!(matches!(err, Err(RenderError::EmptyPicture { pixels }) if pixels == u64::from(W * H)), "{err:?}");
 
     let mut front = [false; 6];
     front[FRONT_FACE] = true;
@@ -175,6 +178,43 @@ fn image_size_is_checked_against_the_device() {
     }
     let err = cube_result(r, &opts().view(0.0, 90.0));
     assert!(matches!(err, Err(RenderError::InvalidOption { option: "elevation_deg", .. })), "{err:?}");
+}
+
+/// The cube scaled so far up or down that squaring a coordinate overflows
+/// or underflows `f64`, drawn like the unit cube (regression: blank
+/// pictures, returned as success).
+#[test]
+fn huge_and_tiny_cubes_render_like_the_unit_cube() {
+    let Some(r) = renderer() else { return };
+    let verts = cube_verts();
+    let unit = r.render(&MeshView::new(&CUBE_POSITIONS[..], &CUBE_PTR, &verts), &opts()).unwrap();
+    for s in [1e160, 1e300, 1e-210, 1e-300] {
+        let p: Vec<[f64; 3]> = CUBE_POSITIONS.iter().map(|c| c.map(|x| x * s)).collect();
+        let img = r.render(&MeshView::new(&p, &CUBE_PTR, &verts), &opts()).unwrap();
+        let diff = differing_pixels(&unit, &img);
+        assert!(diff * 50 < (W * H) as usize, "scale {s:e}: {diff} pixels differ from the unit cube");
+    }
+}
+
+/// An image whose targets the device cannot allocate is a one-line typed
+/// error, not wgpu's multi-line report (each side may well be within the
+/// device's largest texture).
+#[test]
+fn an_image_too_large_for_the_device_memory_is_a_typed_error() {
+    let Some(r) = renderer() else { return };
+    // A software device fails to allocate at once; a real GPU might draw
+    // it, slowly.
+    if r.context().adapter_info().device_type != subla_gpu::wgpu::DeviceType::Cpu {
+        return;
+    }
+    let max = r.context().limits().max_texture_dimension_2d;
+    let side = max.min(16384);
+    match cube_result(r, &opts().size(side, side)) {
+        Ok(_) => eprintln!("the device drew {side}×{side}: nothing to check"),
+        Err(e @ RenderError::ImageMemory { .. }) => assert!(!e.to_string().contains('\n'), "{e}"),
+        Err(e @ RenderError::TooLarge { .. }) => assert!(!e.to_string().contains('\n'), "{e}"),
+        Err(e) => panic!("{side}×{side}: {e:?}"),
+    }
 }
 
 fn cube_result(r: &Renderer<'_>, opts: &RenderOptions) -> Result<RgbaImage, RenderError> {
@@ -268,8 +308,12 @@ fn empty_mesh_and_custom_background() {
     let Some(r) = renderer() else { return };
     let grey = [90, 140, 200, 255];
     let none: [[f64; 3]; 0] = [];
-    let img = r.render(&MeshView::new(&none[..], &[], &[]), &opts().background(grey)).unwrap();
+    let empty = MeshView::new(&none[..], &[], &[]);
+    let img = r.render(&empty, &opts().background(grey).allow_empty(true)).unwrap();
     assert_eq!(img, RgbaImage::filled(W, H, grey));
+    // Nothing drawn is an error unless allowed.
+    let err = r.render(&empty, &opts().background(grey));
+    assert!(matches!(err, Err(RenderError::EmptyPicture { .. })), "{err:?}");
     let transparent = [0, 0, 0, 0];
     let img = cube(r, &opts().background(transparent));
     assert_eq!(img.pixel(0, 0), Some(transparent));
