@@ -213,6 +213,13 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         None => Vec::new(),
     };
     let t = run.mesh.topology();
+    if !keep_holes && run.mesh.holes().iter().all(|&h| h) {
+        return Err(format!(
+            "{name}: every face is a hole (`t hole` on all {} of them): nothing would be written; \
+             --keep-holes writes them, tagged as holes",
+            input.mesh.num_faces()
+        ));
+    }
     let mut ptr = vec![0u32];
     let mut verts = Vec::with_capacity(t.num_corners());
     let mut holes = Vec::new();
