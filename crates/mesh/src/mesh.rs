@@ -440,7 +440,7 @@ impl MeshBuilder {
             let (a, b, s) = p.value;
             let (a, b) = (vertex_index("crease", a, &p.at)?, vertex_index("crease", b, &p.at)?);
             check_sharpness(s, SharpnessTarget::Edge(a, b), &p.at)?;
-            let Some(e) = topology.find_edge(a, b) else {
+            let Some(e) = topology.find_built_edge(a, b) else {
                 return Err(MeshError::CreaseNotAnEdge { at: p.at.clone(), v0: a, v1: b });
             };
             edge_sharpness[e as usize] = s;
