@@ -20,14 +20,26 @@
 //!   as OpenSubdiv's Far ignores them, and so are unknown tag names.
 //!   Unlike OpenSubdiv, a negative sharpness is an error, not clamped to 0.
 //!
-//! Large files are parsed in parallel: the text is cut at line ends into
-//! chunks that are parsed independently and joined; relative indices are
-//! resolved after the join. Errors name the file line.
+//! The channels of `v` lines are named by [`obj_channel_names`].
+//!
+//! Input is read as it is parsed ([`read_obj_from`] takes any reader: a
+//! pipe or a FIFO works): the text is cut at line ends into blocks that are
+//! parsed in parallel, a batch at a time, and joined; relative indices are
+//! resolved after the join. Reading stops at a NUL byte and after the first
+//! batch with an error, so binary or endless input is refused after a few
+//! megabytes at most. Errors name the file line.
+//!
+//! A first line `# written by subla: N vertices, M faces` (what
+//! [`write_obj`] writes) is checked against the body: fewer is
+//! [`MeshError::Truncated`] (an interrupted write), more is
+//! [`MeshError::MoreThanDeclared`].
 //!
 //! # Writing
 //! Floats use the shortest representation that reads back to the same bits,
-//! so `f64` data survive a round trip exactly; tags are written back as
-//! shape tags (non-default options only).
+//! so `f64` data survive a round trip exactly; every channel is written on
+//! the `v` lines, groups as `g`/`o` before their first face, tags as shape
+//! tags (non-default options only). Channel names are not written (see
+//! [`MeshData::dropped_by`]).
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -21,6 +21,14 @@
 //! (binary data). The reader never allocates more than the input can hold,
 //! whatever counts the header announces.
 //!
+//! Input is read as it is parsed ([`read_ply_from`] takes any reader: a
+//! pipe or a FIFO works) and reading stops at the first bad byte or line: a
+//! magic line that is not `ply`, a header line over 1 MiB, a control byte
+//! or an endless token in an ASCII body, a value out of range in a binary
+//! one. The body must match the header's counts: fewer instances is
+//! [`MeshError::Truncated`]; a line more (ASCII) or anything but whitespace
+//! after the data (binary) is [`MeshError::MoreThanDeclared`].
+//!
 //! # Writing
 //! [`write_ply`] and [`write_ply_file`] write a `vertex` element with one
 //! `double` property per channel, named from [`MeshData::channels`], and a
