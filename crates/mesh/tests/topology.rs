@@ -1470,38 +1470,55 @@ fn ptr_of(faces: &[Vec<u32>]) -> Vec<u32> {
 
 #[test]
 fn many_edges_joining_the_same_two_vertices_are_tagged_in_n_log_n() {
-    // 200k copies of one triangle, each with its own three edges (as a
-    // refined level of copies of one triangle has): 200k edges per pair.
-    let copies = 200_000u32;
+    // Triangles (0, 1, 2 + f), each with its own three edges, as a refined
+    // level of copies of one triangle has them: 200k edges join vertices 0
+    // and 1, numbered after the 400k spokes that come first in the edge
+    // lists of both (the order that made the scan for a lower edge of the
+    // same pair quadratic).
+    let n = 200_000u32;
     let start = std::time::Instant::now();
-    let face_verts: Vec<u32> = (0..copies).flat_map(|_| [0, 1, 2]).collect();
-    let face_ptr: Vec<u32> = (0..=copies).map(|f| 3 * f).collect();
-    let edges: Vec<[u32; 2]> = (0..copies).flat_map(|_| [[0, 1], [1, 2], [2, 0]]).collect();
-    let corner_edge: Vec<u32> = (0..3 * copies).collect();
+    let face_verts: Vec<u32> = (0..n).flat_map(|f| [0, 1, 2 + f]).collect();
+    let face_ptr: Vec<u32> = (0..=n).map(|f| 3 * f).collect();
+    let mut edges: Vec<[u32; 2]> = (0..n).flat_map(|f| [[1, 2 + f], [2 + f, 0]]).collect();
+    edges.extend((0..n).map(|_| [0, 1]));
+    let corner_edge: Vec<u32> = (0..n).flat_map(|f| [2 * n + f, 2 * f, 2 * f + 1]).collect();
     for par in [Par::Seq, Par::Rayon] {
-        let t = Topology::from_edges(3, face_ptr.clone(), face_verts.clone(), edges.clone(), corner_edge.clone(), par)
-            .unwrap();
+        let t = Topology::from_edges(
+            n as usize + 2,
+            face_ptr.clone(),
+            face_verts.clone(),
+            edges.clone(),
+            corner_edge.clone(),
+            par,
+        )
+        .unwrap();
         for (e, &tag) in t.edge_tags().iter().enumerate() {
-            let dup = if e < 3 { 0 } else { edge_tag::DUPLICATE };
-            assert_eq!(tag, edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD | dup, "edge {e}");
+            let expected = match e as u32 {
+                e if e < 2 * n => edge_tag::BOUNDARY,
+                e if e == 2 * n => edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD,
+                _ => edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD | edge_tag::DUPLICATE,
+            };
+            assert_eq!(tag, expected, "edge {e}");
         }
-        assert_eq!(t.find_edge(2, 0), Some(2));
+        assert_eq!(t.find_edge(1, 0), Some(2 * n));
     }
     assert!(start.elapsed().as_secs() < SECONDS, "took {:?}", start.elapsed());
 }
 
 #[test]
 fn many_creases_between_two_high_valence_vertices_resolve_in_n_log_n() {
-    // A fan of triangles (0, 1, k): vertices 0 and 1 both have valence n + 1.
-    let n = 100_000u32;
+    // Triangles (k, A, B): the edge (A, B) comes after n others in the
+    // edge lists of both A and B; a crease tag on it n times.
+    let n = 200_000u32;
+    let (a, b) = (n, n + 1);
     let start = std::time::Instant::now();
-    let faces: Vec<[u32; 3]> = (2..n + 2).map(|k| [0, 1, k]).collect();
-    let mut b = MeshBuilder::from_faces(n as usize + 2, &faces);
+    let faces: Vec<[u32; 3]> = (0..n).map(|k| [k, a, b]).collect();
+    let mut builder = MeshBuilder::from_faces(n as usize + 2, &faces);
     for k in 0..n {
-        b = b.crease(1, 0, 1.0 + k as f32 / n as f32);
+        builder = builder.crease(b, a, 1.0 + k as f32 / n as f32);
     }
-    let mesh = b.build(Par::Rayon).unwrap();
-    let e = mesh.topology().find_edge(0, 1).unwrap() as usize;
+    let mesh = builder.build(Par::Rayon).unwrap();
+    let e = mesh.topology().find_edge(a, b).unwrap() as usize;
     assert_eq!(mesh.edge_sharpness()[e], 1.0 + (n - 1) as f32 / n as f32);
     assert!(start.elapsed().as_secs() < SECONDS, "took {:?}", start.elapsed());
 }
