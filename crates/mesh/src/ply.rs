@@ -411,13 +411,13 @@ fn header_text(raw: &[u8], line_no: usize) -> Result<Option<&str>> {
 /// `format <kind> <version>`.
 fn parse_format(kind: &str, version: &str, line_no: usize) -> Result<Format> {
     if version != "1.0" && version != "1" {
-        return Err(header_error(line_no, format!("unsupported version {version:?} (only 1.0)")));
+        return Err(header_error(line_no, format!("unsupported version {:?} (only 1.0)", excerpt(version.as_bytes()))));
     }
     Ok(match kind {
         "ascii" => Format::Ascii,
         "binary_little_endian" => Format::Binary { big_endian: false },
         "binary_big_endian" => Format::Binary { big_endian: true },
-        _ => return Err(header_error(line_no, format!("unsupported format {kind:?}"))),
+        _ => return Err(header_error(line_no, format!("unsupported format {:?}", excerpt(kind.as_bytes())))),
     })
 }
 
@@ -438,8 +438,10 @@ fn parse_element(name: &str, count: &str, line_no: usize) -> Result<ElementDef> 
 /// `property <type> <name>` or `property list <count type> <type> <name>`
 /// (`rest` is what follows `property`).
 fn parse_property(rest: &[&str], line_no: usize) -> Result<PropDef> {
-    let scalar =
-        |t: &str| Scalar::parse(t).ok_or_else(|| header_error(line_no, format!("unsupported property type {t:?}")));
+    let scalar = |t: &str| {
+        Scalar::parse(t)
+            .ok_or_else(|| header_error(line_no, format!("unsupported property type {:?}", excerpt(t.as_bytes()))))
+    };
     let (kind, name) = match rest {
         ["list", count, item, name] => {
             let count = scalar(count)?;
@@ -870,7 +872,9 @@ fn ascii_instance<'t>(
     let mut toks = tokens(line);
     let malformed =
         |reason: String| MeshError::MalformedStatement { at: Location::line(ln), statement: el.name.clone(), reason };
-    let missing = |prop: &PropDef| malformed(format!("{} {i}: missing value for property `{}`", el.name, prop.name));
+    let missing = |prop: &PropDef| {
+        malformed(format!("{} {i}: missing value for property `{}`", el.name, excerpt(prop.name.as_bytes())))
+    };
     for (p, prop) in el.props.iter().enumerate() {
         match prop.kind {
             PropKind::Scalar(_) => {
@@ -884,8 +888,13 @@ fn ascii_instance<'t>(
                     what: "list count",
                     text: excerpt(t),
                 })?;
-                let n = u64::try_from(n)
-                    .map_err(|_| malformed(format!("{} {i}: negative list count {n} for `{}`", el.name, prop.name)))?;
+                let n = u64::try_from(n).map_err(|_| {
+                    malformed(format!(
+                        "{} {i}: negative list count {n} for `{}`",
+                        el.name,
+                        excerpt(prop.name.as_bytes())
+                    ))
+                })?;
                 let mut counted = 0u64;
                 let mut items = toks.by_ref().take(usize::try_from(n).unwrap_or(usize::MAX)).inspect(|_| counted += 1);
                 list(p, n, &mut items)?;
@@ -893,7 +902,8 @@ fn ascii_instance<'t>(
                 if counted < n {
                     return Err(malformed(format!(
                         "{} {i}: list `{}` announces {n} values, found {counted}",
-                        el.name, prop.name
+                        el.name,
+                        excerpt(prop.name.as_bytes())
                     )));
                 }
             }
@@ -1154,7 +1164,7 @@ fn binary_instance<R: Read>(
                 let n = u64::try_from(n).map_err(|_| MeshError::MalformedStatement {
                     at: at_offset(at),
                     statement: el.name.clone(),
-                    reason: format!("{} {i}: negative list count {n} for `{}`", el.name, prop.name),
+                    reason: format!("{} {i}: negative list count {n} for `{}`", el.name, excerpt(prop.name.as_bytes())),
                 })?;
                 list(p, n, at, cur)?;
             }

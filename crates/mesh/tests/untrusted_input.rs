@@ -382,3 +382,18 @@ fn ply_names_what_it_cannot_carry() {
     );
     assert!(d.dropped_by(FileFormat::Obj).is_empty());
 }
+
+#[test]
+fn long_names_and_keywords_in_a_ply_header_are_shortened_in_messages() {
+    let long = "q".repeat(500_000);
+    for header in [
+        format!("ply\nformat ascii 1.0\nelement vertex 1\nproperty {long} x\nend_header\n"),
+        format!("ply\nformat {long} 1.0\nend_header\n"),
+        format!(
+            "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nproperty float {long}\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n"
+        ),
+    ] {
+        let err = parse_ply(header.as_bytes(), Validation::OpenSubdiv).unwrap_err();
+        assert!(err.to_string().len() < 300, "{} bytes: {:?}", err.to_string().len(), &err.to_string()[..100]);
+    }
+}
