@@ -154,6 +154,122 @@ impl MeshData {
     }
 }
 
+/// A mesh file format this crate reads and writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FileFormat {
+    /// Wavefront OBJ ([`crate::obj`]).
+    Obj,
+    /// PLY ([`crate::ply`]), either encoding.
+    Ply,
+}
+
+/// Something in a [`MeshData`] that a format cannot carry: written to that
+/// format and read back, it is lost or changed. [`MeshData::dropped_by`]
+/// lists them so that a tool can warn before it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Dropped {
+    /// Channel names that do not come back: OBJ `v` lines carry values by
+    /// position only (see [`crate::obj::obj_channel_names`]); PLY replaces
+    /// whitespace in a name. `(channel, name, name read back)`.
+    ChannelNames(Vec<(usize, String, String)>),
+    /// Groups and objects (PLY has none): how many.
+    Groups(usize),
+    /// Texture coordinates (PLY has no face-varying data).
+    TexCoords,
+    /// Normals (PLY has no face-varying data).
+    Normals,
+    /// Edge sharpness (PLY has no tags): how many sharp edges.
+    Creases(usize),
+    /// Vertex sharpness (PLY has no tags): how many sharp vertices.
+    Corners(usize),
+    /// Hole tags (PLY has no tags): how many holes.
+    Holes(usize),
+    /// Options other than the defaults (PLY has no tags).
+    Options,
+    /// Left-handed winding (PLY has no such mark).
+    LeftHanded,
+}
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dropped::ChannelNames(names) => {
+                let shown: Vec<String> =
+                    names.iter().take(4).map(|(k, from, to)| format!("{k} {from:?} becomes {to:?}")).collect();
+                let more = if names.len() > 4 { format!(" and {} more", names.len() - 4) } else { String::new() };
+                write!(f, "channel names ({}{more})", shown.join(", "))
+            }
+            Dropped::Groups(n) => write!(f, "{n} groups"),
+            Dropped::TexCoords => write!(f, "texture coordinates"),
+            Dropped::Normals => write!(f, "normals"),
+            Dropped::Creases(n) => write!(f, "{n} edge sharpness tags"),
+            Dropped::Corners(n) => write!(f, "{n} vertex sharpness tags"),
+            Dropped::Holes(n) => write!(f, "{n} hole tags"),
+            Dropped::Options => write!(f, "subdivision options"),
+            Dropped::LeftHanded => write!(f, "the left-handed winding mark"),
+        }
+    }
+}
+
+impl MeshData {
+    /// What writing this data as `format` (and reading it back) loses or
+    /// changes; empty when the file carries everything. Vertex values,
+    /// faces and (for OBJ) tags, groups, texture coordinates and normals
+    /// always survive.
+    pub fn dropped_by(&self, format: FileFormat) -> Vec<Dropped> {
+        let mut out = Vec::new();
+        let nch = self.vertices.ncols();
+        let back = match format {
+            FileFormat::Obj => crate::obj::obj_channel_names(nch),
+            FileFormat::Ply => (0..nch).map(|k| crate::ply::written_channel_name(&self.channels, nch, k)).collect(),
+        };
+        let renamed: Vec<(usize, String, String)> = self
+            .channels
+            .iter()
+            .zip(back)
+            .enumerate()
+            .filter(|(_, (from, to))| *from != to)
+            .map(|(k, (from, to))| (k, from.clone(), to))
+            .collect();
+        if !renamed.is_empty() && self.channels.len() == nch {
+            out.push(Dropped::ChannelNames(renamed));
+        }
+        if format == FileFormat::Ply {
+            let m = &self.mesh;
+            if !self.groups.is_empty() {
+                out.push(Dropped::Groups(self.groups.len()));
+            }
+            if self.texcoords.is_some() {
+                out.push(Dropped::TexCoords);
+            }
+            if self.normals.is_some() {
+                out.push(Dropped::Normals);
+            }
+            let count = |xs: &[f32]| xs.iter().filter(|&&s| s > 0.0).count();
+            let (creases, corners) = (count(m.edge_sharpness()), count(m.vertex_sharpness()));
+            let holes = m.holes().iter().filter(|&&h| h).count();
+            for (n, d) in [
+                (creases, Dropped::Creases(creases)),
+                (corners, Dropped::Corners(corners)),
+                (holes, Dropped::Holes(holes)),
+            ] {
+                if n > 0 {
+                    out.push(d);
+                }
+            }
+            if m.options() != crate::tags::Options::default() {
+                out.push(Dropped::Options);
+            }
+            if self.left_handed {
+                out.push(Dropped::LeftHanded);
+            }
+        }
+        out
+    }
+}
+
 /// `x`, `y`, `z`, `w`, then `c4`, `c5`, ...
 pub(crate) fn default_channel_name(k: usize) -> String {
     match k {

@@ -41,7 +41,7 @@ impl fmt::Display for Location {
 #[non_exhaustive]
 pub enum MeshError {
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", shown(&path.display().to_string()))]
     Io {
         /// The file.
         path: PathBuf,
@@ -160,8 +160,9 @@ pub enum MeshError {
         /// Number of fans.
         fans: usize,
     },
-    /// A coordinate is NaN or infinite.
-    #[error("{at}vertex {vertex}: coordinate {channel} is {value} (must be finite)")]
+    /// A coordinate is NaN or infinite (as written, or because the value
+    /// written overflows `f64`).
+    #[error("{at}vertex {vertex}: coordinate {channel} is {} (must be finite)", nonfinite(*value, written.as_deref()))]
     NonFiniteCoordinate {
         /// Where.
         at: Location,
@@ -171,6 +172,9 @@ pub enum MeshError {
         channel: usize,
         /// The value.
         value: f64,
+        /// The text the file has there (truncated), when it came from a
+        /// text file.
+        written: Option<String>,
     },
     /// A sharpness is negative or NaN.
     #[error("{at}{target}: sharpness {value} is invalid (must be >= 0 and not NaN)")]
@@ -206,8 +210,29 @@ pub enum MeshError {
         /// Number of such elements.
         count: usize,
     },
+    /// The data go on past the counts the header announces (a PLY element
+    /// count, the counts comment of a subla OBJ file).
+    #[error(
+        "{at}the header announces {declared}, but the data hold {found}; correct the count or remove the extra data"
+    )]
+    MoreThanDeclared {
+        /// The first data past the announced counts, or the header line.
+        at: Location,
+        /// What the header announces.
+        declared: String,
+        /// What is there.
+        found: String,
+    },
+    /// Every face of the mesh is a hole: nothing to refine or draw.
+    #[error("{}: all {faces} faces are holes (tag `t hole`); nothing is left to refine or draw", shown(what))]
+    AllHoles {
+        /// The input.
+        what: String,
+        /// Number of faces.
+        faces: usize,
+    },
     /// The mesh has no faces (or no vertices).
-    #[error("{what}: the mesh is empty ({reason})")]
+    #[error("{}: the mesh is empty ({reason})", shown(what))]
     Empty {
         /// The input.
         what: String,
@@ -243,6 +268,25 @@ pub enum MeshError {
     /// An algebra error (size overflow of a derived matrix).
     #[error(transparent)]
     Algebra(#[from] subla_algebra::AlgebraError),
+}
+
+/// A non-finite value, with the file's text for it when there is one.
+fn nonfinite(value: f64, written: Option<&str>) -> String {
+    match written {
+        // A number too large for `f64`: say what the file has.
+        Some(t) if t.trim_start_matches(['+', '-']).chars().next().is_some_and(|c| c.is_ascii_digit() || c == '.') => {
+            format!("{value}, written {t:?}: too large for a 64-bit float")
+        }
+        _ => format!("{value}"),
+    }
+}
+
+/// `text` with control characters escaped (file names in messages).
+pub(crate) fn shown(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// The element a sharpness is attached to.

@@ -143,6 +143,17 @@ impl Mesh {
     pub fn holes(&self) -> &[bool] {
         &self.holes
     }
+    /// `Ok` unless every face is a hole (then nothing is left to refine or
+    /// draw; an output without the holes would have no faces).
+    ///
+    /// # Errors
+    /// [`MeshError::AllHoles`] naming `what` (the input).
+    pub fn check_not_all_holes(&self, what: &str) -> Result<()> {
+        if !self.holes.is_empty() && self.holes.iter().all(|&h| h) {
+            return Err(MeshError::AllHoles { what: what.into(), faces: self.holes.len() });
+        }
+        Ok(())
+    }
     /// True if any face is a hole.
     pub fn has_holes(&self) -> bool {
         self.holes.iter().any(|&h| h)
@@ -285,7 +296,13 @@ impl Mesh {
         for ((vertex, channel), &x) in data.indexed_iter() {
             let value: f64 = x.into();
             if !value.is_finite() {
-                return Err(MeshError::NonFiniteCoordinate { at: Location::none(), vertex, channel, value });
+                return Err(MeshError::NonFiniteCoordinate {
+                    at: Location::none(),
+                    vertex,
+                    channel,
+                    value,
+                    written: None,
+                });
             }
         }
         Ok(())
@@ -440,7 +457,7 @@ impl MeshBuilder {
             let (a, b, s) = p.value;
             let (a, b) = (vertex_index("crease", a, &p.at)?, vertex_index("crease", b, &p.at)?);
             check_sharpness(s, SharpnessTarget::Edge(a, b), &p.at)?;
-            let Some(e) = topology.find_edge(a, b) else {
+            let Some(e) = topology.find_built_edge(a, b) else {
                 return Err(MeshError::CreaseNotAnEdge { at: p.at.clone(), v0: a, v1: b });
             };
             edge_sharpness[e as usize] = s;

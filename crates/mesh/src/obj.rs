@@ -20,16 +20,28 @@
 //!   as OpenSubdiv's Far ignores them, and so are unknown tag names.
 //!   Unlike OpenSubdiv, a negative sharpness is an error, not clamped to 0.
 //!
-//! Large files are parsed in parallel: the text is cut at line ends into
-//! chunks that are parsed independently and joined; relative indices are
-//! resolved after the join. Errors name the file line.
+//! The channels of `v` lines are named by [`obj_channel_names`].
+//!
+//! Input is read as it is parsed ([`read_obj_from`] takes any reader: a
+//! pipe or a FIFO works): the text is cut at line ends into blocks that are
+//! parsed in parallel, a batch at a time, and joined; relative indices are
+//! resolved after the join. Reading stops at a NUL byte and after the first
+//! batch with an error, so binary or endless input is refused after a few
+//! megabytes at most. Errors name the file line.
+//!
+//! A first line `# written by subla: N vertices, M faces` (what
+//! [`write_obj`] writes) is checked against the body: fewer is
+//! [`MeshError::Truncated`] (an interrupted write), more is
+//! [`MeshError::MoreThanDeclared`].
 //!
 //! # Writing
 //! Floats use the shortest representation that reads back to the same bits,
-//! so `f64` data survive a round trip exactly; tags are written back as
-//! shape tags (non-default options only).
+//! so `f64` data survive a round trip exactly; every channel is written on
+//! the `v` lines, groups as `g`/`o` before their first face, tags as shape
+//! tags (non-default options only). Channel names are not written (see
+//! [`MeshData::dropped_by`]).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use ndarray::Array2;
@@ -47,8 +59,155 @@ use crate::tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, 
 /// [`MeshError::Io`], or any parse or validation error (with its line).
 pub fn read_obj(path: impl AsRef<Path>, validation: Validation) -> Result<MeshData> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| MeshError::Io { path: path.to_path_buf(), source })?;
-    parse_obj_named(&bytes, validation, &path.display().to_string())
+    let file = std::fs::File::open(path).map_err(|source| MeshError::Io { path: path.to_path_buf(), source })?;
+    read_obj_from(file, validation, path)
+}
+
+/// Reads OBJ text from `reader` (a file, a pipe, a FIFO) as it comes, in
+/// blocks parsed in parallel; reading stops at the first block holding an
+/// error, so that binary data or an endless stream is refused after a few
+/// megabytes (a NUL byte at once). `path` names the input in errors.
+///
+/// # Errors
+/// [`MeshError::Io`] naming `path`, or any parse or validation error (with
+/// its line).
+pub fn read_obj_from(reader: impl Read, validation: Validation, path: impl AsRef<Path>) -> Result<MeshData> {
+    let path = path.as_ref();
+    let chunks = read_chunks(reader, path)?;
+    from_chunks(chunks, validation, &path.display().to_string())
+}
+
+/// Bytes asked of the reader at a time: a NUL byte stops the reading
+/// within this much.
+const READ: usize = 1 << 16;
+/// Bytes per parsed piece.
+const BLOCK: usize = 1 << 22;
+
+/// Reads `r` into at least `want` more bytes of `buf` (fewer at the end of
+/// the input); returns the position of the first NUL byte read, if any,
+/// and whether the input ended.
+fn fill(r: &mut impl Read, buf: &mut Vec<u8>, want: usize, path: &Path) -> Result<(Option<usize>, bool)> {
+    let target = buf.len() + want;
+    while buf.len() < target {
+        let start = buf.len();
+        buf.resize(start + READ, 0);
+        let n = loop {
+            match r.read(&mut buf[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(MeshError::Io { path: path.to_path_buf(), source }),
+            }
+        };
+        buf.truncate(start + n);
+        if n == 0 {
+            return Ok((None, true));
+        }
+        if let Some(p) = memchr::memchr(0, &buf[start..]) {
+            return Ok((Some(start + p), false));
+        }
+    }
+    Ok((None, false))
+}
+
+/// The end of the last complete logical line in `buf` (after a `\n` that
+/// does not continue the line), looking only at newlines from `from` on.
+fn last_cut(buf: &[u8], from: usize) -> Option<usize> {
+    let mut end = buf.len();
+    while let Some(p) = memchr::memrchr(b'\n', &buf[from..end]) {
+        let nl = from + p;
+        if continued(&buf[..nl]).is_none() {
+            return Some(nl + 1);
+        }
+        end = nl;
+    }
+    None
+}
+
+/// Why a line that runs on for more than a block cannot be OBJ: its first
+/// token is not a statement keyword (or never ends).
+fn long_line_error(line: &[u8]) -> Option<MeshError> {
+    let mut tok = Tokens { s: line, i: 0 };
+    let Some(key) = tok.next() else {
+        return Some(MeshError::NotText {
+            at: Location::line(1),
+            reason: format!("a line of more than {BLOCK} bytes of spaces is not an OBJ statement"),
+        });
+    };
+    if key.len() == line.len() - (key.as_ptr() as usize - line.as_ptr() as usize) && key[0] != b'#' {
+        return Some(MeshError::NotText {
+            at: Location::line(1),
+            reason: format!(
+                "a line of more than {} bytes without a space or line end ({:?}…) is not an OBJ statement",
+                BLOCK,
+                text_of(key)
+            ),
+        });
+    }
+    match key {
+        b"v" | b"vt" | b"vn" | b"f" | b"fo" | b"g" | b"o" | b"t" => None,
+        _ if key[0] == b'#' => None,
+        _ => skip_statement(key, 1).err(),
+    }
+}
+
+/// Reads and parses `r` block by block (each batch of blocks in parallel),
+/// up to the end or to the first batch with an error.
+fn read_chunks(mut r: impl Read, path: &Path) -> Result<Vec<Chunk>> {
+    let batch = 2 * rayon::current_num_threads();
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut carry: Vec<u8> = Vec::new();
+    let mut first = true;
+    let mut done = false;
+    while !done {
+        let mut pieces: Vec<Vec<u8>> = Vec::with_capacity(batch);
+        let mut stop: Option<MeshError> = None;
+        while pieces.len() < batch && !done {
+            let mut buf = std::mem::take(&mut carry);
+            let from = buf.len();
+            let (nul, end) = fill(&mut r, &mut buf, BLOCK, path)?;
+            if let Some(p) = nul {
+                // Parse up to the NUL byte: its line (or an earlier one) is
+                // the error.
+                buf.truncate(p + 1);
+                done = true;
+            }
+            if std::mem::take(&mut first) && buf.starts_with(b"\xEF\xBB\xBF") {
+                buf.drain(..3);
+            }
+            done |= end;
+            if done {
+                pieces.push(buf);
+                break;
+            }
+            match last_cut(&buf, from.saturating_sub(1)) {
+                Some(cut) => {
+                    carry = buf.split_off(cut);
+                    pieces.push(buf);
+                }
+                None => {
+                    // One line so far, longer than a block: refuse it early
+                    // if it cannot be a statement.
+                    if let Some(e) = long_line_error(&buf) {
+                        stop = Some(e);
+                        done = true;
+                    }
+                    carry = buf;
+                }
+            }
+        }
+        let parsed: Vec<Chunk> = if pieces.len() > 1 {
+            pieces.par_iter().map(|p| parse_chunk(p)).collect()
+        } else {
+            pieces.iter().map(|p| parse_chunk(p)).collect()
+        };
+        drop(pieces);
+        done |= parsed.iter().any(|c| c.error.is_some());
+        chunks.extend(parsed);
+        if let Some(e) = stop {
+            chunks.push(Chunk { error: Some(e), ..Chunk::default() });
+        }
+    }
+    Ok(chunks)
 }
 
 /// Parses OBJ text.
@@ -98,8 +257,11 @@ struct Chunk {
     tags: Vec<Tag>,
     left_handed: bool,
     error: Option<MeshError>,
-    /// Line (chunk-local, 1-based) of the first vertex that is not finite.
-    nonfinite: Option<(usize, usize, usize, f64)>,
+    /// Line (chunk-local, 1-based), vertex, channel, value and text of the
+    /// first vertex value that is not finite.
+    nonfinite: Option<(usize, usize, usize, f64, String)>,
+    /// Vertex and face counts of a counts comment on (chunk-local) line 1.
+    declared: Option<(usize, usize)>,
 }
 
 #[inline]
@@ -108,6 +270,7 @@ fn is_space(b: u8) -> bool {
 }
 
 /// Splits a logical line into whitespace-separated tokens.
+#[derive(Clone)]
 struct Tokens<'a> {
     s: &'a [u8],
     i: usize,
@@ -289,7 +452,7 @@ impl Chunk {
             b"g" => self.group(GroupKind::Group, tok),
             b"o" => self.group(GroupKind::Object, tok),
             b"t" => self.tag(tok, line),
-            _ if key[0] == b'#' => self.comment(text),
+            _ if key[0] == b'#' => self.comment(text, line),
             _ => skip_statement(key, line),
         }
     }
@@ -299,11 +462,12 @@ impl Chunk {
     /// yet: an earlier chunk may hold an earlier error.
     fn vertex(&mut self, tok: Tokens<'_>, line: usize) -> Result<()> {
         let start = self.v.len();
-        let d = push_floats(&mut self.v, tok, "vertex coordinate", line)?;
+        let d = push_floats(&mut self.v, tok.clone(), "vertex coordinate", line)?;
         if self.nonfinite.is_none()
             && let Some(channel) = self.v[start..].iter().position(|x| !x.is_finite())
         {
-            self.nonfinite = Some((line, self.nv, channel, self.v[start + channel]));
+            let text = tok.clone().nth(channel).map(text_of).unwrap_or_default();
+            self.nonfinite = Some((line, self.nv, channel, self.v[start + channel], text));
         }
         if d < 3 {
             return Err(malformed(line, "v", format!("{d} coordinates, at least 3 required")));
@@ -380,12 +544,18 @@ impl Chunk {
         Ok(())
     }
 
-    /// A comment: only `# osd_ref: lefthanded` means something.
-    fn comment(&mut self, text: &[u8]) -> Result<()> {
+    /// A comment: only `# osd_ref: lefthanded` means something, and the
+    /// counts comment of [`write_obj`] on line 1.
+    fn comment(&mut self, text: &[u8], line: usize) -> Result<()> {
         let rest = &text[text.iter().position(|&b| b == b'#').unwrap_or(0) + 1..];
         let mut t = Tokens { s: rest, i: 0 };
         if t.next() == Some(b"osd_ref:") && t.next() == Some(b"lefthanded") {
             self.left_handed = true;
+        }
+        if line == 1
+            && let Some(counts) = rest.trim_ascii_start().strip_prefix(COUNTS_COMMENT.as_bytes())
+        {
+            self.declared = parse_counts(counts);
         }
         Ok(())
     }
@@ -394,14 +564,16 @@ impl Chunk {
     /// as read; what it means is applied to the mesh after the join.
     fn tag(&mut self, mut tok: Tokens<'_>, line: usize) -> Result<()> {
         let bad = |reason: String| malformed(line, "t", reason);
-        let name = tok.next().ok_or_else(|| bad("missing tag name".into()))?;
-        let name = String::from_utf8_lossy(name).into_owned();
-        let counts = tok.next().ok_or_else(|| bad(format!("{name}: missing <nint>/<nfloat>/<nstring> counts")))?;
-        let n = tag_counts(counts, &name, line)?;
+        let raw_name = tok.next().ok_or_else(|| bad("missing tag name".into()))?;
+        let name = String::from_utf8_lossy(raw_name).into_owned();
+        // In messages, a name from the file is shortened.
+        let shown = text_of(raw_name);
+        let counts = tok.next().ok_or_else(|| bad(format!("{shown}: missing <nint>/<nfloat>/<nstring> counts")))?;
+        let n = tag_counts(counts, &shown, line)?;
         let args: Vec<&[u8]> = tok.collect();
         if args.len() != n[0] + n[1] + n[2] {
             return Err(bad(format!(
-                "{name}: counts {}/{}/{} announce {} arguments, found {}",
+                "{shown}: counts {}/{}/{} announce {} arguments, found {}",
                 n[0],
                 n[1],
                 n[2],
@@ -647,12 +819,13 @@ fn place_chunks(chunks: &mut [Chunk]) -> Result<(Vec<Counts>, Counts, Widths)> {
             return Err(shift_error(e, before.lines, before.faces));
         }
         widths.join(c, before.lines)?;
-        if let Some((line, vertex, channel, value)) = c.nonfinite {
+        if let Some((line, vertex, channel, value, text)) = c.nonfinite.take() {
             return Err(MeshError::NonFiniteCoordinate {
                 at: Location::line(line + before.lines),
                 vertex: vertex + before.v,
                 channel,
                 value,
+                written: Some(text),
             });
         }
         offsets.push(before);
@@ -788,7 +961,11 @@ impl Joined {
 
 impl Tag {
     fn error(&self, reason: String) -> MeshError {
-        MeshError::MalformedStatement { at: Location::line(self.line), statement: format!("t {}", self.name), reason }
+        MeshError::MalformedStatement {
+            at: Location::line(self.line),
+            statement: format!("t {}", text_of(self.name.as_bytes())),
+            reason,
+        }
     }
 
     /// The sharpness of item `k`: one value for all, or one each.
@@ -883,8 +1060,16 @@ fn face_varying(
 fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<MeshData> {
     // Skip a UTF-8 byte order mark.
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut chunks = parse_chunks(bytes);
+    from_chunks(parse_chunks(bytes), validation, name)
+}
+
+/// The mesh from the parsed pieces of a file, in file order.
+fn from_chunks(mut chunks: Vec<Chunk>, validation: Validation, name: &str) -> Result<MeshData> {
+    let declared = chunks.first().and_then(|c| c.declared);
     let (offsets, total, widths) = place_chunks(&mut chunks)?;
+    if let Some(d) = declared {
+        check_declared(d, &total)?;
+    }
     if total.v == 0 {
         return Err(MeshError::Empty { what: name.into(), reason: "no vertices" });
     }
@@ -906,7 +1091,7 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
     Ok(MeshData {
         mesh,
         vertices,
-        channels: (0..widths.v).map(default_channel_name).collect(),
+        channels: obj_channel_names(widths.v),
         texcoords: face_varying(j.vt, total.vt, widths.vt, j.ft, total.corners),
         normals: face_varying(j.vn, total.vn, 3, j.fn_, total.corners),
         groups: close_groups(j.groups, total.faces as u32),
@@ -914,13 +1099,67 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
     })
 }
 
+/// The names of `width` channels of `v` lines: `x y z`, then `w` for a
+/// fourth value, or `red green blue` for the common `v x y z r g b` (the
+/// names a PLY file gives colours) when there are exactly six; otherwise
+/// `w`, `c4`, `c5`, ….
+pub fn obj_channel_names(width: usize) -> Vec<String> {
+    (0..width)
+        .map(|k| match (width, k) {
+            (6, 3) => "red".into(),
+            (6, 4) => "green".into(),
+            (6, 5) => "blue".into(),
+            _ => default_channel_name(k),
+        })
+        .collect()
+}
+
+/// The counts comment the writer puts on line 1.
+const COUNTS_COMMENT: &str = "written by subla:";
+
+/// `N vertices, M faces` after [`COUNTS_COMMENT`].
+fn parse_counts(rest: &[u8]) -> Option<(usize, usize)> {
+    let text = std::str::from_utf8(rest).ok()?;
+    let mut t = text.split_ascii_whitespace();
+    let nv = t.next()?.parse().ok()?;
+    (t.next()? == "vertices,").then_some(())?;
+    let nf = t.next()?.parse().ok()?;
+    (t.next()? == "faces" && t.next().is_none()).then_some((nv, nf))
+}
+
+/// Checks the file's counts against those of its line-1 counts comment
+/// (files written by [`write_obj`]): fewer is a truncated file (an
+/// interrupted write), more is a file whose comment no longer describes it.
+fn check_declared((nv, nf): (usize, usize), total: &Counts) -> Result<()> {
+    let amount = |v: usize, f: usize| format!("{v} vertices and {f} faces");
+    if total.v < nv || total.faces < nf {
+        return Err(MeshError::Truncated {
+            at: Location::line(total.lines.max(1)),
+            expected: format!("{} (line 1 says so)", amount(nv, nf)),
+            found: format!("{}: the file looks cut short (an interrupted write?)", amount(total.v, total.faces)),
+        });
+    }
+    if total.v > nv || total.faces > nf {
+        return Err(MeshError::MoreThanDeclared {
+            at: Location::line(1),
+            declared: amount(nv, nf),
+            found: amount(total.v, total.faces),
+        });
+    }
+    Ok(())
+}
+
 /// Turns group starts into ranges: each runs to the next start of its kind.
 fn close_groups(starts: Vec<(GroupKind, String, u32)>, nf: u32) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::with_capacity(starts.len());
+    // The last group of each kind, in `out`.
+    let mut last: [Option<usize>; 2] = [None, None];
     for (kind, name, start) in starts {
-        if let Some(prev) = out.iter_mut().rev().find(|g| g.kind == kind) {
-            prev.faces.end = start;
+        let k = usize::from(kind == GroupKind::Object);
+        if let Some(prev) = last[k] {
+            out[prev].faces.end = start;
         }
+        last[k] = Some(out.len());
         out.push(Group { kind, name, faces: start..nf });
     }
     out

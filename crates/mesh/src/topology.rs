@@ -658,6 +658,11 @@ impl Topology {
         };
         let edges_of =
             |v: u32| &vertex_edges[vertex_edge_ptr[v as usize] as usize..vertex_edge_ptr[v as usize + 1] as usize];
+        // Edges sharing their vertex pair with another edge: found per low
+        // vertex by a sort of that vertex's edges (O(d log d), never a scan
+        // of the incident edges per edge, which is quadratic where many
+        // edges join the same two vertices).
+        let shared = shared_pairs(nv, edges, &vertex_edges, &vertex_edge_ptr, parallel);
         // Edge tags.
         let edge_corner_ptr = &self.edge_corner_ptr;
         let edge_corners = &self.edge_corners;
@@ -681,15 +686,10 @@ impl Topology {
             if cs.windows(2).any(|w| corner_face[w[0] as usize] == corner_face[w[1] as usize]) {
                 t |= edge_tag::NON_MANIFOLD;
             }
-            // Other edges of the same pair, from the shorter edge list (in id
-            // order, so the first match tells whether a lower one exists).
-            let (a, b) = (edges_of(lo), edges_of(hi));
-            let list = if b.len() < a.len() { b } else { a };
-            if let Some(&o) = list.iter().find(|&&o| o as usize != e && edges[o as usize] == [lo, hi]) {
-                t |= edge_tag::NON_MANIFOLD;
-                if (o as usize) < e {
-                    t |= edge_tag::DUPLICATE;
-                }
+            if !shared.is_empty()
+                && let Ok(k) = shared.binary_search_by_key(&(e as u32), |x| x.0)
+            {
+                t |= shared[k].1;
             }
             t
         };
@@ -746,13 +746,8 @@ impl Topology {
     /// [`MeshError::InconsistentOrientation`],
     /// [`MeshError::NonManifoldVertex`].
     pub fn check_manifold(&self) -> Result<()> {
-        for f in 0..self.num_faces() {
-            let vs = self.face(f);
-            for (i, &v) in vs.iter().enumerate() {
-                if vs[..i].contains(&v) {
-                    return Err(MeshError::RepeatedVertex { at: Location::none(), face: f, vertex: v });
-                }
-            }
+        if let Some((face, vertex)) = self.first_repeated_vertex() {
+            return Err(MeshError::RepeatedVertex { at: Location::none(), face, vertex });
         }
         for e in 0..self.num_edges() {
             let t = self.edge_tags[e];
@@ -790,6 +785,26 @@ impl Topology {
             }
         }
         Ok(())
+    }
+
+    /// The first face that uses a vertex twice, and the vertex whose second
+    /// use comes first in it. Linear: a mark per vertex (the last face that
+    /// used it), only where some vertex is tagged repeated.
+    fn first_repeated_vertex(&self) -> Option<(usize, u32)> {
+        if self.vertex_tags.iter().all(|t| t & vertex_tag::REPEATED == 0) {
+            return None;
+        }
+        let mut mark = zeroed_vec::<u32>(self.num_vertices());
+        for f in 0..self.num_faces() {
+            let stamp = f as u32 + 1;
+            for &v in self.face(f) {
+                if mark[v as usize] == stamp {
+                    return Some((f, v));
+                }
+                mark[v as usize] = stamp;
+            }
+        }
+        None
     }
 
     /// Number of vertices (including isolated ones).
@@ -910,6 +925,15 @@ impl Topology {
         let list = if eb.len() < ea.len() { eb } else { ea };
         list.iter().copied().find(|&e| self.edges[e as usize] == key)
     }
+    /// [`Topology::find_edge`] for a topology from [`Topology::build`],
+    /// whose edges are sorted by `(lo, hi)`: a binary search, O(log |e|)
+    /// whatever the valences (a scan of incident edges is not, where many
+    /// edges join two vertices).
+    pub(crate) fn find_built_edge(&self, a: u32, b: u32) -> Option<u32> {
+        let key = [a.min(b), a.max(b)];
+        let e = self.edges.partition_point(|x| *x < key);
+        (self.edges.get(e) == Some(&key)).then_some(e as u32)
+    }
     /// Corners of vertex `v` (row `v` of `M`), in corner order.
     #[inline]
     pub fn vertex_corners(&self, v: usize) -> &[u32] {
@@ -1015,6 +1039,66 @@ impl Topology {
             Err(e) => unreachable!("vertex-face pattern is valid by construction: {e}"),
         }
     }
+}
+
+/// The tag bits an edge gets for sharing its vertex pair with other
+/// edges, for those edges only (by edge id): [`edge_tag::NON_MANIFOLD`], and
+/// [`edge_tag::DUPLICATE`] on all but the lowest-numbered edge of the pair.
+/// Each edge is looked at once, at its low vertex, whose edges (in id
+/// order) are sorted by their high end: O(d log d) per vertex.
+fn shared_pairs(
+    nv: usize,
+    edges: &[[u32; 2]],
+    vertex_edges: &[u32],
+    vertex_edge_ptr: &[u32],
+    parallel: bool,
+) -> Vec<(u32, u8)> {
+    let at_vertex = |v: usize| -> Vec<(u32, u8)> {
+        let list = &vertex_edges[vertex_edge_ptr[v] as usize..vertex_edge_ptr[v + 1] as usize];
+        // (high end, id) of the edges whose low end is `v`.
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        let mut small = [(0u32, 0u32); 16];
+        let mut n = 0;
+        for &e in list {
+            let [lo, hi] = edges[e as usize];
+            if lo as usize != v {
+                continue;
+            }
+            if n < small.len() {
+                small[n] = (hi, e);
+            } else {
+                if n == small.len() {
+                    scratch.extend_from_slice(&small);
+                }
+                scratch.push((hi, e));
+            }
+            n += 1;
+        }
+        let pairs: &mut [(u32, u32)] = if n <= small.len() { &mut small[..n] } else { &mut scratch };
+        if pairs.len() <= 16 {
+            crate::split::sort_small(pairs);
+        } else {
+            pairs.sort_unstable();
+        }
+        let mut out = Vec::new();
+        for (k, w) in pairs.iter().enumerate() {
+            let same_before = k > 0 && pairs[k - 1].0 == w.0;
+            let same_after = pairs.get(k + 1).is_some_and(|x| x.0 == w.0);
+            if same_before {
+                out.push((w.1, edge_tag::NON_MANIFOLD | edge_tag::DUPLICATE));
+            } else if same_after {
+                out.push((w.1, edge_tag::NON_MANIFOLD));
+            }
+        }
+        out
+    };
+    let mut out: Vec<(u32, u8)> = if parallel {
+        (0..nv).into_par_iter().with_min_len(1 << 12).flat_map_iter(at_vertex).collect()
+    } else {
+        (0..nv).flat_map(at_vertex).collect()
+    };
+    out.sort_unstable_by_key(|x| x.0);
+    out
 }
 
 /// Number of fans formed by the corners `cs` of one vertex, where

@@ -601,8 +601,8 @@ fn bad_indices_small_faces_and_non_finite_values_in_ascii() {
     for (bad, value) in [("nan", f64::NAN), ("inf", f64::INFINITY), ("-infinity", f64::NEG_INFINITY)] {
         let err = parse_err(tri(&format!("0 0 0\n1 0 0\n0 {bad} 0\n"), "3 0 1 2\n").as_bytes());
         assert!(
-            matches!(&err, MeshError::NonFiniteCoordinate { at, vertex: 2, channel: 1, value: v }
-            if *at == Location::line(12) && v.to_bits() == value.to_bits()),
+            matches!(&err, MeshError::NonFiniteCoordinate { at, vertex: 2, channel: 1, value: v, written: Some(w) }
+            if *at == Location::line(12) && v.to_bits() == value.to_bits() && w == bad),
             "{bad}: {err:?}"
         );
     }

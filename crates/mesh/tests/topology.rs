@@ -1425,3 +1425,100 @@ fn retagging_shares_the_topology_and_checks_the_tags() {
         Err(MeshError::InvalidSharpness { .. })
     ));
 }
+
+// ---------------------------------------------------------------------------
+// Validation time: every pass over the input O(n log n)
+// ---------------------------------------------------------------------------
+
+/// Generous bound for work that is linear-ish here and took minutes when
+/// it was quadratic.
+const SECONDS: u64 = 30;
+
+#[test]
+fn one_face_with_two_million_vertices_is_checked_in_linear_time() {
+    let n = 2_000_000u32;
+    let start = std::time::Instant::now();
+    let t = Topology::build(n as usize, vec![0, n], (0..n).collect(), Par::Rayon).unwrap();
+    t.check_manifold().unwrap();
+    // The same face with its last vertex repeating vertex 7: the error
+    // names the face and vertex whose second use comes first.
+    let mut verts: Vec<u32> = (0..n).collect();
+    verts[n as usize - 1] = 7;
+    verts.push(n - 1);
+    let t = Topology::build(n as usize, vec![0, n + 1], verts, Par::Rayon).unwrap();
+    let err = t.check_manifold().unwrap_err();
+    assert!(matches!(err, MeshError::RepeatedVertex { face: 0, vertex: 7, .. }), "{err:?}");
+    assert!(start.elapsed().as_secs() < SECONDS, "took {:?}", start.elapsed());
+}
+
+#[test]
+fn repeated_vertex_error_names_the_first_face_and_earliest_second_use() {
+    // Face 1 repeats 4 (second use at position 3) before 5 (position 4).
+    let faces: Vec<Vec<u32>> = vec![vec![0, 1, 2], vec![3, 4, 5, 4, 5, 6], vec![7, 8, 7]];
+    let t = Topology::build(9, ptr_of(&faces), faces.concat(), Par::Seq).unwrap();
+    let err = t.check_manifold().unwrap_err();
+    assert!(matches!(err, MeshError::RepeatedVertex { face: 1, vertex: 4, .. }), "{err:?}");
+}
+
+fn ptr_of(faces: &[Vec<u32>]) -> Vec<u32> {
+    let mut p = vec![0u32];
+    for f in faces {
+        p.push(p.last().unwrap() + f.len() as u32);
+    }
+    p
+}
+
+#[test]
+fn many_edges_joining_the_same_two_vertices_are_tagged_in_n_log_n() {
+    // Triangles (0, 1, 2 + f), each with its own three edges, as a refined
+    // level of copies of one triangle has them: 200k edges join vertices 0
+    // and 1, numbered after the 400k spokes that come first in the edge
+    // lists of both (the order that made the scan for a lower edge of the
+    // same pair quadratic).
+    let n = 200_000u32;
+    let start = std::time::Instant::now();
+    let face_verts: Vec<u32> = (0..n).flat_map(|f| [0, 1, 2 + f]).collect();
+    let face_ptr: Vec<u32> = (0..=n).map(|f| 3 * f).collect();
+    let mut edges: Vec<[u32; 2]> = (0..n).flat_map(|f| [[1, 2 + f], [2 + f, 0]]).collect();
+    edges.extend((0..n).map(|_| [0, 1]));
+    let corner_edge: Vec<u32> = (0..n).flat_map(|f| [2 * n + f, 2 * f, 2 * f + 1]).collect();
+    for par in [Par::Seq, Par::Rayon] {
+        let t = Topology::from_edges(
+            n as usize + 2,
+            face_ptr.clone(),
+            face_verts.clone(),
+            edges.clone(),
+            corner_edge.clone(),
+            par,
+        )
+        .unwrap();
+        for (e, &tag) in t.edge_tags().iter().enumerate() {
+            let expected = match e as u32 {
+                e if e < 2 * n => edge_tag::BOUNDARY,
+                e if e == 2 * n => edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD,
+                _ => edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD | edge_tag::DUPLICATE,
+            };
+            assert_eq!(tag, expected, "edge {e}");
+        }
+        assert_eq!(t.find_edge(1, 0), Some(2 * n));
+    }
+    assert!(start.elapsed().as_secs() < SECONDS, "took {:?}", start.elapsed());
+}
+
+#[test]
+fn many_creases_between_two_high_valence_vertices_resolve_in_n_log_n() {
+    // Triangles (k, A, B): the edge (A, B) comes after n others in the
+    // edge lists of both A and B; a crease tag on it n times.
+    let n = 200_000u32;
+    let (a, b) = (n, n + 1);
+    let start = std::time::Instant::now();
+    let faces: Vec<[u32; 3]> = (0..n).map(|k| [k, a, b]).collect();
+    let mut builder = MeshBuilder::from_faces(n as usize + 2, &faces);
+    for k in 0..n {
+        builder = builder.crease(b, a, 1.0 + k as f32 / n as f32);
+    }
+    let mesh = builder.build(Par::Rayon).unwrap();
+    let e = mesh.topology().find_edge(a, b).unwrap() as usize;
+    assert_eq!(mesh.edge_sharpness()[e], 1.0 + (n - 1) as f32 / n as f32);
+    assert!(start.elapsed().as_secs() < SECONDS, "took {:?}", start.elapsed());
+}
