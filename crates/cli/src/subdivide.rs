@@ -15,7 +15,8 @@ use subla_scheme::{Plan, Real, Refiner, eval};
 use crate::{
     Backend, Fallback, MeshOpts, Mode, PathKind, Precision, Timings, embedded, parse_bytes, picture, progress,
 };
-use crate::{input_name, peak_memory_bytes, read_mesh, schemes};
+use crate::output::shown;
+use crate::{input_name, output, peak_memory_bytes, precision, read_mesh, schemes, total_ms};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct SubdivideArgs {
@@ -223,6 +224,24 @@ fn output_mesh(run: Run, keep_holes: bool) -> Result<MeshData, String> {
     MeshData::new(mesh, run.positions).map_err(|e| e.to_string())
 }
 
+/// Where the evaluation ran and in what precision, for the report.
+#[derive(Copy, Clone, Debug)]
+struct Ran {
+    site: Site,
+    precision: Precision,
+    /// The GPU failed and the CPU took over (`--fallback cpu`).
+    fell_back: bool,
+}
+
+impl Ran {
+    fn backend(&self) -> String {
+        match (self.site, self.fell_back) {
+            (Site::Gpu, true) => "cpu (fell back from gpu)".to_owned(),
+            (site, _) => site.to_string(),
+        }
+    }
+}
+
 /// What a run wrote, for the table.
 pub(crate) struct Summary {
     obj: PathBuf,
@@ -245,8 +264,8 @@ struct Times {
 /// allowed), run on `data`. Returns the run and where it ran.
 fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -> Result<(Run, Site), String> {
     let scheme = schemes::scheme(&args.scheme)?;
-    let choice =
-        schemes::Choice { backend: args.backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
+    let backend = precision::runs_on(args.backend, args.precision);
+    let choice = schemes::Choice { backend: backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
     let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
     let run = run_scheme(&*r, site, &data.mesh, data.positions(), args, progress)?;
     for f in &run.fell_back {
@@ -258,11 +277,8 @@ fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -
 /// Writes `out` as OBJ to `obj`, creating its folder.
 fn write_obj(out: &MeshData, obj: &Path, progress: progress::Progress) -> Result<f64, String> {
     let t = Instant::now();
-    if let Some(dir) = obj.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let bar = progress.phase(format!("writing {}", obj.display()));
-    let written = subla_mesh::obj::write_obj_file(out, obj).map_err(|e| format!("{}: {e}", obj.display()));
+    let bar = progress.phase(format!("writing {}", shown(obj)));
+    let written = output::write_file(obj, |w| subla_mesh::obj::write_obj(out, w));
     bar.finish_and_clear();
     written?;
     Ok(t.elapsed().as_secs_f64() * 1e3)
@@ -281,7 +297,7 @@ fn draw(
     optional: bool,
     progress: progress::Progress,
 ) -> Result<Option<f64>, String> {
-    let bar = progress.phase(format!("rendering {}", path.display()));
+    let bar = progress.phase(format!("rendering {}", shown(path)));
     let t = Instant::now();
     let pic = picture::Picture { z_up: args.input.is_none(), ..picture::Picture::default() };
     let cage = args.cage.then_some(data);
@@ -294,13 +310,13 @@ fn draw(
             eprintln!("warning: no picture: {e}");
             Ok(None)
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(format!("{}: {e}", shown(path))),
     }
 }
 
 /// Prints what was done: one JSON line with `--timings json`, else a
 /// table (unless `quiet`).
-fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Summary, times: &Times, quiet: bool) {
+fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summary, times: &Times, quiet: bool) {
     let (in_v, in_f) = input;
     let threads = Par::Rayon.threads();
     let mode = format!("{:?}", args.mode).to_lowercase();
@@ -309,8 +325,8 @@ fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Sum
             "scheme": args.scheme,
             "path": format!("{:?}", args.path).to_lowercase(),
             "mode": mode,
-            "precision": format!("{:?}", args.precision(site)).to_lowercase(),
-            "backend": site.to_string(),
+            "precision": format!("{:?}", ran.precision).to_lowercase(),
+            "backend": ran.backend(),
             "levels": args.levels,
             "threads": threads,
             "input_vertices": in_v,
@@ -322,6 +338,7 @@ fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Sum
             "eval_ms": times.eval,
             "write_ms": times.write,
             "render_ms": times.render,
+            "total_ms": total_ms(),
             "peak_memory_bytes": peak_memory_bytes(),
         });
         println!("{line}");
@@ -330,24 +347,35 @@ fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Sum
     if quiet {
         return;
     }
-    let backend = match site {
+    let backend = match ran.site {
+        Site::Gpu if ran.fell_back => format!("cpu ({threads} threads; fell back from gpu)"),
         Site::Cpu => format!("cpu ({threads} threads)"),
         Site::Gpu => "gpu".to_owned(),
     };
+    let precision = format!("{:?}", ran.precision).to_lowercase();
     let name = match &args.input {
-        Some(p) => p.display().to_string(),
+        Some(p) => shown(p),
         None => format!("{} (embedded)", embedded::NAME),
     };
     println!("{name}: {in_v} vertices, {in_f} faces");
-    println!("| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms |");
-    println!("|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} |",
-        args.scheme, args.levels, summary.vertices, summary.faces, times.build, times.eval, times.write,
+        "| scheme | levels | mode | backend | precision | vertices | faces | build ms | eval ms | write ms | total ms |"
     );
-    println!("wrote {}", summary.obj.display());
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {mode} | {backend} | {precision} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+        args.scheme,
+        args.levels,
+        summary.vertices,
+        summary.faces,
+        times.build,
+        times.eval,
+        times.write,
+        total_ms(),
+    );
+    println!("wrote {}", shown(&summary.obj));
     if let Some(p) = &summary.png {
-        println!("wrote {}", p.display());
+        println!("wrote {}", shown(p));
     }
 }
 
@@ -359,15 +387,23 @@ pub(crate) fn subdivide(
     quiet: bool,
     picture_optional: bool,
 ) -> Result<Summary, String> {
+    let name = input_name(args.input.as_deref());
+    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
+    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
+    let mut outputs = vec![(if args.output.is_some() { "-o" } else { "--out-dir" }, obj.as_path())];
+    outputs.extend(png.as_deref().map(|p| ("--png", p)));
+    output::check_outputs(&args.input.as_deref().into_iter().collect::<Vec<_>>(), &outputs)?;
+    let backend = precision::backend_for(args.backend, args.fallback, args.precision)?;
     let t_read = Instant::now();
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let read = t_read.elapsed().as_secs_f64() * 1e3;
     schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh)?;
-    let name = input_name(args.input.as_deref());
-    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
-    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
+    if args.precision(backend.site()) == Precision::F32 {
+        precision::check_f32(data.positions(), args.input.as_deref())?;
+    }
     let input = (data.mesh.num_vertices(), data.mesh.num_faces());
     let (run, site) = refine(args, &data, progress)?;
+    let ran = Ran { site, precision: args.precision(site), fell_back: !run.fell_back.is_empty() };
     let (build, eval) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);
     let out = output_mesh(run, args.keep_holes)?;
@@ -378,6 +414,6 @@ pub(crate) fn subdivide(
     };
     let png = png.filter(|_| render.is_some());
     let summary = Summary { obj, png, vertices: out.mesh.num_vertices(), faces: out.mesh.num_faces() };
-    report(args, site, input, &summary, &Times { read, build, eval, write, render }, quiet);
+    report(args, ran, input, &summary, &Times { read, build, eval, write, render }, quiet);
     Ok(summary)
 }
