@@ -118,10 +118,10 @@ fn cgroup_bytes(text: &str) -> Option<u64> {
 }
 
 /// A count for people: as is up to a trillion, then `1.2e15`, and
-/// `more than 1e38` where the prediction saturated.
+/// `1e38 or more` where the prediction saturated.
 pub(crate) fn count(n: u128) -> String {
     match n {
-        u128::MAX => "more than 1e38".to_owned(),
+        u128::MAX => "1e38 or more".to_owned(),
         n if n >= 1_000_000_000_000 => format!("{:.1e}", n as f64),
         n => n.to_string(),
     }
@@ -131,7 +131,7 @@ pub(crate) fn count(n: u128) -> String {
 pub(crate) fn human(bytes: u128) -> String {
     let b = bytes as f64;
     if bytes == u128::MAX {
-        "more than 1e38 bytes".to_owned()
+        "1e38 bytes or more".to_owned()
     } else if b >= (1u64 << 50) as f64 {
         format!("{b:.1e} bytes")
     } else if b >= (1u64 << 40) as f64 {
