@@ -529,7 +529,7 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
         picture::write_png(ctx, &mesh, positions.view(), cage, creases, &pic, &out)
     });
     bar.finish_and_clear();
-    r.map_err(|e| format!("{}: {e}", shown(&out)))?;
+    r.map_err(|e| output::at(&out, &e))?;
     if !quiet {
         println!("wrote {} ({}x{})", shown(&out), pic.width, pic.height);
     }
@@ -550,11 +550,7 @@ struct InfoArgs {
 /// `subla info`.
 fn info(args: &InfoArgs, progress: progress::Progress) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
-    let name = args
-        .input
-        .as_deref()
-        .map(shown)
-        .unwrap_or_else(|| format!("{} (embedded)", embedded::NAME));
+    let name = args.input.as_deref().map(shown).unwrap_or_else(|| format!("{} (embedded)", embedded::NAME));
     let strict = info::strict_verdict(&data);
     let (text, json) = info::report(&name, &data, strict);
     if args.json {

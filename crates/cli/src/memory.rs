@@ -162,7 +162,10 @@ mod tests {
 
     #[test]
     fn cgroup_files_parse() {
-        assert_eq!(cgroup_paths("0::/user.slice/session-2.scope\n"), (Some("/user.slice/session-2.scope".into()), None));
+        assert_eq!(
+            cgroup_paths("0::/user.slice/session-2.scope\n"),
+            (Some("/user.slice/session-2.scope".into()), None)
+        );
         let v1 = "12:pids:/docker/ab\n4:cpu,memory:/docker/ab\n1:name=systemd:/docker/ab\n";
         assert_eq!(cgroup_paths(v1), (None, Some("/docker/ab".into())));
         assert_eq!(cgroup_bytes("max\n"), None);

@@ -30,6 +30,12 @@ pub(crate) fn shown(path: &Path) -> String {
     escape(&path.display().to_string())
 }
 
+/// `message` about `path`, naming the path once.
+pub(crate) fn at(path: &Path, message: &str) -> String {
+    let name = shown(path);
+    if message.starts_with(&name) { message.to_owned() } else { format!("{name}: {message}") }
+}
+
 /// `s` with its control characters escaped.
 pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -7,29 +7,18 @@ use ndarray::ArrayView2;
 use crate::output::shown;
 use crate::{Backend, Fallback, Precision};
 
-/// Where a run with `--backend`, `--fallback` and `--precision` runs:
-/// `--backend gpu --precision f64` is an error without `--fallback cpu`,
-/// and runs on the CPU (with a warning) with it.
-pub(crate) fn backend_for(backend: Backend, fallback: Fallback, precision: Option<Precision>) -> Result<Backend, String> {
-    if backend != Backend::Gpu || precision != Some(Precision::F64) {
-        return Ok(backend);
-    }
-    match fallback {
-        Fallback::None => Err(
-            "--backend gpu --precision f64: the GPU computes in f32 only (pass --precision f32, --backend cpu, or --fallback cpu to run on the CPU in f64)"
+/// Refuses `--backend gpu --precision f64` without `--fallback cpu`, up
+/// front: the GPU computes in `f32` only. With the fallback, the GPU plans
+/// evaluate on the CPU in `f64` (and say so), and the report names the
+/// CPU.
+pub(crate) fn check_backend(backend: Backend, fallback: Fallback, precision: Option<Precision>) -> Result<(), String> {
+    if backend == Backend::Gpu && precision == Some(Precision::F64) && fallback == Fallback::None {
+        return Err(
+            "--backend gpu --precision f64: the GPU computes in f32 only (pass --precision f32, --backend cpu, or --fallback cpu to evaluate on the CPU in f64)"
                 .to_owned(),
-        ),
-        Fallback::Cpu => {
-            eprintln!("warning: --precision f64: the GPU computes in f32 only; running on the CPU (--fallback cpu)");
-            Ok(Backend::Cpu)
-        }
+        );
     }
-}
-
-/// Where a run with `--backend` and `--precision` runs once
-/// [`backend_for`] has let it through: the CPU for `f64`.
-pub(crate) fn runs_on(backend: Backend, precision: Option<Precision>) -> Backend {
-    if precision == Some(Precision::F64) { Backend::Cpu } else { backend }
+    Ok(())
 }
 
 /// Refuses data that `f32` cannot hold (a finite value beyond its range),

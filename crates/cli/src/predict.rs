@@ -79,7 +79,8 @@ fn support(mesh: &Mesh) -> u128 {
     let (corner_faces, mut ring) = (t.corner_faces(), Vec::new());
     let mut most: u128 = 1;
     for face in 0..t.num_faces() {
-        let around = || t.face(face).iter().flat_map(|&v| t.vertex_corners(v as usize)).map(|&c| corner_faces[c as usize]);
+        let around =
+            || t.face(face).iter().flat_map(|&v| t.vertex_corners(v as usize)).map(|&c| corner_faces[c as usize]);
         let over: u128 = around().map(|g| t.face_order(g as usize) as u128).sum();
         let n = if over <= 512 {
             ring.clear();

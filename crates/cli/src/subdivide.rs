@@ -12,10 +12,10 @@ use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{Mesh, MeshBuilder, MeshData};
 use subla_scheme::{Plan, Real, Refiner, eval};
 
+use crate::output::shown;
 use crate::{
     Backend, Fallback, MeshOpts, Mode, PathKind, Precision, Timings, embedded, parse_bytes, picture, progress,
 };
-use crate::output::shown;
 use crate::{input_name, output, peak_memory_bytes, precision, read_mesh, schemes, total_ms};
 
 #[derive(clap::Args, Debug)]
@@ -234,11 +234,9 @@ struct Ran {
 }
 
 impl Ran {
+    /// Where the evaluation ran.
     fn backend(&self) -> String {
-        match (self.site, self.fell_back) {
-            (Site::Gpu, true) => "cpu (fell back from gpu)".to_owned(),
-            (site, _) => site.to_string(),
-        }
+        if self.fell_back { Site::Cpu.to_string() } else { self.site.to_string() }
     }
 }
 
@@ -264,8 +262,8 @@ struct Times {
 /// allowed), run on `data`. Returns the run and where it ran.
 fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -> Result<(Run, Site), String> {
     let scheme = schemes::scheme(&args.scheme)?;
-    let backend = precision::runs_on(args.backend, args.precision);
-    let choice = schemes::Choice { backend: backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
+    let choice =
+        schemes::Choice { backend: args.backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
     let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
     let run = run_scheme(&*r, site, &data.mesh, data.positions(), args, progress)?;
     for f in &run.fell_back {
@@ -310,7 +308,7 @@ fn draw(
             eprintln!("warning: no picture: {e}");
             Ok(None)
         }
-        Err(e) => Err(format!("{}: {e}", shown(path))),
+        Err(e) => Err(output::at(path, &e)),
     }
 }
 
@@ -327,6 +325,7 @@ fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summa
             "mode": mode,
             "precision": format!("{:?}", ran.precision).to_lowercase(),
             "backend": ran.backend(),
+            "fell_back": ran.fell_back,
             "levels": args.levels,
             "threads": threads,
             "input_vertices": in_v,
@@ -393,12 +392,12 @@ pub(crate) fn subdivide(
     let mut outputs = vec![(if args.output.is_some() { "-o" } else { "--out-dir" }, obj.as_path())];
     outputs.extend(png.as_deref().map(|p| ("--png", p)));
     output::check_outputs(&args.input.as_deref().into_iter().collect::<Vec<_>>(), &outputs)?;
-    let backend = precision::backend_for(args.backend, args.fallback, args.precision)?;
+    precision::check_backend(args.backend, args.fallback, args.precision)?;
     let t_read = Instant::now();
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let read = t_read.elapsed().as_secs_f64() * 1e3;
     schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh)?;
-    if args.precision(backend.site()) == Precision::F32 {
+    if args.precision(args.backend.site()) == Precision::F32 {
         precision::check_f32(data.positions(), args.input.as_deref())?;
     }
     let input = (data.mesh.num_vertices(), data.mesh.num_faces());
