@@ -375,10 +375,7 @@ fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String>
 /// budget; returns the budget.
 fn check_matrix_memory(scheme: &subla::registry::Scheme, mesh: &Mesh, args: &MatrixArgs) -> Result<u64, String> {
     let p = predict::matrix(scheme.growth(), mesh, args.levels, !args.per_level, args.limit);
-    let (budget, what) = match args.max_memory {
-        Some(b) => (b, "--max-memory".to_owned()),
-        None => memory::default_budget(),
-    };
+    let (budget, what) = memory::budget(args.max_memory);
     if p.bytes > u128::from(budget) {
         return Err(format!(
             "{} levels of {} would make about {} faces and {} points and need up to {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",

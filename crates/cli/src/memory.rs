@@ -16,34 +16,44 @@ pub(crate) fn predicted_bytes(faces: u128) -> u128 {
     faces.saturating_mul(u128::from(BYTES_PER_FACE))
 }
 
-/// The default budget and what bound it: 80 % of the smallest limit in
-/// force, or 8 GiB where none can be read.
-pub(crate) fn default_budget() -> (u64, String) {
-    match smallest_limit() {
-        Some((b, what)) => (b / 5 * 4, format!("80% of {what}")),
-        None => (8 << 30, "8 GiB".to_owned()),
+/// The budget and what bound it. Without `max_memory` (`--max-memory`):
+/// 80 % of the smallest limit in force, or 8 GiB where none can be read.
+/// With it: `max_memory`, but never more than a hard limit (ulimit,
+/// cgroup), which would kill the process rather than refuse.
+pub(crate) fn budget(max_memory: Option<u64>) -> (u64, String) {
+    let limits = limits();
+    match max_memory {
+        Some(b) => match limits.iter().filter(|l| l.2).min_by_key(|l| l.0) {
+            Some(&(hard, what, _)) if hard < b => (hard, what.to_owned()),
+            _ => (b, "--max-memory".to_owned()),
+        },
+        None => match limits.iter().min_by_key(|l| l.0) {
+            Some(&(b, what, _)) => (b / 5 * 4, format!("80% of {what}")),
+            None => (8 << 30, "8 GiB".to_owned()),
+        },
     }
 }
 
-/// The smallest of the limits in force, with its name.
-pub(crate) fn smallest_limit() -> Option<(u64, &'static str)> {
+/// The limits in force: bytes, name, and whether exceeding it kills the
+/// process (ulimit, cgroup) rather than slowing it (available memory).
+fn limits() -> Vec<(u64, &'static str, bool)> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let mut limits: Vec<(u64, &'static str)> = Vec::new();
+    let mut limits = Vec::new();
     if let Some(b) = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| meminfo_available(&s)) {
-        limits.push((b, "the available memory"));
+        limits.push((b, "the available memory", false));
     }
     if let Some(limit) = rlimit(libc::RLIMIT_AS) {
         let used = status_kib(&status, "VmSize:").unwrap_or(0);
-        limits.push((limit.saturating_sub(used), "the address space left under RLIMIT_AS (ulimit -v)"));
+        limits.push((limit.saturating_sub(used), "the address space left under RLIMIT_AS (ulimit -v)", true));
     }
     if let Some(limit) = rlimit(libc::RLIMIT_DATA) {
         let used = status_kib(&status, "VmData:").unwrap_or(0);
-        limits.push((limit.saturating_sub(used), "the data segment left under RLIMIT_DATA (ulimit -d)"));
+        limits.push((limit.saturating_sub(used), "the data segment left under RLIMIT_DATA (ulimit -d)", true));
     }
     if let Some(b) = cgroup_left() {
-        limits.push((b, "the cgroup's memory limit left"));
+        limits.push((b, "the cgroup's memory limit left", true));
     }
-    limits.into_iter().min_by_key(|&(b, _)| b)
+    limits
 }
 
 /// `MemAvailable` of `/proc/meminfo`, in bytes.

@@ -49,8 +49,14 @@ pub(crate) fn matrix(growth: Growth, mesh: &Mesh, levels: u32, product: bool, li
         let next_f = growth.faces(mesh, l + 1);
         let next_v = if sqrt3 { v.saturating_add(f) } else { v.saturating_add(e).saturating_add(f) };
         let next_e = e.saturating_mul(2).saturating_add(c);
+        let same = (next_v, next_e, next_f) == (v, e, f);
         (v, e, f, c) = (next_v, next_e, next_f, k.saturating_mul(next_f));
         bytes = bytes.saturating_add(csr(v, nnz));
+        if same {
+            // Nothing grows (no faces): the remaining levels are alike.
+            bytes = bytes.saturating_add(csr(v, nnz).saturating_mul(u128::from(levels - l - 1)));
+            break;
+        }
         if bytes == u128::MAX {
             break;
         }

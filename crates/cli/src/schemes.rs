@@ -83,10 +83,7 @@ pub(crate) fn error(e: SchemeError) -> String {
 pub(crate) fn check_memory(scheme: &Scheme, levels: u32, max_memory: Option<u64>, mesh: &Mesh) -> Result<(), String> {
     let faces = scheme.growth().faces(mesh, levels);
     let needed = memory::predicted_bytes(faces);
-    let (budget, what) = match max_memory {
-        Some(b) => (b, "--max-memory".to_owned()),
-        None => memory::default_budget(),
-    };
+    let (budget, what) = memory::budget(max_memory);
     if needed > u128::from(budget) {
         return Err(format!(
             "{levels} levels would make about {} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",

@@ -358,11 +358,11 @@ fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summa
     };
     println!("{name}: {in_v} vertices, {in_f} faces");
     println!(
-        "| scheme | levels | mode | backend | precision | vertices | faces | build ms | eval ms | write ms | total ms |"
+        "| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms | precision | total ms |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {} | {} | {mode} | {backend} | {precision} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} | {precision} | {:.1} |",
         args.scheme,
         args.levels,
         summary.vertices,

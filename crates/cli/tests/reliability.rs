@@ -320,6 +320,10 @@ fn the_main_paths_run_under_an_address_space_limit() {
     refused(&o, "RLIMIT_AS");
     let o = under_address_limit(&dir, limit, &["matrix", cube, "--levels", "11", "-o", "big.mtx"]);
     refused(&o, "RLIMIT_AS");
+    // --max-memory raises the default share, not the hard limit.
+    let o =
+        under_address_limit(&dir, limit, &["subdivide", cube, "--levels", "11", "--max-memory", "1T", "-o", "big.obj"]);
+    refused(&o, "RLIMIT_AS");
 }
 
 #[test]
