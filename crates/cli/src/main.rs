@@ -473,13 +473,24 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// Refuses an image larger than the device's largest texture, in one
-/// line, before any GPU work.
+/// Refuses, in one line and before any GPU work, an image larger than
+/// the device's largest texture, or whose multisampled colour target (4
+/// samples of 4 bytes per pixel) exceeds the largest single allocation the
+/// device allows (`max_buffer_size`, which wgpu takes from it).
 fn check_image_size(ctx: &subla_gpu::GpuContext, width: u32, height: u32) -> Result<(), String> {
-    let max = ctx.limits().max_texture_dimension_2d;
+    let limits = ctx.limits();
+    let max = limits.max_texture_dimension_2d;
     if width > max || height > max {
         return Err(format!(
             "--size {width}x{height}: this GPU draws at most {max}x{max} pixels (ask for a smaller --size)"
+        ));
+    }
+    let bytes = u128::from(width) * u128::from(height) * 16;
+    if bytes > u128::from(limits.max_buffer_size) {
+        return Err(format!(
+            "--size {width}x{height}: the picture needs {} of GPU memory in one piece, over this GPU's largest allocation of {} (ask for a smaller --size)",
+            memory::human(bytes),
+            memory::human(u128::from(limits.max_buffer_size)),
         ));
     }
     Ok(())

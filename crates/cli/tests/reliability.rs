@@ -413,4 +413,6 @@ fn an_image_too_large_for_the_gpu_is_one_line() {
     }
     let o = run_in(&dir, &["render", "--size", "100000x10", "-o", "big.png"]);
     refused(&o, "--size 100000x10: this GPU draws at most");
+    let o = run_in(&dir, &["render", "--size", "12000x12000", "-o", "big.png"]);
+    refused(&o, "GPU memory in one piece");
 }
