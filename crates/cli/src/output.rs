@@ -75,23 +75,21 @@ pub(crate) fn handle_signals() {
         let mut sig: libc::c_int = 0;
         // SAFETY: `set` is a valid signal set, `sig` a valid out-pointer.
         while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
-        remove_live();
+        // Held until the process is gone: no temporary file can be
+        // started after the removal.
+        let live = match LIVE.lock() {
+            Ok(l) => l,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        for p in live.iter() {
+            let _ = std::fs::remove_file(p);
+        }
         std::process::exit(128 + sig);
     });
     if spawned.is_err() {
         // No handler thread: let the signals act as they would.
         // SAFETY: as above.
         unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
-    }
-}
-
-fn remove_live() {
-    let live = match LIVE.lock() {
-        Ok(l) => l,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    for p in live.iter() {
-        let _ = std::fs::remove_file(p);
     }
 }
 
