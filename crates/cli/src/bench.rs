@@ -87,7 +87,7 @@ fn static_rows<R: Refiner<Input = Mesh> + ?Sized>(
     x: ndarray::ArrayView2<'_, f32>,
     progress: Progress,
 ) -> Result<(), String> {
-    let budget = Budget::bytes(memory::default_budget().0);
+    let budget = Budget::bytes(memory::budget(None).0);
     println!();
     println!("static topology (the plan and R once, then one evaluation per frame; f32 xyz):");
     println!("| levels | plan ms | R ms | R form | nonzeros | frame ms | MB per frame | GB/s |");
@@ -128,6 +128,16 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
     let scheme = schemes::scheme(&args.scheme)?;
     for &l in &args.levels {
         schemes::check_memory(scheme, l, None, &data.mesh)?;
+        // The static path composes R: predicted as `subla matrix` does.
+        let (budget, what) = crate::memory::budget(None);
+        let p = crate::predict::matrix(scheme.growth(), &data.mesh, l, true, false);
+        if p.bytes > u128::from(budget) {
+            return Err(format!(
+                "--levels {l}: R would need up to {}; the budget is {} ({what}; ask for fewer levels)",
+                crate::memory::human(p.bytes),
+                crate::memory::human(u128::from(budget)),
+            ));
+        }
     }
     let choice =
         schemes::Choice { backend: args.backend.site(), path: Written::Kernels, fallback: FallbackPolicy::Never };

@@ -22,13 +22,18 @@ mod bench;
 mod embedded;
 mod info;
 mod memory;
+mod output;
 mod picture;
+mod precision;
+mod predict;
 mod progress;
 mod schemes;
 mod subdivide;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use subla::registry::{Backend as Site, Path as Written};
@@ -38,7 +43,16 @@ use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, MeshData, TriangleSu
 use subla_scheme::Refiner;
 use subla_scheme::refinement::{Budget, Refinement};
 
+use crate::output::shown;
 use crate::subdivide::{SubdivideArgs, subdivide, subdivide_args};
+
+/// When the run started, for `--timings`' total.
+static START: OnceLock<Instant> = OnceLock::new();
+
+/// Milliseconds since the run started.
+fn total_ms() -> f64 {
+    START.get().map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3)
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -193,7 +207,8 @@ struct MatrixArgs {
     /// Input mesh (.obj or .ply); the embedded example mesh when absent.
     input: Option<PathBuf>,
     /// Output Matrix Market file (`R.mtx`); with `--per-level`, the level-i
-    /// matrix goes to `R.i.mtx`.
+    /// matrix goes to `R.i.mtx`. A folder (existing, or a path ending in
+    /// `/`) gets `R.mtx`, or `R.0.mtx`, `R.1.mtx`, … inside it.
     #[arg(short, long)]
     output: PathBuf,
     /// Subdivision scheme.
@@ -210,9 +225,10 @@ struct MatrixArgs {
     #[arg(long)]
     limit: bool,
     /// Refuse to build matrices predicted to need more than this many bytes
-    /// (suffixes K, M, G).
-    #[arg(long, value_parser = parse_bytes, default_value = "8G")]
-    max_memory: u64,
+    /// (suffixes K, M, G) [default: 80% of the memory the process may use:
+    /// available memory, ulimit and cgroup limits, the smallest].
+    #[arg(long, value_parser = parse_bytes)]
+    max_memory: Option<u64>,
     #[command(flatten)]
     mesh: MeshOpts,
 }
@@ -241,8 +257,8 @@ fn read_input(path: &Path) -> Result<MeshData, String> {
         _ => subla_mesh::obj::read_obj(path, Validation::OpenSubdiv),
     };
     r.map_err(|e| {
-        let (shown, e) = (path.display().to_string(), e.to_string());
-        if e.contains(&shown) { e } else { format!("{shown}: {e}") }
+        let (raw, e) = (path.display().to_string(), e.to_string());
+        if e.contains(&raw) { e.replace(&raw, &shown(path)) } else { format!("{}: {e}", shown(path)) }
     })
 }
 
@@ -268,7 +284,7 @@ fn peak_memory_bytes() -> Option<u64> {
 fn read_mesh(path: Option<&Path>, m: &MeshOpts, progress: progress::Progress) -> Result<MeshData, String> {
     let mut data = match path {
         Some(p) => {
-            let bar = progress.phase(format!("reading {}", p.display()));
+            let bar = progress.phase(format!("reading {}", shown(p)));
             let d = read_input(p);
             bar.finish_and_clear();
             d?
@@ -305,38 +321,102 @@ fn read_mesh(path: Option<&Path>, m: &MeshOpts, progress: progress::Progress) ->
     Ok(data)
 }
 
-/// `subla matrix`: the refinement matrices as Matrix Market files.
-fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String> {
-    let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
-    let scheme = schemes::scheme(&args.scheme)?;
-    let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
-    let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
-    export_matrices(&*r, &data.mesh, args)
+/// Where `subla matrix` writes: the product's file, or the per-level
+/// files' stem (`R` of `R.0.mtx`).
+fn matrix_target(args: &MatrixArgs) -> Result<PathBuf, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let out = &args.output;
+    let folder = out.is_dir() || out.as_os_str().as_bytes().ends_with(b"/");
+    if folder {
+        return Ok(out.join(if args.per_level { "R" } else { "R.mtx" }));
+    }
+    if args.per_level {
+        if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+            return Err(format!(
+                "-o {}: --per-level writes one file per level, next to -o: name a file (R.mtx) or a folder",
+                shown(out)
+            ));
+        }
+        return Ok(out.with_extension(""));
+    }
+    Ok(out.clone())
 }
 
-fn export_matrices<R: Refiner<Input = Mesh> + ?Sized>(r: &R, mesh: &Mesh, args: &MatrixArgs) -> Result<(), String> {
+/// `subla matrix`: the refinement matrices as Matrix Market files.
+fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String> {
+    if args.per_level && args.levels == 0 && !args.limit {
+        return Err(
+            "--per-level --levels 0: no level has a matrix (ask for --levels 1 or more, or --limit; without --per-level, --levels 0 writes the identity)"
+                .to_owned(),
+        );
+    }
+    let target = matrix_target(args)?;
+    let inputs: Vec<&Path> = args.input.as_deref().into_iter().collect();
+    // Before reading: the outputs that do not depend on the level count.
+    let first = if args.per_level { target.with_extension("0.mtx") } else { target.clone() };
+    output::check_outputs(&inputs, &[("-o", &first)])?;
+    let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
+    let scheme = schemes::scheme(&args.scheme)?;
+    let budget = check_matrix_memory(scheme, &data.mesh, args)?;
+    let paths: Vec<PathBuf> = if args.per_level {
+        // The limit operator, when asked for, is the last "level".
+        (0..=args.levels - u32::from(!args.limit)).map(|i| target.with_extension(format!("{i}.mtx"))).collect()
+    } else {
+        vec![target]
+    };
+    let named: Vec<(&str, &Path)> = paths.iter().map(|p| ("-o", p.as_path())).collect();
+    output::check_outputs(&inputs, &named)?;
+    let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
+    let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
+    export_matrices(&*r, &data.mesh, args, Budget::bytes(budget), &paths)
+}
+
+/// Refuses, from counts alone, matrices predicted to need more than the
+/// budget; returns the budget.
+fn check_matrix_memory(scheme: &subla::registry::Scheme, mesh: &Mesh, args: &MatrixArgs) -> Result<u64, String> {
+    let p = predict::matrix(scheme.growth(), mesh, args.levels, !args.per_level, args.limit);
+    let (budget, what) = memory::budget(args.max_memory);
+    if p.bytes > u128::from(budget) {
+        return Err(format!(
+            "{} levels of {} would make about {} faces and {} points and need up to {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
+            args.levels,
+            args.scheme,
+            memory::count(p.faces),
+            memory::count(p.rows),
+            memory::human(p.bytes),
+            memory::human(u128::from(budget)),
+        ));
+    }
+    Ok(budget)
+}
+
+fn export_matrices<R: Refiner<Input = Mesh> + ?Sized>(
+    r: &R,
+    mesh: &Mesh,
+    args: &MatrixArgs,
+    budget: Budget,
+    paths: &[PathBuf],
+) -> Result<(), String> {
     let par = Par::Rayon;
-    let budget = Budget::bytes(args.max_memory);
     let plan = r.build(mesh, args.levels, par).map_err(schemes::error)?;
     let mut refinement = Refinement::chain(&plan, budget, par).map_err(schemes::error)?;
     if args.limit {
         refinement = refinement.with_limit(&plan, budget, par).map_err(schemes::error)?;
     }
-    let write = |m: &subla_algebra::CsrMat<f64>, path: &std::path::Path| -> Result<(), String> {
-        subla_algebra::mtx::write_matrix_market_file(m.as_ref(), path).map_err(|e| e.to_string())?;
-        println!("{}: {} x {}, {} nonzeros", path.display(), m.nrows(), m.ncols(), m.nnz());
+    let write = |m: &subla_algebra::CsrMat<f64>, path: &Path| -> Result<(), String> {
+        output::write_file(path, |w| subla_algebra::mtx::write_matrix_market(m.as_ref(), w))?;
+        println!("{}: {} x {}, {} nonzeros", shown(path), m.nrows(), m.ncols(), m.nnz());
         Ok(())
     };
     if args.per_level {
-        let stem = args.output.with_extension("");
-        for (i, m) in refinement.levels().iter().enumerate() {
-            write(m, &stem.with_extension(format!("{i}.mtx")))?;
+        for (m, path) in refinement.levels().iter().zip(paths) {
+            write(m, path)?;
         }
     } else {
         let chain_nnz = refinement.chain_nnz();
         let composed = refinement.compose_with(&plan, budget, par).map_err(|e| e.to_string())?;
         println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
-        write(composed, &args.output)?;
+        write(composed, &paths[0])?;
     }
     Ok(())
 }
@@ -393,6 +473,29 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
+/// Refuses, in one line and before any GPU work, an image larger than
+/// the device's largest texture, or whose multisampled colour target (4
+/// samples of 4 bytes per pixel) exceeds the largest single allocation the
+/// device allows (`max_buffer_size`, which wgpu takes from it).
+fn check_image_size(ctx: &subla_gpu::GpuContext, width: u32, height: u32) -> Result<(), String> {
+    let limits = ctx.limits();
+    let max = limits.max_texture_dimension_2d;
+    if width > max || height > max {
+        return Err(format!(
+            "--size {width}x{height}: this GPU draws at most {max}x{max} pixels (ask for a smaller --size)"
+        ));
+    }
+    let bytes = u128::from(width) * u128::from(height) * 16;
+    if bytes > u128::from(limits.max_buffer_size) {
+        return Err(format!(
+            "--size {width}x{height}: the picture needs {} of GPU memory in one piece, over this GPU's largest allocation of {} (ask for a smaller --size)",
+            memory::human(bytes),
+            memory::human(u128::from(limits.max_buffer_size)),
+        ));
+    }
+    Ok(())
+}
+
 /// `subla render`.
 fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
@@ -401,6 +504,8 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
         let file = if args.levels == 0 { format!("{name}.png") } else { format!("{name}.L{}.png", args.levels) };
         PathBuf::from("subla-out").join(file)
     });
+    let inputs: Vec<&Path> = args.input.as_deref().into_iter().collect();
+    output::check_outputs(&inputs, &[("-o", &out)])?;
     let (mesh, positions, creases) = if args.levels == 0 {
         let creases = if args.creases { picture::crease_edges(&data.mesh) } else { Vec::new() };
         (data.mesh.clone(), data.positions().to_owned(), creases)
@@ -425,14 +530,16 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
             None => args.input.is_none(),
         },
     };
-    let bar = progress.phase(format!("rendering {}", out.display()));
+    let bar = progress.phase(format!("rendering {}", shown(&out)));
     let cage = args.cage.then_some(&data);
-    let r =
-        picture::context().and_then(|ctx| picture::write_png(ctx, &mesh, positions.view(), cage, creases, &pic, &out));
+    let r = picture::context().and_then(|ctx| {
+        check_image_size(ctx, pic.width, pic.height)?;
+        picture::write_png(ctx, &mesh, positions.view(), cage, creases, &pic, &out)
+    });
     bar.finish_and_clear();
-    r.map_err(|e| format!("{}: {e}", out.display()))?;
+    r.map_err(|e| output::at(&out, &e))?;
     if !quiet {
-        println!("wrote {} ({}x{})", out.display(), pic.width, pic.height);
+        println!("wrote {} ({}x{})", shown(&out), pic.width, pic.height);
     }
     Ok(())
 }
@@ -451,11 +558,7 @@ struct InfoArgs {
 /// `subla info`.
 fn info(args: &InfoArgs, progress: progress::Progress) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
-    let name = args
-        .input
-        .as_deref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| format!("{} (embedded)", embedded::NAME));
+    let name = args.input.as_deref().map(shown).unwrap_or_else(|| format!("{} (embedded)", embedded::NAME));
     let strict = info::strict_verdict(&data);
     let (text, json) = info::report(&name, &data, strict);
     if args.json {
@@ -467,6 +570,9 @@ fn info(args: &InfoArgs, progress: progress::Progress) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    START.get_or_init(Instant::now);
+    // First, before any thread starts: Ctrl-C removes temporary files.
+    output::handle_signals();
     let cli = Cli::parse();
     let progress = progress::Progress::new(cli.quiet);
     let result = match &cli.command {
@@ -481,7 +587,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", output::one_line(&e));
             ExitCode::FAILURE
         }
     }

@@ -114,8 +114,6 @@ pub(crate) fn write_png(
         opts = opts.cage(CageOverlay::from_mesh(&cv).map_err(|e| e.to_string())?);
     }
     let image = subla_render::render(ctx, &view, &opts).map_err(|e| e.to_string())?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    image.write_png(path).map_err(|e| e.to_string())
+    let bytes = image.to_png_bytes().map_err(|e| e.to_string())?;
+    crate::output::write_file(path, |w| std::io::Write::write_all(w, &bytes))
 }

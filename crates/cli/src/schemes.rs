@@ -86,13 +86,11 @@ pub(crate) fn error(e: SchemeError) -> String {
 pub(crate) fn check_memory(scheme: &Scheme, levels: u32, max_memory: Option<u64>, mesh: &Mesh) -> Result<(), String> {
     let faces = scheme.growth().faces(mesh, levels);
     let needed = memory::predicted_bytes(faces);
-    let (budget, what) = match max_memory {
-        Some(b) => (b, "--max-memory"),
-        None => memory::default_budget(),
-    };
+    let (budget, what) = memory::budget(max_memory);
     if needed > u128::from(budget) {
         return Err(format!(
-            "{levels} levels would make about {faces} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
+            "{levels} levels would make about {} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
+            memory::count(faces),
             memory::human(needed),
             memory::human(u128::from(budget)),
         ));

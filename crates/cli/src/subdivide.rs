@@ -12,10 +12,11 @@ use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{Mesh, MeshBuilder, MeshData};
 use subla_scheme::{Plan, Real, Refiner, eval};
 
+use crate::output::shown;
 use crate::{
     Backend, Fallback, MeshOpts, Mode, PathKind, Precision, Timings, embedded, parse_bytes, picture, progress,
 };
-use crate::{input_name, peak_memory_bytes, read_mesh, schemes};
+use crate::{input_name, output, peak_memory_bytes, precision, read_mesh, schemes, total_ms};
 
 mod carry;
 
@@ -259,6 +260,22 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     Ok(data)
 }
 
+/// Where the evaluation ran and in what precision, for the report.
+#[derive(Copy, Clone, Debug)]
+struct Ran {
+    site: Site,
+    precision: Precision,
+    /// The GPU failed and the CPU took over (`--fallback cpu`).
+    fell_back: bool,
+}
+
+impl Ran {
+    /// Where the evaluation ran.
+    fn backend(&self) -> String {
+        if self.fell_back { Site::Cpu.to_string() } else { self.site.to_string() }
+    }
+}
+
 /// What a run wrote, for the table.
 pub(crate) struct Summary {
     obj: PathBuf,
@@ -294,11 +311,8 @@ fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -
 /// Writes `out` as OBJ to `obj`, creating its folder.
 fn write_obj(out: &MeshData, obj: &Path, progress: progress::Progress) -> Result<f64, String> {
     let t = Instant::now();
-    if let Some(dir) = obj.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let bar = progress.phase(format!("writing {}", obj.display()));
-    let written = subla_mesh::obj::write_obj_file(out, obj).map_err(|e| format!("{}: {e}", obj.display()));
+    let bar = progress.phase(format!("writing {}", shown(obj)));
+    let written = output::write_file(obj, |w| subla_mesh::obj::write_obj(out, w));
     bar.finish_and_clear();
     written?;
     Ok(t.elapsed().as_secs_f64() * 1e3)
@@ -317,7 +331,7 @@ fn draw(
     optional: bool,
     progress: progress::Progress,
 ) -> Result<Option<f64>, String> {
-    let bar = progress.phase(format!("rendering {}", path.display()));
+    let bar = progress.phase(format!("rendering {}", shown(path)));
     let t = Instant::now();
     let pic = picture::Picture { z_up: args.input.is_none(), ..picture::Picture::default() };
     let cage = args.cage.then_some(data);
@@ -330,13 +344,13 @@ fn draw(
             eprintln!("warning: no picture: {e}");
             Ok(None)
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(output::at(path, &e)),
     }
 }
 
 /// Prints what was done: one JSON line with `--timings json`, else a
 /// table (unless `quiet`).
-fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Summary, times: &Times, quiet: bool) {
+fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summary, times: &Times, quiet: bool) {
     let (in_v, in_f) = input;
     let threads = Par::Rayon.threads();
     let mode = format!("{:?}", args.mode).to_lowercase();
@@ -345,8 +359,9 @@ fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Sum
             "scheme": args.scheme,
             "path": format!("{:?}", args.path).to_lowercase(),
             "mode": mode,
-            "precision": format!("{:?}", args.precision(site)).to_lowercase(),
-            "backend": site.to_string(),
+            "precision": format!("{:?}", ran.precision).to_lowercase(),
+            "backend": ran.backend(),
+            "fell_back": ran.fell_back,
             "levels": args.levels,
             "threads": threads,
             "input_vertices": in_v,
@@ -358,6 +373,7 @@ fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Sum
             "eval_ms": times.eval,
             "write_ms": times.write,
             "render_ms": times.render,
+            "total_ms": total_ms(),
             "peak_memory_bytes": peak_memory_bytes(),
         });
         println!("{line}");
@@ -366,24 +382,35 @@ fn report(args: &SubdivideArgs, site: Site, input: (usize, usize), summary: &Sum
     if quiet {
         return;
     }
-    let backend = match site {
+    let backend = match ran.site {
+        Site::Gpu if ran.fell_back => format!("cpu ({threads} threads; fell back from gpu)"),
         Site::Cpu => format!("cpu ({threads} threads)"),
         Site::Gpu => "gpu".to_owned(),
     };
+    let precision = format!("{:?}", ran.precision).to_lowercase();
     let name = match &args.input {
-        Some(p) => p.display().to_string(),
+        Some(p) => shown(p),
         None => format!("{} (embedded)", embedded::NAME),
     };
     println!("{name}: {in_v} vertices, {in_f} faces");
-    println!("| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms |");
-    println!("|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} |",
-        args.scheme, args.levels, summary.vertices, summary.faces, times.build, times.eval, times.write,
+        "| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms | precision | total ms |"
     );
-    println!("wrote {}", summary.obj.display());
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} | {precision} | {:.1} |",
+        args.scheme,
+        args.levels,
+        summary.vertices,
+        summary.faces,
+        times.build,
+        times.eval,
+        times.write,
+        total_ms(),
+    );
+    println!("wrote {}", shown(&summary.obj));
     if let Some(p) = &summary.png {
-        println!("wrote {}", p.display());
+        println!("wrote {}", shown(p));
     }
 }
 
@@ -395,15 +422,23 @@ pub(crate) fn subdivide(
     quiet: bool,
     picture_optional: bool,
 ) -> Result<Summary, String> {
+    let name = input_name(args.input.as_deref());
+    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
+    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
+    let mut outputs = vec![(if args.output.is_some() { "-o" } else { "--out-dir" }, obj.as_path())];
+    outputs.extend(png.as_deref().map(|p| ("--png", p)));
+    output::check_outputs(&args.input.as_deref().into_iter().collect::<Vec<_>>(), &outputs)?;
+    precision::check_backend(args.backend, args.fallback, args.precision)?;
     let t_read = Instant::now();
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let read = t_read.elapsed().as_secs_f64() * 1e3;
     schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh)?;
-    let name = input_name(args.input.as_deref());
-    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
-    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
+    if args.precision(args.backend.site()) == Precision::F32 {
+        precision::check_f32(data.positions(), args.input.as_deref())?;
+    }
     let input = (data.mesh.num_vertices(), data.mesh.num_faces());
     let (run, site) = refine(args, &data, progress)?;
+    let ran = Ran { site, precision: args.precision(site), fell_back: !run.fell_back.is_empty() };
     let (build, eval) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);
     let out = output_mesh(run, &data, args, &obj)?;
@@ -414,6 +449,6 @@ pub(crate) fn subdivide(
     };
     let png = png.filter(|_| render.is_some());
     let summary = Summary { obj, png, vertices: out.mesh.num_vertices(), faces: out.mesh.num_faces() };
-    report(args, site, input, &summary, &Times { read, build, eval, write, render }, quiet);
+    report(args, ran, input, &summary, &Times { read, build, eval, write, render }, quiet);
     Ok(summary)
 }

@@ -178,7 +178,7 @@ fn matrix_exports_r_that_reproduces_subdivide() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8(o.stderr).unwrap();
-    assert!(err.contains("would need") && err.contains("over the budget of 1024 bytes"), "{err}");
+    assert!(err.contains("need up to") && err.contains("the budget is 1 KiB (--max-memory"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
@@ -248,7 +248,7 @@ fn gpu_backend_agrees_with_the_cpu() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.starts_with("error: ") && err.contains("computes in f32, not f64"), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("the GPU computes in f32 only"), "{err}");
     let o = subla(&[
         "subdivide",
         input.to_str().unwrap(),
