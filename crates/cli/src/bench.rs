@@ -127,7 +127,7 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
     let name = args.input.as_deref().map(|p| p.display().to_string()).unwrap_or_else(|| crate::embedded::NAME.into());
     let scheme = schemes::scheme(&args.scheme)?;
     for &l in &args.levels {
-        schemes::check_memory(scheme, l, None, &data.mesh)?;
+        schemes::check_memory(scheme, l, None, &data.mesh, data.vertices.ncols())?;
         // The static path composes R: predicted as `subla matrix` does.
         let (budget, what) = crate::memory::budget(None);
         let p = crate::predict::matrix(scheme.growth(), &data.mesh, l, true, false);

@@ -511,7 +511,7 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
         (data.mesh.clone(), data.positions().to_owned(), creases)
     } else {
         let scheme = schemes::scheme(&args.scheme)?;
-        schemes::check_memory(scheme, args.levels, None, &data.mesh)?;
+        schemes::check_memory(scheme, args.levels, None, &data.mesh, data.vertices.ncols())?;
         let sub = subdivide_args(&["--levels", &args.levels.to_string(), "--scheme", &args.scheme])?;
         let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
         let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;

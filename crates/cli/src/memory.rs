@@ -11,9 +11,14 @@
 /// to need (topology, data in `f64`, the OBJ writer), with margin.
 const BYTES_PER_FACE: u64 = 480;
 
-/// Predicted peak bytes of subdividing to `faces` output faces.
-pub(crate) fn predicted_bytes(faces: u128) -> u128 {
-    faces.saturating_mul(u128::from(BYTES_PER_FACE))
+/// Predicted peak bytes of subdividing to `faces` output faces with
+/// `channels` values per vertex: `BYTES_PER_FACE` holds three; each further
+/// channel costs 8 bytes per vertex in the refined data and again in the
+/// level before it (with no more vertices than faces plus a margin, counted
+/// as two per face).
+pub(crate) fn predicted_bytes(faces: u128, channels: usize) -> u128 {
+    let extra = (channels.saturating_sub(3) as u128).saturating_mul(2 * 2 * 8);
+    faces.saturating_mul(u128::from(BYTES_PER_FACE).saturating_add(extra))
 }
 
 /// The budget and what bound it. Without `max_memory` (`--max-memory`):

@@ -63,7 +63,7 @@ pub(crate) fn matrix(growth: Growth, mesh: &Mesh, levels: u32, product: bool, li
     }
     let f = growth.faces(mesh, levels);
     // Every level's topology, as `subla subdivide` was measured to need.
-    bytes = bytes.saturating_add(memory::predicted_bytes(f));
+    bytes = bytes.saturating_add(memory::predicted_bytes(f, 3));
     if limit {
         let nnz = k.saturating_mul(2 * k + 1).saturating_mul(f).saturating_add(v);
         bytes = bytes.saturating_add(csr(v, nnz));

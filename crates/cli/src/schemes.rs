@@ -83,9 +83,15 @@ pub(crate) fn error(e: SchemeError) -> String {
 /// Refuses `levels` levels of `scheme` on `mesh` when the output is
 /// predicted to exceed the budget (`max_memory`, or the default), from
 /// counts alone.
-pub(crate) fn check_memory(scheme: &Scheme, levels: u32, max_memory: Option<u64>, mesh: &Mesh) -> Result<(), String> {
+pub(crate) fn check_memory(
+    scheme: &Scheme,
+    levels: u32,
+    max_memory: Option<u64>,
+    mesh: &Mesh,
+    channels: usize,
+) -> Result<(), String> {
     let faces = scheme.growth().faces(mesh, levels);
-    let needed = memory::predicted_bytes(faces);
+    let needed = memory::predicted_bytes(faces, channels);
     let (budget, what) = memory::budget(max_memory);
     if needed > u128::from(budget) {
         return Err(format!(

@@ -9,7 +9,7 @@ use ndarray::{Array2, ArrayView2};
 use subla::registry::{Backend as Site, Setup};
 use subla_algebra::Par;
 use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{Mesh, MeshBuilder, MeshData};
+use subla_mesh::{FileFormat, Mesh, MeshBuilder, MeshData};
 use subla_scheme::{Plan, Real, Refiner, eval};
 
 use crate::output::shown;
@@ -25,7 +25,8 @@ pub(crate) struct SubdivideArgs {
     /// Input mesh (.obj or .ply); OpenSubdiv shape tags in OBJ files are
     /// honoured. The embedded example mesh when absent.
     pub(crate) input: Option<PathBuf>,
-    /// Output OBJ file [default: <out-dir>/<name>.L<levels>.obj].
+    /// Output file: PLY (binary) when its name ends in `.ply`, OBJ otherwise
+    /// [default: <out-dir>/<name>.L<levels>.obj, or .ply for a PLY input].
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Folder of the default output files.
@@ -309,10 +310,23 @@ fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -
 }
 
 /// Writes `out` as OBJ to `obj`, creating its folder.
-fn write_obj(out: &MeshData, obj: &Path, progress: progress::Progress) -> Result<f64, String> {
+/// Writes `out` to `obj`: PLY (binary) when its name ends in `.ply`, OBJ
+/// otherwise; what the format cannot carry is named in a warning first.
+fn write_obj(out: &MeshData, obj: &Path, input: &str, progress: progress::Progress) -> Result<f64, String> {
     let t = Instant::now();
+    let ply = obj.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("ply"));
+    let format = if ply { FileFormat::Ply } else { FileFormat::Obj };
+    for d in out.dropped_by(format) {
+        eprintln!("warning: {input}: {d} cannot be written to {} and were left out", shown(obj));
+    }
     let bar = progress.phase(format!("writing {}", shown(obj)));
-    let written = output::write_file(obj, |w| subla_mesh::obj::write_obj(out, w));
+    let written = output::write_file(obj, |w| {
+        if ply {
+            subla_mesh::ply::write_ply(out, w, subla_mesh::ply::PlyEncoding::BinaryLittleEndian)
+        } else {
+            subla_mesh::obj::write_obj(out, w)
+        }
+    });
     bar.finish_and_clear();
     written?;
     Ok(t.elapsed().as_secs_f64() * 1e3)
@@ -423,7 +437,12 @@ pub(crate) fn subdivide(
     picture_optional: bool,
 ) -> Result<Summary, String> {
     let name = input_name(args.input.as_deref());
-    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.obj", args.levels)));
+    // The default output is in the input's format.
+    let ext = match args.input.as_deref().and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("ply") => "ply",
+        _ => "obj",
+    };
+    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.{ext}", args.levels)));
     let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
     let mut outputs = vec![(if args.output.is_some() { "-o" } else { "--out-dir" }, obj.as_path())];
     outputs.extend(png.as_deref().map(|p| ("--png", p)));
@@ -432,9 +451,10 @@ pub(crate) fn subdivide(
     let t_read = Instant::now();
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let read = t_read.elapsed().as_secs_f64() * 1e3;
-    schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh)?;
+    let channels = data.vertices.ncols();
+    schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh, channels)?;
     if args.precision(args.backend.site()) == Precision::F32 {
-        precision::check_f32(data.positions(), args.input.as_deref())?;
+        precision::check_f32(data.vertices.view(), args.input.as_deref())?;
     }
     let input = (data.mesh.num_vertices(), data.mesh.num_faces());
     let (run, site) = refine(args, &data, progress)?;
@@ -442,7 +462,8 @@ pub(crate) fn subdivide(
     let (build, eval) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);
     let out = output_mesh(run, &data, args, &obj)?;
-    let write = write_obj(&out, &obj, progress)?;
+    let input_shown = args.input.as_deref().map(shown).unwrap_or_else(|| embedded::NAME.to_owned());
+    let write = write_obj(&out, &obj, &input_shown, progress)?;
     let render = match &png {
         Some(path) => draw(args, &data, &out, creases, path, picture_optional, progress)?,
         None => None,

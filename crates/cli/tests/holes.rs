@@ -22,10 +22,12 @@ fn a_mesh_of_holes_only_is_refused_naming_the_holes() {
         assert!(err.contains("every face is a hole") && err.contains("--keep-holes"), "{err}");
         assert!(!err.contains("no faces"), "{err}");
         assert!(!out.exists());
-        let o = subla(&["subdivide", input.to_str().unwrap(), "--scheme", scheme, "--keep-holes", "-o"]
-            .into_iter()
-            .chain([out.to_str().unwrap()])
-            .collect::<Vec<_>>());
+        let o = subla(
+            &["subdivide", input.to_str().unwrap(), "--scheme", scheme, "--keep-holes", "-o"]
+                .into_iter()
+                .chain([out.to_str().unwrap()])
+                .collect::<Vec<_>>(),
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::remove_file(&out).unwrap();
     }
