@@ -378,13 +378,14 @@ fn check_matrix_memory(scheme: &subla::registry::Scheme, mesh: &Mesh, args: &Mat
     let (budget, what) = memory::budget(args.max_memory);
     if p.bytes > u128::from(budget) {
         return Err(format!(
-            "{} levels of {} would make about {} faces and {} points and need up to {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
+            "{} levels of {} would make about {} faces and {} points and need up to {}; the budget is {} ({what}; {})",
             args.levels,
             args.scheme,
             memory::count(p.faces),
             memory::count(p.rows),
             memory::human(p.bytes),
             memory::human(u128::from(budget)),
+            memory::advice(&what),
         ));
     }
     Ok(budget)

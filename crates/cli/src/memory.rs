@@ -39,6 +39,16 @@ pub(crate) fn budget(max_memory: Option<u64>) -> (u64, String) {
     }
 }
 
+/// What a refusal under the budget `what` (from [`budget`]) tells the user
+/// to do: `--max-memory` cannot lift a ulimit or a cgroup's limit.
+pub(crate) fn advice(what: &str) -> &'static str {
+    if what.contains("RLIMIT") || what.contains("cgroup") {
+        "ask for fewer levels, or raise that limit"
+    } else {
+        "raise it with --max-memory or ask for fewer levels"
+    }
+}
+
 /// The limits in force: bytes, name, and whether exceeding it kills the
 /// process (ulimit, cgroup) rather than slowing it (available memory).
 fn limits() -> Vec<(u64, &'static str, bool)> {

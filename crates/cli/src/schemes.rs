@@ -95,10 +95,11 @@ pub(crate) fn check_memory(
     let (budget, what) = memory::budget(max_memory);
     if needed > u128::from(budget) {
         return Err(format!(
-            "{levels} levels would make about {} faces and need about {}; the budget is {} ({what}; raise it with --max-memory or ask for fewer levels)",
+            "{levels} levels would make about {} faces and need about {}; the budget is {} ({what}; {})",
             memory::count(faces),
             memory::human(needed),
             memory::human(u128::from(budget)),
+            memory::advice(&what),
         ));
     }
     Ok(())

@@ -318,6 +318,8 @@ fn the_main_paths_run_under_an_address_space_limit() {
     // Too big for the limit: refused naming it, not a crash (101, 134).
     let o = under_address_limit(&dir, limit, &["subdivide", cube, "--levels", "11", "-o", "big.obj"]);
     refused(&o, "RLIMIT_AS");
+    // --max-memory cannot lift a ulimit: the advice is the limit itself.
+    assert!(stderr(&o).contains("raise that limit") && !stderr(&o).contains("--max-memory"), "{}", stderr(&o));
     let o = under_address_limit(&dir, limit, &["matrix", cube, "--levels", "11", "-o", "big.mtx"]);
     refused(&o, "RLIMIT_AS");
     // --max-memory raises the default share, not the hard limit.
