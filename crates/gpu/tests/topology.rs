@@ -348,3 +348,22 @@ fn malformed_faces_are_refused_naming_the_face() -> Result<(), GpuError> {
     }
     Ok(())
 }
+
+/// A manifold fan around a vertex of valence 2415 or more was refused as
+/// not manifold on the software driver (2414 passed), although the CPU
+/// builds it: a high-valence vertex builds as on the CPU, whether it is the
+/// lowest or the highest vertex of its ring.
+#[test]
+fn a_fan_of_valence_3000_builds_as_on_the_cpu() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    for n in [2414u32, 2415, 3000] {
+        let (mut ptr, mut verts) = (vec![0u32], Vec::new());
+        fan(0, &(1..=n).collect::<Vec<_>>(), &mut ptr, &mut verts);
+        check(ctx, &kernels, &cpu(n as usize + 1, &ptr, &verts), &format!("fan of {n} around its lowest vertex"));
+        let (mut ptr, mut verts) = (vec![0u32], Vec::new());
+        fan(n, &(0..n).collect::<Vec<_>>(), &mut ptr, &mut verts);
+        check(ctx, &kernels, &cpu(n as usize + 1, &ptr, &verts), &format!("fan of {n} around its highest vertex"));
+    }
+    Ok(())
+}

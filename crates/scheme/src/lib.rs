@@ -100,12 +100,14 @@ pub use finest::FinestFaces;
 pub use levels::{AlgebraPlan, AlgebraRules, Counts, LeanLevel, LevelPlan, LevelRules, NoLean};
 pub use once::get_or_try_init;
 pub use operators::{OperatorPlan, OperatorRefiner, OperatorRules, Refined};
+pub use predict::{LevelCounts, Prediction, predict};
 
 mod finest;
 pub mod kernel;
 mod levels;
 mod once;
 mod operators;
+pub mod predict;
 pub mod refinement;
 pub mod sdc;
 mod stored;
@@ -177,6 +179,35 @@ pub enum SchemeError {
         /// What was counted.
         what: &'static str,
         /// Its value.
+        value: u128,
+    },
+    /// The mesh carries a tag the scheme has no rule for (it would be
+    /// ignored, and the output silently not what the tag asks for).
+    #[error("{scheme} cannot honour the `{tag}` tag ({element}): remove the tag, or refine with {honoured_by}")]
+    UnsupportedTag {
+        /// The scheme.
+        scheme: &'static str,
+        /// The tag, as a shape file names it (`"crease"`, `"corner"`,
+        /// `"interpolateboundary"`, …).
+        tag: &'static str,
+        /// The first element carrying it, or its value.
+        element: String,
+        /// Schemes that honour it.
+        honoured_by: &'static str,
+    },
+    /// A refined level would have more elements than the `u32` indices
+    /// hold: found from the counts before anything is built.
+    #[error(
+        "{scheme}: level {level} would have {value} {what}, more than the 4294967295 that 32-bit indices hold (ask for fewer levels)"
+    )]
+    LevelTooLarge {
+        /// The scheme.
+        scheme: &'static str,
+        /// The first level that would overflow.
+        level: u32,
+        /// What overflows (`"vertices"`, `"edges"`, `"faces"`, `"corners"`).
+        what: &'static str,
+        /// Its predicted count.
         value: u128,
     },
     /// The predicted output does not fit the memory budget.
@@ -386,6 +417,19 @@ pub trait Refiner: Sync {
     /// [`SchemeError::NoMesh`] for plans without a refined topology (limit
     /// evaluation), or as [`Refiner::build`].
     fn step(&self, plan: Self::Plan, par: Par) -> Result<Self::Plan>;
+    /// What a build of `levels` levels over `input` would make, from
+    /// counts alone and without building anything ([`predict`]): every
+    /// level's counts and bounds of the per-level operators, for a caller
+    /// to refuse a build over its memory budget. `Ok(None)` (the default)
+    /// where the scheme does not predict.
+    ///
+    /// # Errors
+    /// [`SchemeError::LevelTooLarge`] where a level would not fit the
+    /// `u32` indices (as [`Refiner::build`] would refuse it).
+    fn predict(&self, input: &Self::Input, levels: u32) -> Result<Option<Prediction>> {
+        let _ = (input, levels);
+        Ok(None)
+    }
 }
 
 /// A built refinement: topology fixed, vertex data free.
@@ -796,6 +840,11 @@ pub trait DynRefiner<I: ?Sized = Mesh>: Send + Sync {
     /// [`SchemeError::ForeignPlan`] for a plan of another type; as
     /// [`Refiner::step`].
     fn step_boxed(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan>;
+    /// As [`Refiner::predict`].
+    ///
+    /// # Errors
+    /// As [`Refiner::predict`].
+    fn predict_boxed(&self, input: &I, levels: u32) -> Result<Option<Prediction>>;
 }
 
 impl<R> DynRefiner<R::Input> for R
@@ -808,6 +857,9 @@ where
     }
     fn build_boxed(&self, input: &R::Input, levels: u32, par: Par) -> Result<BoxedPlan> {
         Ok(Box::new(self.build(input, levels, par)?))
+    }
+    fn predict_boxed(&self, input: &R::Input, levels: u32) -> Result<Option<Prediction>> {
+        self.predict(input, levels)
     }
     fn step_boxed(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan> {
         let name = plan.name();
@@ -829,6 +881,9 @@ impl<I: ?Sized> Refiner for dyn DynRefiner<I> + '_ {
     }
     fn step(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan> {
         self.step_boxed(plan, par)
+    }
+    fn predict(&self, input: &I, levels: u32) -> Result<Option<Prediction>> {
+        self.predict_boxed(input, levels)
     }
 }
 

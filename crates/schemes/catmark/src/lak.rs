@@ -27,7 +27,7 @@ use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csc_into, spmv_csr, spmv_csr_into};
 use subla_algebra::{CscMat, CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::{AlgebraPlan, AlgebraRules, Refiner, Result, SchemeError};
+use subla_scheme::{AlgebraPlan, AlgebraRules, Prediction, Refiner, Result, SchemeError};
 
 use crate::level::{Step, child_mesh, masks, prepare};
 
@@ -309,7 +309,11 @@ impl Refiner for CatmarkLak {
         "catmark-lak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
+        subla_scheme::predict(&crate::CatmarkRules, input.topology(), 0, levels)?;
         LakPlan::from_prepared(CatmarkLakRules, prepare(input)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&crate::CatmarkRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
         plan.next(par)

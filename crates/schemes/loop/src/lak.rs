@@ -345,7 +345,11 @@ impl Refiner for LoopLak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
+        subla_scheme::predict(&crate::LoopRules, input.topology(), 0, levels)?;
         LakPlan::from_prepared(LoopLakRules, prepare(input, self.rules)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<subla_scheme::Prediction>> {
+        subla_scheme::predict(&crate::LoopRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
         plan.next(par)
