@@ -62,7 +62,7 @@ fn check(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) 
 fn check_refused(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) -> ManifoldDefects {
     assert!(!t.is_manifold(), "{what}: manifold");
     match kernels.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts()) {
-        Err(GpuError::NotManifold { operation: "GpuTopology::build", defects, lowest_vertex }) => {
+        Err(GpuError::NotManifold { operation: "the GPU topology build", defects, lowest_vertex }) => {
             assert!(!defects.is_empty(), "{what}: no kind named");
             let tagged =
                 t.vertex_tags().iter().position(|&g| g & (vertex_tag::NON_MANIFOLD | vertex_tag::REPEATED) != 0);
@@ -337,7 +337,7 @@ fn malformed_faces_are_refused_naming_the_face() -> Result<(), GpuError> {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
     match GpuTopology::build(ctx, 4, &[0, 3, 6], &[0, 1, 2, 2, 1, 4]) {
         Err(GpuError::InvalidFaces {
-            operation: "GpuTopology::build",
+            operation: "the GPU topology build",
             defect: FaceDefect::VertexOutOfRange { face: 1, vertex: 4, num_vertices: 4 },
         }) => {}
         other => panic!("expected a refusal, got {other:?}"),

@@ -195,6 +195,20 @@ pub enum SchemeError {
         /// Schemes that honour it.
         honoured_by: &'static str,
     },
+    /// The algebra path cannot hold this mesh (a face that repeats a
+    /// vertex, or an edge used by more than two faces or twice in one
+    /// direction: its matrices hold one entry per directed edge), although
+    /// the kernel path takes it. The source names the face or edge.
+    #[error(
+        "{scheme}: the algebra path cannot refine this mesh ({source}); the kernel path (Path::Kernels / `--path slak` in the tool) can"
+    )]
+    AlgebraPathLimit {
+        /// The scheme.
+        scheme: &'static str,
+        /// What the algebra cannot hold, naming the element.
+        #[source]
+        source: Box<MeshError>,
+    },
     /// A refined level would have more elements than the `u32` indices
     /// hold: found from the counts before anything is built.
     #[error(
@@ -897,6 +911,21 @@ pub fn not_manifold(scheme: &'static str, t: &subla_mesh::Topology) -> SchemeErr
     match t.check_manifold() {
         Err(source) => SchemeError::NotManifold { scheme, source: Box::new(source) },
         Ok(()) => SchemeError::Internal {
+            what: scheme,
+            detail: "a non-manifold edge was found that the mesh's own check does not find".into(),
+        },
+    }
+}
+
+/// The error of an algebra path (`scheme`) for a mesh `t` whose mesh
+/// matrix or directed edges its matrices cannot hold, where the kernel
+/// path takes the mesh: [`SchemeError::AlgebraPathLimit`] naming the
+/// element that [`Topology::check_manifold`](subla_mesh::Topology::check_manifold)
+/// (or `cause`, a [`MeshError`] of the mesh matrix) refuses.
+pub fn algebra_path_limit(scheme: &'static str, t: &subla_mesh::Topology, cause: Option<MeshError>) -> SchemeError {
+    match cause.map_or_else(|| t.check_manifold().err(), Some) {
+        Some(source) => SchemeError::AlgebraPathLimit { scheme, source: Box::new(source) },
+        None => SchemeError::Internal {
             what: scheme,
             detail: "a non-manifold edge was found that the mesh's own check does not find".into(),
         },

@@ -75,7 +75,7 @@ use crate::{FaceDefect, FacePointerDefect, GpuBuffer, GpuContext, GpuError, Mani
 pub const TOPOLOGY_BUILD: &str = include_str!("../../shaders/topology_build.wgsl");
 
 /// The operation named by this module's refusals.
-const OPERATION: &str = "GpuTopology::build";
+const OPERATION: &str = "the GPU topology build";
 
 /// Binding numbers of `topology_build.wgsl`.
 mod slot {
@@ -290,12 +290,12 @@ impl TopologyKernels {
     /// then takes the result if no face is too large for it).
     ///
     /// # Errors
-    /// * [`GpuError::InvalidFaces`] (operation `"GpuTopology::build"`),
+    /// * [`GpuError::InvalidFaces`] (operation `"the GPU topology build"`),
     ///   before anything is uploaded, if the faces are malformed: a
     ///   `face_ptr` that does not run from 0 to the number of corners or
     ///   decreases, a face of fewer than 3 vertices, or a vertex index
     ///   `>= num_vertices` (the [`FaceDefect`] says which, naming the face);
-    /// * [`GpuError::NotManifold`] (operation `"GpuTopology::build"`) if the
+    /// * [`GpuError::NotManifold`] (operation `"the GPU topology build"`) if the
     ///   mesh is not manifold, with the kinds of configuration found and
     ///   the lowest vertex involved (build it on the CPU with
     ///   [`Topology::build`]);
@@ -514,7 +514,7 @@ mod tests {
     fn malformed_faces_are_refused_naming_the_face() {
         use crate::{FaceDefect, FacePointerDefect, GpuError};
         let defect = |r: Result<[u32; 4], GpuError>| match r {
-            Err(GpuError::InvalidFaces { operation: "GpuTopology::build", defect }) => defect,
+            Err(GpuError::InvalidFaces { operation: "the GPU topology build", defect }) => defect,
             other => panic!("expected a refusal, got {other:?}"),
         };
         assert_eq!(
