@@ -136,6 +136,27 @@ pub enum GpuError {
         /// offending edge, a repeated vertex, or a bow-tie vertex.
         lowest_vertex: u32,
     },
+    /// A vertex has more corners than the device build handles on this
+    /// device: its driver ends the loops of one shader invocation after
+    /// 65535 iterations in all (as software drivers such as llvmpipe do),
+    /// and the build loops over a vertex's corners about three times in one
+    /// invocation. Refused before anything is uploaded; nothing is wrong
+    /// with the mesh.
+    #[error(
+        "{operation}: vertex {vertex} has {corners} corners, more than the {max} this device handles (its driver \
+         ends a shader's loops after 65535 iterations, as software drivers do): build this mesh's topology on the CPU"
+    )]
+    ValenceOverDriverLimit {
+        /// The operation (for example `"the GPU topology build"`).
+        operation: &'static str,
+        /// The first vertex over the limit.
+        vertex: u32,
+        /// Its number of corners (faces around it, counted with
+        /// repetition).
+        corners: u32,
+        /// The most this device takes.
+        max: u32,
+    },
     /// An operation that takes manifold topologies only was handed one
     /// that is not ([`GpuTopology::is_manifold`](crate::topology::GpuTopology::is_manifold)
     /// is false); nothing ran. Refine such levels on the CPU.

@@ -367,3 +367,28 @@ fn a_fan_of_valence_3000_builds_as_on_the_cpu() -> Result<(), GpuError> {
     }
     Ok(())
 }
+
+/// Past what the driver's loops allow (software drivers end an
+/// invocation's loops after 65535 iterations in all), a vertex's valence is
+/// refused by name, before anything is uploaded, instead of being reported
+/// as not manifold; a hardware device builds it.
+#[test]
+fn a_valence_over_the_drivers_loop_limit_is_refused_by_name() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let n = subla_gpu::topology::build::SOFTWARE_MAX_CORNERS + 1;
+    let (mut ptr, mut verts) = (vec![0u32], Vec::new());
+    fan(0, &(1..=n).collect::<Vec<_>>(), &mut ptr, &mut verts);
+    if ctx.adapter_info().device_type == wgpu::DeviceType::Cpu {
+        match kernels.build(ctx, n as usize + 1, &ptr, &verts) {
+            Err(GpuError::ValenceOverDriverLimit { vertex: 0, corners, max, .. }) => {
+                assert_eq!((corners, max), (n, n - 1));
+            }
+            Err(e) => panic!("expected the valence limit, got {e}"),
+            Ok(_) => panic!("a software device built a vertex over its loop limit"),
+        }
+    } else {
+        check(ctx, &kernels, &cpu(n as usize + 1, &ptr, &verts), "fan over the software limit");
+    }
+    Ok(())
+}

@@ -91,7 +91,7 @@
 #![deny(missing_docs)]
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
-use subla_algebra::mem::{Zeroable, zeroed_vec};
+use subla_algebra::mem::{Zeroable, try_zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
@@ -1069,13 +1069,16 @@ pub fn check_eval_shapes<P: Plan + ?Sized>(plan: &P, scheme: &str, control: (usi
 /// Evaluates `plan` on `control`, allocating the output.
 ///
 /// # Errors
-/// As [`Plan::eval_f64`] (CPU plans never fail).
+/// As [`Plan::eval_f64`] (CPU plans never fail);
+/// [`AlgebraError::OutOfMemory`](subla_algebra::AlgebraError::OutOfMemory)
+/// (in [`SchemeError::Algebra`]) where the output cannot be allocated.
 ///
 /// # Panics
 /// If `control` does not have `plan.input_len()` rows.
 pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Result<Array2<T>> {
     let shape = (plan.output_len(), control.ncols());
-    let Ok(mut out) = Array2::from_shape_vec(shape, zeroed_vec::<T>(shape.0 * shape.1)) else {
+    let n = shape.0.checked_mul(shape.1).ok_or(SchemeError::TooLarge { what: "output values", value: shape.0 as u128 * shape.1 as u128 })?;
+    let Ok(mut out) = Array2::from_shape_vec(shape, try_zeroed_vec::<T>(n, "the output of an evaluation")?) else {
         unreachable!("a vector of rows × columns elements has that shape")
     };
     T::eval(plan, control, out.view_mut(), par)?;
