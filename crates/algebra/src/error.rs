@@ -137,7 +137,9 @@ pub enum AlgebraError {
     },
     /// The allocator could not supply a buffer (the machine's memory, or a
     /// limit on the process's address space, is exhausted).
-    #[error("out of memory: {what} needs {bytes} bytes, which could not be allocated (free memory, raise the process's memory limit, or make the input smaller)")]
+    #[error(
+        "out of memory: {what} needs {bytes} bytes, which could not be allocated (free memory, raise the process's memory limit, or make the input smaller)"
+    )]
     OutOfMemory {
         /// What the buffer was for.
         what: &'static str,

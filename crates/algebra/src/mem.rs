@@ -186,7 +186,10 @@ mod tests {
     fn impossible_allocations_are_errors() {
         let n = usize::MAX / 16;
         let e = try_zeroed_vec::<u64>(n, "the test buffer").unwrap_err();
-        assert!(matches!(e, AlgebraError::OutOfMemory { what: "the test buffer", bytes } if bytes == n as u128 * 8), "{e}");
+        assert!(
+            matches!(e, AlgebraError::OutOfMemory { what: "the test buffer", bytes } if bytes == n as u128 * 8),
+            "{e}"
+        );
         assert!(matches!(try_vec_with_capacity::<u32>(n, "x"), Err(AlgebraError::OutOfMemory { .. })));
         assert!(matches!(try_filled_vec(n, 0.5f64, "x"), Err(AlgebraError::OutOfMemory { .. })));
         let mut v = vec![1u8];

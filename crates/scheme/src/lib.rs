@@ -1077,7 +1077,10 @@ pub fn check_eval_shapes<P: Plan + ?Sized>(plan: &P, scheme: &str, control: (usi
 /// If `control` does not have `plan.input_len()` rows.
 pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Result<Array2<T>> {
     let shape = (plan.output_len(), control.ncols());
-    let n = shape.0.checked_mul(shape.1).ok_or(SchemeError::TooLarge { what: "output values", value: shape.0 as u128 * shape.1 as u128 })?;
+    let n = shape
+        .0
+        .checked_mul(shape.1)
+        .ok_or(SchemeError::TooLarge { what: "output values", value: shape.0 as u128 * shape.1 as u128 })?;
     let Ok(mut out) = Array2::from_shape_vec(shape, try_zeroed_vec::<T>(n, "the output of an evaluation")?) else {
         unreachable!("a vector of rows × columns elements has that shape")
     };

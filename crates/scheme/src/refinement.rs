@@ -241,7 +241,10 @@ impl Refinement {
         // − 1)` over the finest level, checked before the masks are made.
         if let Ok(f) = plan.faces(plan.levels(), par) {
             let bound = f.num_vertices as u64
-                + f.face_ptr.windows(2).map(|w| u64::from(w[1] - w[0]) * u64::from((w[1] - w[0]).max(1) - 1)).sum::<u64>();
+                + f.face_ptr
+                    .windows(2)
+                    .map(|w| u64::from(w[1] - w[0]) * u64::from((w[1] - w[0]).max(1) - 1))
+                    .sum::<u64>();
             budget.check(
                 || format!("the refinement matrices and the limit operator (up to {bound} nonzeros)"),
                 self.chain_bytes().saturating_add(csr_bytes(f.num_vertices, bound)),
@@ -1226,7 +1229,8 @@ mod tests {
         let r0 = dense(n, n);
         let m = 4000usize;
         let ptr: Vec<u32> = (0..=m).map(|i| 3 * i as u32).collect();
-        let idx: Vec<u32> = (0..m).flat_map(|i| [(i % 397) as u32, (i % 397 + 1) as u32, (i % 397 + 2) as u32]).collect();
+        let idx: Vec<u32> =
+            (0..m).flat_map(|i| [(i % 397) as u32, (i % 397 + 1) as u32, (i % 397 + 2) as u32]).collect();
         let r1 = CsrMat::try_new(m, n, ptr, idx, vec![1.0 / 3.0; 3 * m]).unwrap();
         let (lower, upper) = product_nnz_bounds(&r1, &r0, Par::Seq);
         assert_eq!((lower, upper), ((m * n) as u64, (3 * m * n) as u64));

@@ -407,7 +407,11 @@ pub fn check_predictions<R: Refiner<Input = Mesh> + ?Sized>(refiner: &R, mesh: &
         }
         let r = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).expect("chain");
         let predicted = p.chain_bytes().unwrap_or_else(|| panic!("{name}: no operator bounds"));
-        assert!(predicted >= u128::from(r.chain_bytes()), "{name}, {l} levels: chain {} > {predicted}", r.chain_bytes());
+        assert!(
+            predicted >= u128::from(r.chain_bytes()),
+            "{name}, {l} levels: chain {} > {predicted}",
+            r.chain_bytes()
+        );
         if l > 0 {
             let with = r.with_limit(&plan, Budget::UNLIMITED, Par::Rayon);
             if let Ok(with) = with {

@@ -184,7 +184,9 @@ fn check_valences(nv: u32, face_verts: &[u32], max: u32) -> Result<(), GpuError>
         corners[v as usize] += 1;
     }
     match corners.iter().position(|&n| n > max) {
-        Some(v) => Err(GpuError::ValenceOverDriverLimit { operation: OPERATION, vertex: v as u32, corners: corners[v], max }),
+        Some(v) => {
+            Err(GpuError::ValenceOverDriverLimit { operation: OPERATION, vertex: v as u32, corners: corners[v], max })
+        }
         None => Ok(()),
     }
 }

@@ -7,7 +7,9 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{for_rows, real};
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LevelCounts, LevelPlan, LevelRules, NoLean, Prediction, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LevelCounts, LevelPlan, LevelRules, NoLean, Prediction, Refiner, Result,
+};
 
 use crate::refine::refine_plain;
 

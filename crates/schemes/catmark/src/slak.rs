@@ -10,7 +10,9 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
 use subla_scheme::refinement::ClosedForm;
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LevelCounts, LevelPlan, LevelRules, NoLean, Prediction, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LevelCounts, LevelPlan, LevelRules, NoLean, Prediction, Refiner, Result,
+};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
 use crate::operator::{level_operator, level_operator_bound, level_operator_rows, limit_operator};

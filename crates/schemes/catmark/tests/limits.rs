@@ -8,8 +8,7 @@ use subla_mesh::Mesh;
 use subla_scheme::testing::check_predictions;
 
 fn cube() -> Mesh {
-    let faces: [[u32; 4]; 6] =
-        [[0, 1, 3, 2], [2, 3, 5, 4], [4, 5, 7, 6], [6, 7, 1, 0], [1, 7, 5, 3], [6, 0, 2, 4]];
+    let faces: [[u32; 4]; 6] = [[0, 1, 3, 2], [2, 3, 5, 4], [4, 5, 7, 6], [6, 7, 1, 0], [1, 7, 5, 3], [6, 0, 2, 4]];
     Mesh::from_faces(8, &faces).unwrap()
 }
 

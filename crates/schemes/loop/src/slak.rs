@@ -9,7 +9,9 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology, TriChild};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LeanLevel, LevelCounts, LevelPlan, LevelRules, Prediction, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LeanLevel, LevelCounts, LevelPlan, LevelRules, Prediction, Refiner, Result,
+};
 
 use crate::lean::{lean, lean_eval, lean_faces};
 use crate::level::{

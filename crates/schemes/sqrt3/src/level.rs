@@ -4,8 +4,8 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::tags::BoundaryInterpolation;
+use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{Mesh, MeshError, Options, Topology};
 use subla_scheme::{LevelCounts, Result, SchemeError};
 

@@ -8,7 +8,9 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{assemble_rows, axpy, for_rows, load, real};
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LeanLevel, LevelCounts, LevelPlan, LevelRules, Prediction, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LeanLevel, LevelCounts, LevelPlan, LevelRules, Prediction, Refiner, Result,
+};
 
 use crate::lean::lean_eval;
 use crate::level::{Step, is_kobbelt_step, plain_mesh, prepare};
