@@ -194,7 +194,7 @@ pub fn concat<T: Copy + Default + Send + Sync>(pieces: &[&[T]]) -> Vec<T> {
     }
 }
 
-/// [`concat`], or [`AlgebraError::OutOfMemory`](crate::AlgebraError::OutOfMemory)
+/// [`concat()`], or [`AlgebraError::OutOfMemory`](crate::AlgebraError::OutOfMemory)
 /// naming `what` where the result cannot be allocated.
 ///
 /// # Errors

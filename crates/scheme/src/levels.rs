@@ -107,7 +107,7 @@ pub trait LevelRules: Clone + fmt::Debug + Send + Sync + 'static {
     fn operator_bound(&self, t: &Topology, step: &Self::Step) -> u64;
     /// The counts of the child of a level of counts `parent` (level
     /// `level`, counted from the control mesh of the first build), exact
-    /// or an upper bound, from the counts alone: what [`crate::predict`]
+    /// or an upper bound, from the counts alone: what [`crate::predict()`]
     /// and the builds' check against `u32` read. `None` (the default)
     /// where the scheme does not predict.
     fn child_counts(&self, parent: &LevelCounts, level: u32) -> Option<LevelCounts> {

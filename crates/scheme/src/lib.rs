@@ -432,7 +432,7 @@ pub trait Refiner: Sync {
     /// evaluation), or as [`Refiner::build`].
     fn step(&self, plan: Self::Plan, par: Par) -> Result<Self::Plan>;
     /// What a build of `levels` levels over `input` would make, from
-    /// counts alone and without building anything ([`predict`]): every
+    /// counts alone and without building anything ([`predict()`]): every
     /// level's counts and bounds of the per-level operators, for a caller
     /// to refuse a build over its memory budget. `Ok(None)` (the default)
     /// where the scheme does not predict.

@@ -4,7 +4,7 @@
 //! budget (or over the `u32` indices) without allocating it.
 //!
 //! A scheme predicts through [`LevelRules::child_counts`] and
-//! [`LevelRules::operator_bound_of_counts`]; [`predict`] walks the levels
+//! [`LevelRules::operator_bound_of_counts`]; [`predict()`] walks the levels
 //! and stops at the first count over `u32` ([`SchemeError::LevelTooLarge`]),
 //! so even `u32::MAX` levels cost a few dozen steps. [`Refiner::predict`]
 //! is the same for a refiner, on its input.
@@ -75,7 +75,7 @@ impl LevelCounts {
     }
 }
 
-/// What [`predict`] foresees for a refinement: the counts of every level
+/// What [`predict()`] foresees for a refinement: the counts of every level
 /// (`0 ..= levels`) and, where the scheme bounds them, the nonzeros of each
 /// step's operator.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,10 +129,10 @@ pub fn predict<R: LevelRules>(rules: &R, base: &Topology, first_level: u32, leve
     predict_from(rules, LevelCounts::of(base), first_level, levels)
 }
 
-/// [`predict`] from the counts of level 0.
+/// [`predict()`] from the counts of level 0.
 ///
 /// # Errors
-/// As [`predict`].
+/// As [`predict()`].
 pub fn predict_from<R: LevelRules>(
     rules: &R,
     base: LevelCounts,
