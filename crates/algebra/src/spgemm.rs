@@ -971,6 +971,43 @@ pub fn structure<L: Layout>(a: PatternRef<'_, L>, b: PatternRef<'_, L>, par: Par
     symbolic(a.with_values(&ua), b.with_values(&ub), &ops, par)
 }
 
+/// Bounds `(lower, upper)` of the nonzeros of `A B`, from the operands'
+/// slice lengths alone (one pass over `A`'s indices, no stamp array): each
+/// output major slice holds at least as many entries as the longest slice
+/// of the other operand it reads, and at most their sum. Where the lower
+/// bound is already over a budget, the product can be refused without
+/// [`product_nnz`]'s exact count; where the upper bound fits, the count is
+/// not needed. Sums saturate at `u64::MAX`.
+///
+/// ```
+/// use subla_algebra::{CsrPattern, Par, spgemm};
+/// let a = CsrPattern::try_new(2, 2, vec![0, 2, 3], vec![0, 1, 1])?;
+/// // Row 0 reads rows 0 (2 entries) and 1 (1 entry); row 1 reads row 1.
+/// assert_eq!(spgemm::product_nnz_bounds(a.as_ref(), a.as_ref(), Par::Seq), (3, 4));
+/// # Ok::<(), subla_algebra::AlgebraError>(())
+/// ```
+///
+/// # Panics
+/// If `A.ncols() != B.nrows()`.
+#[track_caller]
+pub fn product_nnz_bounds<L: Layout>(a: PatternRef<'_, L>, b: PatternRef<'_, L>, par: Par) -> (u64, u64) {
+    check_inner(a.shape(), b.shape());
+    let (x, y) = if L::COLUMN_MAJOR { (b, a) } else { (a, b) };
+    let (xptr, xidx, yptr) = (x.ptr(), x.indices(), y.ptr());
+    let slice = |i: usize| -> (u64, u64) {
+        let lens = xidx[xptr[i] as usize..xptr[i + 1] as usize]
+            .iter()
+            .map(|&k| u64::from(yptr[k as usize + 1] - yptr[k as usize]));
+        lens.fold((0, 0), |(lo, hi), n| (lo.max(n), hi.saturating_add(n)))
+    };
+    let add = |p: (u64, u64), q: (u64, u64)| (p.0.saturating_add(q.0), p.1.saturating_add(q.1));
+    let n = x.major_dim();
+    match par {
+        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 14).map(slice).reduce(|| (0, 0), add),
+        Par::Seq => (0..n).map(slice).fold((0, 0), add),
+    }
+}
+
 /// Exact number of nonzeros of the plain product `A B` (every collision
 /// counts, as in [`structure`]), from the patterns alone and without building
 /// the product: use it to predict the size of a product (or to check it

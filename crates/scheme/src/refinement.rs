@@ -919,7 +919,7 @@ fn compose_rows<'a>(
             Some(rows_of_acc) => Cow::Owned(remap_columns(&r, rows_of_acc, par)),
             None => r,
         };
-        let (lower, bound) = product_nnz_bounds(&r, &acc, par);
+        let (lower, bound) = spgemm::product_nnz_bounds(r.pattern(), acc.pattern(), par);
         let base = held + csr_bytes(acc.nrows(), acc.nnz() as u64);
         // A product whose longest rows alone are over the budget is refused
         // at once; one only possibly over it is counted exactly.
@@ -957,24 +957,6 @@ fn compose_rows<'a>(
         None => merge(n_out, n_in, &open, |k| acc.row(k), cf, par),
     };
     full.map(Product::Full)
-}
-
-/// Bounds of the nonzeros of `r · acc` from the row lengths alone: each
-/// row of the product has at least as many entries as the longest row of
-/// `acc` it reads, and at most their sum.
-fn product_nnz_bounds(r: &CsrMat<f64>, acc: &CsrMat<f64>, par: Par) -> (u64, u64) {
-    let (rptr, ridx, aptr) = (r.ptr(), r.indices(), acc.ptr());
-    let row = |i: usize| -> (u64, u64) {
-        let lens = ridx[rptr[i] as usize..rptr[i + 1] as usize]
-            .iter()
-            .map(|&j| u64::from(aptr[j as usize + 1] - aptr[j as usize]));
-        lens.fold((0, 0), |(lo, hi), n| (lo.max(n), hi + n))
-    };
-    let add = |a: (u64, u64), b: (u64, u64)| (a.0 + b.0, a.1 + b.1);
-    match par {
-        Par::Rayon => (0..r.nrows()).into_par_iter().with_min_len(1 << 14).map(row).reduce(|| (0, 0), add),
-        Par::Seq => (0..r.nrows()).map(row).fold((0, 0), add),
-    }
 }
 
 /// The distinct columns of `m`, ascending.
@@ -1232,9 +1214,9 @@ mod tests {
         let idx: Vec<u32> =
             (0..m).flat_map(|i| [(i % 397) as u32, (i % 397 + 1) as u32, (i % 397 + 2) as u32]).collect();
         let r1 = CsrMat::try_new(m, n, ptr, idx, vec![1.0 / 3.0; 3 * m]).unwrap();
-        let (lower, upper) = product_nnz_bounds(&r1, &r0, Par::Seq);
+        let (lower, upper) = spgemm::product_nnz_bounds(r1.pattern(), r0.pattern(), Par::Seq);
         assert_eq!((lower, upper), ((m * n) as u64, (3 * m * n) as u64));
-        assert_eq!(product_nnz_bounds(&r1, &r0, Par::Rayon), (lower, upper));
+        assert_eq!(spgemm::product_nnz_bounds(r1.pattern(), r0.pattern(), Par::Rayon), (lower, upper));
         let mut r = Refinement {
             chain: vec![r0, r1],
             composed: None,
@@ -1245,7 +1227,9 @@ mod tests {
             tensor: None,
             apart: None,
         };
-        let held = r.chain_bytes() + csr_bytes(n, (n * n) as u64);
+        // Held while the product is made: the chain, the output's row
+        // pointers, the product so far (R_0).
+        let held = r.chain_bytes() + csr_bytes(m, 0) + csr_bytes(n, (n * n) as u64);
         let budget = Budget::bytes(held + csr_bytes(m, lower) - 1);
         match r.compose(budget, Par::Rayon) {
             Err(SchemeError::OverBudget { needed, budget: b, .. }) => {
