@@ -203,7 +203,7 @@ impl Refinement {
         let predicted: u64 =
             (0..levels).map(|l| plan.operator_bound(l).map_or(0, |nnz| csr_bytes(plan.level_len(l + 1), nnz))).sum();
         budget.check(|| format!("the {levels} refinement matrices"), predicted)?;
-        let mut chain = Vec::with_capacity(levels as usize);
+        let mut chain = Vec::new();
         let mut used = 0u64;
         for l in 0..levels {
             let r = plan.operator(l, par)?;

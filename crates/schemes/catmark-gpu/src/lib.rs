@@ -286,7 +286,7 @@ impl CatmarkGpu {
         let mut plan = CatmarkGpuPlan {
             ctx: self.ctx.clone(),
             kernels,
-            steps: Vec::with_capacity(levels as usize),
+            steps: Vec::new(),
             lens: vec![base.topology().num_vertices()],
             source: Source::Device(Box::new(DeviceBuilt {
                 base: Base::Host(base),
