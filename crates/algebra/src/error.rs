@@ -135,6 +135,17 @@ pub enum AlgebraError {
         /// The budget.
         budget: u128,
     },
+    /// The allocator could not supply a buffer (the machine's memory, or a
+    /// limit on the process's address space, is exhausted).
+    #[error(
+        "out of memory: {what} needs {bytes} bytes, which could not be allocated (free memory, raise the process's memory limit, or make the input smaller)"
+    )]
+    OutOfMemory {
+        /// What the buffer was for.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u128,
+    },
     /// A matrix from another library could not be converted.
     #[error("conversion from {from}: {reason}")]
     Conversion {

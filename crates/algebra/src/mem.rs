@@ -16,6 +16,8 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use crate::error::{AlgebraError, Result};
+
 /// Buffers smaller than this are not advised (2 huge pages).
 pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
@@ -65,6 +67,56 @@ pub fn zeroed_vec<T: Zeroable>(n: usize) -> Vec<T> {
     let mut v = bytemuck::zeroed_vec::<T>(n);
     advise(v.as_mut_ptr().cast::<u8>(), v.len() * size_of::<T>());
     v
+}
+
+/// [`zeroed_vec`], or [`AlgebraError::OutOfMemory`] naming `what` where
+/// the allocator cannot supply `n` values (instead of aborting).
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`].
+pub fn try_zeroed_vec<T: Zeroable>(n: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut v = bytemuck::try_zeroed_vec::<T>(n).map_err(|()| out_of_memory::<T>(what, n))?;
+    advise(v.as_mut_ptr().cast::<u8>(), v.len() * size_of::<T>());
+    Ok(v)
+}
+
+/// [`vec_with_capacity`], or [`AlgebraError::OutOfMemory`] naming `what`
+/// where the allocator cannot supply room for `n` values (instead of
+/// aborting).
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`].
+pub fn try_vec_with_capacity<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory::<T>(what, n))?;
+    advise(v.as_mut_ptr().cast::<u8>(), v.capacity() * size_of::<T>());
+    Ok(v)
+}
+
+/// `n` copies of `value`, or [`AlgebraError::OutOfMemory`] naming `what`
+/// (instead of aborting).
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`].
+pub fn try_filled_vec<T: Clone>(n: usize, value: T, what: &'static str) -> Result<Vec<T>> {
+    let mut v = try_vec_with_capacity(n, what)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// Makes room for `more` values in `v`, or [`AlgebraError::OutOfMemory`]
+/// naming `what` (instead of aborting): for buffers that grow as they are
+/// written.
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`].
+pub fn try_reserve<T>(v: &mut Vec<T>, more: usize, what: &'static str) -> Result<()> {
+    v.try_reserve(more).map_err(|_| out_of_memory::<T>(what, v.len().saturating_add(more)))
+}
+
+/// The [`AlgebraError::OutOfMemory`] of `n` values of `T` for `what`.
+fn out_of_memory<T>(what: &'static str, n: usize) -> AlgebraError {
+    AlgebraError::OutOfMemory { what, bytes: (n as u128).saturating_mul(size_of::<T>() as u128) }
 }
 
 /// An empty vector with room for `n` elements, advised as
@@ -126,6 +178,24 @@ mod tests {
         set_huge_pages(true);
         assert!(huge_pages());
         set_huge_pages(before);
+    }
+
+    /// An allocation the allocator cannot make is an error, not a panic
+    /// (`zeroed_vec` unwraps) or an abort (`Vec::with_capacity`).
+    #[test]
+    fn impossible_allocations_are_errors() {
+        let n = usize::MAX / 16;
+        let e = try_zeroed_vec::<u64>(n, "the test buffer").unwrap_err();
+        assert!(
+            matches!(e, AlgebraError::OutOfMemory { what: "the test buffer", bytes } if bytes == n as u128 * 8),
+            "{e}"
+        );
+        assert!(matches!(try_vec_with_capacity::<u32>(n, "x"), Err(AlgebraError::OutOfMemory { .. })));
+        assert!(matches!(try_filled_vec(n, 0.5f64, "x"), Err(AlgebraError::OutOfMemory { .. })));
+        let mut v = vec![1u8];
+        assert!(matches!(try_reserve(&mut v, usize::MAX / 2, "x"), Err(AlgebraError::OutOfMemory { .. })));
+        assert_eq!(try_zeroed_vec::<u32>(5, "x").unwrap(), [0; 5]);
+        assert_eq!(try_filled_vec(3, 7u8, "x").unwrap(), [7; 3]);
     }
 
     #[test]

@@ -117,8 +117,8 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
         let stored: usize = ptr_in.windows(2).map(|w| ((w[1] - w[0]) as usize).next_multiple_of(g)).sum();
         to_u32(stored, "stored entries of the padded matrix")?;
         let mut ptr = Vec::with_capacity(m.nrows() + 1);
-        let mut idx = crate::mem::vec_with_capacity(stored);
-        let mut vals = crate::mem::vec_with_capacity(stored);
+        let mut idx = crate::mem::try_vec_with_capacity(stored, "indices of the padded matrix")?;
+        let mut vals = crate::mem::try_vec_with_capacity(stored, "values of the padded matrix")?;
         ptr.push(0u32);
         for w in ptr_in.windows(2) {
             let range = w[0] as usize..w[1] as usize;

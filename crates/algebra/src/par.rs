@@ -188,15 +188,27 @@ pub fn split_by_ranges<'a, T>(mut data: &'a mut [T], ranges: &[Range<usize>], st
 /// when there is more than one (so the first touches of the output pages
 /// are spread over the threads too).
 pub fn concat<T: Copy + Default + Send + Sync>(pieces: &[&[T]]) -> Vec<T> {
+    match try_concat(pieces, "a concatenation") {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// [`concat()`], or [`AlgebraError::OutOfMemory`](crate::AlgebraError::OutOfMemory)
+/// naming `what` where the result cannot be allocated.
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`](crate::AlgebraError::OutOfMemory).
+pub fn try_concat<T: Copy + Default + Send + Sync>(pieces: &[&[T]], what: &'static str) -> crate::Result<Vec<T>> {
     let lens: Vec<Range<usize>> = pieces.iter().map(|p| 0..p.len()).collect();
-    let mut out = vec![T::default(); lens.iter().map(Range::len).sum()];
+    let mut out = crate::mem::try_filled_vec(lens.iter().map(Range::len).sum(), T::default(), what)?;
     let dst = split_by_ranges(&mut out, &lens, 1);
     if pieces.len() > 1 {
         dst.into_par_iter().zip(pieces.par_iter()).for_each(|(d, s)| d.copy_from_slice(s));
     } else {
         dst.into_iter().zip(pieces).for_each(|(d, s)| d.copy_from_slice(s));
     }
-    out
+    Ok(out)
 }
 
 /// Splits `data` (laid out slice by slice as described by the pointer array

@@ -86,7 +86,7 @@ pub fn offsets_with(n: usize, par: Par, fill: impl Fn(std::ops::Range<usize>, &m
 /// ([`SCAN_BLOCK`]) and scanned within each, then each block's offset
 /// added.
 fn offsets_of(n: usize, par: Par, fill: impl Fn(std::ops::Range<usize>, &mut [u32]) + Sync) -> Result<Vec<u32>> {
-    let mut ptr: Vec<u32> = crate::mem::zeroed_vec(n + 1);
+    let mut ptr: Vec<u32> = crate::mem::try_zeroed_vec(n + 1, "row offsets")?;
     // Pass 1: each block's counts, scanned within the block (64-bit, so a
     // block's overflow shows), and its total.
     let local = |(b, chunk): (usize, &mut [u32])| -> u64 {

@@ -63,7 +63,7 @@ use std::ops::{Add, Mul, Range};
 use rayon::prelude::*;
 
 use crate::error::{Result, to_u32};
-use crate::par::{Par, balanced_ranges, concat, split_by_ptr, split_by_ranges};
+use crate::par::{Par, balanced_ranges, split_by_ptr, split_by_ranges, try_concat};
 use crate::storage::{Csr, Layout, Pattern, PatternRef, SparseMat, SparseMut, SparseRef};
 
 /// One collision of a stored `a = A(i, k)` with a stored `b = B(k, j)`.
@@ -417,7 +417,7 @@ fn kernel_symbolic<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
     let nrows = x.nrows();
     let ncols = y.ncols();
     let blocks = blocks_for(x.ptr(), par);
-    let work = |r: Range<usize>| -> (Vec<u32>, Vec<u32>) {
+    let work = |r: Range<usize>| -> Result<(Vec<u32>, Vec<u32>)> {
         let mut ws = Workspace::<Vi::Out>::new(ncols, false);
         let mut counts = Vec::with_capacity(r.len());
         let mut idx = Vec::new();
@@ -425,12 +425,16 @@ fn kernel_symbolic<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
             ws.row::<X, Y, Vi, false>(i, x, y, v);
             ws.touched.sort_unstable();
             counts.push(ws.touched.len() as u32);
+            crate::mem::try_reserve(&mut idx, ws.touched.len(), "the pattern of the product")?;
             idx.extend_from_slice(&ws.touched);
         }
-        (counts, idx)
+        Ok((counts, idx))
     };
-    let parts: Vec<(Vec<u32>, Vec<u32>)> =
-        if blocks.len() <= 1 { vec![work(0..nrows)] } else { blocks.into_par_iter().map(work).collect() };
+    let parts: Vec<(Vec<u32>, Vec<u32>)> = if blocks.len() <= 1 {
+        vec![work(0..nrows)?]
+    } else {
+        blocks.into_par_iter().map(work).collect::<Result<_>>()?
+    };
     let (ptr, idx) = assemble_pattern(nrows, parts.iter().map(|(c, i)| (c.as_slice(), i.as_slice())))?;
     // SAFETY: rows were sorted and deduplicated (stamps), columns < ncols.
     Ok(unsafe { Pattern::new_unchecked(nrows as u32, ncols as u32, ptr, idx) })
@@ -446,7 +450,7 @@ fn assemble_pattern<'p>(
     let mut ptr = Vec::with_capacity(nrows + 1);
     ptr.push(0u32);
     let mut acc = 0u32;
-    let mut idx = crate::mem::vec_with_capacity(total);
+    let mut idx = crate::mem::try_vec_with_capacity(total, "the pattern of the product")?;
     for (counts, part_idx) in parts {
         for &c in counts {
             acc += c;
@@ -487,6 +491,8 @@ fn kernel_parts<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
         for i in r {
             ws.row::<X, Y, Vi, true>(i, x, y, v);
             ws.touched.sort_unstable();
+            crate::mem::try_reserve(&mut idx, ws.touched.len(), "indices of the product")?;
+            crate::mem::try_reserve(&mut vals, ws.touched.len(), "values of the product")?;
             idx.extend_from_slice(&ws.touched);
             vals.extend(ws.touched.iter().map(|&j| ws.acc[j as usize]));
             ptr.push(to_u32(idx.len(), "nnz of the product")?);
@@ -533,8 +539,8 @@ fn assemble<V: Copy + Default + Send + Sync>(
         ptr.extend(p[1..].iter().map(|&o| base + o));
         base += i.len() as u32;
     }
-    let idx = concat(&parts.iter().map(|(_, i, _)| i.as_slice()).collect::<Vec<_>>());
-    let vals = concat(&parts.iter().map(|(_, _, v)| v.as_slice()).collect::<Vec<_>>());
+    let idx = try_concat(&parts.iter().map(|(_, i, _)| i.as_slice()).collect::<Vec<_>>(), "indices of the product")?;
+    let vals = try_concat(&parts.iter().map(|(_, _, v)| v.as_slice()).collect::<Vec<_>>(), "values of the product")?;
     // SAFETY: as above; the total was checked against u32.
     Ok(unsafe { SparseMat::new_unchecked(nrows as u32, ncols as u32, ptr, idx, vals) })
 }
@@ -576,8 +582,8 @@ fn kernel_two_pass<X: Sync, Y: Sync, Vi: Visit<X, Y>>(
         ptr.push(to_u32(total as usize, "nnz of the product")?);
     }
     drop(counts);
-    let mut idx = crate::mem::zeroed_vec::<u32>(total as usize);
-    let mut vals = vec![Vi::Out::default(); total as usize];
+    let mut idx = crate::mem::try_zeroed_vec::<u32>(total as usize, "indices of the product")?;
+    let mut vals = crate::mem::try_filled_vec(total as usize, Vi::Out::default(), "values of the product")?;
     {
         let idx_pieces = split_by_ptr(&mut idx, &ptr, &blocks);
         let val_pieces = split_by_ptr(&mut vals, &ptr, &blocks);
@@ -963,6 +969,43 @@ pub fn structure<L: Layout>(a: PatternRef<'_, L>, b: PatternRef<'_, L>, par: Par
     let ub = vec![(); b.nnz()];
     let ops = Ops::mapped(|_: &(), _: &()| ()).reduce(|(), ()| ());
     symbolic(a.with_values(&ua), b.with_values(&ub), &ops, par)
+}
+
+/// Bounds `(lower, upper)` of the nonzeros of `A B`, from the operands'
+/// slice lengths alone (one pass over `A`'s indices, no stamp array): each
+/// output major slice holds at least as many entries as the longest slice
+/// of the other operand it reads, and at most their sum. Where the lower
+/// bound is already over a budget, the product can be refused without
+/// [`product_nnz`]'s exact count; where the upper bound fits, the count is
+/// not needed. Sums saturate at `u64::MAX`.
+///
+/// ```
+/// use subla_algebra::{CsrPattern, Par, spgemm};
+/// let a = CsrPattern::try_new(2, 2, vec![0, 2, 3], vec![0, 1, 1])?;
+/// // Row 0 reads rows 0 (2 entries) and 1 (1 entry); row 1 reads row 1.
+/// assert_eq!(spgemm::product_nnz_bounds(a.as_ref(), a.as_ref(), Par::Seq), (3, 4));
+/// # Ok::<(), subla_algebra::AlgebraError>(())
+/// ```
+///
+/// # Panics
+/// If `A.ncols() != B.nrows()`.
+#[track_caller]
+pub fn product_nnz_bounds<L: Layout>(a: PatternRef<'_, L>, b: PatternRef<'_, L>, par: Par) -> (u64, u64) {
+    check_inner(a.shape(), b.shape());
+    let (x, y) = if L::COLUMN_MAJOR { (b, a) } else { (a, b) };
+    let (xptr, xidx, yptr) = (x.ptr(), x.indices(), y.ptr());
+    let slice = |i: usize| -> (u64, u64) {
+        let lens = xidx[xptr[i] as usize..xptr[i + 1] as usize]
+            .iter()
+            .map(|&k| u64::from(yptr[k as usize + 1] - yptr[k as usize]));
+        lens.fold((0, 0), |(lo, hi), n| (lo.max(n), hi.saturating_add(n)))
+    };
+    let add = |p: (u64, u64), q: (u64, u64)| (p.0.saturating_add(q.0), p.1.saturating_add(q.1));
+    let n = x.major_dim();
+    match par {
+        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 14).map(slice).reduce(|| (0, 0), add),
+        Par::Seq => (0..n).map(slice).fold((0, 0), add),
+    }
 }
 
 /// Exact number of nonzeros of the plain product `A B` (every collision

@@ -255,6 +255,26 @@ proptest! {
         prop_assert_eq!(spgemm::product_nnz(a.pattern(), b.pattern(), Par::Rayon), expected);
     }
 
+    /// The bounds from slice lengths hold the exact count between them,
+    /// in both layouts and under both `Par`s.
+    #[test]
+    fn product_nnz_bounds_hold_the_count((a, b) in csr_pair(0..20, 7, 0u8..1), (c, d) in csc_pair(0..20, 7, 0u8..1)) {
+        for (lo, hi, nnz) in [
+            {
+                let (lo, hi) = spgemm::product_nnz_bounds(a.pattern(), b.pattern(), Par::Seq);
+                prop_assert_eq!(spgemm::product_nnz_bounds(a.pattern(), b.pattern(), Par::Rayon), (lo, hi));
+                (lo, hi, spgemm::product_nnz(a.pattern(), b.pattern(), Par::Seq))
+            },
+            {
+                let (lo, hi) = spgemm::product_nnz_bounds(c.pattern(), d.pattern(), Par::Seq);
+                prop_assert_eq!(spgemm::product_nnz_bounds(c.pattern(), d.pattern(), Par::Rayon), (lo, hi));
+                (lo, hi, spgemm::product_nnz(c.pattern(), d.pattern(), Par::Seq))
+            },
+        ] {
+            prop_assert!(lo <= nnz && nnz <= hi, "{} <= {} <= {}", lo, nnz, hi);
+        }
+    }
+
     #[test]
     fn product_nnz_equals_structure_nnz_csc((a, b) in csc_pair(0..20, 7, 0u8..1)) {
         let expected = spgemm::structure(a.pattern(), b.pattern(), Par::Seq).unwrap().as_ref().nnz() as u64;

@@ -15,7 +15,10 @@
 //                     and its low end's slice (`half`)
 //   sort_slices       per slice: sorts a slice by (key, item); run on the
 //                     vertex corners (by corner) and on `half` (by (hi,
-//                     corner)), which makes both deterministic
+//                     corner)), which makes both deterministic; slices
+//                     over HEAP_MAX items are left to
+//   rank_long,        per item of a long slice: its rank in the slice, and
+//   copy_long         the item at its place (through `sorted`)
 //   count_edges       per low end v: the distinct high ends in v's sorted
 //                     slice (its edges) and, by atomics, the edges per high end
 //   (the host scans `ecounts`: edge ids per low end, then the edges per high
@@ -53,7 +56,8 @@ struct SortParams {
     slices: u32,
     // 1: order items by (keys[item], item); 0: by item.
     keyed: u32,
-    _pad0: u32,
+    // Number of items in all slices (slice_ptr[slices]).
+    total: u32,
     _pad1: u32,
 }
 
@@ -99,6 +103,8 @@ struct SortParams {
 @group(0) @binding(24) var<storage, read> slice_ptr: array<u32>;
 @group(0) @binding(25) var<storage, read_write> items: array<u32>;
 @group(0) @binding(26) var<storage, read> keys: array<u32>;
+// rank_long / copy_long: the long slices, sorted, at the items' places.
+@group(0) @binding(27) var<storage, read_write> sorted: array<u32>;
 
 // Edge tag bits (`edge_tag`).
 const EDGE_BOUNDARY: u32 = 1u;
@@ -118,8 +124,15 @@ const STATUS_REPEATED: u32 = 16u;
 const STATUS_FANS: u32 = 32u;
 
 const NONE: u32 = 0xffffffffu;
-// Slices up to this length are insertion-sorted, longer ones heap-sorted.
+// Slices up to this length are insertion-sorted, longer ones heap-sorted
+// up to HEAP_MAX, and longer ones still by rank (rank_long, copy_long).
 const INSERTION_MAX: u32 = 24u;
+// One invocation heap-sorts at most this many items: about 2.6e4 loop
+// iterations. Software drivers (llvmpipe) end an invocation's loops after
+// 65535 iterations in all, so one invocation must never sort a long slice
+// alone: a vertex of a few thousand corners was cut short, and its fan
+// then looked broken ("not manifold").
+const HEAP_MAX: u32 = 2048u;
 
 fn flat(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wg.y * nwg.x + wg.x) * 256u + lid;
@@ -261,6 +274,10 @@ fn sort_slices(
     let lo = slice_ptr[k];
     let hi = slice_ptr[k + 1u];
     let len = hi - lo;
+    if (len > HEAP_MAX) {
+        // rank_long sorts it, one invocation per item.
+        return;
+    }
     if (len <= INSERTION_MAX) {
         for (var i = lo + 1u; i < hi; i = i + 1u) {
             let x = items[i];
@@ -297,6 +314,70 @@ fn sort_slices(
         end = end - 1u;
         swap_items(lo, lo + end);
         sift_down(lo, 0u, end);
+    }
+}
+
+// The slice holding item p: the last k with slice_ptr[k] <= p (empty
+// slices share their start with the next one).
+fn slice_of(p: u32) -> u32 {
+    var lo = 0u;
+    var hi = sort_params.slices;
+    while (hi - lo > 1u) {
+        let mid = lo + (hi - lo) / 2u;
+        if (slice_ptr[mid] <= p) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// One invocation per item p of a slice longer than HEAP_MAX: its place in
+// the sorted slice is the number of items of the slice before it in (key,
+// item) order (items are distinct, so places are too); it goes there in
+// `sorted`. One loop of the slice's length per invocation.
+@compute @workgroup_size(256)
+fn rank_long(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let p = flat(wg, nwg, lid);
+    if (p >= sort_params.total) {
+        return;
+    }
+    let k = slice_of(p);
+    let lo = slice_ptr[k];
+    let hi = slice_ptr[k + 1u];
+    if (hi - lo <= HEAP_MAX) {
+        return;
+    }
+    let x = items[p];
+    var rank = 0u;
+    for (var j = lo; j < hi; j = j + 1u) {
+        if (sort_less(items[j], x)) {
+            rank = rank + 1u;
+        }
+    }
+    sorted[lo + rank] = x;
+}
+
+// One invocation per item p of a slice longer than HEAP_MAX: back from
+// `sorted` (after rank_long).
+@compute @workgroup_size(256)
+fn copy_long(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let p = flat(wg, nwg, lid);
+    if (p >= sort_params.total) {
+        return;
+    }
+    let k = slice_of(p);
+    if (slice_ptr[k + 1u] - slice_ptr[k] > HEAP_MAX) {
+        items[p] = sorted[p];
     }
 }
 

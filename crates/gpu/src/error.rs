@@ -112,11 +112,9 @@ pub enum GpuError {
     /// Malformed faces (the pointer array, a face's order or a vertex
     /// index), refused before anything was uploaded; the CPU
     /// `Topology::build` rejects them too, with a `MeshError`.
-    #[error(
-        "{operation} does not support this input: {defect} (Topology::build rejects these faces too, with a MeshError)"
-    )]
+    #[error("{operation} cannot take these faces: {defect} (fix the face list: the CPU refuses such faces too)")]
     InvalidFaces {
-        /// The operation (for example `"GpuTopology::build"`).
+        /// The operation (for example `"the GPU topology build"`).
         operation: &'static str,
         /// What is wrong, naming the face where there is one.
         defect: FaceDefect,
@@ -126,11 +124,11 @@ pub enum GpuError {
     /// its topology on the CPU (`Topology::build`), whose edge rules cover
     /// such meshes.
     #[error(
-        "{operation} does not support this input: the mesh is not manifold (found {defects}; \
-         the lowest vertex involved is {lowest_vertex}); build its topology on the CPU with Topology::build"
+        "{operation} takes manifold meshes only, and this one is not (found {defects}; \
+         the lowest vertex involved is {lowest_vertex}): refine it on the CPU, whose rules cover such meshes"
     )]
     NotManifold {
-        /// The operation (for example `"GpuTopology::build"`).
+        /// The operation (for example `"the GPU topology build"`).
         operation: &'static str,
         /// Every kind of non-manifold configuration found (never empty).
         defects: ManifoldDefects,
@@ -138,15 +136,33 @@ pub enum GpuError {
         /// offending edge, a repeated vertex, or a bow-tie vertex.
         lowest_vertex: u32,
     },
+    /// A vertex has more corners than the device build handles on this
+    /// device: its driver ends the loops of one shader invocation after
+    /// 65535 iterations in all (as software drivers such as llvmpipe do),
+    /// and the build loops over a vertex's corners about three times in one
+    /// invocation. Refused before anything is uploaded; nothing is wrong
+    /// with the mesh.
+    #[error(
+        "{operation}: vertex {vertex} has {corners} corners, more than the {max} this device handles (its driver \
+         ends a shader's loops after 65535 iterations, as software drivers do): build this mesh's topology on the CPU"
+    )]
+    ValenceOverDriverLimit {
+        /// The operation (for example `"the GPU topology build"`).
+        operation: &'static str,
+        /// The first vertex over the limit.
+        vertex: u32,
+        /// Its number of corners (faces around it, counted with
+        /// repetition).
+        corners: u32,
+        /// The most this device takes.
+        max: u32,
+    },
     /// An operation that takes manifold topologies only was handed one
     /// that is not ([`GpuTopology::is_manifold`](crate::topology::GpuTopology::is_manifold)
     /// is false); nothing ran. Refine such levels on the CPU.
-    #[error(
-        "{operation} does not support this input: the topology is not manifold, and it handles manifold \
-         topologies only (refine non-manifold levels on the CPU)"
-    )]
+    #[error("{operation} takes manifold meshes only, and this level is not manifold: refine such meshes on the CPU")]
     ManifoldRequired {
-        /// The operation (for example `"split_quads_gpu"`).
+        /// The operation (for example `"the GPU quad split"`).
         operation: &'static str,
     },
     /// Data read back from the device is not a valid matrix (a bug in a
@@ -386,8 +402,15 @@ impl fmt::Display for ManifoldDefects {
     }
 }
 
+/// The first few of `seen`, comma separated, then how many more (one
+/// line, however many adapters a machine has).
 fn list_or_none(seen: &[String]) -> String {
-    if seen.is_empty() { "none".to_owned() } else { seen.join(", ") }
+    const SHOWN: usize = 4;
+    match seen.len() {
+        0 => "none".to_owned(),
+        n if n <= SHOWN => seen.join(", "),
+        n => format!("{} … and {} more", seen[..SHOWN].join(", "), n - SHOWN),
+    }
 }
 
 /// Shorthand for results of this crate.
@@ -415,26 +438,33 @@ mod tests {
 
     #[test]
     fn messages_name_the_element_and_the_way_out() {
+        // One line each, naming no function of the library (a tool user
+        // was pointed at `Topology::build`).
+        let manifold = GpuError::ManifoldRequired { operation: "the GPU quad split" }.to_string();
+        assert!(!manifold.contains("::") && !manifold.contains('\n'), "{manifold}");
         let e = GpuError::NotManifold {
-            operation: "GpuTopology::build",
+            operation: "the GPU topology build",
             defects: ManifoldDefects::from(ManifoldDefect::EdgeOfManyFaces).with(ManifoldDefect::BowTieVertex),
             lowest_vertex: 7,
         };
         assert_eq!(
             e.to_string(),
-            "GpuTopology::build does not support this input: the mesh is not manifold (found an edge used by more \
-             than two faces, a vertex whose faces form more than one fan; the lowest vertex involved is 7); build \
-             its topology on the CPU with Topology::build"
+            "the GPU topology build takes manifold meshes only, and this one is not (found an edge used by more \
+             than two faces, a vertex whose faces form more than one fan; the lowest vertex involved is 7): refine \
+             it on the CPU, whose rules cover such meshes"
         );
         let e = GpuError::InvalidFaces {
-            operation: "GpuTopology::build",
+            operation: "the GPU topology build",
             defect: FaceDefect::VertexOutOfRange { face: 1, vertex: 4, num_vertices: 4 },
         };
         assert_eq!(
             e.to_string(),
-            "GpuTopology::build does not support this input: face 1 refers to vertex 4, but there are only 4 \
-             vertices (Topology::build rejects these faces too, with a MeshError)"
+            "the GPU topology build cannot take these faces: face 1 refers to vertex 4, but there are only 4 \
+             vertices (fix the face list: the CPU refuses such faces too)"
         );
+        let seen: Vec<String> = (0..10).map(|i| format!("adapter {i}")).collect();
+        let e = GpuError::NoAdapter { request: "any adapter".into(), seen };
+        assert!(e.to_string().ends_with("adapter 0, adapter 1, adapter 2, adapter 3 … and 6 more"), "{e}");
         let pointers = FaceDefect::from(FacePointerDefect::Decreases { face: 2, start: 8, end: 7 });
         assert_eq!(pointers.to_string(), "the face pointer array decreases at face 2 (8 then 7)");
         assert_eq!(pointers.face(), Some(2));

@@ -62,7 +62,7 @@ fn check(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) 
 fn check_refused(ctx: &GpuContext, kernels: &TopologyKernels, t: &Topology, what: &str) -> ManifoldDefects {
     assert!(!t.is_manifold(), "{what}: manifold");
     match kernels.build(ctx, t.num_vertices(), t.face_ptr(), t.face_verts()) {
-        Err(GpuError::NotManifold { operation: "GpuTopology::build", defects, lowest_vertex }) => {
+        Err(GpuError::NotManifold { operation: "the GPU topology build", defects, lowest_vertex }) => {
             assert!(!defects.is_empty(), "{what}: no kind named");
             let tagged =
                 t.vertex_tags().iter().position(|&g| g & (vertex_tag::NON_MANIFOLD | vertex_tag::REPEATED) != 0);
@@ -337,7 +337,7 @@ fn malformed_faces_are_refused_naming_the_face() -> Result<(), GpuError> {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
     match GpuTopology::build(ctx, 4, &[0, 3, 6], &[0, 1, 2, 2, 1, 4]) {
         Err(GpuError::InvalidFaces {
-            operation: "GpuTopology::build",
+            operation: "the GPU topology build",
             defect: FaceDefect::VertexOutOfRange { face: 1, vertex: 4, num_vertices: 4 },
         }) => {}
         other => panic!("expected a refusal, got {other:?}"),
@@ -345,6 +345,50 @@ fn malformed_faces_are_refused_naming_the_face() -> Result<(), GpuError> {
     match GpuTopology::build(ctx, 4, &[0, 3, 5], &[0, 1, 2, 2, 1]) {
         Err(GpuError::InvalidFaces { defect: FaceDefect::TooFewVertices { face: 1, order: 2 }, .. }) => {}
         other => panic!("expected a refusal, got {other:?}"),
+    }
+    Ok(())
+}
+
+/// A manifold fan around a vertex of valence 2415 or more was refused as
+/// not manifold on the software driver (2414 passed), although the CPU
+/// builds it: a high-valence vertex builds as on the CPU, whether it is the
+/// lowest or the highest vertex of its ring.
+#[test]
+fn a_fan_of_valence_3000_builds_as_on_the_cpu() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    for n in [2414u32, 2415, 3000] {
+        let (mut ptr, mut verts) = (vec![0u32], Vec::new());
+        fan(0, &(1..=n).collect::<Vec<_>>(), &mut ptr, &mut verts);
+        check(ctx, &kernels, &cpu(n as usize + 1, &ptr, &verts), &format!("fan of {n} around its lowest vertex"));
+        let (mut ptr, mut verts) = (vec![0u32], Vec::new());
+        fan(n, &(0..n).collect::<Vec<_>>(), &mut ptr, &mut verts);
+        check(ctx, &kernels, &cpu(n as usize + 1, &ptr, &verts), &format!("fan of {n} around its highest vertex"));
+    }
+    Ok(())
+}
+
+/// Past what the driver's loops allow (software drivers end an
+/// invocation's loops after 65535 iterations in all), a vertex's valence is
+/// refused by name, before anything is uploaded, instead of being reported
+/// as not manifold; a hardware device builds it.
+#[test]
+fn a_valence_over_the_drivers_loop_limit_is_refused_by_name() -> Result<(), GpuError> {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return Ok(()) };
+    let kernels = TopologyKernels::new(ctx)?;
+    let n = subla_gpu::topology::build::SOFTWARE_MAX_CORNERS + 1;
+    let (mut ptr, mut verts) = (vec![0u32], Vec::new());
+    fan(0, &(1..=n).collect::<Vec<_>>(), &mut ptr, &mut verts);
+    if ctx.adapter_info().device_type == wgpu::DeviceType::Cpu {
+        match kernels.build(ctx, n as usize + 1, &ptr, &verts) {
+            Err(GpuError::ValenceOverDriverLimit { vertex: 0, corners, max, .. }) => {
+                assert_eq!((corners, max), (n, n - 1));
+            }
+            Err(e) => panic!("expected the valence limit, got {e}"),
+            Ok(_) => panic!("a software device built a vertex over its loop limit"),
+        }
+    } else {
+        check(ctx, &kernels, &cpu(n as usize + 1, &ptr, &verts), "fan over the software limit");
     }
     Ok(())
 }

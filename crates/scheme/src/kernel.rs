@@ -10,8 +10,8 @@ use std::ops::Range;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::mem::{Zeroable, zeroed_vec};
-use subla_algebra::par::{concat, even_ranges, split_by_ranges};
+use subla_algebra::mem::{Zeroable, try_reserve, try_vec_with_capacity, zeroed_vec};
+use subla_algebra::par::{even_ranges, split_by_ranges, try_concat};
 use subla_algebra::{CsrMat, Par};
 
 use crate::{Plan, Result, SchemeError};
@@ -76,10 +76,11 @@ pub fn assemble_rows(
     // column is in range (rows come out of `merge_stencil` sorted and
     // without repeats).
     type Part = (Vec<u32>, Vec<u32>, Vec<f64>, bool);
-    let work = |r: Range<usize>| -> Part {
-        let mut counts = Vec::with_capacity(r.len());
-        let mut idx = Vec::with_capacity(8 * r.len());
-        let mut vals = Vec::with_capacity(8 * r.len());
+    let work = |r: Range<usize>| -> Result<Part> {
+        const WHAT: &str = "the rows of a refinement matrix";
+        let mut counts = try_vec_with_capacity(r.len(), WHAT)?;
+        let mut idx = try_vec_with_capacity(8 * r.len(), WHAT)?;
+        let mut vals = try_vec_with_capacity(8 * r.len(), WHAT)?;
         let mut s = Stencil::new();
         let mut in_range = true;
         for i in r {
@@ -88,15 +89,17 @@ pub fn assemble_rows(
             merge_stencil(&mut s);
             in_range &= s.last().is_none_or(|&(c, _)| (c as usize) < ncols);
             counts.push(s.len() as u32);
+            try_reserve(&mut idx, s.len(), WHAT)?;
+            try_reserve(&mut vals, s.len(), WHAT)?;
             idx.extend(s.iter().map(|&(c, _)| c));
             vals.extend(s.iter().map(|&(_, w)| w));
         }
-        (counts, idx, vals, in_range)
+        Ok((counts, idx, vals, in_range))
     };
     let parts: Vec<Part> = if ranges.len() > 1 {
-        ranges.into_par_iter().map(work).collect()
+        ranges.into_par_iter().map(work).collect::<Result<_>>()?
     } else {
-        ranges.into_iter().map(work).collect()
+        ranges.into_iter().map(work).collect::<Result<_>>()?
     };
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
     let (Ok(nr), Ok(nc), Ok(_)) = (u32::try_from(nrows), u32::try_from(ncols), u32::try_from(total)) else {
@@ -116,8 +119,8 @@ pub fn assemble_rows(
     }
     // The blocks' entries are copied into place in parallel (the first
     // touches of the output pages are spread over the threads too).
-    let idx = concat(&parts.iter().map(|p| p.1.as_slice()).collect::<Vec<_>>());
-    let vals = concat(&parts.iter().map(|p| p.2.as_slice()).collect::<Vec<_>>());
+    let idx = try_concat(&parts.iter().map(|p| p.1.as_slice()).collect::<Vec<_>>(), "refinement matrix indices")?;
+    let vals = try_concat(&parts.iter().map(|p| p.2.as_slice()).collect::<Vec<_>>(), "refinement matrix values")?;
     if parts.iter().all(|p| p.3) {
         // SAFETY: `ptr` starts at 0 and is non-decreasing with `nrows + 1`
         // entries ending at `total`; every row is strictly increasing

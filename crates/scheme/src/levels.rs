@@ -27,6 +27,7 @@ use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
 
 use crate::kernel::eval_levels;
+use crate::predict::{LevelCounts, check_levels};
 use crate::refinement::ClosedForm;
 use crate::stored::LevelMeshes;
 use crate::{ChildPoint, Faces, FinestFaces, Plan, Result, SchemeError};
@@ -104,6 +105,23 @@ pub trait LevelRules: Clone + fmt::Debug + Send + Sync + 'static {
     /// An upper bound of the nonzeros of [`LevelRules::operator`], from the
     /// counts alone.
     fn operator_bound(&self, t: &Topology, step: &Self::Step) -> u64;
+    /// The counts of the child of a level of counts `parent` (level
+    /// `level`, counted from the control mesh of the first build), exact
+    /// or an upper bound, from the counts alone: what [`crate::predict()`]
+    /// and the builds' check against `u32` read. `None` (the default)
+    /// where the scheme does not predict.
+    fn child_counts(&self, parent: &LevelCounts, level: u32) -> Option<LevelCounts> {
+        let _ = (parent, level);
+        None
+    }
+    /// An upper bound of the nonzeros of the operator of the step above a
+    /// level of counts `parent`, from the counts alone (as
+    /// [`LevelRules::operator_bound`] without the topology). `None` (the
+    /// default) where the scheme gives none.
+    fn operator_bound_of_counts(&self, parent: &LevelCounts, level: u32) -> Option<u128> {
+        let _ = (parent, level);
+        None
+    }
     /// Which child point row `row` of the step's operator is
     /// ([`Plan::child_point`]), from the parent's counts; `None` (the
     /// default) where the scheme does not say.
@@ -266,9 +284,11 @@ impl<R: LevelRules> LevelPlan<R> {
     /// As [`LevelRules::masks`], [`LevelRules::child`],
     /// [`LevelRules::child_faces`] and [`LeanLevel::lean`].
     pub fn from_prepared(rules: R, base: Mesh, first_level: u32, levels: u32, par: Par) -> Result<Self> {
+        // Refused before anything is built where a level would overflow.
+        check_levels(&rules, base.topology(), first_level, levels)?;
         let n = levels as usize;
-        let mut meshes = Vec::with_capacity(n.max(1));
-        let mut steps = Vec::with_capacity(n);
+        let mut meshes = Vec::new();
+        let mut steps = Vec::new();
         meshes.push(base);
         let plan = |stored, steps, finest| LevelPlan { rules: rules.clone(), first_level, stored, steps, finest };
         if n == 0 {
@@ -556,8 +576,10 @@ impl<R: AlgebraRules> AlgebraPlan<R> {
     /// # Errors
     /// As [`AlgebraRules::build_level`].
     pub fn from_prepared(rules: R, base: Mesh, first_level: u32, levels: u32, par: Par) -> Result<Self> {
-        let mut meshes = Vec::with_capacity(levels as usize + 1);
-        let mut data = Vec::with_capacity(levels as usize);
+        // Refused before anything is built where a level would overflow.
+        check_levels(&rules.matrices(), base.topology(), first_level, levels)?;
+        let mut meshes = Vec::new();
+        let mut data = Vec::new();
         meshes.push(base);
         for l in 0..levels as usize {
             let (level, child) = rules.build_level(&meshes[l], first_level + l as u32, par)?;

@@ -91,7 +91,7 @@
 #![deny(missing_docs)]
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
-use subla_algebra::mem::{Zeroable, zeroed_vec};
+use subla_algebra::mem::{Zeroable, try_zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, MeshError};
 use thiserror::Error;
@@ -100,12 +100,14 @@ pub use finest::FinestFaces;
 pub use levels::{AlgebraPlan, AlgebraRules, Counts, LeanLevel, LevelPlan, LevelRules, NoLean};
 pub use once::get_or_try_init;
 pub use operators::{OperatorPlan, OperatorRefiner, OperatorRules, Refined};
+pub use predict::{LevelCounts, Prediction, predict};
 
 mod finest;
 pub mod kernel;
 mod levels;
 mod once;
 mod operators;
+pub mod predict;
 pub mod refinement;
 pub mod sdc;
 mod stored;
@@ -177,6 +179,49 @@ pub enum SchemeError {
         /// What was counted.
         what: &'static str,
         /// Its value.
+        value: u128,
+    },
+    /// The mesh carries a tag the scheme has no rule for (it would be
+    /// ignored, and the output silently not what the tag asks for).
+    #[error("{scheme} cannot honour the `{tag}` tag ({element}): remove the tag, or refine with {honoured_by}")]
+    UnsupportedTag {
+        /// The scheme.
+        scheme: &'static str,
+        /// The tag, as a shape file names it (`"crease"`, `"corner"`,
+        /// `"interpolateboundary"`, …).
+        tag: &'static str,
+        /// The first element carrying it, or its value.
+        element: String,
+        /// Schemes that honour it.
+        honoured_by: &'static str,
+    },
+    /// The algebra path cannot hold this mesh (a face that repeats a
+    /// vertex, or an edge used by more than two faces or twice in one
+    /// direction: its matrices hold one entry per directed edge), although
+    /// the kernel path takes it. The source names the face or edge.
+    #[error(
+        "{scheme}: the algebra path cannot refine this mesh ({source}); the kernel path (Path::Kernels / `--path slak` in the tool) can"
+    )]
+    AlgebraPathLimit {
+        /// The scheme.
+        scheme: &'static str,
+        /// What the algebra cannot hold, naming the element.
+        #[source]
+        source: Box<MeshError>,
+    },
+    /// A refined level would have more elements than the `u32` indices
+    /// hold: found from the counts before anything is built.
+    #[error(
+        "{scheme}: level {level} would have {value} {what}, more than the 4294967295 that 32-bit indices hold (ask for fewer levels)"
+    )]
+    LevelTooLarge {
+        /// The scheme.
+        scheme: &'static str,
+        /// The first level that would overflow.
+        level: u32,
+        /// What overflows (`"vertices"`, `"edges"`, `"faces"`, `"corners"`).
+        what: &'static str,
+        /// Its predicted count.
         value: u128,
     },
     /// The predicted output does not fit the memory budget.
@@ -386,6 +431,19 @@ pub trait Refiner: Sync {
     /// [`SchemeError::NoMesh`] for plans without a refined topology (limit
     /// evaluation), or as [`Refiner::build`].
     fn step(&self, plan: Self::Plan, par: Par) -> Result<Self::Plan>;
+    /// What a build of `levels` levels over `input` would make, from
+    /// counts alone and without building anything ([`predict()`]): every
+    /// level's counts and bounds of the per-level operators, for a caller
+    /// to refuse a build over its memory budget. `Ok(None)` (the default)
+    /// where the scheme does not predict.
+    ///
+    /// # Errors
+    /// [`SchemeError::LevelTooLarge`] where a level would not fit the
+    /// `u32` indices (as [`Refiner::build`] would refuse it).
+    fn predict(&self, input: &Self::Input, levels: u32) -> Result<Option<Prediction>> {
+        let _ = (input, levels);
+        Ok(None)
+    }
 }
 
 /// A built refinement: topology fixed, vertex data free.
@@ -796,6 +854,11 @@ pub trait DynRefiner<I: ?Sized = Mesh>: Send + Sync {
     /// [`SchemeError::ForeignPlan`] for a plan of another type; as
     /// [`Refiner::step`].
     fn step_boxed(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan>;
+    /// As [`Refiner::predict`].
+    ///
+    /// # Errors
+    /// As [`Refiner::predict`].
+    fn predict_boxed(&self, input: &I, levels: u32) -> Result<Option<Prediction>>;
 }
 
 impl<R> DynRefiner<R::Input> for R
@@ -808,6 +871,9 @@ where
     }
     fn build_boxed(&self, input: &R::Input, levels: u32, par: Par) -> Result<BoxedPlan> {
         Ok(Box::new(self.build(input, levels, par)?))
+    }
+    fn predict_boxed(&self, input: &R::Input, levels: u32) -> Result<Option<Prediction>> {
+        self.predict(input, levels)
     }
     fn step_boxed(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan> {
         let name = plan.name();
@@ -830,6 +896,9 @@ impl<I: ?Sized> Refiner for dyn DynRefiner<I> + '_ {
     fn step(&self, plan: BoxedPlan, par: Par) -> Result<BoxedPlan> {
         self.step_boxed(plan, par)
     }
+    fn predict(&self, input: &I, levels: u32) -> Result<Option<Prediction>> {
+        self.predict_boxed(input, levels)
+    }
 }
 
 /// The [`SchemeError::NotManifold`] of `scheme` for `t`, naming the first
@@ -842,6 +911,21 @@ pub fn not_manifold(scheme: &'static str, t: &subla_mesh::Topology) -> SchemeErr
     match t.check_manifold() {
         Err(source) => SchemeError::NotManifold { scheme, source: Box::new(source) },
         Ok(()) => SchemeError::Internal {
+            what: scheme,
+            detail: "a non-manifold edge was found that the mesh's own check does not find".into(),
+        },
+    }
+}
+
+/// The error of an algebra path (`scheme`) for a mesh `t` whose mesh
+/// matrix or directed edges its matrices cannot hold, where the kernel
+/// path takes the mesh: [`SchemeError::AlgebraPathLimit`] naming the
+/// element that [`Topology::check_manifold`](subla_mesh::Topology::check_manifold)
+/// (or `cause`, a [`MeshError`] of the mesh matrix) refuses.
+pub fn algebra_path_limit(scheme: &'static str, t: &subla_mesh::Topology, cause: Option<MeshError>) -> SchemeError {
+    match cause.map_or_else(|| t.check_manifold().err(), Some) {
+        Some(source) => SchemeError::AlgebraPathLimit { scheme, source: Box::new(source) },
+        None => SchemeError::Internal {
             what: scheme,
             detail: "a non-manifold edge was found that the mesh's own check does not find".into(),
         },
@@ -985,13 +1069,19 @@ pub fn check_eval_shapes<P: Plan + ?Sized>(plan: &P, scheme: &str, control: (usi
 /// Evaluates `plan` on `control`, allocating the output.
 ///
 /// # Errors
-/// As [`Plan::eval_f64`] (CPU plans never fail).
+/// As [`Plan::eval_f64`] (CPU plans never fail);
+/// [`AlgebraError::OutOfMemory`](subla_algebra::AlgebraError::OutOfMemory)
+/// (in [`SchemeError::Algebra`]) where the output cannot be allocated.
 ///
 /// # Panics
 /// If `control` does not have `plan.input_len()` rows.
 pub fn eval<T: Real, P: Plan + ?Sized>(plan: &P, control: ArrayView2<'_, T>, par: Par) -> Result<Array2<T>> {
     let shape = (plan.output_len(), control.ncols());
-    let Ok(mut out) = Array2::from_shape_vec(shape, zeroed_vec::<T>(shape.0 * shape.1)) else {
+    let n = shape
+        .0
+        .checked_mul(shape.1)
+        .ok_or(SchemeError::TooLarge { what: "output values", value: shape.0 as u128 * shape.1 as u128 })?;
+    let Ok(mut out) = Array2::from_shape_vec(shape, try_zeroed_vec::<T>(n, "the output of an evaluation")?) else {
         unreachable!("a vector of rows × columns elements has that shape")
     };
     T::eval(plan, control, out.view_mut(), par)?;

@@ -147,7 +147,7 @@ impl<S: OperatorRules> OperatorPlan<S> {
     /// # Errors
     /// As [`OperatorRules::refine`].
     pub fn over(rules: Arc<S>, base: Mesh, levels: u32, par: Par) -> Result<Self> {
-        let mut plan = OperatorPlan { rules, meshes: vec![base], operators: Vec::with_capacity(levels as usize) };
+        let mut plan = OperatorPlan { rules, meshes: vec![base], operators: Vec::new() };
         for _ in 0..levels {
             plan.push_level(par)?;
         }

@@ -54,7 +54,7 @@ use std::ops::Range;
 
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::mem::vec_with_capacity;
+use subla_algebra::mem::try_vec_with_capacity;
 use subla_algebra::par::for_each_block;
 use subla_algebra::scan::compact;
 use subla_algebra::{CsrMat, PaddedCsr, Par};
@@ -239,7 +239,7 @@ impl TensorRows {
         row: impl Fn(usize) -> TensorRow + Sync,
     ) -> Result<Self> {
         let table = Table::new(ncols, weights, patches)?;
-        let mut rows: Vec<TensorRow> = vec_with_capacity(nrows);
+        let mut rows: Vec<TensorRow> = try_vec_with_capacity(nrows, "the tensor rows of a composed matrix")?;
         let fill = |(c, chunk): (usize, &mut [MaybeUninit<TensorRow>])| {
             let start = c * ROW_CHUNK;
             for (i, r) in chunk.iter_mut().enumerate() {

@@ -379,3 +379,59 @@ pub fn check_tensor(name: &str, r: &Refinement, x: &Array2<f64>) {
         assert!(wide.slice(ndarray::s![.., ..;2]) == b, "{name}: tensor evaluator into a strided view");
     }
 }
+
+/// Checks a refiner's predictions ([`Refiner::predict`]) against its
+/// builds on `mesh`: for `0..=levels` levels, the predicted vertex and face
+/// counts of every level are the built ones and the predicted chain bytes
+/// bound the built chain's; and a build of a level count whose counts
+/// overflow `u32` (20 levels, and `u32::MAX`) is refused from the counts,
+/// with [`SchemeError::LevelTooLarge`], before anything is allocated.
+///
+/// # Panics
+/// With a message naming the broken clause.
+pub fn check_predictions<R: Refiner<Input = Mesh> + ?Sized>(refiner: &R, mesh: &Mesh, levels: u32) {
+    let name = refiner.name();
+    for l in 0..=levels {
+        let p = refiner
+            .predict(mesh, l)
+            .unwrap_or_else(|e| panic!("{name}: predict({l}) failed: {e}"))
+            .unwrap_or_else(|| panic!("{name}: no prediction"));
+        let plan = refiner.build(mesh, l, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build failed: {e}"));
+        assert_eq!(p.levels.len(), l as usize + 1, "{name}: predicted levels");
+        for k in 0..=l {
+            let f = plan.faces(k, Par::Rayon).unwrap_or_else(|e| panic!("{name}: faces({k}): {e}"));
+            let c = p.levels[k as usize];
+            assert_eq!(c.vertices, f.num_vertices as u128, "{name}, {l} levels: vertices of level {k}");
+            assert_eq!(c.faces, (f.face_ptr.len() - 1) as u128, "{name}, {l} levels: faces of level {k}");
+            assert_eq!(c.corners, *f.face_ptr.last().unwrap_or(&0) as u128, "{name}, {l} levels: corners of level {k}");
+        }
+        let r = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).expect("chain");
+        let predicted = p.chain_bytes().unwrap_or_else(|| panic!("{name}: no operator bounds"));
+        assert!(
+            predicted >= u128::from(r.chain_bytes()),
+            "{name}, {l} levels: chain {} > {predicted}",
+            r.chain_bytes()
+        );
+        if l > 0 {
+            let with = r.with_limit(&plan, Budget::UNLIMITED, Par::Rayon);
+            if let Ok(with) = with {
+                let lim = with.levels().last().expect("the limit");
+                let bytes = crate::refinement::csr_bytes(lim.nrows(), lim.nnz() as u64);
+                assert!(p.limit_bytes() >= u128::from(bytes), "{name}: limit {bytes} > {}", p.limit_bytes());
+            }
+        }
+    }
+    for l in [20, 64, u32::MAX] {
+        let start = std::time::Instant::now();
+        let e = refiner.predict(mesh, l).expect_err("predicted over u32");
+        assert!(matches!(e, SchemeError::LevelTooLarge { .. }), "{name}: predict({l}): {e}");
+        match refiner.build(mesh, l, Par::Rayon) {
+            Err(SchemeError::LevelTooLarge { level, value, .. }) => {
+                assert!(level <= 40 && value > u128::from(u32::MAX), "{name}: level {level}, {value}");
+            }
+            Err(e) => panic!("{name}: build({l}): expected LevelTooLarge, got {e}"),
+            Ok(_) => panic!("{name}: build({l}) succeeded"),
+        }
+        assert!(start.elapsed().as_secs() < 5, "{name}: refusing {l} levels took {:?}", start.elapsed());
+    }
+}

@@ -35,7 +35,11 @@
 //! 2. `pointers_main`; `place_main` places every corner into its vertex's
 //!    and its low end's slice (atomic cursors, Alg. 1's offsets);
 //!    `sort_slices` sorts the vertex slices by corner and the low-end slices
-//!    by `(hi, corner)` (so placement order never shows); `count_edges`
+//!    by `(hi, corner)` (so placement order never shows: a slice of up to
+//!    2048 items by one invocation, a longer one by `rank_long` and
+//!    `copy_long`, one invocation per item, so that no invocation loops
+//!    over more than one slice: software drivers end an invocation's loops
+//!    after 65535 iterations in all); `count_edges`
 //!    counts the distinct high ends of each low end (its edges) and, by
 //!    atomics, the edges per high end. One scan of both gives the edge ids
 //!    per low end and `vertex_edge_ptr`; **its total `2 |e|` is read back**
@@ -75,7 +79,13 @@ use crate::{FaceDefect, FacePointerDefect, GpuBuffer, GpuContext, GpuError, Mani
 pub const TOPOLOGY_BUILD: &str = include_str!("../../shaders/topology_build.wgsl");
 
 /// The operation named by this module's refusals.
-const OPERATION: &str = "GpuTopology::build";
+const OPERATION: &str = "the GPU topology build";
+
+/// The most corners at one vertex that the build takes on a device whose
+/// driver ends an invocation's loops after 65535 iterations in all (a
+/// software adapter): the invocations of a vertex loop over about three
+/// times its corners (its edges' uses, its fan), plus a binary search.
+pub const SOFTWARE_MAX_CORNERS: u32 = 21_000;
 
 /// Binding numbers of `topology_build.wgsl`.
 mod slot {
@@ -106,7 +116,8 @@ mod slot {
     pub(super) const SLICE_PTR: usize = 24;
     pub(super) const ITEMS: usize = 25;
     pub(super) const KEYS: usize = 26;
-    pub(super) const COUNT: usize = 27;
+    pub(super) const SORTED: usize = 27;
+    pub(super) const COUNT: usize = 28;
 }
 
 /// The status bits of `topology_build.wgsl` (`STATUS_*`), with the kind
@@ -162,6 +173,24 @@ fn check_faces(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Res
 }
 
 /// A device array of `len` zeros, checked against the binding limit.
+/// Refuses a vertex of more than `max` corners (checked faces), naming the
+/// first.
+fn check_valences(nv: u32, face_verts: &[u32], max: u32) -> Result<(), GpuError> {
+    if face_verts.len() <= max as usize {
+        return Ok(());
+    }
+    let mut corners = vec![0u32; nv as usize];
+    for &v in face_verts {
+        corners[v as usize] += 1;
+    }
+    match corners.iter().position(|&n| n > max) {
+        Some(v) => {
+            Err(GpuError::ValenceOverDriverLimit { operation: OPERATION, vertex: v as u32, corners: corners[v], max })
+        }
+        None => Ok(()),
+    }
+}
+
 fn alloc(ctx: &GpuContext, what: &'static str, len: u32) -> Result<GpuBuffer<u32>, GpuError> {
     zeroed(ctx, what, u64::from(len))
 }
@@ -200,6 +229,8 @@ pub struct TopologyKernels {
     pointers: Kernel,
     place: Kernel,
     sort: Kernel,
+    rank_long: Kernel,
+    copy_long: Kernel,
     count_edges: Kernel,
     edge_ends: Kernel,
     edge_tags: Kernel,
@@ -215,7 +246,11 @@ struct Sort<'a> {
     slice_ptr: &'a GpuBuffer<u32>,
     items: &'a GpuBuffer<u32>,
     keys: &'a GpuBuffer<u32>,
+    /// Scratch of `total` items for the long slices.
+    sorted: &'a GpuBuffer<u32>,
     slices: u32,
+    /// Items in all slices.
+    total: u32,
 }
 
 impl TopologyKernels {
@@ -233,6 +268,8 @@ impl TopologyKernels {
                 "pointers_main",
                 "place_main",
                 "sort_slices",
+                "rank_long",
+                "copy_long",
                 "count_edges",
                 "edge_ends",
                 "edge_tags_main",
@@ -249,6 +286,8 @@ impl TopologyKernels {
             pointers: kernel()?,
             place: kernel()?,
             sort: kernel()?,
+            rank_long: kernel()?,
+            copy_long: kernel()?,
             count_edges: kernel()?,
             edge_ends: kernel()?,
             edge_tags: kernel()?,
@@ -271,7 +310,12 @@ impl TopologyKernels {
         t[slot::SLICE_PTR] = Some(sort.slice_ptr.as_wgpu());
         t[slot::ITEMS] = Some(sort.items.as_wgpu());
         t[slot::KEYS] = Some(sort.keys.as_wgpu());
-        program::dispatch(ctx, encoder, &self.sort, &t, u64::from(sort.slices))
+        t[slot::SORTED] = Some(sort.sorted.as_wgpu());
+        // Short slices one invocation each; long ones one invocation per
+        // item (no invocation loops over more than one slice's length).
+        program::dispatch(ctx, encoder, &self.sort, &t, u64::from(sort.slices))?;
+        program::dispatch(ctx, encoder, &self.rank_long, &t, u64::from(sort.total))?;
+        program::dispatch(ctx, encoder, &self.copy_long, &t, u64::from(sort.total))
     }
 
     /// The connectivity of the faces `face_ptr` / `face_verts` over
@@ -290,12 +334,12 @@ impl TopologyKernels {
     /// then takes the result if no face is too large for it).
     ///
     /// # Errors
-    /// * [`GpuError::InvalidFaces`] (operation `"GpuTopology::build"`),
+    /// * [`GpuError::InvalidFaces`] (operation `"the GPU topology build"`),
     ///   before anything is uploaded, if the faces are malformed: a
     ///   `face_ptr` that does not run from 0 to the number of corners or
     ///   decreases, a face of fewer than 3 vertices, or a vertex index
     ///   `>= num_vertices` (the [`FaceDefect`] says which, naming the face);
-    /// * [`GpuError::NotManifold`] (operation `"GpuTopology::build"`) if the
+    /// * [`GpuError::NotManifold`] (operation `"the GPU topology build"`) if the
     ///   mesh is not manifold, with the kinds of configuration found and
     ///   the lowest vertex involved (build it on the CPU with
     ///   [`Topology::build`]);
@@ -311,6 +355,9 @@ impl TopologyKernels {
         face_verts: &[u32],
     ) -> Result<GpuTopology, GpuError> {
         let [nv, nf, nc, max_order] = check_faces(num_vertices, face_ptr, face_verts)?;
+        if ctx.adapter_info().device_type == wgpu::DeviceType::Cpu {
+            check_valences(nv, face_verts, SOFTWARE_MAX_CORNERS)?;
+        }
         let fault = |message: String| GpuError::Internal { operation: "topology build", message };
 
         // 1. Corner faces, corner ends, counts.
@@ -350,8 +397,9 @@ impl TopologyKernels {
         let vertex_corners = alloc(ctx, "topology vertex_corners", nc)?;
         let half = alloc(ctx, "topology edge_corners", nc)?;
         let mut ecounts = alloc(ctx, "topology edge counts", 2 * nv + 1)?;
-        let by_corner = uniform(ctx, "topology sort params", &[nv, 0, 0, 0]);
-        let by_hi = uniform(ctx, "topology sort params", &[nv, 1, 0, 0]);
+        let by_corner = uniform(ctx, "topology sort params", &[nv, 0, nc, 0]);
+        let by_hi = uniform(ctx, "topology sort params", &[nv, 1, nc, 0]);
+        let sorted = alloc(ctx, "topology sort scratch", nc)?;
         {
             let t = table(
                 &params,
@@ -373,9 +421,19 @@ impl TopologyKernels {
                 slice_ptr: &vertex_corner_ptr,
                 items: &vertex_corners,
                 keys: &corner_hi,
+                sorted: &sorted,
                 slices: nv,
+                total: nc,
             };
-            let half_sort = Sort { params: &by_hi, slice_ptr: &lo_ptr, items: &half, keys: &corner_hi, slices: nv };
+            let half_sort = Sort {
+                params: &by_hi,
+                slice_ptr: &lo_ptr,
+                items: &half,
+                keys: &corner_hi,
+                sorted: &sorted,
+                slices: nv,
+                total: nc,
+            };
             submit(ctx, "topology placement", |enc| {
                 program::dispatch(ctx, enc, &self.pointers, &t, u64::from(nv) + 1)?;
                 program::dispatch(ctx, enc, &self.place, &t, u64::from(nc))?;
@@ -401,6 +459,8 @@ impl TopologyKernels {
         let edge_tags = alloc(ctx, "topology edge_tags", ne)?;
         let vertex_edges = alloc(ctx, "topology vertex_edges", 2 * ne)?;
         let vertex_tags = alloc(ctx, "topology vertex_tags", nv)?;
+        let by_edge = uniform(ctx, "topology sort params", &[nv, 0, 2 * ne, 0]);
+        let edge_sorted = alloc(ctx, "topology sort scratch", 2 * ne)?;
         {
             let t = table(
                 &params,
@@ -426,11 +486,13 @@ impl TopologyKernels {
                 ],
             );
             let edges_sort = Sort {
-                params: &by_corner,
+                params: &by_edge,
                 slice_ptr: &vertex_edge_ptr,
                 items: &vertex_edges,
                 keys: &corner_hi,
+                sorted: &edge_sorted,
                 slices: nv,
+                total: 2 * ne,
             };
             submit(ctx, "topology edges", |enc| {
                 program::dispatch(ctx, enc, &self.edge_ends, &t, u64::from(nv) + 1)?;
@@ -514,7 +576,7 @@ mod tests {
     fn malformed_faces_are_refused_naming_the_face() {
         use crate::{FaceDefect, FacePointerDefect, GpuError};
         let defect = |r: Result<[u32; 4], GpuError>| match r {
-            Err(GpuError::InvalidFaces { operation: "GpuTopology::build", defect }) => defect,
+            Err(GpuError::InvalidFaces { operation: "the GPU topology build", defect }) => defect,
             other => panic!("expected a refusal, got {other:?}"),
         };
         assert_eq!(

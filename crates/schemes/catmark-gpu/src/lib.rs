@@ -286,7 +286,7 @@ impl CatmarkGpu {
         let mut plan = CatmarkGpuPlan {
             ctx: self.ctx.clone(),
             kernels,
-            steps: Vec::with_capacity(levels as usize),
+            steps: Vec::new(),
             lens: vec![base.topology().num_vertices()],
             source: Source::Device(Box::new(DeviceBuilt {
                 base: Base::Host(base),
@@ -355,6 +355,8 @@ impl Refiner for CatmarkGpu {
     /// uploads it ([`TopologySite::Host`], and `Auto` for control meshes
     /// the device does not refine).
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<CatmarkGpuPlan> {
+        // Refused from the counts before anything is built or uploaded.
+        CatmarkSlak.predict(input, levels)?;
         if self.site == TopologySite::Host {
             let cpu = CatmarkSlak.build(input, levels, par)?;
             return self.upload(cpu).map_err(scheme_error);
@@ -369,6 +371,9 @@ impl Refiner for CatmarkGpu {
                 self.upload(cpu).map_err(scheme_error)
             }
         }
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<subla_scheme::Prediction>> {
+        CatmarkSlak.predict(input, levels)
     }
     /// One more level, where the plan's topology lives: on the device for
     /// device-built plans, else the CPU step of [`CatmarkSlak`] followed

@@ -134,7 +134,7 @@ impl QuadSplitKernels {
     /// [`Topology::split_quads`]'s, array for array.
     ///
     /// # Errors
-    /// * [`GpuError::ManifoldRequired`] (operation `"split_quads_gpu"`) if
+    /// * [`GpuError::ManifoldRequired`] (operation `"the GPU quad split"`) if
     ///   `t` is not manifold ([`GpuTopology::is_manifold`]): non-manifold
     ///   levels stay on the CPU ([`Topology::split_quads`]);
     /// * [`GpuError::TooLarge`] (limit `"max face order"`) if a face has
@@ -147,7 +147,7 @@ impl QuadSplitKernels {
     pub fn split(&self, ctx: &GpuContext, t: &GpuTopology) -> Result<(GpuTopology, GpuBuffer<u32>), GpuError> {
         let [t_nv, t_nf, t_ne, t_nc, t_max_order] = t.counts();
         if !t.is_manifold() {
-            return Err(GpuError::ManifoldRequired { operation: "split_quads_gpu" });
+            return Err(GpuError::ManifoldRequired { operation: "the GPU quad split" });
         }
         if t_max_order > MAX_FACE_ORDER {
             return Err(GpuError::TooLarge {

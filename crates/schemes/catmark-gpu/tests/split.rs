@@ -121,7 +121,7 @@ fn non_manifold_and_large_faces_are_refused() -> Result<(), GpuError> {
     let gpu = GpuTopology::upload(ctx, &t)?;
     assert!(!gpu.is_manifold());
     match kernels.split(ctx, &gpu) {
-        Err(GpuError::ManifoldRequired { operation: "split_quads_gpu" }) => {}
+        Err(GpuError::ManifoldRequired { operation: "the GPU quad split" }) => {}
         other => panic!("expected the non-manifold refusal, got {other:?}"),
     }
     let n = 65u32;

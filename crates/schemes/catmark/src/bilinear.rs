@@ -7,7 +7,9 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{for_rows, real};
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LevelPlan, LevelRules, NoLean, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LevelCounts, LevelPlan, LevelRules, NoLean, Prediction, Refiner, Result,
+};
 
 use crate::refine::refine_plain;
 
@@ -64,6 +66,12 @@ impl LevelRules for BilinearRules {
     fn operator_bound(&self, t: &Topology, _step: &()) -> u64 {
         (t.num_vertices() + t.num_corners() + 2 * t.num_edges()) as u64
     }
+    fn child_counts(&self, p: &LevelCounts, _level: u32) -> Option<LevelCounts> {
+        Some(crate::slak::quad_split_counts(p))
+    }
+    fn operator_bound_of_counts(&self, p: &LevelCounts, _level: u32) -> Option<u128> {
+        Some(p.vertices + p.corners + 2 * p.edges)
+    }
     fn child_point(&self, parent: Counts, _step: &(), row: usize) -> Option<ChildPoint> {
         ChildPoint::of_quad_split(parent.vertices, parent.faces, parent.edges, row)
     }
@@ -76,7 +84,11 @@ impl Refiner for Bilinear {
         "bilinear"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<BilinearPlan> {
+        subla_scheme::predict(&BilinearRules, input.topology(), 0, levels)?;
         BilinearPlan::from_prepared(BilinearRules, input.clone(), 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&BilinearRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: BilinearPlan, par: Par) -> Result<BilinearPlan> {
         plan.next(par)

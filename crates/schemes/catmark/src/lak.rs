@@ -27,7 +27,7 @@ use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csc_into, spmv_csr, spmv_csr_into};
 use subla_algebra::{CscMat, CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
-use subla_scheme::{AlgebraPlan, AlgebraRules, Refiner, Result, SchemeError};
+use subla_scheme::{AlgebraPlan, AlgebraRules, Prediction, Refiner, Result, SchemeError};
 
 use crate::level::{Step, child_mesh, masks, prepare};
 
@@ -103,7 +103,12 @@ const NAME: &str = "catmark-lak";
 fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let t = parent.topology();
     let (nv, nf) = (t.num_vertices(), t.num_faces());
-    let m = t.mesh_matrix()?;
+    // A face that repeats a vertex has no mesh matrix (the kernel path
+    // takes it).
+    let m = t.mesh_matrix().map_err(|e| match e {
+        e @ subla_mesh::MeshError::RepeatedVertex { .. } => subla_scheme::algebra_path_limit(NAME, t, Some(e)),
+        e => e.into(),
+    })?;
     let mt = m.as_ref().transpose(); // CSR of Mᵀ, free
     let mt_csc = m.to_csr(par).into_transpose(); // CSC of Mᵀ
     // Eq. 2: face orders.
@@ -122,7 +127,7 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     )?;
     // T and F (Eq. 6, 12) need every directed edge in at most one face.
     if directed.as_ref().iter().any(|(_, _, n)| *n > 1) {
-        return Err(subla_scheme::not_manifold(NAME, t));
+        return Err(subla_scheme::algebra_path_limit(NAME, t, None));
     }
     drop(directed);
     // Eq. 4: E.
@@ -309,7 +314,11 @@ impl Refiner for CatmarkLak {
         "catmark-lak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
+        subla_scheme::predict(&crate::CatmarkRules, input.topology(), 0, levels)?;
         LakPlan::from_prepared(CatmarkLakRules, prepare(input)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&crate::CatmarkRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
         plan.next(par)

@@ -10,7 +10,9 @@ use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
 use subla_scheme::refinement::ClosedForm;
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LevelPlan, LevelRules, NoLean, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LevelCounts, LevelPlan, LevelRules, NoLean, Prediction, Refiner, Result,
+};
 
 use crate::level::{EdgeMask, Step, VertexMask, child_level, masks, prepare};
 use crate::operator::{level_operator, level_operator_bound, level_operator_rows, limit_operator};
@@ -55,6 +57,14 @@ impl LevelRules for CatmarkRules {
     }
     fn operator_bound(&self, t: &Topology, _step: &Step) -> u64 {
         level_operator_bound(t)
+    }
+    fn child_counts(&self, p: &LevelCounts, _level: u32) -> Option<LevelCounts> {
+        Some(quad_split_counts(p))
+    }
+    fn operator_bound_of_counts(&self, p: &LevelCounts, _level: u32) -> Option<u128> {
+        // `level_operator_bound` summed: 3V + 2E + Σn² over the vertices,
+        // C over the faces, 2E + Σn² over the edges.
+        Some(3 * p.vertices + 4 * p.edges + p.corners + 2 * p.order_squares)
     }
     fn child_point(&self, parent: Counts, _step: &Step, row: usize) -> Option<ChildPoint> {
         ChildPoint::of_quad_split(parent.vertices, parent.faces, parent.edges, row)
@@ -116,11 +126,22 @@ impl Refiner for CatmarkSlak {
         "catmark-slak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<CatmarkPlan> {
+        // Before the mesh is prepared: a build that would overflow costs nothing.
+        subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)?;
         CatmarkPlan::from_prepared(CatmarkRules, prepare(input)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: CatmarkPlan, par: Par) -> Result<CatmarkPlan> {
         plan.next(par)
     }
+}
+
+/// The counts after a quad split (one quad per corner) of a level of
+/// counts `p`: Catmull-Clark's and bilinear's.
+pub(crate) fn quad_split_counts(p: &LevelCounts) -> LevelCounts {
+    LevelCounts::quads(p.vertices + p.edges + p.faces, 2 * p.edges + p.corners, p.corners, 2 * p.boundary_edges)
 }
 
 /// One level of eval: `x` (parent rows) → `y` (child rows), row length `d`.

@@ -133,10 +133,15 @@ fn regular_grid_interior_is_bicubic_bspline_knot_insertion() {
 fn lak_rejects_what_the_mesh_matrix_cannot_hold() {
     let mesh = subla_mesh::Mesh::from_faces(5, &[vec![0, 1, 2, 1], vec![2, 3, 4]]).unwrap();
     let e = CatmarkLak.build(&mesh, 1, Par::Rayon).unwrap_err();
+    // Named as a limit of the algebra path, pointing at the kernel path
+    // (it cited no way out before).
     assert!(
-        matches!(e, subla_scheme::SchemeError::Mesh(subla_mesh::MeshError::RepeatedVertex { face: 0, vertex: 1, .. })),
+        matches!(&e, subla_scheme::SchemeError::AlgebraPathLimit { source, .. }
+            if matches!(**source, subla_mesh::MeshError::RepeatedVertex { face: 0, vertex: 1, .. })),
         "{e}"
     );
+    let text = e.to_string();
+    assert!(text.contains("--path slak") && !text.contains("Eq.") && !text.contains('\n'), "{text}");
     // The SLAK path takes it.
     assert!(CatmarkSlak.build(&mesh, 1, Par::Rayon).is_ok());
 }

@@ -161,7 +161,12 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let t = parent.topology();
     check_triangles(t)?;
     let nv = t.num_vertices();
-    let m = t.mesh_matrix()?;
+    // A face that repeats a vertex has no mesh matrix (the kernel path
+    // takes it).
+    let m = t.mesh_matrix().map_err(|e| match e {
+        e @ subla_mesh::MeshError::RepeatedVertex { .. } => subla_scheme::algebra_path_limit(NAME, t, Some(e)),
+        e => e.into(),
+    })?;
     let mt_csc = m.to_csr(par).into_transpose(); // CSC of Mᵀ
     // The vertex of triangle k at the position that is neither a nor b.
     let third = |k: u32, a: u32, b: u32| -> u32 {
@@ -185,7 +190,7 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     )?;
     // G (Eq. 30) holds one opposite vertex per directed edge.
     if g.as_ref().iter().any(|(_, _, v)| v.1 > 1) {
-        return Err(subla_scheme::not_manifold(NAME, t));
+        return Err(subla_scheme::algebra_path_limit(NAME, t, None));
     }
     let g = g.map_values(|(o, _)| o);
     let gt = g.to_csr(par).into_transpose();
@@ -345,7 +350,11 @@ impl Refiner for LoopLak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LakPlan> {
+        subla_scheme::predict(&crate::LoopRules, input.topology(), 0, levels)?;
         LakPlan::from_prepared(LoopLakRules, prepare(input, self.rules)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<subla_scheme::Prediction>> {
+        subla_scheme::predict(&crate::LoopRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: LakPlan, par: Par) -> Result<LakPlan> {
         plan.next(par)

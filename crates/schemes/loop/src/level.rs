@@ -80,8 +80,8 @@ pub struct Step {
 
 /// OpenSubdiv's preparation of the control mesh
 /// (`prepareComponentTagsAndSharpness`: boundary option, non-manifold
-/// sharpening, holes of `VTX_BOUNDARY_NONE`), after dropping every tag under
-/// [`Rules::Cgal`]: the mesh with *effective* sharpness, the form every
+/// sharpening, holes of `VTX_BOUNDARY_NONE`), after dropping every tag but
+/// the holes under [`Rules::Cgal`]: the mesh with *effective* sharpness, the form every
 /// level is kept in.
 ///
 /// # Errors
@@ -95,10 +95,12 @@ pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
         Rules::OpenSubdiv => {
             (mesh.edge_sharpness().to_vec(), mesh.vertex_sharpness().to_vec(), mesh.holes().to_vec(), mesh.options())
         }
+        // CGAL's rules have no sharpness; holes only leave faces out of
+        // the output, so they are carried all the same.
         Rules::Cgal => (
             vec![0.0; t.num_edges()],
             vec![0.0; nv],
-            vec![false; t.num_faces()],
+            mesh.holes().to_vec(),
             Options {
                 boundary: BoundaryInterpolation::EdgeOnly,
                 crease_method: CreaseMethod::Uniform,

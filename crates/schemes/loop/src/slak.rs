@@ -9,7 +9,9 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology, TriChild};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LeanLevel, LevelPlan, LevelRules, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LeanLevel, LevelCounts, LevelPlan, LevelRules, Prediction, Refiner, Result,
+};
 
 use crate::lean::{lean, lean_eval, lean_faces};
 use crate::level::{
@@ -84,6 +86,14 @@ impl LevelRules for LoopRules {
     }
     fn operator_bound(&self, t: &Topology, _step: &Step) -> u64 {
         operator_bound(t)
+    }
+    fn child_counts(&self, p: &LevelCounts, _level: u32) -> Option<LevelCounts> {
+        Some(LevelCounts::triangles(p.vertices + p.edges, 2 * p.edges + p.corners, 4 * p.faces, 2 * p.boundary_edges))
+    }
+    fn operator_bound_of_counts(&self, p: &LevelCounts, _level: u32) -> Option<u128> {
+        // `operator_bound` summed: 3V + 2E over the vertices, 2E + C over
+        // the edges.
+        Some(3 * p.vertices + 4 * p.edges + p.corners)
     }
     fn child_point(&self, parent: Counts, _step: &Step, row: usize) -> Option<ChildPoint> {
         ChildPoint::of_quad_split(parent.vertices, 0, parent.edges, row)
@@ -174,7 +184,11 @@ impl Refiner for LoopSlak {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LoopPlan> {
+        subla_scheme::predict(&LoopRules, input.topology(), 0, levels)?;
         LoopPlan::from_prepared(LoopRules, prepare(input, self.rules)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&LoopRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: LoopPlan, par: Par) -> Result<LoopPlan> {
         plan.next(par)

@@ -277,7 +277,13 @@ fn non_triangles_are_refused_naming_the_face() {
 fn lak_rejects_what_the_mesh_matrix_cannot_hold() {
     let mesh = Mesh::from_faces(5, &[vec![0, 1, 1], vec![1, 3, 4], vec![0, 4, 1]]).unwrap();
     let e = LoopLak::new().build(&mesh, 1, Par::Rayon).unwrap_err();
-    assert!(matches!(e, SchemeError::Mesh(subla_mesh::MeshError::RepeatedVertex { face: 0, vertex: 1, .. })), "{e}");
+    // Named as a limit of the algebra path, pointing at the kernel path.
+    assert!(
+        matches!(&e, SchemeError::AlgebraPathLimit { source, .. }
+            if matches!(**source, subla_mesh::MeshError::RepeatedVertex { face: 0, vertex: 1, .. })),
+        "{e}"
+    );
+    assert!(e.to_string().contains("--path slak"), "{e}");
     // The SLAK path takes it (OpenSubdiv's degenerate edges).
     assert!(LoopSlak::new().build(&mesh, 2, Par::Rayon).is_ok());
 }
@@ -408,5 +414,32 @@ fn lean_levels_equal_full_levels_bit_for_bit() {
                 }
             }
         }
+    }
+}
+
+/// An edge of three faces: the algebra path refuses it as its own limit,
+/// saying that the kernel path takes it (which it does).
+#[test]
+fn lak_names_the_kernel_path_for_an_edge_of_three_faces() {
+    let mesh = Mesh::from_faces(5, &[vec![0, 1, 2], vec![1, 0, 3], vec![0, 1, 4]]).unwrap();
+    let e = LoopLak::new().build(&mesh, 1, Par::Rayon).unwrap_err();
+    assert!(matches!(e, SchemeError::AlgebraPathLimit { scheme: "loop-lak", .. }), "{e}");
+    assert!(e.to_string().contains("--path slak"), "{e}");
+    assert!(LoopSlak::new().build(&mesh, 1, Par::Rayon).is_ok());
+}
+
+/// CGAL's rule set dropped the holes with the other tags (the hole's faces
+/// were written); holes only leave faces out, so both rule sets carry them.
+#[test]
+fn both_rule_sets_carry_holes() {
+    let m = subla_mesh::MeshBuilder::from_faces(4, &[[0u32, 2, 1], [0, 1, 3], [1, 2, 3], [2, 0, 3]])
+        .hole(2)
+        .build(Par::Seq)
+        .unwrap();
+    for refiner in [LoopSlak::new(), LoopSlak::cgal()] {
+        let plan = refiner.build(&m, 2, Par::Seq).unwrap();
+        let f = plan.faces(2, Par::Seq).unwrap();
+        let holes: Vec<usize> = (0..f.holes.len()).filter(|&i| f.holes[i]).collect();
+        assert_eq!(holes, (32..48).collect::<Vec<_>>(), "{}", refiner.name());
     }
 }

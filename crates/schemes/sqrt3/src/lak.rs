@@ -31,7 +31,9 @@ use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::eval_levels;
 use subla_scheme::{Plan, Refiner, Result, SchemeError};
 
-use crate::level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, NONE, alpha, check_input, is_kobbelt_step, plain_mesh, prepare};
+use crate::level::{
+    BOUNDARY_EDGE, BOUNDARY_VERTEX, NONE, alpha, check_input, hole_children, is_kobbelt_step, plain_mesh, prepare,
+};
 
 /// √3 subdivision through mapped SpMV and SpGEMM, with Kobbelt's boundary
 /// rule.
@@ -79,8 +81,9 @@ impl Sqrt3LakPlan {
     /// The plan of `levels` steps over the prepared mesh `base`, whose first
     /// step has the global index `first_step`.
     fn over(base: Mesh, levels: u32, first_step: u32, par: Par) -> Result<Sqrt3LakPlan> {
+        subla_scheme::predict(&crate::Sqrt3Rules, base.topology(), first_step, levels)?;
         let mut meshes = vec![base];
-        let mut lvls = Vec::with_capacity(levels as usize);
+        let mut lvls = Vec::new();
         for l in 0..levels {
             let (lv, child) = build_level(&meshes[l as usize], is_kobbelt_step(first_step + l), par)?;
             lvls.push(lv);
@@ -263,7 +266,7 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
         }
     }
     let face_ptr: Vec<u32> = (0..=3 * nf as u32).map(|i| 3 * i).collect();
-    let child = plain_mesh(Topology::build(nv + new, face_ptr, fv, par)?)?;
+    let child = hole_children(plain_mesh(Topology::build(nv + new, face_ptr, fv, par)?)?, parent)?;
 
     // Splitting steps: the boundary vertex rows and the new points as
     // sparse matrices.
@@ -342,7 +345,11 @@ impl Refiner for Sqrt3Lak {
         "sqrt3-lak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<Sqrt3LakPlan> {
+        subla_scheme::predict(&crate::Sqrt3Rules, input.topology(), 0, levels)?;
         Sqrt3LakPlan::over(prepare(input)?, levels, 0, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<subla_scheme::Prediction>> {
+        subla_scheme::predict(&crate::Sqrt3Rules, input.topology(), 0, levels)
     }
     fn step(&self, mut plan: Sqrt3LakPlan, par: Par) -> Result<Sqrt3LakPlan> {
         // The step count continues, as in `Sqrt3Slak`.

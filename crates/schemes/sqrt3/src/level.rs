@@ -4,9 +4,10 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
+use subla_mesh::tags::BoundaryInterpolation;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{Mesh, MeshError, Options, Topology};
-use subla_scheme::{Result, SchemeError};
+use subla_scheme::{LevelCounts, Result, SchemeError};
 
 use crate::split::{Sqrt3Child, Sqrt3Split};
 
@@ -33,6 +34,17 @@ pub const BOUNDARY_VERTEX: [f64; 2] = [4.0 / 27.0, 19.0 / 27.0];
 /// the odd ones (the 2nd, 4th, … step) split boundary edges in three.
 pub(crate) fn is_kobbelt_step(global_step: u32) -> bool {
     global_step % 2 == 1
+}
+
+/// The counts after the step of index `global_step` over a level of
+/// counts `p` (a manifold triangle mesh): a new vertex per face (two per
+/// boundary face on a boundary-splitting step), a triangle per corner,
+/// boundary edges split in three on such a step.
+pub(crate) fn child_counts(p: &LevelCounts, global_step: u32) -> LevelCounts {
+    let splits = is_kobbelt_step(global_step) && p.boundary_edges > 0;
+    let (extra, boundary) = if splits { (p.boundary_edges, 3 * p.boundary_edges) } else { (0, p.boundary_edges) };
+    let faces = p.corners;
+    LevelCounts::triangles(p.vertices + p.faces + extra, (3 * faces + boundary).div_ceil(2), faces, boundary)
 }
 
 /// Checks the control mesh: triangles only, manifold.
@@ -302,16 +314,18 @@ impl Step {
         Ok(out)
     }
 
-    /// The child mesh (no tags, default options).
-    pub(crate) fn child_mesh(&self, t: &Topology, par: Par) -> Result<Mesh> {
+    /// The child mesh of `parent` (no sharpness, default options; the
+    /// children of a hole are holes).
+    pub(crate) fn child_mesh(&self, parent: &Mesh, par: Par) -> Result<Mesh> {
+        let t = parent.topology();
         if !self.splits_any(t) {
-            return plain_mesh(t.split_sqrt3(par)?);
+            return hole_children(plain_mesh(t.split_sqrt3(par)?)?, parent);
         }
         let fv = self.child_faces(t, par)?;
         let nf = fv.len() / 3;
         let face_ptr: Vec<u32> = (0..=nf as u32).map(|i| 3 * i).collect();
         let ct = Topology::build(self.child_len(), face_ptr, fv, par)?;
-        plain_mesh(ct)
+        hole_children(plain_mesh(ct)?, parent)
     }
 
     /// Upper bound of the nonzeros of the operator: `Σ_v (valence + 1) +
@@ -353,13 +367,82 @@ pub(crate) fn plain_mesh(t: Topology) -> Result<Mesh> {
     Ok(Mesh::from_parts(t, vec![0.0; ne], vec![0.0; nv], vec![false; nf], Options::default())?)
 }
 
-/// The control mesh as the scheme sees it: its topology, tags dropped (CGAL
-/// ignores creases, corners and holes).
+/// The hole flags of the children of `parent`'s faces: one child per
+/// corner, child `3 f + k` of face `f`, a hole where `f` is one.
+pub(crate) fn child_holes(parent: &Mesh) -> Vec<bool> {
+    let mut holes = vec![false; 3 * parent.num_faces()];
+    if parent.has_holes() {
+        for (f, &h) in parent.holes().iter().enumerate() {
+            if h {
+                holes[3 * f..3 * f + 3].fill(true);
+            }
+        }
+    }
+    holes
+}
+
+/// `child` (a plain mesh, one face per corner of `parent`) with the hole
+/// flags of `parent`'s faces carried to their children.
+pub(crate) fn hole_children(child: Mesh, parent: &Mesh) -> Result<Mesh> {
+    if !parent.has_holes() {
+        return Ok(child);
+    }
+    let t = child.topology();
+    let (ne, nv) = (t.num_edges(), t.num_vertices());
+    Ok(child.retagged(vec![0.0; ne], vec![0.0; nv], child_holes(parent), Options::default())?)
+}
+
+/// The control mesh as the scheme sees it: its topology and its holes
+/// (carried to the children of every level). √3 has no rules for sharp
+/// edges or corners, nor for a boundary without interpolation: a mesh
+/// with such tags is refused, naming the first.
+///
+/// # Errors
+/// As [`check_input`]; [`SchemeError::UnsupportedTag`] for a `crease` or
+/// `corner` of nonzero sharpness, or `interpolateboundary 0`.
 pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
     let t = mesh.topology();
     check_input(t)?;
-    let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
-    Ok(mesh.retagged(vec![0.0; ne], vec![0.0; nv], vec![false; nf], Options::default())?)
+    check_tags(mesh)?;
+    let (ne, nv) = (t.num_edges(), t.num_vertices());
+    Ok(mesh.retagged(vec![0.0; ne], vec![0.0; nv], mesh.holes().to_vec(), Options::default())?)
+}
+
+/// The schemes that honour what √3 refuses.
+const HONOURED_BY: &str = "catmark or loop";
+
+/// Refuses the tags √3 cannot honour (sharpness, no boundary
+/// interpolation), naming the first.
+fn check_tags(mesh: &Mesh) -> Result<()> {
+    let t = mesh.topology();
+    if let Some(e) = mesh.edge_sharpness().iter().position(|&s| s > 0.0) {
+        let [a, b] = t.edge(e);
+        let s = mesh.edge_sharpness()[e];
+        return Err(SchemeError::UnsupportedTag {
+            scheme: "sqrt3",
+            tag: "crease",
+            element: format!("edge {a}-{b}, sharpness {s}"),
+            honoured_by: HONOURED_BY,
+        });
+    }
+    if let Some(v) = mesh.vertex_sharpness().iter().position(|&s| s > 0.0) {
+        let s = mesh.vertex_sharpness()[v];
+        return Err(SchemeError::UnsupportedTag {
+            scheme: "sqrt3",
+            tag: "corner",
+            element: format!("vertex {v}, sharpness {s}"),
+            honoured_by: HONOURED_BY,
+        });
+    }
+    if mesh.options().boundary == BoundaryInterpolation::None {
+        return Err(SchemeError::UnsupportedTag {
+            scheme: "sqrt3",
+            tag: "interpolateboundary",
+            element: "value 0, no boundary interpolation".into(),
+            honoured_by: HONOURED_BY,
+        });
+    }
+    Ok(())
 }
 
 fn too_large(what: &'static str, value: u64) -> SchemeError {

@@ -8,7 +8,9 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{assemble_rows, axpy, for_rows, load, real};
-use subla_scheme::{ChildPoint, Counts, FinestFaces, LeanLevel, LevelPlan, LevelRules, Refiner, Result};
+use subla_scheme::{
+    ChildPoint, Counts, FinestFaces, LeanLevel, LevelCounts, LevelPlan, LevelRules, Prediction, Refiner, Result,
+};
 
 use crate::lean::lean_eval;
 use crate::level::{Step, is_kobbelt_step, plain_mesh, prepare};
@@ -74,11 +76,11 @@ impl LevelRules for Sqrt3Rules {
         Step::new(parent.topology(), is_kobbelt_step(level), par)
     }
     fn child(&self, parent: &Mesh, step: &Step, par: Par) -> Result<Mesh> {
-        step.child_mesh(parent.topology(), par)
+        step.child_mesh(parent, par)
     }
     fn child_faces(&self, parent: &Mesh, step: &Step, par: Par) -> Result<FinestFaces> {
         let t = parent.topology();
-        let holes = vec![false; t.num_corners()];
+        let holes = crate::level::child_holes(parent);
         Ok(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes, par))
     }
     fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
@@ -90,6 +92,14 @@ impl LevelRules for Sqrt3Rules {
     fn operator_bound(&self, t: &Topology, step: &Step) -> u64 {
         step.operator_bound(t)
     }
+    fn child_counts(&self, p: &LevelCounts, level: u32) -> Option<LevelCounts> {
+        Some(crate::level::child_counts(p, level))
+    }
+    fn operator_bound_of_counts(&self, p: &LevelCounts, level: u32) -> Option<u128> {
+        // `Step::operator_bound` with valence.max(2) ≤ valence + 2.
+        let new = crate::level::child_counts(p, level).vertices - p.vertices;
+        Some(3 * p.vertices + 2 * p.edges + 3 * new)
+    }
     fn child_point(&self, _parent: Counts, step: &Step, row: usize) -> Option<ChildPoint> {
         step.child_point(row)
     }
@@ -98,6 +108,11 @@ impl LevelRules for Sqrt3Rules {
 impl LeanLevel<Sqrt3Rules> for Sqrt3Child {
     fn lean(_: &Sqrt3Rules, parent: &Mesh, level: u32, par: Par) -> Result<Option<(Sqrt3Child, Step)>> {
         let t = parent.topology();
+        // The lean kernels carry no hole flags: a mesh with holes keeps
+        // its levels in full.
+        if parent.has_holes() {
+            return Ok(None);
+        }
         let Some(child) = t.sqrt3_child(par)? else { return Ok(None) };
         // The split of a closed mesh: its step is the one above `level`.
         let step = Step::lean(t, &child, is_kobbelt_step(level + 1), par)?;
@@ -188,7 +203,11 @@ impl Refiner for Sqrt3Slak {
         "sqrt3-slak"
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<Sqrt3Plan> {
+        subla_scheme::predict(&Sqrt3Rules, input.topology(), 0, levels)?;
         Sqrt3Plan::from_prepared(Sqrt3Rules, prepare(input)?, 0, levels, par)
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&Sqrt3Rules, input.topology(), 0, levels)
     }
     fn step(&self, plan: Sqrt3Plan, par: Par) -> Result<Sqrt3Plan> {
         plan.next(par)

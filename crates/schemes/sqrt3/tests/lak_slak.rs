@@ -5,11 +5,32 @@
 
 use proptest::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::proptest_support::triangle_mesh;
-use subla_mesh::{Mesh, MeshData};
+use subla_mesh::{BoundaryInterpolation, Mesh, MeshData};
 use subla_scheme::testing::{check_contract, control_data};
 use subla_scheme::{Plan, Refiner, SchemeError, eval, modeling};
 use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak, Step};
+
+/// `d` without the tags √3 refuses (sharpness, no boundary
+/// interpolation); holes kept.
+fn untagged(mut d: MeshData) -> MeshData {
+    d.mesh = sqrt3_input(&d.mesh);
+    d
+}
+
+/// `m` without the tags √3 refuses; holes kept.
+fn sqrt3_input(m: &Mesh) -> Mesh {
+    let t = m.topology();
+    let mut opts = m.options();
+    if opts.boundary == BoundaryInterpolation::None {
+        opts.boundary = BoundaryInterpolation::EdgeOnly;
+    }
+    m.retagged(vec![0.0; t.num_edges()], vec![0.0; t.num_vertices()], m.holes().to_vec(), opts).unwrap()
+}
+
+/// Triangle meshes of the proptest strategy that √3 takes (holes kept).
+fn triangle_mesh() -> impl Strategy<Value = MeshData> {
+    subla_mesh::proptest_support::triangle_mesh().prop_map(untagged)
+}
 
 /// Closed triangle meshes of the proptest strategy.
 fn closed_triangle_mesh() -> impl Strategy<Value = MeshData> {
@@ -259,4 +280,64 @@ fn a_pillow_refines_into_a_non_manifold_mesh_and_both_paths_refuse_it() {
     assert!(matches!(lak.step(one, Par::Seq), Err(SchemeError::NotManifold { .. })));
     let one = slak.build(&mesh, 1, Par::Seq).unwrap();
     assert!(matches!(slak.step(one, Par::Seq), Err(SchemeError::NotManifold { .. })));
+}
+
+/// √3 ignored `t hole`: the hole's faces were written. The children of a
+/// hole are holes, on both paths and at every level (the lean level
+/// included), and in modeling mode.
+#[test]
+fn holes_are_carried_to_the_children() {
+    // An octahedron (closed: the lean level applies without holes) and an
+    // open fan (boundary-splitting steps), face 1 a hole.
+    let octahedron: &[&[u32]] =
+        &[&[0, 1, 2], &[0, 2, 3], &[0, 3, 4], &[0, 4, 1], &[5, 2, 1], &[5, 3, 2], &[5, 4, 3], &[5, 1, 4]];
+    let fan: &[&[u32]] = &[&[0, 1, 2], &[0, 2, 3], &[0, 3, 4], &[0, 4, 5]];
+    for (faces, nv) in [(octahedron, 6), (fan, 6)] {
+        let m = subla_mesh::MeshBuilder::from_faces(nv, faces).hole(1).build(Par::Seq).unwrap();
+        assert_eq!(m.holes().iter().filter(|&&h| h).count(), 1);
+        for levels in 1..=3u32 {
+            let expect = |l: u32| 3usize.pow(l);
+            let slak = Sqrt3Slak::new().build(&m, levels, Par::Seq).unwrap();
+            let lak = Sqrt3Lak::new().build(&m, levels, Par::Seq).unwrap();
+            for l in 1..=levels {
+                for (name, plan) in [("slak", &slak as &dyn Plan), ("lak", &lak as &dyn Plan)] {
+                    let f = plan.faces(l, Par::Seq).unwrap();
+                    let holes: Vec<usize> = (0..f.holes.len()).filter(|&i| f.holes[i]).collect();
+                    let want: Vec<usize> = (expect(l)..2 * expect(l)).collect();
+                    assert_eq!(holes, want, "{name}, level {l} of {levels}: the children of face 1");
+                }
+            }
+            let x = control_data(nv, 3, 1);
+            let (stepped, _) = modeling(&Sqrt3Slak::new(), &m, x.view(), levels, Par::Seq).unwrap();
+            let f = stepped.faces(stepped.levels(), Par::Seq).unwrap();
+            assert_eq!(f.holes.iter().filter(|&&h| h).count(), expect(levels), "modeling, {levels} levels");
+        }
+    }
+}
+
+/// √3 has no rule for sharp edges or corners, nor for a boundary without
+/// interpolation: it refuses them, naming the tag and the element, where
+/// it ignored them before.
+#[test]
+fn tags_without_a_rule_are_refused_by_name() {
+    let faces: &[&[u32]] = &[&[0, 1, 2], &[0, 2, 3]];
+    let b = || subla_mesh::MeshBuilder::from_faces(4, faces);
+    let cases = [
+        (b().crease(0, 2, 2.0).build(Par::Seq).unwrap(), "crease"),
+        (b().corner(1, 10.0).build(Par::Seq).unwrap(), "corner"),
+        (
+            b().options(subla_mesh::Options { boundary: BoundaryInterpolation::None, ..Default::default() })
+                .build(Par::Seq)
+                .unwrap(),
+            "interpolateboundary",
+        ),
+    ];
+    for (m, tag) in cases {
+        for e in [
+            Sqrt3Slak::new().build(&m, 1, Par::Seq).map(|_| ()).unwrap_err(),
+            Sqrt3Lak::new().build(&m, 1, Par::Seq).map(|_| ()).unwrap_err(),
+        ] {
+            assert!(matches!(e, SchemeError::UnsupportedTag { tag: t, .. } if t == tag), "{tag}: {e}");
+        }
+    }
 }

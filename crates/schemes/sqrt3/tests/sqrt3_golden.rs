@@ -36,6 +36,13 @@ fn cases() -> Vec<Case> {
 
 /// Goldens a path cannot match, with the reason. The test checks that they
 /// still fail (so a fix is noticed) and that everything else passes.
+/// `m` without tags, as CGAL reads it.
+fn untagged(m: &Mesh) -> Mesh {
+    let t = m.topology();
+    let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
+    m.retagged(vec![0.0; ne], vec![0.0; nv], vec![false; nf], subla_mesh::Options::default()).unwrap()
+}
+
 fn known_failure(path: &str, file: &str, mesh: &Mesh) -> Option<&'static str> {
     let _ = (path, file, mesh);
     None
@@ -50,7 +57,10 @@ fn run<R: Refiner<Input = Mesh>>(path: &str, refiner: &R) {
     assert_eq!(all.len(), 71, "sqrt3 goldens in the MANIFEST");
     let mut known = 0;
     for case in &all {
-        let d: MeshData = common::read(&common::data().join(&case.source));
+        let mut d: MeshData = common::read(&common::data().join(&case.source));
+        // CGAL ignores every tag; √3 refuses sharpness it cannot honour
+        // and carries holes, so the input goes without them.
+        d.mesh = untagged(&d.mesh);
         let golden = common::read(&common::data().join("golden").join(&case.file));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let plan = refiner.build(&d.mesh, case.level, Par::Rayon).map_err(|e| e.to_string())?;

@@ -174,6 +174,9 @@ impl Refiner for LoopGpu {
         let cpu = self.cpu.build(input, levels, par)?;
         self.upload(cpu, par)
     }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<subla_scheme::Prediction>> {
+        self.cpu.predict(input, levels)
+    }
     fn step(&self, plan: LoopGpuPlan, par: Par) -> Result<LoopGpuPlan> {
         let cpu = self.cpu.step(plan.into_cpu(), par)?;
         self.upload(cpu, par)

@@ -130,6 +130,9 @@ impl Refiner for Sqrt3Gpu {
         let cpu = Sqrt3Slak::new().build(input, levels, par)?;
         self.upload(cpu, par)
     }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<subla_scheme::Prediction>> {
+        Sqrt3Slak::new().predict(input, levels)
+    }
     fn step(&self, plan: Sqrt3GpuPlan, par: Par) -> Result<Sqrt3GpuPlan> {
         let cpu = Sqrt3Slak::new().step(plan.into_cpu(), par)?;
         self.upload(cpu, par)

@@ -64,7 +64,14 @@ fn goldens<P: Plan, R: Refiner<Input = Mesh, Plan = TriGpuPlan<P>>>(refiner: &R,
     let mut failures = Vec::new();
     let (mut worst_golden, mut worst_cpu) = (0f64, 0f64);
     for case in &all {
-        let d: MeshData = common::read(&common::data().join(&case.source));
+        let mut d: MeshData = common::read(&common::data().join(&case.source));
+        if scheme == "sqrt3" {
+            // CGAL ignores every tag; √3 refuses the sharpness it has no
+            // rule for, so its goldens are compared on untagged meshes.
+            let t = d.mesh.topology();
+            let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
+            d.mesh = d.mesh.retagged(vec![0.0; ne], vec![0.0; nv], vec![false; nf], Default::default()).unwrap();
+        }
         let golden = common::read(&common::data().join("golden").join(&case.file));
         let plan = match refiner.build(&d.mesh, case.level, Par::Rayon) {
             Ok(p) => p,
