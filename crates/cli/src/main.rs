@@ -426,7 +426,9 @@ fn export_matrices<R: Refiner<Input = Mesh> + ?Sized>(
 struct RenderArgs {
     /// Input mesh (.obj or .ply); the embedded example mesh when absent.
     input: Option<PathBuf>,
-    /// Output PNG [default: subla-out/<name>.png, or <name>.L<levels>.png].
+    /// Output PNG; a folder (one that exists, or a path ending in `/`) gets
+    /// the default name inside [default: subla-out/<name>.png, or
+    /// <name>.L<levels>.png].
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Subdivide this many levels (Catmull-Clark unless --scheme) first.
@@ -501,10 +503,11 @@ fn check_image_size(ctx: &subla_gpu::GpuContext, width: u32, height: u32) -> Res
 fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let name = input_name(args.input.as_deref());
-    let out = args.output.clone().unwrap_or_else(|| {
-        let file = if args.levels == 0 { format!("{name}.png") } else { format!("{name}.L{}.png", args.levels) };
-        PathBuf::from("subla-out").join(file)
-    });
+    let file = if args.levels == 0 { format!("{name}.png") } else { format!("{name}.L{}.png", args.levels) };
+    let out = match &args.output {
+        Some(o) => output::in_folder(o, &file),
+        None => PathBuf::from("subla-out").join(file),
+    };
     let inputs: Vec<&Path> = args.input.as_deref().into_iter().collect();
     output::check_outputs(&inputs, &[("-o", &out)])?;
     let (mesh, positions, creases) = if args.levels == 0 {

@@ -121,6 +121,14 @@ fn identity(path: &Path) -> Identity {
     }
 }
 
+/// `out` as given, or `out/default` when `out` names a folder: one that
+/// exists, or a path ending in `/` (which would otherwise become a file
+/// named like the folder).
+pub(crate) fn in_folder(out: &Path, default: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    if out.is_dir() || out.as_os_str().as_bytes().ends_with(b"/") { out.join(default) } else { out.to_path_buf() }
+}
+
 /// Refuses, before any work, outputs that are an input or another output
 /// of the same run (the same file by canonical path or by device and
 /// inode, so links are caught), and outputs whose folder is a file.

@@ -25,8 +25,10 @@ pub(crate) struct SubdivideArgs {
     /// Input mesh (.obj or .ply); OpenSubdiv shape tags in OBJ files are
     /// honoured. The embedded example mesh when absent.
     pub(crate) input: Option<PathBuf>,
-    /// Output file: PLY (binary) when its name ends in `.ply`, OBJ otherwise
-    /// [default: <out-dir>/<name>.L<levels>.obj, or .ply for a PLY input].
+    /// Output file: PLY (binary) when its name ends in `.ply`, OBJ otherwise;
+    /// a folder (one that exists, or a path ending in `/`) gets the default
+    /// name inside [default: <out-dir>/<name>.L<levels>.obj, or .ply for a
+    /// PLY input].
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Folder of the default output files.
@@ -442,8 +444,18 @@ pub(crate) fn subdivide(
         Some(e) if e.eq_ignore_ascii_case("ply") => "ply",
         _ => "obj",
     };
-    let obj = args.output.clone().unwrap_or_else(|| args.out_dir.join(format!("{name}.L{}.{ext}", args.levels)));
-    let png = args.png.as_ref().map(|p| if p.as_os_str() == "auto" { obj.with_extension("png") } else { p.clone() });
+    let default = format!("{name}.L{}.{ext}", args.levels);
+    let obj = match &args.output {
+        Some(o) => output::in_folder(o, &default),
+        None => args.out_dir.join(&default),
+    };
+    let png = args.png.as_ref().map(|p| {
+        if p.as_os_str() == "auto" {
+            obj.with_extension("png")
+        } else {
+            output::in_folder(p, &format!("{name}.L{}.png", args.levels))
+        }
+    });
     let mut outputs = vec![(if args.output.is_some() { "-o" } else { "--out-dir" }, obj.as_path())];
     outputs.extend(png.as_deref().map(|p| ("--png", p)));
     output::check_outputs(&args.input.as_deref().into_iter().collect::<Vec<_>>(), &outputs)?;

@@ -54,3 +54,22 @@ fn the_default_output_of_a_ply_input_is_ply() {
     let back = subla_mesh::ply::read_ply(out_dir.join("quad.L1.ply"), subla_mesh::Validation::OpenSubdiv).unwrap();
     assert_eq!(back.channels.len(), 4);
 }
+
+/// `-o` naming a folder — one that exists, or a path ending in `/` — gets
+/// the default file name inside it (a trailing `/` used to become a file
+/// named like the folder).
+#[test]
+fn an_output_folder_gets_the_default_name_inside() {
+    let d = dir().join("folders");
+    std::fs::create_dir_all(&d).unwrap();
+    let input = d.join("quad.obj");
+    std::fs::write(&input, "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n").unwrap();
+    let new = d.join("new");
+    let with_slash = format!("{}/", new.display());
+    let o = subla(&["subdivide", input.to_str().unwrap(), "-o", &with_slash, "--levels", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(new.is_dir() && new.join("quad.L1.obj").is_file());
+    let o = subla(&["subdivide", input.to_str().unwrap(), "-o", new.to_str().unwrap(), "--levels", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(new.join("quad.L2.obj").is_file());
+}
