@@ -284,7 +284,7 @@ pub fn fixed_slots<T: Zeroable + Send, const W: usize>(
     what: &'static str,
     f: impl Fn(usize, &mut [T]) + Sync,
 ) -> Result<Vec<T>> {
-    let mut out = try_zeroed_vec::<T>(W.checked_mul(n).unwrap_or(usize::MAX), what)?;
+    let mut out = try_zeroed_vec::<T>(W.saturating_mul(n), what)?;
     ragged(&mut out, n, |i| W * i, parallel, f);
     Ok(out)
 }
