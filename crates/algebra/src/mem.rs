@@ -59,18 +59,12 @@ pub fn huge_pages() -> bool {
 /// Types whose all-zero bit pattern is a valid value (bytemuck's).
 pub use bytemuck::Zeroable;
 
-/// `n` zeros, from zeroed memory: pages the allocator takes fresh from the
-/// kernel are not written here, so their first touch happens wherever the
-/// caller first writes them (in parallel, for parallel writers), with the
-/// huge-page advice when the buffer is large.
-pub fn zeroed_vec<T: Zeroable>(n: usize) -> Vec<T> {
-    let mut v = bytemuck::zeroed_vec::<T>(n);
-    advise(v.as_mut_ptr().cast::<u8>(), v.len() * size_of::<T>());
-    v
-}
-
-/// [`zeroed_vec`], or [`AlgebraError::OutOfMemory`] naming `what` where
-/// the allocator cannot supply `n` values (instead of aborting).
+/// `n` zeros, from zeroed memory, or [`AlgebraError::OutOfMemory`] naming
+/// `what` where the allocator cannot supply `n` values (instead of
+/// aborting): pages the allocator takes fresh from the kernel are not
+/// written here, so their first touch happens wherever the caller first
+/// writes them (in parallel, for parallel writers), with the huge-page
+/// advice when the buffer is large.
 ///
 /// # Errors
 /// [`AlgebraError::OutOfMemory`].
@@ -120,7 +114,7 @@ fn out_of_memory<T>(what: &'static str, n: usize) -> AlgebraError {
 }
 
 /// An empty vector with room for `n` elements, advised as
-/// [`zeroed_vec`] when large: for buffers filled by `extend` or a parallel
+/// [`try_zeroed_vec`] when large: for buffers filled by `extend` or a parallel
 /// `collect_into_vec`.
 pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
     let mut v: Vec<T> = Vec::with_capacity(n);
@@ -156,15 +150,15 @@ mod tests {
     #[test]
     fn zeroed_vectors_are_zero_and_usable() {
         for n in [0, 1, 1000, (HUGE_PAGE_MIN_BYTES / 4) + 12_345] {
-            let mut v: Vec<u32> = zeroed_vec(n);
+            let mut v: Vec<u32> = try_zeroed_vec(n, "x").unwrap();
             assert_eq!(v.len(), n);
             assert!(v.iter().all(|&x| x == 0));
             v.push(7);
             assert_eq!(v[n], 7);
         }
-        let w: Vec<[f64; 3]> = zeroed_vec(1 << 20);
+        let w: Vec<[f64; 3]> = try_zeroed_vec(1 << 20, "x").unwrap();
         assert!(w.iter().all(|r| r == &[0.0; 3]));
-        let e: Vec<f32> = zeroed_vec(0);
+        let e: Vec<f32> = try_zeroed_vec(0, "x").unwrap();
         assert!(e.is_empty());
     }
 
@@ -173,7 +167,7 @@ mod tests {
         let before = huge_pages();
         set_huge_pages(false);
         assert!(!huge_pages());
-        let v: Vec<u32> = zeroed_vec(HUGE_PAGE_MIN_BYTES);
+        let v: Vec<u32> = try_zeroed_vec(HUGE_PAGE_MIN_BYTES, "x").unwrap();
         assert!(v.iter().all(|&x| x == 0));
         set_huge_pages(true);
         assert!(huge_pages());
@@ -181,7 +175,7 @@ mod tests {
     }
 
     /// An allocation the allocator cannot make is an error, not a panic
-    /// (`zeroed_vec` unwraps) or an abort (`Vec::with_capacity`).
+    /// (`bytemuck::zeroed_vec` unwraps) or an abort (`Vec::with_capacity`).
     #[test]
     fn impossible_allocations_are_errors() {
         let n = usize::MAX / 16;
@@ -194,6 +188,12 @@ mod tests {
         assert!(matches!(try_filled_vec(n, 0.5f64, "x"), Err(AlgebraError::OutOfMemory { .. })));
         let mut v = vec![1u8];
         assert!(matches!(try_reserve(&mut v, usize::MAX / 2, "x"), Err(AlgebraError::OutOfMemory { .. })));
+        // A byte count that overflows `usize` is an error too.
+        assert!(matches!(try_zeroed_vec::<u64>(usize::MAX / 4, "x"), Err(AlgebraError::OutOfMemory { .. })));
+        assert!(matches!(
+            crate::par::try_collect(n, crate::par::Par::Seq, "x", |i| i),
+            Err(AlgebraError::OutOfMemory { .. })
+        ));
         assert_eq!(try_zeroed_vec::<u32>(5, "x").unwrap(), [0; 5]);
         assert_eq!(try_filled_vec(3, 7u8, "x").unwrap(), [7; 3]);
     }

@@ -56,6 +56,27 @@ pub fn collect<T: Send>(n: usize, par: Par, f: impl Fn(usize) -> T + Sync + Send
     out
 }
 
+/// [`collect()`], or [`AlgebraError::OutOfMemory`](crate::AlgebraError::OutOfMemory)
+/// naming `what` where the result cannot be allocated (instead of
+/// aborting).
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`](crate::AlgebraError::OutOfMemory).
+pub fn try_collect<T: Send>(
+    n: usize,
+    par: Par,
+    what: &'static str,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> crate::Result<Vec<T>> {
+    let mut out = crate::mem::try_vec_with_capacity(n, what)?;
+    // The room is there: neither way of filling it allocates again.
+    match par {
+        Par::Rayon => (0..n).into_par_iter().with_min_len(1 << 12).map(f).collect_into_vec(&mut out),
+        Par::Seq => out.extend((0..n).map(f)),
+    }
+    Ok(out)
+}
+
 /// Splits major slices `0..ptr.len()-1` into at most `nblocks` contiguous
 /// ranges holding about the same number of stored entries (plus one unit of
 /// weight per slice, so empty slices are spread too).

@@ -44,7 +44,7 @@
 use std::ops::Range;
 
 use rayon::prelude::*;
-use subla_algebra::mem::{Zeroable, zeroed_vec};
+use subla_algebra::mem::{Zeroable, try_vec_with_capacity, try_zeroed_vec};
 use subla_algebra::par::{Par, even_ranges};
 
 use crate::error::{MeshError, Result, to_u32};
@@ -107,8 +107,17 @@ pub fn in_parallel(t: &Topology, par: Par) -> bool {
 }
 
 /// `f(i)` for `i` in `0..n`, collected, in parallel when asked.
-pub fn collect<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    subla_algebra::par::collect(n, if parallel { Par::Rayon } else { Par::Seq }, f)
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory) naming `what` where the result
+/// cannot be allocated.
+pub fn collect<T: Send>(
+    n: usize,
+    parallel: bool,
+    what: &'static str,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> Result<Vec<T>> {
+    Ok(subla_algebra::par::try_collect(n, if parallel { Par::Rayon } else { Par::Seq }, what, f)?)
 }
 
 /// Runs `f(i, slot)` for items `0..n`, item `i` owning
@@ -165,15 +174,18 @@ pub fn sort_small<T: PartialOrd + Copy>(s: &mut [T]) {
 
 /// Exclusive prefix sum of `counts`, with the total appended (the caller
 /// has checked that the total fits in `u32`).
-pub fn offsets(counts: &[u32]) -> Vec<u32> {
-    let mut ptr = Vec::with_capacity(counts.len() + 1);
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory) naming `what`.
+pub fn offsets(counts: &[u32], what: &'static str) -> Result<Vec<u32>> {
+    let mut ptr = try_vec_with_capacity(counts.len() + 1, what)?;
     let mut acc = 0u32;
     ptr.push(0);
     for &n in counts {
         acc += n;
         ptr.push(acc);
     }
-    ptr
+    Ok(ptr)
 }
 
 /// The next corner of a triangle (corners `3f`, `3f + 1`, `3f + 2`).
@@ -193,9 +205,12 @@ pub fn prev3(c: usize) -> usize {
 /// `j` (edge lists are in id order, so one binary search). This numbers
 /// the halves `(V_v, Ep_e)` by parent vertex, in the order of the vertex's
 /// incident edges, from 0.
-pub fn manifold_halves(t: &Topology, parallel: bool) -> Vec<u32> {
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
+pub fn manifold_halves(t: &Topology, parallel: bool) -> Result<Vec<u32>> {
     let (edges, vep, ves) = (t.edges(), t.vertex_edge_ptr(), t.vertex_edges_all());
-    collect(2 * t.num_edges(), parallel, |i| {
+    collect(2 * t.num_edges(), parallel, "the child edges of the parent edges' ends", |i| {
         let (e, v) = (i / 2, edges[i / 2][i % 2] as usize);
         let (s, t) = (vep[v] as usize, vep[v + 1] as usize);
         (s + ves[s..t].partition_point(|&x| (x as usize) < e)) as u32
@@ -258,49 +273,72 @@ pub fn shares_two_edges(t: &Topology, parallel: bool) -> bool {
 
 /// `W` entries per item for items `0..n`, written by `f(i, slot)`: the
 /// child faces (vertices, corner edges) of a split that gives every parent
-/// element the same number of children.
+/// element the same number of children; `what` names them in an error.
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory) naming `what`, also where
+/// `W * n` overflows.
 pub fn fixed_slots<T: Zeroable + Send, const W: usize>(
     n: usize,
     parallel: bool,
+    what: &'static str,
     f: impl Fn(usize, &mut [T]) + Sync,
-) -> Vec<T> {
-    let mut out = zeroed_vec::<T>(W * n);
+) -> Result<Vec<T>> {
+    let mut out = try_zeroed_vec::<T>(W.saturating_mul(n), what)?;
     ragged(&mut out, n, |i| W * i, parallel, f);
-    out
+    Ok(out)
 }
 
 /// The face pointer array of `n` faces of `N` corners each.
-pub fn face_ptr<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
-    collect(n + 1, parallel, |f| (N * f) as u32)
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
+pub fn face_ptr<const N: usize>(n: usize, parallel: bool) -> Result<Vec<u32>> {
+    collect(n + 1, parallel, "the face pointers of a refined level", |f| (N * f) as u32)
 }
 
 /// The face of every corner of `n` faces of `N` corners each.
-pub fn corner_faces<const N: usize>(n: usize, parallel: bool) -> Vec<u32> {
-    collect(N * n, parallel, |c| (c / N) as u32)
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
+pub fn corner_faces<const N: usize>(n: usize, parallel: bool) -> Result<Vec<u32>> {
+    collect(N * n, parallel, "the corner faces of a refined level", |c| (c / N) as u32)
 }
 
 /// A ragged relation of items `0..n`, item `i` owning the slot
 /// `off(i)..off(i + 1)` (`off` non-decreasing from `off(0) == 0`, in
 /// closed form), written by `f(i, slot)`: its pointer array and entries.
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory) naming `what`.
 pub fn relation<T: Zeroable + Send>(
     n: usize,
     off: impl Fn(usize) -> usize + Sync,
     parallel: bool,
+    what: &'static str,
     f: impl Fn(usize, &mut [T]) + Sync,
-) -> (Vec<u32>, Vec<T>) {
-    let ptr = collect(n + 1, parallel, |i| off(i) as u32);
-    let mut items = zeroed_vec::<T>(off(n));
+) -> Result<(Vec<u32>, Vec<T>)> {
+    let ptr = collect(n + 1, parallel, what, |i| off(i) as u32)?;
+    let mut items = try_zeroed_vec::<T>(off(n), what)?;
     ragged(&mut items, n, off, parallel, f);
-    (ptr, items)
+    Ok((ptr, items))
 }
 
 /// The entries of a ragged relation whose pointer array `ptr` is known
 /// (from counts, by [`offsets`]), written by `f(i, slot)`.
-pub fn relation_by_ptr<T: Zeroable + Send>(ptr: &[u32], parallel: bool, f: impl Fn(usize, &mut [T]) + Sync) -> Vec<T> {
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory) naming `what`.
+pub fn relation_by_ptr<T: Zeroable + Send>(
+    ptr: &[u32],
+    parallel: bool,
+    what: &'static str,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> Result<Vec<T>> {
     let n = ptr.len() - 1;
-    let mut items = zeroed_vec::<T>(ptr[n] as usize);
+    let mut items = try_zeroed_vec::<T>(ptr[n] as usize, what)?;
     ragged(&mut items, n, |i| ptr[i] as usize, parallel, f);
-    items
+    Ok(items)
 }
 
 /// The parent vertex of half `k` of a manifold `t` (the `k`-th entry of
@@ -361,9 +399,12 @@ pub fn halves_by_vertex(t: &Topology, edge_points: u32, out: &mut [[u32; 2]], pa
 /// [`halves_by_vertex`] writes them: returns `halves[2e + j]`, the child
 /// edge of parent edge `e` at its end `j`. One sequential pass: on the
 /// general path the counting sorts of [`Topology::from_edges`] dominate.
-pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]]) -> Vec<u32> {
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
+pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]]) -> Result<Vec<u32>> {
     let edges = t.edges();
-    let mut halves = zeroed_vec::<u32>(2 * t.num_edges());
+    let mut halves = try_zeroed_vec::<u32>(2 * t.num_edges(), "the child edges of the parent edges' ends")?;
     let mut next = 0usize;
     for v in 0..t.num_vertices() {
         for &e in t.vertex_edges(v) {
@@ -377,7 +418,7 @@ pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]]) -> V
         }
     }
     debug_assert_eq!(next, 2 * t.num_edges(), "every edge has two halves");
-    halves
+    Ok(halves)
 }
 
 /// The uses of the child edges of a halving split of a manifold `t` with
@@ -386,16 +427,19 @@ pub fn general_halves(t: &Topology, edge_points: u32, out: &mut [[u32; 2]]) -> V
 /// at `v` by parent use `c` is the child corner `child_use(c, leaving)`
 /// (`leaving`: `c` is at `v`, its edge leaves `v`), sorted — and those of
 /// the new edges (from `edge_corner_ptr[2|e|]` on) left to the caller.
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
 pub fn halved_edge_uses(
     t: &Topology,
     new: usize,
     parallel: bool,
     child_use: impl Fn(usize, bool) -> u32 + Sync,
-) -> (Vec<u32>, Vec<u32>) {
+) -> Result<(Vec<u32>, Vec<u32>)> {
     let n_a = 2 * t.num_edges();
     let (ves, ecp, fv) = (t.vertex_edges_all(), t.edge_corner_ptr(), t.face_verts());
     // A half has the uses of its parent edge.
-    let mut edge_corner_ptr = Vec::with_capacity(n_a + new + 1);
+    let mut edge_corner_ptr = try_vec_with_capacity(n_a + new + 1, "the use pointers of the refined edges")?;
     let mut acc = 0u32;
     edge_corner_ptr.push(0);
     for &e in ves {
@@ -404,7 +448,7 @@ pub fn halved_edge_uses(
     }
     let total_a = acc as usize;
     edge_corner_ptr.extend((1..=new as u32).map(|i| acc + 2 * i));
-    let mut edge_corners = zeroed_vec::<u32>(total_a + 2 * new);
+    let mut edge_corners = try_zeroed_vec::<u32>(total_a + 2 * new, "the uses of the refined edges")?;
     ragged(
         &mut edge_corners[..total_a],
         n_a,
@@ -420,16 +464,21 @@ pub fn halved_edge_uses(
             sort_small(slot);
         },
     );
-    (edge_corner_ptr, edge_corners)
+    Ok((edge_corner_ptr, edge_corners))
 }
 
 /// The edge tags of a halving split's manifold child with `new` edges after
 /// the halves: a half has its parent edge's boundary bit, a new edge
 /// (interior) none.
-pub fn halved_edge_tags(t: &Topology, new: usize, parallel: bool) -> Vec<u8> {
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
+pub fn halved_edge_tags(t: &Topology, new: usize, parallel: bool) -> Result<Vec<u8>> {
     let n_a = 2 * t.num_edges();
     let (ptags, ves) = (t.edge_tags(), t.vertex_edges_all());
-    collect(n_a + new, parallel, |k| if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 })
+    collect(n_a + new, parallel, "the tags of the refined edges", |k| {
+        if k < n_a { ptags[ves[k] as usize] & edge_tag::BOUNDARY } else { 0 }
+    })
 }
 
 /// The vertex tags of a manifold `t`'s manifold child of `n` vertices,
@@ -437,10 +486,13 @@ pub fn halved_edge_tags(t: &Topology, new: usize, parallel: bool) -> Vec<u8> {
 /// parent edge `e`, child vertex `p + e` where `edge_points` is `Some(p)`,
 /// is on the boundary with its edge; every other child vertex is
 /// untagged.
-pub fn child_vertex_tags(t: &Topology, n: usize, edge_points: Option<usize>, parallel: bool) -> Vec<u8> {
+///
+/// # Errors
+/// [`MeshError::Algebra`] (out of memory).
+pub fn child_vertex_tags(t: &Topology, n: usize, edge_points: Option<usize>, parallel: bool) -> Result<Vec<u8>> {
     let (nv, vtags, etags) = (t.num_vertices(), t.vertex_tags(), t.edge_tags());
     let ep = edge_points.unwrap_or(n);
-    collect(n, parallel, |i| {
+    collect(n, parallel, "the tags of the refined vertices", |i| {
         if i < nv {
             vtags[i]
         } else if i < ep {
@@ -451,4 +503,27 @@ pub fn child_vertex_tags(t: &Topology, n: usize, edge_points: Option<usize>, par
             0
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use subla_algebra::AlgebraError;
+
+    use super::*;
+
+    /// A child array the allocator cannot supply (or whose byte count
+    /// overflows) is a typed error, not a panic or an abort.
+    #[test]
+    fn impossible_child_arrays_are_out_of_memory_errors() {
+        let oom = |r: Result<()>| {
+            assert!(
+                matches!(r, Err(MeshError::Algebra(AlgebraError::OutOfMemory { what: "the test array", .. }))),
+                "{r:?}"
+            );
+        };
+        oom(fixed_slots::<u64, 48>(usize::MAX / 16, false, "the test array", |_, _| {}).map(drop));
+        oom(relation::<u64>(1, |i| i * (usize::MAX / 4), false, "the test array", |_, _| {}).map(drop));
+        oom(collect(usize::MAX / 4, false, "the test array", |i| i as u64).map(drop));
+        assert_eq!(fixed_slots::<u32, 2>(3, false, "x", |i, s| s.fill(i as u32)).unwrap(), [0, 0, 1, 1, 2, 2]);
+    }
 }

@@ -32,7 +32,7 @@
 //! non-manifold parent goes through [`Topology::from_edges`], which
 //! derives the relations by counting sorts.
 
-use subla_algebra::mem::zeroed_vec;
+use subla_algebra::mem::try_zeroed_vec;
 use subla_algebra::par::Par;
 
 use crate::error::Result;
@@ -61,27 +61,33 @@ impl Topology {
     ///
     /// # Errors
     /// [`MeshError::TooLarge`](crate::MeshError::TooLarge) if a child count
-    /// (vertices, corners, edges) does not fit in `u32`.
+    /// (vertices, corners, edges) does not fit in `u32`;
+    /// [`MeshError::Algebra`](crate::MeshError::Algebra) (out of memory)
+    /// where the allocator cannot supply the child.
     pub fn split_quads(&self, par: Par) -> Result<QuadSplit> {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
         check_counts([nv + nf + ne, 4 * nc, 2 * ne + nc])?;
-        if self.is_manifold() { Ok(self.split_manifold(par)) } else { self.split_general(par) }
+        if self.is_manifold() { self.split_manifold(par) } else { self.split_general(par) }
     }
 
     /// The faces of [`Topology::split_quads`] alone (see the
     /// [module docs](crate::split_quad)), as a flat `4 × corners` vertex list:
     /// for a finest level that only needs its faces.
-    pub fn split_faces(&self, par: Par) -> Vec<u32> {
+    ///
+    /// # Errors
+    /// [`MeshError::Algebra`](crate::MeshError::Algebra) (out of memory)
+    /// where the allocator cannot supply the list.
+    pub fn split_faces(&self, par: Par) -> Result<Vec<u32>> {
         self.child_face_verts(in_parallel(self, par))
     }
 
     /// The interior child edge ids (`(Fp_f, Ep_e)`, one per parent corner):
     /// `2|e| + ` the corner's rank in its face by `(edge id, corner)`.
-    fn interior_edges(&self, parallel: bool) -> Vec<u32> {
+    fn interior_edges(&self, parallel: bool) -> Result<Vec<u32>> {
         let n_a = 2 * self.num_edges() as u32;
         let fptr = self.face_ptr();
         let ce = self.corner_edges();
-        let mut interior = zeroed_vec::<u32>(self.num_corners());
+        let mut interior = try_zeroed_vec::<u32>(self.num_corners(), "the interior edges of the refined faces")?;
         ragged(
             &mut interior,
             self.num_faces(),
@@ -105,7 +111,7 @@ impl Topology {
                 }
             },
         );
-        interior
+        Ok(interior)
     }
 
     /// Writes the interior edges `(Fp_f, Ep_e)` into `out` (the child edges
@@ -129,11 +135,11 @@ impl Topology {
     }
 
     /// The child faces as a flat `4 × corners` vertex list.
-    fn child_face_verts(&self, parallel: bool) -> Vec<u32> {
+    fn child_face_verts(&self, parallel: bool) -> Result<Vec<u32>> {
         let nv = self.num_vertices() as u32;
         let base_e = nv + self.num_faces() as u32;
         let (fv, cf, ce) = (self.face_verts(), self.corner_faces(), self.corner_edges());
-        fixed_slots::<_, 4>(self.num_corners(), parallel, |c, q| {
+        fixed_slots::<_, 4>(self.num_corners(), parallel, "the vertices of the refined faces", |c, q| {
             let p = self.prev_corner(c);
             q[0] = fv[c];
             q[1] = base_e + ce[c];
@@ -151,9 +157,9 @@ impl Topology {
         half: impl Fn(u32, u32, bool) -> u32 + Sync,
         interior: &[u32],
         parallel: bool,
-    ) -> Vec<u32> {
+    ) -> Result<Vec<u32>> {
         let (fv, ce) = (self.face_verts(), self.corner_edges());
-        fixed_slots::<_, 4>(self.num_corners(), parallel, |c, q| {
+        fixed_slots::<_, 4>(self.num_corners(), parallel, "the corner edges of the refined faces", |c, q| {
             let p = self.prev_corner(c);
             q[0] = half(ce[c], fv[c], false);
             q[1] = interior[c];
@@ -163,7 +169,7 @@ impl Topology {
     }
 
     /// The split of a manifold topology, every relation written directly.
-    fn split_manifold(&self, par: Par) -> QuadSplit {
+    fn split_manifold(&self, par: Par) -> Result<QuadSplit> {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
         let parallel = in_parallel(self, par);
         let (nvc, n_a) = (nv + nf + ne, 2 * ne);
@@ -172,16 +178,17 @@ impl Topology {
         let uses = |e: usize| self.edge_corners(e);
 
         // Edge numbering: halves by vertex, then interior edges by face.
-        let halves = manifold_halves(self, parallel);
-        let interior = self.interior_edges(parallel);
-        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
+        let halves = manifold_halves(self, parallel)?;
+        let interior = self.interior_edges(parallel)?;
+        let mut child_edges = try_zeroed_vec::<[u32; 2]>(n_a + nc, "the refined edges")?;
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
         halves_by_vertex(self, (nv + nf) as u32, block_a, parallel);
         self.interior_edge_ends(&interior, block_b, parallel);
 
         // Child faces.
-        let face_verts = self.child_face_verts(parallel);
-        let corner_edge = self.child_corner_edges(|e, v, _| manifold_half_at(self, &halves, e, v), &interior, parallel);
+        let face_verts = self.child_face_verts(parallel)?;
+        let corner_edge =
+            self.child_corner_edges(|e, v, _| manifold_half_at(self, &halves, e, v), &interior, parallel)?;
 
         // Uses of each child edge, in corner order: a half of `e` at `v` is
         // used by corner 4c of a use c leaving `v` and by corner
@@ -189,7 +196,7 @@ impl Topology {
         // corner c by corners 4c + 1 and 4·next(c) + 2.
         let (edge_corner_ptr, mut edge_corners) = halved_edge_uses(self, nc, parallel, |c, leaving| {
             if leaving { 4 * c as u32 } else { 4 * self.next_corner(c) as u32 + 3 }
-        });
+        })?;
         let total_a = edge_corner_ptr[n_a] as usize;
         ragged(
             &mut edge_corners[total_a..],
@@ -221,24 +228,25 @@ impl Topology {
                 4 * nc
             }
         };
-        let (vertex_corner_ptr, vertex_corners) = relation(nvc, vc_off, parallel, |i, slot| {
-            if i < nv {
-                for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
-                    *out = 4 * c;
+        let (vertex_corner_ptr, vertex_corners) =
+            relation(nvc, vc_off, parallel, "the corners of each refined vertex", |i, slot| {
+                if i < nv {
+                    for (out, &c) in slot.iter_mut().zip(self.vertex_corners(i)) {
+                        *out = 4 * c;
+                    }
+                } else if i < nv + nf {
+                    let s = fptr[i - nv];
+                    for (k, out) in slot.iter_mut().enumerate() {
+                        *out = 4 * (s + k as u32) + 2;
+                    }
+                } else {
+                    for (k, &c) in uses(i - nv - nf).iter().enumerate() {
+                        slot[2 * k] = 4 * c + 1;
+                        slot[2 * k + 1] = 4 * self.next_corner(c as usize) as u32 + 3;
+                    }
+                    sort_small(slot);
                 }
-            } else if i < nv + nf {
-                let s = fptr[i - nv];
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = 4 * (s + k as u32) + 2;
-                }
-            } else {
-                for (k, &c) in uses(i - nv - nf).iter().enumerate() {
-                    slot[2 * k] = 4 * c + 1;
-                    slot[2 * k + 1] = 4 * self.next_corner(c as usize) as u32 + 3;
-                }
-                sort_small(slot);
-            }
-        });
+            })?;
         let ve_off = |i: usize| -> usize {
             if i < nv {
                 vep[i] as usize
@@ -251,45 +259,46 @@ impl Topology {
                 2 * (n_a + nc)
             }
         };
-        let (vertex_edge_ptr, vertex_edges) = relation(nvc, ve_off, parallel, |i, slot| {
-            if i < nv {
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = vep[i] + k as u32;
+        let (vertex_edge_ptr, vertex_edges) =
+            relation(nvc, ve_off, parallel, "the edges of each refined vertex", |i, slot| {
+                if i < nv {
+                    for (k, out) in slot.iter_mut().enumerate() {
+                        *out = vep[i] + k as u32;
+                    }
+                } else if i < nv + nf {
+                    let s = (n_a + fptr[i - nv] as usize) as u32;
+                    for (k, out) in slot.iter_mut().enumerate() {
+                        *out = s + k as u32;
+                    }
+                } else {
+                    let e = i - nv - nf;
+                    slot[0] = halves[2 * e];
+                    slot[1] = halves[2 * e + 1];
+                    for (k, &c) in uses(e).iter().enumerate() {
+                        slot[2 + k] = interior[c as usize];
+                    }
+                    sort_small(slot);
                 }
-            } else if i < nv + nf {
-                let s = (n_a + fptr[i - nv] as usize) as u32;
-                for (k, out) in slot.iter_mut().enumerate() {
-                    *out = s + k as u32;
-                }
-            } else {
-                let e = i - nv - nf;
-                slot[0] = halves[2 * e];
-                slot[1] = halves[2 * e + 1];
-                for (k, &c) in uses(e).iter().enumerate() {
-                    slot[2 + k] = interior[c as usize];
-                }
-                sort_small(slot);
-            }
-        });
+            })?;
 
         // Tags: a manifold parent has a manifold child.
         let topology = Topology::from_raw(RawTopology {
             num_vertices: nvc as u32,
-            face_ptr: face_ptr::<4>(nc, parallel),
+            face_ptr: face_ptr::<4>(nc, parallel)?,
             face_verts,
-            corner_face: corner_faces::<4>(nc, parallel),
+            corner_face: corner_faces::<4>(nc, parallel)?,
             corner_edge,
             edges: child_edges,
             edge_corner_ptr,
             edge_corners,
-            edge_tags: halved_edge_tags(self, nc, parallel),
+            edge_tags: halved_edge_tags(self, nc, parallel)?,
             vertex_corner_ptr,
             vertex_corners,
             vertex_edge_ptr,
             vertex_edges,
-            vertex_tags: child_vertex_tags(self, nvc, Some(nv + nf), parallel),
+            vertex_tags: child_vertex_tags(self, nvc, Some(nv + nf), parallel)?,
         });
-        QuadSplit { topology, halves }
+        Ok(QuadSplit { topology, halves })
     }
 
     /// The split of any topology: child edges and corner edges written
@@ -298,14 +307,14 @@ impl Topology {
         let (nv, nf, ne, nc) = (self.num_vertices(), self.num_faces(), self.num_edges(), self.num_corners());
         let parallel = in_parallel(self, par);
         let n_a = 2 * ne;
-        let mut child_edges = zeroed_vec::<[u32; 2]>(n_a + nc);
+        let mut child_edges = try_zeroed_vec::<[u32; 2]>(n_a + nc, "the refined edges")?;
         let (block_a, block_b) = child_edges.split_at_mut(n_a);
-        let halves = general_halves(self, (nv + nf) as u32, block_a);
-        let interior = self.interior_edges(parallel);
+        let halves = general_halves(self, (nv + nf) as u32, block_a)?;
+        let interior = self.interior_edges(parallel)?;
         self.interior_edge_ends(&interior, block_b, parallel);
-        let face_verts = self.child_face_verts(parallel);
-        let corner_edge = self.child_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &interior, parallel);
-        let ptr = face_ptr::<4>(nc, parallel);
+        let face_verts = self.child_face_verts(parallel)?;
+        let corner_edge = self.child_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &interior, parallel)?;
+        let ptr = face_ptr::<4>(nc, parallel)?;
         let topology = Topology::from_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, par)?;
         Ok(QuadSplit { topology, halves })
     }
@@ -322,7 +331,7 @@ mod tests {
     /// `from_edges` derives by counting sorts, field for field.
     fn check(t: &Topology) {
         for par in [Par::Seq, Par::Rayon] {
-            let fast = t.split_manifold(par);
+            let fast = t.split_manifold(par).expect("manifold split");
             let general = t.split_general(par).expect("general split");
             assert_eq!(fast, general);
         }

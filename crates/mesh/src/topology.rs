@@ -73,7 +73,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
-use subla_algebra::mem::zeroed_vec;
+use subla_algebra::mem::{try_vec_with_capacity, try_zeroed_vec};
 use subla_algebra::par::{Par, balanced_ranges, split_by_ptr};
 use subla_algebra::{CscMat, CsrPattern};
 
@@ -135,25 +135,27 @@ pub struct Topology {
 /// inside each bucket by `order(i)` (so the result never depends on thread
 /// timing; `order` must tell any two positions apart). Sequential with one
 /// thread or few items, otherwise atomic counters and a parallel sort of the
-/// buckets.
+/// buckets. `what` names the relation in an out-of-memory error.
 fn bucket<K: Ord + Copy + Send>(
     nbuckets: usize,
     len: usize,
     key: impl Fn(usize) -> u32 + Sync,
     order: impl Fn(u32) -> K + Sync,
     par: Par,
-) -> (Vec<u32>, Vec<u32>) {
+    what: &'static str,
+) -> Result<(Vec<u32>, Vec<u32>)> {
     if par.threads() == 1 || len < 1 << 15 {
         // A plain (stable) counting sort, then the sort inside each bucket.
-        let mut ptr = zeroed_vec::<u32>(nbuckets + 1);
+        let mut ptr = try_zeroed_vec::<u32>(nbuckets + 1, what)?;
         for i in 0..len {
             ptr[key(i) as usize + 1] += 1;
         }
         for b in 0..nbuckets {
             ptr[b + 1] += ptr[b];
         }
-        let mut cursor = ptr.clone();
-        let mut items = zeroed_vec::<u32>(len);
+        let mut cursor = try_vec_with_capacity(nbuckets + 1, what)?;
+        cursor.extend_from_slice(&ptr);
+        let mut items = try_zeroed_vec::<u32>(len, what)?;
         for i in 0..len {
             let k = key(i) as usize;
             items[cursor[k] as usize] = i as u32;
@@ -163,7 +165,7 @@ fn bucket<K: Ord + Copy + Send>(
         for b in 0..nbuckets {
             items[ptr[b] as usize..ptr[b + 1] as usize].sort_unstable_by_key(|&i| order(i));
         }
-        return (ptr, items);
+        return Ok((ptr, items));
     }
     // Blocked counting sort: each block of items counts its own histogram,
     // a scan across blocks gives each block private cursors, and blocks then
@@ -173,14 +175,14 @@ fn bucket<K: Ord + Copy + Send>(
     let mut hists: Vec<Vec<u32>> = blocks
         .par_iter()
         .map(|r| {
-            let mut h = vec![0u32; nbuckets];
+            let mut h = try_zeroed_vec::<u32>(nbuckets, what)?;
             for i in r.clone() {
                 h[key(i) as usize] += 1;
             }
-            h
+            Ok(h)
         })
-        .collect();
-    let mut ptr = zeroed_vec::<u32>(nbuckets + 1);
+        .collect::<Result<_>>()?;
+    let mut ptr = try_zeroed_vec::<u32>(nbuckets + 1, what)?;
     for k in 0..nbuckets {
         let mut acc = ptr[k];
         for h in hists.iter_mut() {
@@ -190,7 +192,8 @@ fn bucket<K: Ord + Copy + Send>(
         }
         ptr[k + 1] = acc;
     }
-    let items: Vec<AtomicU32> = (0..len).map(|_| AtomicU32::new(0)).collect();
+    let mut items: Vec<AtomicU32> = try_vec_with_capacity(len, what)?;
+    items.extend((0..len).map(|_| AtomicU32::new(0)));
     blocks.into_par_iter().zip(hists).for_each(|(r, mut cursor)| {
         for i in r {
             let k = key(i) as usize;
@@ -215,7 +218,7 @@ fn bucket<K: Ord + Copy + Send>(
     } else {
         ranges.into_par_iter().zip(pieces).for_each(sort_block);
     }
-    (ptr, items)
+    Ok((ptr, items))
 }
 
 /// Checks the faces (pointer array, orders, vertex indices) and returns the
@@ -262,10 +265,10 @@ fn check_faces(num_vertices: usize, face_ptr: &[u32], face_verts: &[u32]) -> Res
 }
 
 /// The face of each corner.
-fn corner_faces(face_ptr: &[u32], parallel: bool, par: Par) -> Vec<u32> {
+fn corner_faces(face_ptr: &[u32], parallel: bool, par: Par) -> Result<Vec<u32>> {
     let nf = face_ptr.len() - 1;
     let nc = face_ptr[nf] as usize;
-    let mut corner_face = zeroed_vec::<u32>(nc);
+    let mut corner_face = try_zeroed_vec::<u32>(nc, "the face of each corner")?;
     let ranges = balanced_ranges(face_ptr, par.blocks(nc + nf, 1 << 14));
     let pieces = split_by_ptr(&mut corner_face, face_ptr, &ranges);
     let work = |(r, chunk): (Range<usize>, &mut [u32])| {
@@ -279,7 +282,7 @@ fn corner_faces(face_ptr: &[u32], parallel: bool, par: Par) -> Vec<u32> {
     } else {
         ranges.into_iter().zip(pieces).for_each(work);
     }
-    corner_face
+    Ok(corner_face)
 }
 
 /// OpenSubdiv's edge rules for the uses (corners) of one vertex pair, in
@@ -341,10 +344,11 @@ impl Topology {
     /// # Errors
     /// [`MeshError::FaceTooSmall`], [`MeshError::IndexOutOfRange`],
     /// [`MeshError::TooLarge`], and [`MeshError::MalformedStatement`] for a
-    /// malformed `face_ptr`.
+    /// malformed `face_ptr`; [`MeshError::Algebra`] (out of memory) where
+    /// the allocator cannot supply the connectivity.
     pub fn build(num_vertices: usize, face_ptr: Vec<u32>, face_verts: Vec<u32>, par: Par) -> Result<Self> {
         let nv = check_faces(num_vertices, &face_ptr, &face_verts)?;
-        Ok(Self::build_valid(nv, face_ptr, face_verts, par))
+        Self::build_valid(nv, face_ptr, face_verts, par)
     }
 
     /// Builds the connectivity of faces given as `face_ptr` / `face_verts`
@@ -370,7 +374,9 @@ impl Topology {
     /// does not exist or does not join the corner's vertex and the next
     /// corner's vertex. An edge no corner uses is kept (OpenSubdiv's second
     /// half of a degenerate edge is one) and tagged non-manifold;
-    /// [`MeshError::TooLarge`] if there are more than `u32::MAX` edges.
+    /// [`MeshError::TooLarge`] if there are more than `u32::MAX` edges;
+    /// [`MeshError::Algebra`] (out of memory) where the allocator cannot
+    /// supply the connectivity.
     pub fn from_edges(
         num_vertices: usize,
         face_ptr: Vec<u32>,
@@ -403,7 +409,7 @@ impl Topology {
             let [a, b] = edges[e];
             return Err(bad(format!("edge {e} ({a}, {b}) has a vertex out of range ({num_vertices} vertices)")));
         }
-        let corner_face = corner_faces(&face_ptr, parallel, par);
+        let corner_face = corner_faces(&face_ptr, parallel, par)?;
         let next = |c: usize| -> usize {
             let f = corner_face[c] as usize;
             if c + 1 == face_ptr[f + 1] as usize { face_ptr[f] as usize } else { c + 1 }
@@ -435,8 +441,8 @@ impl Topology {
         } else {
             edges.iter_mut().for_each(normalise);
         }
-        let (edge_corner_ptr, edge_corners) = bucket(ne, nc, |c| corner_edge[c], |c| c, par);
-        Ok(Topology {
+        let (edge_corner_ptr, edge_corners) = bucket(ne, nc, |c| corner_edge[c], |c| c, par, "the uses of each edge")?;
+        Topology {
             num_vertices: nv,
             face_ptr,
             face_verts,
@@ -452,15 +458,15 @@ impl Topology {
             vertex_edges: Vec::new(),
             vertex_tags: Vec::new(),
         }
-        .finish(par))
+        .finish(par)
     }
 
     /// The edges of valid faces by OpenSubdiv's rules (see the
     /// [module docs](self)), then [`Topology::finish`].
-    fn build_valid(nv: u32, face_ptr: Vec<u32>, face_verts: Vec<u32>, par: Par) -> Self {
+    fn build_valid(nv: u32, face_ptr: Vec<u32>, face_verts: Vec<u32>, par: Par) -> Result<Self> {
         let nc = face_verts.len();
         let parallel = par == Par::Rayon && nc >= 1 << 15;
-        let corner_face = corner_faces(&face_ptr, parallel, par);
+        let corner_face = corner_faces(&face_ptr, parallel, par)?;
         let next = |c: usize| -> usize {
             let f = corner_face[c] as usize;
             if c + 1 == face_ptr[f + 1] as usize { face_ptr[f] as usize } else { c + 1 }
@@ -474,9 +480,10 @@ impl Topology {
         let face_of = |c: u32| corner_face[c as usize];
         // Uses bucketed by their low vertex, ordered by (high, corner): the
         // uses of each vertex pair are contiguous and in corner order.
-        let (lo_ptr, mut half) = bucket(nv as usize, nc, |c| ends(c).0, |c| (ends(c as usize).1, c), par);
+        let (lo_ptr, mut half) =
+            bucket(nv as usize, nc, |c| ends(c).0, |c| (ends(c as usize).1, c), par, "the edge uses of each vertex")?;
         // Edges per low vertex, then their ids by a scan.
-        let mut count = zeroed_vec::<u32>(nv as usize);
+        let mut count = try_zeroed_vec::<u32>(nv as usize, "the number of edges of each vertex")?;
         let count_edges = |(v, n): (usize, &mut u32)| {
             let uses = &half[lo_ptr[v] as usize..lo_ptr[v + 1] as usize];
             *n = 0;
@@ -487,7 +494,7 @@ impl Topology {
         } else {
             count.iter_mut().enumerate().for_each(count_edges);
         }
-        let mut edge_base = Vec::with_capacity(nv as usize + 1);
+        let mut edge_base = try_vec_with_capacity(nv as usize + 1, "the first edge of each vertex")?;
         let mut acc = 0u32;
         edge_base.push(0);
         for &n in &count {
@@ -496,9 +503,9 @@ impl Topology {
         }
         drop(count);
         let ne = acc as usize;
-        let mut edges = zeroed_vec::<[u32; 2]>(ne);
-        let mut edge_corner_ptr = zeroed_vec::<u32>(ne + 1);
-        let mut corner_edge_at = zeroed_vec::<u32>(nc); // edge id per position of `half`
+        let mut edges = try_zeroed_vec::<[u32; 2]>(ne, "the edges")?;
+        let mut edge_corner_ptr = try_zeroed_vec::<u32>(ne + 1, "the uses of each edge")?;
+        let mut corner_edge_at = try_zeroed_vec::<u32>(nc, "the edge of each corner")?; // edge id per position of `half`
         {
             let ranges = balanced_ranges(&lo_ptr, par.blocks(nc + nv as usize, 1 << 14));
             let e_pieces = split_by_ptr(&mut edges, &edge_base, &ranges);
@@ -555,13 +562,14 @@ impl Topology {
         // `half` now lists each edge's uses contiguously in corner order.
         let edge_corners = half;
         let corner_edge: Vec<u32> = if parallel {
-            let out: Vec<AtomicU32> = (0..nc).map(|_| AtomicU32::new(0)).collect();
+            let mut out: Vec<AtomicU32> = try_vec_with_capacity(nc, "the edge of each corner")?;
+            out.extend((0..nc).map(|_| AtomicU32::new(0)));
             edge_corners.par_iter().zip(corner_edge_at.par_iter()).with_min_len(1 << 14).for_each(|(&c, &e)| {
                 out[c as usize].store(e, Ordering::Relaxed);
             });
             out.into_iter().map(AtomicU32::into_inner).collect()
         } else {
-            let mut out = zeroed_vec::<u32>(nc);
+            let mut out = try_zeroed_vec::<u32>(nc, "the edge of each corner")?;
             for (&c, &e) in edge_corners.iter().zip(&corner_edge_at) {
                 out[c as usize] = e;
             }
@@ -620,7 +628,7 @@ impl Topology {
     /// and the uses of each edge (`corner_edge`, `edge_corner_ptr`,
     /// `edge_corners`, each edge's uses in corner order): the edges of each
     /// vertex, the corners of each vertex, and the tags.
-    fn finish(mut self, par: Par) -> Self {
+    fn finish(mut self, par: Par) -> Result<Self> {
         let nv = self.num_vertices as usize;
         let nc = self.face_verts.len();
         let ne = self.edges.len();
@@ -648,14 +656,16 @@ impl Topology {
             },
             |i| i,
             par,
-        );
+            "the edges of each vertex",
+        )?;
         vertex_edge_ptr.truncate(nv + 1);
         let incid = &incid[..vertex_edge_ptr[nv] as usize];
-        let vertex_edges: Vec<u32> = if parallel {
-            incid.par_iter().with_min_len(1 << 14).map(|&i| i / 2).collect()
+        let mut vertex_edges: Vec<u32> = try_vec_with_capacity(incid.len(), "the edges of each vertex")?;
+        if parallel {
+            incid.par_iter().with_min_len(1 << 14).map(|&i| i / 2).collect_into_vec(&mut vertex_edges);
         } else {
-            incid.iter().map(|&i| i / 2).collect()
-        };
+            vertex_edges.extend(incid.iter().map(|&i| i / 2));
+        }
         let edges_of =
             |v: u32| &vertex_edges[vertex_edge_ptr[v as usize] as usize..vertex_edge_ptr[v as usize + 1] as usize];
         // Edges sharing their vertex pair with another edge: found per low
@@ -693,9 +703,10 @@ impl Topology {
             }
             t
         };
-        let edge_tags: Vec<u8> = crate::split::collect(ne, parallel, tag_edge);
+        let edge_tags: Vec<u8> = crate::split::collect(ne, parallel, "the edge tags", tag_edge)?;
         // Vertex -> corners (rows of M).
-        let (vertex_corner_ptr, vertex_corners) = bucket(nv, nc, |c| face_verts[c], |c| c, par);
+        let (vertex_corner_ptr, vertex_corners) =
+            bucket(nv, nc, |c| face_verts[c], |c| c, par, "the corners of each vertex")?;
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
         let tag_vertex = |v: usize| -> u8 {
             let cs = &vertex_corners[vertex_corner_ptr[v] as usize..vertex_corner_ptr[v + 1] as usize];
@@ -726,14 +737,14 @@ impl Topology {
             }
             t
         };
-        let vertex_tags: Vec<u8> = crate::split::collect(nv, parallel, tag_vertex);
+        let vertex_tags: Vec<u8> = crate::split::collect(nv, parallel, "the vertex tags", tag_vertex)?;
         self.edge_tags = edge_tags;
         self.vertex_corner_ptr = vertex_corner_ptr;
         self.vertex_corners = vertex_corners;
         self.vertex_edge_ptr = vertex_edge_ptr;
         self.vertex_edges = vertex_edges;
         self.vertex_tags = vertex_tags;
-        self
+        Ok(self)
     }
 
     /// Rejects what [`Topology::build`] accepted but a manifold-only consumer
@@ -744,9 +755,10 @@ impl Topology {
     /// # Errors
     /// [`MeshError::RepeatedVertex`], [`MeshError::NonManifoldEdge`],
     /// [`MeshError::InconsistentOrientation`],
-    /// [`MeshError::NonManifoldVertex`].
+    /// [`MeshError::NonManifoldVertex`]; [`MeshError::Algebra`] (out of
+    /// memory) where the allocator cannot supply a mark per vertex.
     pub fn check_manifold(&self) -> Result<()> {
-        if let Some((face, vertex)) = self.first_repeated_vertex() {
+        if let Some((face, vertex)) = self.first_repeated_vertex()? {
             return Err(MeshError::RepeatedVertex { at: Location::none(), face, vertex });
         }
         for e in 0..self.num_edges() {
@@ -790,21 +802,21 @@ impl Topology {
     /// The first face that uses a vertex twice, and the vertex whose second
     /// use comes first in it. Linear: a mark per vertex (the last face that
     /// used it), only where some vertex is tagged repeated.
-    fn first_repeated_vertex(&self) -> Option<(usize, u32)> {
+    fn first_repeated_vertex(&self) -> Result<Option<(usize, u32)>> {
         if self.vertex_tags.iter().all(|t| t & vertex_tag::REPEATED == 0) {
-            return None;
+            return Ok(None);
         }
-        let mut mark = zeroed_vec::<u32>(self.num_vertices());
+        let mut mark = try_zeroed_vec::<u32>(self.num_vertices(), "a mark per vertex")?;
         for f in 0..self.num_faces() {
             let stamp = f as u32 + 1;
             for &v in self.face(f) {
                 if mark[v as usize] == stamp {
-                    return Some((f, v));
+                    return Ok(Some((f, v)));
                 }
                 mark[v as usize] = stamp;
             }
         }
-        None
+        Ok(None)
     }
 
     /// Number of vertices (including isolated ones).
@@ -1000,10 +1012,11 @@ impl Topology {
     ///
     /// # Errors
     /// [`MeshError::RepeatedVertex`] if a face uses a vertex twice (the
-    /// matrix would need two entries at one position).
+    /// matrix would need two entries at one position);
+    /// [`MeshError::Algebra`] (out of memory).
     pub fn mesh_matrix(&self) -> Result<CscMat<u32>> {
-        let mut idx = Vec::with_capacity(self.num_corners());
-        let mut vals = Vec::with_capacity(self.num_corners());
+        let mut idx = try_vec_with_capacity(self.num_corners(), "the indices of the mesh matrix")?;
+        let mut vals = try_vec_with_capacity(self.num_corners(), "the values of the mesh matrix")?;
         let mut col: Vec<(u32, u32)> = Vec::new();
         for f in 0..self.num_faces() {
             col.clear();

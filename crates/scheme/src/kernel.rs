@@ -7,14 +7,28 @@
 
 use std::ops::Range;
 
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::mem::{Zeroable, try_reserve, try_vec_with_capacity, zeroed_vec};
+use subla_algebra::mem::{Zeroable, try_reserve, try_vec_with_capacity, try_zeroed_vec};
 use subla_algebra::par::{even_ranges, split_by_ranges, try_concat};
 use subla_algebra::{CsrMat, Par};
 
 use crate::{Plan, Result, SchemeError};
+
+/// A `rows × cols` array of zeros, or
+/// [`AlgebraError::OutOfMemory`](subla_algebra::AlgebraError::OutOfMemory)
+/// (in [`SchemeError::Algebra`]) naming `what`, or [`SchemeError::TooLarge`]
+/// where the element count overflows: a level's buffer in an eval.
+pub(crate) fn try_zeros<T: Zeroable>(rows: usize, cols: usize, what: &'static str) -> Result<Array2<T>> {
+    let n = rows
+        .checked_mul(cols)
+        .ok_or(SchemeError::TooLarge { what: "values of a level", value: rows as u128 * cols as u128 })?;
+    let Ok(a) = Array2::from_shape_vec((rows, cols), try_zeroed_vec::<T>(n, what)?) else {
+        unreachable!("a vector of rows × columns elements has that shape")
+    };
+    Ok(a)
+}
 
 /// `(column, weight)` pairs of one row, in accumulation order.
 pub type Stencil = Vec<(u32, f64)>;
@@ -139,22 +153,27 @@ pub fn assemble_rows(
 /// `out`, with `x` and `y` row-major rows of `d` channels. Intermediate
 /// levels live in scratch buffers; the last is written straight into `out`
 /// when it is contiguous.
+///
+/// # Errors
+/// [`AlgebraError::OutOfMemory`](subla_algebra::AlgebraError::OutOfMemory)
+/// (in [`SchemeError::Algebra`]) where a level's buffer cannot be
+/// allocated; [`SchemeError::TooLarge`] where its size overflows.
 pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroable + Send + Sync>(
     plan: &P,
     name: &str,
     control: ArrayView2<'_, T>,
     mut out: ArrayViewMut2<'_, T>,
     level: impl Fn(usize, &[T], &mut [T], usize),
-) {
+) -> Result<()> {
     crate::check_eval_shapes(plan, name, control.dim(), out.dim());
     let d = control.ncols();
     let levels = plan.levels() as usize;
     if d == 0 {
-        return;
+        return Ok(());
     }
     if levels == 0 {
         out.assign(&control);
-        return;
+        return Ok(());
     }
     let control = control.as_standard_layout();
     let Some(x0) = control.as_slice() else { unreachable!("a standard-layout array is contiguous") };
@@ -164,10 +183,14 @@ pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroable + Send + Sync>(
         if l + 1 == levels {
             if let Some(y) = out.as_slice_mut() {
                 level(l, x, y, d);
-                return;
+                return Ok(());
             }
         }
-        let mut next = zeroed_vec::<T>(plan.level_len(l as u32 + 1) * d);
+        let len = plan.level_len(l as u32 + 1);
+        let n = len
+            .checked_mul(d)
+            .ok_or(SchemeError::TooLarge { what: "values of a level", value: len as u128 * d as u128 })?;
+        let mut next = try_zeroed_vec::<T>(n, "a level of an evaluation")?;
         level(l, x, &mut next, d);
         cur = next;
     }
@@ -175,6 +198,7 @@ pub fn eval_levels<P: Plan + ?Sized, T: Float + Zeroable + Send + Sync>(
         Ok(v) => out.assign(&v),
         Err(e) => unreachable!("output rows have the planned size: {e}"),
     }
+    Ok(())
 }
 
 /// Runs a kernel over rows of `$d` channels, four channels at a time with

@@ -20,13 +20,13 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::{Mesh, Topology};
 
-use crate::kernel::eval_levels;
+use crate::kernel::{eval_levels, try_zeros};
 use crate::predict::{LevelCounts, check_levels};
 use crate::refinement::ClosedForm;
 use crate::stored::LevelMeshes;
@@ -401,7 +401,7 @@ impl<R: LevelRules> LevelPlan<R> {
         control: ArrayView2<'_, T>,
         out: ArrayViewMut2<'_, T>,
         par: Par,
-    ) {
+    ) -> Result<()> {
         // Every level below the finest is a full mesh or the lean level.
         let name = self.rules.name();
         eval_levels(self, name, control, out, |l, x, y, d| match self.stored.full_meshes().get(l) {
@@ -411,7 +411,7 @@ impl<R: LevelRules> LevelPlan<R> {
                     lean.eval(&self.rules, parent.topology(), &self.steps[l], x, y, d, par);
                 }
             }
-        });
+        })
     }
 }
 
@@ -433,12 +433,10 @@ impl<R: LevelRules> Plan for LevelPlan<R> {
         }
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
-        self.eval_generic(control, out, par);
-        Ok(())
+        self.eval_generic(control, out, par)
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
-        self.eval_generic(control, out, par);
-        Ok(())
+        self.eval_generic(control, out, par)
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         let (parent, step) = self.step(level, par)?;
@@ -613,20 +611,22 @@ impl<R: AlgebraRules> AlgebraPlan<R> {
         self.first_level
     }
 
-    fn eval_generic<T: Float + Scalar + Send + Sync>(
+    fn eval_generic<T: Float + Scalar + Zeroable + Send + Sync>(
         &self,
         control: ArrayView2<'_, T>,
         mut out: ArrayViewMut2<'_, T>,
         par: Par,
-    ) {
+    ) -> Result<()> {
         crate::check_eval_shapes(self, self.rules.name(), control.dim(), out.dim());
-        let mut cur = control.to_owned();
+        let mut cur = try_zeros::<T>(control.nrows(), control.ncols(), "a level of an evaluation")?;
+        cur.assign(&control);
         for (l, lv) in self.levels.iter().enumerate() {
-            let mut next = Array2::<T>::zeros((self.level_len(l as u32 + 1), control.ncols()));
+            let mut next = try_zeros::<T>(self.level_len(l as u32 + 1), control.ncols(), "a level of an evaluation")?;
             self.rules.eval_level(lv, cur.view(), next.view_mut(), par);
             cur = next;
         }
         out.assign(&cur);
+        Ok(())
     }
 
     /// The parent mesh of step `level` and its masks.
@@ -652,12 +652,10 @@ impl<R: AlgebraRules> Plan for AlgebraPlan<R> {
         self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
-        self.eval_generic(control, out, par);
-        Ok(())
+        self.eval_generic(control, out, par)
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
-        self.eval_generic(control, out, par);
-        Ok(())
+        self.eval_generic(control, out, par)
     }
     fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
         let (parent, step) = self.step(level, par)?;

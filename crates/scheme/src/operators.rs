@@ -42,11 +42,12 @@ use std::sync::Arc;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
+use subla_algebra::mem::Zeroable;
 use subla_algebra::spmv::{Update, spmv_csr_into};
 use subla_algebra::{CsrMat, Par, Scalar};
 use subla_mesh::Mesh;
 
-use crate::kernel::real;
+use crate::kernel::{real, try_zeros};
 use crate::{ChildPoint, Plan, Refiner, Result, SchemeError};
 
 /// One refined level: the child mesh and the matrix `R_i` that makes its
@@ -184,11 +185,16 @@ impl<S: OperatorRules> OperatorPlan<S> {
         Ok(())
     }
 
-    fn eval_generic<T: Float + Scalar>(&self, control: ArrayView2<'_, T>, mut out: ArrayViewMut2<'_, T>, par: Par) {
+    fn eval_generic<T: Float + Scalar + Zeroable>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> Result<()> {
         crate::check_eval_shapes(self, self.rules.name(), control.dim(), out.dim());
         let Some((last, head)) = self.operators.split_last() else {
             out.assign(&control);
-            return;
+            return Ok(());
         };
         let d = control.ncols();
         let level = |l: usize, r: &CsrMat<f64>, x: ArrayView2<'_, T>, y: ArrayViewMut2<'_, T>| {
@@ -199,11 +205,12 @@ impl<S: OperatorRules> OperatorPlan<S> {
         };
         let mut cur: Option<Array2<T>> = None;
         for (l, r) in head.iter().enumerate() {
-            let mut next = Array2::<T>::zeros((r.nrows(), d));
+            let mut next = try_zeros::<T>(r.nrows(), d, "a level of an evaluation")?;
             level(l, r, cur.as_ref().map_or(control.view(), |c| c.view()), next.view_mut());
             cur = Some(next);
         }
         level(head.len(), last, cur.as_ref().map_or(control.view(), |c| c.view()), out);
+        Ok(())
     }
 }
 
@@ -236,12 +243,10 @@ impl<S: OperatorRules> Plan for OperatorPlan<S> {
         self.meshes.get(level as usize).map_or(0, Mesh::num_vertices)
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
-        self.eval_generic(control, out, par);
-        Ok(())
+        self.eval_generic(control, out, par)
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
-        self.eval_generic(control, out, par);
-        Ok(())
+        self.eval_generic(control, out, par)
     }
     fn operator(&self, level: u32, _par: Par) -> Result<CsrMat<f64>> {
         let levels = self.levels();

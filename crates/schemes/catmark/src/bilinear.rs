@@ -39,7 +39,7 @@ impl LevelRules for BilinearRules {
         Ok(refine_plain(parent, par)?)
     }
     fn child_faces(&self, parent: &Mesh, _step: &(), par: Par) -> Result<FinestFaces> {
-        Ok(crate::slak::finest_of(parent, par))
+        crate::slak::finest_of(parent, par)
     }
     fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, _: &(), x: &[T], y: &mut [T], d: usize, par: Par) {
         eval_level(t, x, y, d, par);

@@ -22,6 +22,7 @@
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
+use subla_algebra::mem::{try_filled_vec, try_vec_with_capacity};
 use subla_algebra::scan::enumerate_nonzeros;
 use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csc_into, spmv_csr, spmv_csr_into};
@@ -170,9 +171,9 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         par,
     )?;
     // Edge ends D and faces G, row per edge id.
-    let mut d_ptr = Vec::with_capacity(ne + 1);
-    let mut d_idx = Vec::with_capacity(2 * ne);
-    let mut g_rows: Vec<[Option<u32>; 2]> = vec![[None, None]; ne];
+    let mut d_ptr = try_vec_with_capacity(ne + 1, "the edge-vertex matrix")?;
+    let mut d_idx = try_vec_with_capacity(2 * ne, "the edge-vertex matrix")?;
+    let mut g_rows: Vec<[Option<u32>; 2]> = try_filled_vec(ne, [None, None], "the edge-face matrix")?;
     d_ptr.push(0u32);
     let ep = e.as_ref();
     for (p, (r, col, _)) in ep.iter().enumerate() {
@@ -187,17 +188,17 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
             ];
         }
     }
-    let d_vals = vec![1u8; d_idx.len()];
+    let d_vals = try_filled_vec(d_idx.len(), 1u8, "the edge-vertex matrix")?;
     let ends = CsrMat::try_new(ne, nv, d_ptr, d_idx, d_vals)?;
     let mut g_ptr = vec![0u32];
-    let mut g_idx = Vec::with_capacity(2 * ne);
+    let mut g_idx = try_vec_with_capacity(2 * ne, "the edge-face matrix")?;
     for row in &g_rows {
         let mut fs: Vec<u32> = row.iter().flatten().copied().collect();
         fs.sort_unstable();
         g_idx.extend(fs);
         g_ptr.push(g_idx.len() as u32);
     }
-    let g_vals = vec![1u8; g_idx.len()];
+    let g_vals = try_filled_vec(g_idx.len(), 1u8, "the edge-face matrix")?;
     let faces = CsrMat::try_new(ne, nf, g_ptr, g_idx, g_vals)?;
     // Eq. 12: T. The lambda builds the child quad at each corner and its
     // index (face offset + corner position), so the children come out in
@@ -232,13 +233,13 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         par,
     )?;
     let nchild = t.num_corners();
-    let mut child = vec![0u32; 4 * nchild];
+    let mut child = try_filled_vec(4 * nchild, 0u32, "the vertices of the refined faces")?;
     for &(quad, at) in tmat.values() {
         child[4 * at as usize..4 * at as usize + 4].copy_from_slice(&quad);
     }
     let ptr: Vec<u32> = (0..=nchild as u32).map(|i| 4 * i).collect();
     let ct = Topology::build(nv + nf + ne, ptr, child, par)?;
-    let mut holes = vec![false; nchild];
+    let mut holes = try_filled_vec(nchild, false, "the hole flags of a refined level")?;
     for f in 0..nf {
         if parent.holes()[f] {
             holes[t.face_ptr()[f] as usize..t.face_ptr()[f + 1] as usize].fill(true);
@@ -247,8 +248,8 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let child = child_mesh(parent, ct, holes, None)?;
     // Maps: the rules' masks as per-row coefficients.
     let step: Step = masks(parent, par);
-    let mut alpha = vec![0.25; ne];
-    let mut beta = vec![0.25; ne];
+    let mut alpha = try_filled_vec(ne, 0.25, "the edge weights")?;
+    let mut beta = try_filled_vec(ne, 0.25, "the edge weights")?;
     for mk in &step.edges {
         alpha[mk.edge as usize] = mk.alpha;
         beta[mk.edge as usize] = mk.beta;
@@ -257,7 +258,7 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
     let n = valences(e.as_ref(), nv);
     let mut cv: Vec<f64> = n.iter().map(|&k| if k > 0 { (k as f64 - 2.0) / k as f64 } else { 1.0 }).collect();
     let mut cs: Vec<f64> = n.iter().map(|&k| if k > 0 { 1.0 / (k * k) as f64 } else { 0.0 }).collect();
-    let mut ce = vec![0.0; nv];
+    let mut ce = try_filled_vec(nv, 0.0, "the vertex weights")?;
     let mut k_trips = Vec::new();
     for mk in &step.vertices {
         let v = mk.vertex as usize;

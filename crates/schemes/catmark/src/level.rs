@@ -5,6 +5,7 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
+use subla_algebra::mem::try_filled_vec;
 use subla_mesh::{CreaseMethod, Mesh, Topology, TriangleSubdivision};
 use subla_scheme::Result;
 
@@ -80,7 +81,7 @@ pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>, halves: 
     let vs = parent.vertex_sharpness();
     let opts = parent.options();
     let chaikin = opts.crease_method == CreaseMethod::Chaikin;
-    let mut child_es = vec![0f32; ct.num_edges()];
+    let mut child_es = try_filled_vec(ct.num_edges(), 0f32, "the edge sharpness of a refined level")?;
     for e in 0..t.num_edges() {
         if es[e] <= 0.0 {
             continue;
@@ -97,7 +98,7 @@ pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>, halves: 
             }
         }
     }
-    let mut child_vs = vec![0f32; ct.num_vertices()];
+    let mut child_vs = try_filled_vec(ct.num_vertices(), 0f32, "the vertex sharpness of a refined level")?;
     for v in 0..nv {
         child_vs[v] = dec(vs[v]);
     }

@@ -28,7 +28,8 @@
 //! edge's uses; face point: its face) that lies in a regular control face.
 
 use subla_algebra::Par;
-use subla_algebra::par::collect;
+use subla_algebra::mem::try_filled_vec;
+use subla_algebra::par::try_collect;
 use subla_mesh::Mesh;
 use subla_scheme::Result;
 use subla_scheme::tensor::{TensorPatch, TensorRow, TensorRows};
@@ -226,9 +227,9 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
     }
     let base = &meshes[0];
     let holes = base.has_holes().then(|| base.holes());
-    let regular = collect(base.num_vertices(), par, |u| regular_vertex(base, holes, u));
-    let found = collect(base.num_faces(), par, |f| patch(base, &regular, f));
-    let mut patch_of = vec![NONE; found.len()];
+    let regular = try_collect(base.num_vertices(), par, "the regular vertices", |u| regular_vertex(base, holes, u))?;
+    let found = try_collect(base.num_faces(), par, "the regular patches", |f| patch(base, &regular, f))?;
+    let mut patch_of = try_filled_vec(found.len(), NONE, "the regular patches")?;
     let mut patches = Vec::new();
     for (f, p) in found.into_iter().enumerate() {
         if let Some(p) = p {
@@ -241,18 +242,18 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
     }
     let n = 1i32 << levels;
     // Frames of the faces of each level down to L-1.
-    let mut frames: Vec<Frame> = collect(base.num_faces(), par, |f| {
+    let mut frames: Vec<Frame> = try_collect(base.num_faces(), par, "the frames of the regular faces", |f| {
         if patch_of[f] == NONE { NO_FRAME } else { Frame { face: f as u32, x: 0, y: 0, d1: 0, d3: 1 } }
-    });
+    })?;
     for (l, parent) in meshes[..levels - 1].iter().enumerate() {
         let t = parent.topology();
         let (fptr, cf) = (t.face_ptr(), t.corner_faces());
         let side = n >> l;
-        frames = collect(t.num_corners(), par, |c| {
+        frames = try_collect(t.num_corners(), par, "the frames of the regular faces", |c| {
             let g = cf[c] as usize;
             let fr = frames[g];
             if fr.face == NONE { NO_FRAME } else { fr.child(c - fptr[g] as usize, side) }
-        });
+        })?;
     }
     // The finest vertices: vertex points, face points, edge points of the
     // last level's mesh, whose faces have side 2.

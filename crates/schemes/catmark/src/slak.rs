@@ -6,6 +6,7 @@
 //! first) take the fixed-order-4 paths of §4.4.
 
 use num_traits::Float;
+use subla_algebra::mem::try_filled_vec;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{axpy, for_rows, load, real, specials_in};
@@ -44,7 +45,7 @@ impl LevelRules for CatmarkRules {
         child_level(parent, par)
     }
     fn child_faces(&self, parent: &Mesh, _step: &Step, par: Par) -> Result<FinestFaces> {
-        Ok(finest_of(parent, par))
+        finest_of(parent, par)
     }
     fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
         eval_level(t, step, x, y, d, par);
@@ -78,10 +79,10 @@ impl LevelRules for CatmarkRules {
 }
 
 /// The faces of the level above `parent`.
-pub(crate) fn finest_of(parent: &Mesh, par: Par) -> FinestFaces {
+pub(crate) fn finest_of(parent: &Mesh, par: Par) -> Result<FinestFaces> {
     let t = parent.topology();
     let nc = t.num_corners();
-    let mut holes = vec![false; nc];
+    let mut holes = try_filled_vec(nc, false, "the hole flags of the finest faces")?;
     if parent.has_holes() {
         let fptr = t.face_ptr();
         for (f, &hole) in parent.holes().iter().enumerate() {
@@ -90,7 +91,7 @@ pub(crate) fn finest_of(parent: &Mesh, par: Par) -> FinestFaces {
             }
         }
     }
-    FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par), holes, par)
+    Ok(FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par)?, holes, par))
 }
 
 /// One step `l → l+1` of a [`CatmarkPlan`] as other backends read it: the

@@ -22,6 +22,7 @@
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use num_traits::Float;
+use subla_algebra::mem::{try_filled_vec, try_vec_with_capacity};
 use subla_algebra::scan::enumerate_nonzeros;
 use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csr, spmv_csr_into};
@@ -119,9 +120,9 @@ const NAME: &str = "loop-lak";
 /// `j` of `G` with column `j` of `Gᵀ` (row `j` of `G`).
 fn symmetric_sum(g: CscRef<'_, u32>, gt: CscRef<'_, u32>) -> Result<CscMat<[u32; 2]>> {
     let n = g.ncols();
-    let mut ptr = Vec::with_capacity(n + 1);
-    let mut idx = Vec::with_capacity(2 * g.nnz());
-    let mut vals = Vec::with_capacity(2 * g.nnz());
+    let mut ptr = try_vec_with_capacity(n + 1, "the column pointers of a symmetric sum")?;
+    let mut idx = try_vec_with_capacity(2 * g.nnz(), "the indices of a symmetric sum")?;
+    let mut vals = try_vec_with_capacity(2 * g.nnz(), "the values of a symmetric sum")?;
     ptr.push(0u32);
     for j in 0..n {
         let (ra, va) = g.col(j);
@@ -214,11 +215,11 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         }
     };
     // Edge ends D and opposite vertices O, row per edge id.
-    let mut d_ptr = Vec::with_capacity(ne + 1);
-    let mut d_idx = Vec::with_capacity(2 * ne);
-    let mut o_ptr = Vec::with_capacity(ne + 1);
-    let mut o_idx = Vec::with_capacity(2 * ne);
-    let mut o_val = Vec::with_capacity(2 * ne);
+    let mut d_ptr = try_vec_with_capacity(ne + 1, "the edge-vertex matrix")?;
+    let mut d_idx = try_vec_with_capacity(2 * ne, "the edge-vertex matrix")?;
+    let mut o_ptr = try_vec_with_capacity(ne + 1, "the opposite-vertex matrix")?;
+    let mut o_idx = try_vec_with_capacity(2 * ne, "the opposite-vertex matrix")?;
+    let mut o_val = try_vec_with_capacity(2 * ne, "the opposite-vertex matrix")?;
     d_ptr.push(0u32);
     o_ptr.push(0u32);
     for (p, (r, col, &[gij, gji])) in s.as_ref().iter().enumerate() {
@@ -245,7 +246,7 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         }
         o_ptr.push(o_idx.len() as u32);
     }
-    let d_vals = vec![1u8; d_idx.len()];
+    let d_vals = try_filled_vec(d_idx.len(), 1u8, "the edge-vertex matrix")?;
     let ends = CsrMat::try_new(ne, nv, d_ptr, d_idx, d_vals)?;
     let opp = CsrMat::try_new(ne, nv, o_ptr, o_idx, o_val)?;
     // Topology: T = M Mᵀ {Q₃}[σ]; each directed edge i -> j of triangle k
@@ -265,38 +266,38 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         par,
     )?;
     let nf = t.num_faces();
-    let mut corner = vec![(0u32, 0u32); 3 * nf];
+    let mut corner = try_filled_vec(3 * nf, (0u32, 0u32), "the corners of the refined faces")?;
     for &(v, ep, at) in tmat.values() {
         corner[at as usize] = (v, ep);
     }
     drop(tmat);
     // The four children of each triangle, as crate::split numbers them.
-    let mut child = Vec::with_capacity(12 * nf);
+    let mut child = try_vec_with_capacity(12 * nf, "the vertices of the refined faces")?;
     for f in 0..nf {
         let [(v0, e0), (v1, e1), (v2, e2)] = [corner[3 * f], corner[3 * f + 1], corner[3 * f + 2]];
         child.extend([v0, e0, e2, e0, v1, e1, e2, e1, v2, e1, e2, e0]);
     }
     let ptr: Vec<u32> = (0..=4 * nf as u32).map(|i| 3 * i).collect();
     let ct = Topology::build(nv + ne, ptr, child, par)?;
-    let child = child_mesh(parent, ct, child_holes(parent), None)?;
+    let child = child_mesh(parent, ct, child_holes(parent)?, None)?;
     // Maps: the rules' masks as per-row coefficients.
     let step = masks(parent, par);
-    let mut alpha = vec![EDGE_END; ne];
-    let mut beta = vec![EDGE_OPPOSITE; ne];
+    let mut alpha = try_filled_vec(ne, EDGE_END, "the edge weights")?;
+    let mut beta = try_filled_vec(ne, EDGE_OPPOSITE, "the edge weights")?;
     for mk in &step.edges {
         alpha[mk.edge as usize] = mk.alpha;
         beta[mk.edge as usize] = mk.beta;
     }
     // Valences n = S 1 {val -> 1}.
     let n = spmv_csr(s.as_ref().transpose(), Array2::<u32>::ones((nv, 1)).view(), |_, _, _| 1u32, par);
-    let mut cv = Vec::with_capacity(nv);
-    let mut cn = Vec::with_capacity(nv);
+    let mut cv = try_vec_with_capacity(nv, "the vertex weights")?;
+    let mut cn = try_vec_with_capacity(nv, "the vertex weights")?;
     for &k in n.column(0) {
         let [w, e] = if k > 0 { vertex_weights(k as usize) } else { [1.0, 0.0] };
         cv.push(w);
         cn.push(e);
     }
-    let mut ce = vec![0.0; nv];
+    let mut ce = try_filled_vec(nv, 0.0, "the vertex weights")?;
     let mut k_trips = Vec::new();
     for mk in &step.vertices {
         let v = mk.vertex as usize;

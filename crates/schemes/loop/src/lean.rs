@@ -9,6 +9,7 @@
 
 use num_traits::Float;
 use subla_algebra::Par;
+use subla_algebra::mem::try_filled_vec;
 use subla_mesh::{Mesh, Topology, TriChild};
 use subla_scheme::kernel::{axpy, for_rows, load, real};
 use subla_scheme::{FinestFaces, Result};
@@ -46,10 +47,10 @@ pub(crate) fn lean(parent: &Mesh, par: Par) -> Result<Option<(TriChild, Step)>> 
 }
 
 /// The faces of the level above the lean child `child` of `parent`.
-pub(crate) fn lean_faces(parent: &Mesh, child: &TriChild, par: Par) -> FinestFaces {
-    let faces = child.split_faces(parent.topology(), par);
-    let holes = vec![false; 4 * child.num_faces()];
-    FinestFaces::uniform(child.num_vertices() + child.num_edges(), 3, faces, holes, par)
+pub(crate) fn lean_faces(parent: &Mesh, child: &TriChild, par: Par) -> Result<FinestFaces> {
+    let faces = child.split_faces(parent.topology(), par)?;
+    let holes = try_filled_vec(4 * child.num_faces(), false, "the hole flags of the finest faces")?;
+    Ok(FinestFaces::uniform(child.num_vertices() + child.num_edges(), 3, faces, holes, par))
 }
 
 /// One level of eval from the lean child `child` of `t` (rows `x`) to the

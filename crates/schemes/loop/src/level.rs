@@ -6,6 +6,7 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
+use subla_algebra::mem::try_filled_vec;
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, Options, Topology, TriChild};
 use subla_scheme::Result;
 
@@ -98,8 +99,8 @@ pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
         // CGAL's rules have no sharpness; holes only leave faces out of
         // the output, so they are carried all the same.
         Rules::Cgal => (
-            vec![0.0; t.num_edges()],
-            vec![0.0; nv],
+            try_filled_vec(t.num_edges(), 0.0, "the edge sharpness")?,
+            try_filled_vec(nv, 0.0, "the vertex sharpness")?,
             mesh.holes().to_vec(),
             Options {
                 boundary: BoundaryInterpolation::EdgeOnly,
@@ -112,8 +113,8 @@ pub(crate) fn prepare(mesh: &Mesh, rules: Rules) -> Result<Mesh> {
 }
 
 /// Hole flags of the children of `parent`'s faces (four per triangle).
-pub(crate) fn child_holes(parent: &Mesh) -> Vec<bool> {
-    let mut holes = vec![false; 4 * parent.num_faces()];
+pub(crate) fn child_holes(parent: &Mesh) -> Result<Vec<bool>> {
+    let mut holes = try_filled_vec(4 * parent.num_faces(), false, "the hole flags of a refined level")?;
     if parent.has_holes() {
         for (f, &h) in parent.holes().iter().enumerate() {
             if h {
@@ -121,13 +122,13 @@ pub(crate) fn child_holes(parent: &Mesh) -> Vec<bool> {
             }
         }
     }
-    holes
+    Ok(holes)
 }
 
 /// The child level of `parent` (topology and sharpness).
 pub(crate) fn child_level(parent: &Mesh, par: Par) -> Result<Mesh> {
     let s = split_triangles(parent.topology(), par)?;
-    child_mesh(parent, s.topology, child_holes(parent), Some(&s.halves))
+    child_mesh(parent, s.topology, child_holes(parent)?, Some(&s.halves))
 }
 
 /// [`child_level`] of a parent whose split numbering `child` is known (a
@@ -135,7 +136,7 @@ pub(crate) fn child_level(parent: &Mesh, par: Par) -> Result<Mesh> {
 pub(crate) fn lean_child_level(parent: &Mesh, child: TriChild, par: Par) -> Result<Mesh> {
     check_triangles(parent.topology())?;
     let s = parent.topology().split_triangles_from(child, par)?;
-    child_mesh(parent, s.topology, child_holes(parent), Some(&s.halves))
+    child_mesh(parent, s.topology, child_holes(parent)?, Some(&s.halves))
 }
 
 /// The child mesh: `child` topology (numbered as [`crate::split`] says)
@@ -149,7 +150,7 @@ pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>, halves: 
     let vs = parent.vertex_sharpness();
     let opts = parent.options();
     let chaikin = opts.crease_method == CreaseMethod::Chaikin;
-    let mut child_es = vec![0f32; ct.num_edges()];
+    let mut child_es = try_filled_vec(ct.num_edges(), 0f32, "the edge sharpness of a refined level")?;
     for e in 0..t.num_edges() {
         if es[e] <= 0.0 {
             continue;
@@ -166,7 +167,7 @@ pub(crate) fn child_mesh(parent: &Mesh, ct: Topology, holes: Vec<bool>, halves: 
             }
         }
     }
-    let mut child_vs = vec![0f32; ct.num_vertices()];
+    let mut child_vs = try_filled_vec(ct.num_vertices(), 0f32, "the vertex sharpness of a refined level")?;
     for v in 0..nv {
         child_vs[v] = dec(vs[v]);
     }

@@ -114,7 +114,7 @@ impl LeanLevel<LoopRules> for TriChild {
         Counts { vertices: self.num_vertices(), faces: self.num_faces(), edges: self.num_edges() }
     }
     fn faces(&self, _: &LoopRules, parent: &Mesh, _step: &Step, par: Par) -> Result<FinestFaces> {
-        Ok(lean_faces(parent, self, par))
+        lean_faces(parent, self, par)
     }
     fn eval<T: Float + Send + Sync>(
         &self,
@@ -139,7 +139,7 @@ impl LeanLevel<LoopRules> for TriChild {
 /// The faces of the level above `parent`.
 fn finest_of(parent: &Mesh, par: Par) -> Result<FinestFaces> {
     let t = parent.topology();
-    Ok(FinestFaces::uniform(t.num_vertices() + t.num_edges(), 3, split_faces(t, par)?, child_holes(parent), par))
+    Ok(FinestFaces::uniform(t.num_vertices() + t.num_edges(), 3, split_faces(t, par)?, child_holes(parent)?, par))
 }
 
 /// One step `l → l+1` of a [`LoopPlan`] as other backends read it: the

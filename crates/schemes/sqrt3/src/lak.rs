@@ -23,6 +23,7 @@
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 use num_traits::Float;
+use subla_algebra::mem::{try_filled_vec, try_vec_with_capacity};
 use subla_algebra::scan::offsets_from_counts;
 use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csr_into};
@@ -127,9 +128,10 @@ fn push_row(entries: &[(u32, f64)], idx: &mut Vec<u32>, vals: &mut Vec<f64>) {
 /// The boundary structure from `S = F + Fᵀ`: for each vertex, the
 /// boundary neighbour it leads to (`i → next` is a boundary edge) and the
 /// one leading to it (`prev → i`), [`NONE`] for interior vertices.
-fn boundary_neighbours(f: &CsrMat<u32>, ft: &CsrMat<u32>) -> (Vec<u32>, Vec<u32>) {
+fn boundary_neighbours(f: &CsrMat<u32>, ft: &CsrMat<u32>) -> Result<(Vec<u32>, Vec<u32>)> {
     let nv = f.nrows();
-    let (mut next, mut prev) = (vec![NONE; nv], vec![NONE; nv]);
+    const WHAT: &str = "the boundary neighbours of each vertex";
+    let (mut next, mut prev) = (try_filled_vec(nv, NONE, WHAT)?, try_filled_vec(nv, NONE, WHAT)?);
     for i in 0..nv {
         let (a, _) = f.row(i);
         let (b, _) = ft.row(i);
@@ -158,7 +160,7 @@ fn boundary_neighbours(f: &CsrMat<u32>, ft: &CsrMat<u32>) -> (Vec<u32>, Vec<u32>
             }
         }
     }
-    (next, prev)
+    Ok((next, prev))
 }
 
 /// One level's algebra and the child mesh; `kobbelt` for a
@@ -183,7 +185,7 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
     .to_csr(par);
     drop(mt_csc);
     let ft: CsrMat<u32> = f.to_csc(par).into_transpose();
-    let (next, prev) = boundary_neighbours(&f, &ft);
+    let (next, prev) = boundary_neighbours(&f, &ft)?;
     drop(ft);
     // Eq. 10 on F: valences (one outgoing directed edge per neighbour
     // inside; boundary vertices do not use it).
@@ -219,7 +221,7 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
     };
     // Each triangle's boundary edge `a -> b` (F(b, a) absent), on
     // splitting steps.
-    let mut bedge = vec![[NONE; 2]; nf];
+    let mut bedge = try_filled_vec(nf, [NONE; 2], "the boundary edges of each face")?;
     if kobbelt {
         for (i, be) in bedge.iter_mut().enumerate() {
             let v = corners(i);
@@ -249,7 +251,7 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
 
     // Topology: one triangle per corner, corner (k, position a) of triangle
     // i at child face 3 i + a - 1.
-    let mut fv = vec![0u32; 9 * nf];
+    let mut fv = try_filled_vec(9 * nf, 0u32, "the vertices of the refined faces")?;
     for (i, children) in fv.chunks_exact_mut(9).enumerate() {
         let v = corners(i);
         for (a, child) in children.chunks_exact_mut(3).enumerate() {
@@ -286,7 +288,10 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
     let new_points = if split_any {
         let [w1, w16, w10] = BOUNDARY_EDGE;
         let mut ptr = vec![0u32];
-        let (mut idx, mut vals) = (Vec::with_capacity(3 * new), Vec::with_capacity(3 * new));
+        let (mut idx, mut vals) = (
+            try_vec_with_capacity(3 * new, "the new-point matrix")?,
+            try_vec_with_capacity(3 * new, "the new-point matrix")?,
+        );
         let mut row = |entries: [(u32, f64); 3]| {
             push_row(&entries, &mut idx, &mut vals);
             ptr.push(idx.len() as u32);
@@ -371,12 +376,10 @@ impl Plan for Sqrt3LakPlan {
         NAME
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
-        eval_levels(self, NAME, control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
-        Ok(())
+        eval_levels(self, NAME, control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par))
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
-        eval_levels(self, NAME, control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par));
-        Ok(())
+        eval_levels(self, NAME, control, out, |l, x, y, d| eval_level(&self.levels[l], x, y, d, par))
     }
     /// `R = [diag + F {val_i → wᵢ} + B; N]`, rows sorted: `B` the
     /// boundary rows of splitting steps, `N` the new points (`Mᵀ {→ ⅓}`
@@ -387,8 +390,8 @@ impl Plan for Sqrt3LakPlan {
         let nv = lv.f.nrows();
         let new = lv.new_points.as_ref().map_or(lv.m.ncols(), CsrMat::nrows);
         let mut ptr = vec![0u32];
-        let mut idx = Vec::with_capacity(lv.f.nnz() + nv + 3 * new);
-        let mut vals = Vec::with_capacity(idx.capacity());
+        let mut idx = try_vec_with_capacity(lv.f.nnz() + nv + 3 * new, "the indices of a refinement matrix")?;
+        let mut vals = try_vec_with_capacity(idx.capacity(), "the values of a refinement matrix")?;
         let mut entries = Vec::new();
         for i in 0..nv {
             entries.clear();

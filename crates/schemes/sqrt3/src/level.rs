@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 use subla_algebra::Par;
+use subla_algebra::mem::{try_filled_vec, try_vec_with_capacity};
 use subla_mesh::tags::BoundaryInterpolation;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{Mesh, MeshError, Options, Topology};
@@ -98,8 +99,8 @@ impl Step {
             return Self::one_point_per_face(t, kobbelt, par);
         }
         let ce = t.corner_edges();
-        let mut bcorner = vec![NONE; nf];
-        let mut off = Vec::with_capacity(nf + 1);
+        let mut bcorner = try_filled_vec(nf, NONE, "the boundary corner of each face")?;
+        let mut off = try_vec_with_capacity(nf + 1, "the boundary corner of each face")?;
         off.push(0u32);
         let mut acc = 0u64;
         for (f, bc) in bcorner.iter_mut().enumerate() {
@@ -119,11 +120,11 @@ impl Step {
         if u32::try_from(total).is_err() || u32::try_from(9 * nf as u64).is_err() {
             return Err(too_large("refined mesh", total.max(9 * nf as u64)));
         }
-        let mut owner = vec![0u32; acc as usize];
+        let mut owner = try_filled_vec(acc as usize, 0u32, "the owner of each new point")?;
         for f in 0..nf {
             owner[off[f] as usize..off[f + 1] as usize].fill(f as u32);
         }
-        let bnbr = boundary_neighbors(t, par);
+        let bnbr = boundary_neighbors(t, par)?;
         let max_valence = (0..nv).map(|v| t.valence(v)).max().unwrap_or(0);
         let alpha = (0..=max_valence).map(alpha).collect();
         Ok(Step { kobbelt, nv, off, owner, bcorner, bnbr, alpha })
@@ -133,7 +134,7 @@ impl Step {
     /// vertex `nv + f` of face `f`.
     fn one_point_per_face(t: &Topology, kobbelt: bool, par: Par) -> Result<Step> {
         let max_valence = (0..t.num_vertices()).map(|v| t.valence(v)).max().unwrap_or(0);
-        let bnbr = boundary_neighbors(t, par);
+        let bnbr = boundary_neighbors(t, par)?;
         Self::with_face_points(t.num_vertices(), t.num_faces(), kobbelt, bnbr, max_valence, par)
     }
 
@@ -145,7 +146,14 @@ impl Step {
         let parents = (0..t.num_vertices()).map(|v| t.face_count(v)).max().unwrap_or(0);
         let max_valence = if t.num_faces() > 0 { parents.max(6) } else { parents };
         let nv = child.num_vertices();
-        Self::with_face_points(nv, child.num_faces(), kobbelt, vec![[NONE; 2]; nv], max_valence, par)
+        Self::with_face_points(
+            nv,
+            child.num_faces(),
+            kobbelt,
+            try_filled_vec(nv, [NONE; 2], "the boundary neighbours of each vertex")?,
+            max_valence,
+            par,
+        )
     }
 
     /// A step of one face point per face over `nv` vertices and `nf` faces.
@@ -169,7 +177,7 @@ impl Step {
             }
         };
         // Without boundary splits no face has a boundary corner.
-        let bcorner = if kobbelt { vec![NONE; nf] } else { Vec::new() };
+        let bcorner = if kobbelt { try_filled_vec(nf, NONE, "the boundary corner of each face")? } else { Vec::new() };
         let alpha = (0..=max_valence).map(alpha).collect();
         Ok(Step { kobbelt, nv, off: ids(nf + 1), owner: ids(nf), bcorner, bnbr, alpha })
     }
@@ -305,7 +313,7 @@ impl Step {
                 q.copy_from_slice(&[fv[c], fv[next], (self.nv as u32) + self.off[f]]);
             }
         };
-        let mut out = vec![0u32; 3 * t.num_corners()];
+        let mut out = try_filled_vec(3 * t.num_corners(), 0u32, "the vertices of the refined faces")?;
         if par == Par::Rayon && t.num_corners() >= 1 << 13 {
             out.par_chunks_mut(3).enumerate().with_min_len(1 << 11).for_each(work);
         } else {
@@ -338,10 +346,10 @@ impl Step {
 
 /// The two boundary neighbours of each boundary vertex of `t` (`[NONE;
 /// 2]` for the others).
-fn boundary_neighbors(t: &Topology, par: Par) -> Vec<[u32; 2]> {
+fn boundary_neighbors(t: &Topology, par: Par) -> Result<Vec<[u32; 2]>> {
     let nv = t.num_vertices();
     if t.is_closed() {
-        return vec![[NONE; 2]; nv];
+        return Ok(try_filled_vec(nv, [NONE; 2], "the boundary neighbours of each vertex")?);
     }
     let nbr = |v: usize| -> [u32; 2] {
         if !t.is_boundary_vertex(v) {
@@ -354,23 +362,26 @@ fn boundary_neighbors(t: &Topology, par: Par) -> Vec<[u32; 2]> {
         let p = it.next().unwrap_or(v as u32);
         [p, it.next().unwrap_or(p)]
     };
-    if par == Par::Rayon && nv >= 1 << 13 {
-        (0..nv).into_par_iter().with_min_len(1 << 12).map(nbr).collect()
-    } else {
-        (0..nv).map(nbr).collect()
-    }
+    let par = if nv >= 1 << 13 { par } else { Par::Seq };
+    Ok(subla_algebra::par::try_collect(nv, par, "the boundary neighbours of each vertex", nbr)?)
 }
 
 /// A mesh of `t` without tags.
 pub(crate) fn plain_mesh(t: Topology) -> Result<Mesh> {
     let (ne, nv, nf) = (t.num_edges(), t.num_vertices(), t.num_faces());
-    Ok(Mesh::from_parts(t, vec![0.0; ne], vec![0.0; nv], vec![false; nf], Options::default())?)
+    Ok(Mesh::from_parts(
+        t,
+        try_filled_vec(ne, 0.0, "the edge sharpness")?,
+        try_filled_vec(nv, 0.0, "the vertex sharpness")?,
+        try_filled_vec(nf, false, "the hole flags")?,
+        Options::default(),
+    )?)
 }
 
 /// The hole flags of the children of `parent`'s faces: one child per
 /// corner, child `3 f + k` of face `f`, a hole where `f` is one.
-pub(crate) fn child_holes(parent: &Mesh) -> Vec<bool> {
-    let mut holes = vec![false; 3 * parent.num_faces()];
+pub(crate) fn child_holes(parent: &Mesh) -> Result<Vec<bool>> {
+    let mut holes = try_filled_vec(3 * parent.num_faces(), false, "the hole flags of a refined level")?;
     if parent.has_holes() {
         for (f, &h) in parent.holes().iter().enumerate() {
             if h {
@@ -378,7 +389,7 @@ pub(crate) fn child_holes(parent: &Mesh) -> Vec<bool> {
             }
         }
     }
-    holes
+    Ok(holes)
 }
 
 /// `child` (a plain mesh, one face per corner of `parent`) with the hole
@@ -389,7 +400,12 @@ pub(crate) fn hole_children(child: Mesh, parent: &Mesh) -> Result<Mesh> {
     }
     let t = child.topology();
     let (ne, nv) = (t.num_edges(), t.num_vertices());
-    Ok(child.retagged(vec![0.0; ne], vec![0.0; nv], child_holes(parent), Options::default())?)
+    Ok(child.retagged(
+        try_filled_vec(ne, 0.0, "the edge sharpness")?,
+        try_filled_vec(nv, 0.0, "the vertex sharpness")?,
+        child_holes(parent)?,
+        Options::default(),
+    )?)
 }
 
 /// The control mesh as the scheme sees it: its topology and its holes
@@ -405,7 +421,12 @@ pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {
     check_input(t)?;
     check_tags(mesh)?;
     let (ne, nv) = (t.num_edges(), t.num_vertices());
-    Ok(mesh.retagged(vec![0.0; ne], vec![0.0; nv], mesh.holes().to_vec(), Options::default())?)
+    Ok(mesh.retagged(
+        try_filled_vec(ne, 0.0, "the edge sharpness")?,
+        try_filled_vec(nv, 0.0, "the vertex sharpness")?,
+        mesh.holes().to_vec(),
+        Options::default(),
+    )?)
 }
 
 /// The schemes that honour what √3 refuses.

@@ -5,6 +5,7 @@
 //! by one invocation per parent corner.
 
 use num_traits::Float;
+use subla_algebra::mem::try_filled_vec;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
 use subla_scheme::kernel::{assemble_rows, axpy, for_rows, load, real};
@@ -80,7 +81,7 @@ impl LevelRules for Sqrt3Rules {
     }
     fn child_faces(&self, parent: &Mesh, step: &Step, par: Par) -> Result<FinestFaces> {
         let t = parent.topology();
-        let holes = crate::level::child_holes(parent);
+        let holes = crate::level::child_holes(parent)?;
         Ok(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes, par))
     }
     fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
@@ -128,8 +129,8 @@ impl LeanLevel<Sqrt3Rules> for Sqrt3Child {
         Counts { vertices: self.num_vertices(), faces: self.num_faces(), edges: 3 * self.num_faces() / 2 }
     }
     fn faces(&self, _: &Sqrt3Rules, parent: &Mesh, step: &Step, par: Par) -> Result<FinestFaces> {
-        let faces = self.split_faces(parent.topology(), par);
-        let holes = vec![false; faces.len() / 3];
+        let faces = self.split_faces(parent.topology(), par)?;
+        let holes = try_filled_vec(faces.len() / 3, false, "the hole flags of the finest faces")?;
         Ok(FinestFaces::uniform(step.child_len(), 3, faces, holes, par))
     }
     fn eval<T: Float + Send + Sync>(

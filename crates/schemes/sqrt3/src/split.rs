@@ -32,7 +32,7 @@
 //! topology, so it lives with the scheme, not in the mesh crate.
 
 use rayon::prelude::*;
-use subla_algebra::mem::zeroed_vec;
+use subla_algebra::mem::try_zeroed_vec;
 use subla_algebra::par::Par;
 use subla_mesh::error::to_u32;
 use subla_mesh::split::{
@@ -114,12 +114,16 @@ impl Sqrt3Child {
     /// The faces of the √3 split of the child, as
     /// [`Sqrt3Split::split_sqrt3_faces`] of the child's full topology gives
     /// them: three triangles (nine vertices) per parent corner.
-    pub fn split_faces(&self, t: &Topology, par: Par) -> Vec<u32> {
+    ///
+    /// # Errors
+    /// [`MeshError::Algebra`](subla_mesh::MeshError::Algebra) (out of
+    /// memory) where the allocator cannot supply the list.
+    pub fn split_faces(&self, t: &Topology, par: Par) -> Result<Vec<u32>> {
         let nv = self.num_vertices;
         let nv2 = self.num_vertices() as u32;
         let fv = t.face_verts();
         let twins = &self.twins;
-        fixed_slots::<_, 9>(t.num_corners(), in_parallel(t, par), |c, q| {
+        fixed_slots::<_, 9>(t.num_corners(), in_parallel(t, par), "the vertices of the refined faces", |c, q| {
             // Child face `c` is `(v, F_g, F_f)`; its corners' edges are used,
             // across, by the children of corners `next(twin(c))`, `twin(c)`
             // and `twin(prev(c))`.
@@ -164,7 +168,9 @@ pub trait Sqrt3Split {
     /// naming the first face that is not a triangle;
     /// [`MeshError::TooLarge`](subla_mesh::MeshError::TooLarge) if a child
     /// count does not fit in `u32`; for a parent with non-manifold edges,
-    /// the errors of [`Topology::build`] on the child faces.
+    /// the errors of [`Topology::build`] on the child faces;
+    /// [`MeshError::Algebra`](subla_mesh::MeshError::Algebra) (out of
+    /// memory) where the allocator cannot supply the child.
     fn split_sqrt3(&self, par: Par) -> Result<Topology>;
 
     /// The faces of [`Sqrt3Split::split_sqrt3`] alone, as a flat
@@ -192,7 +198,7 @@ impl Sqrt3Split for Topology {
     fn split_sqrt3(&self, par: Par) -> Result<Topology> {
         check_sqrt3_split(self)?;
         if splits_triangles_directly(self, par) {
-            Ok(split_sqrt3_manifold(self, par))
+            split_sqrt3_manifold(self, par)
         } else {
             split_sqrt3_general(self, par)
         }
@@ -200,7 +206,7 @@ impl Sqrt3Split for Topology {
 
     fn split_sqrt3_faces(&self, par: Par) -> Result<Vec<u32>> {
         check_sqrt3_split(self)?;
-        Ok(sqrt3_faces(self, in_parallel(self, par)))
+        sqrt3_faces(self, in_parallel(self, par))
     }
 
     fn sqrt3_child(&self, par: Par) -> Result<Option<Sqrt3Child>> {
@@ -216,7 +222,7 @@ impl Sqrt3Split for Topology {
             return Ok(None);
         }
         let parallel = in_parallel(self, par);
-        let twins = twins(self, parallel);
+        let twins = twins(self, parallel)?;
         // Two triangles share two edges where a face meets one neighbour
         // across two of its edges.
         let shares = |f: usize| {
@@ -236,10 +242,10 @@ fn check_sqrt3_split(t: &Topology) -> Result<()> {
 }
 
 /// The child faces (triangle-only parent).
-fn sqrt3_faces(t: &Topology, parallel: bool) -> Vec<u32> {
+fn sqrt3_faces(t: &Topology, parallel: bool) -> Result<Vec<u32>> {
     let nv = t.num_vertices() as u32;
     let (fv, ce) = (t.face_verts(), t.corner_edges());
-    fixed_slots::<_, 3>(t.num_corners(), parallel, |c, q| {
+    fixed_slots::<_, 3>(t.num_corners(), parallel, "the vertices of the refined faces", |c, q| {
         let f = (c / 3) as u32;
         let uses = t.edge_corners(ce[c] as usize);
         match uses.iter().find(|&&u| u as usize != c) {
@@ -251,17 +257,19 @@ fn sqrt3_faces(t: &Topology, parallel: bool) -> Vec<u32> {
 
 /// The other use of the edge of each corner, where the edge has two uses;
 /// `NONE` on any other edge.
-fn twins(t: &Topology, parallel: bool) -> Vec<u32> {
+fn twins(t: &Topology, parallel: bool) -> Result<Vec<u32>> {
     let ce = t.corner_edges();
-    collect(t.num_corners(), parallel, |c| match t.edge_corners(ce[c] as usize) {
-        &[a, b] => {
-            if a as usize == c {
-                b
-            } else {
-                a
+    collect(t.num_corners(), parallel, "the other use of each corner's edge", |c| {
+        match t.edge_corners(ce[c] as usize) {
+            &[a, b] => {
+                if a as usize == c {
+                    b
+                } else {
+                    a
+                }
             }
+            _ => NONE,
         }
-        _ => NONE,
     })
 }
 
@@ -269,20 +277,20 @@ fn twins(t: &Topology, parallel: bool) -> Vec<u32> {
 /// [`Topology::build`].
 fn split_sqrt3_general(t: &Topology, par: Par) -> Result<Topology> {
     let parallel = in_parallel(t, par);
-    let face_verts = sqrt3_faces(t, parallel);
-    Topology::build(t.num_vertices() + t.num_faces(), face_ptr::<3>(t.num_corners(), parallel), face_verts, par)
+    let face_verts = sqrt3_faces(t, parallel)?;
+    Topology::build(t.num_vertices() + t.num_faces(), face_ptr::<3>(t.num_corners(), parallel)?, face_verts, par)
 }
 
 /// The split of a manifold topology in which no two triangles share two
 /// edges, every relation written directly.
-fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
+fn split_sqrt3_manifold(t: &Topology, par: Par) -> Result<Topology> {
     let (nv, nf, nc) = (t.num_vertices(), t.num_faces(), t.num_corners());
     let parallel = in_parallel(t, par);
     let (fv, ce, edges) = (t.face_verts(), t.corner_edges(), t.edges());
     let uses = |e: usize| t.edge_corners(e);
     let boundary = |e: usize| t.edge_tags()[e] & edge_tag::BOUNDARY != 0;
     // The other use of the edge of each corner, or NONE on the boundary.
-    let twins = twins(t, parallel);
+    let twins = twins(t, parallel)?;
     let twin = |c: usize| twins[c];
     let other_end = |e: usize, v: usize| -> usize {
         let [a, b] = edges[e];
@@ -308,8 +316,9 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
     // Child edge ids: per parent vertex a block of kept boundary edges
     // and edges to face points, then per face its flipped edges to
     // greater faces.
-    let vbase = offsets(&collect(nv, parallel, |v| (up_edges(v).1 + t.face_count(v)) as u32));
-    let a_base = collect(nv, parallel, |v| vbase[v] + up_edges(v).1 as u32);
+    const BLOCKS: &str = "the first child edge of each parent vertex";
+    let vbase = offsets(&collect(nv, parallel, BLOCKS, |v| (up_edges(v).1 + t.face_count(v)) as u32)?, BLOCKS)?;
+    let a_base = collect(nv, parallel, BLOCKS, |v| vbase[v] + up_edges(v).1 as u32)?;
     let n_vblocks = vbase[nv];
     // Neighbour faces of `f` across interior edges, greater than `f`, by face.
     let greater = |f: usize| -> ([(u32, u32); 3], usize) {
@@ -325,15 +334,16 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         sort_small(&mut out[..n]);
         (out, n)
     };
-    let fbase: Vec<u32> =
-        offsets(&collect(nf, parallel, |f| greater(f).1 as u32)).into_iter().map(|x| x + n_vblocks).collect();
+    const FLIPPED: &str = "the flipped edges of each parent face";
+    let mut fbase = offsets(&collect(nf, parallel, FLIPPED, |f| greater(f).1 as u32)?, FLIPPED)?;
+    fbase.iter_mut().for_each(|x| *x += n_vblocks);
     let ne_child = fbase[nf] as usize;
     // Id of the edge (fv[c], F_{c/3}) of each corner.
-    let a_ids = collect(nc, parallel, |c| {
+    let a_ids = collect(nc, parallel, "the child edge of each parent corner", |c| {
         let v = fv[c] as usize;
         let list = t.vertex_corners(v);
         a_base[v] + list.partition_point(|&x| (x as usize) < c) as u32
-    });
+    })?;
     // Id of the kept boundary edge e.
     let c_id = |e: usize| -> u32 {
         let lo = edges[e][0] as usize;
@@ -342,7 +352,7 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
     };
     // Id of the flipped edge of each interior corner (NONE on the
     // boundary).
-    let b_ids = collect(nc, parallel, |c| {
+    let b_ids = collect(nc, parallel, "the flipped edge of each parent corner", |c| {
         let o = twins[c];
         if o == NONE {
             return NONE;
@@ -351,17 +361,17 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         let (lo, hi) = (f.min(g), f.max(g));
         let (list, n) = greater(lo);
         fbase[lo] + list[..n].iter().filter(|&&(x, _)| (x as usize) < hi).count() as u32
-    });
+    })?;
 
-    let face_verts = sqrt3_faces(t, parallel);
-    let corner_edge = fixed_slots::<_, 3>(nc, parallel, |c, q| {
+    let face_verts = sqrt3_faces(t, parallel)?;
+    let corner_edge = fixed_slots::<_, 3>(nc, parallel, "the corner edges of the refined faces", |c, q| {
         let o = twin(c);
         if o != NONE {
             q.copy_from_slice(&[a_ids[next3(o as usize)], b_ids[c], a_ids[c]]);
         } else {
             q.copy_from_slice(&[c_id(ce[c] as usize), a_ids[next3(c)], a_ids[c]]);
         }
-    });
+    })?;
 
     // Edges and their uses. An edge (v, F_f) of corner c is used by
     // child corner 3c + 2 and by 3·twin(prev c) (interior incoming edge)
@@ -374,8 +384,8 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         let y = 3 * c as u32 + 2;
         [x.min(y), x.max(y)]
     };
-    let mut child_edges = zeroed_vec::<[u32; 2]>(ne_child);
-    let mut use_count = zeroed_vec::<u32>(ne_child);
+    let mut child_edges = try_zeroed_vec::<[u32; 2]>(ne_child, "the refined edges")?;
+    let mut use_count = try_zeroed_vec::<u32>(ne_child, "the uses of the refined edges")?;
     {
         let (ea, eb) = child_edges.split_at_mut(n_vblocks as usize);
         ragged(
@@ -414,9 +424,9 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         );
         use_count[n_vblocks as usize..].fill(2);
     }
-    let edge_corner_ptr = offsets(&use_count);
+    let edge_corner_ptr = offsets(&use_count, "the uses of the refined edges")?;
     drop(use_count);
-    let mut edge_corners = zeroed_vec::<u32>(edge_corner_ptr[ne_child] as usize);
+    let mut edge_corners = try_zeroed_vec::<u32>(edge_corner_ptr[ne_child] as usize, "the uses of the refined edges")?;
     {
         let split = edge_corner_ptr[n_vblocks as usize] as usize;
         let (ua, ub) = edge_corners.split_at_mut(split);
@@ -462,7 +472,8 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
     // A face point's corners and edges: one per corner of its face, one
     // more across each interior edge.
     let face_point_valence = |f: usize| 3 + (3 * f..3 * f + 3).filter(|&c| twin(c) != NONE).count() as u32;
-    let vc_count = collect(nvc, parallel, |i| {
+    const CORNERS: &str = "the corners of each refined vertex";
+    let vc_count = collect(nvc, parallel, CORNERS, |i| {
         if i < nv {
             let cs = t.vertex_corners(i);
             let extra =
@@ -471,10 +482,10 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         } else {
             face_point_valence(i - nv)
         }
-    });
-    let vertex_corner_ptr = offsets(&vc_count);
+    })?;
+    let vertex_corner_ptr = offsets(&vc_count, CORNERS)?;
     drop(vc_count);
-    let vertex_corners = relation_by_ptr(&vertex_corner_ptr, parallel, |i, slot| {
+    let vertex_corners = relation_by_ptr(&vertex_corner_ptr, parallel, CORNERS, |i, slot| {
         let mut k = 0;
         if i < nv {
             for &c in t.vertex_corners(i) {
@@ -498,12 +509,13 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
             }
         }
         sort_small(slot);
-    });
+    })?;
 
     // Edges of each child vertex, by id: a parent vertex has its kept
     // boundary edges and its edges to face points; a face point its
     // three edges to the face's vertices and its flipped edges.
-    let ve_count = collect(nvc, parallel, |i| {
+    const EDGES: &str = "the edges of each refined vertex";
+    let ve_count = collect(nvc, parallel, EDGES, |i| {
         if i < nv {
             let nb = if t.is_boundary_vertex(i) {
                 t.vertex_edges(i).iter().filter(|&&e| boundary(e as usize)).count()
@@ -514,10 +526,10 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         } else {
             face_point_valence(i - nv)
         }
-    });
-    let vertex_edge_ptr = offsets(&ve_count);
+    })?;
+    let vertex_edge_ptr = offsets(&ve_count, EDGES)?;
     drop(ve_count);
-    let vertex_edges = relation_by_ptr(&vertex_edge_ptr, parallel, |i, slot| {
+    let vertex_edges = relation_by_ptr(&vertex_edge_ptr, parallel, EDGES, |i, slot| {
         let mut k = 0;
         if i < nv {
             if t.is_boundary_vertex(i) {
@@ -545,12 +557,12 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
             }
         }
         sort_small(slot);
-    });
+    })?;
 
     // Tags: kept boundary edges are the child's boundary; parent
     // vertices keep their tags, face points are interior.
     let edge_tags = {
-        let mut tags = zeroed_vec::<u8>(ne_child);
+        let mut tags = try_zeroed_vec::<u8>(ne_child, "the tags of the refined edges")?;
         let (ta, _) = tags.split_at_mut(n_vblocks as usize);
         ragged(
             ta,
@@ -564,11 +576,11 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         );
         tags
     };
-    Topology::from_raw(RawTopology {
+    Ok(Topology::from_raw(RawTopology {
         num_vertices: nvc as u32,
-        face_ptr: face_ptr::<3>(nc, parallel),
+        face_ptr: face_ptr::<3>(nc, parallel)?,
         face_verts,
-        corner_face: corner_faces::<3>(nc, parallel),
+        corner_face: corner_faces::<3>(nc, parallel)?,
         corner_edge,
         edges: child_edges,
         edge_corner_ptr,
@@ -578,8 +590,8 @@ fn split_sqrt3_manifold(t: &Topology, par: Par) -> Topology {
         vertex_corners,
         vertex_edge_ptr,
         vertex_edges,
-        vertex_tags: child_vertex_tags(t, nvc, None, parallel),
-    })
+        vertex_tags: child_vertex_tags(t, nvc, None, parallel)?,
+    }))
 }
 
 #[cfg(test)]
@@ -594,7 +606,7 @@ mod tests {
     /// field, sequential and parallel.
     fn check(t: &Topology) {
         for par in [Par::Seq, Par::Rayon] {
-            let fast = split_sqrt3_manifold(t, par);
+            let fast = split_sqrt3_manifold(t, par).expect("manifold split");
             let general = split_sqrt3_general(t, par).expect("general split");
             assert_eq!(fast, general);
         }
@@ -633,7 +645,7 @@ mod tests {
             for c in 0..t.num_corners() {
                 assert_eq!(&lean.face(t, c)[..], full.face(c), "child face {c}");
             }
-            assert_eq!(lean.split_faces(t, par), full.split_sqrt3_faces(Par::Seq).expect("split"));
+            assert_eq!(lean.split_faces(t, par).expect("split"), full.split_sqrt3_faces(Par::Seq).expect("split"));
         }
     }
 
