@@ -96,6 +96,10 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
     if !face_varying.is_empty() {
         let _ = writeln!(s, "  face-varying data: {}", face_varying.join(", "));
     }
+    if !data.skipped.is_empty() {
+        let listed: Vec<String> = data.skipped.iter().map(ToString::to_string).collect();
+        let _ = writeln!(s, "  not read: {}", listed.join(", "));
+    }
     let _ = writeln!(
         s,
         "  face orders: {}",
@@ -165,6 +169,9 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
         })).collect::<Vec<_>>(),
         "texcoords": data.texcoords.as_ref().map(|fv| fv.values.nrows()),
         "normals": data.normals.as_ref().map(|fv| fv.values.nrows()),
+        "skipped": data.skipped.iter().map(|k| serde_json::json!({
+            "what": k.what, "count": k.count, "line": k.line,
+        })).collect::<Vec<_>>(),
         "face_orders": orders, "valences": valences, "extraordinary_vertices": extraordinary,
         "bounding_box": [lo, hi], "closed": closed, "manifold": manifold, "euler_characteristic": euler,
         "boundary_edges": boundary_edges.len(), "boundary_vertices": boundary_vertices.len(),

@@ -205,11 +205,14 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     let growth = schemes::scheme(&args.scheme)?.growth();
     let groups = carry::refined_groups(&input.groups, &input.mesh, growth, args.levels, run.mesh.num_faces());
     let name = match &args.input {
-        Some(p) => p.display().to_string(),
+        Some(p) => shown(p),
         None => embedded::NAME.to_owned(),
     };
     for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none()) {
         eprintln!("warning: {w}");
+    }
+    for s in &input.skipped {
+        eprintln!("warning: {name}: {s}: not read, so not in {}", shown(out));
     }
     let groups = match groups {
         Some(g) if !keep_holes => carry::without_holes(&g, run.mesh.holes()),

@@ -73,3 +73,25 @@ fn an_output_folder_gets_the_default_name_inside() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(new.join("quad.L2.obj").is_file());
 }
+
+/// Statements the reader does not keep (materials, smoothing groups,
+/// lines) are named in a warning and listed by `info`, not dropped
+/// silently.
+#[test]
+fn statements_not_read_are_named_in_warnings_and_by_info() {
+    let d = dir().join("skipped");
+    std::fs::create_dir_all(&d).unwrap();
+    let input = d.join("mtl.obj");
+    std::fs::write(&input, "mtllib a.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nusemtl red\ns 1\nf 1 2 3 4\n").unwrap();
+    let out = d.join("out.obj");
+    let o = subla(&["subdivide", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8(o.stderr).unwrap();
+    for kw in ["`mtllib`", "`usemtl`", "`s`"] {
+        assert!(err.lines().any(|l| l.starts_with("warning:") && l.contains(kw)), "{kw}: {err}");
+    }
+    let o = subla(&["info", input.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["skipped"][1]["what"], "`usemtl` statements");
+    assert_eq!(v["skipped"][1]["line"], 6);
+}

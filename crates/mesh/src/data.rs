@@ -39,6 +39,34 @@ pub struct Group {
     pub faces: Range<u32>,
 }
 
+/// Something a reader read but does not keep: an OBJ statement it has no
+/// use for (`usemtl`, `s`, `l`, free-form geometry, an unknown keyword), a
+/// PLY element other than `vertex` and `face`, a face property other than
+/// the indices, a vertex list property. The tool names each in a warning.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// What it was, as the file wrote it (`usemtl` statements, PLY face
+    /// property `red`), names cut to 40 characters.
+    pub what: String,
+    /// How many: statements, or instances of the element.
+    pub count: u64,
+    /// Where the first one is (a line of an OBJ, the header line of a PLY
+    /// declaration).
+    pub line: usize,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}, first on line {})", self.what, self.count, self.line)
+    }
+}
+
+/// A name from a file, cut for a message.
+pub(crate) fn short_name(name: &str) -> String {
+    let cut: String = name.chars().take(40).flat_map(char::escape_debug).collect();
+    if name.chars().count() > 40 { format!("{cut}…") } else { cut }
+}
+
 /// A mesh with its per-vertex data and whatever else its file carried.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeshData {
@@ -59,6 +87,9 @@ pub struct MeshData {
     /// True when the file declared left-handed (clockwise) winding with the
     /// comment `# osd_ref: lefthanded` used by OpenSubdiv's shapes.
     pub left_handed: bool,
+    /// What the reader read but does not keep, in order of first
+    /// appearance (empty for meshes not read from a file).
+    pub skipped: Vec<Skipped>,
 }
 
 impl MeshData {
@@ -77,6 +108,7 @@ impl MeshData {
             normals: None,
             groups: Vec::new(),
             left_handed: false,
+            skipped: Vec::new(),
         })
     }
 
@@ -129,6 +161,7 @@ impl MeshData {
             normals,
             groups,
             left_handed: self.left_handed,
+            skipped: self.skipped.clone(),
         })
     }
 

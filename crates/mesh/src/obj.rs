@@ -48,7 +48,7 @@ use ndarray::Array2;
 use rayon::prelude::*;
 use subla_algebra::Par;
 
-use crate::data::{FaceVarying, Group, GroupKind, MeshData, default_channel_name};
+use crate::data::{FaceVarying, Group, GroupKind, MeshData, Skipped, default_channel_name, short_name};
 use crate::error::{Location, MeshError, Result, to_u32};
 use crate::mesh::{MeshBuilder, Validation};
 use crate::tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
@@ -262,7 +262,14 @@ struct Chunk {
     nonfinite: Option<(usize, usize, usize, f64, String)>,
     /// Vertex and face counts of a counts comment on (chunk-local) line 1.
     declared: Option<(usize, usize)>,
+    /// Statements skipped: keyword (its first 40 bytes) to count and first
+    /// (chunk-local) line.
+    skipped: std::collections::BTreeMap<Vec<u8>, (u64, usize)>,
 }
+
+/// Distinct skipped keywords listed one by one, in the order the file
+/// first uses them; the others are counted together.
+const MAX_SKIPPED_KINDS: usize = 16;
 
 #[inline]
 fn is_space(b: u8) -> bool {
@@ -453,7 +460,22 @@ impl Chunk {
             b"o" => self.group(GroupKind::Object, tok),
             b"t" => self.tag(tok, line),
             _ if key[0] == b'#' => self.comment(text, line),
-            _ => skip_statement(key, line),
+            _ => {
+                skip_statement(key, line)?;
+                self.note_skipped(key, line);
+                Ok(())
+            }
+        }
+    }
+
+    /// Counts a skipped statement of keyword `key` on `line`.
+    fn note_skipped(&mut self, key: &[u8], line: usize) {
+        let key = &key[..key.len().min(40)];
+        match self.skipped.get_mut(key) {
+            Some(s) => s.0 += 1,
+            None => {
+                self.skipped.insert(key.to_vec(), (1, line));
+            }
         }
     }
 
@@ -1066,6 +1088,7 @@ fn parse_obj_named(bytes: &[u8], validation: Validation, name: &str) -> Result<M
 /// The mesh from the parsed pieces of a file, in file order.
 fn from_chunks(mut chunks: Vec<Chunk>, validation: Validation, name: &str) -> Result<MeshData> {
     let declared = chunks.first().and_then(|c| c.declared);
+    let skipped = merge_skipped(&mut chunks);
     let (offsets, total, widths) = place_chunks(&mut chunks)?;
     if let Some(d) = declared {
         check_declared(d, &total)?;
@@ -1096,7 +1119,39 @@ fn from_chunks(mut chunks: Vec<Chunk>, validation: Validation, name: &str) -> Re
         normals: face_varying(j.vn, total.vn, 3, j.fn_, total.corners),
         groups: close_groups(j.groups, total.faces as u32),
         left_handed: j.left_handed,
+        skipped,
     })
+}
+
+/// The chunks' skipped statements, one entry per keyword in the order the
+/// file first uses them (the first `MAX_SKIPPED_KINDS`; the others
+/// together): the same for any cut of the file into chunks.
+fn merge_skipped(chunks: &mut [Chunk]) -> Vec<Skipped> {
+    let mut all = std::collections::BTreeMap::<Vec<u8>, (u64, usize)>::new();
+    let mut before = 0;
+    for c in chunks.iter_mut() {
+        for (key, (n, line)) in std::mem::take(&mut c.skipped) {
+            let e = all.entry(key).or_insert((0, line + before));
+            e.0 += n;
+        }
+        before += c.lines;
+    }
+    let mut kinds: Vec<(Vec<u8>, (u64, usize))> = all.into_iter().collect();
+    kinds.sort_by_key(|(_, (_, line))| *line);
+    let rest = kinds.split_off(kinds.len().min(MAX_SKIPPED_KINDS));
+    let mut out: Vec<Skipped> = kinds
+        .into_iter()
+        .map(|(k, (count, line))| Skipped {
+            what: format!("`{}` statements", short_name(&String::from_utf8_lossy(&k))),
+            count,
+            line,
+        })
+        .collect();
+    if let Some(line) = rest.iter().map(|(_, (_, l))| *l).min() {
+        let count = rest.iter().map(|(_, (n, _))| n).sum();
+        out.push(Skipped { what: format!("statements of {} other keywords", rest.len()), count, line });
+    }
+    out
 }
 
 /// The names of `width` channels of `v` lines: `x y z`, then `w` for a

@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 use subla_algebra::Par;
 
-use crate::data::{MeshData, default_channel_name};
+use crate::data::{MeshData, Skipped, default_channel_name, short_name};
 use crate::error::{Location, MeshError, Result};
 use crate::mesh::{MeshBuilder, Validation};
 
@@ -621,6 +621,7 @@ fn parse_named<R: Read>(mut src: Source<R>, validation: Validation, name: &str) 
         .validation(validation)
         .name(name)
         .build(Par::Rayon)?;
+    let skipped = skipped(&header, &layout);
     Ok(MeshData {
         mesh,
         vertices,
@@ -629,7 +630,30 @@ fn parse_named<R: Read>(mut src: Source<R>, validation: Validation, name: &str) 
         normals: None,
         groups: Vec::new(),
         left_handed: false,
+        skipped,
     })
+}
+
+/// What the header declares and the reader does not keep: elements other
+/// than `vertex` and `face`, vertex list properties, face properties other
+/// than the indices.
+fn skipped(header: &Header, layout: &Layout) -> Vec<Skipped> {
+    let mut out = Vec::new();
+    for (i, el) in header.elements.iter().enumerate() {
+        let skip = |what: String| Skipped { what, count: el.count, line: el.line };
+        if i == layout.vertex {
+            for p in el.props.iter().filter(|p| matches!(p.kind, PropKind::List { .. })) {
+                out.push(skip(format!("PLY vertex list property `{}`", short_name(&p.name))));
+            }
+        } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == i) {
+            for p in el.props.iter().enumerate().filter(|&(k, _)| k != ip).map(|(_, p)| p) {
+                out.push(skip(format!("PLY face property `{}`", short_name(&p.name))));
+            }
+        } else if el.count > 0 {
+            out.push(skip(format!("PLY element `{}`", short_name(&el.name))));
+        }
+    }
+    out
 }
 
 /// Initial capacity for `count` items: what the header announces, up to

@@ -797,5 +797,6 @@ pub fn relabel(data: &MeshData, perm: &[u32]) -> MeshData {
         normals: data.normals.clone(),
         groups: data.groups.clone(),
         left_handed: data.left_handed,
+        skipped: data.skipped.clone(),
     }
 }
