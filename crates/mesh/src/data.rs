@@ -61,12 +61,6 @@ impl std::fmt::Display for Skipped {
     }
 }
 
-/// A name from a file, cut for a message.
-pub(crate) fn short_name(name: &str) -> String {
-    let cut: String = name.chars().take(40).flat_map(char::escape_debug).collect();
-    if name.chars().count() > 40 { format!("{cut}…") } else { cut }
-}
-
 /// A mesh with its per-vertex data and whatever else its file carried.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeshData {

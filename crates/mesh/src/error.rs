@@ -281,6 +281,19 @@ fn nonfinite(value: f64, written: Option<&str>) -> String {
     }
 }
 
+/// At most 40 characters of `bytes` (text from a file), with `…` when
+/// there is more, for messages.
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
+    // 40 characters take at most 160 bytes: a long token is not converted
+    // whole.
+    let s = String::from_utf8_lossy(&bytes[..bytes.len().min(161)]);
+    let mut out: String = s.chars().take(40).collect();
+    if s.chars().nth(40).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// `text` with control characters escaped (file names in messages).
 pub(crate) fn shown(text: &str) -> String {
     if !text.chars().any(char::is_control) {

@@ -48,8 +48,8 @@ use ndarray::Array2;
 use rayon::prelude::*;
 use subla_algebra::Par;
 
-use crate::data::{FaceVarying, Group, GroupKind, MeshData, Skipped, default_channel_name, short_name};
-use crate::error::{Location, MeshError, Result, to_u32};
+use crate::data::{FaceVarying, Group, GroupKind, MeshData, Skipped, default_channel_name};
+use crate::error::{Location, MeshError, Result, excerpt, to_u32};
 use crate::mesh::{MeshBuilder, Validation};
 use crate::tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
 
@@ -139,7 +139,7 @@ fn long_line_error(line: &[u8]) -> Option<MeshError> {
             reason: format!(
                 "a line of more than {} bytes without a space or line end ({:?}…) is not an OBJ statement",
                 BLOCK,
-                text_of(key)
+                excerpt(key)
             ),
         });
     }
@@ -301,26 +301,18 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
-fn text_of(t: &[u8]) -> String {
-    let mut s = String::from_utf8_lossy(&t[..t.len().min(40)]).into_owned();
-    if t.len() > 40 {
-        s.push('…');
-    }
-    s
-}
-
 #[inline]
 fn parse_f64(t: &[u8], what: &'static str, line: usize) -> Result<f64> {
     fast_float2::parse::<f64, _>(t).map_err(|_| MeshError::MalformedNumber {
         at: Location::line(line),
         what,
-        text: text_of(t),
+        text: excerpt(t),
     })
 }
 
 #[inline]
 fn parse_i64(t: &[u8], what: &'static str, line: usize) -> Result<i64> {
-    let err = || MeshError::MalformedNumber { at: Location::line(line), what, text: text_of(t) };
+    let err = || MeshError::MalformedNumber { at: Location::line(line), what, text: excerpt(t) };
     let (neg, digits) = match t.first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
@@ -401,7 +393,7 @@ fn skip_statement(key: &[u8], line: usize) -> Result<()> {
     }
     Err(MeshError::NotText {
         at: Location::line(line),
-        reason: format!("unexpected bytes {:?} at the start of a line", text_of(key)),
+        reason: format!("unexpected bytes {:?} at the start of a line", excerpt(key)),
     })
 }
 
@@ -488,7 +480,7 @@ impl Chunk {
         if self.nonfinite.is_none()
             && let Some(channel) = self.v[start..].iter().position(|x| !x.is_finite())
         {
-            let text = tok.clone().nth(channel).map(text_of).unwrap_or_default();
+            let text = tok.clone().nth(channel).map(excerpt).unwrap_or_default();
             self.nonfinite = Some((line, self.nv, channel, self.v[start + channel], text));
         }
         if d < 3 {
@@ -589,7 +581,7 @@ impl Chunk {
         let raw_name = tok.next().ok_or_else(|| bad("missing tag name".into()))?;
         let name = String::from_utf8_lossy(raw_name).into_owned();
         // In messages, a name from the file is shortened.
-        let shown = text_of(raw_name);
+        let shown = excerpt(raw_name);
         let counts = tok.next().ok_or_else(|| bad(format!("{shown}: missing <nint>/<nfloat>/<nstring> counts")))?;
         let n = tag_counts(counts, &shown, line)?;
         let args: Vec<&[u8]> = tok.collect();
@@ -621,7 +613,7 @@ fn tag_counts(counts: &[u8], name: &str, line: usize) -> Result<[usize; 3]> {
         return Err(malformed(
             line,
             "t",
-            format!("{name}: counts must be <nint>/<nfloat>/<nstring>, found {:?}", text_of(counts)),
+            format!("{name}: counts must be <nint>/<nfloat>/<nstring>, found {:?}", excerpt(counts)),
         ));
     }
     let mut n = [0usize; 3];
@@ -985,7 +977,7 @@ impl Tag {
     fn error(&self, reason: String) -> MeshError {
         MeshError::MalformedStatement {
             at: Location::line(self.line),
-            statement: format!("t {}", text_of(self.name.as_bytes())),
+            statement: format!("t {}", excerpt(self.name.as_bytes())),
             reason,
         }
     }
@@ -1141,11 +1133,7 @@ fn merge_skipped(chunks: &mut [Chunk]) -> Vec<Skipped> {
     let rest = kinds.split_off(kinds.len().min(MAX_SKIPPED_KINDS));
     let mut out: Vec<Skipped> = kinds
         .into_iter()
-        .map(|(k, (count, line))| Skipped {
-            what: format!("`{}` statements", short_name(&String::from_utf8_lossy(&k))),
-            count,
-            line,
-        })
+        .map(|(k, (count, line))| Skipped { what: format!("`{}` statements", excerpt(&k)), count, line })
         .collect();
     if let Some(line) = rest.iter().map(|(_, (_, l))| *l).min() {
         let count = rest.iter().map(|(_, (n, _))| n).sum();

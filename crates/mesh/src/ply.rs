@@ -46,8 +46,8 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 use subla_algebra::Par;
 
-use crate::data::{MeshData, Skipped, default_channel_name, short_name};
-use crate::error::{Location, MeshError, Result};
+use crate::data::{MeshData, Skipped, default_channel_name};
+use crate::error::{Location, MeshError, Result, excerpt};
 use crate::mesh::{MeshBuilder, Validation};
 
 /// Encoding of a written PLY file.
@@ -353,16 +353,6 @@ fn header_error(line: usize, reason: impl Into<String>) -> MeshError {
     MeshError::MalformedStatement { at: Location::line(line), statement: "ply header".into(), reason: reason.into() }
 }
 
-/// At most 40 characters of `bytes`, for error messages.
-fn excerpt(bytes: &[u8]) -> String {
-    let s = String::from_utf8_lossy(bytes);
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().nth(40).is_some() {
-        out.push('…');
-    }
-    out
-}
-
 /// True for bytes that do not occur in text (NUL and control characters
 /// other than whitespace).
 fn is_binary_byte(b: u8) -> bool {
@@ -643,14 +633,14 @@ fn skipped(header: &Header, layout: &Layout) -> Vec<Skipped> {
         let skip = |what: String| Skipped { what, count: el.count, line: el.line };
         if i == layout.vertex {
             for p in el.props.iter().filter(|p| matches!(p.kind, PropKind::List { .. })) {
-                out.push(skip(format!("PLY vertex list property `{}`", short_name(&p.name))));
+                out.push(skip(format!("PLY vertex list property `{}`", excerpt(p.name.as_bytes()))));
             }
         } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == i) {
             for p in el.props.iter().enumerate().filter(|&(k, _)| k != ip).map(|(_, p)| p) {
-                out.push(skip(format!("PLY face property `{}`", short_name(&p.name))));
+                out.push(skip(format!("PLY face property `{}`", excerpt(p.name.as_bytes()))));
             }
         } else if el.count > 0 {
-            out.push(skip(format!("PLY element `{}`", short_name(&el.name))));
+            out.push(skip(format!("PLY element `{}`", excerpt(el.name.as_bytes()))));
         }
     }
     out
