@@ -220,13 +220,6 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         None => Vec::new(),
     };
     let t = run.mesh.topology();
-    if !keep_holes && run.mesh.holes().iter().all(|&h| h) {
-        return Err(format!(
-            "{name}: every face is a hole (`t hole` on all {} of them): nothing would be written; \
-             --keep-holes writes them, tagged as holes",
-            input.mesh.num_faces()
-        ));
-    }
     let mut ptr = vec![0u32];
     let mut verts = Vec::with_capacity(t.num_corners());
     let mut holes = Vec::new();
@@ -466,6 +459,15 @@ pub(crate) fn subdivide(
     let t_read = Instant::now();
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let read = t_read.elapsed().as_secs_f64() * 1e3;
+    let input_shown = args.input.as_deref().map(shown).unwrap_or_else(|| embedded::NAME.to_owned());
+    // The children of holes are holes: refuse before refining.
+    if !args.keep_holes && data.mesh.holes().iter().all(|&h| h) {
+        return Err(format!(
+            "{input_shown}: every face is a hole (`t hole` on all {} of them): nothing would be written; \
+             --keep-holes writes them, tagged as holes",
+            data.mesh.num_faces()
+        ));
+    }
     let channels = data.vertices.ncols();
     schemes::check_memory(schemes::scheme(&args.scheme)?, args.levels, args.max_memory, &data.mesh, channels)?;
     if args.precision(args.backend.site()) == Precision::F32 {
@@ -477,7 +479,6 @@ pub(crate) fn subdivide(
     let (build, eval) = (run.build_ms, run.eval_ms);
     let creases = picture::crease_edges(&run.mesh);
     let out = output_mesh(run, &data, args, &obj)?;
-    let input_shown = args.input.as_deref().map(shown).unwrap_or_else(|| embedded::NAME.to_owned());
     let write = write_obj(&out, &obj, &input_shown, progress)?;
     let render = match &png {
         Some(path) => draw(args, &data, &out, creases, path, picture_optional, progress)?,
