@@ -3,3 +3,48 @@
 //! patch tables that cover the rest with regular patches, and the limit
 //! surface at any (ptex face, u, v) as a linear map from control points.
 #![deny(missing_docs)]
+
+pub mod sparse;
+mod tags;
+
+pub use sparse::{FacePtex, Level, SparseRefinement, Stencils};
+
+/// What adaptive refinement refuses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdaptiveError {
+    /// The isolation level is outside 1–10.
+    #[error("isolation level {level} is outside 1-10")]
+    IsolationLevel {
+        /// The level asked for.
+        level: u32,
+    },
+    /// Adaptive refinement of non-manifold meshes is not supported yet.
+    #[error("vertex {vertex} is non-manifold: adaptive refinement of non-manifold meshes is not supported yet")]
+    NotManifold {
+        /// The lowest non-manifold vertex.
+        vertex: u32,
+    },
+    /// A selected face does not exist.
+    #[error("selected face {face} does not exist (the mesh has {num_faces} faces)")]
+    NoSuchFace {
+        /// The face.
+        face: u32,
+        /// Faces of the mesh.
+        num_faces: usize,
+    },
+    /// A ptex face does not exist.
+    #[error("ptex face {ptex} does not exist (the mesh has {num_ptex} ptex faces)")]
+    NoSuchPtexFace {
+        /// The ptex face.
+        ptex: u32,
+        /// Ptex faces of the mesh.
+        num_ptex: u32,
+    },
+    /// The mesh was refused.
+    #[error(transparent)]
+    Mesh(#[from] subla_mesh::MeshError),
+    /// The scheme refused the mesh.
+    #[error(transparent)]
+    Scheme(#[from] subla_scheme::SchemeError),
+}

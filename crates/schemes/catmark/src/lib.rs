@@ -34,4 +34,4 @@ mod slak;
 pub use bilinear::{Bilinear, BilinearPlan, BilinearRules};
 pub use lak::{CatmarkLak, CatmarkLakRules, LakLevel, LakPlan};
 pub use level::{EdgeMask, Step, VertexMask};
-pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, StepView};
+pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, OwnedStep, StepView};

@@ -1,0 +1,449 @@
+//! Sparse (feature-adaptive) Catmull-Clark refinement: each level refines
+//! only the faces selected at the level above, and keeps around them the
+//! neighbouring children that the next level and the patches need
+//! (OpenSubdiv's sparse `Vtr::internal::Refinement`: a selected face
+//! marks its vertices and edges; every child of a selected component is
+//! *complete*, the children of components next to a selected vertex are
+//! *neighbours*, kept but incomplete).
+//!
+//! # A level
+//! ```text
+//!   level k:   vertices 0..n_k, faces (quads below level 0), tags,
+//!              complete[v], selected[f]
+//!   level k+1: children of selected vertices, then face points,
+//!              then edge points (each a row of weights over level k)
+//! ```
+//! Each level is a [`Mesh`] with effective sharpness; its fringe (edges
+//! whose faces the level does not hold) looks like a boundary but is never
+//! read: only complete vertices are classified, and only components next
+//! to a selected vertex are refined.
+
+use subla_algebra::Par;
+use subla_catmark::StepView;
+use subla_mesh::{CreaseMethod, Mesh, Topology};
+use subla_scheme::sdc::{dec, prepare_sharpness, tau_at};
+
+use crate::AdaptiveError;
+use crate::tags::{VTag, face_has_features, vertex_tags};
+
+/// Where a face of a level sits in its ptex face: the ptex face, the
+/// integer origin of its square at `depth`, and whether the ptex face is a
+/// sub-face of a control face that is not a quad (then the square spans
+/// `1 / 2^(depth-1)` of the ptex face, else `1 / 2^depth`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FacePtex {
+    /// Ptex face.
+    pub ptex: u32,
+    /// Origin of the square along u, in squares.
+    pub u: u32,
+    /// Origin of the square along v, in squares.
+    pub v: u32,
+    /// Refinement level of the face.
+    pub depth: u8,
+    /// The ptex face is a sub-face of a control face that is not a quad.
+    pub non_quad: bool,
+}
+
+/// One level of a sparse refinement.
+#[derive(Clone, Debug)]
+pub struct Level {
+    pub(crate) mesh: Mesh,
+    pub(crate) complete: Vec<bool>,
+    pub(crate) tags: Vec<VTag>,
+    pub(crate) selected: Vec<bool>,
+    /// Ptex placement of each face; `None` for control faces that are not
+    /// quads (they are no patch; their children are).
+    pub(crate) ptex: Vec<Option<FacePtex>>,
+}
+
+impl Level {
+    /// The level's mesh (its faces, with effective sharpness).
+    pub fn mesh(&self) -> &Mesh {
+        &self.mesh
+    }
+    /// Number of vertices.
+    pub fn num_vertices(&self) -> usize {
+        self.mesh.num_vertices()
+    }
+    /// Number of faces.
+    pub fn num_faces(&self) -> usize {
+        self.mesh.num_faces()
+    }
+    /// Whether the level holds the whole neighbourhood of vertex `v`.
+    pub fn is_complete(&self, v: usize) -> bool {
+        self.complete[v]
+    }
+    /// Whether face `f` is refined into the next level.
+    pub fn is_selected(&self, f: usize) -> bool {
+        self.selected.get(f).copied().unwrap_or(false)
+    }
+    /// Ptex placement of face `f` (`None` for a control face that is not a
+    /// quad).
+    pub fn face_ptex(&self, f: usize) -> Option<FacePtex> {
+        self.ptex[f]
+    }
+}
+
+/// Rows of weights: level `k+1`'s vertices over level `k`'s.
+#[derive(Clone, Debug, Default)]
+pub struct Stencils {
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) columns: Vec<u32>,
+    pub(crate) weights: Vec<f64>,
+}
+
+impl Stencils {
+    /// Row `i`: columns and weights.
+    pub fn row(&self, i: usize) -> (&[u32], &[f64]) {
+        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        (&self.columns[a..b], &self.weights[a..b])
+    }
+    /// Number of rows.
+    pub fn num_rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    fn push_row(&mut self, row: &mut Vec<(u32, f64)>) {
+        row.sort_by_key(|&(c, _)| c);
+        let mut last: Option<u32> = None;
+        for &(c, w) in row.iter() {
+            if last == Some(c) {
+                *self.weights.last_mut().expect("a previous entry") += w;
+            } else {
+                self.columns.push(c);
+                self.weights.push(w);
+                last = Some(c);
+            }
+        }
+        self.offsets.push(self.columns.len() as u32);
+        row.clear();
+    }
+}
+
+/// A sparse refinement: the levels and the stencils between them.
+#[derive(Clone, Debug)]
+pub struct SparseRefinement {
+    pub(crate) levels: Vec<Level>,
+    pub(crate) stencils: Vec<Stencils>,
+    pub(crate) num_ptex: u32,
+}
+
+impl SparseRefinement {
+    /// Refines `mesh` around its features up to `isolation` levels
+    /// (OpenSubdiv's `TopologyRefiner::RefineAdaptive` with default
+    /// options), considering at the control level only the faces in
+    /// `selected_faces` when given (`RefineAdaptive(options, faces)`).
+    /// Stops early when a level selects nothing.
+    ///
+    /// # Errors
+    /// [`AdaptiveError::IsolationLevel`] outside 1–10;
+    /// [`AdaptiveError::NotManifold`] for non-manifold input;
+    /// [`AdaptiveError::NoSuchFace`] for a selected face out of range.
+    pub fn build(mesh: &Mesh, isolation: u32, selected_faces: Option<&[u32]>) -> Result<Self, AdaptiveError> {
+        if !(1..=10).contains(&isolation) {
+            return Err(AdaptiveError::IsolationLevel { level: isolation });
+        }
+        let t = mesh.topology();
+        if let Some(v) =
+            (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & subla_mesh::topology::vertex_tag::NON_MANIFOLD != 0)
+        {
+            return Err(AdaptiveError::NotManifold { vertex: v as u32 });
+        }
+        if let Some(&f) = selected_faces.and_then(|s| s.iter().find(|&&f| f as usize >= t.num_faces())) {
+            return Err(AdaptiveError::NoSuchFace { face: f, num_faces: t.num_faces() });
+        }
+        let base = prepare_sharpness(
+            mesh,
+            mesh.edge_sharpness().to_vec(),
+            mesh.vertex_sharpness().to_vec(),
+            mesh.holes().to_vec(),
+            mesh.options(),
+        )?;
+        let complete = vec![true; base.num_vertices()];
+        let tags = vertex_tags(&base, &complete, true);
+        let mut ptex = Vec::with_capacity(base.num_faces());
+        let mut next_ptex = 0u32;
+        for f in 0..base.num_faces() {
+            let n = base.topology().face_order(f) as u32;
+            if n == 4 {
+                ptex.push(Some(FacePtex { ptex: next_ptex, u: 0, v: 0, depth: 0, non_quad: false }));
+                next_ptex += 1;
+            } else {
+                ptex.push(None);
+                next_ptex += n;
+            }
+        }
+        let mut levels = vec![Level { mesh: base, complete, tags, selected: Vec::new(), ptex }];
+        let mut stencils = Vec::new();
+        let base_ptex_start = ptex_starts(levels[0].mesh.topology());
+        for depth in 0..isolation {
+            let level = levels.last_mut().expect("the control level");
+            let nf = level.mesh.num_faces();
+            let holes = level.mesh.holes();
+            let mut selected = vec![false; nf];
+            let consider: Box<dyn Iterator<Item = usize>> = match (depth, selected_faces) {
+                (0, Some(s)) => Box::new(s.iter().map(|&f| f as usize)),
+                _ => Box::new(0..nf),
+            };
+            for f in consider {
+                if holes[f] {
+                    continue;
+                }
+                if face_has_features(&level.mesh, &level.tags, f, depth) {
+                    selected[f] = true;
+                }
+            }
+            if !selected.iter().any(|&s| s) {
+                break;
+            }
+            level.selected = selected;
+            let (child, st) = refine(level, depth, &base_ptex_start)?;
+            levels.push(child);
+            stencils.push(st);
+        }
+        Ok(SparseRefinement { levels, stencils, num_ptex: next_ptex })
+    }
+
+    /// The levels, control level first.
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+    /// The stencils of level `k+1` over level `k`.
+    pub fn stencils(&self) -> &[Stencils] {
+        &self.stencils
+    }
+    /// The deepest level reached.
+    pub fn max_level(&self) -> usize {
+        self.levels.len() - 1
+    }
+    /// Number of ptex faces of the control mesh.
+    pub fn num_ptex_faces(&self) -> u32 {
+        self.num_ptex
+    }
+    /// Vertices per level.
+    pub fn vertices_per_level(&self) -> Vec<usize> {
+        self.levels.iter().map(Level::num_vertices).collect()
+    }
+}
+
+/// The first ptex face of each control face.
+fn ptex_starts(t: &Topology) -> Vec<u32> {
+    let mut out = Vec::with_capacity(t.num_faces());
+    let mut next = 0u32;
+    for f in 0..t.num_faces() {
+        out.push(next);
+        let n = t.face_order(f) as u32;
+        next += if n == 4 { 1 } else { n };
+    }
+    out
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Refines the selected faces of `p` (and the neighbours they need).
+fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Stencils), AdaptiveError> {
+    let m = &p.mesh;
+    let t = m.topology();
+    let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
+    let fptr = t.face_ptr();
+    let cedge = t.corner_edges();
+
+    // Selection of vertices and edges from the selected faces.
+    let mut vsel = vec![false; nv];
+    let mut esel = vec![false; ne];
+    for f in 0..nf {
+        if p.selected[f] {
+            for c in fptr[f] as usize..fptr[f + 1] as usize {
+                vsel[t.face_verts()[c] as usize] = true;
+                esel[cedge[c] as usize] = true;
+            }
+        }
+    }
+    // Child vertices: of selected vertices, then of faces, then of edges.
+    let mut vchild = vec![NONE; nv];
+    let mut next = 0u32;
+    for v in 0..nv {
+        if vsel[v] {
+            vchild[v] = next;
+            next += 1;
+        }
+    }
+    let mut fchild = vec![NONE; nf];
+    for f in 0..nf {
+        let marked = p.selected[f] || t.face(f).iter().any(|&v| vsel[v as usize]);
+        if marked {
+            fchild[f] = next;
+            next += 1;
+        }
+    }
+    let mut echild = vec![NONE; ne];
+    for e in 0..ne {
+        let [a, b] = t.edge(e);
+        if esel[e] || vsel[a as usize] || vsel[b as usize] {
+            echild[e] = next;
+            next += 1;
+        }
+    }
+    let n_child = next as usize;
+    let mut complete = vec![false; n_child];
+    for v in 0..nv {
+        if vchild[v] != NONE {
+            complete[vchild[v] as usize] = true;
+        }
+    }
+    for f in 0..nf {
+        if fchild[f] != NONE && p.selected[f] {
+            complete[fchild[f] as usize] = true;
+        }
+    }
+    for e in 0..ne {
+        if echild[e] != NONE && esel[e] {
+            complete[echild[e] as usize] = true;
+        }
+    }
+
+    // Child faces.
+    let mut face_ptr = vec![0u32];
+    let mut face_verts = Vec::new();
+    let mut holes = Vec::new();
+    let mut ptex = Vec::new();
+    for f in 0..nf {
+        let verts = t.face(f);
+        let n = verts.len();
+        let c0 = fptr[f] as usize;
+        for j in 0..n {
+            if !(p.selected[f] || vsel[verts[j] as usize]) {
+                continue;
+            }
+            let jp = (j + n - 1) % n;
+            let vv = vchild[verts[j] as usize];
+            let en = echild[cedge[c0 + j] as usize];
+            let fc = fchild[f];
+            let ep = echild[cedge[c0 + jp] as usize];
+            let mut q = [0u32; 4];
+            if n == 4 {
+                q[j] = vv;
+                q[(j + 1) % 4] = en;
+                q[(j + 2) % 4] = fc;
+                q[(j + 3) % 4] = ep;
+            } else {
+                q = [vv, en, fc, ep];
+            }
+            face_verts.extend_from_slice(&q);
+            face_ptr.push(face_verts.len() as u32);
+            holes.push(m.holes()[f]);
+            ptex.push(Some(match p.ptex[f] {
+                Some(pp) => {
+                    let (du, dv) = [(0, 0), (1, 0), (1, 1), (0, 1)][j];
+                    FacePtex {
+                        ptex: pp.ptex,
+                        u: 2 * pp.u + du,
+                        v: 2 * pp.v + dv,
+                        depth: pp.depth + 1,
+                        non_quad: pp.non_quad,
+                    }
+                }
+                None => FacePtex { ptex: base_ptex_start[f] + j as u32, u: 0, v: 0, depth: 1, non_quad: true },
+            }));
+        }
+    }
+    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Seq)?;
+
+    // Sharpness of the child edges along parent edges, and of child vertices.
+    let es = m.edge_sharpness();
+    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
+    let mut child_es = vec![0f32; ct.num_edges()];
+    for e in 0..ne {
+        if es[e] <= 0.0 || echild[e] == NONE {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        for end in [a, b] {
+            let vc = vchild[end as usize];
+            if vc == NONE {
+                continue;
+            }
+            if let Some(ce) = ct.find_edge(vc, echild[e]) {
+                child_es[ce as usize] = tau_at(t, es, chaikin, e, end as usize);
+            }
+        }
+    }
+    let mut child_vs = vec![0f32; n_child];
+    for v in 0..nv {
+        if vchild[v] != NONE {
+            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
+        }
+    }
+    let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
+
+    // Stencils, from the masks of the parent level.
+    let step = StepView::of_level(m, Par::Seq);
+    let view = step.view();
+    let mut emask = vec![None; ne];
+    for mk in view.edge_masks {
+        emask[mk.edge as usize] = Some((mk.alpha, mk.beta));
+    }
+    let mut vmask = vec![None; nv];
+    for mk in view.vertex_masks {
+        vmask[mk.vertex as usize] = Some(*mk);
+    }
+    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n_child];
+    let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
+        let verts = t.face(f);
+        let wf = w / verts.len() as f64;
+        row.extend(verts.iter().map(|&v| (v, wf)));
+    };
+    for f in 0..nf {
+        if fchild[f] != NONE {
+            face_point(f, 1.0, &mut rows[fchild[f] as usize]);
+        }
+    }
+    for e in 0..ne {
+        if echild[e] == NONE {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        let (alpha, beta) = emask[e].unwrap_or((0.25, 0.25));
+        let row = &mut rows[echild[e] as usize];
+        row.push((a, alpha));
+        row.push((b, alpha));
+        if beta != 0.0 {
+            for &c in t.edge_corners(e) {
+                face_point(t.corner_faces()[c as usize] as usize, beta, row);
+            }
+        }
+    }
+    for v in 0..nv {
+        if vchild[v] == NONE {
+            continue;
+        }
+        let inc = t.vertex_edges(v);
+        let n = inc.len() as f64;
+        let (cv, cs, ce, ua, ub) = match vmask[v] {
+            Some(mk) => (mk.cv, mk.cs, mk.ce, mk.ua, mk.ub),
+            None => ((n - 2.0) / n, 1.0, 0.0, v as u32, v as u32),
+        };
+        let row = &mut rows[vchild[v] as usize];
+        row.push((v as u32, cv));
+        if cs != 0.0 {
+            let w = cs / (n * n);
+            for &e in inc {
+                let [x, y] = t.edge(e as usize);
+                row.push((if x as usize == v { y } else { x }, w));
+            }
+            for &c in t.vertex_corners(v) {
+                face_point(t.corner_faces()[c as usize] as usize, w, row);
+            }
+        }
+        if ce != 0.0 {
+            row.push((ua, ce));
+            row.push((ub, ce));
+        }
+    }
+    let mut st = Stencils { offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
+    for row in &mut rows {
+        st.push_row(row);
+    }
+    let tags = vertex_tags(&child_mesh, &complete, false);
+    let _ = depth;
+    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), ptex }, st))
+}
