@@ -4,10 +4,15 @@
 //! surface at any (ptex face, u, v) as a linear map from control points.
 #![deny(missing_docs)]
 
+pub mod basis;
+pub mod endcap;
+mod patches;
 pub mod sparse;
+pub mod table;
 mod tags;
 
 pub use sparse::{FacePtex, Level, SparseRefinement, Stencils};
+pub use table::{EndCap, Patch, PatchCounts, PatchTable};
 
 /// What adaptive refinement refuses.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +45,12 @@ pub enum AdaptiveError {
         ptex: u32,
         /// Ptex faces of the mesh.
         num_ptex: u32,
+    },
+    /// No patch covers the sample: the ptex face is a hole.
+    #[error("ptex face {ptex} has no patch (it is a hole)")]
+    NoPatch {
+        /// The ptex face.
+        ptex: u32,
     },
     /// The mesh was refused.
     #[error(transparent)]

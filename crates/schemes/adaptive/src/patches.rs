@@ -1,0 +1,228 @@
+//! Patch identification on a sparse refinement (OpenSubdiv's
+//! `Far::PatchBuilder` with the options `Far::PatchTableFactory` gives it by
+//! default: inf-sharp features approximated as smooth in regular patches,
+//! smooth boundary corners treated as sharp).
+//!
+//! A face of level `k` is a *patch* when its neighbourhood is complete (at
+//! the control level: no corner on a face other than a quad), and a *leaf*
+//! when it is not refined further (or `k` is the deepest level). A leaf
+//! patch is *regular* (a bicubic B-spline over the 16 points around it,
+//! with the phantom points of boundary edges extrapolated by the basis) or
+//! *irregular* (an end cap built from the one-rings of its corners).
+//!
+//! # Regular points
+//! The 4 × 4 grid, row-major with rows along v and columns along u; the
+//! face's corners are points 5, 6, 10 and 9:
+//! ```text
+//!   12 13 14 15
+//!    8  9 10 11        9 = corner 3, 10 = corner 2
+//!    4  5  6  7        5 = corner 0,  6 = corner 1
+//!    0  1  2  3
+//! ```
+//! Boundary bit `i` stands for the face's edge `i` (corner `i` → `i+1`).
+
+use subla_mesh::Mesh;
+
+use crate::sparse::Level;
+use crate::tags::{VTag, face_tag, rule};
+
+/// The faces around vertex `v` in order, each with the position of `v` in
+/// it: counter-clockwise, the next face across the previous one's trailing
+/// edge; for a boundary vertex, starting at the face whose leading edge is
+/// on the boundary. Manifold vertices whose neighbourhood the level holds.
+pub(crate) fn vertex_ring(mesh: &Mesh, v: usize) -> Vec<(u32, u8)> {
+    let t = mesh.topology();
+    let corners = t.vertex_corners(v);
+    let n = corners.len();
+    let fptr = t.face_ptr();
+    let local = |c: u32| -> (u32, u8) {
+        let f = t.corner_faces()[c as usize];
+        (f, (c - fptr[f as usize]) as u8)
+    };
+    // The start: a corner whose leading edge is a boundary, else the first.
+    let start = corners
+        .iter()
+        .copied()
+        .find(|&c| t.edge_corners(t.corner_edges()[c as usize] as usize).len() == 1)
+        .unwrap_or(corners[0]);
+    let mut ring = Vec::with_capacity(n);
+    let mut c = start;
+    for _ in 0..n {
+        ring.push(local(c));
+        // Trailing edge: the outgoing edge of the previous corner.
+        let pc = t.prev_corner(c as usize);
+        let e = t.corner_edges()[pc] as usize;
+        let Some(&other) = t.edge_corners(e).iter().find(|&&x| x as usize != pc) else {
+            break;
+        };
+        // In the face across, v's corner follows `other`'s... `other` goes
+        // from v to the previous vertex, so it is v's own corner there.
+        c = other;
+        if c == start {
+            break;
+        }
+    }
+    ring
+}
+
+/// The kind of a leaf patch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Leaf {
+    /// Bicubic B-spline with the boundary mask.
+    Regular(u8),
+    /// End cap.
+    Irregular,
+}
+
+/// Whether face `f` of level `k` is a patch.
+pub(crate) fn is_patch(level: &Level, k: usize, f: usize) -> bool {
+    if level.mesh.holes()[f] {
+        return false;
+    }
+    let comp = face_tag(&level.mesh, &level.tags, f);
+    if k == 0 {
+        return !comp.incid_irreg_face && level.mesh.topology().face_order(f) == 4;
+    }
+    !comp.incomplete
+}
+
+/// Regular (with boundary mask) or irregular, for a leaf patch.
+pub(crate) fn classify(level: &Level, k: usize, f: usize, has_irregular_faces: bool) -> Leaf {
+    let m = &level.mesh;
+    let t = m.topology();
+    let verts = t.face(f);
+    let vt: Vec<VTag> = verts.iter().map(|&v| level.tags[v as usize]).collect();
+    let comp = vt.iter().fold(VTag::default(), |a, &b| a.or(b));
+    let regular = 'r: {
+        if !comp.inf_sharp && !comp.inf_sharp_edges {
+            break 'r !comp.xordinary;
+        }
+        if !comp.non_manifold && !comp.xordinary {
+            break 'r true;
+        }
+        let needs_extra = usize::from(comp.xordinary && has_irregular_faces);
+        if k > needs_extra {
+            let inspect = comp.non_manifold || (comp.xordinary && comp.boundary);
+            if !inspect {
+                break 'r !comp.xordinary;
+            }
+        }
+        let c0 = t.face_ptr()[f] as usize;
+        let boundary_edge = |i: usize| t.edge_corners(t.corner_edges()[c0 + i] as usize).len() == 1;
+        for i in 0..4 {
+            let tv = vt[i];
+            if tv.xordinary {
+                if !tv.inf_sharp_edges {
+                    break 'r false;
+                }
+                if tv.boundary && !tv.inf_sharp && boundary_edge(i) && boundary_edge((i + 3) % 4) {
+                    continue;
+                }
+                break 'r false;
+            }
+        }
+        true
+    };
+    if regular { Leaf::Regular(boundary_mask(level, f)) } else { Leaf::Irregular }
+}
+
+/// The regular boundary mask of face `f`: its boundary edges (interior
+/// inf-sharp edges are approximated as smooth).
+pub(crate) fn boundary_mask(level: &Level, f: usize) -> u8 {
+    let m = &level.mesh;
+    let t = m.topology();
+    let comp = face_tag(m, &level.tags, f);
+    if !comp.inf_sharp_edges {
+        return 0;
+    }
+    let c0 = t.face_ptr()[f] as usize;
+    (0..4).fold(0u8, |acc, i| {
+        let e = t.corner_edges()[c0 + i] as usize;
+        acc | (u8::from(t.edge_corners(e).len() == 1) << i)
+    })
+}
+
+/// The 16 points of a regular patch (see the module docs); points beyond a
+/// boundary are the face's first corner (their weight is zero).
+pub(crate) fn regular_points(level: &Level, f: usize, mask: u8) -> [u32; 16] {
+    const PER_CORNER: [[usize; 4]; 4] = [[5, 4, 0, 1], [6, 2, 3, 7], [10, 11, 15, 14], [9, 13, 12, 8]];
+    let m = &level.mesh;
+    let t = m.topology();
+    let verts = t.face(f);
+    let fill = verts[0];
+    let mut out = [fill; 16];
+    for i in 0..4 {
+        let v = verts[i] as usize;
+        let idx = PER_CORNER[i];
+        out[idx[0]] = verts[i];
+        let ring = vertex_ring(m, v);
+        let n = ring.len();
+        let Some(pos) = ring.iter().position(|&(g, _)| g as usize == f) else { continue };
+        let lead = mask & (1 << i) != 0;
+        let trail = mask & (1 << ((i + 3) % 4)) != 0;
+        let at = |(g, j): (u32, u8), d: usize| t.face(g as usize)[(j as usize + d) % 4];
+        if !lead && !trail {
+            let opp = ring[(pos + 2) % n];
+            out[idx[1]] = at(opp, 1);
+            out[idx[2]] = at(opp, 2);
+            out[idx[3]] = at(opp, 3);
+        } else if lead && trail {
+        } else if lead {
+            out[idx[1]] = at(ring[(pos + 1) % n], 3);
+        } else {
+            out[idx[3]] = at(ring[(pos + n - 1) % n], 1);
+        }
+    }
+    out
+}
+
+/// One corner of an irregular patch, as the end-cap conversion needs it:
+/// valence (faces around), the patch face's place in the ring, and the
+/// classification of the vertex.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CornerInfo {
+    pub(crate) num_faces: usize,
+    pub(crate) patch_face: usize,
+    pub(crate) boundary: bool,
+    pub(crate) sharp: bool,
+    pub(crate) dart: bool,
+}
+
+/// The corners of irregular face `f` and the one-ring points of each
+/// (OpenSubdiv's `gatherQuadRegularRingAroundVertex`: per face of the ring,
+/// the vertex after the corner and the opposite one; a boundary ring ends
+/// with the last face's vertex before the corner).
+pub(crate) fn irregular_corners(level: &Level, f: usize) -> [(CornerInfo, Vec<u32>); 4] {
+    let m = &level.mesh;
+    let t = m.topology();
+    let verts = t.face(f);
+    std::array::from_fn(|i| {
+        let v = verts[i] as usize;
+        let tag = level.tags[v];
+        let ring = vertex_ring(m, v);
+        let n = ring.len();
+        let patch_face = ring.iter().position(|&(g, _)| g as usize == f).unwrap_or(0);
+        let mut sharp = tag.corner;
+        if !sharp && tag.xordinary && tag.boundary && !tag.inf_sharp && !tag.non_manifold {
+            sharp = n == 1;
+        }
+        let info = CornerInfo {
+            num_faces: n,
+            patch_face,
+            boundary: tag.boundary,
+            sharp,
+            dart: tag.rule == rule::DART && tag.inf_sharp_edges,
+        };
+        let mut pts = Vec::with_capacity(2 * n + 1);
+        for (k, &(g, j)) in ring.iter().enumerate() {
+            let fv = t.face(g as usize);
+            let o = fv.len();
+            pts.push(fv[(j as usize + 1) % o]);
+            pts.push(fv[(j as usize + 2) % o]);
+            if tag.boundary && k == n - 1 {
+                pts.push(fv[(j as usize + 3) % o]);
+            }
+        }
+        (info, pts)
+    })
+}

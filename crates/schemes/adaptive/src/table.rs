@@ -1,0 +1,267 @@
+//! The patch table of a sparse refinement and the limit surface at
+//! `(ptex face, u, v)` (OpenSubdiv's `Far::PatchTable`, `Far::PatchMap` and
+//! `PatchTable::EvaluateBasis`).
+//!
+//! # Points
+//! Every patch refers to *points*: first the vertices of every level of the
+//! refinement (level 0's, then level 1's, ...), then the end caps' local
+//! points, each a row of weights over the deepest level's vertices. The
+//! limit at a sample is a row of weights over the patch's points, so over
+//! the control points once the levels' stencils are composed: the
+//! evaluation is a linear map, [`PatchTable::limit_matrix`].
+//!
+//! # Map
+//! Each ptex face is a quadtree of squares; a patch of depth `d` at
+//! `(i, j)` covers the square `[i, i+1] × [j, j+1] / 2^d` (for the
+//! sub-faces of a control face that is not a quad, `2^(d-1)`). A sample
+//! `(u, v)` falls in the square whose index is `⌊u 2^d⌋` (clamped to the
+//! last square, so `u = 1` belongs to it), as OpenSubdiv's `PatchMap`
+//! sends a coordinate on a split to the upper half.
+
+use std::collections::HashMap;
+
+use crate::AdaptiveError;
+use crate::basis::{GregoryDerivatives, PatchParam, PatchType, Weights, evaluate_basis_normalized};
+use crate::endcap::{self, Corner, SourcePatch};
+use crate::patches::{Leaf, classify, irregular_corners, is_patch, regular_points};
+use crate::sparse::SparseRefinement;
+
+/// The end caps of irregular patches at the isolation level.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EndCap {
+    /// Gregory basis patches (OpenSubdiv's default, `ENDCAP_GREGORY_BASIS`).
+    #[default]
+    GregoryBasis,
+    /// Bicubic B-spline patches approximating the irregular neighbourhood
+    /// (`ENDCAP_BSPLINE_BASIS`).
+    BSplineBasis,
+}
+
+/// One patch: its type, where it lies, and its points.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Patch {
+    /// The kind of patch.
+    pub ty: PatchType,
+    /// Where it lies in its ptex face, and its boundary edges.
+    pub param: PatchParam,
+    /// The refinement level of the face it covers.
+    pub level: u8,
+    first: u32,
+}
+
+/// Patches covering the limit surface of a mesh; see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct PatchTable {
+    refinement: SparseRefinement,
+    end_cap: EndCap,
+    level_offsets: Vec<u32>,
+    num_level_points: u32,
+    local: endcap::Rows,
+    patches: Vec<Patch>,
+    points: Vec<u32>,
+    map: HashMap<(u32, u8, u32, u32), u32>,
+    max_depth: u8,
+}
+
+/// How many patches of each kind a table has.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PatchCounts {
+    /// Regular B-spline patches without boundary edges.
+    pub regular_interior: usize,
+    /// Regular B-spline patches with boundary edges.
+    pub regular_boundary: usize,
+    /// End caps.
+    pub end_caps: usize,
+}
+
+impl PatchTable {
+    /// The patches of `refinement` with end caps `end_cap` (OpenSubdiv's
+    /// `PatchTableFactory::Create` with default options otherwise).
+    pub fn new(refinement: SparseRefinement, end_cap: EndCap) -> Self {
+        let levels = refinement.levels();
+        let mut level_offsets = Vec::with_capacity(levels.len());
+        let mut total = 0u32;
+        for l in levels {
+            level_offsets.push(total);
+            total += l.num_vertices() as u32;
+        }
+        let has_irregular_faces = !levels[0].mesh().topology().is_quad_only();
+        let max_level = refinement.max_level();
+        let mut patches = Vec::new();
+        let mut points = Vec::new();
+        let mut local = endcap::Rows { num_columns: 0, offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
+        let mut num_local = 0u32;
+        let mut map = HashMap::new();
+        let mut max_depth = 0u8;
+        for (k, level) in levels.iter().enumerate() {
+            let off = level_offsets[k];
+            for f in 0..level.num_faces() {
+                if !is_patch(level, k, f) || (k < max_level && level.is_selected(f)) {
+                    continue;
+                }
+                let Some(px) = level.face_ptex(f) else { continue };
+                let param = PatchParam::new(px.ptex, px.depth, px.u as u16, px.v as u16, px.non_quad);
+                let first = points.len() as u32;
+                let (ty, param) = match classify(level, k, f, has_irregular_faces) {
+                    Leaf::Regular(mask) => {
+                        points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
+                        (PatchType::Regular, param.with_boundary(mask).with_regular(true))
+                    }
+                    Leaf::Irregular => {
+                        let corners = irregular_corners(level, f);
+                        let sp = SourcePatch::new(std::array::from_fn(|i| {
+                            let c = corners[i].0;
+                            Corner {
+                                num_faces: c.num_faces as u16,
+                                patch_face: c.patch_face as u16,
+                                boundary: c.boundary,
+                                sharp: c.sharp,
+                                dart: c.dart,
+                            }
+                        }));
+                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                        let (rows, ty) = match end_cap {
+                            EndCap::GregoryBasis => (endcap::gregory_basis(&sp), PatchType::GregoryBasis),
+                            EndCap::BSplineBasis => (endcap::bspline(&sp), PatchType::Regular),
+                        };
+                        for r in 0..rows.num_rows() {
+                            let (cols, ws) = rows.row(r);
+                            for (&c, &w) in cols.iter().zip(ws) {
+                                local.columns.push(source[c as usize] + off);
+                                local.weights.push(w);
+                            }
+                            local.offsets.push(local.columns.len());
+                            points.push(total + num_local);
+                            num_local += 1;
+                        }
+                        (ty, param)
+                    }
+                };
+                map.insert((px.ptex, px.depth, px.u, px.v), patches.len() as u32);
+                max_depth = max_depth.max(px.depth);
+                patches.push(Patch { ty, param, level: k as u8, first });
+            }
+        }
+        local.num_columns = total as usize;
+        PatchTable {
+            refinement,
+            end_cap,
+            level_offsets,
+            num_level_points: total,
+            local,
+            patches,
+            points,
+            map,
+            max_depth,
+        }
+    }
+
+    /// The refinement the table covers.
+    pub fn refinement(&self) -> &SparseRefinement {
+        &self.refinement
+    }
+    /// The end caps.
+    pub fn end_cap(&self) -> EndCap {
+        self.end_cap
+    }
+    /// The patches.
+    pub fn patches(&self) -> &[Patch] {
+        &self.patches
+    }
+    /// The points of patch `p` (see the module docs for their numbering).
+    pub fn patch_points(&self, p: usize) -> &[u32] {
+        let pa = &self.patches[p];
+        &self.points[pa.first as usize..pa.first as usize + pa.ty.num_points()]
+    }
+    /// Number of points: every level's vertices, then the end caps' points.
+    pub fn num_points(&self) -> usize {
+        self.num_level_points as usize + self.local.num_rows()
+    }
+    /// Patches by kind.
+    pub fn counts(&self) -> PatchCounts {
+        let mut c = PatchCounts::default();
+        for p in &self.patches {
+            match (p.ty, p.param.is_regular(), p.param.boundary()) {
+                (PatchType::Regular, true, 0) => c.regular_interior += 1,
+                (PatchType::Regular, true, _) => c.regular_boundary += 1,
+                _ => c.end_caps += 1,
+            }
+        }
+        c
+    }
+
+    /// The patch that holds `(u, v)` of ptex face `ptex`.
+    ///
+    /// # Errors
+    /// [`AdaptiveError::NoSuchPtexFace`].
+    pub fn find(&self, ptex: u32, u: f64, v: f64) -> Result<usize, AdaptiveError> {
+        let num_ptex = self.refinement.num_ptex_faces();
+        if ptex >= num_ptex {
+            return Err(AdaptiveError::NoSuchPtexFace { ptex, num_ptex });
+        }
+        let (u, v) = (u.clamp(0.0, 1.0), v.clamp(0.0, 1.0));
+        for d in 0..=self.max_depth {
+            for nq in [false, true] {
+                if nq && d == 0 {
+                    continue;
+                }
+                let cells = 1u32 << (d - u8::from(nq));
+                let i = ((u * f64::from(cells)) as u32).min(cells - 1);
+                let j = ((v * f64::from(cells)) as u32).min(cells - 1);
+                if let Some(&p) = self.map.get(&(ptex, d, i, j)) {
+                    if self.patches[p as usize].param.non_quad_root() == nq {
+                        return Ok(p as usize);
+                    }
+                }
+            }
+        }
+        // Every sample of a face that is not a hole lies in some patch.
+        Err(AdaptiveError::NoPatch { ptex })
+    }
+
+    /// The weights of patch `p`'s points for the limit at `(u, v)` of its ptex
+    /// face, and their derivatives with respect to `u` and `v`, into `w`
+    /// (as OpenSubdiv's `PatchTable::EvaluateBasis`, whose derivative scale
+    /// is `2^depth` also for the sub-faces of faces that are not quads).
+    pub fn evaluate_basis(&self, p: usize, u: f64, v: f64, w: &mut Weights) {
+        let pa = &self.patches[p];
+        let (s, t) = pa.param.normalize(u, v);
+        evaluate_basis_normalized(pa.ty, pa.param.boundary(), s, t, GregoryDerivatives::Approximate, w);
+        let k = f64::from(1u32 << pa.param.depth());
+        w.scale_derivatives(k, k * k);
+    }
+
+    /// The position of every point, from the control points' `control`
+    /// (any number of channels per point, row-major).
+    pub fn point_values(&self, control: &[f64], channels: usize) -> Vec<f64> {
+        let n = self.num_points();
+        let mut out = vec![0.0; n * channels];
+        let n0 = self.refinement.levels()[0].num_vertices();
+        out[..n0 * channels].copy_from_slice(&control[..n0 * channels]);
+        for (k, st) in self.refinement.stencils().iter().enumerate() {
+            let (src, dst) = (self.level_offsets[k] as usize, self.level_offsets[k + 1] as usize);
+            for r in 0..st.num_rows() {
+                let (cols, ws) = st.row(r);
+                for ch in 0..channels {
+                    let mut acc = 0.0;
+                    for (&c, &w) in cols.iter().zip(ws) {
+                        acc += w * out[(src + c as usize) * channels + ch];
+                    }
+                    out[(dst + r) * channels + ch] = acc;
+                }
+            }
+        }
+        let base = self.num_level_points as usize;
+        for r in 0..self.local.num_rows() {
+            let (cols, ws) = self.local.row(r);
+            for ch in 0..channels {
+                let mut acc = 0.0;
+                for (&c, &w) in cols.iter().zip(ws) {
+                    acc += w * out[c as usize * channels + ch];
+                }
+                out[(base + r) * channels + ch] = acc;
+            }
+        }
+        out
+    }
+}
