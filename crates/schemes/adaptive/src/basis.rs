@@ -200,7 +200,8 @@ impl Weights {
         }
     }
 
-    /// Scales the first derivatives by `d1` and the second by `d2`.
+    /// Multiplies the first derivatives by `d1` and the second by `d2` (a
+    /// change of parameters, as [`evaluate_basis`] applies).
     pub fn scale_derivatives(&mut self, d1: f64, d2: f64) {
         let n = self.len;
         let rows = self.rows();
