@@ -6,11 +6,13 @@
 
 pub mod basis;
 pub mod endcap;
+pub mod eval;
 mod patches;
 pub mod sparse;
 pub mod table;
 mod tags;
 
+pub use eval::{Limit, LimitMatrices, Sample, grid};
 pub use sparse::{FacePtex, Level, SparseRefinement, Stencils};
 pub use table::{EndCap, Patch, PatchCounts, PatchTable};
 
@@ -52,6 +54,15 @@ pub enum AdaptiveError {
         /// The ptex face.
         ptex: u32,
     },
+    /// An output would not fit the index types.
+    #[error("{what} would be too large for 32-bit indices")]
+    TooLarge {
+        /// What.
+        what: &'static str,
+    },
+    /// A sparse matrix could not be built.
+    #[error(transparent)]
+    Algebra(#[from] subla_algebra::AlgebraError),
     /// The mesh was refused.
     #[error(transparent)]
     Mesh(#[from] subla_mesh::MeshError),

@@ -8,7 +8,7 @@
 //! points, each a row of weights over the deepest level's vertices. The
 //! limit at a sample is a row of weights over the patch's points, so over
 //! the control points once the levels' stencils are composed: the
-//! evaluation is a linear map, [`PatchTable::limit_matrix`].
+//! evaluation is a linear map, [`PatchTable::limit_matrices`].
 //!
 //! # Map
 //! Each ptex face is a quadtree of squares; a patch of depth `d` at
@@ -54,7 +54,6 @@ pub struct Patch {
 pub struct PatchTable {
     refinement: SparseRefinement,
     end_cap: EndCap,
-    level_offsets: Vec<u32>,
     num_level_points: u32,
     local: endcap::Rows,
     patches: Vec<Patch>,
@@ -143,17 +142,7 @@ impl PatchTable {
             }
         }
         local.num_columns = total as usize;
-        PatchTable {
-            refinement,
-            end_cap,
-            level_offsets,
-            num_level_points: total,
-            local,
-            patches,
-            points,
-            map,
-            max_depth,
-        }
+        PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, map, max_depth }
     }
 
     /// The refinement the table covers.
@@ -231,37 +220,12 @@ impl PatchTable {
         w.scale_derivatives(k, k * k);
     }
 
-    /// The position of every point, from the control points' `control`
-    /// (any number of channels per point, row-major).
-    pub fn point_values(&self, control: &[f64], channels: usize) -> Vec<f64> {
-        let n = self.num_points();
-        let mut out = vec![0.0; n * channels];
-        let n0 = self.refinement.levels()[0].num_vertices();
-        out[..n0 * channels].copy_from_slice(&control[..n0 * channels]);
-        for (k, st) in self.refinement.stencils().iter().enumerate() {
-            let (src, dst) = (self.level_offsets[k] as usize, self.level_offsets[k + 1] as usize);
-            for r in 0..st.num_rows() {
-                let (cols, ws) = st.row(r);
-                for ch in 0..channels {
-                    let mut acc = 0.0;
-                    for (&c, &w) in cols.iter().zip(ws) {
-                        acc += w * out[(src + c as usize) * channels + ch];
-                    }
-                    out[(dst + r) * channels + ch] = acc;
-                }
-            }
-        }
-        let base = self.num_level_points as usize;
-        for r in 0..self.local.num_rows() {
-            let (cols, ws) = self.local.row(r);
-            for ch in 0..channels {
-                let mut acc = 0.0;
-                for (&c, &w) in cols.iter().zip(ws) {
-                    acc += w * out[c as usize * channels + ch];
-                }
-                out[(base + r) * channels + ch] = acc;
-            }
-        }
-        out
+    /// Number of points that are level vertices.
+    pub(crate) fn num_level_points(&self) -> usize {
+        self.num_level_points as usize
+    }
+    /// The end caps' points, as rows over the level vertices.
+    pub(crate) fn local_rows(&self) -> &endcap::Rows {
+        &self.local
     }
 }

@@ -1,0 +1,348 @@
+//! Batched evaluation of the limit surface: positions and first
+//! derivatives of any number of channels at many `(ptex face, u, v)`
+//! samples (f32 or f64, in parallel), and the same map as sparse matrices
+//! from the control points (OpenSubdiv's limit stencils), exportable like
+//! the refinement matrix `R`.
+//!
+//! Derivatives follow OpenSubdiv's `PatchTable::EvaluateBasis`: with
+//! respect to the ptex face's `u` and `v`, scaled by `2^depth` for every
+//! patch — so for the sub-faces of a control face that is not a quad they
+//! are twice the derivatives with respect to the sub-face's own `(u, v)`.
+//!
+//! A sample on a hole (or on a face left out of a selective refinement
+//! where no patch covers it) gets NaN in every channel and is listed in
+//! [`Limit::missing`], as OpenSubdiv's evaluation reports no patch there.
+
+use ndarray::{Array2, ArrayView2};
+use num_traits::Float;
+use rayon::prelude::*;
+use subla_algebra::{CsrMat, Par};
+
+use crate::AdaptiveError;
+use crate::basis::{DerivOrder, Weights};
+use crate::table::PatchTable;
+
+/// A point of the limit surface to evaluate: ptex face and its parameters.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Ptex face.
+    pub ptex: u32,
+    /// Parameter along the ptex face's first edge, in `[0, 1]`.
+    pub u: f64,
+    /// Parameter along its last edge, in `[0, 1]`.
+    pub v: f64,
+}
+
+/// Limit positions and derivatives, one row per sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limit<T> {
+    /// Position (all channels of the control data).
+    pub position: Array2<T>,
+    /// Derivative with respect to `u`.
+    pub du: Array2<T>,
+    /// Derivative with respect to `v`.
+    pub dv: Array2<T>,
+    /// Samples no patch covers (NaN rows), in order.
+    pub missing: Vec<usize>,
+}
+
+/// The limit map as matrices over the control points: `position = P x`,
+/// `du = Du x`, `dv = Dv x`, one row per sample (empty rows for samples no
+/// patch covers).
+#[derive(Clone, Debug)]
+pub struct LimitMatrices {
+    /// Positions.
+    pub p: CsrMat<f64>,
+    /// Derivatives with respect to `u`.
+    pub du: CsrMat<f64>,
+    /// Derivatives with respect to `v`.
+    pub dv: CsrMat<f64>,
+    /// Samples no patch covers.
+    pub missing: Vec<usize>,
+}
+
+/// The patch and weights of one sample (`None`: no patch).
+fn locate(table: &PatchTable, s: &Sample, w: &mut Weights) -> Result<Option<usize>, AdaptiveError> {
+    match table.find(s.ptex, s.u, s.v) {
+        Ok(p) => {
+            table.evaluate_basis(p, s.u, s.v, w);
+            Ok(Some(p))
+        }
+        Err(AdaptiveError::NoPatch { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl PatchTable {
+    /// The value of every point of the table (see
+    /// [`PatchTable::num_points`]), from the control points' data (one row
+    /// per control vertex, any number of channels).
+    ///
+    /// # Panics
+    /// If `control` does not have one row per control vertex.
+    #[track_caller]
+    pub fn points_of<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, par: Par) -> Array2<T> {
+        let ch = control.ncols();
+        let flat = self.points_flat(control, par);
+        Array2::from_shape_vec((self.num_points(), ch), flat).expect("one row per point")
+    }
+
+    #[track_caller]
+    fn points_flat<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, par: Par) -> Vec<T> {
+        let levels = self.refinement().levels();
+        let n0 = levels[0].num_vertices();
+        assert_eq!(control.nrows(), n0, "control data has {} rows for {n0} control vertices", control.nrows());
+        let ch = control.ncols().max(1);
+        let mut out = vec![T::zero(); self.num_points() * ch];
+        for (i, row) in control.outer_iter().enumerate() {
+            for (j, &x) in row.iter().enumerate() {
+                out[i * ch + j] = x;
+            }
+        }
+        // Level k+1 from level k, then the end caps' points from the levels.
+        let mut start = 0usize;
+        let mut spans: Vec<(usize, usize, &dyn RowSource)> = Vec::new();
+        for (k, st) in self.refinement().stencils().iter().enumerate() {
+            let next = start + levels[k].num_vertices();
+            spans.push((start, next, st));
+            start = next;
+        }
+        spans.push((0, self.num_level_points(), self.local_rows()));
+        for (src_start, dst_start, rows) in spans {
+            let (src, dst) = out.split_at_mut(dst_start * ch);
+            let dst = &mut dst[..rows.rows() * ch];
+            let one = |(r, d): (usize, &mut [T])| {
+                let (cols, ws) = rows.get(r);
+                for (&c, &w) in cols.iter().zip(ws) {
+                    let w = cast::<T>(w);
+                    let s = &src[(src_start + c as usize) * ch..][..ch];
+                    for (x, &y) in d.iter_mut().zip(s) {
+                        *x = *x + w * y;
+                    }
+                }
+            };
+            if par == Par::Rayon {
+                dst.par_chunks_mut(ch).enumerate().with_min_len(1 << 10).for_each(one);
+            } else {
+                dst.chunks_mut(ch).enumerate().for_each(one);
+            }
+        }
+        out
+    }
+
+    /// Limit positions and first derivatives of `control`'s channels at
+    /// every sample. Deterministic: each sample is computed alone, in a
+    /// fixed order of terms, whatever the thread count.
+    ///
+    /// # Errors
+    /// [`AdaptiveError::NoSuchPtexFace`] for a sample's ptex face out of range.
+    ///
+    /// # Panics
+    /// If `control` does not have one row per control vertex.
+    #[track_caller]
+    pub fn evaluate<T: Float + Send + Sync>(
+        &self,
+        control: ArrayView2<'_, T>,
+        samples: &[Sample],
+        par: Par,
+    ) -> Result<Limit<T>, AdaptiveError> {
+        let points = self.points_flat(control, par);
+        let ch = control.ncols().max(1);
+        let n = samples.len();
+        let mut flat = vec![T::zero(); n * 3 * ch];
+        let one = |(s, out): (&Sample, &mut [T])| -> Result<bool, AdaptiveError> {
+            let mut w = Weights::new(DerivOrder::First);
+            let Some(p) = locate(self, s, &mut w)? else {
+                out.fill(T::nan());
+                return Ok(false);
+            };
+            out.fill(T::zero());
+            let (pos, rest) = out.split_at_mut(ch);
+            let (du, dv) = rest.split_at_mut(ch);
+            for (k, &pt) in self.patch_points(p).iter().enumerate() {
+                let row = &points[pt as usize * ch..][..ch];
+                let (a, b, c) = (cast::<T>(w.point()[k]), cast::<T>(w.du()[k]), cast::<T>(w.dv()[k]));
+                for (j, &x) in row.iter().enumerate() {
+                    pos[j] = pos[j] + a * x;
+                    du[j] = du[j] + b * x;
+                    dv[j] = dv[j] + c * x;
+                }
+            }
+            Ok(true)
+        };
+        let found: Vec<bool> = if par == Par::Rayon {
+            samples.par_iter().zip(flat.par_chunks_mut(3 * ch)).with_min_len(256).map(one).collect::<Result<_, _>>()?
+        } else {
+            samples.iter().zip(flat.chunks_mut(3 * ch)).map(one).collect::<Result<_, _>>()?
+        };
+        let mut position = Array2::<T>::zeros((n, ch));
+        let mut du = Array2::<T>::zeros((n, ch));
+        let mut dv = Array2::<T>::zeros((n, ch));
+        for (i, chunk) in flat.chunks(3 * ch).enumerate() {
+            for j in 0..ch {
+                position[[i, j]] = chunk[j];
+                du[[i, j]] = chunk[ch + j];
+                dv[[i, j]] = chunk[2 * ch + j];
+            }
+        }
+        let missing = found.iter().enumerate().filter(|(_, f)| !**f).map(|(i, _)| i).collect();
+        Ok(Limit { position, du, dv, missing })
+    }
+
+    /// Every point of the table as a row of weights over the control
+    /// points (the levels' stencils composed).
+    fn point_rows(&self) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
+        let levels = self.refinement().levels();
+        let n0 = levels[0].num_vertices() as u32;
+        let mut ptr = vec![0u32];
+        let mut idx = Vec::new();
+        let mut val = Vec::new();
+        for i in 0..n0 {
+            idx.push(i);
+            val.push(1.0);
+            ptr.push(idx.len() as u32);
+        }
+        let mut scratch: Vec<(u32, f64)> = Vec::new();
+        let push = |ptr: &mut Vec<u32>, idx: &mut Vec<u32>, val: &mut Vec<f64>, scratch: &mut Vec<(u32, f64)>| {
+            scratch.sort_by_key(|&(c, _)| c);
+            let mut last = None;
+            for &(c, w) in scratch.iter() {
+                if last == Some(c) {
+                    *val.last_mut().expect("an entry") += w;
+                } else {
+                    idx.push(c);
+                    val.push(w);
+                    last = Some(c);
+                }
+            }
+            ptr.push(idx.len() as u32);
+            scratch.clear();
+        };
+        let mut start = 0usize;
+        for (k, st) in self.refinement().stencils().iter().enumerate() {
+            for r in 0..st.num_rows() {
+                let (cols, ws) = st.row(r);
+                for (&c, &w) in cols.iter().zip(ws) {
+                    let g = start + c as usize;
+                    let (a, b) = (ptr[g] as usize, ptr[g + 1] as usize);
+                    scratch.extend(idx[a..b].iter().zip(&val[a..b]).map(|(&i, &v)| (i, w * v)));
+                }
+                push(&mut ptr, &mut idx, &mut val, &mut scratch);
+            }
+            start += levels[k].num_vertices();
+        }
+        let local = self.local_rows();
+        for r in 0..local.num_rows() {
+            let (cols, ws) = local.row(r);
+            for (&c, &w) in cols.iter().zip(ws) {
+                let (a, b) = (ptr[c as usize] as usize, ptr[c as usize + 1] as usize);
+                scratch.extend(idx[a..b].iter().zip(&val[a..b]).map(|(&i, &v)| (i, w * v)));
+            }
+            push(&mut ptr, &mut idx, &mut val, &mut scratch);
+        }
+        (ptr, idx, val)
+    }
+
+    /// The limit map at `samples` as sparse matrices over the control points
+    /// (OpenSubdiv's limit stencils). Each row's position weights sum to 1
+    /// and its derivative weights to 0, up to rounding.
+    ///
+    /// # Errors
+    /// [`AdaptiveError::NoSuchPtexFace`]; [`AdaptiveError::Algebra`] if a
+    /// matrix does not fit `u32` indices.
+    pub fn limit_matrices(&self, samples: &[Sample], par: Par) -> Result<LimitMatrices, AdaptiveError> {
+        let (ptr, idx, val) = self.point_rows();
+        let ncols = self.refinement().levels()[0].num_vertices();
+        let row = |s: &Sample| -> Result<Option<[Vec<(u32, f64)>; 3]>, AdaptiveError> {
+            let mut w = Weights::new(DerivOrder::First);
+            let Some(p) = locate(self, s, &mut w)? else { return Ok(None) };
+            let mut out: [Vec<(u32, f64)>; 3] = Default::default();
+            for (k, &pt) in self.patch_points(p).iter().enumerate() {
+                let (a, b) = (ptr[pt as usize] as usize, ptr[pt as usize + 1] as usize);
+                for (o, wk) in out.iter_mut().zip([w.point()[k], w.du()[k], w.dv()[k]]) {
+                    if wk != 0.0 {
+                        o.extend(idx[a..b].iter().zip(&val[a..b]).map(|(&i, &v)| (i, wk * v)));
+                    }
+                }
+            }
+            for o in &mut out {
+                o.sort_by_key(|&(c, _)| c);
+                o.dedup_by(|x, y| {
+                    if x.0 == y.0 {
+                        y.1 += x.1;
+                        true
+                    } else {
+                        false
+                    }
+                });
+            }
+            Ok(Some(out))
+        };
+        let rows: Vec<Option<[Vec<(u32, f64)>; 3]>> = if par == Par::Rayon {
+            samples.par_iter().with_min_len(64).map(row).collect::<Result<_, _>>()?
+        } else {
+            samples.iter().map(row).collect::<Result<_, _>>()?
+        };
+        let missing = rows.iter().enumerate().filter(|(_, r)| r.is_none()).map(|(i, _)| i).collect();
+        let build = |which: usize| -> Result<CsrMat<f64>, AdaptiveError> {
+            let mut p = vec![0u32];
+            let mut ix = Vec::new();
+            let mut vs = Vec::new();
+            for r in &rows {
+                if let Some(r) = r {
+                    for &(c, w) in &r[which] {
+                        ix.push(c);
+                        vs.push(w);
+                    }
+                }
+                p.push(u32::try_from(ix.len()).map_err(|_| AdaptiveError::TooLarge { what: "a limit matrix" })?);
+            }
+            Ok(CsrMat::try_new(samples.len(), ncols, p, ix, vs)?)
+        };
+        Ok(LimitMatrices { p: build(0)?, du: build(1)?, dv: build(2)?, missing })
+    }
+}
+
+/// Rows of weights, as the levels' stencils and the end caps' points have them.
+trait RowSource: Sync {
+    fn rows(&self) -> usize;
+    fn get(&self, r: usize) -> (&[u32], &[f64]);
+}
+
+impl RowSource for crate::sparse::Stencils {
+    fn rows(&self) -> usize {
+        self.num_rows()
+    }
+    fn get(&self, r: usize) -> (&[u32], &[f64]) {
+        self.row(r)
+    }
+}
+
+impl RowSource for crate::endcap::Rows {
+    fn rows(&self) -> usize {
+        self.num_rows()
+    }
+    fn get(&self, r: usize) -> (&[u32], &[f64]) {
+        self.row(r)
+    }
+}
+
+fn cast<T: Float>(w: f64) -> T {
+    T::from(w).unwrap_or_else(T::nan)
+}
+
+/// The `k × k` grid of every ptex face, `u = i/(k-1)`, `v = j/(k-1)`, `j`
+/// the outer loop (`k = 1`: the face's `(0, 0)` corner), ptex faces in
+/// order: the samples `subla limit --grid k` writes.
+pub fn grid(num_ptex: u32, k: u32) -> Vec<Sample> {
+    let mut out = Vec::with_capacity(num_ptex as usize * (k as usize).pow(2));
+    let at = |i: u32| if k <= 1 { 0.0 } else { f64::from(i) / f64::from(k - 1) };
+    for ptex in 0..num_ptex {
+        for j in 0..k {
+            for i in 0..k {
+                out.push(Sample { ptex, u: at(i), v: at(j) });
+            }
+        }
+    }
+    out
+}
