@@ -3,3 +3,4 @@
 //! patch tables that cover the rest with regular patches, and the limit
 //! surface at any (ptex face, u, v) as a linear map from control points.
 #![deny(missing_docs)]
+pub mod endcap;
