@@ -134,7 +134,9 @@ impl SourcePatch {
     ///
     /// If a corner has no faces, its patch face is out of range, an interior
     /// corner has fewer than two faces, a dart is on a boundary, or the
-    /// corners cannot be put together around one quad.
+    /// corners cannot be put together around one quad the way OpenSubdiv
+    /// numbers them (some configurations of several irregular corners next
+    /// to a valence-2 interior corner, which only unrefined meshes have).
     #[track_caller]
     pub fn new(corners: [Corner; 4]) -> SourcePatch {
         for (c, corner) in corners.iter().enumerate() {
@@ -203,6 +205,17 @@ impl SourcePatch {
             patch.local_ring_offsets[c] = patch.num_source_points;
             patch.num_source_points += local;
             patch.max_valence = patch.max_valence.max(corner.valence());
+        }
+        // A shared point is numbered among its owner's local points; a
+        // neighbour without any (possible only next to a valence-2 interior
+        // corner, in configurations adaptive refinement never leaves) breaks
+        // OpenSubdiv's numbering.
+        for c in 0..4 {
+            assert!(
+                !((patch.shares_with_prev[c] && patch.local_ring_sizes[prev(c)] == 0)
+                    || (patch.shares_with_next[c] && patch.local_ring_sizes[next(c)] == 0)),
+                "corner {c}: OpenSubdiv's source patch cannot number this corner configuration"
+            );
         }
         patch
     }
@@ -350,6 +363,8 @@ mod limits {
     /// `16 / (n (cos t + 5 + sqrt((cos t + 9)(cos t + 1))))`, `t = 2 pi / n`,
     /// above.
     fn coefficient(valence: usize) -> f64 {
+        // OpenSubdiv's digits, kept as published; each parses to the same f64.
+        #[allow(clippy::excessive_precision)]
         const TABLE: [f64; 30] = [
             0.0,
             0.0,
@@ -976,10 +991,8 @@ fn bspline_isolated_corner(patch: &SourcePatch, corner: usize) -> Vec<Row> {
     // one (index 4).
     let n = patch.num_source_points;
     let mut exterior = [0usize; 16];
-    let mut following = ring[p7] + 1;
-    for slot in exterior.iter_mut().skip(8) {
+    for (following, slot) in (ring[p7] + 1..).zip(exterior.iter_mut().skip(8)) {
         *slot = if following < n { following } else { following - n + 4 };
-        following += 1;
     }
 
     let mut rows: Vec<Row> = vec![Vec::new(); 16];
