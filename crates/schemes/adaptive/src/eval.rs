@@ -61,6 +61,9 @@ pub struct LimitMatrices {
     pub missing: Vec<usize>,
 }
 
+/// One sample's rows of the position, d/du and d/dv matrices (`None`: no patch).
+type SampleRows = Option<[Vec<(u32, f64)>; 3]>;
+
 /// The patch and weights of one sample (`None`: no patch).
 fn locate(table: &PatchTable, s: &Sample, w: &mut Weights) -> Result<Option<usize>, AdaptiveError> {
     match table.find(s.ptex, s.u, s.v) {
@@ -253,7 +256,7 @@ impl PatchTable {
     pub fn limit_matrices(&self, samples: &[Sample], par: Par) -> Result<LimitMatrices, AdaptiveError> {
         let (ptr, idx, val) = self.point_rows();
         let ncols = self.refinement().levels()[0].num_vertices();
-        let row = |s: &Sample| -> Result<Option<[Vec<(u32, f64)>; 3]>, AdaptiveError> {
+        let row = |s: &Sample| -> Result<SampleRows, AdaptiveError> {
             let mut w = Weights::new(DerivOrder::First);
             let Some(p) = locate(self, s, &mut w)? else { return Ok(None) };
             let mut out: [Vec<(u32, f64)>; 3] = Default::default();
@@ -278,7 +281,7 @@ impl PatchTable {
             }
             Ok(Some(out))
         };
-        let rows: Vec<Option<[Vec<(u32, f64)>; 3]>> = if par == Par::Rayon {
+        let rows: Vec<SampleRows> = if par == Par::Rayon {
             samples.par_iter().with_min_len(64).map(row).collect::<Result<_, _>>()?
         } else {
             samples.iter().map(row).collect::<Result<_, _>>()?

@@ -109,8 +109,7 @@ pub(crate) fn classify(level: &Level, k: usize, f: usize, has_irregular_faces: b
         }
         let c0 = t.face_ptr()[f] as usize;
         let boundary_edge = |i: usize| t.edge_corners(t.corner_edges()[c0 + i] as usize).len() == 1;
-        for i in 0..4 {
-            let tv = vt[i];
+        for (i, &tv) in vt.iter().enumerate() {
             if tv.xordinary {
                 if !tv.inf_sharp_edges {
                     break 'r false;

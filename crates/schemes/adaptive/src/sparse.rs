@@ -268,10 +268,10 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
         }
     }
     let mut fchild = vec![NONE; nf];
-    for f in 0..nf {
+    for (f, child) in fchild.iter_mut().enumerate() {
         let marked = p.selected[f] || t.face(f).iter().any(|&v| vsel[v as usize]);
         if marked {
-            fchild[f] = next;
+            *child = next;
             next += 1;
         }
     }

@@ -133,10 +133,8 @@ pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool) -> Vec<VTa
                             }
                         }
                     }
-                    Rule::Corner => {
-                        if inf == edges.len() && (edges.len() > 2 || tag.inf_sharp) {
-                            tag.inf_irregular = false;
-                        }
+                    Rule::Corner if inf == edges.len() && (edges.len() > 2 || tag.inf_sharp) => {
+                        tag.inf_irregular = false;
                     }
                     _ => {}
                 }

@@ -69,7 +69,7 @@ fn check(file: &Path) -> Result<(), String> {
         let faces = file.with_file_name(name.trim_end_matches(".txt.gz").to_owned() + ".faces");
         std::fs::read_to_string(faces).expect("faces").lines().filter_map(|l| l.trim().parse().ok()).collect()
     });
-    let d = read_obj(&data().join(format!("meshes/osd/{shape}.obj")), Validation::OpenSubdiv).expect("mesh");
+    let d = read_obj(data().join(format!("meshes/osd/{shape}.obj")), Validation::OpenSubdiv).expect("mesh");
     let mesh = if d.left_handed { d.mesh.reversed_winding().expect("reversed") } else { d.mesh.clone() };
     let refinement = SparseRefinement::build(&mesh, iso, selected.as_deref()).map_err(|e| e.to_string())?;
     if refinement.vertices_per_level() != g.counts {
