@@ -21,7 +21,7 @@ fn data() -> PathBuf {
 }
 
 fn shape(name: &str) -> MeshData {
-    let mut d = read_obj(&data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
+    let mut d = read_obj(data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
     if d.left_handed {
         d.mesh = d.mesh.reversed_winding().expect("reversed");
     }
@@ -163,14 +163,14 @@ proptest! {
         let mut p = [[0.0; 3]; 16];
         for r in 0..4 {
             for c in 0..4 {
-                let vtx = (((i + n + c - 1) % n) * m + (j + m + r - 1) % m) as usize;
+                let vtx = (((i + n + c - 1) % n) * m + (j + m + r - 1) % m);
                 p[4 * r + c] = [x[[vtx, 0]], x[[vtx, 1]], x[[vtx, 2]]];
             }
         }
         let want = bspline(&p, u, v);
         let got = t.evaluate(x.view(), &[Sample { ptex: f as u32, u, v }], Par::Seq).expect("eval");
-        for k in 0..3 {
-            prop_assert!((got.position[[0, k]] - want[k]).abs() < 1e-12, "{} vs {}", got.position[[0, k]], want[k]);
+        for (k, &w) in want.iter().enumerate() {
+            prop_assert!((got.position[[0, k]] - w).abs() < 1e-12, "{} vs {}", got.position[[0, k]], w);
         }
     }
 }
