@@ -163,7 +163,7 @@ proptest! {
         let mut p = [[0.0; 3]; 16];
         for r in 0..4 {
             for c in 0..4 {
-                let vtx = (((i + n + c - 1) % n) * m + (j + m + r - 1) % m);
+                let vtx = ((i + n + c - 1) % n) * m + (j + m + r - 1) % m;
                 p[4 * r + c] = [x[[vtx, 0]], x[[vtx, 1]], x[[vtx, 2]]];
             }
         }
