@@ -11,10 +11,12 @@ mod patches;
 pub mod sparse;
 pub mod table;
 mod tags;
+pub mod tessellate;
 
 pub use eval::{Limit, LimitMatrices, Sample, grid};
 pub use sparse::{FacePtex, Level, SparseRefinement, Stencils};
 pub use table::{EndCap, Patch, PatchCounts, PatchTable};
+pub use tessellate::Tessellation;
 
 /// What adaptive refinement refuses.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +61,13 @@ pub enum AdaptiveError {
     TooLarge {
         /// What.
         what: &'static str,
+    },
+    /// An odd tessellation rate on a mesh with faces other than quads (whose
+    /// ptex faces span half an edge).
+    #[error("tessellation rate {rate} is odd: a mesh with faces other than quads needs an even rate")]
+    OddRate {
+        /// The rate asked for.
+        rate: u32,
     },
     /// A sparse matrix could not be built.
     #[error(transparent)]

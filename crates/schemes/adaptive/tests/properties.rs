@@ -276,3 +276,42 @@ fn f32_agrees_with_f64_and_threads_do_not_change_bits() {
     let m = t.evaluate(x.slice(s![.., ..1]), &samples, Par::Seq).expect("one channel");
     assert_eq!(m.position.column(0), a.position.column(0));
 }
+
+/// On a closed mesh every edge of the tessellation is shared by two quads,
+/// with quads and sub-faces of other faces meeting along the same points.
+#[test]
+fn tessellations_are_watertight() {
+    for (name, rate) in
+        [("catmark_cube", 3), ("catmark_pyramid", 4), ("catmark_smoothtris0", 2), ("catmark_gregory_test1", 5)]
+    {
+        let d = shape(name);
+        let closed = d.mesh.topology().is_closed();
+        let t = table(&d.mesh, 3, EndCap::GregoryBasis);
+        let tess = t.tessellate(d.positions(), rate, Par::Rayon).expect("tessellate");
+        let mesh = Mesh::from_faces(tess.positions.nrows(), &tess.quads).expect("a valid mesh");
+        let topo = mesh.topology();
+        let open = (0..topo.num_edges()).filter(|&e| topo.edge_corners(e).len() != 2).count();
+        if closed {
+            assert_eq!(open, 0, "{name}: {open} edges not shared by two quads");
+            assert!(topo.is_manifold(), "{name}: the tessellation is not manifold");
+        }
+        // Rate r per edge: r² quads per quad, (r/2)² per sub-face.
+        let per: usize = (0..d.mesh.num_faces())
+            .map(|f| match d.mesh.topology().face_order(f) {
+                4 => (rate * rate) as usize,
+                n => n * (rate as usize / 2).pow(2),
+            })
+            .sum();
+        assert_eq!(tess.quads.len(), per, "{name}");
+        for n in &tess.normals {
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            assert!((len - 1.0).abs() < 1e-9, "{name}: a normal of length {len}");
+        }
+    }
+    let d = shape("catmark_pyramid");
+    let t = table(&d.mesh, 2, EndCap::GregoryBasis);
+    assert!(matches!(
+        t.tessellate(d.positions(), 3, Par::Seq),
+        Err(subla_adaptive::AdaptiveError::OddRate { rate: 3 })
+    ));
+}
