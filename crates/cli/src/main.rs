@@ -12,6 +12,8 @@
 //! subla matrix [IN] --levels 2 -o R.mtx [--per-level] [--limit] [--max-memory 8G]
 //! subla info [IN] [--json]
 //! subla bench [IN] --levels 1,2,3 [--backend cpu|gpu] [--runs 3]
+//! subla limit [IN] --isolation 3 [--endcap gregory|bspline] [--select FACES.txt] --grid 5 -o OUT.txt
+//! subla tessellate [IN] --isolation 3 --rate 8 -o OUT.obj [--png [OUT.png]]
 //! ```
 //! Without `IN`, every subcommand uses the embedded example mesh (an open
 //! box with pentagons, triangles, a semi-sharp crease and a boundary). The
@@ -21,6 +23,7 @@
 mod bench;
 mod embedded;
 mod info;
+mod limit;
 mod memory;
 mod output;
 mod picture;
@@ -83,6 +86,12 @@ enum Command {
     Info(InfoArgs),
     /// Time build and eval of a mesh level by level and print a table.
     Bench(bench::BenchArgs),
+    /// The limit surface (position and derivatives) on a grid of every ptex
+    /// face, by feature-adaptive refinement and patches, as text.
+    Limit(limit::LimitArgs),
+    /// A watertight quad mesh of the limit surface at a uniform rate (OBJ
+    /// with normals), optionally rendered to PNG.
+    Tessellate(limit::TessellateArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -587,6 +596,8 @@ fn main() -> ExitCode {
         Some(Command::Matrix(args)) => matrix(args, progress),
         Some(Command::Info(args)) => info(args, progress),
         Some(Command::Bench(args)) => bench::run(args, progress),
+        Some(Command::Limit(args)) => limit::limit(args, progress, cli.quiet),
+        Some(Command::Tessellate(args)) => limit::tessellate(args, progress, cli.quiet),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

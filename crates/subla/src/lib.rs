@@ -13,6 +13,10 @@
 //!   algebra), with OpenSubdiv's or CGAL's rules;
 //! * [`sqrt3`]: Kobbelt's √3 subdivision (specialised kernels and mapped
 //!   algebra), matching CGAL;
+//! * [`adaptive`]: feature-adaptive and selective Catmull-Clark
+//!   refinement, patch tables with OpenSubdiv's end caps, and the limit
+//!   surface at (ptex face, u, v): batched evaluation, limit matrices,
+//!   tessellation;
 //! * [`registry`]: the table of schemes and their implementations, as
 //!   type-erased refiners that tools dispatch through;
 //! * with the `gpu` feature, `gpu` (wgpu context and kernels),
@@ -40,6 +44,7 @@ pub mod registry;
 pub use nalgebra_sparse;
 #[cfg(feature = "sprs")]
 pub use sprs;
+pub use subla_adaptive as adaptive;
 pub use subla_algebra as algebra;
 pub use subla_algebra::{AlgebraError, CscMat, CscRef, CsrMat, CsrRef, Par};
 pub use subla_catmark as catmark;
