@@ -192,6 +192,19 @@ impl PatchTable {
         Ok(Limit { position, du, dv, missing })
     }
 
+    /// Every point of the table (see [`PatchTable::num_points`]) as a row of
+    /// weights over the control points: the levels' stencils and the end
+    /// caps composed. Applying it to control data gives
+    /// [`PatchTable::points_of`] (what a GPU evaluation uploads).
+    ///
+    /// # Errors
+    /// [`AdaptiveError::TooLarge`] past `u32` indices.
+    pub fn point_matrix(&self) -> Result<CsrMat<f64>, AdaptiveError> {
+        let (ptr, idx, val) = self.point_rows();
+        let ncols = self.refinement().levels()[0].num_vertices();
+        Ok(CsrMat::try_new(self.num_points(), ncols, ptr, idx, val)?)
+    }
+
     /// Every point of the table as a row of weights over the control
     /// points (the levels' stencils composed).
     fn point_rows(&self) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
