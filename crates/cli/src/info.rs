@@ -185,6 +185,60 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
     (s, json)
 }
 
+/// What feature-adaptive Catmull-Clark refinement would isolate, level by
+/// level, and the patches it would make: text lines and JSON.
+pub(crate) fn adaptive(data: &MeshData, isolation: u32) -> (String, serde_json::Value) {
+    use subla::adaptive::basis::PatchType;
+    use subla::adaptive::{EndCap, PatchTable, SparseRefinement};
+    let mut s = String::new();
+    let refinement = match SparseRefinement::build(&data.mesh, isolation, None) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(s, "  adaptive refinement (catmark, isolation {isolation}): not available: {e}");
+            return (s, serde_json::json!({ "isolation": isolation, "error": e.to_string() }));
+        }
+    };
+    let levels = refinement.levels();
+    let selected: Vec<usize> =
+        levels.iter().map(|l| (0..l.num_faces()).filter(|&f| l.is_selected(f)).count()).collect();
+    let vertices = refinement.vertices_per_level();
+    let face_counts: Vec<usize> = levels.iter().map(|l| l.num_faces()).collect();
+    let num_levels = levels.len();
+    let table = PatchTable::new(refinement, EndCap::GregoryBasis);
+    // Per level: regular interior, regular boundary, end caps.
+    let mut per_level = vec![[0usize; 3]; num_levels];
+    for p in table.patches() {
+        let k = match (p.ty, p.param.boundary()) {
+            (PatchType::Regular, 0) => 0,
+            (PatchType::Regular, _) => 1,
+            _ => 2,
+        };
+        per_level[usize::from(p.level)][k] += 1;
+    }
+    let _ = writeln!(
+        s,
+        "  adaptive refinement (catmark, isolation {isolation}): {} levels, {} patches",
+        num_levels - 1,
+        table.patches().len()
+    );
+    for (k, ((sel, nv), c)) in selected.iter().zip(&vertices).zip(&per_level).enumerate() {
+        let _ = writeln!(
+            s,
+            "    level {k}: {nv} vertices, {} faces, {sel} refined further; patches: {} regular, {} regular on boundaries, {} end caps",
+            face_counts[k], c[0], c[1], c[2]
+        );
+    }
+    let json = serde_json::json!({
+        "isolation": isolation,
+        "levels": (0..num_levels).map(|k| serde_json::json!({
+            "vertices": vertices[k], "faces": face_counts[k], "refined": selected[k],
+            "regular_patches": per_level[k][0], "boundary_patches": per_level[k][1], "end_caps": per_level[k][2],
+        })).collect::<Vec<_>>(),
+        "patches": table.patches().len(),
+    });
+    (s, json)
+}
+
 /// `g` or `o`, as OBJ writes them.
 fn group_kind(kind: GroupKind) -> &'static str {
     match kind {

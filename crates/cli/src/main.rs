@@ -564,6 +564,9 @@ struct InfoArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Isolation level of the feature-adaptive refinement reported.
+    #[arg(long, default_value_t = 3)]
+    isolation: u32,
     #[command(flatten)]
     mesh: MeshOpts,
 }
@@ -573,7 +576,10 @@ fn info(args: &InfoArgs, progress: progress::Progress) -> Result<(), String> {
     let data = read_mesh(args.input.as_deref(), &args.mesh, progress)?;
     let name = args.input.as_deref().map(shown).unwrap_or_else(|| format!("{} (embedded)", embedded::NAME));
     let strict = info::strict_verdict(&data);
-    let (text, json) = info::report(&name, &data, strict);
+    let (mut text, mut json) = info::report(&name, &data, strict);
+    let (adaptive_text, adaptive_json) = info::adaptive(&data, args.isolation);
+    text.push_str(&adaptive_text);
+    json["adaptive"] = adaptive_json;
     if args.json {
         println!("{json}");
     } else {
