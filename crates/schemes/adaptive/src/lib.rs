@@ -8,6 +8,7 @@ pub mod basis;
 pub mod endcap;
 pub mod eval;
 mod patches;
+pub mod select;
 pub mod sparse;
 pub mod table;
 mod tags;
