@@ -13,7 +13,7 @@ pub mod table;
 mod tags;
 
 pub use eval::{Limit, LimitMatrices, Sample, grid};
-pub use sparse::{FacePtex, Level, SparseRefinement, Stencils};
+pub use sparse::{FacePtex, Level, Scheme, SparseRefinement, Stencils};
 pub use table::{EndCap, Patch, PatchCounts, PatchTable};
 
 /// What adaptive refinement refuses.
