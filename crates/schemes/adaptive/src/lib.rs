@@ -7,6 +7,7 @@
 pub mod basis;
 pub mod endcap;
 pub mod eval;
+pub mod loop_endcap;
 mod patches;
 pub mod sparse;
 pub mod table;

@@ -526,7 +526,7 @@ fn child_sharpness(m: &Mesh, ct: &Topology, vchild: &[u32], echild: &[u32], n_ch
 /// The place of child `j` of a triangle placed at `pp` (children numbered
 /// as OpenSubdiv's `TriRefinement`: at corners 0, 1, 2, then the middle
 /// one, rotated by 180 degrees against its parent).
-fn tri_child_ptex(pp: FacePtex, j: usize) -> FacePtex {
+pub(crate) fn tri_child_ptex(pp: FacePtex, j: usize) -> FacePtex {
     let n = 1i64 << pp.depth;
     let (u, v) = (i64::from(pp.u), i64::from(pp.v));
     let rotated = u + v >= n;
@@ -609,16 +609,16 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
     let mut holes = Vec::new();
     let mut ptex = Vec::new();
     let mut from_selected = Vec::new();
-    for f in 0..nf {
+    for (f, &c0) in fptr[..nf].iter().enumerate() {
         let verts = t.face(f);
-        let c0 = fptr[f] as usize;
+        let c0 = c0 as usize;
         let vc = |j: usize| vchild[verts[j] as usize];
         let ec = |j: usize| echild[cedge[c0 + j] as usize];
         let keep: [bool; 4] = if p.selected[f] {
             [true; 4]
         } else {
             let corner = |j: usize| vsel[verts[j] as usize];
-            let middle = (0..3).any(|j| corner(j)) && (0..3).any(|j| transitional[cedge[c0 + j] as usize]);
+            let middle = (0..3).any(corner) && (0..3).any(|j| transitional[cedge[c0 + j] as usize]);
             [corner(0), corner(1), corner(2), middle]
         };
         for (j, _) in keep.iter().enumerate().filter(|&(_, &k)| k) {
