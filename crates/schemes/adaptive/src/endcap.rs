@@ -334,7 +334,7 @@ impl Rows {
         (&self.columns[range.clone()], &self.weights[range])
     }
 
-    fn from_rows(num_columns: usize, rows: &[Row]) -> Rows {
+    pub(crate) fn from_rows(num_columns: usize, rows: &[Row]) -> Rows {
         let mut out = Rows { num_columns, offsets: Vec::with_capacity(rows.len() + 1), ..Rows::default() };
         out.offsets.push(0);
         for row in rows {
@@ -350,7 +350,7 @@ impl Rows {
 }
 
 /// One row under construction: (source point, weight) in OpenSubdiv's order.
-type Row = Vec<(usize, f64)>;
+pub(crate) type Row = Vec<(usize, f64)>;
 
 /// Limit position and edge-point weights over a corner and its one-ring, as
 /// OpenSubdiv's `Far::CatmarkLimits` (whose tangent scaling differs from

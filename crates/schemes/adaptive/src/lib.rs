@@ -7,6 +7,7 @@
 pub mod basis;
 pub mod endcap;
 pub mod eval;
+pub mod loop_endcap;
 mod patches;
 pub mod select;
 pub mod sparse;
@@ -15,7 +16,7 @@ mod tags;
 pub mod tessellate;
 
 pub use eval::{Limit, LimitMatrices, Sample, grid};
-pub use sparse::{FacePtex, Level, SparseRefinement, Stencils};
+pub use sparse::{FacePtex, Level, Scheme, SparseRefinement, Stencils};
 pub use table::{EndCap, Patch, PatchCounts, PatchTable};
 pub use tessellate::Tessellation;
 

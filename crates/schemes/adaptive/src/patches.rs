@@ -20,10 +20,18 @@
 //!    0  1  2  3
 //! ```
 //! Boundary bit `i` stands for the face's edge `i` (corner `i` → `i+1`).
+//!
+//! # Loop
+//! A Loop triangle of level `k > 0` is a patch when its parent was selected
+//! (OpenSubdiv's child face tag; its corners' tags are not enough). Its
+//! regular patch is the quartic box spline over the 12 points around it
+//! ([`PatchType::Loop`](crate::basis::PatchType::Loop)): corners 0, 1, 2 at
+//! points 4, 5, 8, and OpenSubdiv's 5-bit boundary mask of edges and
+//! boundary vertices.
 
 use subla_mesh::Mesh;
 
-use crate::sparse::Level;
+use crate::sparse::{Level, Scheme};
 use crate::tags::{VTag, face_tag, rule};
 
 /// The faces around vertex `v` in order, each with the position of `v` in
@@ -75,9 +83,12 @@ pub(crate) enum Leaf {
 }
 
 /// Whether face `f` of level `k` is a patch.
-pub(crate) fn is_patch(level: &Level, k: usize, f: usize) -> bool {
+pub(crate) fn is_patch(level: &Level, k: usize, f: usize, scheme: Scheme) -> bool {
     if level.mesh.holes()[f] {
         return false;
+    }
+    if scheme == Scheme::Loop {
+        return level.from_selected[f];
     }
     let comp = face_tag(&level.mesh, &level.tags, f);
     if k == 0 {
@@ -108,13 +119,14 @@ pub(crate) fn classify(level: &Level, k: usize, f: usize, has_irregular_faces: b
             }
         }
         let c0 = t.face_ptr()[f] as usize;
+        let n = verts.len();
         let boundary_edge = |i: usize| t.edge_corners(t.corner_edges()[c0 + i] as usize).len() == 1;
         for (i, &tv) in vt.iter().enumerate() {
             if tv.xordinary {
                 if !tv.inf_sharp_edges {
                     break 'r false;
                 }
-                if tv.boundary && !tv.inf_sharp && boundary_edge(i) && boundary_edge((i + 3) % 4) {
+                if tv.boundary && !tv.inf_sharp && boundary_edge(i) && boundary_edge((i + n - 1) % n) {
                     continue;
                 }
                 break 'r false;
@@ -126,7 +138,9 @@ pub(crate) fn classify(level: &Level, k: usize, f: usize, has_irregular_faces: b
 }
 
 /// The regular boundary mask of face `f`: its boundary edges (interior
-/// inf-sharp edges are approximated as smooth).
+/// inf-sharp edges are approximated as smooth); for a triangle,
+/// OpenSubdiv's encoding of its boundary edges and boundary corners
+/// (`encodeTriBoundaryMask`, see [`box_spline_weights`](crate::basis::box_spline_weights)).
 pub(crate) fn boundary_mask(level: &Level, f: usize) -> u8 {
     let m = &level.mesh;
     let t = m.topology();
@@ -135,10 +149,75 @@ pub(crate) fn boundary_mask(level: &Level, f: usize) -> u8 {
         return 0;
     }
     let c0 = t.face_ptr()[f] as usize;
-    (0..4).fold(0u8, |acc, i| {
+    let n = t.face_order(f);
+    let edges = (0..n).fold(0u8, |acc, i| {
         let e = t.corner_edges()[c0 + i] as usize;
         acc | (u8::from(t.edge_corners(e).len() == 1) << i)
-    })
+    });
+    if n == 4 {
+        return edges;
+    }
+    let verts =
+        t.face(f).iter().enumerate().fold(0u8, |acc, (i, &v)| acc | (u8::from(level.tags[v as usize].boundary) << i));
+    match (edges, verts) {
+        (0, 0) => 0,
+        (0, v) => (1 << 3) | v,
+        (1 | 2 | 4, 7) => (2 << 3) | edges,
+        (e, _) => e,
+    }
+}
+
+/// The boundary edges and boundary corners of a triangle's boundary mask
+/// (OpenSubdiv's `decodeTriBoundaryMask`).
+fn decode_tri_mask(mask: u8) -> (u8, u8) {
+    const CORNERS_OF_EDGES: [u8; 8] = [0, 3, 6, 7, 5, 7, 7, 7];
+    let low = mask & 7;
+    match mask >> 3 {
+        1 => (0, low),
+        2 => (low, 7),
+        _ => (low, CORNERS_OF_EDGES[low as usize]),
+    }
+}
+
+/// The 12 points of a regular Loop patch on triangle `f` (OpenSubdiv's
+/// `getTriRegularPatchPoints`); points beyond a boundary are the face's
+/// first corner (their weight is zero).
+pub(crate) fn regular_points_tri(level: &Level, f: usize, mask: u8) -> [u32; 12] {
+    // Per corner: the corner, then the three points of the ring beyond it,
+    // counter-clockwise from the one past the corner's leading edge.
+    const PER_CORNER: [[usize; 4]; 3] = [[4, 7, 3, 0], [5, 1, 2, 6], [8, 9, 11, 10]];
+    let m = &level.mesh;
+    let t = m.topology();
+    let verts = t.face(f);
+    let mut out = [verts[0]; 12];
+    let (edges, corners) = if mask == 0 { (0, 0) } else { decode_tri_mask(mask) };
+    for i in 0..3 {
+        let idx = PER_CORNER[i];
+        out[idx[0]] = verts[i];
+        let ring = vertex_ring(m, verts[i] as usize);
+        let n = ring.len();
+        let Some(pos) = ring.iter().position(|&(g, _)| g as usize == f) else { continue };
+        let at = |k: usize, d: usize| {
+            let (g, j) = ring[k % n];
+            t.face(g as usize)[(j as usize + d) % 3]
+        };
+        let lead = edges & (1 << i) != 0;
+        let trail = edges & (1 << ((i + 2) % 3)) != 0;
+        if corners & (1 << i) == 0 {
+            out[idx[1]] = at(pos + 2, 1);
+            out[idx[2]] = at(pos + 3, 1);
+            out[idx[3]] = at(pos + 3, 2);
+        } else if lead && trail {
+        } else if lead {
+            out[idx[1]] = at(pos + 2, 1);
+            out[idx[2]] = at(pos + 2, 2);
+        } else if trail {
+            out[idx[3]] = at(pos + n - 2, 1);
+        } else {
+            out[idx[1]] = at(pos + 1, 2);
+        }
+    }
+    out
 }
 
 /// The 16 points of a regular patch (see the module docs); points beyond a
@@ -187,41 +266,56 @@ pub(crate) struct CornerInfo {
     pub(crate) dart: bool,
 }
 
-/// The corners of irregular face `f` and the one-ring points of each
+/// The corners of irregular quad `f` and the one-ring points of each
 /// (OpenSubdiv's `gatherQuadRegularRingAroundVertex`: per face of the ring,
 /// the vertex after the corner and the opposite one; a boundary ring ends
 /// with the last face's vertex before the corner).
 pub(crate) fn irregular_corners(level: &Level, f: usize) -> [(CornerInfo, Vec<u32>); 4] {
+    std::array::from_fn(|i| irregular_corner(level, f, i))
+}
+
+/// [`irregular_corners`] for triangle `f` (OpenSubdiv's
+/// `gatherTriRegularRingAroundVertex`: per face of the ring, the vertex
+/// after the corner; a boundary ring ends with the last face's vertex
+/// before the corner).
+pub(crate) fn irregular_corners_tri(level: &Level, f: usize) -> [(CornerInfo, Vec<u32>); 3] {
+    std::array::from_fn(|i| irregular_corner(level, f, i))
+}
+
+/// Corner `i` of irregular face `f` and its one-ring, for quads and
+/// triangles alike.
+fn irregular_corner(level: &Level, f: usize, i: usize) -> (CornerInfo, Vec<u32>) {
     let m = &level.mesh;
     let t = m.topology();
     let verts = t.face(f);
-    std::array::from_fn(|i| {
-        let v = verts[i] as usize;
-        let tag = level.tags[v];
-        let ring = vertex_ring(m, v);
-        let n = ring.len();
-        let patch_face = ring.iter().position(|&(g, _)| g as usize == f).unwrap_or(0);
-        let mut sharp = tag.corner;
-        if !sharp && tag.xordinary && tag.boundary && !tag.inf_sharp && !tag.non_manifold {
-            sharp = n == 1;
-        }
-        let info = CornerInfo {
-            num_faces: n,
-            patch_face,
-            boundary: tag.boundary,
-            sharp,
-            dart: tag.rule == rule::DART && tag.inf_sharp_edges,
-        };
-        let mut pts = Vec::with_capacity(2 * n + 1);
-        for (k, &(g, j)) in ring.iter().enumerate() {
-            let fv = t.face(g as usize);
-            let o = fv.len();
-            pts.push(fv[(j as usize + 1) % o]);
+    let quad = verts.len() == 4;
+    let v = verts[i] as usize;
+    let tag = level.tags[v];
+    let ring = vertex_ring(m, v);
+    let n = ring.len();
+    let patch_face = ring.iter().position(|&(g, _)| g as usize == f).unwrap_or(0);
+    let mut sharp = tag.corner;
+    if !sharp && tag.xordinary && tag.boundary && !tag.inf_sharp && !tag.non_manifold {
+        sharp = n == 1;
+    }
+    let info = CornerInfo {
+        num_faces: n,
+        patch_face,
+        boundary: tag.boundary,
+        sharp,
+        dart: tag.rule == rule::DART && tag.inf_sharp_edges,
+    };
+    let mut pts = Vec::with_capacity(2 * n + 1);
+    for (k, &(g, j)) in ring.iter().enumerate() {
+        let fv = t.face(g as usize);
+        let o = fv.len();
+        pts.push(fv[(j as usize + 1) % o]);
+        if quad {
             pts.push(fv[(j as usize + 2) % o]);
-            if tag.boundary && k == n - 1 {
-                pts.push(fv[(j as usize + 3) % o]);
-            }
         }
-        (info, pts)
-    })
+        if tag.boundary && k == n - 1 {
+            pts.push(fv[(j as usize + o - 1) % o]);
+        }
+    }
+    (info, pts)
 }

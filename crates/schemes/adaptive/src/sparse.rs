@@ -1,4 +1,4 @@
-//! Sparse (feature-adaptive) Catmull-Clark refinement: each level refines
+//! Sparse (feature-adaptive) Catmull-Clark or Loop refinement: each level refines
 //! only the faces selected at the level above, and keeps around them the
 //! neighbouring children that the next level and the patches need
 //! (OpenSubdiv's sparse `Vtr::internal::Refinement`: a selected face
@@ -13,6 +13,12 @@
 //!   level k+1: children of selected vertices, then face points,
 //!              then edge points (each a row of weights over level k)
 //! ```
+//! Loop splits each selected triangle into four (OpenSubdiv's
+//! `Vtr::internal::TriRefinement`): there are no face points, and a
+//! triangle that is not selected but has a selected corner keeps the child
+//! at that corner, plus its middle child when an edge is shared with a
+//! selected triangle (a *transitional* edge).
+//!
 //! Each level is a [`Mesh`] with effective sharpness; its fringe (edges
 //! whose faces the level does not hold) looks like a boundary but is never
 //! read: only complete vertices are classified, and only components next
@@ -20,16 +26,34 @@
 
 use subla_algebra::Par;
 use subla_catmark::StepView;
+use subla_loop::StepView as LoopStepView;
 use subla_mesh::{CreaseMethod, Mesh, Topology};
 use subla_scheme::sdc::{dec, prepare_sharpness, tau_at};
 
 use crate::AdaptiveError;
 use crate::tags::{VTag, face_has_features, vertex_tags};
 
+/// The subdivision scheme of a sparse refinement.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Scheme {
+    /// Catmull-Clark: quads (any polygon at the control level), bicubic
+    /// B-spline patches.
+    #[default]
+    Catmark,
+    /// Loop: triangles only, quartic box-spline patches.
+    Loop,
+}
+
 /// Where a face of a level sits in its ptex face: the ptex face, the
 /// integer origin of its square at `depth`, and whether the ptex face is a
 /// sub-face of a control face that is not a quad (then the square spans
 /// `1 / 2^(depth-1)` of the ptex face, else `1 / 2^depth`).
+///
+/// For a Loop triangle, `(u, v)` are OpenSubdiv's `PatchParam` values: the
+/// triangle's first corner for an upright triangle (`u + v < 2^depth`), and
+/// `2^depth` minus it for a triangle rotated by 180 degrees (the middle
+/// child of an upright one, and so on), see
+/// [`PatchParam::is_triangle_rotated`](crate::basis::PatchParam::is_triangle_rotated).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FacePtex {
     /// Ptex face.
@@ -51,6 +75,9 @@ pub struct Level {
     pub(crate) complete: Vec<bool>,
     pub(crate) tags: Vec<VTag>,
     pub(crate) selected: Vec<bool>,
+    /// Whether each face's parent was selected (all faces of the control
+    /// level): OpenSubdiv's complete child faces.
+    pub(crate) from_selected: Vec<bool>,
     /// Ptex placement of each face; `None` for control faces that are not
     /// quads (they are no patch; their children are).
     pub(crate) ptex: Vec<Option<FacePtex>>,
@@ -122,6 +149,7 @@ impl Stencils {
 /// A sparse refinement: the levels and the stencils between them.
 #[derive(Clone, Debug)]
 pub struct SparseRefinement {
+    pub(crate) scheme: Scheme,
     pub(crate) levels: Vec<Level>,
     pub(crate) stencils: Vec<Stencils>,
     pub(crate) num_ptex: u32,
@@ -139,6 +167,30 @@ impl SparseRefinement {
     /// [`AdaptiveError::NotManifold`] for non-manifold input;
     /// [`AdaptiveError::NoSuchFace`] for a selected face out of range.
     pub fn build(mesh: &Mesh, isolation: u32, selected_faces: Option<&[u32]>) -> Result<Self, AdaptiveError> {
+        Self::build_scheme(Scheme::Catmark, mesh, isolation, selected_faces)
+    }
+
+    /// [`SparseRefinement::build`] for Loop subdivision (OpenSubdiv's
+    /// `RefineAdaptive` of a `SCHEME_LOOP` refiner).
+    ///
+    /// # Errors
+    /// Those of [`SparseRefinement::build`], and
+    /// [`subla_scheme::SchemeError::NotTriangles`] (as
+    /// [`AdaptiveError::Scheme`]) for a face that is not a triangle.
+    pub fn build_loop(mesh: &Mesh, isolation: u32, selected_faces: Option<&[u32]>) -> Result<Self, AdaptiveError> {
+        Self::build_scheme(Scheme::Loop, mesh, isolation, selected_faces)
+    }
+
+    /// [`SparseRefinement::build`] with the scheme given.
+    ///
+    /// # Errors
+    /// See [`SparseRefinement::build`] and [`SparseRefinement::build_loop`].
+    pub fn build_scheme(
+        scheme: Scheme,
+        mesh: &Mesh,
+        isolation: u32,
+        selected_faces: Option<&[u32]>,
+    ) -> Result<Self, AdaptiveError> {
         if !(1..=10).contains(&isolation) {
             return Err(AdaptiveError::IsolationLevel { level: isolation });
         }
@@ -151,6 +203,9 @@ impl SparseRefinement {
         if let Some(&f) = selected_faces.and_then(|s| s.iter().find(|&&f| f as usize >= t.num_faces())) {
             return Err(AdaptiveError::NoSuchFace { face: f, num_faces: t.num_faces() });
         }
+        if scheme == Scheme::Loop {
+            subla_loop::split::check_triangles(t)?;
+        }
         let base = prepare_sharpness(
             mesh,
             mesh.edge_sharpness().to_vec(),
@@ -159,12 +214,13 @@ impl SparseRefinement {
             mesh.options(),
         )?;
         let complete = vec![true; base.num_vertices()];
-        let tags = vertex_tags(&base, &complete, true);
+        let tags = vertex_tags(&base, &complete, true, scheme);
         let mut ptex = Vec::with_capacity(base.num_faces());
         let mut next_ptex = 0u32;
+        let regular_size = if scheme == Scheme::Loop { 3 } else { 4 };
         for f in 0..base.num_faces() {
             let n = base.topology().face_order(f) as u32;
-            if n == 4 {
+            if n == regular_size {
                 ptex.push(Some(FacePtex { ptex: next_ptex, u: 0, v: 0, depth: 0, non_quad: false }));
                 next_ptex += 1;
             } else {
@@ -172,7 +228,8 @@ impl SparseRefinement {
                 next_ptex += n;
             }
         }
-        let mut levels = vec![Level { mesh: base, complete, tags, selected: Vec::new(), ptex }];
+        let from_selected = vec![true; base.num_faces()];
+        let mut levels = vec![Level { mesh: base, complete, tags, selected: Vec::new(), from_selected, ptex }];
         let mut stencils = Vec::new();
         let base_ptex_start = ptex_starts(levels[0].mesh.topology());
         for depth in 0..isolation {
@@ -188,7 +245,7 @@ impl SparseRefinement {
                 if holes[f] {
                     continue;
                 }
-                if face_has_features(&level.mesh, &level.tags, f, depth) {
+                if face_has_features(&level.mesh, &level.tags, f, depth, scheme) {
                     selected[f] = true;
                 }
             }
@@ -196,11 +253,19 @@ impl SparseRefinement {
                 break;
             }
             level.selected = selected;
-            let (child, st) = refine(level, depth, &base_ptex_start)?;
+            let (child, st) = match scheme {
+                Scheme::Catmark => refine(level, depth, &base_ptex_start)?,
+                Scheme::Loop => refine_tri(level)?,
+            };
             levels.push(child);
             stencils.push(st);
         }
-        Ok(SparseRefinement { levels, stencils, num_ptex: next_ptex })
+        Ok(SparseRefinement { scheme, levels, stencils, num_ptex: next_ptex })
+    }
+
+    /// The subdivision scheme.
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
     }
 
     /// The levels, control level first.
@@ -306,6 +371,7 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
     let mut face_verts = Vec::new();
     let mut holes = Vec::new();
     let mut ptex = Vec::new();
+    let mut from_selected = Vec::new();
     for f in 0..nf {
         let verts = t.face(f);
         let n = verts.len();
@@ -331,6 +397,7 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
             face_verts.extend_from_slice(&q);
             face_ptr.push(face_verts.len() as u32);
             holes.push(m.holes()[f]);
+            from_selected.push(p.selected[f]);
             ptex.push(Some(match p.ptex[f] {
                 Some(pp) => {
                     let (du, dv) = [(0, 0), (1, 0), (1, 1), (0, 1)][j];
@@ -348,31 +415,7 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
     }
     let ct = Topology::build(n_child, face_ptr, face_verts, Par::Seq)?;
 
-    // Sharpness of the child edges along parent edges, and of child vertices.
-    let es = m.edge_sharpness();
-    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
-    let mut child_es = vec![0f32; ct.num_edges()];
-    for e in 0..ne {
-        if es[e] <= 0.0 || echild[e] == NONE {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        for end in [a, b] {
-            let vc = vchild[end as usize];
-            if vc == NONE {
-                continue;
-            }
-            if let Some(ce) = ct.find_edge(vc, echild[e]) {
-                child_es[ce as usize] = tau_at(t, es, chaikin, e, end as usize);
-            }
-        }
-    }
-    let mut child_vs = vec![0f32; n_child];
-    for v in 0..nv {
-        if vchild[v] != NONE {
-            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
-        }
-    }
+    let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from the masks of the parent level.
@@ -443,7 +486,217 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
     for row in &mut rows {
         st.push_row(row);
     }
-    let tags = vertex_tags(&child_mesh, &complete, false);
+    let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark);
     let _ = depth;
-    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), ptex }, st))
+    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
+}
+
+/// The sharpness of the children of `m`'s edges (a child edge along a
+/// parent edge, from the parent vertex's child to the edge point) and
+/// vertices, as the full refinement gives them.
+fn child_sharpness(m: &Mesh, ct: &Topology, vchild: &[u32], echild: &[u32], n_child: usize) -> (Vec<f32>, Vec<f32>) {
+    let t = m.topology();
+    let es = m.edge_sharpness();
+    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
+    let mut child_es = vec![0f32; ct.num_edges()];
+    for e in 0..t.num_edges() {
+        if es[e] <= 0.0 || echild[e] == NONE {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        for end in [a, b] {
+            let vc = vchild[end as usize];
+            if vc == NONE {
+                continue;
+            }
+            if let Some(ce) = ct.find_edge(vc, echild[e]) {
+                child_es[ce as usize] = tau_at(t, es, chaikin, e, end as usize);
+            }
+        }
+    }
+    let mut child_vs = vec![0f32; n_child];
+    for v in 0..t.num_vertices() {
+        if vchild[v] != NONE {
+            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
+        }
+    }
+    (child_es, child_vs)
+}
+
+/// The place of child `j` of a triangle placed at `pp` (children numbered
+/// as OpenSubdiv's `TriRefinement`: at corners 0, 1, 2, then the middle
+/// one, rotated by 180 degrees against its parent).
+pub(crate) fn tri_child_ptex(pp: FacePtex, j: usize) -> FacePtex {
+    let n = 1i64 << pp.depth;
+    let (u, v) = (i64::from(pp.u), i64::from(pp.v));
+    let rotated = u + v >= n;
+    // First corner and orientation in the grid of the depth.
+    let (a, b) = if rotated { (n - u, n - v) } else { (u, v) };
+    let s = if rotated { -1 } else { 1 };
+    let (ca, cb, c_rotated) = match j {
+        0 => (2 * a, 2 * b, rotated),
+        1 => (2 * a + s, 2 * b, rotated),
+        2 => (2 * a, 2 * b + s, rotated),
+        _ => (2 * a + s, 2 * b + s, !rotated),
+    };
+    let n2 = 2 * n;
+    let (cu, cv) = if c_rotated { (n2 - ca, n2 - cb) } else { (ca, cb) };
+    FacePtex { ptex: pp.ptex, u: cu as u32, v: cv as u32, depth: pp.depth + 1, non_quad: false }
+}
+
+/// Refines the selected triangles of `p` (and the neighbours they need),
+/// as OpenSubdiv's sparse `TriRefinement`.
+fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
+    let m = &p.mesh;
+    let t = m.topology();
+    let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
+    let fptr = t.face_ptr();
+    let cedge = t.corner_edges();
+
+    let mut vsel = vec![false; nv];
+    let mut esel = vec![false; ne];
+    for f in 0..nf {
+        if p.selected[f] {
+            for c in fptr[f] as usize..fptr[f + 1] as usize {
+                vsel[t.face_verts()[c] as usize] = true;
+                esel[cedge[c] as usize] = true;
+            }
+        }
+    }
+    // An edge is transitional when its faces are not all selected alike.
+    let transitional: Vec<bool> = (0..ne)
+        .map(|e| {
+            let corners = t.edge_corners(e);
+            corners.len() >= 2 && {
+                let first = p.selected[t.corner_faces()[corners[0] as usize] as usize];
+                corners.iter().any(|&c| p.selected[t.corner_faces()[c as usize] as usize] != first)
+            }
+        })
+        .collect();
+    // Child vertices: of selected vertices, then of edges.
+    let mut vchild = vec![NONE; nv];
+    let mut next = 0u32;
+    for v in 0..nv {
+        if vsel[v] {
+            vchild[v] = next;
+            next += 1;
+        }
+    }
+    let mut echild = vec![NONE; ne];
+    for e in 0..ne {
+        let [a, b] = t.edge(e);
+        if esel[e] || vsel[a as usize] || vsel[b as usize] {
+            echild[e] = next;
+            next += 1;
+        }
+    }
+    let n_child = next as usize;
+    let mut complete = vec![false; n_child];
+    for v in 0..nv {
+        if vchild[v] != NONE {
+            complete[vchild[v] as usize] = true;
+        }
+    }
+    for e in 0..ne {
+        if echild[e] != NONE && esel[e] {
+            complete[echild[e] as usize] = true;
+        }
+    }
+
+    // Child faces, four per selected triangle, and around selected corners.
+    let mut face_ptr = vec![0u32];
+    let mut face_verts = Vec::new();
+    let mut holes = Vec::new();
+    let mut ptex = Vec::new();
+    let mut from_selected = Vec::new();
+    for (f, &c0) in fptr[..nf].iter().enumerate() {
+        let verts = t.face(f);
+        let c0 = c0 as usize;
+        let vc = |j: usize| vchild[verts[j] as usize];
+        let ec = |j: usize| echild[cedge[c0 + j] as usize];
+        let keep: [bool; 4] = if p.selected[f] {
+            [true; 4]
+        } else {
+            let corner = |j: usize| vsel[verts[j] as usize];
+            let middle = (0..3).any(corner) && (0..3).any(|j| transitional[cedge[c0 + j] as usize]);
+            [corner(0), corner(1), corner(2), middle]
+        };
+        for (j, _) in keep.iter().enumerate().filter(|&(_, &k)| k) {
+            let q = match j {
+                0 => [vc(0), ec(0), ec(2)],
+                1 => [ec(0), vc(1), ec(1)],
+                2 => [ec(2), ec(1), vc(2)],
+                _ => [ec(1), ec(2), ec(0)],
+            };
+            face_verts.extend_from_slice(&q);
+            face_ptr.push(face_verts.len() as u32);
+            holes.push(m.holes()[f]);
+            from_selected.push(p.selected[f]);
+            ptex.push(p.ptex[f].map(|pp| tri_child_ptex(pp, j)));
+        }
+    }
+    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Seq)?;
+    let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
+    let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
+
+    // Stencils, from Loop's masks of the parent level.
+    let step = LoopStepView::of_level(m, Par::Seq);
+    let view = step.view();
+    let mut emask = vec![None; ne];
+    for mk in view.edge_masks {
+        emask[mk.edge as usize] = Some((mk.alpha, mk.beta));
+    }
+    let mut vmask = vec![None; nv];
+    for mk in view.vertex_masks {
+        vmask[mk.vertex as usize] = Some(*mk);
+    }
+    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n_child];
+    for e in 0..ne {
+        if echild[e] == NONE {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        let (alpha, beta) = emask[e].unwrap_or((0.375, 0.125));
+        let row = &mut rows[echild[e] as usize];
+        row.push((a, alpha));
+        row.push((b, alpha));
+        if beta != 0.0 {
+            for &c in t.edge_corners(e) {
+                // The corner opposite the edge in each of its triangles.
+                let opposite = t.face_verts()[t.prev_corner(c as usize)];
+                row.push((opposite, beta));
+            }
+        }
+    }
+    for v in 0..nv {
+        if vchild[v] == NONE {
+            continue;
+        }
+        let inc = t.vertex_edges(v);
+        let (cv, cn, ce, ua, ub) = match vmask[v] {
+            Some(mk) => (mk.cv, mk.cn, mk.ce, mk.ua, mk.ub),
+            None => {
+                let [w0, w1] = view.smooth.get(inc.len()).copied().unwrap_or([1.0, 0.0]);
+                (w0, w1, 0.0, v as u32, v as u32)
+            }
+        };
+        let row = &mut rows[vchild[v] as usize];
+        row.push((v as u32, cv));
+        if cn != 0.0 {
+            for &e in inc {
+                let [x, y] = t.edge(e as usize);
+                row.push((if x as usize == v { y } else { x }, cn));
+            }
+        }
+        if ce != 0.0 {
+            row.push((ua, ce));
+            row.push((ub, ce));
+        }
+    }
+    let mut st = Stencils { offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
+    for row in &mut rows {
+        st.push_row(row);
+    }
+    let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop);
+    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
 }

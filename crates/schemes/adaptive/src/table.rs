@@ -17,23 +17,33 @@
 //! `(u, v)` falls in the square whose index is `⌊u 2^d⌋` (clamped to the
 //! last square, so `u = 1` belongs to it), as OpenSubdiv's `PatchMap`
 //! sends a coordinate on a split to the upper half.
+//!
+//! A Loop ptex face is a triangle; each square of the quadtree holds two
+//! triangles, the second rotated by 180 degrees, and a sample is found by
+//! OpenSubdiv's descent through the triangles' children (`PatchMap` with
+//! triangular patches). Samples with `u + v > 1` fall in a triangle along
+//! the diagonal and evaluate its polynomial outside it, as OpenSubdiv's do.
 
 use std::collections::HashMap;
 
 use crate::AdaptiveError;
 use crate::basis::{GregoryDerivatives, PatchParam, PatchType, Weights, evaluate_basis_normalized};
 use crate::endcap::{self, Corner, SourcePatch};
-use crate::patches::{Leaf, classify, irregular_corners, is_patch, regular_points};
-use crate::sparse::SparseRefinement;
+use crate::loop_endcap::{self, TriSourcePatch};
+use crate::patches::{
+    CornerInfo, Leaf, classify, irregular_corners, irregular_corners_tri, is_patch, regular_points, regular_points_tri,
+};
+use crate::sparse::{FacePtex, Scheme, SparseRefinement, tri_child_ptex};
 
 /// The end caps of irregular patches at the isolation level.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum EndCap {
-    /// Gregory basis patches (OpenSubdiv's default, `ENDCAP_GREGORY_BASIS`).
+    /// Gregory basis patches (OpenSubdiv's default, `ENDCAP_GREGORY_BASIS`);
+    /// quartic Gregory triangles for Loop.
     #[default]
     GregoryBasis,
     /// Bicubic B-spline patches approximating the irregular neighbourhood
-    /// (`ENDCAP_BSPLINE_BASIS`).
+    /// (`ENDCAP_BSPLINE_BASIS`); quartic box-spline patches for Loop.
     BSplineBasis,
 }
 
@@ -84,7 +94,8 @@ impl PatchTable {
             level_offsets.push(total);
             total += l.num_vertices() as u32;
         }
-        let has_irregular_faces = !levels[0].mesh().topology().is_quad_only();
+        let scheme = refinement.scheme();
+        let has_irregular_faces = scheme == Scheme::Catmark && !levels[0].mesh().topology().is_quad_only();
         let max_level = refinement.max_level();
         let mut patches = Vec::new();
         let mut points = Vec::new();
@@ -95,29 +106,44 @@ impl PatchTable {
         for (k, level) in levels.iter().enumerate() {
             let off = level_offsets[k];
             for f in 0..level.num_faces() {
-                if !is_patch(level, k, f) || (k < max_level && level.is_selected(f)) {
+                if !is_patch(level, k, f, scheme) || (k < max_level && level.is_selected(f)) {
                     continue;
                 }
                 let Some(px) = level.face_ptex(f) else { continue };
                 let param = PatchParam::new(px.ptex, px.depth, px.u as u16, px.v as u16, px.non_quad);
                 let first = points.len() as u32;
                 let (ty, param) = match classify(level, k, f, has_irregular_faces) {
+                    Leaf::Regular(mask) if scheme == Scheme::Loop => {
+                        points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
+                        (PatchType::Loop, param.with_boundary(mask).with_regular(true))
+                    }
                     Leaf::Regular(mask) => {
                         points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
                         (PatchType::Regular, param.with_boundary(mask).with_regular(true))
                     }
+                    Leaf::Irregular if scheme == Scheme::Loop => {
+                        let corners = irregular_corners_tri(level, f);
+                        let sp = TriSourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
+                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                        let (rows, ty) = match end_cap {
+                            EndCap::GregoryBasis => (loop_endcap::gregory_triangle(&sp), PatchType::GregoryTriangle),
+                            EndCap::BSplineBasis => (loop_endcap::loop_box_spline(&sp), PatchType::Loop),
+                        };
+                        for r in 0..rows.num_rows() {
+                            let (cols, ws) = rows.row(r);
+                            for (&c, &w) in cols.iter().zip(ws) {
+                                local.columns.push(source[c as usize] + off);
+                                local.weights.push(w);
+                            }
+                            local.offsets.push(local.columns.len());
+                            points.push(total + num_local);
+                            num_local += 1;
+                        }
+                        (ty, param)
+                    }
                     Leaf::Irregular => {
                         let corners = irregular_corners(level, f);
-                        let sp = SourcePatch::new(std::array::from_fn(|i| {
-                            let c = corners[i].0;
-                            Corner {
-                                num_faces: c.num_faces as u16,
-                                patch_face: c.patch_face as u16,
-                                boundary: c.boundary,
-                                sharp: c.sharp,
-                                dart: c.dart,
-                            }
-                        }));
+                        let sp = SourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
                         let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
                         let (rows, ty) = match end_cap {
                             EndCap::GregoryBasis => (endcap::gregory_basis(&sp), PatchType::GregoryBasis),
@@ -143,6 +169,52 @@ impl PatchTable {
         }
         local.num_columns = total as usize;
         PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, map, max_depth }
+    }
+
+    /// The patch of a Loop ptex face that holds `(u, v)`: OpenSubdiv's
+    /// `PatchMap::FindPatch` descent through triangles (`u`, `v` in
+    /// `[0, 1]`); a triangle's children are numbered as the refinement's.
+    fn find_triangle(&self, ptex: u32, mut u: f64, mut v: f64) -> Option<usize> {
+        let mut at = FacePtex { ptex, u: 0, v: 0, depth: 0, non_quad: false };
+        let mut median = 0.5;
+        let mut rotated = false;
+        for _ in 0..=self.max_depth {
+            if let Some(&p) = self.map.get(&(ptex, at.depth, at.u, at.v)) {
+                return Some(p as usize);
+            }
+            let child = if !rotated {
+                if u >= median {
+                    u -= median;
+                    1
+                } else if v >= median {
+                    v -= median;
+                    2
+                } else if u + v >= median {
+                    rotated = true;
+                    3
+                } else {
+                    0
+                }
+            } else if u < median {
+                v -= median;
+                1
+            } else if v < median {
+                u -= median;
+                2
+            } else {
+                u -= median;
+                v -= median;
+                if u + v < median {
+                    rotated = false;
+                    3
+                } else {
+                    0
+                }
+            };
+            at = tri_child_ptex(at, child);
+            median *= 0.5;
+        }
+        None
     }
 
     /// The refinement the table covers.
@@ -171,8 +243,8 @@ impl PatchTable {
         let mut c = PatchCounts::default();
         for p in &self.patches {
             match (p.ty, p.param.is_regular(), p.param.boundary()) {
-                (PatchType::Regular, true, 0) => c.regular_interior += 1,
-                (PatchType::Regular, true, _) => c.regular_boundary += 1,
+                (PatchType::Regular | PatchType::Loop, true, 0) => c.regular_interior += 1,
+                (PatchType::Regular | PatchType::Loop, true, _) => c.regular_boundary += 1,
                 _ => c.end_caps += 1,
             }
         }
@@ -189,6 +261,9 @@ impl PatchTable {
             return Err(AdaptiveError::NoSuchPtexFace { ptex, num_ptex });
         }
         let (u, v) = (u.clamp(0.0, 1.0), v.clamp(0.0, 1.0));
+        if self.refinement.scheme() == Scheme::Loop {
+            return self.find_triangle(ptex, u, v).ok_or(AdaptiveError::NoPatch { ptex });
+        }
         for d in 0..=self.max_depth {
             for nq in [false, true] {
                 if nq && d == 0 {
@@ -211,13 +286,19 @@ impl PatchTable {
     /// The weights of patch `p`'s points for the limit at `(u, v)` of its ptex
     /// face, and their derivatives with respect to `u` and `v`, into `w`
     /// (as OpenSubdiv's `PatchTable::EvaluateBasis`, whose derivative scale
-    /// is `2^depth` also for the sub-faces of faces that are not quads).
+    /// is `2^depth` also for the sub-faces of faces that are not quads, and
+    /// negative for rotated triangles, the second derivatives included).
     pub fn evaluate_basis(&self, p: usize, u: f64, v: f64, w: &mut Weights) {
         let pa = &self.patches[p];
-        let (s, t) = pa.param.normalize(u, v);
+        let ((s, t), sign) = if pa.ty.is_triangle() {
+            let sign = if pa.param.is_triangle_rotated() { -1.0 } else { 1.0 };
+            (pa.param.normalize_triangle(u, v), sign)
+        } else {
+            (pa.param.normalize(u, v), 1.0)
+        };
         evaluate_basis_normalized(pa.ty, pa.param.boundary(), s, t, GregoryDerivatives::Approximate, w);
-        let k = f64::from(1u32 << pa.param.depth());
-        w.scale_derivatives(k, k * k);
+        let k = sign * f64::from(1u32 << pa.param.depth());
+        w.scale_derivatives(k, sign * k * k);
     }
 
     /// Number of points that are level vertices.
@@ -227,5 +308,16 @@ impl PatchTable {
     /// The end caps' points, as rows over the level vertices.
     pub(crate) fn local_rows(&self) -> &endcap::Rows {
         &self.local
+    }
+}
+
+/// The end-cap description of a patch corner.
+fn corner_of(c: CornerInfo) -> Corner {
+    Corner {
+        num_faces: c.num_faces as u16,
+        patch_face: c.patch_face as u16,
+        boundary: c.boundary,
+        sharp: c.sharp,
+        dart: c.dart,
     }
 }

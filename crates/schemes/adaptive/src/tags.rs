@@ -15,6 +15,8 @@ use subla_mesh::Mesh;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_scheme::sdc::{Rule, is_infinite, is_semi};
 
+use crate::sparse::Scheme;
+
 /// Rule bits, OR-able as OpenSubdiv's `Sdc::Crease::Rule` values are.
 pub(crate) mod rule {
     pub(crate) const SMOOTH: u8 = 1;
@@ -74,13 +76,19 @@ fn rule_bits(r: Rule) -> u8 {
 /// The tags of every vertex of `mesh` (effective sharpness), with
 /// `complete[v]` false for the vertices whose neighbourhood the level does
 /// not hold. `base` marks the control level (where faces other than quads
-/// count).
-pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool) -> Vec<VTag> {
+/// count for Catmull-Clark; Loop's control faces are all triangles). The
+/// regular valences are the scheme's: 4 faces inside and 2 on a boundary
+/// for Catmull-Clark, 6 and 3 for Loop.
+pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool, scheme: Scheme) -> Vec<VTag> {
     let t = mesh.topology();
     let es = mesh.edge_sharpness();
     let vs = mesh.vertex_sharpness();
     let etags = t.edge_tags();
-    let irregular_faces = base && !t.is_quad_only();
+    let irregular_faces = base && scheme == Scheme::Catmark && !t.is_quad_only();
+    let (regular_interior, regular_boundary) = match scheme {
+        Scheme::Catmark => (4, 2),
+        Scheme::Loop => (6, 3),
+    };
     (0..t.num_vertices())
         .map(|v| {
             if !complete[v] {
@@ -110,9 +118,9 @@ pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool) -> Vec<VTa
             tag.xordinary = if tag.non_manifold || tag.corner {
                 false
             } else if tag.boundary {
-                n_faces != 2
+                n_faces != regular_boundary
             } else {
-                n_faces != 4
+                n_faces != regular_interior
             };
             tag.inf_sharp_edges = inf > 0;
             tag.inf_irregular = tag.inf_sharp || tag.inf_sharp_edges;
@@ -124,12 +132,16 @@ pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool) -> Vec<VTa
                         if !tag.xordinary && !tag.non_manifold {
                             if tag.boundary {
                                 tag.inf_irregular = false;
-                            } else {
+                            } else if scheme == Scheme::Catmark {
                                 // Valence 4: regular when the two sharp edges are
                                 // opposite, i.e. share no face.
                                 let sharp: Vec<usize> =
                                     edges.iter().map(|&e| e as usize).filter(|&e| is_infinite(es[e])).collect();
                                 tag.inf_irregular = share_a_face(mesh, sharp[0], sharp[1]);
+                            } else {
+                                // Valence 6: regular when the two sharp edges are
+                                // opposite, three apart around the vertex.
+                                tag.inf_irregular = !sharp_edges_opposite(mesh, v);
                             }
                         }
                     }
@@ -155,6 +167,21 @@ fn share_a_face(mesh: &Mesh, a: usize, b: usize) -> bool {
     faces(b).iter().any(|f| fa.contains(f))
 }
 
+/// Whether the infinitely sharp edges around interior vertex `v` of
+/// valence 6 are two opposite ones (OpenSubdiv compares edges `i` and
+/// `i + 3` of the ordered ring).
+fn sharp_edges_opposite(mesh: &Mesh, v: usize) -> bool {
+    let t = mesh.topology();
+    let es = mesh.edge_sharpness();
+    let ring = crate::patches::vertex_ring(mesh, v);
+    let n = ring.len();
+    let leading: Vec<bool> = ring
+        .iter()
+        .map(|&(f, j)| is_infinite(es[t.corner_edges()[t.face_ptr()[f as usize] as usize + j as usize] as usize]))
+        .collect();
+    n == 6 && (0..3).all(|i| leading[i] == leading[i + 3])
+}
+
 /// The OR of the tags of face `f`'s corners.
 pub(crate) fn face_tag(mesh: &Mesh, tags: &[VTag], f: usize) -> VTag {
     mesh.topology().face(f).iter().fold(VTag::default(), |acc, &v| acc.or(tags[v as usize]))
@@ -162,11 +189,17 @@ pub(crate) fn face_tag(mesh: &Mesh, tags: &[VTag], f: usize) -> VTag {
 
 /// Whether face `f` of a level at `depth` has a feature that adaptive
 /// refinement isolates (OpenSubdiv's `doesFaceHaveFeatures` with every
-/// feature selected).
-pub(crate) fn face_has_features(mesh: &Mesh, tags: &[VTag], f: usize, depth: u32) -> bool {
+/// feature selected; for triangles, a face with a boundary corner is
+/// inspected corner by corner even with a smooth corner, as its
+/// `doesInfSharpFaceHaveFeatures` does).
+pub(crate) fn face_has_features(mesh: &Mesh, tags: &[VTag], f: usize, depth: u32, scheme: Scheme) -> bool {
     let t = mesh.topology();
     let verts = t.face(f);
-    if verts.len() != 4 {
+    let regular_size = match scheme {
+        Scheme::Catmark => 4,
+        Scheme::Loop => 3,
+    };
+    if verts.len() != regular_size {
         return true;
     }
     let comp = face_tag(mesh, tags, f);
@@ -198,7 +231,7 @@ pub(crate) fn face_has_features(mesh: &Mesh, tags: &[VTag], f: usize, depth: u32
         return true;
     }
     if comp.inf_sharp || comp.inf_sharp_edges {
-        if comp.rule & rule::SMOOTH != 0 {
+        if comp.rule & rule::SMOOTH != 0 && (scheme == Scheme::Catmark || !comp.boundary) {
             return inf_sharp_tag_has_features(comp);
         }
         return verts

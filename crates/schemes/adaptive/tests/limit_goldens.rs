@@ -1,5 +1,5 @@
-//! The limit surface against OpenSubdiv 3.5's limit goldens
-//! (`data/golden/limit/`: feature-adaptive refinement, a patch table with
+//! The limit surface against OpenSubdiv 3.5's limit goldens, Catmull-Clark
+//! and Loop (`data/golden/limit/`: feature-adaptive refinement, a patch table with
 //! Gregory-basis or B-spline end caps, evaluated on a grid of every ptex
 //! face). Positions within 1e-6 of the bounding-box diagonal, derivatives
 //! within 1e-5 of the shape's largest derivative, and the sparse levels'
@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ndarray::s;
-use subla_adaptive::{EndCap, PatchTable, Sample, SparseRefinement};
+use subla_adaptive::{EndCap, PatchTable, Sample, Scheme, SparseRefinement};
 use subla_algebra::Par;
 use subla_mesh::Validation;
 use subla_mesh::obj::read_obj;
@@ -26,6 +26,9 @@ const NOT_YET: &[(&str, &str)] = &[
     ("catmark_nonman_quadpole64", "non-manifold"),
     ("catmark_nonman_quadpole8", "non-manifold"),
     ("catmark_nonman_verts", "non-manifold"),
+    ("loop_nonman_edge100", "non-manifold"),
+    ("loop_nonman_edges", "non-manifold"),
+    ("loop_nonman_verts", "non-manifold"),
 ];
 
 struct Golden {
@@ -71,7 +74,9 @@ fn check(file: &Path) -> Result<(), String> {
     });
     let d = read_obj(data().join(format!("meshes/osd/{shape}.obj")), Validation::OpenSubdiv).expect("mesh");
     let mesh = if d.left_handed { d.mesh.reversed_winding().expect("reversed") } else { d.mesh.clone() };
-    let refinement = SparseRefinement::build(&mesh, iso, selected.as_deref()).map_err(|e| e.to_string())?;
+    let scheme = if shape.starts_with("loop_") { Scheme::Loop } else { Scheme::Catmark };
+    let refinement =
+        SparseRefinement::build_scheme(scheme, &mesh, iso, selected.as_deref()).map_err(|e| e.to_string())?;
     if refinement.vertices_per_level() != g.counts {
         return Err(format!("level counts {:?}, OpenSubdiv {:?}", refinement.vertices_per_level(), g.counts));
     }
@@ -122,16 +127,18 @@ fn check(file: &Path) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn every_catmark_limit_golden() {
+/// Checks every golden whose name starts with `prefix`; at least `min` of them.
+fn check_all(prefix: &str, min: usize) {
     let dir = data().join("golden/limit");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("goldens")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".txt.gz")))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|s| s.starts_with(prefix) && s.ends_with(".txt.gz"))
+        })
         .collect();
     files.sort();
-    assert!(files.len() >= 100, "expected the limit goldens in {}", dir.display());
+    assert!(files.len() >= min, "expected the {prefix} limit goldens in {}", dir.display());
     let mut failures = Vec::new();
     let mut refused = Vec::new();
     for f in &files {
@@ -146,4 +153,14 @@ fn every_catmark_limit_golden() {
     }
     assert!(failures.is_empty(), "{} of {} goldens fail:\n{}", failures.len(), files.len(), failures.join("\n"));
     eprintln!("{} goldens match; refused as not yet supported: {refused:?}", files.len() - refused.len());
+}
+
+#[test]
+fn every_catmark_limit_golden() {
+    check_all("catmark_", 100);
+}
+
+#[test]
+fn every_loop_limit_golden() {
+    check_all("loop_", 50);
 }

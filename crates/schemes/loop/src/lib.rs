@@ -37,4 +37,4 @@ pub mod stencil;
 
 pub use lak::{LakLevel, LakPlan, LoopLak, LoopLakRules};
 pub use level::{EdgeMask, Rules, Step, VertexMask};
-pub use slak::{LoopPlan, LoopRules, LoopSlak, StepView};
+pub use slak::{LoopPlan, LoopRules, LoopSlak, OwnedStep, StepView};

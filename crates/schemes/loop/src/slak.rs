@@ -174,6 +174,37 @@ impl StepView<'_> {
     }
 }
 
+impl StepView<'_> {
+    /// The special masks of one Loop step of any prepared level `parent`
+    /// (triangles only, effective sharpness, as
+    /// [`subla_scheme::sdc::prepare_sharpness`] makes it), without building a
+    /// plan: what a sparse (feature-adaptive) refinement needs for the part
+    /// of a level it refines. The masks of an edge or vertex depend only on
+    /// its own neighbourhood in `parent`.
+    pub fn of_level(parent: &Mesh, par: Par) -> OwnedStep<'_> {
+        OwnedStep { parent, step: crate::level::masks(parent, par) }
+    }
+}
+
+/// The masks of one step of a level, owned (see [`StepView::of_level`]).
+#[derive(Clone, Debug)]
+pub struct OwnedStep<'a> {
+    parent: &'a Mesh,
+    step: Step,
+}
+
+impl OwnedStep<'_> {
+    /// A view of the masks.
+    pub fn view(&self) -> StepView<'_> {
+        StepView {
+            parent: self.parent,
+            edge_masks: &self.step.edges,
+            vertex_masks: &self.step.vertices,
+            smooth: &self.step.smooth,
+        }
+    }
+}
+
 impl Refiner for LoopSlak {
     type Input = Mesh;
     type Plan = LoopPlan;
