@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::ValueEnum;
-use subla::adaptive::{AdaptiveError, EndCap, PatchTable, SparseRefinement, Tessellation, grid};
+use subla::adaptive::{AdaptiveError, EndCap, PatchTable, Scheme, SparseRefinement, Tessellation, grid};
 use subla_algebra::Par;
 use subla_mesh::MeshData;
 
@@ -17,7 +17,7 @@ use crate::{MeshOpts, embedded, memory, progress, read_mesh};
 pub(crate) enum AdaptiveScheme {
     /// Catmull-Clark.
     Catmark,
-    /// Loop (not yet available for adaptive refinement).
+    /// Loop (triangles only).
     Loop,
 }
 
@@ -70,7 +70,7 @@ pub(crate) struct LimitArgs {
 pub(crate) struct TessellateArgs {
     /// Input mesh (.obj or .ply); the embedded example mesh when absent.
     input: Option<PathBuf>,
-    /// Output OBJ (positions, normals and quads).
+    /// Output OBJ (positions, normals and quads, or triangles for Loop).
     #[arg(short, long)]
     output: PathBuf,
     /// Segments along every control edge (a quad's ptex face gets R×R
@@ -124,13 +124,15 @@ fn build(
     mesh: &MeshOpts,
     progress: progress::Progress,
 ) -> Result<(MeshData, PatchTable), String> {
-    if opts.scheme == AdaptiveScheme::Loop {
-        return Err("--scheme loop: feature-adaptive refinement is available for catmark only so far".into());
-    }
     let data = read_mesh(input, mesh, progress)?;
     let selected = opts.select.as_deref().map(read_selection).transpose()?;
     let bar = progress.phase(format!("isolating features to level {}", opts.isolation));
-    let refinement = SparseRefinement::build(&data.mesh, opts.isolation, selected.as_deref()).map_err(adaptive_error);
+    let scheme = match opts.scheme {
+        AdaptiveScheme::Catmark => Scheme::Catmark,
+        AdaptiveScheme::Loop => Scheme::Loop,
+    };
+    let refinement =
+        SparseRefinement::build_scheme(scheme, &data.mesh, opts.isolation, selected.as_deref()).map_err(adaptive_error);
     bar.finish_and_clear();
     let end_cap = match opts.endcap {
         EndCapArg::Gregory => EndCap::GregoryBasis,
@@ -201,7 +203,11 @@ pub(crate) fn limit(args: &LimitArgs, progress: progress::Progress, quiet: bool)
     let written = output::write_file(&args.output, |w| {
         writeln!(
             w,
-            "# subla limit: scheme=catmark isolation={} endcap={} grid={} ptex_faces={num_ptex} patches={} selected={}",
+            "# subla limit: scheme={} isolation={} endcap={} grid={} ptex_faces={num_ptex} patches={} selected={}",
+            match args.adaptive.scheme {
+                AdaptiveScheme::Catmark => "catmark",
+                AdaptiveScheme::Loop => "loop",
+            },
             args.adaptive.isolation,
             match args.adaptive.endcap {
                 EndCapArg::Gregory => "gregory",
@@ -265,9 +271,12 @@ fn write_tessellation(t: &Tessellation, w: &mut dyn Write) -> std::io::Result<()
     for n in &t.normals {
         writeln!(w, "vn {} {} {}", b.format(n[0]), ryu::Buffer::new().format(n[1]), ryu::Buffer::new().format(n[2]))?;
     }
-    for q in &t.quads {
-        let [a, bb, c, d] = q.map(|i| i + 1);
-        writeln!(w, "f {a}//{a} {bb}//{bb} {c}//{c} {d}//{d}")?;
+    for f in t.faces.chunks(t.face_size) {
+        w.write_all(b"f")?;
+        for &i in f {
+            write!(w, " {0}//{0}", i + 1)?;
+        }
+        w.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -299,7 +308,7 @@ pub(crate) fn tessellate(args: &TessellateArgs, progress: progress::Progress, qu
     bar.finish_and_clear();
     written?;
     if let Some(p) = &png {
-        let faces: Vec<[u32; 4]> = tess.quads.clone();
+        let faces: Vec<&[u32]> = tess.faces.chunks(tess.face_size).collect();
         let mesh = subla_mesh::Mesh::from_faces(tess.positions.nrows(), &faces).map_err(|e| e.to_string())?;
         let pic = crate::picture::Picture { z_up: args.input.is_none(), ..crate::picture::Picture::default() };
         let bar = progress.phase(format!("rendering {}", shown(p)));
@@ -310,10 +319,11 @@ pub(crate) fn tessellate(args: &TessellateArgs, progress: progress::Progress, qu
     }
     if !quiet {
         println!(
-            "wrote {}: {} points, {} quads ({} patches); {:.0} ms",
+            "wrote {}: {} points, {} {} ({} patches); {:.0} ms",
             shown(&args.output),
             tess.positions.nrows(),
-            tess.quads.len(),
+            tess.faces.len() / tess.face_size,
+            if tess.face_size == 3 { "triangles" } else { "quads" },
             table.patches().len(),
             start.elapsed().as_secs_f64() * 1e3
         );

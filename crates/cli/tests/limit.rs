@@ -110,7 +110,7 @@ fn bad_options_are_refused_in_one_line() {
         (vec!["--isolation", "0"], "isolation level 0 is outside 1-10"),
         (vec!["--grid", "0"], "--grid 0"),
         (vec!["--select", sel.to_str().unwrap()], "sel.txt:4: `seven` is not a face index"),
-        (vec!["--scheme", "loop"], "catmark only"),
+        (vec!["--scheme", "loop"], "face 0 has 4 vertices"),
     ] {
         let mut all = vec!["limit", cube.to_str().unwrap(), "-o", out.to_str().unwrap()];
         all.extend(args);

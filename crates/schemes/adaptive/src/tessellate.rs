@@ -1,7 +1,8 @@
 //! A watertight tessellation of the limit surface at a uniform rate: `rate`
 //! segments along every control edge, so `rate × rate` quads on a quad's
 //! ptex face and `rate/2 × rate/2` on each sub-face of a face that is not a
-//! quad (whose ptex face spans half of each of its edges); every point on
+//! quad (whose ptex face spans half of each of its edges), `rate²`
+//! triangles on each triangle of a Loop mesh; every point on
 //! a boundary between ptex faces is evaluated once and shared; normals come
 //! from the derivatives.
 //!
@@ -26,12 +27,15 @@ use crate::AdaptiveError;
 use crate::eval::Sample;
 use crate::table::PatchTable;
 
-/// A tessellation: quads (counter-clockwise, as the control faces), point
-/// positions (all channels of the control data) and unit normals.
+/// A tessellation: quads (Catmull-Clark) or triangles (Loop),
+/// counter-clockwise as the control faces, point positions (all channels of
+/// the control data) and unit normals.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tessellation {
-    /// Four point indices per quad.
-    pub quads: Vec<[u32; 4]>,
+    /// Points per face: 4 (quads) or 3 (triangles).
+    pub face_size: usize,
+    /// `face_size` point indices per face.
+    pub faces: Vec<u32>,
     /// One row per point.
     pub positions: Array2<f64>,
     /// Unit normal of each point (`du × dv` normalised; where that
@@ -56,8 +60,8 @@ struct PtexFace {
 
 impl PatchTable {
     /// Tessellates the limit surface of `control` (positions in the first
-    /// three channels) at `rate` quads along each ptex edge. Holes are left
-    /// out.
+    /// three channels) at `rate` segments along each control edge. Holes are
+    /// left out.
     ///
     /// # Errors
     /// [`AdaptiveError::OddRate`] for an odd `rate` on a mesh with faces
@@ -72,21 +76,22 @@ impl PatchTable {
         assert!(control.ncols() >= 3, "tessellation needs positions (3 channels), got {}", control.ncols());
         let mesh = self.refinement().levels()[0].mesh();
         let t = mesh.topology();
+        let tri = self.refinement().scheme() == crate::Scheme::Loop;
         let mut ptex_faces = Vec::with_capacity(self.refinement().num_ptex_faces() as usize);
         for f in 0..t.num_faces() {
             let n = t.face_order(f) as u32;
-            if n == 4 {
+            if n == 4 || tri {
                 ptex_faces.push(PtexFace { face: f as u32, corner: None });
             } else {
                 ptex_faces.extend((0..n).map(|j| PtexFace { face: f as u32, corner: Some(j) }));
             }
         }
-        if rate % 2 == 1 && !t.is_quad_only() {
+        if rate % 2 == 1 && !tri && !t.is_quad_only() {
             return Err(AdaptiveError::OddRate { rate });
         }
         let mut index: HashMap<Key, u32> = HashMap::new();
         let mut samples: Vec<Sample> = Vec::new();
-        let mut quads = Vec::new();
+        let mut faces = Vec::new();
         let mut grid = vec![0u32; ((rate + 1) * (rate + 1)) as usize];
         for (p, pf) in ptex_faces.iter().enumerate() {
             let f = pf.face as usize;
@@ -94,6 +99,35 @@ impl PatchTable {
                 continue;
             }
             let fv = t.face(f);
+            if tri {
+                let r = rate;
+                for j in 0..=r {
+                    for i in 0..=r - j {
+                        let key = tri_key(fv, p as u32, i, j, r);
+                        let next = u32::try_from(samples.len())
+                            .map_err(|_| AdaptiveError::TooLarge { what: "a tessellation" })?;
+                        let id = *index.entry(key).or_insert_with(|| {
+                            samples.push(Sample {
+                                ptex: p as u32,
+                                u: f64::from(i) / f64::from(r),
+                                v: f64::from(j) / f64::from(r),
+                            });
+                            next
+                        });
+                        grid[(j * (r + 1) + i) as usize] = id;
+                    }
+                }
+                let at = |a: u32, b: u32| grid[(b * (r + 1) + a) as usize];
+                for j in 0..r {
+                    for i in 0..r - j {
+                        faces.extend([at(i, j), at(i + 1, j), at(i, j + 1)]);
+                        if i + j + 1 < r {
+                            faces.extend([at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
+                        }
+                    }
+                }
+                continue;
+            }
             let r = if pf.corner.is_some() { rate / 2 } else { rate };
             for j in 0..=r {
                 for i in 0..=r {
@@ -114,7 +148,7 @@ impl PatchTable {
             for j in 0..r {
                 for i in 0..r {
                     let at = |a: u32, b: u32| grid[(b * (r + 1) + a) as usize];
-                    quads.push([at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
+                    faces.extend([at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
                 }
             }
         }
@@ -136,9 +170,11 @@ impl PatchTable {
         // the mean of the normals of the quads around.
         let mut acc = vec![[0.0f64; 3]; samples.len()];
         let pos = &limit.position;
-        for q in &quads {
+        let face_size = if tri { 3 } else { 4 };
+        for q in faces.chunks(face_size) {
             let p = |k: usize| [pos[[q[k] as usize, 0]], pos[[q[k] as usize, 1]], pos[[q[k] as usize, 2]]];
-            let (a, b, c, d) = (p(0), p(1), p(2), p(3));
+            // The cross product of the diagonals (a quad) or of two edges (a triangle).
+            let (a, b, c, d) = if tri { (p(0), p(0), p(1), p(2)) } else { (p(0), p(1), p(2), p(3)) };
             let e = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
             let g = [d[0] - b[0], d[1] - b[1], d[2] - b[2]];
             let nrm = [e[1] * g[2] - e[2] * g[1], e[2] * g[0] - e[0] * g[2], e[0] * g[1] - e[1] * g[0]];
@@ -156,7 +192,32 @@ impl PatchTable {
                 }
             }
         }
-        Ok(Tessellation { quads, positions: limit.position, normals })
+        Ok(Tessellation { face_size, faces, positions: limit.position, normals })
+    }
+}
+
+/// The name of point `(i, j)` (`i + j <= r`) of the triangle ptex face `p`
+/// with corners `fv` at `(0, 0)`, `(1, 0)` and `(0, 1)`.
+fn tri_key(fv: &[u32], p: u32, i: u32, j: u32, r: u32) -> Key {
+    let on_edge = |a: u32, b: u32, k: u32| -> Key {
+        if k == 0 {
+            Key::Vertex(a)
+        } else if k == 2 * r {
+            Key::Vertex(b)
+        } else if a < b {
+            Key::Edge(a, b, k)
+        } else {
+            Key::Edge(b, a, 2 * r - k)
+        }
+    };
+    if j == 0 {
+        on_edge(fv[0], fv[1], 2 * i)
+    } else if i + j == r {
+        on_edge(fv[1], fv[2], 2 * j)
+    } else if i == 0 {
+        on_edge(fv[2], fv[0], 2 * (r - j))
+    } else {
+        Key::Inner(p, i, j)
     }
 }
 
