@@ -153,6 +153,8 @@ pub struct SparseRefinement {
     pub(crate) levels: Vec<Level>,
     pub(crate) stencils: Vec<Stencils>,
     pub(crate) num_ptex: u32,
+    /// Per ptex face: a sub-face of a control face that is not a quad.
+    pub(crate) sub_faces: Vec<bool>,
 }
 
 impl SparseRefinement {
@@ -217,15 +219,18 @@ impl SparseRefinement {
         let tags = vertex_tags(&base, &complete, true, scheme);
         let mut ptex = Vec::with_capacity(base.num_faces());
         let mut next_ptex = 0u32;
+        let mut sub_faces = Vec::with_capacity(base.num_faces());
         let regular_size = if scheme == Scheme::Loop { 3 } else { 4 };
         for f in 0..base.num_faces() {
             let n = base.topology().face_order(f) as u32;
             if n == regular_size {
                 ptex.push(Some(FacePtex { ptex: next_ptex, u: 0, v: 0, depth: 0, non_quad: false }));
                 next_ptex += 1;
+                sub_faces.push(false);
             } else {
                 ptex.push(None);
                 next_ptex += n;
+                sub_faces.extend(std::iter::repeat_n(true, n as usize));
             }
         }
         let from_selected = vec![true; base.num_faces()];
@@ -260,7 +265,7 @@ impl SparseRefinement {
             levels.push(child);
             stencils.push(st);
         }
-        Ok(SparseRefinement { scheme, levels, stencils, num_ptex: next_ptex })
+        Ok(SparseRefinement { scheme, levels, stencils, num_ptex: next_ptex, sub_faces })
     }
 
     /// The subdivision scheme.
@@ -283,6 +288,11 @@ impl SparseRefinement {
     /// Number of ptex faces of the control mesh.
     pub fn num_ptex_faces(&self) -> u32 {
         self.num_ptex
+    }
+    /// Whether ptex face `ptex` is a sub-face of a control face that is not
+    /// a quad (Catmull-Clark); `false` out of range.
+    pub fn ptex_is_sub_face(&self, ptex: u32) -> bool {
+        self.sub_faces.get(ptex as usize).copied().unwrap_or(false)
     }
     /// Vertices per level.
     pub fn vertices_per_level(&self) -> Vec<usize> {

@@ -25,6 +25,7 @@
 //! the diagonal and evaluate its polynomial outside it, as OpenSubdiv's do.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::AdaptiveError;
 use crate::basis::{GregoryDerivatives, PatchParam, PatchType, Weights, evaluate_basis_normalized};
@@ -68,7 +69,7 @@ pub struct PatchTable {
     local: endcap::Rows,
     patches: Vec<Patch>,
     points: Vec<u32>,
-    map: HashMap<(u32, u8, u32, u32), u32>,
+    map: HashMap<u64, u32, BuildHasherDefault<SquareHasher>>,
     max_depth: u8,
 }
 
@@ -101,7 +102,7 @@ impl PatchTable {
         let mut points = Vec::new();
         let mut local = endcap::Rows { num_columns: 0, offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
         let mut num_local = 0u32;
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         let mut max_depth = 0u8;
         for (k, level) in levels.iter().enumerate() {
             let off = level_offsets[k];
@@ -162,7 +163,7 @@ impl PatchTable {
                         (ty, param)
                     }
                 };
-                map.insert((px.ptex, px.depth, px.u, px.v), patches.len() as u32);
+                map.insert(square_key(px.ptex, px.depth, px.u, px.v), patches.len() as u32);
                 max_depth = max_depth.max(px.depth);
                 patches.push(Patch { ty, param, level: k as u8, first });
             }
@@ -179,7 +180,7 @@ impl PatchTable {
         let mut median = 0.5;
         let mut rotated = false;
         for _ in 0..=self.max_depth {
-            if let Some(&p) = self.map.get(&(ptex, at.depth, at.u, at.v)) {
+            if let Some(&p) = self.map.get(&square_key(ptex, at.depth, at.u, at.v)) {
                 return Some(p as usize);
             }
             let child = if !rotated {
@@ -264,19 +265,13 @@ impl PatchTable {
         if self.refinement.scheme() == Scheme::Loop {
             return self.find_triangle(ptex, u, v).ok_or(AdaptiveError::NoPatch { ptex });
         }
-        for d in 0..=self.max_depth {
-            for nq in [false, true] {
-                if nq && d == 0 {
-                    continue;
-                }
-                let cells = 1u32 << (d - u8::from(nq));
-                let i = ((u * f64::from(cells)) as u32).min(cells - 1);
-                let j = ((v * f64::from(cells)) as u32).min(cells - 1);
-                if let Some(&p) = self.map.get(&(ptex, d, i, j)) {
-                    if self.patches[p as usize].param.non_quad_root() == nq {
-                        return Ok(p as usize);
-                    }
-                }
+        let nq = self.refinement.ptex_is_sub_face(ptex);
+        for d in u8::from(nq)..=self.max_depth {
+            let cells = 1u32 << (d - u8::from(nq));
+            let i = ((u * f64::from(cells)) as u32).min(cells - 1);
+            let j = ((v * f64::from(cells)) as u32).min(cells - 1);
+            if let Some(&p) = self.map.get(&square_key(ptex, d, i, j)) {
+                return Ok(p as usize);
             }
         }
         // Every sample of a face that is not a hole lies in some patch.
@@ -308,6 +303,31 @@ impl PatchTable {
     /// The end caps' points, as rows over the level vertices.
     pub(crate) fn local_rows(&self) -> &endcap::Rows {
         &self.local
+    }
+}
+
+/// The key of a square of a ptex face's quadtree: ptex face, depth and
+/// origin packed into 64 bits (depth ≤ 15, origins below 2^16).
+fn square_key(ptex: u32, depth: u8, u: u32, v: u32) -> u64 {
+    (u64::from(ptex) << 36) | (u64::from(depth) << 32) | (u64::from(u & 0xffff) << 16) | u64::from(v & 0xffff)
+}
+
+/// A multiply-rotate hash for the packed square keys: the keys are
+/// distinct small integers, so a cryptographic hash buys nothing here.
+#[derive(Default)]
+struct SquareHasher(u64);
+
+impl Hasher for SquareHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
