@@ -152,43 +152,93 @@ impl PatchTable {
         let points = self.points_flat(control, par);
         let ch = control.ncols().max(1);
         let n = samples.len();
-        let mut flat = vec![T::zero(); n * 3 * ch];
-        let one = |(s, out): (&Sample, &mut [T])| -> Result<bool, AdaptiveError> {
-            let mut w = Weights::new(DerivOrder::First);
-            let Some(p) = locate(self, s, &mut w)? else {
-                out.fill(T::nan());
-                return Ok(false);
-            };
-            out.fill(T::zero());
-            let (pos, rest) = out.split_at_mut(ch);
-            let (du, dv) = rest.split_at_mut(ch);
-            for (k, &pt) in self.patch_points(p).iter().enumerate() {
-                let row = &points[pt as usize * ch..][..ch];
-                let (a, b, c) = (cast::<T>(w.point()[k]), cast::<T>(w.du()[k]), cast::<T>(w.dv()[k]));
-                for (j, &x) in row.iter().enumerate() {
-                    pos[j] = pos[j] + a * x;
-                    du[j] = du[j] + b * x;
-                    dv[j] = dv[j] + c * x;
+        let (mut pos, mut du, mut dv) = (vec![T::zero(); n * ch], vec![T::zero(); n * ch], vec![T::zero(); n * ch]);
+        // Blocks of samples: one weight buffer per block, outputs written once.
+        const BLOCK: usize = 512;
+        let block =
+            |(b, ((pos, du), dv)): (usize, ((&mut [T], &mut [T]), &mut [T]))| -> Result<Vec<usize>, AdaptiveError> {
+                let mut w = Weights::new(DerivOrder::First);
+                let mut missing = Vec::new();
+                let first = b * BLOCK;
+                // Consecutive samples often share a patch: try the last one first.
+                let mut last: Option<usize> = None;
+                for (i, s) in samples[first..first + pos.len() / ch].iter().enumerate() {
+                    let o = i * ch;
+                    let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
+                    let found = match last {
+                        Some(p) if self.holds(p, s.ptex, s.u, s.v) => Some(p),
+                        _ => match self.find(s.ptex, s.u, s.v) {
+                            Ok(p) => Some(p),
+                            Err(AdaptiveError::NoPatch { .. }) => None,
+                            Err(e) => return Err(e),
+                        },
+                    };
+                    last = found;
+                    let Some(p) = found else {
+                        pos.fill(T::nan());
+                        du.fill(T::nan());
+                        dv.fill(T::nan());
+                        missing.push(first + i);
+                        continue;
+                    };
+                    let k = cast::<T>(self.evaluate_basis_unscaled(p, s.u, s.v, &mut w));
+                    let (wp, wu, wv) = (w.point(), w.du(), w.dv());
+                    let pts = self.patch_points(p);
+                    if ch == 3 {
+                        let mut acc = [T::zero(); 9];
+                        for (k, &pt) in pts.iter().enumerate() {
+                            let x = &points[pt as usize * 3..][..3];
+                            let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
+                            for j in 0..3 {
+                                acc[j] = acc[j] + a * x[j];
+                                acc[3 + j] = acc[3 + j] + b * x[j];
+                                acc[6 + j] = acc[6 + j] + c * x[j];
+                            }
+                        }
+                        pos.copy_from_slice(&acc[..3]);
+                        for j in 0..3 {
+                            du[j] = acc[3 + j] * k;
+                            dv[j] = acc[6 + j] * k;
+                        }
+                    } else {
+                        for (k, &pt) in pts.iter().enumerate() {
+                            let x = &points[pt as usize * ch..][..ch];
+                            let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
+                            for j in 0..ch {
+                                pos[j] = pos[j] + a * x[j];
+                                du[j] = du[j] + b * x[j];
+                                dv[j] = dv[j] + c * x[j];
+                            }
+                        }
+                        for j in 0..ch {
+                            du[j] = du[j] * k;
+                            dv[j] = dv[j] * k;
+                        }
+                    }
                 }
-            }
-            Ok(true)
-        };
-        let found: Vec<bool> = if par == Par::Rayon {
-            samples.par_iter().zip(flat.par_chunks_mut(3 * ch)).with_min_len(256).map(one).collect::<Result<_, _>>()?
+                Ok(missing)
+            };
+        let chunk = BLOCK * ch;
+        let missing: Vec<Vec<usize>> = if par == Par::Rayon {
+            pos.par_chunks_mut(chunk)
+                .zip(du.par_chunks_mut(chunk))
+                .zip(dv.par_chunks_mut(chunk))
+                .enumerate()
+                .map(block)
+                .collect::<Result<_, _>>()?
         } else {
-            samples.iter().zip(flat.chunks_mut(3 * ch)).map(one).collect::<Result<_, _>>()?
+            pos.chunks_mut(chunk)
+                .zip(du.chunks_mut(chunk))
+                .zip(dv.chunks_mut(chunk))
+                .enumerate()
+                .map(block)
+                .collect::<Result<_, _>>()?
         };
-        let mut position = Array2::<T>::zeros((n, ch));
-        let mut du = Array2::<T>::zeros((n, ch));
-        let mut dv = Array2::<T>::zeros((n, ch));
-        for (i, chunk) in flat.chunks(3 * ch).enumerate() {
-            for j in 0..ch {
-                position[[i, j]] = chunk[j];
-                du[[i, j]] = chunk[ch + j];
-                dv[[i, j]] = chunk[2 * ch + j];
-            }
-        }
-        let missing = found.iter().enumerate().filter(|(_, f)| !**f).map(|(i, _)| i).collect();
+        let missing = missing.concat();
+        let shape = (n, ch);
+        let position = Array2::from_shape_vec(shape, pos).expect("one row per sample");
+        let du = Array2::from_shape_vec(shape, du).expect("one row per sample");
+        let dv = Array2::from_shape_vec(shape, dv).expect("one row per sample");
         Ok(Limit { position, du, dv, missing })
     }
 

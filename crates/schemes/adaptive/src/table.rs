@@ -278,6 +278,37 @@ impl PatchTable {
         Err(AdaptiveError::NoPatch { ptex })
     }
 
+    /// Whether `(u, v)` of ptex face `ptex` lies in quad patch `p`'s square
+    /// (what [`PatchTable::find`] would return for it): lets a caller keep
+    /// the last patch found for the next sample. Always `false` for
+    /// triangles.
+    pub(crate) fn holds(&self, p: usize, ptex: u32, u: f64, v: f64) -> bool {
+        let pa = &self.patches[p];
+        if pa.ty.is_triangle() || pa.param.face_id() != ptex {
+            return false;
+        }
+        let cells = 1u32 << (pa.param.depth() - u8::from(pa.param.non_quad_root()));
+        let (u, v) = (u.clamp(0.0, 1.0), v.clamp(0.0, 1.0));
+        let i = ((u * f64::from(cells)) as u32).min(cells - 1);
+        let j = ((v * f64::from(cells)) as u32).min(cells - 1);
+        i == u32::from(pa.param.u()) && j == u32::from(pa.param.v())
+    }
+
+    /// The weights of patch `p`'s points at `(u, v)` of its ptex face with
+    /// the derivatives still in the patch's own parameters, and the factor
+    /// [`PatchTable::evaluate_basis`] scales the first derivatives by.
+    pub(crate) fn evaluate_basis_unscaled(&self, p: usize, u: f64, v: f64, w: &mut Weights) -> f64 {
+        let pa = &self.patches[p];
+        let ((s, t), sign) = if pa.ty.is_triangle() {
+            let sign = if pa.param.is_triangle_rotated() { -1.0 } else { 1.0 };
+            (pa.param.normalize_triangle(u, v), sign)
+        } else {
+            (pa.param.normalize(u, v), 1.0)
+        };
+        evaluate_basis_normalized(pa.ty, pa.param.boundary(), s, t, GregoryDerivatives::Approximate, w);
+        sign * f64::from(1u32 << pa.param.depth())
+    }
+
     /// The weights of patch `p`'s points for the limit at `(u, v)` of its ptex
     /// face, and their derivatives with respect to `u` and `v`, into `w`
     /// (as OpenSubdiv's `PatchTable::EvaluateBasis`, whose derivative scale
@@ -319,7 +350,12 @@ struct SquareHasher(u64);
 
 impl Hasher for SquareHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // A finaliser, so that the bucket bits (the low ones) depend on
+        // every bit of the key.
+        let mut x = self.0;
+        x ^= x >> 31;
+        x = x.wrapping_mul(0x94_d0_49_bb_13_31_11_eb);
+        x ^ (x >> 29)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
