@@ -61,6 +61,9 @@ pub struct LimitMatrices {
     pub missing: Vec<usize>,
 }
 
+/// A block of samples' outputs: its index, then position, du and dv rows.
+type Block<'a, T> = (usize, ((&'a mut [T], &'a mut [T]), &'a mut [T]));
+
 /// One sample's rows of the position, d/du and d/dv matrices (`None`: no patch).
 type SampleRows = Option<[Vec<(u32, f64)>; 3]>;
 
@@ -155,69 +158,68 @@ impl PatchTable {
         let (mut pos, mut du, mut dv) = (vec![T::zero(); n * ch], vec![T::zero(); n * ch], vec![T::zero(); n * ch]);
         // Blocks of samples: one weight buffer per block, outputs written once.
         const BLOCK: usize = 512;
-        let block =
-            |(b, ((pos, du), dv)): (usize, ((&mut [T], &mut [T]), &mut [T]))| -> Result<Vec<usize>, AdaptiveError> {
-                let mut w = Weights::new(DerivOrder::First);
-                let mut missing = Vec::new();
-                let first = b * BLOCK;
-                // Consecutive samples often share a patch: try the last one first.
-                let mut last: Option<usize> = None;
-                for (i, s) in samples[first..first + pos.len() / ch].iter().enumerate() {
-                    let o = i * ch;
-                    let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
-                    let found = match last {
-                        Some(p) if self.holds(p, s.ptex, s.u, s.v) => Some(p),
-                        _ => match self.find(s.ptex, s.u, s.v) {
-                            Ok(p) => Some(p),
-                            Err(AdaptiveError::NoPatch { .. }) => None,
-                            Err(e) => return Err(e),
-                        },
-                    };
-                    last = found;
-                    let Some(p) = found else {
-                        pos.fill(T::nan());
-                        du.fill(T::nan());
-                        dv.fill(T::nan());
-                        missing.push(first + i);
-                        continue;
-                    };
-                    let k = cast::<T>(self.evaluate_basis_unscaled(p, s.u, s.v, &mut w));
-                    let (wp, wu, wv) = (w.point(), w.du(), w.dv());
-                    let pts = self.patch_points(p);
-                    if ch == 3 {
-                        let mut acc = [T::zero(); 9];
-                        for (k, &pt) in pts.iter().enumerate() {
-                            let x = &points[pt as usize * 3..][..3];
-                            let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
-                            for j in 0..3 {
-                                acc[j] = acc[j] + a * x[j];
-                                acc[3 + j] = acc[3 + j] + b * x[j];
-                                acc[6 + j] = acc[6 + j] + c * x[j];
-                            }
-                        }
-                        pos.copy_from_slice(&acc[..3]);
+        let block = |(b, ((pos, du), dv)): Block<'_, T>| -> Result<Vec<usize>, AdaptiveError> {
+            let mut w = Weights::new(DerivOrder::First);
+            let mut missing = Vec::new();
+            let first = b * BLOCK;
+            // Consecutive samples often share a patch: try the last one first.
+            let mut last: Option<usize> = None;
+            for (i, s) in samples[first..first + pos.len() / ch].iter().enumerate() {
+                let o = i * ch;
+                let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
+                let found = match last {
+                    Some(p) if self.holds(p, s.ptex, s.u, s.v) => Some(p),
+                    _ => match self.find(s.ptex, s.u, s.v) {
+                        Ok(p) => Some(p),
+                        Err(AdaptiveError::NoPatch { .. }) => None,
+                        Err(e) => return Err(e),
+                    },
+                };
+                last = found;
+                let Some(p) = found else {
+                    pos.fill(T::nan());
+                    du.fill(T::nan());
+                    dv.fill(T::nan());
+                    missing.push(first + i);
+                    continue;
+                };
+                let k = cast::<T>(self.evaluate_basis_unscaled(p, s.u, s.v, &mut w));
+                let (wp, wu, wv) = (w.point(), w.du(), w.dv());
+                let pts = self.patch_points(p);
+                if ch == 3 {
+                    let mut acc = [T::zero(); 9];
+                    for (k, &pt) in pts.iter().enumerate() {
+                        let x = &points[pt as usize * 3..][..3];
+                        let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
                         for j in 0..3 {
-                            du[j] = acc[3 + j] * k;
-                            dv[j] = acc[6 + j] * k;
-                        }
-                    } else {
-                        for (k, &pt) in pts.iter().enumerate() {
-                            let x = &points[pt as usize * ch..][..ch];
-                            let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
-                            for j in 0..ch {
-                                pos[j] = pos[j] + a * x[j];
-                                du[j] = du[j] + b * x[j];
-                                dv[j] = dv[j] + c * x[j];
-                            }
-                        }
-                        for j in 0..ch {
-                            du[j] = du[j] * k;
-                            dv[j] = dv[j] * k;
+                            acc[j] = acc[j] + a * x[j];
+                            acc[3 + j] = acc[3 + j] + b * x[j];
+                            acc[6 + j] = acc[6 + j] + c * x[j];
                         }
                     }
+                    pos.copy_from_slice(&acc[..3]);
+                    for j in 0..3 {
+                        du[j] = acc[3 + j] * k;
+                        dv[j] = acc[6 + j] * k;
+                    }
+                } else {
+                    for (k, &pt) in pts.iter().enumerate() {
+                        let x = &points[pt as usize * ch..][..ch];
+                        let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
+                        for j in 0..ch {
+                            pos[j] = pos[j] + a * x[j];
+                            du[j] = du[j] + b * x[j];
+                            dv[j] = dv[j] + c * x[j];
+                        }
+                    }
+                    for j in 0..ch {
+                        du[j] = du[j] * k;
+                        dv[j] = dv[j] * k;
+                    }
                 }
-                Ok(missing)
-            };
+            }
+            Ok(missing)
+        };
         let chunk = BLOCK * ch;
         let missing: Vec<Vec<usize>> = if par == Par::Rayon {
             pos.par_chunks_mut(chunk)
