@@ -439,32 +439,15 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
     for mk in view.vertex_masks {
         vmask[mk.vertex as usize] = Some(*mk);
     }
-    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n_child];
+    // Rows in the children's order: vertex children, face points, edge points.
+    let mut st = Stencils { offsets: Vec::with_capacity(n_child + 1), columns: Vec::new(), weights: Vec::new() };
+    st.offsets.push(0);
+    let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
     let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
         let verts = t.face(f);
         let wf = w / verts.len() as f64;
         row.extend(verts.iter().map(|&v| (v, wf)));
     };
-    for f in 0..nf {
-        if fchild[f] != NONE {
-            face_point(f, 1.0, &mut rows[fchild[f] as usize]);
-        }
-    }
-    for e in 0..ne {
-        if echild[e] == NONE {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        let (alpha, beta) = emask[e].unwrap_or((0.25, 0.25));
-        let row = &mut rows[echild[e] as usize];
-        row.push((a, alpha));
-        row.push((b, alpha));
-        if beta != 0.0 {
-            for &c in t.edge_corners(e) {
-                face_point(t.corner_faces()[c as usize] as usize, beta, row);
-            }
-        }
-    }
     for v in 0..nv {
         if vchild[v] == NONE {
             continue;
@@ -475,7 +458,6 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
             Some(mk) => (mk.cv, mk.cs, mk.ce, mk.ua, mk.ub),
             None => ((n - 2.0) / n, 1.0, 0.0, v as u32, v as u32),
         };
-        let row = &mut rows[vchild[v] as usize];
         row.push((v as u32, cv));
         if cs != 0.0 {
             let w = cs / (n * n);
@@ -484,18 +466,37 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
                 row.push((if x as usize == v { y } else { x }, w));
             }
             for &c in t.vertex_corners(v) {
-                face_point(t.corner_faces()[c as usize] as usize, w, row);
+                face_point(t.corner_faces()[c as usize] as usize, w, &mut row);
             }
         }
         if ce != 0.0 {
             row.push((ua, ce));
             row.push((ub, ce));
         }
+        st.push_row(&mut row);
     }
-    let mut st = Stencils { offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
-    for row in &mut rows {
-        st.push_row(row);
+    for f in 0..nf {
+        if fchild[f] != NONE {
+            face_point(f, 1.0, &mut row);
+            st.push_row(&mut row);
+        }
     }
+    for e in 0..ne {
+        if echild[e] == NONE {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        let (alpha, beta) = emask[e].unwrap_or((0.25, 0.25));
+        row.push((a, alpha));
+        row.push((b, alpha));
+        if beta != 0.0 {
+            for &c in t.edge_corners(e) {
+                face_point(t.corner_faces()[c as usize] as usize, beta, &mut row);
+            }
+        }
+        st.push_row(&mut row);
+    }
+    debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark);
     let _ = depth;
     Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
@@ -660,24 +661,10 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
     for mk in view.vertex_masks {
         vmask[mk.vertex as usize] = Some(*mk);
     }
-    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n_child];
-    for e in 0..ne {
-        if echild[e] == NONE {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        let (alpha, beta) = emask[e].unwrap_or((0.375, 0.125));
-        let row = &mut rows[echild[e] as usize];
-        row.push((a, alpha));
-        row.push((b, alpha));
-        if beta != 0.0 {
-            for &c in t.edge_corners(e) {
-                // The corner opposite the edge in each of its triangles.
-                let opposite = t.face_verts()[t.prev_corner(c as usize)];
-                row.push((opposite, beta));
-            }
-        }
-    }
+    // Rows in the children's order: vertex children, then edge points.
+    let mut st = Stencils { offsets: Vec::with_capacity(n_child + 1), columns: Vec::new(), weights: Vec::new() };
+    st.offsets.push(0);
+    let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
     for v in 0..nv {
         if vchild[v] == NONE {
             continue;
@@ -690,7 +677,6 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
                 (w0, w1, 0.0, v as u32, v as u32)
             }
         };
-        let row = &mut rows[vchild[v] as usize];
         row.push((v as u32, cv));
         if cn != 0.0 {
             for &e in inc {
@@ -702,11 +688,26 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
             row.push((ua, ce));
             row.push((ub, ce));
         }
+        st.push_row(&mut row);
     }
-    let mut st = Stencils { offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
-    for row in &mut rows {
-        st.push_row(row);
+    for e in 0..ne {
+        if echild[e] == NONE {
+            continue;
+        }
+        let [a, b] = t.edge(e);
+        let (alpha, beta) = emask[e].unwrap_or((0.375, 0.125));
+        row.push((a, alpha));
+        row.push((b, alpha));
+        if beta != 0.0 {
+            for &c in t.edge_corners(e) {
+                // The corner opposite the edge in each of its triangles.
+                let opposite = t.face_verts()[t.prev_corner(c as usize)];
+                row.push((opposite, beta));
+            }
+        }
+        st.push_row(&mut row);
     }
+    debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop);
     Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
 }

@@ -104,6 +104,10 @@ impl PatchTable {
         let mut num_local = 0u32;
         let mut map = HashMap::default();
         let mut max_depth = 0u8;
+        // The conversions depend on the corners' configuration alone: most
+        // end caps share one.
+        let mut quad_rows: HashMap<[CornerKey; 4], endcap::Rows> = HashMap::new();
+        let mut tri_rows: HashMap<[CornerKey; 3], endcap::Rows> = HashMap::new();
         for (k, level) in levels.iter().enumerate() {
             let off = level_offsets[k];
             for f in 0..level.num_faces() {
@@ -126,10 +130,16 @@ impl PatchTable {
                         let corners = irregular_corners_tri(level, f);
                         let sp = TriSourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
                         let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                        let (rows, ty) = match end_cap {
-                            EndCap::GregoryBasis => (loop_endcap::gregory_triangle(&sp), PatchType::GregoryTriangle),
-                            EndCap::BSplineBasis => (loop_endcap::loop_box_spline(&sp), PatchType::Loop),
+                        let ty = match end_cap {
+                            EndCap::GregoryBasis => PatchType::GregoryTriangle,
+                            EndCap::BSplineBasis => PatchType::Loop,
                         };
+                        let rows = tri_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(
+                            || match end_cap {
+                                EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
+                                EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
+                            },
+                        );
                         for r in 0..rows.num_rows() {
                             let (cols, ws) = rows.row(r);
                             for (&c, &w) in cols.iter().zip(ws) {
@@ -146,10 +156,16 @@ impl PatchTable {
                         let corners = irregular_corners(level, f);
                         let sp = SourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
                         let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                        let (rows, ty) = match end_cap {
-                            EndCap::GregoryBasis => (endcap::gregory_basis(&sp), PatchType::GregoryBasis),
-                            EndCap::BSplineBasis => (endcap::bspline(&sp), PatchType::Regular),
+                        let ty = match end_cap {
+                            EndCap::GregoryBasis => PatchType::GregoryBasis,
+                            EndCap::BSplineBasis => PatchType::Regular,
                         };
+                        let rows = quad_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(
+                            || match end_cap {
+                                EndCap::GregoryBasis => endcap::gregory_basis(&sp),
+                                EndCap::BSplineBasis => endcap::bspline(&sp),
+                            },
+                        );
                         for r in 0..rows.num_rows() {
                             let (cols, ws) = rows.row(r);
                             for (&c, &w) in cols.iter().zip(ws) {
@@ -365,6 +381,14 @@ impl Hasher for SquareHasher {
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
+}
+
+/// A corner's configuration, as a hashable key (valence, place of the
+/// patch face, boundary, sharp, dart).
+type CornerKey = (usize, usize, bool, bool, bool);
+
+fn corner_key(c: CornerInfo) -> CornerKey {
+    (c.num_faces, c.patch_face, c.boundary, c.sharp, c.dart)
 }
 
 /// The end-cap description of a patch corner.
