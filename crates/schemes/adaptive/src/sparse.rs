@@ -233,6 +233,9 @@ impl SparseRefinement {
                 sub_faces.extend(std::iter::repeat_n(true, n as usize));
             }
         }
+        if next_ptex > crate::basis::PatchParam::MAX_FACE_ID {
+            return Err(AdaptiveError::TooLarge { what: "a patch table of more than 2^28 ptex faces" });
+        }
         let from_selected = vec![true; base.num_faces()];
         let mut levels = vec![Level { mesh: base, complete, tags, selected: Vec::new(), from_selected, ptex }];
         let mut stencils = Vec::new();
