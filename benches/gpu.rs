@@ -418,7 +418,9 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(if quick { 10_000 } else { 1_000_000 });
     let (iso, torus) = if quick { (2, 20) } else { (3, 317) };
-    println!("\nlimit evaluation: patch table (isolation {iso}, Gregory end caps), xyz f32, uniform grid over the ptex faces\n");
+    println!(
+        "\nlimit evaluation: patch table (isolation {iso}, Gregory end caps), xyz f32, uniform grid over the ptex faces\n"
+    );
     println!(
         "| mesh | patches | points | nnz | samples | build ms | locate ms | eval ms | spmv ms | limit ms | MB | GB/s | % copy | cpu eval ms |"
     );
@@ -469,17 +471,18 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                     prof = p;
                 }
             }
-            let (eval_s, r) = best(if quick { 3 } else { 10 }, || -> Result<(), subla_adaptive_gpu::AdaptiveGpuError> {
-                control.write(ctx, &x)?;
-                limit.evaluate(ctx, &control, 3, located, &mut out)?;
-                Ok(ctx.wait_idle()?)
-            });
+            let (eval_s, r) =
+                best(if quick { 3 } else { 10 }, || -> Result<(), subla_adaptive_gpu::AdaptiveGpuError> {
+                    control.write(ctx, &x)?;
+                    limit.evaluate(ctx, &control, 3, located, &mut out)?;
+                    Ok(ctx.wait_idle()?)
+                });
             r?;
             let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
             let rate = prof.bytes() as f64 / kernels_s;
             let ms = |s: Option<f64>| s.map_or("–".to_owned(), |s| format!("{:.3}", s * 1e3));
-            let x64 = data.positions().mapv(|v| v as f32);
-            let (cpu_s, cpu) = best(1, || table.evaluate(x64.view(), &samples, Par::Rayon));
+            let xf = data.positions().mapv(|v| v as f32);
+            let (cpu_s, cpu) = best(1, || table.evaluate(xf.view(), &samples, Par::Rayon));
             let cpu = if cpu.is_ok() { format!("{:.1}", cpu_s * 1e3) } else { "failed".to_owned() };
             Ok(format!(
                 "{:.1} | {:.1} | {:.3} | {} | {} | {:.1} | {:.1} | {:.0} % | {cpu} |",
