@@ -35,6 +35,25 @@
 //! the copy's (matrix bytes: values, column indices and row pointers, plus
 //! input and output data). Rows that fail on the device (out of memory, a
 //! binding limit) print the error and end that mesh's levels.
+//!
+//! A fourth table, "limit evaluation", evaluates the limit surface of a
+//! feature-adaptive patch table (isolation 3, Gregory end caps) at about
+//! 1M samples, a uniform grid of every ptex face (`subla-adaptive-gpu`),
+//! on Bigguy and the torus (quick: Bigguy at isolation 2 and a 20 × 20
+//! torus, about 10k samples; `SUBLA_BENCH_LIMIT_SAMPLES=n` changes the
+//! count):
+//!
+//! | column | what is timed |
+//! |---|---|
+//! | build | `SparseRefinement::build` and `PatchTable::new` on the CPU, then `GpuLimit::new` (point matrix, upload, kernels), until the device is idle |
+//! | locate | `GpuLimit::locate`: every sample's patch on the host, sorted, uploaded |
+//! | eval | one frame: control points written to the device, SpMV and limit kernels, until the device is idle (outputs stay there) |
+//! | spmv, limit | GPU time of the SpMV passes and of the limit kernels (timestamp queries) |
+//! | GB/s, % copy | bytes the passes move at least (`LimitProfile::bytes`: matrix, control and points, samples, distinct patches and points, outputs) per second of kernel time, and that rate over the copy bandwidth |
+//! | cpu eval | `PatchTable::evaluate` on the CPU (`f32`, all threads), for reference |
+//!
+//! `SUBLA_BENCH_TABLES=catmark,triangles,spmv,limit` keeps only the tables
+//! named.
 
 use std::path::Path;
 use std::time::Instant;
@@ -49,6 +68,12 @@ use subla_gpu::{GpuBuffer, GpuContext, GpuRefinement};
 use subla_mesh::{MeshData, Validation};
 use subla_scheme::{Plan, Refiner, modeling};
 use subla_tri_gpu::{LoopGpu, Sqrt3Gpu, TriGpuPlan};
+
+/// Whether the table `name` is wanted (`SUBLA_BENCH_TABLES`, all by
+/// default).
+fn table_on(name: &str) -> bool {
+    env_list("SUBLA_BENCH_TABLES").is_none_or(|l| l.iter().any(|x| x == name))
+}
 
 /// Best wall time of `runs` calls of `f` (at least one), in seconds.
 fn best<R>(runs: usize, mut f: impl FnMut() -> R) -> (f64, R) {
@@ -145,12 +170,14 @@ fn main() {
         None => vec![4, 5, 6],
     };
     let refiner = CatmarkGpu::new(ctx);
-    println!(
-        "\n| mesh | L | faces | build ms | eval ms | kernels ms | modeling ms | cpu modeling ms | GB/s | % copy |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    if table_on("catmark") {
+        println!(
+            "\n| mesh | L | faces | build ms | eval ms | kernels ms | modeling ms | cpu modeling ms | GB/s | % copy |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+    }
     let mut kernel_tables = String::new();
-    for (name, data) in inputs(quick) {
+    for (name, data) in inputs(quick).into_iter().filter(|_| table_on("catmark")) {
         let x: Array2<f32> = data.positions().mapv(|v| v as f32);
         for &l in &levels {
             let build = || -> Result<_, String> {
@@ -244,15 +271,19 @@ fn main() {
         }
     }
     print!("{kernel_tables}");
-    triangles(ctx, copy_rate, quick);
+    if table_on("triangles") {
+        triangles(ctx, copy_rate, quick);
+    }
 
     // Refinement matrices on the device: the per-level chain R_0 … R_{L-1}
     // with the load-balanced SpMV.
-    println!("\nrefinement matrices, load-balanced SpMV (chain of R_i, xyz f32)\n");
-    println!("| mesh | L | nnz | apply ms | GB/s | % copy |");
-    println!("|---|---|---|---|---|---|");
+    if table_on("spmv") {
+        println!("\nrefinement matrices, load-balanced SpMV (chain of R_i, xyz f32)\n");
+        println!("| mesh | L | nnz | apply ms | GB/s | % copy |");
+        println!("|---|---|---|---|---|---|");
+    }
     let spmv_levels: Vec<u32> = if quick { vec![2] } else { vec![2, 3, 4] };
-    for (name, data) in inputs(quick) {
+    for (name, data) in inputs(quick).into_iter().filter(|_| table_on("spmv")) {
         for &l in &spmv_levels {
             let cpu = match CatmarkSlak.build(&data.mesh, l, Par::Rayon) {
                 Ok(p) => p,
@@ -300,6 +331,9 @@ fn main() {
                 }
             }
         }
+    }
+    if table_on("limit") {
+        limit(ctx, copy_rate, quick);
     }
 }
 
@@ -371,4 +405,104 @@ fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
 /// The control positions as row-major `f32`.
 fn x_flat(data: &MeshData) -> Vec<f32> {
     data.positions().iter().map(|&v| v as f32).collect()
+}
+
+/// The limit-evaluation table (see the module docs): Bigguy and the torus
+/// at isolation 3, about 1M samples on a uniform grid of every ptex face.
+fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
+    use subla_adaptive::{EndCap, PatchTable, SparseRefinement, grid};
+    use subla_adaptive_gpu::{GpuLimit, LimitBuffers};
+
+    let target: usize = std::env::var("SUBLA_BENCH_LIMIT_SAMPLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if quick { 10_000 } else { 1_000_000 });
+    let (iso, torus) = if quick { (2, 20) } else { (3, 317) };
+    println!(
+        "\nlimit evaluation: patch table (isolation {iso}, Gregory end caps), xyz f32, uniform grid over the ptex faces\n"
+    );
+    println!(
+        "| mesh | patches | points | nnz | samples | build ms | locate ms | eval ms | spmv ms | limit ms | MB | GB/s | % copy | cpu eval ms |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let bigguy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/paper/Bigguy.obj");
+    let mut meshes = Vec::new();
+    match subla_mesh::obj::read_obj(&bigguy, Validation::OpenSubdiv) {
+        Ok(d) => meshes.push(("Bigguy".to_owned(), d)),
+        Err(e) => eprintln!("skipping Bigguy: {e}"),
+    }
+    meshes.push((format!("torus{torus}"), quad_torus(torus, torus)));
+    for (name, data) in meshes {
+        let build = || -> Result<(PatchTable, GpuLimit), String> {
+            let refinement = SparseRefinement::build(&data.mesh, iso, None).map_err(|e| e.to_string())?;
+            let table = PatchTable::new(refinement, EndCap::GregoryBasis);
+            let limit = GpuLimit::new(ctx, &table).map_err(|e| e.to_string())?;
+            ctx.wait_idle().map_err(|e| e.to_string())?;
+            Ok((table, limit))
+        };
+        let start = Instant::now();
+        let first = build();
+        let first_s = start.elapsed().as_secs_f64();
+        let (build_s, built) = if first_s > 2.0 { (first_s, first) } else { best(3, build) };
+        let build_s = build_s.min(first_s);
+        let (table, mut limit) = match built {
+            Ok(b) => b,
+            Err(e) => {
+                println!("| {name} | build failed: {e} | | | | | | | | | | | | |");
+                continue;
+            }
+        };
+        let nptex = table.refinement().num_ptex_faces();
+        let k = ((target as f64 / f64::from(nptex)).sqrt().round() as u32).max(2);
+        let samples = grid(nptex, k);
+        let (locate_s, located) = best(if quick { 1 } else { 3 }, || limit.locate(ctx, &table, &samples));
+        let row = |limit: &mut GpuLimit| -> Result<String, subla_adaptive_gpu::AdaptiveGpuError> {
+            let located = located.as_ref().map_err(|e| subla_gpu::GpuError::Internal {
+                operation: "limit bench",
+                message: format!("locate failed: {e}"),
+            })?;
+            let x = x_flat(&data);
+            let mut control = GpuBuffer::upload(ctx, &x)?;
+            let mut out = LimitBuffers::new(ctx, located, 3)?;
+            let mut prof = limit.profile(ctx, &control, 3, located, &mut out)?;
+            for _ in 0..if quick { 2 } else { 9 } {
+                let p = limit.profile(ctx, &control, 3, located, &mut out)?;
+                if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
+                    prof = p;
+                }
+            }
+            let (eval_s, r) =
+                best(if quick { 3 } else { 10 }, || -> Result<(), subla_adaptive_gpu::AdaptiveGpuError> {
+                    control.write(ctx, &x)?;
+                    limit.evaluate(ctx, &control, 3, located, &mut out)?;
+                    Ok(ctx.wait_idle()?)
+                });
+            r?;
+            let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+            let rate = prof.bytes() as f64 / kernels_s;
+            let ms = |s: Option<f64>| s.map_or("–".to_owned(), |s| format!("{:.3}", s * 1e3));
+            let xf = data.positions().mapv(|v| v as f32);
+            let (cpu_s, cpu) = best(1, || table.evaluate(xf.view(), &samples, Par::Rayon));
+            let cpu = if cpu.is_ok() { format!("{:.1}", cpu_s * 1e3) } else { "failed".to_owned() };
+            Ok(format!(
+                "{:.1} | {:.1} | {:.3} | {} | {} | {:.1} | {:.1} | {:.0} % | {cpu} |",
+                build_s * 1e3,
+                locate_s * 1e3,
+                eval_s * 1e3,
+                ms(prof.seconds_of("spmv")),
+                ms(prof.seconds_of("limit")),
+                prof.bytes() as f64 * 1e-6,
+                rate * 1e-9,
+                100.0 * rate / copy_rate
+            ))
+        };
+        let cells = row(&mut limit).unwrap_or_else(|e| format!("failed: {e} | | | | | | | | |"));
+        println!(
+            "| {name} | {} | {} | {} | {} | {cells}",
+            table.patches().len(),
+            limit.num_points(),
+            limit.nnz(),
+            samples.len()
+        );
+    }
 }

@@ -82,6 +82,7 @@ use crate::context::{GpuContext, WORKGROUP};
 use crate::error::{GpuError, Result};
 use crate::shaders;
 use crate::sparse::GpuCsr;
+use crate::timing::PassTimer;
 
 /// Consecutive nonzeros each invocation of the balanced SpMV sums (the
 /// kernel's `CHUNK`).
@@ -253,8 +254,9 @@ impl BalancedCsr {
     }
 
     /// Carries the SpMV needs for `channels` channels (one per workgroup
-    /// and channel).
-    fn carries_len(&self, channels: usize) -> usize {
+    /// and channel): the least length of the `carries` buffer of
+    /// [`record_spmv_balanced`].
+    pub fn carries_len(&self, channels: usize) -> usize {
         self.workgroups() * channels
     }
 
@@ -310,6 +312,7 @@ fn check_sizes(ctx: &GpuContext, a: &BalancedCsr, channels: usize) -> Result<()>
 /// Records `y = A x` (both passes) into `encoder`, for the channel count
 /// `d` of `params` (`a.params(d)`); `carries` holds at least
 /// `a.carries_len(d)` elements.
+#[allow(clippy::too_many_arguments)]
 fn encode(
     ctx: &GpuContext,
     encoder: &mut wgpu::CommandEncoder,
@@ -318,6 +321,7 @@ fn encode(
     y: &GpuBuffer<f32>,
     carries: &GpuBuffer<f32>,
     params: &wgpu::Buffer,
+    mut timer: Option<&mut PassTimer>,
 ) -> Result<()> {
     if a.nnz() == 0 {
         // Every row is empty.
@@ -330,7 +334,7 @@ fn encode(
     let rows = a.chunk_rows.binding(ctx, "balanced spmv chunk rows")?;
     let y_b = y.binding(ctx, "balanced spmv y")?;
     let carry_b = carries.binding(ctx, "balanced spmv carries")?;
-    ctx.dispatch(
+    ctx.dispatch_timed(
         encoder,
         &pass1,
         &[
@@ -344,14 +348,16 @@ fn encode(
             (7, carry_b.clone()),
         ],
         ctx.grid("balanced spmv dispatch", u64::from(a.tiles))?,
+        timer.as_deref_mut().and_then(|t| t.writes("spmv_balanced")),
     );
     if a.tiles > 1 {
         let fixup = ctx.pipeline(KERNEL, "spmv_fixup", "", &source)?;
-        ctx.dispatch(
+        ctx.dispatch_timed(
             encoder,
             &fixup,
             &[(0, params.as_entire_binding()), (1, ptr), (4, rows), (6, y_b), (7, carry_b)],
             ctx.grid("balanced spmv fixup dispatch", u64::from(a.tiles - 1).div_ceil(256))?,
+            timer.and_then(|t| t.writes("spmv_fixup")),
         );
     }
     Ok(())
@@ -413,10 +419,56 @@ pub fn spmv_balanced_into(
     ctx.scoped("balanced spmv", || {
         let params = a.params(ctx, channels);
         let mut encoder = ctx.encoder();
-        encode(ctx, &mut encoder, a, x, y, &carries, &params)?;
+        encode(ctx, &mut encoder, a, x, y, &carries, &params, None)?;
         ctx.submit(encoder);
         Ok(())
     })
+}
+
+/// Records `y = A x` (both passes) into `encoder` without submitting it,
+/// for callers that chain the product with kernels of their own in one
+/// submission. `carries` is scratch of at least
+/// [`BalancedCsr::carries_len`]`(channels)` elements, reusable from call to
+/// call. With a `timer`, the passes are timed under the labels
+/// `spmv_balanced` and `spmv_fixup` (the fix-up pass only runs when the
+/// nonzeros span more than one workgroup).
+///
+/// Call it inside [`GpuContext::scoped`], which turns the errors wgpu
+/// reports while recording into [`GpuError`]s.
+///
+/// # Panics
+/// On mismatched shapes (see the [module docs](self)), `carries` shorter
+/// than `carries_len(channels)`, or a buffer of another context.
+///
+/// # Errors
+/// As [`spmv_balanced`].
+#[allow(clippy::too_many_arguments)]
+#[track_caller]
+pub fn record_spmv_balanced(
+    ctx: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    a: &BalancedCsr,
+    x: &GpuBuffer<f32>,
+    channels: usize,
+    y: &GpuBuffer<f32>,
+    carries: &GpuBuffer<f32>,
+    timer: Option<&mut PassTimer>,
+) -> Result<()> {
+    check_shapes(a, x.len(), channels, y.len());
+    assert!(
+        carries.len() >= a.carries_len(channels),
+        "balanced spmv: carries has {} elements, {} channels over {} workgroups need {}",
+        carries.len(),
+        channels,
+        a.workgroups(),
+        a.carries_len(channels)
+    );
+    x.check_context(ctx);
+    y.check_context(ctx);
+    carries.check_context(ctx);
+    check_sizes(ctx, a, channels)?;
+    let params = a.params(ctx, channels);
+    encode(ctx, encoder, a, x, y, carries, &params, timer)
 }
 
 /// A chain of refinement matrices `R_0, …, R_{L−1}` on the device,
@@ -569,7 +621,7 @@ impl GpuRefinement {
             for (i, m) in self.mats.iter().enumerate() {
                 let x = if i == 0 { control } else { &self.levels[i - 1] };
                 let y = if i == last { &*out } else { &self.levels[i] };
-                encode(ctx, &mut encoder, m, x, y, &self.carries, &self.params[i])?;
+                encode(ctx, &mut encoder, m, x, y, &self.carries, &self.params[i], None)?;
             }
             ctx.submit(encoder);
             Ok(())

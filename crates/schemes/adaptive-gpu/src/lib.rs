@@ -1,0 +1,720 @@
+//! The limit surface of a feature-adaptive Catmull-Clark patch table
+//! ([`subla_adaptive::PatchTable`]) evaluated on the GPU: positions and
+//! first derivatives of any number of channels at many samples, as
+//! OpenSubdiv's GPU evaluators do with a patch table and `PatchCoord`s.
+//!
+//! # What runs where
+//! * **Once per topology** ([`GpuLimit::new`]): the table's point matrix
+//!   ([`PatchTable::point_matrix`]: every patch point as a row of weights
+//!   over the control points, rounded to `f32`) goes up as a load-balanced
+//!   CSR matrix ([`subla_gpu::BalancedCsr`]), with one record per patch
+//!   (the offset of its point indices and OpenSubdiv's second `PatchParam`
+//!   word: depth, non-quad root, boundary mask, origin) and the patches'
+//!   point indices.
+//! * **Once per sample set** ([`GpuLimit::locate`]): the host finds each
+//!   sample's patch with [`PatchTable::find`] (in parallel), groups the
+//!   samples by patch type and by patch (a stable counting sort), and
+//!   uploads `(patch, u, v, output row)` per sample, 16 bytes.
+//! * **Per frame** ([`GpuLimit::evaluate`]): one submission of
+//!   1. the SpMV `points = M · control` (`spmv_balanced`, and `spmv_fixup`
+//!      where rows cross workgroups; the load-balanced kernel, whose cost
+//!      follows the nonzeros whatever the rows' lengths: the composed
+//!      stencils of deep points and end caps are long);
+//!   2. the limit kernels of `shaders/limit.wgsl`, one dispatch per group
+//!      of sorted samples: `limit_bspline` (regular patches and B-spline
+//!      end caps, 16 points with OpenSubdiv's boundary folds),
+//!      `limit_gregory` (Gregory basis end caps, 20 points, OpenSubdiv's
+//!      approximate derivatives), `limit_holes` (samples no patch covers:
+//!      NaN, as the CPU evaluation gives them).
+//!
+//! # Kernel design
+//! One invocation per sample. It reads its sample (one 16-byte load) and
+//! its patch's record, normalises `(u, v)` into the patch
+//! (`PatchParam::Normalize`), evaluates the basis in registers and, for
+//! each group of four channels, reads each of the patch's points once and
+//! accumulates position, d/du and d/dv together; then it scales the
+//! derivatives by `2^depth` (OpenSubdiv's `PatchTable::EvaluateBasis`) and
+//! writes its row of each output once. Because the samples are grouped by
+//! patch, the invocations of a workgroup read the same few patches (cache
+//! hits; no divergence between patch types except at the two group
+//! boundaries), and a sample set laid out face by face (a grid) keeps
+//! neighbouring invocations writing neighbouring rows. One entry point per
+//! patch type keeps the B-spline path free of the Gregory path's
+//! registers.
+//!
+//! # Precision and determinism
+//! The device computes in `f32`: points, weights and sums. Results agree
+//! with the CPU `f64` evaluation ([`PatchTable::evaluate`]) to about `1e-6`
+//! of the shape's size. The summation order is fixed and every output
+//! element is written by one invocation (no float atomics), so repeated
+//! runs on one device give bitwise identical results.
+//!
+//! # Errors
+//! Device failures, exceeded device limits (a binding over
+//! `max_storage_buffer_binding_size`, more than `u32` indices) and
+//! out-of-memory are [`AdaptiveGpuError::Gpu`] with the
+//! [`GpuError`] of `subla-gpu` (`TooLarge` names the limit); a sample on a
+//! ptex face that does not exist is [`AdaptiveGpuError::Adaptive`]; a
+//! patch type the kernels do not evaluate is
+//! [`AdaptiveGpuError::UnsupportedPatch`]. Caller mistakes (buffers of the
+//! wrong length, samples located for another table) panic with a message.
+//!
+//! # Example
+//! ```no_run
+//! use subla_adaptive::{EndCap, PatchTable, SparseRefinement, grid};
+//! use subla_adaptive_gpu::GpuLimit;
+//! use subla_gpu::GpuContext;
+//! # fn run(mesh: &subla_mesh::Mesh, xyz: &[f32]) -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = GpuContext::new()?;
+//! let table = PatchTable::new(SparseRefinement::build(mesh, 3, None)?, EndCap::GregoryBasis);
+//! let mut limit = GpuLimit::new(&ctx, &table)?;
+//! let samples = limit.locate(&ctx, &table, &grid(table.refinement().num_ptex_faces(), 5))?;
+//! let values = limit.evaluate_host(&ctx, xyz, 3, &samples)?; // positions, du, dv
+//! # let _ = values; Ok(()) }
+//! # use subla_mesh as _;
+//! ```
+#![deny(missing_docs)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use subla_adaptive::basis::PatchType;
+use subla_adaptive::{AdaptiveError, PatchTable, Sample};
+use subla_gpu::balanced::{BalancedCsr, NNZ_PER_INVOCATION, record_spmv_balanced};
+use subla_gpu::program::{self, Kernel};
+pub use subla_gpu::timing::KernelProfile;
+use subla_gpu::timing::PassTimer;
+use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
+
+/// The WGSL kernels of this crate (its `shaders/` folder), compiled in
+/// with `include_str!`.
+pub mod shaders {
+    /// `limit.wgsl`: the limit kernels (`limit_bspline`, `limit_gregory`,
+    /// `limit_holes`).
+    pub const LIMIT: &str = include_str!("../shaders/limit.wgsl");
+}
+
+/// What GPU limit evaluation refuses or fails with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdaptiveGpuError {
+    /// The device, the driver or a device limit (`TooLarge` names the
+    /// limit; `OutOfMemory`, `DeviceLost`, ...).
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// The patch table or a sample was refused (a ptex face that does not
+    /// exist, a point matrix past `u32` indices).
+    #[error(transparent)]
+    Adaptive(#[from] AdaptiveError),
+    /// A patch of a type the kernels do not evaluate (Catmull-Clark tables
+    /// hold regular and Gregory basis patches only).
+    #[error("patch {patch} is a {ty:?} patch; the GPU limit kernels evaluate regular and Gregory basis patches")]
+    UnsupportedPatch {
+        /// The patch.
+        patch: usize,
+        /// Its type.
+        ty: PatchType,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T, E = AdaptiveGpuError> = std::result::Result<T, E>;
+
+/// The kernels' patch groups, in the order samples are sorted and
+/// dispatched.
+const GROUPS: [&str; 3] = ["limit_bspline", "limit_gregory", "limit_holes"];
+/// Group of samples no patch covers.
+const HOLES: usize = 2;
+/// Set in a patch record's parameter word (bit 6, unused by OpenSubdiv's
+/// packing) for Gregory basis patches.
+const GREGORY_BIT: u32 = 1 << 6;
+
+/// Points of a patch of each kernel group.
+const GROUP_POINTS: [u64; 2] = [16, 20];
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The per-frame buffers for one channel count.
+#[derive(Debug)]
+struct Frame {
+    channels: usize,
+    points: GpuBuffer<f32>,
+    carries: GpuBuffer<f32>,
+}
+
+/// A patch table on the device, ready to evaluate its limit surface; see
+/// the [crate docs](crate).
+#[derive(Debug)]
+pub struct GpuLimit {
+    id: u64,
+    kernels: Vec<Kernel>,
+    matrix: BalancedCsr,
+    /// Per patch: offset of its point indices, parameter word.
+    patches: wgpu::Buffer,
+    patch_points: wgpu::Buffer,
+    /// Host copy of each patch's kernel group (0 B-spline, 1 Gregory).
+    groups: Vec<u8>,
+    /// Host copy of the patch point indices and their offsets, to count the
+    /// distinct points a sample set reads.
+    point_offsets: Vec<u32>,
+    point_indices: Vec<u32>,
+    num_points: usize,
+    frame: Option<Frame>,
+}
+
+/// Samples located in a table and uploaded, sorted by patch type and
+/// patch ([`GpuLimit::locate`]); reusable frame after frame.
+#[derive(Debug)]
+pub struct GpuSamples {
+    owner: u64,
+    buffer: wgpu::Buffer,
+    len: usize,
+    /// `(first, count)` of each group of the sorted samples.
+    ranges: [(u32, u32); 3],
+    missing: Vec<usize>,
+    /// Distinct patches and distinct points the samples of each patch group
+    /// touch.
+    touched_patches: [u64; 2],
+    touched_points: [u64; 2],
+}
+
+impl GpuSamples {
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The samples no patch covers (holes), in increasing order: their
+    /// output rows are NaN.
+    pub fn missing(&self) -> &[usize] {
+        &self.missing
+    }
+    /// Samples on regular patches (and B-spline end caps), on Gregory basis
+    /// patches, and on no patch.
+    pub fn counts(&self) -> [usize; 3] {
+        self.ranges.map(|(_, n)| n as usize)
+    }
+}
+
+/// The outputs of an evaluation on the device: one row of `channels`
+/// `f32` per sample, in the order of the samples given to
+/// [`GpuLimit::locate`], row-major.
+#[derive(Debug)]
+pub struct LimitBuffers {
+    /// Positions.
+    pub position: GpuBuffer<f32>,
+    /// Derivatives with respect to the ptex face's `u`.
+    pub du: GpuBuffer<f32>,
+    /// Derivatives with respect to `v`.
+    pub dv: GpuBuffer<f32>,
+    channels: usize,
+}
+
+impl LimitBuffers {
+    /// Zeroed outputs for `samples` with `channels` channels.
+    ///
+    /// # Errors
+    /// [`GpuError::TooLarge`] over the binding limit or `u32` indices;
+    /// device errors.
+    pub fn new(ctx: &GpuContext, samples: &GpuSamples, channels: usize) -> Result<Self> {
+        let len = samples.len as u64 * channels as u64;
+        program::to_u32("limit outputs", len)?;
+        Ok(Self {
+            position: program::zeroed(ctx, "limit positions", len)?,
+            du: program::zeroed(ctx, "limit u derivatives", len)?,
+            dv: program::zeroed(ctx, "limit v derivatives", len)?,
+            channels,
+        })
+    }
+
+    /// The channel count the buffers hold.
+    pub fn channels(&self) -> usize {
+        self.channels
+    }
+
+    /// Reads the three arrays back (waits for the device).
+    ///
+    /// # Errors
+    /// Device and readback errors.
+    pub fn download(&self, ctx: &GpuContext) -> Result<LimitValues> {
+        Ok(LimitValues {
+            channels: self.channels,
+            position: self.position.download(ctx)?,
+            du: self.du.download(ctx)?,
+            dv: self.dv.download(ctx)?,
+        })
+    }
+}
+
+/// Limit positions and derivatives on the host, one row of `channels`
+/// values per sample, row-major (NaN rows for the samples no patch
+/// covers, [`GpuSamples::missing`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitValues {
+    /// Channels per row.
+    pub channels: usize,
+    /// Positions.
+    pub position: Vec<f32>,
+    /// Derivatives with respect to `u`.
+    pub du: Vec<f32>,
+    /// Derivatives with respect to `v`.
+    pub dv: Vec<f32>,
+}
+
+/// The timings of one profiled evaluation ([`GpuLimit::profile`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitProfile {
+    /// Every pass in the order it ran: `spmv_balanced`, `spmv_fixup` (when
+    /// it runs), then `limit_bspline`, `limit_gregory`, `limit_holes` (those
+    /// with samples). `bytes` is what the pass moves at least: the matrix,
+    /// the control points and the points written for the SpMV; for a limit
+    /// kernel its samples, the records and point indices of the distinct
+    /// patches they touch, the distinct points they read (every channel) and
+    /// its output rows (position, du, dv).
+    pub kernels: Vec<KernelProfile>,
+    /// Patch point values and indices the limit kernels request in all,
+    /// each sample reading its patch's 16 or 20 points: the traffic caches
+    /// serve when samples share patches.
+    pub gathered_bytes: u64,
+    /// Wall time of the evaluation: recording, submission and the wait for
+    /// the device (no upload, no readback).
+    pub wall_seconds: f64,
+}
+
+impl LimitProfile {
+    /// Total GPU time of the passes, if every pass was timed.
+    pub fn gpu_seconds(&self) -> Option<f64> {
+        self.kernels.iter().map(|k| k.seconds).sum()
+    }
+    /// GPU time of the passes whose kernel name starts with `prefix`
+    /// (`"spmv"`, `"limit"`), if they were timed.
+    pub fn seconds_of(&self, prefix: &str) -> Option<f64> {
+        self.kernels.iter().filter(|k| k.kernel.starts_with(prefix)).map(|k| k.seconds).sum()
+    }
+    /// Total bytes moved at least.
+    pub fn bytes(&self) -> u64 {
+        self.kernels.iter().map(|k| k.bytes).sum()
+    }
+}
+
+/// `n` as `u32`, or [`GpuError::TooLarge`] naming the `u32` indices.
+fn u32_of(what: &'static str, n: usize) -> Result<u32> {
+    Ok(program::to_u32(what, n as u64)?)
+}
+
+impl GpuLimit {
+    /// Uploads `table`'s point matrix, patch records and patch point
+    /// indices, and compiles the kernels.
+    ///
+    /// # Errors
+    /// [`AdaptiveGpuError::UnsupportedPatch`] for a patch that is neither
+    /// regular nor a Gregory basis patch; [`AdaptiveGpuError::Adaptive`] if
+    /// the point matrix does not fit `u32` indices;
+    /// [`AdaptiveGpuError::Gpu`] over a device limit, out of memory, or on
+    /// any other device failure.
+    pub fn new(ctx: &GpuContext, table: &PatchTable) -> Result<Self> {
+        let n = table.patches().len();
+        let mut records: Vec<[u32; 2]> = Vec::with_capacity(n);
+        let mut groups = Vec::with_capacity(n);
+        let mut point_offsets = Vec::with_capacity(n + 1);
+        let mut point_indices = Vec::new();
+        for (p, patch) in table.patches().iter().enumerate() {
+            let group = match patch.ty {
+                PatchType::Regular => 0u8,
+                PatchType::GregoryBasis => 1u8,
+                ty => return Err(AdaptiveGpuError::UnsupportedPatch { patch: p, ty }),
+            };
+            let offset = u32_of("patch point indices", point_indices.len())?;
+            let word = patch.param.to_bits()[1] | if group == 1 { GREGORY_BIT } else { 0 };
+            records.push([offset, word]);
+            groups.push(group);
+            point_offsets.push(offset);
+            point_indices.extend_from_slice(table.patch_points(p));
+        }
+        point_offsets.push(u32_of("patch point indices", point_indices.len())?);
+        let m = table.point_matrix()?;
+        let matrix = BalancedCsr::upload_f64(ctx, m.as_ref())?;
+        let kernels = program::compile(ctx, "limit.wgsl", shaders::LIMIT, &GROUPS)?;
+        Ok(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            kernels,
+            matrix,
+            patches: program::upload(ctx, "patch records", &records)?,
+            patch_points: program::upload(ctx, "patch point indices", &point_indices)?,
+            groups,
+            point_offsets,
+            point_indices,
+            num_points: table.num_points(),
+            frame: None,
+        })
+    }
+
+    /// Number of control points (rows of the control data).
+    pub fn num_control_points(&self) -> usize {
+        self.matrix.ncols()
+    }
+
+    /// Number of patch points the SpMV computes per frame
+    /// ([`PatchTable::num_points`]).
+    pub fn num_points(&self) -> usize {
+        self.num_points
+    }
+
+    /// Number of patches.
+    pub fn num_patches(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Nonzeros of the point matrix.
+    pub fn nnz(&self) -> usize {
+        self.matrix.nnz()
+    }
+
+    /// Bytes this table holds on the device (matrix, records, indices; not
+    /// the per-frame points).
+    pub fn device_bytes(&self) -> u64 {
+        let m = &self.matrix;
+        8 * m.nnz() as u64
+            + 4 * (m.nrows() as u64 + 1)
+            + 4 * m.nnz().div_ceil(NNZ_PER_INVOCATION) as u64
+            + self.patches.size()
+            + self.patch_points.size()
+    }
+
+    /// Finds the patch of every sample ([`PatchTable::find`], on the host,
+    /// in parallel), sorts them by patch type and patch, and uploads them.
+    /// The outputs keep the order of `samples`.
+    ///
+    /// # Panics
+    /// If `table` is not the table this evaluator was made from (its patch
+    /// or point count differs).
+    ///
+    /// # Errors
+    /// [`AdaptiveGpuError::Adaptive`] with
+    /// [`AdaptiveError::NoSuchPtexFace`] for a sample on a ptex face that
+    /// does not exist; [`AdaptiveGpuError::Gpu`] over a device limit or on
+    /// a device failure.
+    #[track_caller]
+    pub fn locate(&self, ctx: &GpuContext, table: &PatchTable, samples: &[Sample]) -> Result<GpuSamples> {
+        assert!(
+            table.patches().len() == self.groups.len() && table.num_points() == self.num_points,
+            "GpuLimit::locate: the table has {} patches and {} points, the evaluator {} and {} (locate samples in the table the evaluator was made from)",
+            table.patches().len(),
+            table.num_points(),
+            self.groups.len(),
+            self.num_points
+        );
+        let n = samples.len();
+        u32_of("limit samples", n)?;
+        let patches = find_all(table, samples)?;
+        // A stable counting sort: B-spline patches, Gregory patches (each in
+        // patch order), then holes.
+        let np = self.groups.len();
+        let mut bucket_of = vec![0u32; np];
+        let mut next = 0u32;
+        for g in 0..2u8 {
+            for (p, _) in self.groups.iter().enumerate().filter(|&(_, &x)| x == g) {
+                bucket_of[p] = next;
+                next += 1;
+            }
+        }
+        let hole_bucket = next as usize;
+        let bucket = |p: u32| if p == u32::MAX { hole_bucket } else { bucket_of[p as usize] as usize };
+        let mut starts = vec![0usize; hole_bucket + 2];
+        for &p in &patches {
+            starts[bucket(p) + 1] += 1;
+        }
+        for b in 0..=hole_bucket {
+            starts[b + 1] += starts[b];
+        }
+        let mut ranges = [(0u32, 0u32); 3];
+        let regular_patches = self.groups.iter().filter(|&&g| g == 0).count();
+        let group_starts = [0, starts[regular_patches], starts[hole_bucket], n];
+        for (g, r) in ranges.iter_mut().enumerate() {
+            *r = (group_starts[g] as u32, (group_starts[g + 1] - group_starts[g]) as u32);
+        }
+        let mut sorted = vec![[0u32; 4]; n];
+        let mut missing = Vec::new();
+        let mut seen_patch = vec![false; np];
+        let mut seen_point = vec![0u8; self.num_points];
+        let (mut touched_patches, mut touched_points) = ([0u64; 2], [0u64; 2]);
+        for (i, (s, &p)) in samples.iter().zip(&patches).enumerate() {
+            let b = bucket(p);
+            let at = starts[b];
+            starts[b] += 1;
+            let patch = if p == u32::MAX {
+                missing.push(i);
+                0
+            } else {
+                let g = self.groups[p as usize] as usize;
+                if !std::mem::replace(&mut seen_patch[p as usize], true) {
+                    touched_patches[g] += 1;
+                    let range = self.point_offsets[p as usize] as usize..self.point_offsets[p as usize + 1] as usize;
+                    for &pt in &self.point_indices[range] {
+                        let flag = &mut seen_point[pt as usize];
+                        if *flag & (1 << g) == 0 {
+                            *flag |= 1 << g;
+                            touched_points[g] += 1;
+                        }
+                    }
+                }
+                p
+            };
+            sorted[at] = [patch, (s.u as f32).to_bits(), (s.v as f32).to_bits(), i as u32];
+        }
+        program::check_binding(ctx, "limit samples", 16 * n as u64)?;
+        let buffer = ctx.scoped("limit samples upload", || program::upload(ctx, "limit samples", &sorted))?;
+        Ok(GpuSamples { owner: self.id, buffer, len: n, ranges, missing, touched_patches, touched_points })
+    }
+
+    /// Sizes the per-frame points for `channels` channels.
+    fn frame(&mut self, ctx: &GpuContext, channels: usize) -> Result<&Frame> {
+        if self.frame.as_ref().is_none_or(|f| f.channels != channels) {
+            self.frame = None;
+            let len = self.num_points as u64 * channels as u64;
+            program::to_u32("limit patch points", len)?;
+            let points = program::zeroed(ctx, "limit patch points", len)?;
+            let carries = GpuBuffer::zeroed(ctx, self.matrix.carries_len(channels))?;
+            self.frame = Some(Frame { channels, points, carries });
+        }
+        self.frame
+            .as_ref()
+            .ok_or(GpuError::Internal { operation: "limit evaluation", message: "no frame buffers".into() }.into())
+    }
+
+    /// `position`, `du`, `dv` of every sample from `control`
+    /// (`num_control_points() × channels`, row-major) into `out`, on the
+    /// device: the SpMV and the limit kernels in one submission, nothing
+    /// waited for or read back. `control` may be rewritten with
+    /// [`GpuBuffer::write`] and `out` reused frame after frame.
+    ///
+    /// # Panics
+    /// If `control` or `out` do not match `channels` and the sample count,
+    /// `channels == 0`, or `samples` were located by another evaluator.
+    ///
+    /// # Errors
+    /// [`AdaptiveGpuError::Gpu`] over a device limit, out of memory, or on
+    /// a device failure.
+    #[track_caller]
+    pub fn evaluate(
+        &mut self,
+        ctx: &GpuContext,
+        control: &GpuBuffer<f32>,
+        channels: usize,
+        samples: &GpuSamples,
+        out: &mut LimitBuffers,
+    ) -> Result<()> {
+        self.record_and_submit(ctx, control, channels, samples, out, None)
+    }
+
+    /// [`GpuLimit::evaluate`] from host data, read back: uploads
+    /// `control`, evaluates and downloads the three arrays.
+    ///
+    /// # Panics
+    /// As [`GpuLimit::evaluate`].
+    ///
+    /// # Errors
+    /// As [`GpuLimit::evaluate`]; readback errors.
+    #[track_caller]
+    pub fn evaluate_host(
+        &mut self,
+        ctx: &GpuContext,
+        control: &[f32],
+        channels: usize,
+        samples: &GpuSamples,
+    ) -> Result<LimitValues> {
+        self.check_control(control.len(), channels);
+        let x = program::upload_array(ctx, "limit control points", control)?;
+        let mut out = LimitBuffers::new(ctx, samples, channels)?;
+        self.evaluate(ctx, &x, channels, samples, &mut out)?;
+        out.download(ctx)
+    }
+
+    /// [`GpuLimit::evaluate`] with every pass timed (timestamp queries,
+    /// where the adapter has them) and waited for, and the bytes each pass
+    /// moves at least ([`LimitProfile`]).
+    ///
+    /// # Panics
+    /// As [`GpuLimit::evaluate`].
+    ///
+    /// # Errors
+    /// As [`GpuLimit::evaluate`]; timestamp readback errors.
+    #[track_caller]
+    pub fn profile(
+        &mut self,
+        ctx: &GpuContext,
+        control: &GpuBuffer<f32>,
+        channels: usize,
+        samples: &GpuSamples,
+        out: &mut LimitBuffers,
+    ) -> Result<LimitProfile> {
+        let mut timer = PassTimer::new(ctx, 5)?;
+        let start = Instant::now();
+        self.record_and_submit(ctx, control, channels, samples, out, Some(&mut timer))?;
+        ctx.wait_idle()?;
+        let wall_seconds = start.elapsed().as_secs_f64();
+        let times = timer.read(ctx)?;
+        let seconds = |label: &str| times.iter().find(|t| t.label == label).map(|t| t.seconds);
+        let d = channels as u64;
+        let m = &self.matrix;
+        let (rows, cols, nnz) = (m.nrows() as u64, m.ncols() as u64, m.nnz() as u64);
+        let tiles = m.workgroups() as u64;
+        let mut kernels = vec![KernelProfile {
+            level: 0,
+            kernel: "spmv_balanced",
+            seconds: seconds("spmv_balanced"),
+            // Values, column indices, row pointers, chunk rows, control in,
+            // points and carries out.
+            bytes: 8 * nnz
+                + 4 * (rows + 1)
+                + 4 * nnz.div_ceil(NNZ_PER_INVOCATION as u64)
+                + 4 * d * cols
+                + 4 * d * rows
+                + 4 * d * tiles,
+        }];
+        if tiles > 1 {
+            // Carries and the chunk rows of each boundary, the rows updated.
+            kernels.push(KernelProfile {
+                level: 0,
+                kernel: "spmv_fixup",
+                seconds: seconds("spmv_fixup"),
+                bytes: (tiles - 1) * (8 * d + 8),
+            });
+        }
+        let mut gathered_bytes = 0;
+        for (g, &kernel) in GROUPS.iter().enumerate() {
+            let count = u64::from(samples.ranges[g].1);
+            if count == 0 {
+                continue;
+            }
+            let outputs = 12 * d * count;
+            let bytes = if g == HOLES {
+                16 * count + outputs
+            } else {
+                let k = GROUP_POINTS[g];
+                gathered_bytes += count * k * (4 * d + 4);
+                16 * count + samples.touched_patches[g] * (8 + 4 * k) + 4 * d * samples.touched_points[g] + outputs
+            };
+            kernels.push(KernelProfile { level: 0, kernel, seconds: seconds(kernel), bytes });
+        }
+        Ok(LimitProfile { kernels, gathered_bytes, wall_seconds })
+    }
+
+    #[track_caller]
+    fn check_control(&self, len: usize, channels: usize) {
+        assert!(channels >= 1, "GpuLimit: channels must be at least 1");
+        assert_eq!(
+            len,
+            self.num_control_points() * channels,
+            "GpuLimit: control has {} elements but the table has {} control points of {} channels",
+            len,
+            self.num_control_points(),
+            channels
+        );
+    }
+
+    #[track_caller]
+    fn record_and_submit(
+        &mut self,
+        ctx: &GpuContext,
+        control: &GpuBuffer<f32>,
+        channels: usize,
+        samples: &GpuSamples,
+        out: &mut LimitBuffers,
+        mut timer: Option<&mut PassTimer>,
+    ) -> Result<()> {
+        self.check_control(control.len(), channels);
+        assert_eq!(
+            samples.owner, self.id,
+            "GpuLimit::evaluate: the samples were located by another evaluator (locate them with this one)"
+        );
+        let len = samples.len * channels;
+        for (what, buffer) in [("position", &out.position), ("du", &out.du), ("dv", &out.dv)] {
+            assert_eq!(
+                buffer.len(),
+                len,
+                "GpuLimit::evaluate: output {what} has {} elements, {} samples of {channels} channels need {len}",
+                buffer.len(),
+                samples.len
+            );
+        }
+        self.frame(ctx, channels)?;
+        let Self { kernels, matrix, patches, patch_points, frame, .. } = self;
+        let frame = frame
+            .as_ref()
+            .ok_or(GpuError::Internal { operation: "limit evaluation", message: "no frame buffers".into() })?;
+        Ok(ctx.scoped("limit evaluation", || {
+            let mut encoder = ctx
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("limit evaluation") });
+            record_spmv_balanced(
+                ctx,
+                &mut encoder,
+                matrix,
+                control,
+                channels,
+                &frame.points,
+                &frame.carries,
+                timer.as_deref_mut(),
+            )?;
+            let params: Vec<wgpu::Buffer> = samples
+                .ranges
+                .iter()
+                .map(|&(first, count)| program::uniform(ctx, "limit params", &[first, count, channels as u32, 0]))
+                .collect();
+            for (g, kernel) in kernels.iter().enumerate() {
+                let count = u64::from(samples.ranges[g].1);
+                if count == 0 {
+                    continue;
+                }
+                let table = [
+                    Some(&params[g]),
+                    Some(&samples.buffer),
+                    Some(&*patches),
+                    Some(&*patch_points),
+                    Some(frame.points.as_wgpu()),
+                    Some(out.position.as_wgpu()),
+                    Some(out.du.as_wgpu()),
+                    Some(out.dv.as_wgpu()),
+                ];
+                let writes = timer.as_deref_mut().and_then(|t| t.writes(GROUPS[g]));
+                program::dispatch_timed(ctx, &mut encoder, kernel, &table, count, writes)?;
+            }
+            ctx.queue().submit([encoder.finish()]);
+            Ok(())
+        })?)
+    }
+}
+
+/// The patch of every sample (`u32::MAX` for none), found in parallel.
+fn find_all(table: &PatchTable, samples: &[Sample]) -> Result<Vec<u32>> {
+    let one = |s: &Sample| -> Result<u32, AdaptiveError> {
+        match table.find(s.ptex, s.u, s.v) {
+            Ok(p) => Ok(p as u32),
+            Err(AdaptiveError::NoPatch { .. }) => Ok(u32::MAX),
+            Err(e) => Err(e),
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = samples.len().div_ceil(threads).max(1 << 14);
+    let mut out = vec![0u32; samples.len()];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = samples
+            .chunks(chunk)
+            .zip(out.chunks_mut(chunk))
+            .map(|(s, o)| {
+                scope.spawn(move || -> Result<(), AdaptiveError> {
+                    for (x, y) in s.iter().zip(o) {
+                        *y = one(x)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })?;
+    Ok(out)
+}

@@ -1,0 +1,256 @@
+//! The GPU limit evaluation against the CPU `f64` evaluation of the same
+//! patch table (`PatchTable::evaluate`) on OpenSubdiv's shapes, against
+//! affine invariance (a closed form independent of either), and for
+//! repeatability.
+//!
+//! Tests skip where no adapter exists and fail when `SUBLA_REQUIRE_GPU=1`
+//! (see `subla_gpu::testing`); sizes stay small for software drivers.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::Array2;
+use subla_adaptive::{AdaptiveError, EndCap, PatchTable, Sample, SparseRefinement, grid};
+use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, LimitValues};
+use subla_algebra::Par;
+use subla_gpu::testing::context_or_skip;
+use subla_gpu::{GpuBuffer, GpuContext};
+use subla_mesh::obj::read_obj;
+use subla_mesh::{MeshData, Validation};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data")
+}
+
+fn shape(name: &str) -> MeshData {
+    let mut d = read_obj(data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
+    if d.left_handed {
+        d.mesh = d.mesh.reversed_winding().expect("reversed");
+    }
+    d
+}
+
+fn table(d: &MeshData, iso: u32, end_cap: EndCap) -> PatchTable {
+    PatchTable::new(SparseRefinement::build(&d.mesh, iso, None).expect("refine"), end_cap)
+}
+
+/// A small deterministic generator (xorshift), values in `[0, 1)`.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A 4 × 4 grid of every ptex face (corners and edges included), then
+/// random samples in random order.
+fn samples(num_ptex: u32, random: usize, seed: u64) -> Vec<Sample> {
+    let mut out = grid(num_ptex, 4);
+    let mut rng = Rng(seed);
+    for _ in 0..random {
+        let ptex = ((rng.next() * f64::from(num_ptex)) as u32).min(num_ptex - 1);
+        out.push(Sample { ptex, u: rng.next(), v: rng.next() });
+    }
+    out
+}
+
+/// Control data of `channels` columns: the positions, then random values
+/// of the size of the shape.
+fn control(d: &MeshData, channels: usize, diag: f64, seed: u64) -> Array2<f64> {
+    let pos = d.positions();
+    let mut rng = Rng(seed);
+    Array2::from_shape_fn((pos.nrows(), channels), |(i, c)| if c < 3 { pos[[i, c]] } else { diag * rng.next() })
+}
+
+fn diagonal(d: &MeshData) -> f64 {
+    let pos = d.positions();
+    (0..3)
+        .map(|c| {
+            let col = pos.column(c);
+            let (lo, hi) = col.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            (hi - lo).powi(2)
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+fn flat_f32(x: &Array2<f64>) -> Vec<f32> {
+    x.iter().map(|&v| v as f32).collect()
+}
+
+fn bits(v: &LimitValues) -> Vec<u32> {
+    v.position.iter().chain(&v.du).chain(&v.dv).map(|x| x.to_bits()).collect()
+}
+
+/// Worst differences of positions and derivatives between the GPU and the
+/// CPU, over the bounding-box diagonal, after checking that both leave out
+/// the same samples.
+fn compare(name: &str, gpu: &LimitValues, table: &PatchTable, x: &Array2<f64>, s: &[Sample], diag: f64) -> (f64, f64) {
+    let cpu = table.evaluate(x.view(), s, Par::Rayon).expect("cpu evaluation");
+    let ch = x.ncols();
+    let (mut ep, mut ed) = (0f64, 0f64);
+    for (i, si) in s.iter().enumerate() {
+        let hole = cpu.missing.binary_search(&i).is_ok();
+        for c in 0..ch {
+            let g = [gpu.position[i * ch + c], gpu.du[i * ch + c], gpu.dv[i * ch + c]].map(f64::from);
+            let w = [cpu.position[[i, c]], cpu.du[[i, c]], cpu.dv[[i, c]]];
+            if hole {
+                assert!(g.iter().all(|v| v.is_nan()), "{name}: sample {i} {:?} is a hole, the GPU gave {g:?}", si);
+                continue;
+            }
+            assert!(g.iter().all(|v| v.is_finite()), "{name}: sample {i} {:?}: GPU {g:?}, CPU {w:?}", si);
+            ep = ep.max((g[0] - w[0]).abs());
+            ed = ed.max((g[1] - w[1]).abs()).max((g[2] - w[2]).abs());
+        }
+    }
+    (ep / diag, ed / diag)
+}
+
+/// Evaluates `samples` of one shape on the GPU with 3 and 5 channels and
+/// compares with the CPU; returns the table.
+fn check_shape(ctx: &GpuContext, name: &str, iso: u32, end_cap: EndCap, random: usize) -> (PatchTable, usize) {
+    let d = shape(name);
+    let t = table(&d, iso, end_cap);
+    let diag = diagonal(&d);
+    let s = samples(t.refinement().num_ptex_faces(), random, 7 + u64::from(iso));
+    let mut limit = GpuLimit::new(ctx, &t).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let located = limit.locate(ctx, &t, &s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(located.len(), s.len());
+    for channels in [3, 5] {
+        let x = control(&d, channels, diag, 3);
+        let xf = flat_f32(&x);
+        let gpu = limit.evaluate_host(ctx, &xf, channels, &located).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (ep, ed) = compare(name, &gpu, &t, &x, &s, diag);
+        eprintln!(
+            "{name} iso {iso} {end_cap:?} d={channels}: {} samples {:?}, positions {ep:.1e}, derivatives {ed:.1e} of the diagonal",
+            s.len(),
+            located.counts()
+        );
+        assert!(ep <= 1e-5, "{name} iso {iso} {end_cap:?} d={channels}: positions differ by {ep:e} of the diagonal");
+        assert!(ed <= 1e-5, "{name} iso {iso} {end_cap:?} d={channels}: derivatives differ by {ed:e} of the diagonal");
+        let again = limit.evaluate_host(ctx, &xf, channels, &located).expect("second run");
+        assert!(bits(&gpu) == bits(&again), "{name} d={channels}: two runs differ");
+    }
+    let holes = located.missing().len();
+    (t, holes)
+}
+
+#[test]
+fn gpu_limit_equals_cpu_limit_on_a_cube() {
+    let Some(ctx) = context_or_skip() else { return };
+    check_shape(ctx, "catmark_cube", 3, EndCap::GregoryBasis, 200);
+}
+
+#[test]
+fn gpu_limit_equals_cpu_limit_on_non_quads() {
+    let Some(ctx) = context_or_skip() else { return };
+    let (t, _) = check_shape(ctx, "catmark_pyramid", 3, EndCap::GregoryBasis, 200);
+    assert!(t.patches().iter().any(|p| p.param.non_quad_root()), "the pyramid has sub-faces of non-quads");
+}
+
+#[test]
+fn gpu_limit_equals_cpu_limit_on_boundary_patches() {
+    let Some(ctx) = context_or_skip() else { return };
+    let (t, _) = check_shape(ctx, "catmark_edgecorner", 2, EndCap::GregoryBasis, 200);
+    assert!(t.counts().regular_boundary > 0, "the shape has boundary patches");
+}
+
+#[test]
+fn holes_are_nan_where_the_cpu_has_no_patch() {
+    let Some(ctx) = context_or_skip() else { return };
+    let (_, holes) = check_shape(ctx, "catmark_hole_test1", 2, EndCap::GregoryBasis, 200);
+    assert!(holes > 0, "the hole shape's samples include holes");
+}
+
+#[test]
+fn gpu_limit_equals_cpu_limit_with_both_end_caps() {
+    let Some(ctx) = context_or_skip() else { return };
+    for end_cap in [EndCap::GregoryBasis, EndCap::BSplineBasis] {
+        let d = shape("catmark_gregory_test2");
+        let t = table(&d, 2, end_cap);
+        let gregory = t.patches().iter().filter(|p| p.ty == subla_adaptive::basis::PatchType::GregoryBasis).count();
+        assert_eq!(gregory > 0, end_cap == EndCap::GregoryBasis, "{end_cap:?}: {gregory} Gregory patches");
+        check_shape(ctx, "catmark_gregory_test2", 2, end_cap, 300);
+    }
+}
+
+/// The limit map is affine-invariant (weights sum to 1, derivative weights
+/// to 0): a channel that is an affine function of others evaluates to the
+/// same function of their limits, on every patch type. Holds whatever the
+/// basis, so it checks the GPU without the CPU evaluation.
+#[test]
+fn affine_channels_stay_affine() {
+    let Some(ctx) = context_or_skip() else { return };
+    for (name, end_cap) in
+        [("catmark_gregory_test2", EndCap::GregoryBasis), ("catmark_edgecorner", EndCap::GregoryBasis)]
+    {
+        let d = shape(name);
+        let t = table(&d, 2, end_cap);
+        let s = samples(t.refinement().num_ptex_faces(), 100, 11);
+        let mut limit = GpuLimit::new(ctx, &t).expect("upload");
+        let located = limit.locate(ctx, &t, &s).expect("locate");
+        let pos = d.positions();
+        // Channels: x, y, z, 2x - y + 0.5, and 1.
+        let x: Vec<f32> =
+            pos.outer_iter().flat_map(|p| [p[0], p[1], p[2], 2.0 * p[0] - p[1] + 0.5, 1.0]).map(|v| v as f32).collect();
+        let g = limit.evaluate_host(ctx, &x, 5, &located).expect("evaluate");
+        let scale = diagonal(&d).max(1.0);
+        for i in (0..s.len()).filter(|i| located.missing().binary_search(i).is_err()) {
+            let r = |v: &[f32], c: usize| f64::from(v[i * 5 + c]);
+            let e = (r(&g.position, 3) - (2.0 * r(&g.position, 0) - r(&g.position, 1) + 0.5)).abs();
+            assert!(e <= 1e-5 * scale, "{name} sample {i}: affine channel off by {e:e}");
+            for dv in [&g.du, &g.dv] {
+                let e = (r(dv, 3) - (2.0 * r(dv, 0) - r(dv, 1))).abs();
+                assert!(e <= 1e-4 * scale, "{name} sample {i}: affine derivative off by {e:e}");
+            }
+            assert!((r(&g.position, 4) - 1.0).abs() <= 1e-6, "{name} sample {i}: weights sum to {}", r(&g.position, 4));
+            assert!(r(&g.du, 4).abs() <= 1e-4 && r(&g.dv, 4).abs() <= 1e-4, "{name} sample {i}: derivative weights");
+        }
+    }
+}
+
+/// A sample on a ptex face that does not exist is a typed error.
+#[test]
+fn samples_off_the_mesh_are_refused() {
+    let Some(ctx) = context_or_skip() else { return };
+    let d = shape("catmark_cube");
+    let t = table(&d, 1, EndCap::GregoryBasis);
+    let limit = GpuLimit::new(ctx, &t).expect("upload");
+    let n = t.refinement().num_ptex_faces();
+    let e = limit.locate(ctx, &t, &[Sample { ptex: n, u: 0.5, v: 0.5 }]).unwrap_err();
+    assert!(
+        matches!(e, AdaptiveGpuError::Adaptive(AdaptiveError::NoSuchPtexFace { ptex, num_ptex }) if ptex == n && num_ptex == n),
+        "{e}"
+    );
+}
+
+/// The device path (control rewritten in place, outputs reused) gives the
+/// host path's bits, and the profile times every pass and counts bytes.
+#[test]
+fn device_buffers_and_profile() {
+    let Some(ctx) = context_or_skip() else { return };
+    let d = shape("catmark_gregory_test2");
+    let t = table(&d, 2, EndCap::GregoryBasis);
+    let s = samples(t.refinement().num_ptex_faces(), 50, 5);
+    let mut limit = GpuLimit::new(ctx, &t).expect("upload");
+    let located = limit.locate(ctx, &t, &s).expect("locate");
+    let x = flat_f32(&control(&d, 3, 1.0, 1));
+    let want = limit.evaluate_host(ctx, &x, 3, &located).expect("host path");
+    let mut control = GpuBuffer::upload(ctx, &vec![0.0f32; x.len()]).expect("control");
+    control.write(ctx, &x).expect("write");
+    let mut out = LimitBuffers::new(ctx, &located, 3).expect("outputs");
+    let profile = limit.profile(ctx, &control, 3, &located, &mut out).expect("profile");
+    assert!(bits(&out.download(ctx).expect("download")) == bits(&want), "device path differs from the host path");
+    let names: Vec<&str> = profile.kernels.iter().map(|k| k.kernel).collect();
+    assert!(names.contains(&"spmv_balanced") && names.contains(&"limit_bspline") && names.contains(&"limit_gregory"));
+    assert!(profile.kernels.iter().all(|k| k.bytes > 0));
+    // Outputs alone: 3 arrays of 3 channels per sample.
+    assert!(profile.bytes() >= 36 * s.len() as u64);
+    if ctx.has_timestamps() {
+        assert!(profile.gpu_seconds().is_some(), "timestamps on, every pass timed: {profile:?}");
+    }
+    assert!(profile.gathered_bytes >= 16 * 16 * (s.len() - located.missing().len()) as u64);
+}
