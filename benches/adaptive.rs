@@ -17,7 +17,8 @@
 //! (keep these inputs, by name), `SUBLA_BENCH_ISOLATION=3` (keep these
 //! levels), `SUBLA_BENCH_SAMPLES=N` (samples per mesh, default 1,000,000),
 //! `SUBLA_BENCH_RUNS=N` (most runs per row, default 5; each row stops
-//! after 20 s), `SUBLA_BENCH_STENCILS=0` (leave out the limit-stencil rows).
+//! after 20 s), `SUBLA_BENCH_STENCILS=0` (leave out the limit-stencil rows),
+//! `SUBLA_BENCH_PEERS=0` (subla alone, as under a profiler).
 //!
 //! What each row times, per (mesh, isolation level):
 //!
@@ -74,6 +75,8 @@ struct Settings {
     samples: usize,
     runs: usize,
     stencils: bool,
+    /// Run the peers (off: subla alone, e.g. under a profiler).
+    peers: bool,
     threads: usize,
 }
 
@@ -111,6 +114,7 @@ impl Settings {
             samples: env_usize("SUBLA_BENCH_SAMPLES").unwrap_or(default_samples),
             runs: env_usize("SUBLA_BENCH_RUNS").unwrap_or(if smoke { 1 } else { 5 }).max(1),
             stencils: env_flag("SUBLA_BENCH_STENCILS").unwrap_or(true),
+            peers: env_flag("SUBLA_BENCH_PEERS").unwrap_or(true),
             threads: rayon::current_num_threads(),
         }
     }
@@ -455,11 +459,9 @@ mod petite {
             },
             &[],
         );
-        let t = far::PatchTable::new(
-            &r,
-            Some(far::PatchTableOptions::new().end_cap_type(far::EndCapType::GregoryBasis)),
-        )
-        .map_err(err)?;
+        let t =
+            far::PatchTable::new(&r, Some(far::PatchTableOptions::new().end_cap_type(far::EndCapType::GregoryBasis)))
+                .map_err(err)?;
         Ok((r, t))
     }
 
@@ -705,9 +707,9 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
         b.line(&input.name, iso, "build", Some(BUILD_TARGET));
         let Some(table) = b.time("subla", || one.install(|| ours::build(mesh, iso))) else { continue };
         b.time("subla_faces", || one.install(|| ours::build(&ours::mesh(flat)?, iso)));
-        let rs = b.time("opensubdiv-rs", || osdrs::build(flat, iso));
+        let rs = if s.peers { b.time("opensubdiv-rs", || osdrs::build(flat, iso)) } else { None };
         #[cfg(feature = "opensubdiv-petite")]
-        let cpp = b.time("OpenSubdiv", || petite::build(flat, iso));
+        let cpp = if s.peers { b.time("OpenSubdiv", || petite::build(flat, iso)) } else { None };
         let r = table.refinement();
         let mut counts = format!(
             "{} iso{iso}: subla: {} patches ({:?}), levels {:?}",
@@ -748,11 +750,6 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
                 b.note(format!("check {} iso{iso} ({} samples): {line}", input.name, samples.len()));
             }
         }
-        #[cfg(feature = "opensubdiv-petite")]
-        b.note(format!(
-            "{} iso{iso} eval: OpenSubdiv (petite): not measured: petite's PatchTable_EvaluateBasis is a placeholder; see the stencils row",
-            input.name
-        ));
 
         // Limit stencils.
         if !s.stencils {
@@ -763,7 +760,10 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
         if let Some(st) = b.time("subla", || one.install(|| ours::stencils(&table, ctrl, &samples))) {
             let (d, _) = max_diff(&ours_eval.p, &st.p, diag);
             if d > 1e-12 {
-                b.note(format!("WARNING {} iso{iso}: subla's limit matrices differ from its evaluation by {d:e}", input.name));
+                b.note(format!(
+                    "WARNING {} iso{iso}: subla's limit matrices differ from its evaluation by {d:e}",
+                    input.name
+                ));
             }
         }
         #[cfg(feature = "opensubdiv-petite")]
@@ -791,7 +791,8 @@ fn summary(b: &Bench<'_>) {
     );
     for l in &b.lines {
         let find = |who: &str| l.cells.iter().find(|c| c.who == who).map(|c| c.secs);
-        let threaded = l.cells.iter().find(|c| c.who.starts_with("subla_") && c.who.ends_with("threads")).map(|c| c.secs);
+        let threaded =
+            l.cells.iter().find(|c| c.who.starts_with("subla_") && c.who.ends_with("threads")).map(|c| c.secs);
         let ms = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{:.2}", t * 1e3));
         let peer = ["opensubdiv-rs", "OpenSubdiv"].iter().filter_map(|p| find(p)).fold(f64::INFINITY, f64::min);
         let ours = find("subla");
@@ -848,6 +849,12 @@ fn main() {
     );
     let started = Instant::now();
     let mut b = Bench { s: &s, lines: Vec::new(), notes: Vec::new() };
+    if cfg!(feature = "opensubdiv-petite") {
+        b.notes.push(
+            "eval: OpenSubdiv (petite) not measured: petite 0.3's PatchTable_EvaluateBasis is a placeholder (uniform weights for regular patches, failure for the rest); OpenSubdiv's evaluation is timed in the stencils row"
+                .into(),
+        );
+    }
     for input in &inputs {
         let flat = Flat::new(&input.data);
         bench_mesh(&mut b, input, &flat);
