@@ -314,3 +314,116 @@ pub fn icosphere(n: usize) -> (Mesh, ndarray::Array2<f64>) {
     let p = ndarray::Array2::from_shape_fn((pos.len(), 3), |(i, k)| pos[i][k]);
     (mesh, p)
 }
+
+/// A closed `m × n` quad torus (as [`quad_torus`]) with extraordinary
+/// vertices made by a deterministic edit: at about a quarter of the sites
+/// of a lattice of spacing `spacing` (chosen by a fixed hash), the edge
+/// shared by two neighbouring quads is turned to the other diagonal of
+/// their hexagon. Each edit leaves two vertices of valence 3 and two of
+/// valence 5, and the quad count unchanged; `spacing` of at least 4 keeps
+/// the edits apart. `quad_torus_with_defects(317, 317, 7)` has 100,489
+/// quads and about 2 % extraordinary vertices.
+///
+/// # Panics
+/// If `m < 3` or `n < 3`, if `spacing < 4`, or if the mesh has more than
+/// `u32::MAX` vertices.
+pub fn quad_torus_with_defects(m: usize, n: usize, spacing: usize) -> MeshData {
+    assert!(m >= 3 && n >= 3, "a quad torus needs at least 3 x 3 quads, got {m} x {n}");
+    assert!(spacing >= 4, "edits closer than 4 quads apart would touch each other (spacing {spacing})");
+    let (big, small) = (1.0f64, 0.35f64);
+    let mut positions = Vec::with_capacity(m * n);
+    for i in 0..m {
+        let u = std::f64::consts::TAU * i as f64 / m as f64;
+        for j in 0..n {
+            let v = std::f64::consts::TAU * j as f64 / n as f64;
+            let r = big + small * v.cos();
+            positions.push([r * u.cos(), r * u.sin(), small * v.sin()]);
+        }
+    }
+    let id = |i: usize, j: usize| ((i % m) * n + (j % n)) as u32;
+    let quad = |i: usize, j: usize| [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)];
+    let mut quads: Vec<[u32; 4]> = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            quads.push(quad(i, j));
+        }
+    }
+    // A site (i, j) edits quads (i, j) and (i+1, j); the last lattice rows
+    // and columns are left out where they would wrap onto the first.
+    let hash = |i: usize, j: usize| {
+        let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x ^ (x >> 32)
+    };
+    for i in (0..m.saturating_sub(spacing)).step_by(spacing) {
+        for j in (0..n.saturating_sub(spacing)).step_by(spacing) {
+            if hash(i, j) % 4 != 0 {
+                continue;
+            }
+            // a b c along i at j, d e f at j + 1: quads (a b e d), (b c f e)
+            // become (a b c f), (a f e d).
+            let (a, b, c) = (id(i, j), id(i + 1, j), id(i + 2, j));
+            let (d, e, f) = (id(i, j + 1), id(i + 1, j + 1), id(i + 2, j + 1));
+            quads[i * n + j] = [a, b, c, f];
+            quads[(i + 1) * n + j] = [a, f, e, d];
+        }
+    }
+    quad_mesh(positions, &quads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Valence of each vertex, counted from the faces' edges (each interior
+    /// edge is seen from both of its faces).
+    fn valences(data: &MeshData) -> Vec<usize> {
+        let t = data.mesh.topology();
+        let mut edges = std::collections::HashSet::new();
+        for f in 0..t.num_faces() {
+            let vs = t.face(f);
+            for k in 0..vs.len() {
+                let (a, b) = (vs[k], vs[(k + 1) % vs.len()]);
+                edges.insert((a.min(b), a.max(b)));
+            }
+        }
+        let mut val = vec![0; t.num_vertices()];
+        for (a, b) in edges {
+            val[a as usize] += 1;
+            val[b as usize] += 1;
+        }
+        val
+    }
+
+    #[test]
+    fn defect_torus_has_paired_valence_3_and_5_vertices() {
+        let data = quad_torus_with_defects(60, 50, 6);
+        let t = data.mesh.topology();
+        assert_eq!(t.num_faces(), 60 * 50);
+        assert_eq!(t.num_vertices(), 60 * 50);
+        let val = valences(&data);
+        let count = |k: usize| val.iter().filter(|&&v| v == k).count();
+        let (three, five) = (count(3), count(5));
+        // Every edit makes two of each, and nothing else changes.
+        assert!(three > 0, "no edit was made");
+        assert_eq!(three, five);
+        assert_eq!(three % 2, 0);
+        assert_eq!(three + five + count(4), val.len());
+        // A closed torus: V - E + F = 0.
+        let edges: usize = val.iter().sum::<usize>() / 2;
+        assert_eq!(t.num_vertices() + t.num_faces(), edges);
+        // Sites: 9 lattice columns × 8 lattice rows, about a quarter edited.
+        let edits = three / 2;
+        assert!((4..=40).contains(&edits), "{edits} edits of 72 sites");
+    }
+
+    #[test]
+    fn bench_torus_has_a_few_percent_extraordinary_vertices() {
+        let data = quad_torus_with_defects(317, 317, 7);
+        assert_eq!(data.mesh.topology().num_faces(), 100_489);
+        let ev = valences(&data).iter().filter(|&&v| v != 4).count();
+        let share = ev as f64 / 100_489.0;
+        assert!((0.01..=0.05).contains(&share), "{ev} extraordinary vertices ({:.2} %)", 100.0 * share);
+    }
+}
