@@ -292,7 +292,7 @@ mod ours {
 
     pub(super) fn build(mesh: &Mesh, isolation: u32) -> Result<PatchTable, String> {
         let r = SparseRefinement::build(mesh, isolation, None).map_err(|e| e.to_string())?;
-        Ok(PatchTable::new(r, EndCap::GregoryBasis))
+        PatchTable::new(r, EndCap::GregoryBasis).map_err(|e| e.to_string())
     }
 
     /// The control mesh from face lists and tags, as the peers get it.

@@ -435,7 +435,7 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
     for (name, data) in meshes {
         let build = || -> Result<(PatchTable, GpuLimit), String> {
             let refinement = SparseRefinement::build(&data.mesh, iso, None).map_err(|e| e.to_string())?;
-            let table = PatchTable::new(refinement, EndCap::GregoryBasis);
+            let table = PatchTable::new(refinement, EndCap::GregoryBasis).map_err(|e| e.to_string())?;
             let limit = GpuLimit::new(ctx, &table).map_err(|e| e.to_string())?;
             ctx.wait_idle().map_err(|e| e.to_string())?;
             Ok((table, limit))

@@ -72,7 +72,7 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let end_cap = if b.below(2) == 0 { EndCap::GregoryBasis } else { EndCap::BSplineBasis };
-    let table = PatchTable::new(refinement, end_cap);
+    let Ok(table) = PatchTable::new(refinement, end_cap) else { return };
     let x = Array2::from_shape_fn((nv as usize, 3), |_| f64::from(b.byte() as i8) / 16.0);
     let samples = grid(table.refinement().num_ptex_faces(), 3);
     let a = match table.evaluate(x.view(), &samples, Par::Seq) {

@@ -204,7 +204,13 @@ pub(crate) fn adaptive(data: &MeshData, isolation: u32) -> (String, serde_json::
     let vertices = refinement.vertices_per_level();
     let face_counts: Vec<usize> = levels.iter().map(|l| l.num_faces()).collect();
     let num_levels = levels.len();
-    let table = PatchTable::new(refinement, EndCap::GregoryBasis);
+    let table = match PatchTable::new(refinement, EndCap::GregoryBasis) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(s, "  adaptive refinement (catmark, isolation {isolation}): no patch table: {e}");
+            return (s, serde_json::json!({ "isolation": isolation, "error": e.to_string() }));
+        }
+    };
     // Per level: regular interior, regular boundary, end caps.
     let mut per_level = vec![[0usize; 3]; num_levels];
     for p in table.patches() {

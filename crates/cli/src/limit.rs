@@ -139,9 +139,9 @@ fn build(
         EndCapArg::Bspline => EndCap::BSplineBasis,
     };
     let bar = progress.phase("building the patch table");
-    let table = PatchTable::new(refinement?, end_cap);
+    let table = PatchTable::new(refinement?, end_cap).map_err(adaptive_error);
     bar.finish_and_clear();
-    Ok((data, table))
+    Ok((data, table?))
 }
 
 /// Warns about the channels beyond positions that an output leaves out.

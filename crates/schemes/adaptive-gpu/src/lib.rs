@@ -66,7 +66,7 @@
 //! use subla_gpu::GpuContext;
 //! # fn run(mesh: &subla_mesh::Mesh, xyz: &[f32]) -> Result<(), Box<dyn std::error::Error>> {
 //! let ctx = GpuContext::new()?;
-//! let table = PatchTable::new(SparseRefinement::build(mesh, 3, None)?, EndCap::GregoryBasis);
+//! let table = PatchTable::new(SparseRefinement::build(mesh, 3, None)?, EndCap::GregoryBasis)?;
 //! let mut limit = GpuLimit::new(&ctx, &table)?;
 //! let samples = limit.locate(&ctx, &table, &grid(table.refinement().num_ptex_faces(), 5))?;
 //! let values = limit.evaluate_host(&ctx, xyz, 3, &samples)?; // positions, du, dv

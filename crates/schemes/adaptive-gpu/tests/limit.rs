@@ -30,7 +30,7 @@ fn shape(name: &str) -> MeshData {
 }
 
 fn table(d: &MeshData, iso: u32, end_cap: EndCap) -> PatchTable {
-    PatchTable::new(SparseRefinement::build(&d.mesh, iso, None).expect("refine"), end_cap)
+    PatchTable::new(SparseRefinement::build(&d.mesh, iso, None).expect("refine"), end_cap).expect("patch table")
 }
 
 /// A small deterministic generator (xorshift), values in `[0, 1)`.

@@ -77,6 +77,15 @@
 //! and 3 of the face sit at points 5, 6, 10 and 9). The linear end cap has
 //! one point per corner: its limit position.
 
+/// A corner configuration that OpenSubdiv's source patch cannot number
+/// (what [`SourcePatch::try_new`] and the triangle patch's `try_new` refuse).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SourcePatchError {
+    /// What is wrong, naming the corner.
+    pub message: String,
+}
+
 /// One corner of an irregular patch, as OpenSubdiv's `Far::SourcePatch::Corner`
 /// (see the module documentation for how to fill it from a mesh).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -139,19 +148,38 @@ impl SourcePatch {
     /// to a valence-2 interior corner, which only unrefined meshes have).
     #[track_caller]
     pub fn new(corners: [Corner; 4]) -> SourcePatch {
+        match Self::try_new(corners) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// As [`SourcePatch::new`], but a configuration it cannot number is an error
+    /// rather than a panic.
+    ///
+    /// # Errors
+    /// [`SourcePatchError`] naming the corner and what is wrong with it.
+    pub fn try_new(corners: [Corner; 4]) -> Result<SourcePatch, SourcePatchError> {
         for (c, corner) in corners.iter().enumerate() {
-            assert!(corner.num_faces >= 1, "corner {c} has no faces");
-            assert!(
-                corner.patch_face < corner.num_faces,
-                "corner {c}: patch face {} is not among its {} faces",
-                corner.patch_face,
-                corner.num_faces
-            );
-            assert!(
-                corner.boundary || corner.num_faces >= 2,
-                "corner {c}: an interior corner needs at least two faces"
-            );
-            assert!(!(corner.dart && corner.boundary), "corner {c}: a dart is interior by definition");
+            if !(corner.num_faces >= 1) {
+                return Err(SourcePatchError { message: format!("corner {c} has no faces") });
+            }
+            if !(corner.patch_face < corner.num_faces) {
+                return Err(SourcePatchError {
+                    message: format!(
+                        "corner {c}: patch face {} is not among its {} faces",
+                        corner.patch_face, corner.num_faces
+                    ),
+                });
+            }
+            if !(corner.boundary || corner.num_faces >= 2) {
+                return Err(SourcePatchError {
+                    message: format!("corner {c}: an interior corner needs at least two faces"),
+                });
+            }
+            if !(!(corner.dart && corner.boundary)) {
+                return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
+            }
         }
         let val2_interior = corners.map(|k| k.num_faces == 2 && !k.boundary);
         let mut patch = SourcePatch {
@@ -193,7 +221,11 @@ impl SourcePatch {
                     + usize::from(with_next)
                     + usize::from(prev_val2)
                     + usize::from(next_val2);
-                assert!(ring >= taken, "corner {c}: its {n} faces cannot surround a quad with these neighbours");
+                if !(ring >= taken) {
+                    return Err(SourcePatchError {
+                        message: format!("corner {c}: its {n} faces cannot surround a quad with these neighbours"),
+                    });
+                }
                 (ring, ring - taken)
             } else if n == 1 {
                 (3, 0)
@@ -211,13 +243,26 @@ impl SourcePatch {
         // corner, in configurations adaptive refinement never leaves) breaks
         // OpenSubdiv's numbering.
         for c in 0..4 {
-            assert!(
-                !((patch.shares_with_prev[c] && patch.local_ring_sizes[prev(c)] == 0)
-                    || (patch.shares_with_next[c] && patch.local_ring_sizes[next(c)] == 0)),
-                "corner {c}: OpenSubdiv's source patch cannot number this corner configuration"
-            );
+            if !(!((patch.shares_with_prev[c] && patch.local_ring_sizes[prev(c)] == 0)
+                || (patch.shares_with_next[c] && patch.local_ring_sizes[next(c)] == 0)))
+            {
+                return Err(SourcePatchError {
+                    message: format!("corner {c}: OpenSubdiv's source patch cannot number this corner configuration"),
+                });
+            }
         }
-        patch
+        // Every corner's ring must number exactly its points, within range:
+        // configurations past what OpenSubdiv's numbering handles fail here.
+        let mut ring = Vec::new();
+        for c in 0..4 {
+            patch.corner_ring_points(c, &mut ring);
+            if ring.len() != patch.ring_sizes[c] || ring.iter().any(|&r| r >= patch.num_source_points) {
+                return Err(SourcePatchError {
+                    message: format!("corner {c}: OpenSubdiv's source patch cannot number this corner configuration"),
+                });
+            }
+        }
+        Ok(patch)
     }
 
     /// The corners the patch was built from.
@@ -262,7 +307,6 @@ impl SourcePatch {
         if self.val2_interior[next(c)] {
             out.push(opposite(c));
         }
-        debug_assert_eq!(out.len(), self.ring_sizes[c]);
         // The ring above starts in the patch face; the caller's starts in F_0.
         let face = usize::from(self.corners[c].patch_face);
         if face != 0 {

@@ -64,6 +64,17 @@ pub enum AdaptiveError {
         /// What.
         what: &'static str,
     },
+    /// An irregular face whose corners OpenSubdiv's end-cap construction
+    /// cannot number.
+    #[error("level {level}, face {face}: no end cap for this corner configuration: {reason}")]
+    UnsupportedEndCap {
+        /// The refinement level of the face.
+        level: u32,
+        /// The face, numbered within its level.
+        face: u32,
+        /// What the source patch refused.
+        reason: crate::endcap::SourcePatchError,
+    },
     /// An odd tessellation rate on a mesh with faces other than quads (whose
     /// ptex faces span half an edge).
     #[error("tessellation rate {rate} is odd: a mesh with faces other than quads needs an even rate")]

@@ -22,7 +22,7 @@
 
 use std::f64::consts::PI;
 
-use crate::endcap::{Corner, Row, Rows};
+use crate::endcap::{Corner, Row, Rows, SourcePatchError};
 
 /// The three corners of an irregular triangle together with the numbering
 /// of its source points, as OpenSubdiv's `Far::SourcePatch` after
@@ -53,19 +53,38 @@ impl TriSourcePatch {
     /// interior corner has fewer than two faces, or a dart is on a boundary.
     #[track_caller]
     pub fn new(corners: [Corner; 3]) -> TriSourcePatch {
+        match Self::try_new(corners) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// As [`TriSourcePatch::new`], but a configuration it cannot number is an error
+    /// rather than a panic.
+    ///
+    /// # Errors
+    /// [`SourcePatchError`] naming the corner and what is wrong with it.
+    pub fn try_new(corners: [Corner; 3]) -> Result<TriSourcePatch, SourcePatchError> {
         for (c, corner) in corners.iter().enumerate() {
-            assert!(corner.num_faces >= 1, "corner {c} has no faces");
-            assert!(
-                corner.patch_face < corner.num_faces,
-                "corner {c}: patch face {} is not among its {} faces",
-                corner.patch_face,
-                corner.num_faces
-            );
-            assert!(
-                corner.boundary || corner.num_faces >= 2,
-                "corner {c}: an interior corner needs at least two faces"
-            );
-            assert!(!(corner.dart && corner.boundary), "corner {c}: a dart is interior by definition");
+            if !(corner.num_faces >= 1) {
+                return Err(SourcePatchError { message: format!("corner {c} has no faces") });
+            }
+            if !(corner.patch_face < corner.num_faces) {
+                return Err(SourcePatchError {
+                    message: format!(
+                        "corner {c}: patch face {} is not among its {} faces",
+                        corner.patch_face, corner.num_faces
+                    ),
+                });
+            }
+            if !(corner.boundary || corner.num_faces >= 2) {
+                return Err(SourcePatchError {
+                    message: format!("corner {c}: an interior corner needs at least two faces"),
+                });
+            }
+            if !(!(corner.dart && corner.boundary)) {
+                return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
+            }
         }
         let val2_interior = corners.map(|k| k.num_faces == 2 && !k.boundary);
         let mut patch = TriSourcePatch {
@@ -94,7 +113,11 @@ impl TriSourcePatch {
                 // The other two corners, the shared point, and a valence-2
                 // interior previous corner's stand-in are not local.
                 let taken = 2 + usize::from(with_next) + usize::from(val2_interior[prev(c)]);
-                assert!(ring >= taken, "corner {c}: its {n} faces cannot surround a triangle with these neighbours");
+                if !(ring >= taken) {
+                    return Err(SourcePatchError {
+                        message: format!("corner {c}: its {n} faces cannot surround a triangle with these neighbours"),
+                    });
+                }
                 (ring, ring - taken)
             } else {
                 (2, 0)
@@ -104,7 +127,18 @@ impl TriSourcePatch {
             patch.local_ring_offsets[c] = patch.num_source_points;
             patch.num_source_points += local;
         }
-        patch
+        // Every corner's ring must number exactly its points, within range:
+        // configurations past what OpenSubdiv's numbering handles fail here.
+        let mut ring = Vec::new();
+        for c in 0..3 {
+            patch.corner_ring_points(c, &mut ring);
+            if ring.len() != patch.ring_sizes[c] || ring.iter().any(|&r| r >= patch.num_source_points) {
+                return Err(SourcePatchError {
+                    message: format!("corner {c}: OpenSubdiv's source patch cannot number this corner configuration"),
+                });
+            }
+        }
+        Ok(patch)
     }
 
     /// The corners the patch was built from.
@@ -148,7 +182,6 @@ impl TriSourcePatch {
                 self.local_ring_offsets[x]
             });
         }
-        debug_assert_eq!(out.len(), self.ring_sizes[c]);
         let face = usize::from(self.corners[c].patch_face);
         if face != 0 {
             let len = out.len();

@@ -29,7 +29,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::AdaptiveError;
 use crate::basis::{GregoryDerivatives, PatchParam, PatchType, Weights, evaluate_basis_normalized};
-use crate::endcap::{self, Corner, SourcePatch};
+use crate::endcap::{self, Corner, SourcePatch, SourcePatchError};
 use crate::loop_endcap::{self, TriSourcePatch};
 use crate::patches::{
     CornerInfo, Leaf, classify, irregular_corners, irregular_corners_tri, is_patch, regular_points, regular_points_tri,
@@ -87,7 +87,12 @@ pub struct PatchCounts {
 impl PatchTable {
     /// The patches of `refinement` with end caps `end_cap` (OpenSubdiv's
     /// `PatchTableFactory::Create` with default options otherwise).
-    pub fn new(refinement: SparseRefinement, end_cap: EndCap) -> Self {
+    ///
+    /// # Errors
+    /// [`AdaptiveError::UnsupportedEndCap`] for an irregular face whose
+    /// corners OpenSubdiv's source patch cannot number (degenerate closed
+    /// meshes such as two triangles glued along all their edges).
+    pub fn new(refinement: SparseRefinement, end_cap: EndCap) -> Result<Self, AdaptiveError> {
         let levels = refinement.levels();
         let mut level_offsets = Vec::with_capacity(levels.len());
         let mut total = 0u32;
@@ -117,75 +122,100 @@ impl PatchTable {
                 let Some(px) = level.face_ptex(f) else { continue };
                 let param = PatchParam::new(px.ptex, px.depth, px.u as u16, px.v as u16, px.non_quad);
                 let first = points.len() as u32;
-                let (ty, param) = match classify(level, k, f, has_irregular_faces) {
-                    Leaf::Regular(mask) if scheme == Scheme::Loop => {
-                        points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
-                        (PatchType::Loop, param.with_boundary(mask).with_regular(true))
-                    }
-                    Leaf::Regular(mask) => {
-                        points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
-                        (PatchType::Regular, param.with_boundary(mask).with_regular(true))
-                    }
-                    Leaf::Irregular if scheme == Scheme::Loop => {
-                        let corners = irregular_corners_tri(level, f);
-                        let sp = TriSourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
-                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                        let ty = match end_cap {
-                            EndCap::GregoryBasis => PatchType::GregoryTriangle,
-                            EndCap::BSplineBasis => PatchType::Loop,
-                        };
-                        let rows = tri_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(
-                            || match end_cap {
-                                EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
-                                EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
-                            },
-                        );
-                        for r in 0..rows.num_rows() {
-                            let (cols, ws) = rows.row(r);
-                            for (&c, &w) in cols.iter().zip(ws) {
-                                local.columns.push(source[c as usize] + off);
-                                local.weights.push(w);
-                            }
-                            local.offsets.push(local.columns.len());
-                            points.push(total + num_local);
-                            num_local += 1;
+                let (ty, param) =
+                    match classify(level, k, f, has_irregular_faces) {
+                        Leaf::Regular(mask) if scheme == Scheme::Loop => {
+                            points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
+                            (PatchType::Loop, param.with_boundary(mask).with_regular(true))
                         }
-                        (ty, param)
-                    }
-                    Leaf::Irregular => {
-                        let corners = irregular_corners(level, f);
-                        let sp = SourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
-                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                        let ty = match end_cap {
-                            EndCap::GregoryBasis => PatchType::GregoryBasis,
-                            EndCap::BSplineBasis => PatchType::Regular,
-                        };
-                        let rows = quad_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(
-                            || match end_cap {
-                                EndCap::GregoryBasis => endcap::gregory_basis(&sp),
-                                EndCap::BSplineBasis => endcap::bspline(&sp),
-                            },
-                        );
-                        for r in 0..rows.num_rows() {
-                            let (cols, ws) = rows.row(r);
-                            for (&c, &w) in cols.iter().zip(ws) {
-                                local.columns.push(source[c as usize] + off);
-                                local.weights.push(w);
-                            }
-                            local.offsets.push(local.columns.len());
-                            points.push(total + num_local);
-                            num_local += 1;
+                        Leaf::Regular(mask) => {
+                            points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
+                            (PatchType::Regular, param.with_boundary(mask).with_regular(true))
                         }
-                        (ty, param)
-                    }
-                };
+                        Leaf::Irregular if scheme == Scheme::Loop => {
+                            let corners = irregular_corners_tri(level, f);
+                            let unsupported =
+                                |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
+                            let sp = TriSourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
+                                .map_err(unsupported)?;
+                            if let Some(c) = (0..3).find(|&c| corners[c].1.len() != sp.corner_ring_size(c)) {
+                                return Err(unsupported(SourcePatchError {
+                                    message: format!(
+                                        "corner {c}: the mesh gives {} ring points, the patch expects {}",
+                                        corners[c].1.len(),
+                                        sp.corner_ring_size(c)
+                                    ),
+                                }));
+                            }
+                            let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                            let ty = match end_cap {
+                                EndCap::GregoryBasis => PatchType::GregoryTriangle,
+                                EndCap::BSplineBasis => PatchType::Loop,
+                            };
+                            let rows = tri_rows
+                                .entry(std::array::from_fn(|i| corner_key(corners[i].0)))
+                                .or_insert_with(|| match end_cap {
+                                    EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
+                                    EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
+                                });
+                            for r in 0..rows.num_rows() {
+                                let (cols, ws) = rows.row(r);
+                                for (&c, &w) in cols.iter().zip(ws) {
+                                    local.columns.push(source[c as usize] + off);
+                                    local.weights.push(w);
+                                }
+                                local.offsets.push(local.columns.len());
+                                points.push(total + num_local);
+                                num_local += 1;
+                            }
+                            (ty, param)
+                        }
+                        Leaf::Irregular => {
+                            let corners = irregular_corners(level, f);
+                            let unsupported =
+                                |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
+                            let sp = SourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
+                                .map_err(unsupported)?;
+                            if let Some(c) = (0..4).find(|&c| corners[c].1.len() != sp.corner_ring_size(c)) {
+                                return Err(unsupported(SourcePatchError {
+                                    message: format!(
+                                        "corner {c}: the mesh gives {} ring points, the patch expects {}",
+                                        corners[c].1.len(),
+                                        sp.corner_ring_size(c)
+                                    ),
+                                }));
+                            }
+                            let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                            let ty = match end_cap {
+                                EndCap::GregoryBasis => PatchType::GregoryBasis,
+                                EndCap::BSplineBasis => PatchType::Regular,
+                            };
+                            let rows = quad_rows
+                                .entry(std::array::from_fn(|i| corner_key(corners[i].0)))
+                                .or_insert_with(|| match end_cap {
+                                    EndCap::GregoryBasis => endcap::gregory_basis(&sp),
+                                    EndCap::BSplineBasis => endcap::bspline(&sp),
+                                });
+                            for r in 0..rows.num_rows() {
+                                let (cols, ws) = rows.row(r);
+                                for (&c, &w) in cols.iter().zip(ws) {
+                                    local.columns.push(source[c as usize] + off);
+                                    local.weights.push(w);
+                                }
+                                local.offsets.push(local.columns.len());
+                                points.push(total + num_local);
+                                num_local += 1;
+                            }
+                            (ty, param)
+                        }
+                    };
                 map.insert(square_key(px.ptex, px.depth, px.u, px.v), patches.len() as u32);
                 max_depth = max_depth.max(px.depth);
                 patches.push(Patch { ty, param, level: k as u8, first });
             }
         }
         local.num_columns = total as usize;
-        PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, map, max_depth }
+        Ok(PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, map, max_depth })
     }
 
     /// The patch of a Loop ptex face that holds `(u, v)`: OpenSubdiv's

@@ -84,7 +84,7 @@ fn check(file: &Path) -> Result<(), String> {
     if refinement.vertices_per_level() != g.counts {
         return Err(format!("level counts {:?}, OpenSubdiv {:?}", refinement.vertices_per_level(), g.counts));
     }
-    let table = PatchTable::new(refinement, end_cap);
+    let table = PatchTable::new(refinement, end_cap).map_err(|e| e.to_string())?;
     if table.patches().len() != g.patches {
         return Err(format!("{} patches, OpenSubdiv {} ({})", table.patches().len(), g.patches, g.header));
     }

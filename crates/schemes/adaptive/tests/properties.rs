@@ -29,7 +29,7 @@ fn shape(name: &str) -> MeshData {
 }
 
 fn table(mesh: &Mesh, iso: u32, end_cap: EndCap) -> PatchTable {
-    PatchTable::new(SparseRefinement::build(mesh, iso, None).expect("refine"), end_cap)
+    PatchTable::new(SparseRefinement::build(mesh, iso, None).expect("refine"), end_cap).expect("patch table")
 }
 
 /// Shapes without semi-sharp features (OpenSubdiv's limit treats those as
@@ -316,4 +316,34 @@ fn tessellations_are_watertight() {
         t.tessellate(d.positions(), 3, Par::Seq),
         Err(subla_adaptive::AdaptiveError::OddRate { rate: 3 })
     ));
+}
+
+/// Degenerate closed meshes (two faces glued along all their edges) are
+/// refined without a panic: a patch table, or a typed refusal naming the
+/// face whose end cap cannot be built.
+#[test]
+fn pillows_never_panic() {
+    use subla_adaptive::{AdaptiveError, Scheme};
+    for (scheme, faces) in [
+        (Scheme::Loop, vec![vec![0u32, 1, 2], vec![2, 1, 0]]),
+        (Scheme::Catmark, vec![vec![0u32, 1, 2, 3], vec![3, 2, 1, 0]]),
+        (Scheme::Catmark, vec![vec![0u32, 1, 2], vec![2, 1, 0]]),
+    ] {
+        let nv = 4;
+        let mesh = Mesh::from_faces(nv, &faces).expect("a manifold pillow");
+        let x = Array2::from_shape_fn((nv, 3), |(i, c)| (i * 3 + c) as f64);
+        for iso in 1..=3 {
+            let r = SparseRefinement::build_scheme(scheme, &mesh, iso, None).expect("refine");
+            for end_cap in [EndCap::GregoryBasis, EndCap::BSplineBasis] {
+                match PatchTable::new(r.clone(), end_cap) {
+                    Ok(t) => {
+                        let samples = grid(t.refinement().num_ptex_faces(), 3);
+                        t.evaluate(x.view(), &samples, Par::Seq).expect("evaluate");
+                    }
+                    Err(AdaptiveError::UnsupportedEndCap { level, .. }) => assert_eq!(level, iso),
+                    Err(e) => panic!("{scheme:?} pillow: {e}"),
+                }
+            }
+        }
+    }
 }
