@@ -161,10 +161,10 @@ impl SourcePatch {
     /// [`SourcePatchError`] naming the corner and what is wrong with it.
     pub fn try_new(corners: [Corner; 4]) -> Result<SourcePatch, SourcePatchError> {
         for (c, corner) in corners.iter().enumerate() {
-            if !(corner.num_faces >= 1) {
+            if corner.num_faces < 1 {
                 return Err(SourcePatchError { message: format!("corner {c} has no faces") });
             }
-            if !(corner.patch_face < corner.num_faces) {
+            if corner.patch_face >= corner.num_faces {
                 return Err(SourcePatchError {
                     message: format!(
                         "corner {c}: patch face {} is not among its {} faces",
@@ -172,12 +172,12 @@ impl SourcePatch {
                     ),
                 });
             }
-            if !(corner.boundary || corner.num_faces >= 2) {
+            if !corner.boundary && corner.num_faces < 2 {
                 return Err(SourcePatchError {
                     message: format!("corner {c}: an interior corner needs at least two faces"),
                 });
             }
-            if !(!(corner.dart && corner.boundary)) {
+            if corner.dart && corner.boundary {
                 return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
             }
         }
@@ -221,7 +221,7 @@ impl SourcePatch {
                     + usize::from(with_next)
                     + usize::from(prev_val2)
                     + usize::from(next_val2);
-                if !(ring >= taken) {
+                if ring < taken {
                     return Err(SourcePatchError {
                         message: format!("corner {c}: its {n} faces cannot surround a quad with these neighbours"),
                     });
@@ -243,8 +243,8 @@ impl SourcePatch {
         // corner, in configurations adaptive refinement never leaves) breaks
         // OpenSubdiv's numbering.
         for c in 0..4 {
-            if !(!((patch.shares_with_prev[c] && patch.local_ring_sizes[prev(c)] == 0)
-                || (patch.shares_with_next[c] && patch.local_ring_sizes[next(c)] == 0)))
+            if (patch.shares_with_prev[c] && patch.local_ring_sizes[prev(c)] == 0)
+                || (patch.shares_with_next[c] && patch.local_ring_sizes[next(c)] == 0)
             {
                 return Err(SourcePatchError {
                     message: format!("corner {c}: OpenSubdiv's source patch cannot number this corner configuration"),

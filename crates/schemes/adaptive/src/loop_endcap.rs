@@ -66,10 +66,10 @@ impl TriSourcePatch {
     /// [`SourcePatchError`] naming the corner and what is wrong with it.
     pub fn try_new(corners: [Corner; 3]) -> Result<TriSourcePatch, SourcePatchError> {
         for (c, corner) in corners.iter().enumerate() {
-            if !(corner.num_faces >= 1) {
+            if corner.num_faces < 1 {
                 return Err(SourcePatchError { message: format!("corner {c} has no faces") });
             }
-            if !(corner.patch_face < corner.num_faces) {
+            if corner.patch_face >= corner.num_faces {
                 return Err(SourcePatchError {
                     message: format!(
                         "corner {c}: patch face {} is not among its {} faces",
@@ -77,12 +77,12 @@ impl TriSourcePatch {
                     ),
                 });
             }
-            if !(corner.boundary || corner.num_faces >= 2) {
+            if !corner.boundary && corner.num_faces < 2 {
                 return Err(SourcePatchError {
                     message: format!("corner {c}: an interior corner needs at least two faces"),
                 });
             }
-            if !(!(corner.dart && corner.boundary)) {
+            if corner.dart && corner.boundary {
                 return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
             }
         }
@@ -113,7 +113,7 @@ impl TriSourcePatch {
                 // The other two corners, the shared point, and a valence-2
                 // interior previous corner's stand-in are not local.
                 let taken = 2 + usize::from(with_next) + usize::from(val2_interior[prev(c)]);
-                if !(ring >= taken) {
+                if ring < taken {
                     return Err(SourcePatchError {
                         message: format!("corner {c}: its {n} faces cannot surround a triangle with these neighbours"),
                     });

@@ -478,8 +478,8 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
         }
         st.push_row(&mut row);
     }
-    for f in 0..nf {
-        if fchild[f] != NONE {
+    for (f, &child) in fchild.iter().enumerate() {
+        if child != NONE {
             face_point(f, 1.0, &mut row);
             st.push_row(&mut row);
         }
