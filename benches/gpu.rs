@@ -51,6 +51,7 @@
 //! | spmv, limit | GPU time of the SpMV passes and of the limit kernels (timestamp queries) |
 //! | GB/s, % copy | bytes the passes move at least (`LimitProfile::bytes`: matrix, control and points, samples, distinct patches and points, outputs) per second of kernel time, and that rate over the copy bandwidth |
 //! | cpu eval | `PatchTable::evaluate` on the CPU (`f32`, all threads), for reference |
+//! | vs cpu f64 | the device's outputs against `PatchTable::evaluate` in `f64`: largest position difference over the bounding-box diagonal / largest derivative difference over the largest derivative |
 //!
 //! `SUBLA_BENCH_TABLES=catmark,triangles,spmv,limit` keeps only the tables
 //! named.
@@ -422,9 +423,9 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         "\nlimit evaluation: patch table (isolation {iso}, Gregory end caps), xyz f32, uniform grid over the ptex faces\n"
     );
     println!(
-        "| mesh | patches | points | nnz | samples | build ms | locate ms | eval ms | spmv ms | limit ms | MB | GB/s | % copy | cpu eval ms |"
+        "| mesh | patches | points | nnz | samples | build ms | locate ms | eval ms | spmv ms | limit ms | MB | GB/s | % copy | cpu eval ms | vs cpu f64 (pos / der) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let bigguy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/meshes/paper/Bigguy.obj");
     let mut meshes = Vec::new();
     match subla_mesh::obj::read_obj(&bigguy, Validation::OpenSubdiv) {
@@ -484,8 +485,34 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             let xf = data.positions().mapv(|v| v as f32);
             let (cpu_s, cpu) = best(1, || table.evaluate(xf.view(), &samples, Par::Rayon));
             let cpu = if cpu.is_ok() { format!("{:.1}", cpu_s * 1e3) } else { "failed".to_owned() };
+            // The device's result against the CPU's f64 evaluation: largest
+            // difference over the bounding-box diagonal (positions) and over
+            // the largest derivative (derivatives).
+            let got = out.download(ctx)?;
+            let agree = match table.evaluate(data.positions(), &samples, Par::Rayon) {
+                Ok(want) => {
+                    let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
+                    for r in want.position.outer_iter().filter(|r| r[0].is_finite()) {
+                        for c in 0..3 {
+                            lo[c] = lo[c].min(r[c]);
+                            hi[c] = hi[c].max(r[c]);
+                        }
+                    }
+                    let diag = (0..3).map(|c| (hi[c] - lo[c]).powi(2)).sum::<f64>().sqrt();
+                    let dmax = want.du.iter().chain(want.dv.iter()).filter(|v| v.is_finite()).fold(0f64, |m, v| m.max(v.abs()));
+                    let worst = |w: &ndarray::Array2<f64>, g: &[f32]| {
+                        w.iter().zip(g).filter(|(a, _)| a.is_finite()).fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
+                    };
+                    format!(
+                        "{:.1e} / {:.1e}",
+                        worst(&want.position, &got.position) / diag,
+                        worst(&want.du, &got.du).max(worst(&want.dv, &got.dv)) / dmax
+                    )
+                }
+                Err(e) => format!("cpu failed: {e}"),
+            };
             Ok(format!(
-                "{:.1} | {:.1} | {:.3} | {} | {} | {:.1} | {:.1} | {:.0} % | {cpu} |",
+                "{:.1} | {:.1} | {:.3} | {} | {} | {:.1} | {:.1} | {:.0} % | {cpu} | {agree} |",
                 build_s * 1e3,
                 locate_s * 1e3,
                 eval_s * 1e3,
