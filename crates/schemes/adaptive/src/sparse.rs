@@ -318,6 +318,31 @@ fn ptex_starts(t: &Topology) -> Vec<u32> {
 const NONE: u32 = u32::MAX;
 
 /// Refines the selected faces of `p` (and the neighbours they need).
+/// The vertices of the selected faces of `p` (`s = M q`, Eq. 17) and the
+/// faces that get children: selected, or around a selected vertex
+/// (`Mᵀ s`, Eq. 16) — by walking the faces.
+fn marks(p: &Level) -> (Vec<bool>, Vec<bool>) {
+    let t = p.mesh.topology();
+    let mut vsel = vec![false; t.num_vertices()];
+    for f in (0..t.num_faces()).filter(|&f| p.selected[f]) {
+        for &v in t.face(f) {
+            vsel[v as usize] = true;
+        }
+    }
+    let fmarked = (0..t.num_faces()).map(|f| p.selected[f] || t.face(f).iter().any(|&v| vsel[v as usize])).collect();
+    (vsel, fmarked)
+}
+
+/// [`marks`] as the paper writes it: mapped SpMVs with the mesh matrix.
+#[cfg(test)]
+fn marks_by_algebra(p: &Level) -> Result<(Vec<bool>, Vec<bool>), AdaptiveError> {
+    let m = p.mesh.topology().mesh_matrix()?;
+    let vsel = crate::select::vertices_of_faces(m.as_ref(), &p.selected, Par::Seq);
+    let around = crate::select::faces_around_vertices(m.as_ref(), &vsel, Par::Seq);
+    let fmarked = around.iter().zip(&p.selected).map(|(&a, &s)| a || s).collect();
+    Ok((vsel, fmarked))
+}
+
 fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Stencils), AdaptiveError> {
     let m = &p.mesh;
     let t = m.topology();
@@ -325,13 +350,14 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
     let fptr = t.face_ptr();
     let cedge = t.corner_edges();
 
-    // Selection of vertices and edges from the selected faces.
-    let mut vsel = vec![false; nv];
+    // Selection of vertices and edges from the selected faces, and the faces
+    // that get children (Eq. 16–17, specialised; `marks_by_algebra` is the
+    // same with the mesh matrix).
+    let (vsel, fmarked) = marks(p);
     let mut esel = vec![false; ne];
     for f in 0..nf {
         if p.selected[f] {
             for c in fptr[f] as usize..fptr[f + 1] as usize {
-                vsel[t.face_verts()[c] as usize] = true;
                 esel[cedge[c] as usize] = true;
             }
         }
@@ -347,8 +373,7 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
     }
     let mut fchild = vec![NONE; nf];
     for (f, child) in fchild.iter_mut().enumerate() {
-        let marked = p.selected[f] || t.face(f).iter().any(|&v| vsel[v as usize]);
-        if marked {
+        if fmarked[f] {
             *child = next;
             next += 1;
         }
@@ -567,12 +592,12 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
     let fptr = t.face_ptr();
     let cedge = t.corner_edges();
 
-    let mut vsel = vec![false; nv];
+    // The vertices of the selected faces (Eq. 17, as in `refine`).
+    let (vsel, _) = marks(p);
     let mut esel = vec![false; ne];
     for f in 0..nf {
         if p.selected[f] {
             for c in fptr[f] as usize..fptr[f + 1] as usize {
-                vsel[t.face_verts()[c] as usize] = true;
                 esel[cedge[c] as usize] = true;
             }
         }
@@ -713,4 +738,35 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
     debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop);
     Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The specialised marking equals the algebra's (Eq. 16–17) on every
+    /// level of every manifold OpenSubdiv shape, both schemes.
+    #[test]
+    fn marking_is_the_algebra() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data/meshes/osd");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("shapes") {
+            let path = entry.expect("entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned();
+            let scheme = if name.starts_with("catmark") {
+                Scheme::Catmark
+            } else if name.starts_with("loop") {
+                Scheme::Loop
+            } else {
+                continue;
+            };
+            let Ok(d) = subla_mesh::obj::read_obj(&path, subla_mesh::Validation::OpenSubdiv) else { continue };
+            let Ok(r) = SparseRefinement::build_scheme(scheme, &d.mesh, 3, None) else { continue };
+            for l in &r.levels()[..r.max_level()] {
+                assert_eq!(marks(l), marks_by_algebra(l).expect("mesh matrix"), "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "only {checked} levels checked");
+    }
 }
