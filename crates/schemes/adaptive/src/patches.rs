@@ -229,29 +229,50 @@ pub(crate) fn regular_points(level: &Level, f: usize, mask: u8) -> [u32; 16] {
     let verts = t.face(f);
     let fill = verts[0];
     let mut out = [fill; 16];
+    let c0 = t.face_ptr()[f] as usize;
+    let fv = t.face_verts();
     for i in 0..4 {
-        let v = verts[i] as usize;
         let idx = PER_CORNER[i];
         out[idx[0]] = verts[i];
-        let ring = vertex_ring(m, v);
-        let n = ring.len();
-        let Some(pos) = ring.iter().position(|&(g, _)| g as usize == f) else { continue };
+        let c = c0 + i;
         let lead = mask & (1 << i) != 0;
         let trail = mask & (1 << ((i + 3) % 4)) != 0;
-        let at = |(g, j): (u32, u8), d: usize| t.face(g as usize)[(j as usize + d) % 4];
+        // Walks around the corner's vertex, as `vertex_ring` orders its faces,
+        // without building the ring.
         if !lead && !trail {
-            let opp = ring[(pos + 2) % n];
-            out[idx[1]] = at(opp, 1);
-            out[idx[2]] = at(opp, 2);
-            out[idx[3]] = at(opp, 3);
+            let Some(opp) = across_trailing(m, c).and_then(|x| across_trailing(m, x)) else { continue };
+            let n1 = t.next_corner(opp);
+            let n2 = t.next_corner(n1);
+            out[idx[1]] = fv[n1];
+            out[idx[2]] = fv[n2];
+            out[idx[3]] = fv[t.next_corner(n2)];
         } else if lead && trail {
         } else if lead {
-            out[idx[1]] = at(ring[(pos + 1) % n], 3);
+            let Some(x) = across_trailing(m, c) else { continue };
+            out[idx[1]] = fv[t.prev_corner(x)];
         } else {
-            out[idx[3]] = at(ring[(pos + n - 1) % n], 1);
+            let Some(x) = across_leading(m, c) else { continue };
+            out[idx[3]] = fv[t.next_corner(x)];
         }
     }
     out
+}
+
+/// The corner of the same vertex in the face across corner `c`'s trailing
+/// edge (the next face of [`vertex_ring`]).
+fn across_trailing(m: &Mesh, c: usize) -> Option<usize> {
+    let t = m.topology();
+    let pc = t.prev_corner(c);
+    let e = t.corner_edges()[pc] as usize;
+    t.edge_corners(e).iter().map(|&x| x as usize).find(|&x| x != pc)
+}
+
+/// The corner of the same vertex in the face across corner `c`'s leading
+/// edge (the previous face of [`vertex_ring`]).
+fn across_leading(m: &Mesh, c: usize) -> Option<usize> {
+    let t = m.topology();
+    let e = t.corner_edges()[c] as usize;
+    t.edge_corners(e).iter().map(|&x| x as usize).find(|&x| x != c).map(|o| t.next_corner(o))
 }
 
 /// One corner of an irregular patch, as the end-cap conversion needs it:

@@ -107,7 +107,10 @@ impl PatchTable {
         let mut points = Vec::new();
         let mut local = endcap::Rows { num_columns: 0, offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
         let mut num_local = 0u32;
-        let mut map = HashMap::default();
+        let mut map = HashMap::with_capacity_and_hasher(
+            levels.iter().map(|l| l.num_faces()).sum::<usize>() / 2,
+            BuildHasherDefault::default(),
+        );
         let mut max_depth = 0u8;
         // The conversions depend on the corners' configuration alone: most
         // end caps share one.
