@@ -64,8 +64,14 @@ pub struct LimitMatrices {
 /// A block of samples' outputs: its index, then position, du and dv rows.
 type Block<'a, T> = (usize, ((&'a mut [T], &'a mut [T]), &'a mut [T]));
 
-/// One sample's rows of the position, d/du and d/dv matrices (`None`: no patch).
-type SampleRows = Option<[Vec<(u32, f64)>; 3]>;
+/// The rows of a block of samples for the position, d/du and d/dv matrices.
+#[derive(Default)]
+struct BlockRows {
+    lens: [Vec<usize>; 3],
+    idx: [Vec<u32>; 3],
+    val: [Vec<f64>; 3],
+    missing: Vec<usize>,
+}
 
 /// The patch and weights of one sample (`None`: no patch).
 fn locate(table: &PatchTable, s: &Sample, w: &mut Weights) -> Result<Option<usize>, AdaptiveError> {
@@ -321,49 +327,78 @@ impl PatchTable {
     pub fn limit_matrices(&self, samples: &[Sample], par: Par) -> Result<LimitMatrices, AdaptiveError> {
         let (ptr, idx, val) = self.point_rows();
         let ncols = self.refinement().levels()[0].num_vertices();
-        let row = |s: &Sample| -> Result<SampleRows, AdaptiveError> {
-            let mut w = Weights::new(DerivOrder::First);
-            let Some(p) = locate(self, s, &mut w)? else { return Ok(None) };
-            let mut out: [Vec<(u32, f64)>; 3] = Default::default();
-            for (k, &pt) in self.patch_points(p).iter().enumerate() {
-                let (a, b) = (ptr[pt as usize] as usize, ptr[pt as usize + 1] as usize);
-                for (o, wk) in out.iter_mut().zip([w.point()[k], w.du()[k], w.dv()[k]]) {
-                    if wk != 0.0 {
-                        o.extend(idx[a..b].iter().zip(&val[a..b]).map(|(&i, &v)| (i, wk * v)));
+        // Blocks of samples, each with dense accumulators over the control
+        // points and the list of columns touched: contributions are added in
+        // the order of the patch's points, then of their rows' entries.
+        const BLOCK: usize = 256;
+        // Per worker: the weights, the accumulators, the columns seen.
+        let scratch = || (Weights::new(DerivOrder::First), vec![[0.0f64; 3]; ncols], vec![[false; 3]; ncols]);
+        type Scratch = (Weights, Vec<[f64; 3]>, Vec<[bool; 3]>);
+        let block = |sc: &mut Scratch, (b, chunk): (usize, &[Sample])| -> Result<BlockRows, AdaptiveError> {
+            let (w, acc, seen) = sc;
+            let mut touched: [Vec<u32>; 3] = Default::default();
+            let mut out = BlockRows::default();
+            for (i, s) in chunk.iter().enumerate() {
+                let Some(p) = locate(self, s, w)? else {
+                    out.missing.push(b * BLOCK + i);
+                    for m in 0..3 {
+                        out.lens[m].push(0);
+                    }
+                    continue;
+                };
+                for (k, &pt) in self.patch_points(p).iter().enumerate() {
+                    let (a, e) = (ptr[pt as usize] as usize, ptr[pt as usize + 1] as usize);
+                    for (m, wk) in [w.point()[k], w.du()[k], w.dv()[k]].into_iter().enumerate() {
+                        if wk == 0.0 {
+                            continue;
+                        }
+                        for (&c, &v) in idx[a..e].iter().zip(&val[a..e]) {
+                            let c = c as usize;
+                            if !seen[c][m] {
+                                seen[c][m] = true;
+                                touched[m].push(c as u32);
+                                acc[c][m] = wk * v;
+                            } else {
+                                acc[c][m] += wk * v;
+                            }
+                        }
                     }
                 }
-            }
-            for o in &mut out {
-                o.sort_by_key(|&(c, _)| c);
-                o.dedup_by(|x, y| {
-                    if x.0 == y.0 {
-                        y.1 += x.1;
-                        true
-                    } else {
-                        false
+                for m in 0..3 {
+                    let t = &mut touched[m];
+                    t.sort_unstable();
+                    out.lens[m].push(t.len());
+                    for &c in t.iter() {
+                        out.idx[m].push(c);
+                        out.val[m].push(acc[c as usize][m]);
+                        seen[c as usize][m] = false;
                     }
-                });
+                    t.clear();
+                }
             }
-            Ok(Some(out))
+            Ok(out)
         };
-        let rows: Vec<SampleRows> = if par == Par::Rayon {
-            samples.par_iter().with_min_len(64).map(row).collect::<Result<_, _>>()?
+        let blocks: Vec<BlockRows> = if par == Par::Rayon {
+            samples.par_chunks(BLOCK).enumerate().map_init(scratch, block).collect::<Result<_, _>>()?
         } else {
-            samples.iter().map(row).collect::<Result<_, _>>()?
+            let mut sc = scratch();
+            samples.chunks(BLOCK).enumerate().map(|x| block(&mut sc, x)).collect::<Result<_, _>>()?
         };
-        let missing = rows.iter().enumerate().filter(|(_, r)| r.is_none()).map(|(i, _)| i).collect();
-        let build = |which: usize| -> Result<CsrMat<f64>, AdaptiveError> {
-            let mut p = vec![0u32];
-            let mut ix = Vec::new();
-            let mut vs = Vec::new();
-            for r in &rows {
-                if let Some(r) = r {
-                    for &(c, w) in &r[which] {
-                        ix.push(c);
-                        vs.push(w);
-                    }
+        let missing = blocks.iter().flat_map(|b| b.missing.iter().copied()).collect();
+        let build = |m: usize| -> Result<CsrMat<f64>, AdaptiveError> {
+            let nnz: usize = blocks.iter().map(|b| b.idx[m].len()).sum();
+            let too_large = || AdaptiveError::TooLarge { what: "a limit matrix" };
+            u32::try_from(nnz).map_err(|_| too_large())?;
+            let mut p = Vec::with_capacity(samples.len() + 1);
+            p.push(0u32);
+            let (mut ix, mut vs) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+            for b in &blocks {
+                for &l in &b.lens[m] {
+                    let last = *p.last().expect("a start");
+                    p.push(last + l as u32);
                 }
-                p.push(u32::try_from(ix.len()).map_err(|_| AdaptiveError::TooLarge { what: "a limit matrix" })?);
+                ix.extend_from_slice(&b.idx[m]);
+                vs.extend_from_slice(&b.val[m]);
             }
             Ok(CsrMat::try_new(samples.len(), ncols, p, ix, vs)?)
         };
