@@ -24,6 +24,7 @@
 //! read: only complete vertices are classified, and only components next
 //! to a selected vertex are refined.
 
+use rayon::prelude::*;
 use subla_algebra::Par;
 use subla_catmark::StepView;
 use subla_loop::StepView as LoopStepView;
@@ -244,19 +245,18 @@ impl SparseRefinement {
             let level = levels.last_mut().expect("the control level");
             let nf = level.mesh.num_faces();
             let holes = level.mesh.holes();
-            let mut selected = vec![false; nf];
-            let consider: Box<dyn Iterator<Item = usize>> = match (depth, selected_faces) {
-                (0, Some(s)) => Box::new(s.iter().map(|&f| f as usize)),
-                _ => Box::new(0..nf),
+            let (mesh, tags) = (&level.mesh, &level.tags);
+            let has = |f: usize| !holes[f] && face_has_features(mesh, tags, f, depth, scheme);
+            let selected: Vec<bool> = match (depth, selected_faces) {
+                (0, Some(s)) => {
+                    let mut sel = vec![false; nf];
+                    for &f in s {
+                        sel[f as usize] = has(f as usize);
+                    }
+                    sel
+                }
+                _ => (0..nf).into_par_iter().with_min_len(1 << 10).map(has).collect(),
             };
-            for f in consider {
-                if holes[f] {
-                    continue;
-                }
-                if face_has_features(&level.mesh, &level.tags, f, depth, scheme) {
-                    selected[f] = true;
-                }
-            }
             if !selected.iter().any(|&s| s) {
                 break;
             }
@@ -451,13 +451,13 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
             }));
         }
     }
-    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Seq)?;
+    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
 
     let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from the masks of the parent level.
-    let step = StepView::of_level(m, Par::Seq);
+    let step = StepView::of_level(m, Par::Rayon);
     let view = step.view();
     let mut emask = vec![None; ne];
     for mk in view.edge_masks {
@@ -674,12 +674,12 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
             ptex.push(p.ptex[f].map(|pp| tri_child_ptex(pp, j)));
         }
     }
-    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Seq)?;
+    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
     let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from Loop's masks of the parent level.
-    let step = LoopStepView::of_level(m, Par::Seq);
+    let step = LoopStepView::of_level(m, Par::Rayon);
     let view = step.view();
     let mut emask = vec![None; ne];
     for mk in view.edge_masks {

@@ -27,6 +27,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use rayon::prelude::*;
+
 use crate::AdaptiveError;
 use crate::basis::{GregoryDerivatives, PatchParam, PatchType, Weights, evaluate_basis_normalized};
 use crate::endcap::{self, Corner, SourcePatch, SourcePatchError};
@@ -118,15 +120,25 @@ impl PatchTable {
         let mut tri_rows: HashMap<[CornerKey; 3], endcap::Rows> = HashMap::new();
         for (k, level) in levels.iter().enumerate() {
             let off = level_offsets[k];
-            for f in 0..level.num_faces() {
-                if !is_patch(level, k, f, scheme) || (k < max_level && level.is_selected(f)) {
-                    continue;
-                }
+            // Which faces are leaf patches, and of what kind: per face, in
+            // parallel; the table is then assembled in face order.
+            let leaves: Vec<Option<Leaf>> = (0..level.num_faces())
+                .into_par_iter()
+                .with_min_len(1 << 10)
+                .map(|f| {
+                    let leaf = is_patch(level, k, f, scheme)
+                        && !(k < max_level && level.is_selected(f))
+                        && level.face_ptex(f).is_some();
+                    leaf.then(|| classify(level, k, f, has_irregular_faces))
+                })
+                .collect();
+            for (f, leaf) in leaves.into_iter().enumerate() {
+                let Some(leaf) = leaf else { continue };
                 let Some(px) = level.face_ptex(f) else { continue };
                 let param = PatchParam::new(px.ptex, px.depth, px.u as u16, px.v as u16, px.non_quad);
                 let first = points.len() as u32;
                 let (ty, param) =
-                    match classify(level, k, f, has_irregular_faces) {
+                    match leaf {
                         Leaf::Regular(mask) if scheme == Scheme::Loop => {
                             points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
                             (PatchType::Loop, param.with_boundary(mask).with_regular(true))

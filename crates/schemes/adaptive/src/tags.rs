@@ -11,6 +11,7 @@
 //! (the only ones that are read: a face with an incomplete corner is never
 //! selected nor made a patch).
 
+use rayon::prelude::*;
 use subla_mesh::Mesh;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_scheme::sdc::{Rule, is_infinite, is_semi};
@@ -90,6 +91,8 @@ pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool, scheme: Sc
         Scheme::Loop => (6, 3),
     };
     (0..t.num_vertices())
+        .into_par_iter()
+        .with_min_len(1 << 12)
         .map(|v| {
             if !complete[v] {
                 return VTag { incomplete: true, ..VTag::default() };
