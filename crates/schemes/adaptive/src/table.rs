@@ -117,68 +117,69 @@ impl PatchTable {
                 let Some(px) = level.face_ptex(f) else { continue };
                 let param = PatchParam::new(px.ptex, px.depth, px.u as u16, px.v as u16, px.non_quad);
                 let first = points.len() as u32;
-                let (ty, param) = match classify(level, k, f, has_irregular_faces) {
-                    Leaf::Regular(mask) if scheme == Scheme::Loop => {
-                        points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
-                        (PatchType::Loop, param.with_boundary(mask).with_regular(true))
-                    }
-                    Leaf::Regular(mask) => {
-                        points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
-                        (PatchType::Regular, param.with_boundary(mask).with_regular(true))
-                    }
-                    Leaf::Irregular if scheme == Scheme::Loop => {
-                        let corners = irregular_corners_tri(level, f);
-                        let sp = TriSourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
-                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                        let ty = match end_cap {
-                            EndCap::GregoryBasis => PatchType::GregoryTriangle,
-                            EndCap::BSplineBasis => PatchType::Loop,
-                        };
-                        let rows = tri_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(
-                            || match end_cap {
-                                EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
-                                EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
-                            },
-                        );
-                        for r in 0..rows.num_rows() {
-                            let (cols, ws) = rows.row(r);
-                            for (&c, &w) in cols.iter().zip(ws) {
-                                local.columns.push(source[c as usize] + off);
-                                local.weights.push(w);
-                            }
-                            local.offsets.push(local.columns.len());
-                            points.push(total + num_local);
-                            num_local += 1;
+                let (ty, param) =
+                    match classify(level, k, f, has_irregular_faces) {
+                        Leaf::Regular(mask) if scheme == Scheme::Loop => {
+                            points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
+                            (PatchType::Loop, param.with_boundary(mask).with_regular(true))
                         }
-                        (ty, param)
-                    }
-                    Leaf::Irregular => {
-                        let corners = irregular_corners(level, f);
-                        let sp = SourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
-                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                        let ty = match end_cap {
-                            EndCap::GregoryBasis => PatchType::GregoryBasis,
-                            EndCap::BSplineBasis => PatchType::Regular,
-                        };
-                        let rows = quad_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(
-                            || match end_cap {
-                                EndCap::GregoryBasis => endcap::gregory_basis(&sp),
-                                EndCap::BSplineBasis => endcap::bspline(&sp),
-                            },
-                        );
-                        for r in 0..rows.num_rows() {
-                            let (cols, ws) = rows.row(r);
-                            for (&c, &w) in cols.iter().zip(ws) {
-                                local.columns.push(source[c as usize] + off);
-                                local.weights.push(w);
-                            }
-                            local.offsets.push(local.columns.len());
-                            points.push(total + num_local);
-                            num_local += 1;
+                        Leaf::Regular(mask) => {
+                            points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
+                            (PatchType::Regular, param.with_boundary(mask).with_regular(true))
                         }
-                        (ty, param)
-                    }
-                };
+                        Leaf::Irregular if scheme == Scheme::Loop => {
+                            let corners = irregular_corners_tri(level, f);
+                            let sp = TriSourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
+                            let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                            let ty = match end_cap {
+                                EndCap::GregoryBasis => PatchType::GregoryTriangle,
+                                EndCap::BSplineBasis => PatchType::Loop,
+                            };
+                            let rows = tri_rows
+                                .entry(std::array::from_fn(|i| corner_key(corners[i].0)))
+                                .or_insert_with(|| match end_cap {
+                                    EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
+                                    EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
+                                });
+                            for r in 0..rows.num_rows() {
+                                let (cols, ws) = rows.row(r);
+                                for (&c, &w) in cols.iter().zip(ws) {
+                                    local.columns.push(source[c as usize] + off);
+                                    local.weights.push(w);
+                                }
+                                local.offsets.push(local.columns.len());
+                                points.push(total + num_local);
+                                num_local += 1;
+                            }
+                            (ty, param)
+                        }
+                        Leaf::Irregular => {
+                            let corners = irregular_corners(level, f);
+                            let sp = SourcePatch::new(std::array::from_fn(|i| corner_of(corners[i].0)));
+                            let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                            let ty = match end_cap {
+                                EndCap::GregoryBasis => PatchType::GregoryBasis,
+                                EndCap::BSplineBasis => PatchType::Regular,
+                            };
+                            let rows = quad_rows
+                                .entry(std::array::from_fn(|i| corner_key(corners[i].0)))
+                                .or_insert_with(|| match end_cap {
+                                    EndCap::GregoryBasis => endcap::gregory_basis(&sp),
+                                    EndCap::BSplineBasis => endcap::bspline(&sp),
+                                });
+                            for r in 0..rows.num_rows() {
+                                let (cols, ws) = rows.row(r);
+                                for (&c, &w) in cols.iter().zip(ws) {
+                                    local.columns.push(source[c as usize] + off);
+                                    local.weights.push(w);
+                                }
+                                local.offsets.push(local.columns.len());
+                                points.push(total + num_local);
+                                num_local += 1;
+                            }
+                            (ty, param)
+                        }
+                    };
                 map.insert(square_key(px.ptex, px.depth, px.u, px.v), patches.len() as u32);
                 max_depth = max_depth.max(px.depth);
                 patches.push(Patch { ty, param, level: k as u8, first });
