@@ -18,13 +18,16 @@
 //! levels), `SUBLA_BENCH_SAMPLES=N` (samples per mesh, default 1,000,000),
 //! `SUBLA_BENCH_RUNS=N` (most runs per row, default 5; each row stops
 //! after 20 s), `SUBLA_BENCH_STENCILS=0` (leave out the limit-stencil rows),
-//! `SUBLA_BENCH_PEERS=0` (subla alone, as under a profiler).
+//! `SUBLA_BENCH_PEERS=0` (subla alone, as under a profiler),
+//! `SUBLA_BENCH_ENDCAP=bspline` (B-spline basis end caps for subla and
+//! OpenSubdiv C++ instead of Gregory basis ones; opensubdiv-rs 0.5 has
+//! Gregory basis end caps only, so it is not compared then).
 //!
 //! What each row times, per (mesh, isolation level):
 //!
 //! | row | subla | opensubdiv-rs | OpenSubdiv (petite) |
 //! |---|---|---|---|
-//! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (Gregory basis end caps) |
+//! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (the same end caps as subla's) |
 //! | `build_faces` | the same from face lists (`MeshBuilder::build` first, as the peers start from face lists) | – | – |
 //! | `eval` | `PatchTable::evaluate` (levels' points, end caps' points, position + d/du + d/dv, f64) | `PrimvarRefiner::interpolate_all` + `PatchMap::find_patch` + `PatchTable::evaluate` per sample (f32 weights, f64 data) | not exposed (see below) |
 //! | `stencils` | `PatchTable::limit_matrices` + applying them to xyz | – | `LimitStencilTableFactory::Create` with the patch table + applying it to xyz (f32) |
@@ -36,6 +39,13 @@
 //! through it. Its limit stencils run that very loop in C++ (and compose
 //! each sample's weights down to the control points), so the `stencils`
 //! row is where OpenSubdiv's evaluation is measured.
+//!
+//! petite 0.3's `EndCapType` is numbered one off from OpenSubdiv's
+//! `Options::EndCapType` (its `GregoryBasis` reaches C++ as
+//! `ENDCAP_BSPLINE_BASIS`, its `LegacyGregory` as `ENDCAP_GREGORY_BASIS`),
+//! so the end caps are asked for by OpenSubdiv's number, and the built
+//! table's end-cap patches are checked to have the control point count of
+//! the kind asked for (20 for Gregory basis, 16 for B-spline basis).
 //!
 //! The samples are the same for everyone: `N` points spread evenly over the
 //! ptex faces (in order), `(u, v)` from a fixed hash and exact in `f32`.
@@ -77,6 +87,8 @@ struct Settings {
     stencils: bool,
     /// Run the peers (off: subla alone, e.g. under a profiler).
     peers: bool,
+    /// Gregory basis end caps (else B-spline basis ones).
+    gregory: bool,
     threads: usize,
 }
 
@@ -115,6 +127,7 @@ impl Settings {
             runs: env_usize("SUBLA_BENCH_RUNS").unwrap_or(if smoke { 1 } else { 5 }).max(1),
             stencils: env_flag("SUBLA_BENCH_STENCILS").unwrap_or(true),
             peers: env_flag("SUBLA_BENCH_PEERS").unwrap_or(true),
+            gregory: !std::env::var("SUBLA_BENCH_ENDCAP").is_ok_and(|v| v.eq_ignore_ascii_case("bspline")),
             threads: rayon::current_num_threads(),
         }
     }
@@ -290,9 +303,9 @@ mod ours {
 
     use super::{Eval, Flat};
 
-    pub(super) fn build(mesh: &Mesh, isolation: u32) -> Result<PatchTable, String> {
+    pub(super) fn build(mesh: &Mesh, isolation: u32, gregory: bool) -> Result<PatchTable, String> {
         let r = SparseRefinement::build(mesh, isolation, None).map_err(|e| e.to_string())?;
-        PatchTable::new(r, EndCap::GregoryBasis).map_err(|e| e.to_string())
+        PatchTable::new(r, if gregory { EndCap::GregoryBasis } else { EndCap::BSplineBasis }).map_err(|e| e.to_string())
     }
 
     /// The control mesh from face lists and tags, as the peers get it.
@@ -421,8 +434,13 @@ mod petite {
     }
 
     /// `TopologyRefiner::new`, `RefineAdaptive` (default options but the
-    /// level) and `PatchTableFactory::Create` with Gregory basis end caps.
-    pub(super) fn build(f: &Flat, isolation: u32) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
+    /// level) and `PatchTableFactory::Create` with Gregory basis end caps
+    /// (else B-spline basis ones).
+    pub(super) fn build(
+        f: &Flat,
+        isolation: u32,
+        gregory: bool,
+    ) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
         let mut d = far::TopologyDescriptor::new(f.nv, &f.counts, &f.verts).map_err(err)?;
         if !f.crease_w.is_empty() {
             d.creases(&f.crease_flat, &f.crease_w);
@@ -459,10 +477,25 @@ mod petite {
             },
             &[],
         );
-        let t =
-            far::PatchTable::new(&r, Some(far::PatchTableOptions::new().end_cap_type(far::EndCapType::GregoryBasis)))
-                .map_err(err)?;
+        // petite's variants, as integers, are OpenSubdiv's `EndCapType`
+        // minus one: `LegacyGregory` is OpenSubdiv's `ENDCAP_GREGORY_BASIS`
+        // (3), `GregoryBasis` its `ENDCAP_BSPLINE_BASIS` (2).
+        let end_cap = if gregory { far::EndCapType::LegacyGregory } else { far::EndCapType::GregoryBasis };
+        let t = far::PatchTable::new(&r, Some(far::PatchTableOptions::new().end_cap_type(end_cap))).map_err(err)?;
         Ok((r, t))
+    }
+
+    /// Patches per number of control points (16: regular or B-spline end
+    /// cap, 20: Gregory basis end cap), from the patch arrays' descriptors
+    /// (their sizes come from C++ as they are, unlike petite's patch types).
+    pub(super) fn patch_sizes(t: &far::PatchTable) -> std::collections::BTreeMap<usize, usize> {
+        let mut sizes = std::collections::BTreeMap::new();
+        for a in 0..t.patch_array_count() {
+            if let Some(d) = t.patch_array_descriptor(a) {
+                *sizes.entry(d.control_vertex_count()).or_default() += t.patch_array_patch_count(a);
+            }
+        }
+        sizes
     }
 
     /// Limit stencils at the samples (OpenSubdiv finds each sample's patch,
@@ -705,11 +738,12 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
     for &iso in &s.isolations {
         // Build.
         b.line(&input.name, iso, "build", Some(BUILD_TARGET));
-        let Some(table) = b.time("subla", || one.install(|| ours::build(mesh, iso))) else { continue };
-        b.time("subla_faces", || one.install(|| ours::build(&ours::mesh(flat)?, iso)));
-        let rs = if s.peers { b.time("opensubdiv-rs", || osdrs::build(flat, iso)) } else { None };
+        let g = s.gregory;
+        let Some(table) = b.time("subla", || one.install(|| ours::build(mesh, iso, g))) else { continue };
+        b.time("subla_faces", || one.install(|| ours::build(&ours::mesh(flat)?, iso, g)));
+        let rs = if s.peers && g { b.time("opensubdiv-rs", || osdrs::build(flat, iso)) } else { None };
         #[cfg(feature = "opensubdiv-petite")]
-        let cpp = if s.peers { b.time("OpenSubdiv", || petite::build(flat, iso)) } else { None };
+        let cpp = if s.peers { b.time("OpenSubdiv", || petite::build(flat, iso, g)) } else { None };
         let r = table.refinement();
         let mut counts = format!(
             "{} iso{iso}: subla: {} patches ({:?}), levels {:?}",
@@ -723,7 +757,17 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
         }
         #[cfg(feature = "opensubdiv-petite")]
         if let Some((_, t)) = &cpp {
-            let _ = write!(counts, "; OpenSubdiv: {} patches", t.patch_count());
+            let sizes = petite::patch_sizes(t);
+            let _ = write!(counts, "; OpenSubdiv: {} patches (per control point count: {sizes:?})", t.patch_count());
+            let end_caps = table.counts().end_caps;
+            let gregory = sizes.get(&20).copied().unwrap_or(0);
+            if g && gregory != end_caps || !g && gregory != 0 {
+                b.note(format!(
+                    "WARNING {} iso{iso}: OpenSubdiv built {gregory} Gregory basis patches, subla {end_caps} {} end caps",
+                    input.name,
+                    if g { "Gregory basis" } else { "B-spline basis" }
+                ));
+            }
         }
         println!("{counts}");
 
@@ -838,9 +882,10 @@ fn main() {
     let s = Settings::from_env();
     let inputs = load_inputs(&s);
     println!(
-        "adaptive bench: {} inputs, isolation {:?}, {} samples, {} threads, best of up to {} runs{}{}",
+        "adaptive bench: {} inputs, isolation {:?}, {} end caps, {} samples, {} threads, best of up to {} runs{}{}",
         inputs.len(),
         s.isolations,
+        if s.gregory { "Gregory basis" } else { "B-spline basis" },
         s.samples,
         s.threads,
         s.runs,

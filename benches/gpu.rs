@@ -499,9 +499,17 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                         }
                     }
                     let diag = (0..3).map(|c| (hi[c] - lo[c]).powi(2)).sum::<f64>().sqrt();
-                    let dmax = want.du.iter().chain(want.dv.iter()).filter(|v| v.is_finite()).fold(0f64, |m, v| m.max(v.abs()));
+                    let dmax = want
+                        .du
+                        .iter()
+                        .chain(want.dv.iter())
+                        .filter(|v| v.is_finite())
+                        .fold(0f64, |m, v| m.max(v.abs()));
                     let worst = |w: &ndarray::Array2<f64>, g: &[f32]| {
-                        w.iter().zip(g).filter(|(a, _)| a.is_finite()).fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
+                        w.iter()
+                            .zip(g)
+                            .filter(|(a, _)| a.is_finite())
+                            .fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
                     };
                     format!(
                         "{:.1e} / {:.1e}",
