@@ -46,7 +46,7 @@
 //! | column | what is timed |
 //! |---|---|
 //! | build | `SparseRefinement::build` and `PatchTable::new` on the CPU, then `GpuLimit::new` (point matrix, upload, kernels), until the device is idle |
-//! | locate | `GpuLimit::locate`: every sample's patch on the host, sorted, uploaded |
+//! | locate | `GpuLimit::locate_ordered`: every sample's patch on the host, sorted, uploaded; each mesh has a row per `SampleOrder` (samples grouped by patch, or by kind of patch in the caller's order) |
 //! | eval | one frame: control points written to the device, SpMV and limit kernels, until the device is idle (outputs stay there) |
 //! | spmv, limit | GPU time of the SpMV passes and of the limit kernels (timestamp queries) |
 //! | GB/s, % copy | bytes the passes move at least (`LimitProfile::bytes`: matrix, control and points, samples, distinct patches and points, outputs) per second of kernel time, and that rate over the copy bandwidth |
@@ -412,7 +412,7 @@ fn x_flat(data: &MeshData) -> Vec<f32> {
 /// at isolation 3, about 1M samples on a uniform grid of every ptex face.
 fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
     use subla_adaptive::{EndCap, PatchTable, SparseRefinement, grid};
-    use subla_adaptive_gpu::{GpuLimit, LimitBuffers};
+    use subla_adaptive_gpu::{GpuLimit, LimitBuffers, SampleOrder};
 
     let target: usize = std::env::var("SUBLA_BENCH_LIMIT_SAMPLES")
         .ok()
@@ -456,88 +456,91 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         let nptex = table.refinement().num_ptex_faces();
         let k = ((target as f64 / f64::from(nptex)).sqrt().round() as u32).max(2);
         let samples = grid(nptex, k);
-        let (locate_s, located) = best(if quick { 1 } else { 3 }, || limit.locate(ctx, &table, &samples));
-        let row = |limit: &mut GpuLimit| -> Result<String, subla_adaptive_gpu::AdaptiveGpuError> {
-            let located = located.as_ref().map_err(|e| subla_gpu::GpuError::Internal {
-                operation: "limit bench",
-                message: format!("locate failed: {e}"),
-            })?;
-            let x = x_flat(&data);
-            let mut control = GpuBuffer::upload(ctx, &x)?;
-            let mut out = LimitBuffers::new(ctx, located, 3)?;
-            let mut prof = limit.profile(ctx, &control, 3, located, &mut out)?;
-            for _ in 0..if quick { 2 } else { 9 } {
-                let p = limit.profile(ctx, &control, 3, located, &mut out)?;
-                if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
-                    prof = p;
-                }
-            }
-            let (eval_s, r) =
-                best(if quick { 3 } else { 10 }, || -> Result<(), subla_adaptive_gpu::AdaptiveGpuError> {
-                    control.write(ctx, &x)?;
-                    limit.evaluate(ctx, &control, 3, located, &mut out)?;
-                    Ok(ctx.wait_idle()?)
-                });
-            r?;
-            let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
-            let rate = prof.bytes() as f64 / kernels_s;
-            let ms = |s: Option<f64>| s.map_or("–".to_owned(), |s| format!("{:.3}", s * 1e3));
-            let xf = data.positions().mapv(|v| v as f32);
-            let (cpu_s, cpu) = best(1, || table.evaluate(xf.view(), &samples, Par::Rayon));
-            let cpu = if cpu.is_ok() { format!("{:.1}", cpu_s * 1e3) } else { "failed".to_owned() };
-            // The device's result against the CPU's f64 evaluation: largest
-            // difference over the bounding-box diagonal (positions) and over
-            // the largest derivative (derivatives).
-            let got = out.download(ctx)?;
-            let agree = match table.evaluate(data.positions(), &samples, Par::Rayon) {
-                Ok(want) => {
-                    let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
-                    for r in want.position.outer_iter().filter(|r| r[0].is_finite()) {
-                        for c in 0..3 {
-                            lo[c] = lo[c].min(r[c]);
-                            hi[c] = hi[c].max(r[c]);
-                        }
+        for order in [SampleOrder::ByPatch, SampleOrder::ByKind] {
+            let (locate_s, located) =
+                best(if quick { 1 } else { 3 }, || limit.locate_ordered(ctx, &table, &samples, order));
+            let row = |limit: &mut GpuLimit| -> Result<String, subla_adaptive_gpu::AdaptiveGpuError> {
+                let located = located.as_ref().map_err(|e| subla_gpu::GpuError::Internal {
+                    operation: "limit bench",
+                    message: format!("locate failed: {e}"),
+                })?;
+                let x = x_flat(&data);
+                let mut control = GpuBuffer::upload(ctx, &x)?;
+                let mut out = LimitBuffers::new(ctx, located, 3)?;
+                let mut prof = limit.profile(ctx, &control, 3, located, &mut out)?;
+                for _ in 0..if quick { 2 } else { 9 } {
+                    let p = limit.profile(ctx, &control, 3, located, &mut out)?;
+                    if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
+                        prof = p;
                     }
-                    let diag = (0..3).map(|c| (hi[c] - lo[c]).powi(2)).sum::<f64>().sqrt();
-                    let dmax = want
-                        .du
-                        .iter()
-                        .chain(want.dv.iter())
-                        .filter(|v| v.is_finite())
-                        .fold(0f64, |m, v| m.max(v.abs()));
-                    let worst = |w: &ndarray::Array2<f64>, g: &[f32]| {
-                        w.iter()
-                            .zip(g)
-                            .filter(|(a, _)| a.is_finite())
-                            .fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
-                    };
-                    format!(
-                        "{:.1e} / {:.1e}",
-                        worst(&want.position, &got.position) / diag,
-                        worst(&want.du, &got.du).max(worst(&want.dv, &got.dv)) / dmax
-                    )
                 }
-                Err(e) => format!("cpu failed: {e}"),
+                let (eval_s, r) =
+                    best(if quick { 3 } else { 10 }, || -> Result<(), subla_adaptive_gpu::AdaptiveGpuError> {
+                        control.write(ctx, &x)?;
+                        limit.evaluate(ctx, &control, 3, located, &mut out)?;
+                        Ok(ctx.wait_idle()?)
+                    });
+                r?;
+                let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+                let rate = prof.bytes() as f64 / kernels_s;
+                let ms = |s: Option<f64>| s.map_or("–".to_owned(), |s| format!("{:.3}", s * 1e3));
+                let xf = data.positions().mapv(|v| v as f32);
+                let (cpu_s, cpu) = best(1, || table.evaluate(xf.view(), &samples, Par::Rayon));
+                let cpu = if cpu.is_ok() { format!("{:.1}", cpu_s * 1e3) } else { "failed".to_owned() };
+                // The device's result against the CPU's f64 evaluation: largest
+                // difference over the bounding-box diagonal (positions) and over
+                // the largest derivative (derivatives).
+                let got = out.download(ctx)?;
+                let agree = match table.evaluate(data.positions(), &samples, Par::Rayon) {
+                    Ok(want) => {
+                        let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
+                        for r in want.position.outer_iter().filter(|r| r[0].is_finite()) {
+                            for c in 0..3 {
+                                lo[c] = lo[c].min(r[c]);
+                                hi[c] = hi[c].max(r[c]);
+                            }
+                        }
+                        let diag = (0..3).map(|c| (hi[c] - lo[c]).powi(2)).sum::<f64>().sqrt();
+                        let dmax = want
+                            .du
+                            .iter()
+                            .chain(want.dv.iter())
+                            .filter(|v| v.is_finite())
+                            .fold(0f64, |m, v| m.max(v.abs()));
+                        let worst = |w: &ndarray::Array2<f64>, g: &[f32]| {
+                            w.iter()
+                                .zip(g)
+                                .filter(|(a, _)| a.is_finite())
+                                .fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
+                        };
+                        format!(
+                            "{:.1e} / {:.1e}",
+                            worst(&want.position, &got.position) / diag,
+                            worst(&want.du, &got.du).max(worst(&want.dv, &got.dv)) / dmax
+                        )
+                    }
+                    Err(e) => format!("cpu failed: {e}"),
+                };
+                Ok(format!(
+                    "{:.1} | {:.1} | {:.3} | {} | {} | {:.1} | {:.1} | {:.0} % | {cpu} | {agree} |",
+                    build_s * 1e3,
+                    locate_s * 1e3,
+                    eval_s * 1e3,
+                    ms(prof.seconds_of("spmv")),
+                    ms(prof.seconds_of("limit")),
+                    prof.bytes() as f64 * 1e-6,
+                    rate * 1e-9,
+                    100.0 * rate / copy_rate
+                ))
             };
-            Ok(format!(
-                "{:.1} | {:.1} | {:.3} | {} | {} | {:.1} | {:.1} | {:.0} % | {cpu} | {agree} |",
-                build_s * 1e3,
-                locate_s * 1e3,
-                eval_s * 1e3,
-                ms(prof.seconds_of("spmv")),
-                ms(prof.seconds_of("limit")),
-                prof.bytes() as f64 * 1e-6,
-                rate * 1e-9,
-                100.0 * rate / copy_rate
-            ))
-        };
-        let cells = row(&mut limit).unwrap_or_else(|e| format!("failed: {e} | | | | | | | | |"));
-        println!(
-            "| {name} | {} | {} | {} | {} | {cells}",
-            table.patches().len(),
-            limit.num_points(),
-            limit.nnz(),
-            samples.len()
-        );
+            let cells = row(&mut limit).unwrap_or_else(|e| format!("failed: {e} | | | | | | | | |"));
+            println!(
+                "| {name} ({order:?}) | {} | {} | {} | {} | {cells}",
+                table.patches().len(),
+                limit.num_points(),
+                limit.nnz(),
+                samples.len()
+            );
+        }
     }
 }

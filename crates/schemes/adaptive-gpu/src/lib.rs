@@ -162,6 +162,19 @@ pub struct GpuLimit {
     frame: Option<Frame>,
 }
 
+/// The order in which [`GpuLimit::locate_ordered`] hands samples to the
+/// kernels (the outputs keep the caller's order either way).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SampleOrder {
+    /// By kind of patch, then by patch: neighbouring invocations share
+    /// patch points.
+    #[default]
+    ByPatch,
+    /// By kind of patch, then in the caller's order: neighbouring
+    /// invocations write neighbouring output rows.
+    ByKind,
+}
+
 /// Samples located in a table and uploaded, sorted by patch type and
 /// patch ([`GpuLimit::locate`]); reusable frame after frame.
 #[derive(Debug)]
@@ -399,6 +412,30 @@ impl GpuLimit {
     /// a device failure.
     #[track_caller]
     pub fn locate(&self, ctx: &GpuContext, table: &PatchTable, samples: &[Sample]) -> Result<GpuSamples> {
+        self.locate_ordered(ctx, table, samples, SampleOrder::ByPatch)
+    }
+
+    /// [`GpuLimit::locate`] with the order the kernels see the samples in:
+    /// [`SampleOrder::ByPatch`] groups the samples of a patch (neighbouring
+    /// invocations read the same points, but write rows far apart when the
+    /// input is not in patch order), [`SampleOrder::ByKind`] keeps the
+    /// caller's order within each kind of patch (neighbouring invocations
+    /// write neighbouring rows). The outputs keep the order of `samples`
+    /// either way.
+    ///
+    /// # Panics
+    /// As [`GpuLimit::locate`].
+    ///
+    /// # Errors
+    /// As [`GpuLimit::locate`].
+    #[track_caller]
+    pub fn locate_ordered(
+        &self,
+        ctx: &GpuContext,
+        table: &PatchTable,
+        samples: &[Sample],
+        order: SampleOrder,
+    ) -> Result<GpuSamples> {
         assert!(
             table.patches().len() == self.groups.len() && table.num_points() == self.num_points,
             "GpuLimit::locate: the table has {} patches and {} points, the evaluator {} and {} (locate samples in the table the evaluator was made from)",
@@ -417,9 +454,15 @@ impl GpuLimit {
         let mut next = 0u32;
         for g in 0..2u8 {
             for (p, _) in self.groups.iter().enumerate().filter(|&(_, &x)| x == g) {
-                bucket_of[p] = next;
+                bucket_of[p] = match order {
+                    SampleOrder::ByPatch => next,
+                    SampleOrder::ByKind => u32::from(g),
+                };
                 next += 1;
             }
+        }
+        if order == SampleOrder::ByKind {
+            next = 2;
         }
         let hole_bucket = next as usize;
         let bucket = |p: u32| if p == u32::MAX { hole_bucket } else { bucket_of[p as usize] as usize };
@@ -431,7 +474,10 @@ impl GpuLimit {
             starts[b + 1] += starts[b];
         }
         let mut ranges = [(0u32, 0u32); 3];
-        let regular_patches = self.groups.iter().filter(|&&g| g == 0).count();
+        let regular_patches = match order {
+            SampleOrder::ByPatch => self.groups.iter().filter(|&&g| g == 0).count(),
+            SampleOrder::ByKind => 1,
+        };
         let group_starts = [0, starts[regular_patches], starts[hole_bucket], n];
         for (g, r) in ranges.iter_mut().enumerate() {
             *r = (group_starts[g] as u32, (group_starts[g + 1] - group_starts[g]) as u32);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 use subla_adaptive::{AdaptiveError, EndCap, PatchTable, Sample, SparseRefinement, grid};
-use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, LimitValues};
+use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, LimitValues, SampleOrder};
 use subla_algebra::Par;
 use subla_gpu::testing::context_or_skip;
 use subla_gpu::{GpuBuffer, GpuContext};
@@ -133,6 +133,11 @@ fn check_shape(ctx: &GpuContext, name: &str, iso: u32, end_cap: EndCap, random: 
         assert!(ed <= 1e-5, "{name} iso {iso} {end_cap:?} d={channels}: derivatives differ by {ed:e} of the diagonal");
         let again = limit.evaluate_host(ctx, &xf, channels, &located).expect("second run");
         assert!(bits(&gpu) == bits(&again), "{name} d={channels}: two runs differ");
+        // The kernels' order of the samples changes nothing in the outputs.
+        let by_kind = limit.locate_ordered(ctx, &t, &s, SampleOrder::ByKind).expect("locate by kind");
+        let other = limit.evaluate_host(ctx, &xf, channels, &by_kind).expect("by kind");
+        assert!(bits(&gpu) == bits(&other), "{name} d={channels}: the sample order changed the outputs");
+        assert_eq!(by_kind.missing(), located.missing());
     }
     let holes = located.missing().len();
     (t, holes)

@@ -131,7 +131,18 @@ impl Stencils {
         self.offsets.len() - 1
     }
     fn push_row(&mut self, row: &mut Vec<(u32, f64)>) {
-        row.sort_by_key(|&(c, _)| c);
+        // Rows are short: a stable insertion sort, without the buffer a
+        // library stable sort allocates (equal columns keep their order, so
+        // their weights are summed in the order they were pushed).
+        for i in 1..row.len() {
+            let x = row[i];
+            let mut j = i;
+            while j > 0 && row[j - 1].0 > x.0 {
+                row[j] = row[j - 1];
+                j -= 1;
+            }
+            row[j] = x;
+        }
         let mut last: Option<u32> = None;
         for &(c, w) in row.iter() {
             if last == Some(c) {
@@ -468,7 +479,11 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
         vmask[mk.vertex as usize] = Some(*mk);
     }
     // Rows in the children's order: vertex children, face points, edge points.
-    let mut st = Stencils { offsets: Vec::with_capacity(n_child + 1), columns: Vec::new(), weights: Vec::new() };
+    let mut st = Stencils {
+        offsets: Vec::with_capacity(n_child + 1),
+        columns: Vec::with_capacity(n_child * 9),
+        weights: Vec::with_capacity(n_child * 9),
+    };
     st.offsets.push(0);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
     let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
@@ -690,7 +705,11 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
         vmask[mk.vertex as usize] = Some(*mk);
     }
     // Rows in the children's order: vertex children, then edge points.
-    let mut st = Stencils { offsets: Vec::with_capacity(n_child + 1), columns: Vec::new(), weights: Vec::new() };
+    let mut st = Stencils {
+        offsets: Vec::with_capacity(n_child + 1),
+        columns: Vec::with_capacity(n_child * 9),
+        weights: Vec::with_capacity(n_child * 9),
+    };
     st.offsets.push(0);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
     for v in 0..nv {
