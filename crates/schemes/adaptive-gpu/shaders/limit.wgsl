@@ -186,18 +186,23 @@ fn limit_bspline(
     if ((at.boundary & 4u) != 0u) { ct = fold_high(ct); }
     if ((at.boundary & 8u) != 0u) { cs = fold_low(cs); }
     for (var c0 = 0u; c0 < params.channels; c0 += 4u) {
+        // Sums of differences from the face's first corner (point 5): the
+        // weights sum to 1 and the derivative weights to 0, so this is the
+        // same surface, without the cancellation of large coordinates in
+        // f32 derivatives.
+        let x0 = load_point(patch_points[at.first_point + 5u], c0);
         var p = vec4<f32>(0.0);
         var du = vec4<f32>(0.0);
         var dv = vec4<f32>(0.0);
         for (var row = 0u; row < 4u; row++) {
             for (var col = 0u; col < 4u; col++) {
-                let x = load_point(patch_points[at.first_point + 4u * row + col], c0);
+                let x = load_point(patch_points[at.first_point + 4u * row + col], c0) - x0;
                 p += (cs.v[col] * ct.v[row]) * x;
                 du += (cs.d[col] * ct.v[row]) * x;
                 dv += (cs.v[col] * ct.d[row]) * x;
             }
         }
-        store(at.row, c0, p, du * at.deriv_scale, dv * at.deriv_scale);
+        store(at.row, c0, x0 + p, du * at.deriv_scale, dv * at.deriv_scale);
     }
 }
 
@@ -243,6 +248,8 @@ fn limit_gregory(
     let tc = 1.0 - t;
     let g = vec4<f32>(blend(s, s + t), blend(t, sc + t), blend(sc, sc + tc), blend(tc, s + tc));
     for (var c0 = 0u; c0 < params.channels; c0 += 4u) {
+        // Differences from corner 0's limit point, as in `limit_bspline`.
+        let x0 = load_point(patch_points[at.first_point], c0);
         var p = vec4<f32>(0.0);
         var du = vec4<f32>(0.0);
         var dv = vec4<f32>(0.0);
@@ -256,12 +263,12 @@ fn limit_gregory(
             } else if (role == 4u) {
                 f = 1.0 - g[corner];
             }
-            let x = load_point(patch_points[at.first_point + k], c0);
+            let x = load_point(patch_points[at.first_point + k], c0) - x0;
             p += (bs.v[cell.x] * bt.v[cell.y] * f) * x;
             du += (bs.d[cell.x] * bt.v[cell.y] * f) * x;
             dv += (bs.v[cell.x] * bt.d[cell.y] * f) * x;
         }
-        store(at.row, c0, p, du * at.deriv_scale, dv * at.deriv_scale);
+        store(at.row, c0, x0 + p, du * at.deriv_scale, dv * at.deriv_scale);
     }
 }
 
