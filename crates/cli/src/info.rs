@@ -189,9 +189,10 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
 /// level, and the patches it would make: text lines and JSON.
 pub(crate) fn adaptive(data: &MeshData, isolation: u32) -> (String, serde_json::Value) {
     use subla::adaptive::basis::PatchType;
-    use subla::adaptive::{EndCap, PatchTable, SparseRefinement};
+    use subla::adaptive::{EndCap, PatchTable, Scheme, SparseRefinement};
     let mut s = String::new();
-    let refinement = match SparseRefinement::build(&data.mesh, isolation, None) {
+    let (budget, _) = crate::memory::budget(None);
+    let refinement = match SparseRefinement::build_within(Scheme::Catmark, &data.mesh, isolation, None, budget) {
         Ok(r) => r,
         Err(e) => {
             let _ = writeln!(s, "  adaptive refinement (catmark, isolation {isolation}): not available: {e}");

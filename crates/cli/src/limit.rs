@@ -131,8 +131,18 @@ fn build(
         AdaptiveScheme::Catmark => Scheme::Catmark,
         AdaptiveScheme::Loop => Scheme::Loop,
     };
-    let refinement =
-        SparseRefinement::build_scheme(scheme, &data.mesh, opts.isolation, selected.as_deref()).map_err(adaptive_error);
+    let (budget, what) = memory::budget(None);
+    let refinement = SparseRefinement::build_within(scheme, &data.mesh, opts.isolation, selected.as_deref(), budget)
+        .map_err(|e| match e {
+            AdaptiveError::OverBudget { level, bytes, budget } => format!(
+                "--isolation {}: level {level} would bring the refinement to about {}; the budget is {} ({what}; {})",
+                opts.isolation,
+                memory::human(u128::from(bytes)),
+                memory::human(u128::from(budget)),
+                memory::advice(&what)
+            ),
+            e => adaptive_error(e),
+        });
     bar.finish_and_clear();
     let end_cap = match opts.endcap {
         EndCapArg::Gregory => EndCap::GregoryBasis,

@@ -58,6 +58,19 @@ pub enum AdaptiveError {
         /// The ptex face.
         ptex: u32,
     },
+    /// A refined level would take the refinement over its memory budget
+    /// ([`SparseRefinement::build_within`]).
+    #[error(
+        "level {level} would bring the adaptive refinement to about {bytes} bytes, over the budget of {budget} bytes"
+    )]
+    OverBudget {
+        /// The level refused.
+        level: u32,
+        /// Bytes the levels up to it would take, about.
+        bytes: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// An output would not fit the index types.
     #[error("{what} would be too large for 32-bit indices")]
     TooLarge {

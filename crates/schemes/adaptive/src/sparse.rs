@@ -205,6 +205,27 @@ impl SparseRefinement {
         isolation: u32,
         selected_faces: Option<&[u32]>,
     ) -> Result<Self, AdaptiveError> {
+        Self::build_within(scheme, mesh, isolation, selected_faces, u64::MAX)
+    }
+
+    /// [`SparseRefinement::build_scheme`] within a memory budget: before each
+    /// level is built, its size is known from the marking (vertices and
+    /// faces), and a level predicted to take the refinement over `budget`
+    /// bytes is refused before anything of it is allocated. Features can
+    /// make every face refine at every level (semi-sharp creases
+    /// everywhere), so a deep isolation level can grow like uniform
+    /// refinement.
+    ///
+    /// # Errors
+    /// As [`SparseRefinement::build_scheme`]; [`AdaptiveError::OverBudget`]
+    /// naming the level and the bytes predicted.
+    pub fn build_within(
+        scheme: Scheme,
+        mesh: &Mesh,
+        isolation: u32,
+        selected_faces: Option<&[u32]>,
+        budget: u64,
+    ) -> Result<Self, AdaptiveError> {
         if !(1..=10).contains(&isolation) {
             return Err(AdaptiveError::IsolationLevel { level: isolation });
         }
@@ -251,6 +272,8 @@ impl SparseRefinement {
         let from_selected = vec![true; base.num_faces()];
         let mut levels = vec![Level { mesh: base, complete, tags, selected: Vec::new(), from_selected, ptex }];
         let mut stencils = Vec::new();
+        // The control level is the caller's; the refined levels are charged.
+        let mut used = 0u64;
         let base_ptex_start = ptex_starts(levels[0].mesh.topology());
         for depth in 0..isolation {
             let level = levels.last_mut().expect("the control level");
@@ -273,8 +296,8 @@ impl SparseRefinement {
             }
             level.selected = selected;
             let (child, st) = match scheme {
-                Scheme::Catmark => refine(level, depth, &base_ptex_start)?,
-                Scheme::Loop => refine_tri(level)?,
+                Scheme::Catmark => refine(level, depth, &base_ptex_start, &mut used, budget)?,
+                Scheme::Loop => refine_tri(level, depth, &mut used, budget)?,
             };
             levels.push(child);
             stencils.push(st);
@@ -354,7 +377,39 @@ fn marks_by_algebra(p: &Level) -> Result<(Vec<bool>, Vec<bool>), AdaptiveError> 
     Ok((vsel, fmarked))
 }
 
-fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Stencils), AdaptiveError> {
+/// Bytes a level of `vertices` and `faces` (with its stencils and its
+/// patches later) takes at most, about: its topology (corners, edges and
+/// their uses, vertex relations, tags), sharpness, stencil rows and the
+/// patch points of its faces.
+fn level_bytes(vertices: usize, faces: usize, corners: usize) -> u64 {
+    let (v, f, c) = (vertices as u64, faces as u64, corners as u64);
+    v * (4 * 8 + 8 * 12 + 32) + f * (8 + 4 * 16 + 16) + c * 4 * 10
+}
+
+/// Refuses a level that would take the refinement over its budget.
+fn charge(
+    used: &mut u64,
+    level: u32,
+    vertices: usize,
+    faces: usize,
+    corners: usize,
+    budget: u64,
+) -> Result<(), AdaptiveError> {
+    let bytes = level_bytes(vertices, faces, corners);
+    *used = used.saturating_add(bytes);
+    if *used > budget {
+        return Err(AdaptiveError::OverBudget { level, bytes: *used, budget });
+    }
+    Ok(())
+}
+
+fn refine(
+    p: &Level,
+    depth: u32,
+    base_ptex_start: &[u32],
+    used: &mut u64,
+    budget: u64,
+) -> Result<(Level, Stencils), AdaptiveError> {
     let m = &p.mesh;
     let t = m.topology();
     let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
@@ -462,6 +517,7 @@ fn refine(p: &Level, depth: u32, base_ptex_start: &[u32]) -> Result<(Level, Sten
             }));
         }
     }
+    charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
     let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
 
     let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
@@ -600,7 +656,7 @@ pub(crate) fn tri_child_ptex(pp: FacePtex, j: usize) -> FacePtex {
 
 /// Refines the selected triangles of `p` (and the neighbours they need),
 /// as OpenSubdiv's sparse `TriRefinement`.
-fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
+fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Level, Stencils), AdaptiveError> {
     let m = &p.mesh;
     let t = m.topology();
     let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
@@ -689,6 +745,7 @@ fn refine_tri(p: &Level) -> Result<(Level, Stencils), AdaptiveError> {
             ptex.push(p.ptex[f].map(|pp| tri_child_ptex(pp, j)));
         }
     }
+    charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
     let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
     let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;

@@ -347,3 +347,20 @@ fn pillows_never_panic() {
         }
     }
 }
+
+/// A level over the budget is refused before it is built, naming the
+/// level; a budget that fits changes nothing.
+#[test]
+fn refinement_within_a_budget() {
+    use subla_adaptive::{AdaptiveError, Scheme};
+    let d = shape("catmark_cube_creases0");
+    let full = SparseRefinement::build(&d.mesh, 4, None).expect("refine");
+    let roomy = SparseRefinement::build_within(Scheme::Catmark, &d.mesh, 4, None, 1 << 30).expect("within 1 GiB");
+    assert_eq!(full.vertices_per_level(), roomy.vertices_per_level());
+    match SparseRefinement::build_within(Scheme::Catmark, &d.mesh, 4, None, 20_000) {
+        Err(AdaptiveError::OverBudget { level, bytes, budget }) => {
+            assert!(level >= 1 && bytes > budget && budget == 20_000);
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|r| r.vertices_per_level())),
+    }
+}
