@@ -597,7 +597,6 @@ fn refine(
     }
     debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark);
-    let _ = depth;
     Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
 }
 
