@@ -102,7 +102,12 @@ pub(crate) fn classify(level: &Level, k: usize, f: usize, has_irregular_faces: b
     let m = &level.mesh;
     let t = m.topology();
     let verts = t.face(f);
-    let vt: Vec<VTag> = verts.iter().map(|&v| level.tags[v as usize]).collect();
+    // Patches are quads or triangles: the corners' tags fit on the stack.
+    let mut corner_tags = [VTag::default(); 4];
+    for (slot, &v) in corner_tags.iter_mut().zip(verts) {
+        *slot = level.tags[v as usize];
+    }
+    let vt = &corner_tags[..verts.len().min(4)];
     let comp = vt.iter().fold(VTag::default(), |a, &b| a.or(b));
     let regular = 'r: {
         if !comp.inf_sharp && !comp.inf_sharp_edges {
