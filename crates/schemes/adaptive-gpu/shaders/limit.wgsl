@@ -42,7 +42,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> samples: array<vec4<u32>>;
 // (offset of the patch's point indices, PatchParam word 1 | type bit).
 @group(0) @binding(2) var<storage, read> patches: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read> patch_points: array<u32>;
+@group(0) @binding(3) var<storage, read> patch_points: array<vec4<u32>>;
 // The table's points, num_points x d, row-major.
 @group(0) @binding(4) var<storage, read> points: array<f32>;
 @group(0) @binding(5) var<storage, read_write> position: array<f32>;
@@ -190,13 +190,21 @@ fn limit_bspline(
         // weights sum to 1 and the derivative weights to 0, so this is the
         // same surface, without the cancellation of large coordinates in
         // f32 derivatives.
-        let x0 = load_point(patch_points[at.first_point + 5u], c0);
+        let base = at.first_point / 4u;
+        let x0 = load_point(patch_points[base + 1u].y, c0);
         var p = vec4<f32>(0.0);
         var du = vec4<f32>(0.0);
         var dv = vec4<f32>(0.0);
         for (var row = 0u; row < 4u; row++) {
+            let ids = patch_points[base + row];
+            let xs = array<vec4<f32>, 4>(
+                load_point(ids.x, c0) - x0,
+                load_point(ids.y, c0) - x0,
+                load_point(ids.z, c0) - x0,
+                load_point(ids.w, c0) - x0,
+            );
             for (var col = 0u; col < 4u; col++) {
-                let x = load_point(patch_points[at.first_point + 4u * row + col], c0) - x0;
+                let x = xs[col];
                 p += (cs.v[col] * ct.v[row]) * x;
                 du += (cs.d[col] * ct.v[row]) * x;
                 dv += (cs.v[col] * ct.d[row]) * x;
@@ -249,7 +257,8 @@ fn limit_gregory(
     let g = vec4<f32>(blend(s, s + t), blend(t, sc + t), blend(sc, sc + tc), blend(tc, s + tc));
     for (var c0 = 0u; c0 < params.channels; c0 += 4u) {
         // Differences from corner 0's limit point, as in `limit_bspline`.
-        let x0 = load_point(patch_points[at.first_point], c0);
+        let base = at.first_point / 4u;
+        let x0 = load_point(patch_points[base].x, c0);
         var p = vec4<f32>(0.0);
         var du = vec4<f32>(0.0);
         var dv = vec4<f32>(0.0);
@@ -263,7 +272,7 @@ fn limit_gregory(
             } else if (role == 4u) {
                 f = 1.0 - g[corner];
             }
-            let x = load_point(patch_points[at.first_point + k], c0) - x0;
+            let x = load_point(patch_points[base + k / 4u][k % 4u], c0) - x0;
             p += (bs.v[cell.x] * bt.v[cell.y] * f) * x;
             du += (bs.d[cell.x] * bt.v[cell.y] * f) * x;
             dv += (bs.v[cell.x] * bt.d[cell.y] * f) * x;

@@ -356,7 +356,9 @@ impl GpuLimit {
             kernels,
             matrix,
             patches: program::upload(ctx, "patch records", &records)?,
-            patch_points: program::upload(ctx, "patch point indices", &point_indices)?,
+            // Rows of 4 indices, as the kernels read them (every patch has 16
+            // or 20 points, so each starts on a row).
+            patch_points: program::upload(ctx, "patch point indices", &index_rows(&point_indices))?,
             groups,
             point_offsets,
             point_indices,
@@ -733,6 +735,18 @@ impl GpuLimit {
             Ok(())
         })?)
     }
+}
+
+/// `indices` in rows of 4, the last one padded with zeros.
+fn index_rows(indices: &[u32]) -> Vec<[u32; 4]> {
+    indices
+        .chunks(4)
+        .map(|c| {
+            let mut row = [0u32; 4];
+            row[..c.len()].copy_from_slice(c);
+            row
+        })
+        .collect()
 }
 
 /// The patch of every sample (`u32::MAX` for none), found in parallel.

@@ -259,3 +259,20 @@ fn device_buffers_and_profile() {
     }
     assert!(profile.gathered_bytes >= 16 * 16 * (s.len() - located.missing().len()) as u64);
 }
+
+/// A table whose every face is a hole has no patch: every sample is NaN,
+/// and nothing fails on the device.
+#[test]
+fn a_table_of_holes_only() {
+    let Some(ctx) = context_or_skip() else { return };
+    let mesh = subla_mesh::MeshBuilder::from_faces(4, &[[0u32, 1, 2, 3]]).hole(0).build(Par::Seq).expect("a mesh");
+    let r = SparseRefinement::build(&mesh, 2, None).expect("refine");
+    let t = PatchTable::new(r, EndCap::GregoryBasis).expect("patch table");
+    assert!(t.patches().is_empty());
+    let mut limit = GpuLimit::new(ctx, &t).expect("an evaluator with no patch");
+    let s = grid(t.refinement().num_ptex_faces(), 2);
+    let located = limit.locate(ctx, &t, &s).expect("locate");
+    let x = vec![0.0f32; 12];
+    let v = limit.evaluate_host(ctx, &x, 3, &located).expect("evaluate");
+    assert!(v.position.iter().all(|p| p.is_nan()));
+}
