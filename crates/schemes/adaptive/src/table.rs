@@ -108,7 +108,6 @@ impl PatchTable {
         let mut patches = Vec::new();
         let mut points = Vec::new();
         let mut local = endcap::Rows { num_columns: 0, offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
-        let mut num_local = 0u32;
         let mut map = HashMap::with_capacity_and_hasher(
             levels.iter().map(|l| l.num_faces()).sum::<usize>() / 2,
             BuildHasherDefault::default(),
@@ -153,15 +152,8 @@ impl PatchTable {
                                 |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
                             let sp = TriSourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
                                 .map_err(unsupported)?;
-                            if let Some(c) = (0..3).find(|&c| corners[c].1.len() != sp.corner_ring_size(c)) {
-                                return Err(unsupported(SourcePatchError {
-                                    message: format!(
-                                        "corner {c}: the mesh gives {} ring points, the patch expects {}",
-                                        corners[c].1.len(),
-                                        sp.corner_ring_size(c)
-                                    ),
-                                }));
-                            }
+                            check_rings(corners.iter().map(|c| c.1.len()), |c| sp.corner_ring_size(c))
+                                .map_err(unsupported)?;
                             let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
                             let ty = match end_cap {
                                 EndCap::GregoryBasis => PatchType::GregoryTriangle,
@@ -173,16 +165,7 @@ impl PatchTable {
                                     EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
                                     EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
                                 });
-                            for r in 0..rows.num_rows() {
-                                let (cols, ws) = rows.row(r);
-                                for (&c, &w) in cols.iter().zip(ws) {
-                                    local.columns.push(source[c as usize] + off);
-                                    local.weights.push(w);
-                                }
-                                local.offsets.push(local.columns.len());
-                                points.push(total + num_local);
-                                num_local += 1;
-                            }
+                            push_end_cap(rows, &source, off, total, &mut local, &mut points);
                             (ty, param)
                         }
                         Leaf::Irregular => {
@@ -191,15 +174,8 @@ impl PatchTable {
                                 |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
                             let sp = SourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
                                 .map_err(unsupported)?;
-                            if let Some(c) = (0..4).find(|&c| corners[c].1.len() != sp.corner_ring_size(c)) {
-                                return Err(unsupported(SourcePatchError {
-                                    message: format!(
-                                        "corner {c}: the mesh gives {} ring points, the patch expects {}",
-                                        corners[c].1.len(),
-                                        sp.corner_ring_size(c)
-                                    ),
-                                }));
-                            }
+                            check_rings(corners.iter().map(|c| c.1.len()), |c| sp.corner_ring_size(c))
+                                .map_err(unsupported)?;
                             let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
                             let ty = match end_cap {
                                 EndCap::GregoryBasis => PatchType::GregoryBasis,
@@ -211,16 +187,7 @@ impl PatchTable {
                                     EndCap::GregoryBasis => endcap::gregory_basis(&sp),
                                     EndCap::BSplineBasis => endcap::bspline(&sp),
                                 });
-                            for r in 0..rows.num_rows() {
-                                let (cols, ws) = rows.row(r);
-                                for (&c, &w) in cols.iter().zip(ws) {
-                                    local.columns.push(source[c as usize] + off);
-                                    local.weights.push(w);
-                                }
-                                local.offsets.push(local.columns.len());
-                                points.push(total + num_local);
-                                num_local += 1;
-                            }
+                            push_end_cap(rows, &source, off, total, &mut local, &mut points);
                             (ty, param)
                         }
                     };
@@ -434,6 +401,41 @@ type CornerKey = (usize, usize, bool, bool, bool);
 
 fn corner_key(c: CornerInfo) -> CornerKey {
     (c.num_faces, c.patch_face, c.boundary, c.sharp, c.dart)
+}
+
+/// Refuses a corner whose one-ring, as the mesh gives it, does not have
+/// the length the source patch numbers.
+fn check_rings(lens: impl Iterator<Item = usize>, expected: impl Fn(usize) -> usize) -> Result<(), SourcePatchError> {
+    for (c, len) in lens.enumerate() {
+        if len != expected(c) {
+            return Err(SourcePatchError {
+                message: format!("corner {c}: the mesh gives {len} ring points, the patch expects {}", expected(c)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Appends an end cap's points: each conversion row, over the source
+/// points (vertices of the level whose points start at `off`), becomes a
+/// local point numbered after the `total` level points.
+fn push_end_cap(
+    rows: &endcap::Rows,
+    source: &[u32],
+    off: u32,
+    total: u32,
+    local: &mut endcap::Rows,
+    points: &mut Vec<u32>,
+) {
+    for r in 0..rows.num_rows() {
+        let (cols, ws) = rows.row(r);
+        for (&c, &w) in cols.iter().zip(ws) {
+            local.columns.push(source[c as usize] + off);
+            local.weights.push(w);
+        }
+        points.push(total + local.num_rows() as u32);
+        local.offsets.push(local.columns.len());
+    }
 }
 
 /// The end-cap description of a patch corner.
