@@ -103,6 +103,33 @@ pub struct Corner {
 }
 
 impl Corner {
+    /// The checks every source patch makes of its corner `c`: some faces,
+    /// the patch face among them, two faces at least inside, no dart on a
+    /// boundary.
+    pub(crate) fn check(&self, c: usize) -> Result<(), SourcePatchError> {
+        let corner = self;
+        if corner.num_faces < 1 {
+            return Err(SourcePatchError { message: format!("corner {c} has no faces") });
+        }
+        if corner.patch_face >= corner.num_faces {
+            return Err(SourcePatchError {
+                message: format!(
+                    "corner {c}: patch face {} is not among its {} faces",
+                    corner.patch_face, corner.num_faces
+                ),
+            });
+        }
+        if !corner.boundary && corner.num_faces < 2 {
+            return Err(SourcePatchError {
+                message: format!("corner {c}: an interior corner needs at least two faces"),
+            });
+        }
+        if corner.dart && corner.boundary {
+            return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
+        }
+        Ok(())
+    }
+
     fn valence(&self) -> usize {
         usize::from(self.num_faces) + usize::from(self.boundary)
     }
@@ -161,25 +188,7 @@ impl SourcePatch {
     /// [`SourcePatchError`] naming the corner and what is wrong with it.
     pub fn try_new(corners: [Corner; 4]) -> Result<SourcePatch, SourcePatchError> {
         for (c, corner) in corners.iter().enumerate() {
-            if corner.num_faces < 1 {
-                return Err(SourcePatchError { message: format!("corner {c} has no faces") });
-            }
-            if corner.patch_face >= corner.num_faces {
-                return Err(SourcePatchError {
-                    message: format!(
-                        "corner {c}: patch face {} is not among its {} faces",
-                        corner.patch_face, corner.num_faces
-                    ),
-                });
-            }
-            if !corner.boundary && corner.num_faces < 2 {
-                return Err(SourcePatchError {
-                    message: format!("corner {c}: an interior corner needs at least two faces"),
-                });
-            }
-            if corner.dart && corner.boundary {
-                return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
-            }
+            corner.check(c)?;
         }
         let val2_interior = corners.map(|k| k.num_faces == 2 && !k.boundary);
         let mut patch = SourcePatch {

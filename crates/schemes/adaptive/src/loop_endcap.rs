@@ -66,25 +66,7 @@ impl TriSourcePatch {
     /// [`SourcePatchError`] naming the corner and what is wrong with it.
     pub fn try_new(corners: [Corner; 3]) -> Result<TriSourcePatch, SourcePatchError> {
         for (c, corner) in corners.iter().enumerate() {
-            if corner.num_faces < 1 {
-                return Err(SourcePatchError { message: format!("corner {c} has no faces") });
-            }
-            if corner.patch_face >= corner.num_faces {
-                return Err(SourcePatchError {
-                    message: format!(
-                        "corner {c}: patch face {} is not among its {} faces",
-                        corner.patch_face, corner.num_faces
-                    ),
-                });
-            }
-            if !corner.boundary && corner.num_faces < 2 {
-                return Err(SourcePatchError {
-                    message: format!("corner {c}: an interior corner needs at least two faces"),
-                });
-            }
-            if corner.dart && corner.boundary {
-                return Err(SourcePatchError { message: format!("corner {c}: a dart is interior by definition") });
-            }
+            corner.check(c)?;
         }
         let val2_interior = corners.map(|k| k.num_faces == 2 && !k.boundary);
         let mut patch = TriSourcePatch {
