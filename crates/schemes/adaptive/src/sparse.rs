@@ -130,6 +130,13 @@ impl Stencils {
     pub fn num_rows(&self) -> usize {
         self.offsets.len() - 1
     }
+    /// Empty rows, with room for `rows` of about nine entries.
+    fn with_rows(rows: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Stencils { offsets, columns: Vec::with_capacity(rows * 9), weights: Vec::with_capacity(rows * 9) }
+    }
+
     fn push_row(&mut self, row: &mut Vec<(u32, f64)>) {
         // Rows are short: a stable insertion sort, without the buffer a
         // library stable sort allocates (equal columns keep their order, so
@@ -403,6 +410,62 @@ fn charge(
     Ok(())
 }
 
+/// The children a level keeps, numbered as the refined level orders its
+/// vertices: children of the selected vertices, then the face points of
+/// the marked faces (for a quad split), then the edge points of the
+/// selected edges and of the edges with a selected end; `complete` marks
+/// the children of selected components.
+struct Children {
+    vchild: Vec<u32>,
+    fchild: Vec<u32>,
+    echild: Vec<u32>,
+    complete: Vec<bool>,
+}
+
+fn number_children(p: &Level, vsel: &[bool], face_points: Option<&[bool]>) -> Children {
+    let t = p.mesh.topology();
+    let (nv, nf, ne) = (t.num_vertices(), t.num_faces(), t.num_edges());
+    let (fptr, cedge) = (t.face_ptr(), t.corner_edges());
+    let mut esel = vec![false; ne];
+    for f in (0..nf).filter(|&f| p.selected[f]) {
+        for c in fptr[f] as usize..fptr[f + 1] as usize {
+            esel[cedge[c] as usize] = true;
+        }
+    }
+    let mut next = 0u32;
+    let mut number = |yes: bool| {
+        if yes {
+            next += 1;
+            next - 1
+        } else {
+            NONE
+        }
+    };
+    let vchild: Vec<u32> = (0..nv).map(|v| number(vsel[v])).collect();
+    let fchild: Vec<u32> = (0..nf).map(|f| number(face_points.is_some_and(|m| m[f]))).collect();
+    let echild: Vec<u32> = (0..ne)
+        .map(|e| {
+            let [a, b] = t.edge(e);
+            number(esel[e] || vsel[a as usize] || vsel[b as usize])
+        })
+        .collect();
+    let mut complete = vec![false; next as usize];
+    for &c in vchild.iter().filter(|&&c| c != NONE) {
+        complete[c as usize] = true;
+    }
+    for (f, &c) in fchild.iter().enumerate() {
+        if c != NONE && p.selected[f] {
+            complete[c as usize] = true;
+        }
+    }
+    for (e, &c) in echild.iter().enumerate() {
+        if c != NONE && esel[e] {
+            complete[c as usize] = true;
+        }
+    }
+    Children { vchild, fchild, echild, complete }
+}
+
 fn refine(
     p: &Level,
     depth: u32,
@@ -418,57 +481,10 @@ fn refine(
 
     // Selection of vertices and edges from the selected faces, and the faces
     // that get children (Eq. 16–17, specialised; `marks_by_algebra` is the
-    // same with the mesh matrix).
+    // same with the mesh matrix); the children numbered.
     let (vsel, fmarked) = marks(p);
-    let mut esel = vec![false; ne];
-    for f in 0..nf {
-        if p.selected[f] {
-            for c in fptr[f] as usize..fptr[f + 1] as usize {
-                esel[cedge[c] as usize] = true;
-            }
-        }
-    }
-    // Child vertices: of selected vertices, then of faces, then of edges.
-    let mut vchild = vec![NONE; nv];
-    let mut next = 0u32;
-    for v in 0..nv {
-        if vsel[v] {
-            vchild[v] = next;
-            next += 1;
-        }
-    }
-    let mut fchild = vec![NONE; nf];
-    for (f, child) in fchild.iter_mut().enumerate() {
-        if fmarked[f] {
-            *child = next;
-            next += 1;
-        }
-    }
-    let mut echild = vec![NONE; ne];
-    for e in 0..ne {
-        let [a, b] = t.edge(e);
-        if esel[e] || vsel[a as usize] || vsel[b as usize] {
-            echild[e] = next;
-            next += 1;
-        }
-    }
-    let n_child = next as usize;
-    let mut complete = vec![false; n_child];
-    for v in 0..nv {
-        if vchild[v] != NONE {
-            complete[vchild[v] as usize] = true;
-        }
-    }
-    for f in 0..nf {
-        if fchild[f] != NONE && p.selected[f] {
-            complete[fchild[f] as usize] = true;
-        }
-    }
-    for e in 0..ne {
-        if echild[e] != NONE && esel[e] {
-            complete[echild[e] as usize] = true;
-        }
-    }
+    let Children { vchild, fchild, echild, complete } = number_children(p, &vsel, Some(&fmarked));
+    let n_child = complete.len();
 
     // Child faces.
     let mut face_ptr = vec![0u32];
@@ -535,12 +551,7 @@ fn refine(
         vmask[mk.vertex as usize] = Some(*mk);
     }
     // Rows in the children's order: vertex children, face points, edge points.
-    let mut st = Stencils {
-        offsets: Vec::with_capacity(n_child + 1),
-        columns: Vec::with_capacity(n_child * 9),
-        weights: Vec::with_capacity(n_child * 9),
-    };
-    st.offsets.push(0);
+    let mut st = Stencils::with_rows(n_child);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
     let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
         let verts = t.face(f);
@@ -662,16 +673,11 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
     let fptr = t.face_ptr();
     let cedge = t.corner_edges();
 
-    // The vertices of the selected faces (Eq. 17, as in `refine`).
+    // The vertices of the selected faces (Eq. 17, as in `refine`), and the
+    // children numbered (no face points: the split makes none).
     let (vsel, _) = marks(p);
-    let mut esel = vec![false; ne];
-    for f in 0..nf {
-        if p.selected[f] {
-            for c in fptr[f] as usize..fptr[f + 1] as usize {
-                esel[cedge[c] as usize] = true;
-            }
-        }
-    }
+    let Children { vchild, fchild: _, echild, complete } = number_children(p, &vsel, None);
+    let n_child = complete.len();
     // An edge is transitional when its faces are not all selected alike.
     let transitional: Vec<bool> = (0..ne)
         .map(|e| {
@@ -682,35 +688,6 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
             }
         })
         .collect();
-    // Child vertices: of selected vertices, then of edges.
-    let mut vchild = vec![NONE; nv];
-    let mut next = 0u32;
-    for v in 0..nv {
-        if vsel[v] {
-            vchild[v] = next;
-            next += 1;
-        }
-    }
-    let mut echild = vec![NONE; ne];
-    for e in 0..ne {
-        let [a, b] = t.edge(e);
-        if esel[e] || vsel[a as usize] || vsel[b as usize] {
-            echild[e] = next;
-            next += 1;
-        }
-    }
-    let n_child = next as usize;
-    let mut complete = vec![false; n_child];
-    for v in 0..nv {
-        if vchild[v] != NONE {
-            complete[vchild[v] as usize] = true;
-        }
-    }
-    for e in 0..ne {
-        if echild[e] != NONE && esel[e] {
-            complete[echild[e] as usize] = true;
-        }
-    }
 
     // Child faces, four per selected triangle, and around selected corners.
     let mut face_ptr = vec![0u32];
@@ -761,12 +738,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         vmask[mk.vertex as usize] = Some(*mk);
     }
     // Rows in the children's order: vertex children, then edge points.
-    let mut st = Stencils {
-        offsets: Vec::with_capacity(n_child + 1),
-        columns: Vec::with_capacity(n_child * 9),
-        weights: Vec::with_capacity(n_child * 9),
-    };
-    st.offsets.push(0);
+    let mut st = Stencils::with_rows(n_child);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
     for v in 0..nv {
         if vchild[v] == NONE {
