@@ -14,24 +14,9 @@ use subla::adaptive::{AdaptiveError, EndCap, PatchTable, Scheme, SparseRefinemen
 use subla_algebra::Par;
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, MeshBuilder, Options, Validation};
 
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn byte(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((b, rest)) => {
-                self.0 = rest;
-                *b
-            }
-            None => 0,
-        }
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        u32::from(self.byte()) % n
-    }
-}
-
-const SHARPNESS: [f32; 8] = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 4.5, 10.0];
+#[path = "common/bytes.rs"]
+mod bytes;
+use bytes::{Bytes, SHARPNESS};
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);

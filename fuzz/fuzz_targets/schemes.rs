@@ -17,25 +17,10 @@ use subla_mesh::{BoundaryInterpolation, CreaseMethod, MeshBuilder, Options, Tria
 use subla_scheme::refinement::{Budget, Refinement};
 use subla_scheme::{Plan, Refiner, SchemeError, eval};
 
-/// Reads bytes off the input; zeros once it is used up.
-struct Bytes<'a>(&'a [u8]);
 
-impl Bytes<'_> {
-    fn byte(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((b, rest)) => {
-                self.0 = rest;
-                *b
-            }
-            None => 0,
-        }
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        u32::from(self.byte()) % n
-    }
-}
-
-const SHARPNESS: [f32; 8] = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 4.5, 10.0];
+#[path = "common/bytes.rs"]
+mod bytes;
+use bytes::{Bytes, SHARPNESS};
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
