@@ -196,20 +196,25 @@ impl PatchTable {
     }
 }
 
+/// The name of the point `k` half-steps from `a` on the control edge from
+/// `a` to `b`, at `rate` segments per edge (`2 rate` half-steps): the same
+/// from either end.
+fn edge_key(a: u32, b: u32, k: u32, rate: u32) -> Key {
+    if k == 0 {
+        Key::Vertex(a)
+    } else if k == 2 * rate {
+        Key::Vertex(b)
+    } else if a < b {
+        Key::Edge(a, b, k)
+    } else {
+        Key::Edge(b, a, 2 * rate - k)
+    }
+}
+
 /// The name of point `(i, j)` (`i + j <= r`) of the triangle ptex face `p`
 /// with corners `fv` at `(0, 0)`, `(1, 0)` and `(0, 1)`.
 fn tri_key(fv: &[u32], p: u32, i: u32, j: u32, r: u32) -> Key {
-    let on_edge = |a: u32, b: u32, k: u32| -> Key {
-        if k == 0 {
-            Key::Vertex(a)
-        } else if k == 2 * r {
-            Key::Vertex(b)
-        } else if a < b {
-            Key::Edge(a, b, k)
-        } else {
-            Key::Edge(b, a, 2 * r - k)
-        }
-    };
+    let on_edge = |a: u32, b: u32, k: u32| edge_key(a, b, k, r);
     if j == 0 {
         on_edge(fv[0], fv[1], 2 * i)
     } else if i + j == r {
@@ -226,17 +231,7 @@ fn tri_key(fv: &[u32], p: u32, i: u32, j: u32, r: u32) -> Key {
 fn key_of(pf: &PtexFace, fv: &[u32], p: u32, i: u32, j: u32, rate: u32) -> Key {
     let (n, r) = (fv.len(), rate);
     // A point on the control edge from `a` to `b`, `k` half-steps from `a`.
-    let on_edge = |a: u32, b: u32, k: u32| -> Key {
-        if k == 0 {
-            Key::Vertex(a)
-        } else if k == 2 * r {
-            Key::Vertex(b)
-        } else if a < b {
-            Key::Edge(a, b, k)
-        } else {
-            Key::Edge(b, a, 2 * r - k)
-        }
-    };
+    let on_edge = |a: u32, b: u32, k: u32| edge_key(a, b, k, r);
     match pf.corner {
         None => {
             // Quad: corners 0..3 at (0,0), (1,0), (1,1), (0,1).
