@@ -433,6 +433,13 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         Err(e) => eprintln!("skipping Bigguy: {e}"),
     }
     meshes.push((format!("torus{torus}"), quad_torus(torus, torus)));
+    // The same torus with about 2 % extraordinary vertices: refined around
+    // them (the regular torus has patches on its control points alone).
+    meshes.push((
+        format!("torus{torus}d"),
+        subla_bench::quad_torus_with_defects(torus, torus, if quick { 5 } else { 7 }),
+    ));
+    let mut point_paths = Vec::new();
     for (name, data) in meshes {
         let build = || -> Result<(PatchTable, GpuLimit), String> {
             let refinement = SparseRefinement::build(&data.mesh, iso, None).map_err(|e| e.to_string())?;
@@ -541,6 +548,105 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                 limit.nnz(),
                 samples.len()
             );
+        }
+        drop(limit);
+        point_paths.push((name, data, table, samples));
+    }
+    limit_points(ctx, &point_paths, quick);
+}
+
+/// The points of the limit table's patch tables computed three ways
+/// (`PointPath`): the composed point matrix, one dispatch per level, one
+/// dispatch of tiles (Tokuyoshi's subtree kernels), and tiles of other
+/// sizes; each followed by the same limit kernels.
+fn limit_points(
+    ctx: &'static GpuContext,
+    inputs: &[(String, MeshData, subla_adaptive::PatchTable, Vec<subla_adaptive::Sample>)],
+    quick: bool,
+) {
+    use subla_adaptive_gpu::{GpuLimit, LimitBuffers, PointPath, TILE_ROWS};
+
+    println!(
+        "\nlimit points: the table's points from the control points, per frame (xyz f32, then the limit kernels)\n"
+    );
+    println!(
+        "| mesh | path | dispatches | rows | nnz | setup ms | points ms | limit ms | eval ms | vs cpu f64 (pos / der) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, data, table, samples) in inputs {
+        let want = table.evaluate(data.positions(), samples, Par::Rayon).ok();
+        let paths = [
+            (PointPath::Composed, 0),
+            (PointPath::PerLevel, 0),
+            (PointPath::PerTile, TILE_ROWS),
+            (PointPath::PerTile, 256),
+            (PointPath::PerTile, 8192),
+        ];
+        for (path, tile_rows) in paths {
+            let label = match path {
+                PointPath::PerTile => format!("per tile ({tile_rows})"),
+                PointPath::PerLevel => "per level".to_owned(),
+                _ => "composed".to_owned(),
+            };
+            let make = || match path {
+                PointPath::PerTile => GpuLimit::with_tile_rows(ctx, table, tile_rows),
+                _ => GpuLimit::with_path(ctx, table, path),
+            };
+            let r = (|| -> Result<String, String> {
+                let (setup_s, limit) = best(if quick { 1 } else { 3 }, || {
+                    let l = make().map_err(|e| e.to_string());
+                    ctx.wait_idle().map_err(|e| e.to_string())?;
+                    l
+                });
+                let mut limit = limit?;
+                let e = |e: subla_adaptive_gpu::AdaptiveGpuError| e.to_string();
+                let located = limit.locate(ctx, table, samples).map_err(e)?;
+                let x = x_flat(data);
+                let mut control = GpuBuffer::upload(ctx, &x).map_err(|e| e.to_string())?;
+                let mut out = LimitBuffers::new(ctx, &located, 3).map_err(e)?;
+                let mut prof = limit.profile(ctx, &control, 3, &located, &mut out).map_err(e)?;
+                for _ in 0..if quick { 2 } else { 9 } {
+                    let p = limit.profile(ctx, &control, 3, &located, &mut out).map_err(e)?;
+                    if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
+                        prof = p;
+                    }
+                }
+                let (eval_s, r) =
+                    best(if quick { 3 } else { 10 }, || -> Result<(), subla_adaptive_gpu::AdaptiveGpuError> {
+                        control.write(ctx, &x)?;
+                        limit.evaluate(ctx, &control, 3, &located, &mut out)?;
+                        Ok(ctx.wait_idle()?)
+                    });
+                r.map_err(e)?;
+                let got = out.download(ctx).map_err(e)?;
+                let agree = want.as_ref().map_or("–".to_owned(), |w| {
+                    let worst = |w: &Array2<f64>, g: &[f32]| {
+                        w.iter()
+                            .zip(g)
+                            .filter(|(a, _)| a.is_finite())
+                            .fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
+                    };
+                    let big = |w: &Array2<f64>| w.iter().filter(|v| v.is_finite()).fold(0f64, |m, v| m.max(v.abs()));
+                    format!(
+                        "{:.1e} / {:.1e}",
+                        worst(&w.position, &got.position) / big(&w.position),
+                        worst(&w.du, &got.du).max(worst(&w.dv, &got.dv)) / big(&w.du).max(big(&w.dv))
+                    )
+                });
+                // (+ 0.0: the sum of no passes is -0.0.)
+                let ms = |s: Option<f64>| s.map_or("–".to_owned(), |s| format!("{:.3}", s * 1e3 + 0.0));
+                let dispatches = prof.kernels.iter().filter(|k| !k.kernel.starts_with("limit")).count();
+                Ok(format!(
+                    "{dispatches} | {} | {} | {:.1} | {} | {} | {:.3} | {agree} |",
+                    limit.rows_computed(),
+                    limit.nnz(),
+                    setup_s * 1e3,
+                    ms(prof.points_seconds()),
+                    ms(prof.seconds_of("limit")),
+                    eval_s * 1e3
+                ))
+            })();
+            println!("| {name} | {label} | {} ", r.unwrap_or_else(|e| format!("failed: {e} | | | | | | | | |")));
         }
     }
 }

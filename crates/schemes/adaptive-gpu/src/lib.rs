@@ -92,7 +92,15 @@ pub mod shaders {
     /// `limit.wgsl`: the limit kernels (`limit_bspline`, `limit_gregory`,
     /// `limit_holes`).
     pub const LIMIT: &str = include_str!("../shaders/limit.wgsl");
+    /// `refine.wgsl`: the table's points by refinement (`level_rows`, one
+    /// dispatch per level; `tile_rows`, one workgroup per tile of ptex
+    /// faces for every level).
+    pub const REFINE: &str = include_str!("../shaders/refine.wgsl");
 }
+
+mod refine;
+pub use refine::{PointPath, TILE_ROWS};
+use refine::{REFINE_KERNELS, Refine};
 
 /// What GPU limit evaluation refuses or fails with.
 #[derive(Debug, thiserror::Error)]
@@ -140,6 +148,16 @@ struct Frame {
     channels: usize,
     points: GpuBuffer<f32>,
     carries: GpuBuffer<f32>,
+    scratch: GpuBuffer<f32>,
+}
+
+/// How the table's points are computed each frame.
+#[derive(Debug)]
+enum Points {
+    /// The composed point matrix.
+    Composed(BalancedCsr),
+    /// Refinement, level by level or tile by tile, and its kernels.
+    Refined(Refine, Vec<Kernel>),
 }
 
 /// A patch table on the device, ready to evaluate its limit surface; see
@@ -148,7 +166,9 @@ struct Frame {
 pub struct GpuLimit {
     id: u64,
     kernels: Vec<Kernel>,
-    matrix: BalancedCsr,
+    points: Points,
+    path: PointPath,
+    num_control: usize,
     /// Per patch: offset of its point indices, parameter word.
     patches: wgpu::Buffer,
     patch_points: wgpu::Buffer,
@@ -280,9 +300,12 @@ pub struct LimitValues {
 /// The timings of one profiled evaluation ([`GpuLimit::profile`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LimitProfile {
-    /// Every pass in the order it ran: `spmv_balanced`, `spmv_fixup` (when
-    /// it runs), then `limit_bspline`, `limit_gregory`, `limit_holes` (those
-    /// with samples). `bytes` is what the pass moves at least: the matrix,
+    /// Every pass in the order it ran: the points' passes (`spmv_balanced`
+    /// and `spmv_fixup` when it runs, for [`PointPath::Composed`]; one
+    /// `level_rows` per stage, its `level` the stage, for
+    /// [`PointPath::PerLevel`]; one `tile_rows` for [`PointPath::PerTile`]),
+    /// then `limit_bspline`, `limit_gregory`, `limit_holes` (those with
+    /// samples). `bytes` is what the pass moves at least: the matrix,
     /// the control points and the points written for the SpMV; for a limit
     /// kernel its samples, the records and point indices of the distinct
     /// patches they touch, the distinct points they read (every channel) and
@@ -307,6 +330,12 @@ impl LimitProfile {
     pub fn seconds_of(&self, prefix: &str) -> Option<f64> {
         self.kernels.iter().filter(|k| k.kernel.starts_with(prefix)).map(|k| k.seconds).sum()
     }
+    /// GPU time of the passes that compute the table's points (the SpMV,
+    /// or the refinement passes of [`PointPath::PerLevel`] and
+    /// [`PointPath::PerTile`]), if they were timed.
+    pub fn points_seconds(&self) -> Option<f64> {
+        self.kernels.iter().filter(|k| !k.kernel.starts_with("limit")).map(|k| k.seconds).sum()
+    }
     /// Total bytes moved at least.
     pub fn bytes(&self) -> u64 {
         self.kernels.iter().map(|k| k.bytes).sum()
@@ -329,6 +358,28 @@ impl GpuLimit {
     /// [`AdaptiveGpuError::Gpu`] over a device limit, out of memory, or on
     /// any other device failure.
     pub fn new(ctx: &GpuContext, table: &PatchTable) -> Result<Self> {
+        Self::with_path(ctx, table, PointPath::Composed)
+    }
+
+    /// [`GpuLimit::new`] computing the table's points each frame by `path`
+    /// ([`PointPath`]; tiles of about [`TILE_ROWS`] rows).
+    ///
+    /// # Errors
+    /// As [`GpuLimit::new`].
+    pub fn with_path(ctx: &GpuContext, table: &PatchTable, path: PointPath) -> Result<Self> {
+        Self::build(ctx, table, path, TILE_ROWS)
+    }
+
+    /// [`GpuLimit::with_path`] with [`PointPath::PerTile`] and tiles closed
+    /// once they hold `tile_rows` rows (at least one ptex face each).
+    ///
+    /// # Errors
+    /// As [`GpuLimit::new`].
+    pub fn with_tile_rows(ctx: &GpuContext, table: &PatchTable, tile_rows: usize) -> Result<Self> {
+        Self::build(ctx, table, PointPath::PerTile, tile_rows)
+    }
+
+    fn build(ctx: &GpuContext, table: &PatchTable, path: PointPath, tile_rows: usize) -> Result<Self> {
         let n = table.patches().len();
         let mut records: Vec<[u32; 2]> = Vec::with_capacity(n);
         let mut groups = Vec::with_capacity(n);
@@ -348,13 +399,27 @@ impl GpuLimit {
             point_indices.extend_from_slice(table.patch_points(p));
         }
         point_offsets.push(u32_of("patch point indices", point_indices.len())?);
-        let m = table.point_matrix()?;
-        let matrix = BalancedCsr::upload_f64(ctx, m.as_ref())?;
+        let points = match path {
+            PointPath::Composed => {
+                let m = table.point_matrix()?;
+                Points::Composed(BalancedCsr::upload_f64(ctx, m.as_ref())?)
+            }
+            PointPath::PerLevel | PointPath::PerTile => {
+                let program = if path == PointPath::PerLevel {
+                    Refine::levels(ctx, table)?
+                } else {
+                    Refine::tiles(ctx, table, tile_rows)?
+                };
+                Points::Refined(program, program::compile(ctx, "refine.wgsl", shaders::REFINE, &REFINE_KERNELS)?)
+            }
+        };
         let kernels = program::compile(ctx, "limit.wgsl", shaders::LIMIT, &GROUPS)?;
         Ok(Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             kernels,
-            matrix,
+            points,
+            path,
+            num_control: table.refinement().levels()[0].num_vertices(),
             patches: program::upload(ctx, "patch records", &records)?,
             // Rows of 4 indices, as the kernels read them (every patch has 16
             // or 20 points, so each starts on a row).
@@ -369,11 +434,16 @@ impl GpuLimit {
 
     /// Number of control points (rows of the control data).
     pub fn num_control_points(&self) -> usize {
-        self.matrix.ncols()
+        self.num_control
     }
 
-    /// Number of patch points the SpMV computes per frame
-    /// ([`PatchTable::num_points`]).
+    /// How the table's points are computed each frame.
+    pub fn path(&self) -> PointPath {
+        self.path
+    }
+
+    /// Number of the table's points ([`PatchTable::num_points`]): the rows
+    /// of the point buffer the limit kernels read.
     pub fn num_points(&self) -> usize {
         self.num_points
     }
@@ -383,20 +453,38 @@ impl GpuLimit {
         self.groups.len()
     }
 
-    /// Nonzeros of the point matrix.
+    /// Weights read per frame to compute the points: the nonzeros of the
+    /// point matrix ([`PointPath::Composed`]), of the levels' and end caps'
+    /// rows ([`PointPath::PerLevel`]), or of the tiles' rows, rows computed
+    /// by several tiles counted each time ([`PointPath::PerTile`]).
     pub fn nnz(&self) -> usize {
-        self.matrix.nnz()
+        match &self.points {
+            Points::Composed(m) => m.nnz(),
+            Points::Refined(r, _) => r.nnz() as usize,
+        }
     }
 
-    /// Bytes this table holds on the device (matrix, records, indices; not
-    /// the per-frame points).
+    /// Rows computed per frame to get the points: the table's points
+    /// ([`PointPath::Composed`], [`PointPath::PerLevel`]: all of them but
+    /// the control points' copies), or the tiles' rows, duplicates
+    /// included ([`PointPath::PerTile`]; only the points patches read).
+    pub fn rows_computed(&self) -> usize {
+        match &self.points {
+            Points::Composed(m) => m.nrows(),
+            Points::Refined(r, _) => r.rows() as usize,
+        }
+    }
+
+    /// Bytes this table holds on the device (the point program, records,
+    /// indices; not the per-frame points and scratch).
     pub fn device_bytes(&self) -> u64 {
-        let m = &self.matrix;
-        8 * m.nnz() as u64
-            + 4 * (m.nrows() as u64 + 1)
-            + 4 * m.nnz().div_ceil(NNZ_PER_INVOCATION) as u64
-            + self.patches.size()
-            + self.patch_points.size()
+        let program = match &self.points {
+            Points::Composed(m) => {
+                8 * m.nnz() as u64 + 4 * (m.nrows() as u64 + 1) + 4 * m.nnz().div_ceil(NNZ_PER_INVOCATION) as u64
+            }
+            Points::Refined(r, _) => r.device_bytes(),
+        };
+        program + self.patches.size() + self.patch_points.size()
     }
 
     /// Finds the patch of every sample ([`PatchTable::find`], on the host,
@@ -525,12 +613,15 @@ impl GpuLimit {
             let len = self.num_points as u64 * channels as u64;
             program::to_u32("limit patch points", len)?;
             let points = program::zeroed(ctx, "limit patch points", len)?;
-            let carries = GpuBuffer::zeroed(ctx, self.matrix.carries_len(channels))?;
-            self.frame = Some(Frame { channels, points, carries });
+            let (carries, scratch) = match &self.points {
+                Points::Composed(m) => (m.carries_len(channels), 1),
+                Points::Refined(r, _) => (1, r.scratch_slots().saturating_mul(channels as u64).max(1)),
+            };
+            let carries = GpuBuffer::zeroed(ctx, carries)?;
+            let scratch = program::zeroed(ctx, "tile scratch", scratch)?;
+            self.frame = Some(Frame { channels, points, carries, scratch });
         }
-        self.frame
-            .as_ref()
-            .ok_or(GpuError::Internal { operation: "limit evaluation", message: "no frame buffers".into() }.into())
+        self.frame.as_ref().ok_or(refine::no_frame().into())
     }
 
     /// `position`, `du`, `dv` of every sample from `control`
@@ -599,7 +690,11 @@ impl GpuLimit {
         samples: &GpuSamples,
         out: &mut LimitBuffers,
     ) -> Result<LimitProfile> {
-        let mut timer = PassTimer::new(ctx, 5)?;
+        let passes = match &self.points {
+            Points::Composed(_) => 2,
+            Points::Refined(r, _) => r.passes(),
+        };
+        let mut timer = PassTimer::new(ctx, (passes + GROUPS.len()) as u32)?;
         let start = Instant::now();
         self.record_and_submit(ctx, control, channels, samples, out, Some(&mut timer))?;
         ctx.wait_idle()?;
@@ -607,30 +702,43 @@ impl GpuLimit {
         let times = timer.read(ctx)?;
         let seconds = |label: &str| times.iter().find(|t| t.label == label).map(|t| t.seconds);
         let d = channels as u64;
-        let m = &self.matrix;
-        let (rows, cols, nnz) = (m.nrows() as u64, m.ncols() as u64, m.nnz() as u64);
-        let tiles = m.workgroups() as u64;
-        let mut kernels = vec![KernelProfile {
-            level: 0,
-            kernel: "spmv_balanced",
-            seconds: seconds("spmv_balanced"),
-            // Values, column indices, row pointers, chunk rows, control in,
-            // points and carries out.
-            bytes: 8 * nnz
-                + 4 * (rows + 1)
-                + 4 * nnz.div_ceil(NNZ_PER_INVOCATION as u64)
-                + 4 * d * cols
-                + 4 * d * rows
-                + 4 * d * tiles,
-        }];
-        if tiles > 1 {
-            // Carries and the chunk rows of each boundary, the rows updated.
-            kernels.push(KernelProfile {
-                level: 0,
-                kernel: "spmv_fixup",
-                seconds: seconds("spmv_fixup"),
-                bytes: (tiles - 1) * (8 * d + 8),
-            });
+        let mut kernels = Vec::new();
+        match &self.points {
+            Points::Composed(m) => {
+                let (rows, cols, nnz) = (m.nrows() as u64, m.ncols() as u64, m.nnz() as u64);
+                let tiles = m.workgroups() as u64;
+                kernels.push(KernelProfile {
+                    level: 0,
+                    kernel: "spmv_balanced",
+                    seconds: seconds("spmv_balanced"),
+                    // Values, column indices, row pointers, chunk rows,
+                    // control in, points and carries out.
+                    bytes: 8 * nnz
+                        + 4 * (rows + 1)
+                        + 4 * nnz.div_ceil(NNZ_PER_INVOCATION as u64)
+                        + 4 * d * cols
+                        + 4 * d * rows
+                        + 4 * d * tiles,
+                });
+                if tiles > 1 {
+                    // Carries and the chunk rows of each boundary, the rows
+                    // updated.
+                    kernels.push(KernelProfile {
+                        level: 0,
+                        kernel: "spmv_fixup",
+                        seconds: seconds("spmv_fixup"),
+                        bytes: (tiles - 1) * (8 * d + 8),
+                    });
+                }
+            }
+            Points::Refined(r, _) => {
+                // Timed passes are labelled by kernel: take them in order.
+                let mut timed = times.iter().filter(|t| t.label == "level_rows" || t.label == "tile_rows");
+                for (level, (kernel, bytes)) in r.pass_bytes(d).into_iter().enumerate() {
+                    let seconds = timed.next().map(|t| t.seconds);
+                    kernels.push(KernelProfile { level: level as u32 + 1, kernel, seconds, bytes });
+                }
+            }
         }
         let mut gathered_bytes = 0;
         for (g, &kernel) in GROUPS.iter().enumerate() {
@@ -690,24 +798,34 @@ impl GpuLimit {
             );
         }
         self.frame(ctx, channels)?;
-        let Self { kernels, matrix, patches, patch_points, frame, .. } = self;
-        let frame = frame
-            .as_ref()
-            .ok_or(GpuError::Internal { operation: "limit evaluation", message: "no frame buffers".into() })?;
+        let Self { kernels, points, patches, patch_points, frame, .. } = self;
+        let frame = frame.as_ref().ok_or(refine::no_frame())?;
         Ok(ctx.scoped("limit evaluation", || {
             let mut encoder = ctx
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("limit evaluation") });
-            record_spmv_balanced(
-                ctx,
-                &mut encoder,
-                matrix,
-                control,
-                channels,
-                &frame.points,
-                &frame.carries,
-                timer.as_deref_mut(),
-            )?;
+            match points {
+                Points::Composed(matrix) => record_spmv_balanced(
+                    ctx,
+                    &mut encoder,
+                    matrix,
+                    control,
+                    channels,
+                    &frame.points,
+                    &frame.carries,
+                    timer.as_deref_mut(),
+                )?,
+                Points::Refined(r, refine_kernels) => r.record(
+                    ctx,
+                    &mut encoder,
+                    refine_kernels,
+                    control,
+                    channels,
+                    &frame.points,
+                    &frame.scratch,
+                    timer.as_deref_mut(),
+                )?,
+            }
             let params: Vec<wgpu::Buffer> = samples
                 .ranges
                 .iter()

@@ -119,7 +119,7 @@ impl PatchTable {
             spans.push((start, next, st));
             start = next;
         }
-        spans.push((0, self.num_level_points(), self.local_rows()));
+        spans.push((0, self.num_level_points(), self.end_cap_rows()));
         for (src_start, dst_start, rows) in spans {
             let (src, dst) = out.split_at_mut(dst_start * ch);
             let dst = &mut dst[..rows.rows() * ch];
@@ -305,7 +305,7 @@ impl PatchTable {
             }
             start += levels[k].num_vertices();
         }
-        let local = self.local_rows();
+        let local = self.end_cap_rows();
         for r in 0..local.num_rows() {
             let (cols, ws) = local.row(r);
             for (&c, &w) in cols.iter().zip(ws) {

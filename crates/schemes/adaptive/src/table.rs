@@ -355,12 +355,19 @@ impl PatchTable {
         w.scale_derivatives(k, sign * k * k);
     }
 
-    /// Number of points that are level vertices.
-    pub(crate) fn num_level_points(&self) -> usize {
+    /// Number of points that are level vertices: the table's points are the
+    /// vertices of every level of [`PatchTable::refinement`] in order (level
+    /// 0 first, each level's vertices numbered as in its
+    /// [`Stencils`](crate::Stencils) rows), then the end caps' points
+    /// ([`PatchTable::end_cap_rows`]).
+    pub fn num_level_points(&self) -> usize {
         self.num_level_points as usize
     }
-    /// The end caps' points, as rows over the level vertices.
-    pub(crate) fn local_rows(&self) -> &endcap::Rows {
+    /// The end caps' points (OpenSubdiv's local points): one row per point,
+    /// over the level points (columns below
+    /// [`PatchTable::num_level_points`], numbered across all levels). Point
+    /// `num_level_points() + r` is row `r`.
+    pub fn end_cap_rows(&self) -> &endcap::Rows {
         &self.local
     }
 }

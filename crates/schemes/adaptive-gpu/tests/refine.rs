@@ -1,0 +1,142 @@
+//! The table's points computed on the device level by level and tile by
+//! tile ([`PointPath`]) give the CPU `f64` limit surface, as the composed
+//! point matrix does, and repeat bit for bit.
+//!
+//! Tests skip where no adapter exists and fail when `SUBLA_REQUIRE_GPU=1`
+//! (see `subla_gpu::testing`); sizes stay small for software drivers.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::Array2;
+use subla_adaptive::{EndCap, PatchTable, Sample, SparseRefinement, grid};
+use subla_adaptive_gpu::{GpuLimit, LimitValues, PointPath};
+use subla_algebra::Par;
+use subla_gpu::GpuContext;
+use subla_gpu::testing::context_or_skip;
+use subla_mesh::obj::read_obj;
+use subla_mesh::{MeshData, Validation};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data")
+}
+
+fn shape(name: &str) -> MeshData {
+    let mut d = read_obj(data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
+    if d.left_handed {
+        d.mesh = d.mesh.reversed_winding().expect("reversed");
+    }
+    d
+}
+
+fn diagonal(x: &Array2<f64>) -> f64 {
+    (0..3)
+        .map(|c| {
+            let (lo, hi) = x.column(c).iter().fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            (hi - lo).powi(2)
+        })
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Positions plus two channels of other data (the kernels handle any
+/// channel count in groups of four).
+fn control(d: &MeshData) -> Array2<f64> {
+    let p = d.positions();
+    Array2::from_shape_fn((p.nrows(), 5), |(i, c)| if c < 3 { p[[i, c]] } else { (i * (c + 7) % 13) as f64 / 13.0 })
+}
+
+/// Worst differences (positions, derivatives) from the CPU `f64` limit,
+/// over the diagonal; holes must be NaN on the GPU.
+fn against_cpu(gpu: &LimitValues, t: &PatchTable, x: &Array2<f64>, s: &[Sample]) -> (f64, f64) {
+    let cpu = t.evaluate(x.view(), s, Par::Rayon).expect("cpu");
+    let ch = x.ncols();
+    let diag = diagonal(x);
+    let (mut ep, mut ed) = (0f64, 0f64);
+    for i in 0..s.len() {
+        let hole = cpu.missing.binary_search(&i).is_ok();
+        for c in 0..ch {
+            let g = [gpu.position[i * ch + c], gpu.du[i * ch + c], gpu.dv[i * ch + c]].map(f64::from);
+            if hole {
+                assert!(g.iter().all(|v| v.is_nan()), "sample {i} is a hole, the GPU gave {g:?}");
+                continue;
+            }
+            ep = ep.max((g[0] - cpu.position[[i, c]]).abs());
+            ed = ed.max((g[1] - cpu.du[[i, c]]).abs()).max((g[2] - cpu.dv[[i, c]]).abs());
+        }
+    }
+    (ep / diag, ed / diag)
+}
+
+fn bits(v: &LimitValues) -> Vec<u32> {
+    v.position.iter().chain(&v.du).chain(&v.dv).map(|x| x.to_bits()).collect()
+}
+
+fn run(ctx: &GpuContext, limit: &mut GpuLimit, t: &PatchTable, x: &Array2<f64>, s: &[Sample]) -> LimitValues {
+    let located = limit.locate(ctx, t, s).expect("locate");
+    let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let a = limit.evaluate_host(ctx, &xf, x.ncols(), &located).expect("evaluate");
+    let b = limit.evaluate_host(ctx, &xf, x.ncols(), &located).expect("evaluate again");
+    assert!(bits(&a) == bits(&b), "{:?}: two runs differ", limit.path());
+    a
+}
+
+fn check(ctx: &GpuContext, name: &str, iso: u32, end_cap: EndCap) {
+    let d = shape(name);
+    let t = PatchTable::new(SparseRefinement::build(&d.mesh, iso, None).expect("refine"), end_cap).expect("table");
+    let x = control(&d);
+    let s = grid(t.refinement().num_ptex_faces(), 5);
+    let mut results = Vec::new();
+    let mut limits = vec![
+        GpuLimit::with_path(ctx, &t, PointPath::Composed).expect("composed"),
+        GpuLimit::with_path(ctx, &t, PointPath::PerLevel).expect("per level"),
+        GpuLimit::with_path(ctx, &t, PointPath::PerTile).expect("per tile"),
+        // Tiles of a few rows: many tiles, many seams computed twice.
+        GpuLimit::with_tile_rows(ctx, &t, 16).expect("small tiles"),
+    ];
+    for limit in &mut limits {
+        let v = run(ctx, limit, &t, &x, &s);
+        let (ep, ed) = against_cpu(&v, &t, &x, &s);
+        eprintln!(
+            "{name} iso {iso} {end_cap:?} {:?}: rows {} nnz {}: positions {ep:.1e}, derivatives {ed:.1e} of the diagonal",
+            limit.path(),
+            limit.rows_computed(),
+            limit.nnz()
+        );
+        assert!(ep <= 1e-5 && ed <= 1e-5, "{name} {:?}: {ep:e} {ed:e}", limit.path());
+        results.push(v);
+    }
+    // The same rows from the same inputs in the same order: tiles of any
+    // size give the level-by-level points, up to the compiler's contraction
+    // of the two kernels' multiply-adds.
+    for v in &results[2..] {
+        for (a, b) in bits(&results[1]).iter().zip(bits(v)) {
+            let (a, b) = (f32::from_bits(*a), f32::from_bits(b));
+            assert!(
+                (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
+                "{name}: per level {a}, per tile {b}"
+            );
+        }
+    }
+    let small = &limits[3];
+    assert!(small.rows_computed() >= limits[2].rows_computed(), "{name}: smaller tiles compute no fewer rows");
+}
+
+#[test]
+fn refined_points_give_the_cpu_limit_on_non_quads() {
+    let Some(ctx) = context_or_skip() else { return };
+    check(ctx, "catmark_pyramid", 3, EndCap::GregoryBasis);
+}
+
+#[test]
+fn refined_points_give_the_cpu_limit_with_both_end_caps() {
+    let Some(ctx) = context_or_skip() else { return };
+    check(ctx, "catmark_gregory_test2", 2, EndCap::GregoryBasis);
+    check(ctx, "catmark_gregory_test2", 2, EndCap::BSplineBasis);
+}
+
+#[test]
+fn refined_points_give_the_cpu_limit_with_holes_and_creases() {
+    let Some(ctx) = context_or_skip() else { return };
+    check(ctx, "catmark_hole_test1", 2, EndCap::GregoryBasis);
+    check(ctx, "catmark_cube_creases2", 3, EndCap::GregoryBasis);
+}
