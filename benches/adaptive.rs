@@ -25,20 +25,24 @@
 //!
 //! What each row times, per (mesh, isolation level):
 //!
-//! | row | subla | opensubdiv-rs | OpenSubdiv (petite) |
+//! | row | subla | opensubdiv-rs | OpenSubdiv (C++) |
 //! |---|---|---|---|
-//! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (the same end caps as subla's) |
+//! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | through petite: `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (the same end caps as subla's) |
 //! | `build_faces` | the same from face lists (`MeshBuilder::build` first, as the peers start from face lists) | – | – |
-//! | `eval` | `PatchTable::evaluate` (levels' points, end caps' points, position + d/du + d/dv, f64) | `PrimvarRefiner::interpolate_all` + `PatchMap::find_patch` + `PatchTable::evaluate` per sample (f32 weights, f64 data) | not exposed (see below) |
-//! | `stencils` | `PatchTable::limit_matrices` + applying them to xyz | – | `LimitStencilTableFactory::Create` with the patch table + applying it to xyz (f32) |
+//! | `eval` | `PatchTable::evaluate` (levels' points, end caps' points, position + d/du + d/dv, f64) | `PrimvarRefiner::interpolate_all` + `PatchMap::new` + `PatchMap::find_patch` + `PatchTable::evaluate` per sample (f32 weights, f64 data) | `PrimvarRefinerReal<double>::Interpolate` per level + local points (`UpdateValues` of the double local point stencil table) + `PatchMap::FindPatch` + `PatchTable::EvaluateBasis` + sums over `GetPatchVertices` per sample (double throughout; serial) |
+//! | `stencils` | `PatchTable::limit_matrices` + applying them to xyz | – | through petite: `LimitStencilTableFactory::Create` with the patch table + applying it to xyz (f32) |
 //!
-//! opensubdiv-petite 0.3 binds `PatchMap::FindPatch`, but its
-//! `PatchTable_EvaluateBasis` is a placeholder (uniform weights and zero
-//! derivatives for regular patches, failure for every other kind), so
-//! OpenSubdiv's own `FindPatch` + `EvaluateBasis` loop cannot be timed
-//! through it. Its limit stencils run that very loop in C++ (and compose
-//! each sample's weights down to the control points), so the `stencils`
-//! row is where OpenSubdiv's evaluation is measured.
+//! Every `eval` cell allocates its outputs inside the timer, as subla's
+//! `evaluate` does. OpenSubdiv's `eval` cell is its own loop, as its Far
+//! tutorials write it, in a C++ shim of this crate
+//! (`subla_bench::osd_eval`, `crates/bench/cpp/osd_eval.cpp`): the shim
+//! builds its refiner, patch table (same options and end caps as the
+//! `build` row, double precision local point stencils) and `PatchMap`
+//! outside the timer, once per (mesh, level); their times are printed
+//! apart. (opensubdiv-petite 0.3 binds `PatchMap::FindPatch`, but its
+//! `PatchTable_EvaluateBasis` is a placeholder, hence the shim.) The
+//! samples' ptex faces and parameters are handed over as arrays made
+//! before the timer.
 //!
 //! petite 0.3's `EndCapType` is numbered one off from OpenSubdiv's
 //! `Options::EndCapType` (its `GregoryBasis` reaches C++ as
@@ -49,8 +53,8 @@
 //!
 //! The samples are the same for everyone: `N` points spread evenly over the
 //! ptex faces (in order), `(u, v)` from a fixed hash and exact in `f32`.
-//! Before timing, each peer's limit positions and derivatives are compared
-//! with subla's at every sample. The build is serial everywhere; subla's
+//! Each peer's limit positions and derivatives (from its timed runs) are
+//! compared with subla's at every sample. The build is serial everywhere; subla's
 //! evaluation runs on 1 and on all threads, the peers' on one. Times are
 //! the best of the runs.
 
@@ -420,14 +424,46 @@ mod osdrs {
     }
 }
 
-/// OpenSubdiv 3.7 (C++) through opensubdiv-petite 0.3 (`f32` weights).
+/// OpenSubdiv 3.7 (C++): through opensubdiv-petite 0.3 (`f32` weights),
+/// and its evaluation loop through this crate's shim (`f64`).
 #[cfg(feature = "opensubdiv-petite")]
 mod petite {
     use opensubdiv_petite::far;
     use subla::adaptive::Sample;
+    use subla_bench::osd_eval::{OsdEndCap, OsdEval, OsdLimit, OsdTopology};
     use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
 
     use super::{Eval, Flat};
+
+    /// The shim's refiner and patch table (with Gregory basis end caps,
+    /// else B-spline basis ones): the same options as [`build`].
+    pub(super) fn eval_setup(f: &Flat, isolation: u32, gregory: bool) -> Result<OsdEval, String> {
+        let t = OsdTopology {
+            num_vertices: f.nv,
+            face_counts: &f.counts,
+            face_verts: &f.verts,
+            crease_pairs: &f.crease_flat,
+            crease_weights: &f.crease_w,
+            corner_vertices: &f.corner_v,
+            corner_weights: &f.corner_w,
+            holes: &f.holes,
+            options: f.options,
+        };
+        OsdEval::new(&t, isolation, if gregory { OsdEndCap::GregoryBasis } else { OsdEndCap::BSplineBasis })
+    }
+
+    /// The samples as the shim takes them: ptex faces, u, v.
+    pub(super) fn eval_samples(samples: &[Sample]) -> (Vec<i32>, Vec<f64>, Vec<f64>) {
+        (
+            samples.iter().map(|s| s.ptex as i32).collect(),
+            samples.iter().map(|s| s.u).collect(),
+            samples.iter().map(|s| s.v).collect(),
+        )
+    }
+
+    pub(super) fn eval_result(l: OsdLimit) -> Eval {
+        Eval { p: l.p, du: l.du, dv: l.dv }
+    }
 
     fn err(e: impl std::fmt::Display) -> String {
         e.to_string()
@@ -794,6 +830,10 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
                 b.note(format!("check {} iso{iso} ({} samples): {line}", input.name, samples.len()));
             }
         }
+        #[cfg(feature = "opensubdiv-petite")]
+        if s.peers {
+            osd_cpp_eval(b, input, flat, iso, &samples, &ours_eval, &table, cpp.as_ref().map(|c| c.1.patch_count()));
+        }
 
         // Limit stencils.
         if !s.stencils {
@@ -820,18 +860,80 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
     }
 }
 
+/// OpenSubdiv's own evaluation loop (the shim): its setup timed once and
+/// printed, the loop timed in the `eval` line, and checked against subla.
+#[cfg(feature = "opensubdiv-petite")]
+#[allow(clippy::too_many_arguments)]
+fn osd_cpp_eval(
+    b: &mut Bench<'_>,
+    input: &Input,
+    flat: &Flat,
+    iso: u32,
+    samples: &[Sample],
+    ours: &Eval,
+    table: &PatchTable,
+    petite_patches: Option<usize>,
+) {
+    let name = &input.name;
+    let t0 = Instant::now();
+    let mut e = match petite::eval_setup(flat, iso, b.s.gregory) {
+        Ok(e) => e,
+        Err(err) => return b.note(format!("{name} iso{iso} eval OpenSubdiv: setup failed: {err}")),
+    };
+    let t1 = Instant::now();
+    if let Err(err) = e.build_map() {
+        return b.note(format!("{name} iso{iso} eval OpenSubdiv: {err}"));
+    }
+    println!(
+        "{name} iso{iso} eval OpenSubdiv setup (not in the eval time): refiner + RefineAdaptive + PatchTableFactory::Create (double) {:.3} ms, PatchMap {:.3} ms; {} patches",
+        (t1 - t0).as_secs_f64() * 1e3,
+        t1.elapsed().as_secs_f64() * 1e3,
+        e.num_patches()
+    );
+    if petite_patches.is_some_and(|n| n != e.num_patches()) {
+        b.note(format!(
+            "WARNING {name} iso{iso}: the evaluation shim's patch table has {} patches, petite's {}",
+            e.num_patches(),
+            petite_patches.unwrap_or(0)
+        ));
+    }
+    let (ptex, u, v) = petite::eval_samples(samples);
+    if let Some(l) = b.time("OpenSubdiv", || e.evaluate(&flat.ctrl, &ptex, &u, &v)) {
+        let theirs = petite::eval_result(l);
+        let line = check(
+            "OpenSubdiv C++ (FindPatch + EvaluateBasis loop)",
+            ours,
+            &theirs,
+            diagonal(&flat.ctrl),
+            table,
+            samples,
+        );
+        b.note(format!("check {name} iso{iso} ({} samples): {line}", samples.len()));
+    }
+}
+
 /// The final table: per line, each side's best time, the ratio of the
 /// fastest peer to subla, and whether the target is met.
 fn summary(b: &Bench<'_>) {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n== adaptive summary: best times in ms; ratio = fastest peer / subla (> 1: subla faster); subla one thread unless named"
+        "\n== adaptive summary: best times in ms; ratio = fastest peer / subla (> 1: subla faster), ratio C++ = OpenSubdiv / subla; subla one thread unless named"
     );
     let _ = writeln!(
         out,
-        "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8}  target",
-        "mesh", "iso", "row", "subla", "subla Nthr", "subla faces", "opensubdiv-rs", "OpenSubdiv", "ratio", "ratio N"
+        "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8} {:>10}  target",
+        "mesh",
+        "iso",
+        "row",
+        "subla",
+        "subla Nthr",
+        "subla faces",
+        "opensubdiv-rs",
+        "OpenSubdiv",
+        "ratio",
+        "ratio N",
+        "ratio C++"
     );
     for l in &b.lines {
         let find = |who: &str| l.cells.iter().find(|c| c.who == who).map(|c| c.secs);
@@ -845,6 +947,7 @@ fn summary(b: &Bench<'_>) {
             _ => None,
         };
         let show = |r: Option<f64>| r.map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+        let cpp = find("OpenSubdiv").zip(ours).map(|(c, o)| c / o);
         // The build target is judged on subla from face lists (as the peers
         // start), the evaluation target on one thread.
         let judged = if l.row == "build" { ratio(find("subla_faces")) } else { ratio(ours) };
@@ -855,7 +958,7 @@ fn summary(b: &Bench<'_>) {
         };
         let _ = writeln!(
             out,
-            "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8}  {verdict}",
+            "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8} {:>10}  {verdict}",
             l.mesh,
             l.isolation,
             l.row,
@@ -866,6 +969,7 @@ fn summary(b: &Bench<'_>) {
             ms(find("OpenSubdiv")),
             show(ratio(ours)),
             show(ratio(threaded)),
+            show(cpp),
         );
     }
     let runs: Vec<usize> = b.lines.iter().flat_map(|l| l.cells.iter().map(|c| c.runs)).collect();
@@ -890,16 +994,10 @@ fn main() {
         s.threads,
         s.runs,
         if s.quick { ", quick" } else { "" },
-        if cfg!(feature = "opensubdiv-petite") { ", with OpenSubdiv C++ (petite)" } else { "" },
+        if cfg!(feature = "opensubdiv-petite") { ", with OpenSubdiv C++ (petite and the evaluation shim)" } else { "" },
     );
     let started = Instant::now();
     let mut b = Bench { s: &s, lines: Vec::new(), notes: Vec::new() };
-    if cfg!(feature = "opensubdiv-petite") {
-        b.notes.push(
-            "eval: OpenSubdiv (petite) not measured: petite 0.3's PatchTable_EvaluateBasis is a placeholder (uniform weights for regular patches, failure for the rest); OpenSubdiv's evaluation is timed in the stencils row"
-                .into(),
-        );
-    }
     for input in &inputs {
         let flat = Flat::new(&input.data);
         bench_mesh(&mut b, input, &flat);
