@@ -431,14 +431,12 @@ mod petite {
     use opensubdiv_petite::far;
     use subla::adaptive::Sample;
     use subla_bench::osd_eval::{OsdEndCap, OsdEval, OsdLimit, OsdTopology};
-    use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
+    pub(super) use subla_bench::petite::patch_sizes;
 
     use super::{Eval, Flat};
 
-    /// The shim's refiner and patch table (with Gregory basis end caps,
-    /// else B-spline basis ones): the same options as [`build`].
-    pub(super) fn eval_setup(f: &Flat, isolation: u32, gregory: bool) -> Result<OsdEval, String> {
-        let t = OsdTopology {
+    fn topology(f: &Flat) -> OsdTopology<'_> {
+        OsdTopology {
             num_vertices: f.nv,
             face_counts: &f.counts,
             face_verts: &f.verts,
@@ -448,8 +446,42 @@ mod petite {
             corner_weights: &f.corner_w,
             holes: &f.holes,
             options: f.options,
-        };
-        OsdEval::new(&t, isolation, if gregory { OsdEndCap::GregoryBasis } else { OsdEndCap::BSplineBasis })
+        }
+    }
+
+    fn end_cap(gregory: bool) -> OsdEndCap {
+        if gregory { OsdEndCap::GregoryBasis } else { OsdEndCap::BSplineBasis }
+    }
+
+    /// `TopologyRefiner::new`, `RefineAdaptive` (default options but the
+    /// level) and `PatchTableFactory::Create` with Gregory basis end caps
+    /// (else B-spline basis ones).
+    pub(super) fn build(
+        f: &Flat,
+        isolation: u32,
+        gregory: bool,
+    ) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
+        subla_bench::petite::adaptive(&topology(f), isolation, end_cap(gregory))
+    }
+
+    /// Limit stencils at the samples (OpenSubdiv finds each sample's patch,
+    /// evaluates its basis and composes the weights down to the control
+    /// points), applied to the control points. Samples on no patch get no
+    /// stencil: an error here, as the inputs have no holes.
+    pub(super) fn stencils(
+        r: &far::TopologyRefiner,
+        t: &far::PatchTable,
+        ctrl: &[[f64; 3]],
+        samples: &[Sample],
+    ) -> Result<Eval, String> {
+        let table = subla_bench::petite::limit_stencils(r, t, samples)?;
+        let apply = |w: &[f32]| subla_bench::petite::apply_stencils(&table, w, |c| ctrl[c]);
+        Ok(Eval { p: apply(table.weights()), du: apply(table.du_weights()), dv: apply(table.dv_weights()) })
+    }
+
+    /// The shim's refiner and patch table: the same options as [`build`].
+    pub(super) fn eval_setup(f: &Flat, isolation: u32, gregory: bool) -> Result<OsdEval, String> {
+        OsdEval::new(&topology(f), isolation, end_cap(gregory))
     }
 
     /// The samples as the shim takes them: ptex faces, u, v.
@@ -463,119 +495,6 @@ mod petite {
 
     pub(super) fn eval_result(l: OsdLimit) -> Eval {
         Eval { p: l.p, du: l.du, dv: l.dv }
-    }
-
-    fn err(e: impl std::fmt::Display) -> String {
-        e.to_string()
-    }
-
-    /// `TopologyRefiner::new`, `RefineAdaptive` (default options but the
-    /// level) and `PatchTableFactory::Create` with Gregory basis end caps
-    /// (else B-spline basis ones).
-    pub(super) fn build(
-        f: &Flat,
-        isolation: u32,
-        gregory: bool,
-    ) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
-        let mut d = far::TopologyDescriptor::new(f.nv, &f.counts, &f.verts).map_err(err)?;
-        if !f.crease_w.is_empty() {
-            d.creases(&f.crease_flat, &f.crease_w);
-        }
-        if !f.corner_w.is_empty() {
-            d.corners(&f.corner_v, &f.corner_w);
-        }
-        if !f.holes.is_empty() {
-            d.holes(&f.holes);
-        }
-        let o = f.options;
-        let options = far::TopologyRefinerOptions {
-            scheme: far::Scheme::CatmullClark,
-            boundary_interpolation: match o.boundary {
-                BoundaryInterpolation::None => None,
-                BoundaryInterpolation::EdgeOnly => Some(far::BoundaryInterpolation::EdgeOnly),
-                BoundaryInterpolation::EdgeAndCorner => Some(far::BoundaryInterpolation::EdgeAndCorner),
-            },
-            creasing_method: match o.crease_method {
-                CreaseMethod::Uniform => far::CreasingMethod::Uniform,
-                CreaseMethod::Chaikin => far::CreasingMethod::Chaikin,
-            },
-            triangle_subdivision: match o.triangle_subdivision {
-                TriangleSubdivision::Catmark => far::TriangleSubdivision::CatmullClark,
-                TriangleSubdivision::Smooth => far::TriangleSubdivision::Smooth,
-            },
-            ..Default::default()
-        };
-        let mut r = far::TopologyRefiner::new(d, options).map_err(err)?;
-        r.refine_adaptive(
-            far::topology_refiner::AdaptiveRefinementOptions {
-                isolation_level: isolation as usize,
-                ..Default::default()
-            },
-            &[],
-        );
-        // petite's variants, as integers, are OpenSubdiv's `EndCapType`
-        // minus one: `LegacyGregory` is OpenSubdiv's `ENDCAP_GREGORY_BASIS`
-        // (3), `GregoryBasis` its `ENDCAP_BSPLINE_BASIS` (2).
-        let end_cap = if gregory { far::EndCapType::LegacyGregory } else { far::EndCapType::GregoryBasis };
-        let t = far::PatchTable::new(&r, Some(far::PatchTableOptions::new().end_cap_type(end_cap))).map_err(err)?;
-        Ok((r, t))
-    }
-
-    /// Patches per number of control points (16: regular or B-spline end
-    /// cap, 20: Gregory basis end cap), from the patch arrays' descriptors
-    /// (their sizes come from C++ as they are, unlike petite's patch types).
-    pub(super) fn patch_sizes(t: &far::PatchTable) -> std::collections::BTreeMap<usize, usize> {
-        let mut sizes = std::collections::BTreeMap::new();
-        for a in 0..t.patch_array_count() {
-            if let Some(d) = t.patch_array_descriptor(a) {
-                *sizes.entry(d.control_vertex_count()).or_default() += t.patch_array_patch_count(a);
-            }
-        }
-        sizes
-    }
-
-    /// Limit stencils at the samples (OpenSubdiv finds each sample's patch,
-    /// evaluates its basis and composes the weights down to the control
-    /// points), applied to the control points. Samples on no patch get no
-    /// stencil: an error here, as the inputs have no holes.
-    pub(super) fn stencils(
-        r: &far::TopologyRefiner,
-        t: &far::PatchTable,
-        ctrl: &[[f64; 3]],
-        samples: &[Sample],
-    ) -> Result<Eval, String> {
-        let s: Vec<f32> = samples.iter().map(|x| x.u as f32).collect();
-        let tt: Vec<f32> = samples.iter().map(|x| x.v as f32).collect();
-        let mut locations = Vec::new();
-        let mut start = 0;
-        while start < samples.len() {
-            let ptex = samples[start].ptex;
-            let end = start + samples[start..].iter().take_while(|x| x.ptex == ptex).count();
-            locations.push(far::LocationArray { ptex_index: ptex as usize, s: &s[start..end], t: &tt[start..end] });
-            start = end;
-        }
-        let table = far::LimitStencilTable::new(r, &locations, None, Some(t), far::LimitStencilTableOptions::default())
-            .map_err(err)?;
-        if table.len() != samples.len() {
-            return Err(format!("{} limit stencils for {} samples", table.len(), samples.len()));
-        }
-        let (sizes, offsets, idx) = (table.sizes(), table.offsets(), table.control_indices());
-        let apply = |w: &[f32]| -> Vec<[f64; 3]> {
-            (0..table.len())
-                .map(|i| {
-                    let (a, n) = (usize::from(offsets[i]), sizes[i] as usize);
-                    let mut acc = [0.0; 3];
-                    for (&c, &wk) in idx[a..a + n].iter().zip(&w[a..a + n]) {
-                        let x = &ctrl[usize::from(c)];
-                        for k in 0..3 {
-                            acc[k] += f64::from(wk) * x[k];
-                        }
-                    }
-                    acc
-                })
-                .collect()
-        };
-        Ok(Eval { p: apply(table.weights()), du: apply(table.du_weights()), dv: apply(table.dv_weights()) })
     }
 }
 
