@@ -25,20 +25,24 @@
 //!
 //! What each row times, per (mesh, isolation level):
 //!
-//! | row | subla | opensubdiv-rs | OpenSubdiv (petite) |
+//! | row | subla | opensubdiv-rs | OpenSubdiv (C++) |
 //! |---|---|---|---|
-//! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (the same end caps as subla's) |
+//! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | through petite: `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (the same end caps as subla's) |
 //! | `build_faces` | the same from face lists (`MeshBuilder::build` first, as the peers start from face lists) | – | – |
-//! | `eval` | `PatchTable::evaluate` (levels' points, end caps' points, position + d/du + d/dv, f64) | `PrimvarRefiner::interpolate_all` + `PatchMap::find_patch` + `PatchTable::evaluate` per sample (f32 weights, f64 data) | not exposed (see below) |
-//! | `stencils` | `PatchTable::limit_matrices` + applying them to xyz | – | `LimitStencilTableFactory::Create` with the patch table + applying it to xyz (f32) |
+//! | `eval` | `PatchTable::evaluate` (levels' points, end caps' points, position + d/du + d/dv, f64) | `PrimvarRefiner::interpolate_all` + `PatchMap::new` + `PatchMap::find_patch` + `PatchTable::evaluate` per sample (f32 weights, f64 data) | `PrimvarRefinerReal<double>::Interpolate` per level + local points (`UpdateValues` of the double local point stencil table) + `PatchMap::FindPatch` + `PatchTable::EvaluateBasis` + sums over `GetPatchVertices` per sample (double throughout; serial) |
+//! | `stencils` | `PatchTable::limit_matrices` + applying them to xyz | – | through petite: `LimitStencilTableFactory::Create` with the patch table + applying it to xyz (f32) |
 //!
-//! opensubdiv-petite 0.3 binds `PatchMap::FindPatch`, but its
-//! `PatchTable_EvaluateBasis` is a placeholder (uniform weights and zero
-//! derivatives for regular patches, failure for every other kind), so
-//! OpenSubdiv's own `FindPatch` + `EvaluateBasis` loop cannot be timed
-//! through it. Its limit stencils run that very loop in C++ (and compose
-//! each sample's weights down to the control points), so the `stencils`
-//! row is where OpenSubdiv's evaluation is measured.
+//! Every `eval` cell allocates its outputs inside the timer, as subla's
+//! `evaluate` does. OpenSubdiv's `eval` cell is its own loop, as its Far
+//! tutorials write it, in a C++ shim of this crate
+//! (`subla_bench::osd_eval`, `crates/bench/cpp/osd_eval.cpp`): the shim
+//! builds its refiner, patch table (same options and end caps as the
+//! `build` row, double precision local point stencils) and `PatchMap`
+//! outside the timer, once per (mesh, level); their times are printed
+//! apart. (opensubdiv-petite 0.3 binds `PatchMap::FindPatch`, but its
+//! `PatchTable_EvaluateBasis` is a placeholder, hence the shim.) The
+//! samples' ptex faces and parameters are handed over as arrays made
+//! before the timer.
 //!
 //! petite 0.3's `EndCapType` is numbered one off from OpenSubdiv's
 //! `Options::EndCapType` (its `GregoryBasis` reaches C++ as
@@ -49,8 +53,8 @@
 //!
 //! The samples are the same for everyone: `N` points spread evenly over the
 //! ptex faces (in order), `(u, v)` from a fixed hash and exact in `f32`.
-//! Before timing, each peer's limit positions and derivatives are compared
-//! with subla's at every sample. The build is serial everywhere; subla's
+//! Each peer's limit positions and derivatives (from its timed runs) are
+//! compared with subla's at every sample. The build is serial everywhere; subla's
 //! evaluation runs on 1 and on all threads, the peers' on one. Times are
 //! the best of the runs.
 
@@ -420,17 +424,33 @@ mod osdrs {
     }
 }
 
-/// OpenSubdiv 3.7 (C++) through opensubdiv-petite 0.3 (`f32` weights).
+/// OpenSubdiv 3.7 (C++): through opensubdiv-petite 0.3 (`f32` weights),
+/// and its evaluation loop through this crate's shim (`f64`).
 #[cfg(feature = "opensubdiv-petite")]
 mod petite {
     use opensubdiv_petite::far;
     use subla::adaptive::Sample;
-    use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
+    use subla_bench::osd_eval::{OsdEndCap, OsdEval, OsdLimit, OsdTopology};
+    pub(super) use subla_bench::petite::patch_sizes;
 
     use super::{Eval, Flat};
 
-    fn err(e: impl std::fmt::Display) -> String {
-        e.to_string()
+    fn topology(f: &Flat) -> OsdTopology<'_> {
+        OsdTopology {
+            num_vertices: f.nv,
+            face_counts: &f.counts,
+            face_verts: &f.verts,
+            crease_pairs: &f.crease_flat,
+            crease_weights: &f.crease_w,
+            corner_vertices: &f.corner_v,
+            corner_weights: &f.corner_w,
+            holes: &f.holes,
+            options: f.options,
+        }
+    }
+
+    fn end_cap(gregory: bool) -> OsdEndCap {
+        if gregory { OsdEndCap::GregoryBasis } else { OsdEndCap::BSplineBasis }
     }
 
     /// `TopologyRefiner::new`, `RefineAdaptive` (default options but the
@@ -441,61 +461,7 @@ mod petite {
         isolation: u32,
         gregory: bool,
     ) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
-        let mut d = far::TopologyDescriptor::new(f.nv, &f.counts, &f.verts).map_err(err)?;
-        if !f.crease_w.is_empty() {
-            d.creases(&f.crease_flat, &f.crease_w);
-        }
-        if !f.corner_w.is_empty() {
-            d.corners(&f.corner_v, &f.corner_w);
-        }
-        if !f.holes.is_empty() {
-            d.holes(&f.holes);
-        }
-        let o = f.options;
-        let options = far::TopologyRefinerOptions {
-            scheme: far::Scheme::CatmullClark,
-            boundary_interpolation: match o.boundary {
-                BoundaryInterpolation::None => None,
-                BoundaryInterpolation::EdgeOnly => Some(far::BoundaryInterpolation::EdgeOnly),
-                BoundaryInterpolation::EdgeAndCorner => Some(far::BoundaryInterpolation::EdgeAndCorner),
-            },
-            creasing_method: match o.crease_method {
-                CreaseMethod::Uniform => far::CreasingMethod::Uniform,
-                CreaseMethod::Chaikin => far::CreasingMethod::Chaikin,
-            },
-            triangle_subdivision: match o.triangle_subdivision {
-                TriangleSubdivision::Catmark => far::TriangleSubdivision::CatmullClark,
-                TriangleSubdivision::Smooth => far::TriangleSubdivision::Smooth,
-            },
-            ..Default::default()
-        };
-        let mut r = far::TopologyRefiner::new(d, options).map_err(err)?;
-        r.refine_adaptive(
-            far::topology_refiner::AdaptiveRefinementOptions {
-                isolation_level: isolation as usize,
-                ..Default::default()
-            },
-            &[],
-        );
-        // petite's variants, as integers, are OpenSubdiv's `EndCapType`
-        // minus one: `LegacyGregory` is OpenSubdiv's `ENDCAP_GREGORY_BASIS`
-        // (3), `GregoryBasis` its `ENDCAP_BSPLINE_BASIS` (2).
-        let end_cap = if gregory { far::EndCapType::LegacyGregory } else { far::EndCapType::GregoryBasis };
-        let t = far::PatchTable::new(&r, Some(far::PatchTableOptions::new().end_cap_type(end_cap))).map_err(err)?;
-        Ok((r, t))
-    }
-
-    /// Patches per number of control points (16: regular or B-spline end
-    /// cap, 20: Gregory basis end cap), from the patch arrays' descriptors
-    /// (their sizes come from C++ as they are, unlike petite's patch types).
-    pub(super) fn patch_sizes(t: &far::PatchTable) -> std::collections::BTreeMap<usize, usize> {
-        let mut sizes = std::collections::BTreeMap::new();
-        for a in 0..t.patch_array_count() {
-            if let Some(d) = t.patch_array_descriptor(a) {
-                *sizes.entry(d.control_vertex_count()).or_default() += t.patch_array_patch_count(a);
-            }
-        }
-        sizes
+        subla_bench::petite::adaptive(&topology(f), isolation, end_cap(gregory))
     }
 
     /// Limit stencils at the samples (OpenSubdiv finds each sample's patch,
@@ -508,38 +474,27 @@ mod petite {
         ctrl: &[[f64; 3]],
         samples: &[Sample],
     ) -> Result<Eval, String> {
-        let s: Vec<f32> = samples.iter().map(|x| x.u as f32).collect();
-        let tt: Vec<f32> = samples.iter().map(|x| x.v as f32).collect();
-        let mut locations = Vec::new();
-        let mut start = 0;
-        while start < samples.len() {
-            let ptex = samples[start].ptex;
-            let end = start + samples[start..].iter().take_while(|x| x.ptex == ptex).count();
-            locations.push(far::LocationArray { ptex_index: ptex as usize, s: &s[start..end], t: &tt[start..end] });
-            start = end;
-        }
-        let table = far::LimitStencilTable::new(r, &locations, None, Some(t), far::LimitStencilTableOptions::default())
-            .map_err(err)?;
-        if table.len() != samples.len() {
-            return Err(format!("{} limit stencils for {} samples", table.len(), samples.len()));
-        }
-        let (sizes, offsets, idx) = (table.sizes(), table.offsets(), table.control_indices());
-        let apply = |w: &[f32]| -> Vec<[f64; 3]> {
-            (0..table.len())
-                .map(|i| {
-                    let (a, n) = (usize::from(offsets[i]), sizes[i] as usize);
-                    let mut acc = [0.0; 3];
-                    for (&c, &wk) in idx[a..a + n].iter().zip(&w[a..a + n]) {
-                        let x = &ctrl[usize::from(c)];
-                        for k in 0..3 {
-                            acc[k] += f64::from(wk) * x[k];
-                        }
-                    }
-                    acc
-                })
-                .collect()
-        };
+        let table = subla_bench::petite::limit_stencils(r, t, samples)?;
+        let apply = |w: &[f32]| subla_bench::petite::apply_stencils(&table, w, |c| ctrl[c]);
         Ok(Eval { p: apply(table.weights()), du: apply(table.du_weights()), dv: apply(table.dv_weights()) })
+    }
+
+    /// The shim's refiner and patch table: the same options as [`build`].
+    pub(super) fn eval_setup(f: &Flat, isolation: u32, gregory: bool) -> Result<OsdEval, String> {
+        OsdEval::new(&topology(f), isolation, end_cap(gregory))
+    }
+
+    /// The samples as the shim takes them: ptex faces, u, v.
+    pub(super) fn eval_samples(samples: &[Sample]) -> (Vec<i32>, Vec<f64>, Vec<f64>) {
+        (
+            samples.iter().map(|s| s.ptex as i32).collect(),
+            samples.iter().map(|s| s.u).collect(),
+            samples.iter().map(|s| s.v).collect(),
+        )
+    }
+
+    pub(super) fn eval_result(l: OsdLimit) -> Eval {
+        Eval { p: l.p, du: l.du, dv: l.dv }
     }
 }
 
@@ -794,6 +749,10 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
                 b.note(format!("check {} iso{iso} ({} samples): {line}", input.name, samples.len()));
             }
         }
+        #[cfg(feature = "opensubdiv-petite")]
+        if s.peers {
+            osd_cpp_eval(b, input, flat, iso, &samples, &ours_eval, &table, cpp.as_ref().map(|c| c.1.patch_count()));
+        }
 
         // Limit stencils.
         if !s.stencils {
@@ -820,18 +779,80 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
     }
 }
 
+/// OpenSubdiv's own evaluation loop (the shim): its setup timed once and
+/// printed, the loop timed in the `eval` line, and checked against subla.
+#[cfg(feature = "opensubdiv-petite")]
+#[allow(clippy::too_many_arguments)]
+fn osd_cpp_eval(
+    b: &mut Bench<'_>,
+    input: &Input,
+    flat: &Flat,
+    iso: u32,
+    samples: &[Sample],
+    ours: &Eval,
+    table: &PatchTable,
+    petite_patches: Option<usize>,
+) {
+    let name = &input.name;
+    let t0 = Instant::now();
+    let mut e = match petite::eval_setup(flat, iso, b.s.gregory) {
+        Ok(e) => e,
+        Err(err) => return b.note(format!("{name} iso{iso} eval OpenSubdiv: setup failed: {err}")),
+    };
+    let t1 = Instant::now();
+    if let Err(err) = e.build_map() {
+        return b.note(format!("{name} iso{iso} eval OpenSubdiv: {err}"));
+    }
+    println!(
+        "{name} iso{iso} eval OpenSubdiv setup (not in the eval time): refiner + RefineAdaptive + PatchTableFactory::Create (double) {:.3} ms, PatchMap {:.3} ms; {} patches",
+        (t1 - t0).as_secs_f64() * 1e3,
+        t1.elapsed().as_secs_f64() * 1e3,
+        e.num_patches()
+    );
+    if petite_patches.is_some_and(|n| n != e.num_patches()) {
+        b.note(format!(
+            "WARNING {name} iso{iso}: the evaluation shim's patch table has {} patches, petite's {}",
+            e.num_patches(),
+            petite_patches.unwrap_or(0)
+        ));
+    }
+    let (ptex, u, v) = petite::eval_samples(samples);
+    if let Some(l) = b.time("OpenSubdiv", || e.evaluate(&flat.ctrl, &ptex, &u, &v)) {
+        let theirs = petite::eval_result(l);
+        let line = check(
+            "OpenSubdiv C++ (FindPatch + EvaluateBasis loop)",
+            ours,
+            &theirs,
+            diagonal(&flat.ctrl),
+            table,
+            samples,
+        );
+        b.note(format!("check {name} iso{iso} ({} samples): {line}", samples.len()));
+    }
+}
+
 /// The final table: per line, each side's best time, the ratio of the
 /// fastest peer to subla, and whether the target is met.
 fn summary(b: &Bench<'_>) {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n== adaptive summary: best times in ms; ratio = fastest peer / subla (> 1: subla faster); subla one thread unless named"
+        "\n== adaptive summary: best times in ms; ratio = fastest peer / subla (> 1: subla faster), ratio C++ = OpenSubdiv / subla; subla one thread unless named"
     );
     let _ = writeln!(
         out,
-        "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8}  target",
-        "mesh", "iso", "row", "subla", "subla Nthr", "subla faces", "opensubdiv-rs", "OpenSubdiv", "ratio", "ratio N"
+        "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8} {:>10}  target",
+        "mesh",
+        "iso",
+        "row",
+        "subla",
+        "subla Nthr",
+        "subla faces",
+        "opensubdiv-rs",
+        "OpenSubdiv",
+        "ratio",
+        "ratio N",
+        "ratio C++"
     );
     for l in &b.lines {
         let find = |who: &str| l.cells.iter().find(|c| c.who == who).map(|c| c.secs);
@@ -845,6 +866,7 @@ fn summary(b: &Bench<'_>) {
             _ => None,
         };
         let show = |r: Option<f64>| r.map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+        let cpp = find("OpenSubdiv").zip(ours).map(|(c, o)| c / o);
         // The build target is judged on subla from face lists (as the peers
         // start), the evaluation target on one thread.
         let judged = if l.row == "build" { ratio(find("subla_faces")) } else { ratio(ours) };
@@ -855,7 +877,7 @@ fn summary(b: &Bench<'_>) {
         };
         let _ = writeln!(
             out,
-            "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8}  {verdict}",
+            "{:<12} {:>3} {:<9} {:>12} {:>12} {:>12} {:>14} {:>12} {:>8} {:>8} {:>10}  {verdict}",
             l.mesh,
             l.isolation,
             l.row,
@@ -866,6 +888,7 @@ fn summary(b: &Bench<'_>) {
             ms(find("OpenSubdiv")),
             show(ratio(ours)),
             show(ratio(threaded)),
+            show(cpp),
         );
     }
     let runs: Vec<usize> = b.lines.iter().flat_map(|l| l.cells.iter().map(|c| c.runs)).collect();
@@ -890,16 +913,10 @@ fn main() {
         s.threads,
         s.runs,
         if s.quick { ", quick" } else { "" },
-        if cfg!(feature = "opensubdiv-petite") { ", with OpenSubdiv C++ (petite)" } else { "" },
+        if cfg!(feature = "opensubdiv-petite") { ", with OpenSubdiv C++ (petite and the evaluation shim)" } else { "" },
     );
     let started = Instant::now();
     let mut b = Bench { s: &s, lines: Vec::new(), notes: Vec::new() };
-    if cfg!(feature = "opensubdiv-petite") {
-        b.notes.push(
-            "eval: OpenSubdiv (petite) not measured: petite 0.3's PatchTable_EvaluateBasis is a placeholder (uniform weights for regular patches, failure for the rest); OpenSubdiv's evaluation is timed in the stencils row"
-                .into(),
-        );
-    }
     for input in &inputs {
         let flat = Flat::new(&input.data);
         bench_mesh(&mut b, input, &flat);

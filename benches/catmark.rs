@@ -383,7 +383,7 @@ mod osdrs {
 #[cfg(feature = "opensubdiv-petite")]
 mod petite {
     use opensubdiv_petite::{far, osd};
-    use subla_mesh::{BoundaryInterpolation, CreaseMethod, TriangleSubdivision};
+    use subla_bench::osd_eval::OsdTopology;
 
     use super::Flat;
 
@@ -395,35 +395,17 @@ mod petite {
     /// `full`: full topology in the last level too (OpenSubdiv's default,
     /// and enough for stencils, is a sparse last level).
     pub(super) fn topology(f: &Flat, levels: u32, full: bool) -> Result<far::TopologyRefiner, String> {
-        let mut d = far::TopologyDescriptor::new(f.nv, &f.counts, &f.verts).map_err(err)?;
-        if !f.crease_w.is_empty() {
-            d.creases(&f.crease_flat, &f.crease_w);
-        }
-        if !f.corner_w.is_empty() {
-            d.corners(&f.corner_v, &f.corner_w);
-        }
-        if !f.holes.is_empty() {
-            d.holes(&f.holes);
-        }
-        let o = f.options;
-        let options = far::TopologyRefinerOptions {
-            scheme: far::Scheme::CatmullClark,
-            boundary_interpolation: match o.boundary {
-                BoundaryInterpolation::None => None,
-                BoundaryInterpolation::EdgeOnly => Some(far::BoundaryInterpolation::EdgeOnly),
-                BoundaryInterpolation::EdgeAndCorner => Some(far::BoundaryInterpolation::EdgeAndCorner),
-            },
-            creasing_method: match o.crease_method {
-                CreaseMethod::Uniform => far::CreasingMethod::Uniform,
-                CreaseMethod::Chaikin => far::CreasingMethod::Chaikin,
-            },
-            triangle_subdivision: match o.triangle_subdivision {
-                TriangleSubdivision::Catmark => far::TriangleSubdivision::CatmullClark,
-                TriangleSubdivision::Smooth => far::TriangleSubdivision::Smooth,
-            },
-            ..Default::default()
-        };
-        let mut r = far::TopologyRefiner::new(d, options).map_err(err)?;
+        let mut r = subla_bench::petite::refiner(&OsdTopology {
+            num_vertices: f.nv,
+            face_counts: &f.counts,
+            face_verts: &f.verts,
+            crease_pairs: &f.crease_flat,
+            crease_weights: &f.crease_w,
+            corner_vertices: &f.corner_v,
+            corner_weights: &f.corner_w,
+            holes: &f.holes,
+            options: f.options,
+        })?;
         r.refine_uniform(far::topology_refiner::UniformRefinementOptions {
             refinement_level: levels as usize,
             order_vertices_from_faces_first: false,

@@ -22,10 +22,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use opensubdiv_petite::far;
 use subla::adaptive::{EndCap, PatchTable, Sample, SparseRefinement};
+use subla_bench::osd_eval::OsdEndCap;
+use subla_bench::petite::{self, OsdMesh};
 use subla_mesh::obj::read_obj;
-use subla_mesh::{BoundaryInterpolation, CreaseMethod, MeshData, TriangleSubdivision, Validation};
+use subla_mesh::{MeshData, Validation};
 
 /// Patch coordinates of the samples inside an end cap: away from the
 /// corners, where the Gregory basis blends its face points, and not
@@ -90,74 +91,17 @@ fn samples(table: &PatchTable) -> Vec<Sample> {
 
 fn golden(data: &MeshData, iso: u32, gregory: bool) -> Result<String, String> {
     let mesh = &data.mesh;
-    let t = mesh.topology();
     let refinement = SparseRefinement::build(mesh, iso, None).map_err(|e| e.to_string())?;
     let table = PatchTable::new(refinement, if gregory { EndCap::GregoryBasis } else { EndCap::BSplineBasis })
         .map_err(|e| e.to_string())?;
     let samples = samples(&table);
 
     // OpenSubdiv's refiner and patch table from the same mesh.
-    let counts: Vec<u32> = t.face_ptr().windows(2).map(|w| w[1] - w[0]).collect();
-    let mut d =
-        far::TopologyDescriptor::new(mesh.num_vertices(), &counts, t.face_verts()).map_err(|e| e.to_string())?;
-    let (mut crease_v, mut crease_w) = (Vec::new(), Vec::new());
-    for (e, &s) in mesh.edge_sharpness().iter().enumerate() {
-        if s > 0.0 {
-            crease_v.extend(t.edge(e));
-            crease_w.push(s);
-        }
-    }
-    let (mut corner_v, mut corner_w) = (Vec::new(), Vec::new());
-    for (v, &s) in mesh.vertex_sharpness().iter().enumerate() {
-        if s > 0.0 {
-            corner_v.push(v as u32);
-            corner_w.push(s);
-        }
-    }
-    let holes: Vec<u32> = mesh.holes().iter().enumerate().filter(|h| *h.1).map(|h| h.0 as u32).collect();
-    if !crease_w.is_empty() {
-        d.creases(&crease_v, &crease_w);
-    }
-    if !corner_w.is_empty() {
-        d.corners(&corner_v, &corner_w);
-    }
-    if !holes.is_empty() {
-        d.holes(&holes);
-    }
-    let o = mesh.options();
-    let options = far::TopologyRefinerOptions {
-        scheme: far::Scheme::CatmullClark,
-        boundary_interpolation: match o.boundary {
-            BoundaryInterpolation::None => None,
-            BoundaryInterpolation::EdgeOnly => Some(far::BoundaryInterpolation::EdgeOnly),
-            BoundaryInterpolation::EdgeAndCorner => Some(far::BoundaryInterpolation::EdgeAndCorner),
-        },
-        creasing_method: match o.crease_method {
-            CreaseMethod::Uniform => far::CreasingMethod::Uniform,
-            CreaseMethod::Chaikin => far::CreasingMethod::Chaikin,
-        },
-        triangle_subdivision: match o.triangle_subdivision {
-            TriangleSubdivision::Catmark => far::TriangleSubdivision::CatmullClark,
-            TriangleSubdivision::Smooth => far::TriangleSubdivision::Smooth,
-        },
-        ..Default::default()
-    };
-    let mut r = far::TopologyRefiner::new(d, options).map_err(|e| e.to_string())?;
-    r.refine_adaptive(
-        far::topology_refiner::AdaptiveRefinementOptions { isolation_level: iso as usize, ..Default::default() },
-        &[],
-    );
-    // petite's `EndCapType`, as an integer, is OpenSubdiv's minus one.
-    let end_cap = if gregory { far::EndCapType::LegacyGregory } else { far::EndCapType::GregoryBasis };
-    let pt = far::PatchTable::new(&r, Some(far::PatchTableOptions::new().end_cap_type(end_cap)))
-        .map_err(|e| e.to_string())?;
+    let osd_mesh = OsdMesh::new(mesh);
+    let end_cap = if gregory { OsdEndCap::GregoryBasis } else { OsdEndCap::BSplineBasis };
+    let (r, pt) = petite::adaptive(&osd_mesh.topology(), iso, end_cap)?;
     // The end caps asked for: 20 control points per Gregory basis patch.
-    let mut gregory_patches = 0;
-    for a in 0..pt.patch_array_count() {
-        if pt.patch_array_descriptor(a).is_some_and(|d| d.control_vertex_count() == 20) {
-            gregory_patches += pt.patch_array_patch_count(a);
-        }
-    }
+    let gregory_patches = petite::patch_sizes(&pt).get(&20).copied().unwrap_or(0);
     let end_caps = table.counts().end_caps;
     if gregory_patches != if gregory { end_caps } else { 0 } {
         return Err(format!("OpenSubdiv has {gregory_patches} Gregory basis patches, subla {end_caps} end caps"));
@@ -166,33 +110,10 @@ fn golden(data: &MeshData, iso: u32, gregory: bool) -> Result<String, String> {
         return Err(format!("OpenSubdiv has {} patches, subla {}", pt.patch_count(), table.patches().len()));
     }
 
-    let s: Vec<f32> = samples.iter().map(|x| x.u as f32).collect();
-    let tt: Vec<f32> = samples.iter().map(|x| x.v as f32).collect();
-    let mut locations = Vec::new();
-    let mut start = 0;
-    while start < samples.len() {
-        let ptex = samples[start].ptex;
-        let end = start + samples[start..].iter().take_while(|x| x.ptex == ptex).count();
-        locations.push(far::LocationArray { ptex_index: ptex as usize, s: &s[start..end], t: &tt[start..end] });
-        start = end;
-    }
-    let st = far::LimitStencilTable::new(&r, &locations, None, Some(&pt), far::LimitStencilTableOptions::default())
-        .map_err(|e| e.to_string())?;
-    if st.len() != samples.len() {
-        return Err(format!("{} limit stencils for {} samples", st.len(), samples.len()));
-    }
+    let st = petite::limit_stencils(&r, &pt, &samples)?;
     let pos = data.positions();
-    let (sizes, offsets, idx) = (st.sizes(), st.offsets(), st.control_indices());
-    let apply = |w: &[f32], i: usize| -> [f64; 3] {
-        let (a, n) = (usize::from(offsets[i]), sizes[i] as usize);
-        let mut acc = [0.0; 3];
-        for (&c, &wk) in idx[a..a + n].iter().zip(&w[a..a + n]) {
-            for (k, x) in acc.iter_mut().enumerate() {
-                *x += f64::from(wk) * pos[[usize::from(c), k]];
-            }
-        }
-        acc
-    };
+    let control = |c: usize| [pos[[c, 0]], pos[[c, 1]], pos[[c, 2]]];
+    let values = [st.weights(), st.du_weights(), st.dv_weights()].map(|w| petite::apply_stencils(&st, w, control));
 
     let levels: Vec<String> = (0..).map_while(|l| r.level(l)).map(|l| l.vertex_count().to_string()).collect();
     let mut text = format!(
@@ -205,8 +126,8 @@ fn golden(data: &MeshData, iso: u32, gregory: bool) -> Result<String, String> {
     let _ = writeln!(text, "# each line: ptex u v x y z dx/du dy/du dz/du dx/dv dy/dv dz/dv");
     for (i, x) in samples.iter().enumerate() {
         let _ = write!(text, "{} {} {}", x.ptex, x.u, x.v);
-        for w in [st.weights(), st.du_weights(), st.dv_weights()] {
-            for c in apply(w, i) {
+        for v in &values {
+            for c in v[i] {
                 let _ = write!(text, " {c:.9e}");
             }
         }

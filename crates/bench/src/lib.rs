@@ -11,6 +11,11 @@ use ndarray::Array2;
 use subla_algebra::{CscMat, CsrMat, Par};
 use subla_mesh::{Mesh, MeshBuilder, MeshData};
 
+#[cfg(feature = "opensubdiv-petite")]
+pub mod osd_eval;
+#[cfg(feature = "opensubdiv-petite")]
+pub mod petite;
+
 /// Where criterion writes its estimates for these benches.
 pub fn criterion_dir() -> PathBuf {
     if let Some(v) = std::env::var_os("CRITERION_HOME") {
