@@ -53,6 +53,14 @@
 //! | cpu eval | `PatchTable::evaluate` on the CPU (`f32`, all threads), for reference |
 //! | vs cpu f64 | the device's outputs against `PatchTable::evaluate` in `f64`: largest position difference over the bounding-box diagonal / largest derivative difference over the largest derivative |
 //!
+//! The limit table also runs the defect torus (`torus317d`, about 2 %
+//! extraordinary vertices), and is followed by "limit points": the same
+//! tables' points computed by each `PointPath` (the composed matrix, one
+//! dispatch per level, one dispatch of tiles of 1024, 256 and 8192 rows),
+//! with the dispatches, rows and weights each reads, the setup time
+//! (`GpuLimit::with_path`), the GPU time of the points' passes and of the
+//! limit kernels, the frame's wall time and the agreement with the CPU.
+//!
 //! `SUBLA_BENCH_TABLES=catmark,triangles,spmv,limit` keeps only the tables
 //! named.
 

@@ -16,10 +16,16 @@
 //!   samples by patch type and by patch (a stable counting sort), and
 //!   uploads `(patch, u, v, output row)` per sample, 16 bytes.
 //! * **Per frame** ([`GpuLimit::evaluate`]): one submission of
-//!   1. the SpMV `points = M · control` (`spmv_balanced`, and `spmv_fixup`
-//!      where rows cross workgroups; the load-balanced kernel, whose cost
-//!      follows the nonzeros whatever the rows' lengths: the composed
-//!      stencils of deep points and end caps are long);
+//!   1. the table's points from the control points: by default the SpMV
+//!      `points = M · control` (`spmv_balanced`, and `spmv_fixup` where
+//!      rows cross workgroups; the load-balanced kernel, whose cost follows
+//!      the nonzeros whatever the rows' lengths: the composed stencils of
+//!      deep points and end caps are long); or, with
+//!      [`GpuLimit::with_path`], by refinement: one dispatch per sparse
+//!      level ([`PointPath::PerLevel`]) or one dispatch in which each
+//!      workgroup refines a tile of ptex faces through every level
+//!      ([`PointPath::PerTile`], after Tokuyoshi's subtree kernels; see
+//!      the `refine` module's docs in the source);
 //!   2. the limit kernels of `shaders/limit.wgsl`, one dispatch per group
 //!      of sorted samples: `limit_bspline` (regular patches and B-spline
 //!      end caps, 16 points with OpenSubdiv's boundary folds),

@@ -42,8 +42,23 @@ use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 
 use crate::Result;
 
-/// How [`GpuLimit`](crate::GpuLimit) computes the table's points from the
-/// control points each frame ([module docs](self)).
+/// How [`GpuLimit`](crate::GpuLimit) computes the table's points (the
+/// sparse levels' vertices, then the end caps' points) from the control
+/// points each frame.
+///
+/// * `Composed`: one dispatch, long rows, weights composed in `f64` and
+///   rounded to `f32` once (the most precise).
+/// * `PerLevel`: short rows, one dispatch (and one synchronisation) per
+///   level; every vertex of every sparse level is computed.
+/// * `PerTile`, after Tokuyoshi's adaptive tile subdivision on the GPU: a
+///   workgroup per tile (the patches of a run of ptex faces) refines the
+///   closure of its patches' points through every level in one dispatch,
+///   with a barrier between levels inside the workgroup; rows that two
+///   tiles need are computed by both, and written by the first; rows no
+///   patch reads are not computed.
+///
+/// All three repeat bit for bit; per level and per tile give the same
+/// points.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PointPath {
     /// One load-balanced SpMV with the composed point matrix.
