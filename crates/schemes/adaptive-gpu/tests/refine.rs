@@ -140,3 +140,23 @@ fn refined_points_give_the_cpu_limit_with_holes_and_creases() {
     check(ctx, "catmark_hole_test1", 2, EndCap::GregoryBasis);
     check(ctx, "catmark_cube_creases2", 3, EndCap::GregoryBasis);
 }
+
+/// A regular torus has every patch on control points: the refinement
+/// paths compute nothing (no tile, no level rows) and still give the limit.
+#[test]
+fn regular_meshes_need_no_refined_points() {
+    let Some(ctx) = context_or_skip() else { return };
+    let d = shape("catmark_torus");
+    let t = PatchTable::new(SparseRefinement::build(&d.mesh, 3, None).expect("refine"), EndCap::GregoryBasis)
+        .expect("table");
+    assert_eq!(t.num_points(), d.mesh.num_vertices(), "every point is a control point");
+    let x = control(&d);
+    let s = grid(t.refinement().num_ptex_faces(), 4);
+    for path in [PointPath::PerLevel, PointPath::PerTile] {
+        let mut limit = GpuLimit::with_path(ctx, &t, path).expect("upload");
+        assert_eq!(limit.rows_computed(), 0, "{path:?}");
+        let v = run(ctx, &mut limit, &t, &x, &s);
+        let (ep, ed) = against_cpu(&v, &t, &x, &s);
+        assert!(ep <= 1e-5 && ed <= 1e-5, "{path:?}: {ep:e} {ed:e}");
+    }
+}
