@@ -48,6 +48,10 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> position: array<f32>;
 @group(0) @binding(6) var<storage, read_write> deriv_u: array<f32>;
 @group(0) @binding(7) var<storage, read_write> deriv_v: array<f32>;
+// Per point, its anchor: itself for an absolute point (every point of the
+// composed matrix, every control point), else the control point the
+// point's row holds the difference from (the refinement paths).
+@group(0) @binding(8) var<storage, read> anchors: array<u32>;
 
 // A cubic curve basis: values and first derivatives of its 4 functions.
 struct Curve {
@@ -116,6 +120,30 @@ fn load_point(p: u32, c0: u32) -> vec4<f32> {
     if (c0 + 2u < d) { x.z = points[base + 2u]; }
     if (c0 + 3u < d) { x.w = points[base + 3u]; }
     return x;
+}
+
+// A point as (its anchor's control point, its difference from it).
+struct Anchored {
+    a: vec4<f32>,
+    d: vec4<f32>,
+}
+
+fn load_anchored(p: u32, c0: u32) -> Anchored {
+    let q = anchors[p];
+    var r: Anchored;
+    r.a = load_point(q, c0);
+    r.d = vec4<f32>(0.0);
+    if (q != p) {
+        r.d = load_point(p, c0);
+    }
+    return r;
+}
+
+// Point p minus the reference point x0: the anchors' difference (exact or
+// nearly, for nearby control points) plus the differences' difference.
+fn minus(p: u32, x0: Anchored, c0: u32) -> vec4<f32> {
+    let x = load_anchored(p, c0);
+    return (x.a - x0.a) + (x.d - x0.d);
 }
 
 // Writes channels c0 .. c0 + 3 (those that exist) of output row `row`.
@@ -191,17 +219,17 @@ fn limit_bspline(
         // same surface, without the cancellation of large coordinates in
         // f32 derivatives.
         let base = at.first_point / 4u;
-        let x0 = load_point(patch_points[base + 1u].y, c0);
+        let x0 = load_anchored(patch_points[base + 1u].y, c0);
         var p = vec4<f32>(0.0);
         var du = vec4<f32>(0.0);
         var dv = vec4<f32>(0.0);
         for (var row = 0u; row < 4u; row++) {
             let ids = patch_points[base + row];
             let xs = array<vec4<f32>, 4>(
-                load_point(ids.x, c0) - x0,
-                load_point(ids.y, c0) - x0,
-                load_point(ids.z, c0) - x0,
-                load_point(ids.w, c0) - x0,
+                minus(ids.x, x0, c0),
+                minus(ids.y, x0, c0),
+                minus(ids.z, x0, c0),
+                minus(ids.w, x0, c0),
             );
             for (var col = 0u; col < 4u; col++) {
                 let x = xs[col];
@@ -210,7 +238,7 @@ fn limit_bspline(
                 dv += (cs.v[col] * ct.d[row]) * x;
             }
         }
-        store(at.row, c0, x0 + p, du * at.deriv_scale, dv * at.deriv_scale);
+        store(at.row, c0, (x0.a + x0.d) + p, du * at.deriv_scale, dv * at.deriv_scale);
     }
 }
 
@@ -258,7 +286,7 @@ fn limit_gregory(
     for (var c0 = 0u; c0 < params.channels; c0 += 4u) {
         // Differences from corner 0's limit point, as in `limit_bspline`.
         let base = at.first_point / 4u;
-        let x0 = load_point(patch_points[base].x, c0);
+        let x0 = load_anchored(patch_points[base].x, c0);
         var p = vec4<f32>(0.0);
         var du = vec4<f32>(0.0);
         var dv = vec4<f32>(0.0);
@@ -272,12 +300,12 @@ fn limit_gregory(
             } else if (role == 4u) {
                 f = 1.0 - g[corner];
             }
-            let x = load_point(patch_points[base + k / 4u][k % 4u], c0) - x0;
+            let x = minus(patch_points[base + k / 4u][k % 4u], x0, c0);
             p += (bs.v[cell.x] * bt.v[cell.y] * f) * x;
             du += (bs.d[cell.x] * bt.v[cell.y] * f) * x;
             dv += (bs.v[cell.x] * bt.d[cell.y] * f) * x;
         }
-        store(at.row, c0, x0 + p, du * at.deriv_scale, dv * at.deriv_scale);
+        store(at.row, c0, (x0.a + x0.d) + p, du * at.deriv_scale, dv * at.deriv_scale);
     }
 }
 

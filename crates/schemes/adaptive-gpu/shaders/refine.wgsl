@@ -16,6 +16,16 @@
 //   between stages (the only synchronisation); each row is written to
 //   the tile's scratch, and to `points` by the one tile that owns it.
 //
+// Points are anchored: a control point (the first rows of `points`) is
+// itself, any other point p is kept as its difference d(p) from its
+// anchor's control point a(p), a control point near it. A row of weights w
+// over points q gives
+//     d(p) = sum w * ((a(q) - a(p)) + d(q))      (d(q) = 0 for controls)
+// (the weights sum to 1), so every term is of the size of the
+// neighbourhood: f32 rounding is relative to the neighbourhood, not to
+// the coordinates, and the limit kernels' differences of nearby points
+// keep their precision at deep levels.
+//
 // Every row is summed in the order of its entries, from +0: repeated runs
 // give bitwise identical points, and a point computed by several tiles has
 // the same bits in each (same rows, same inputs, same order).
@@ -31,7 +41,7 @@ struct Params {
     // tile_rows: number of tiles, first word of the stage bounds in `header`.
     a: u32,
     b: u32,
-    // level_rows: first point of the stage below, first point written.
+    // level_rows: (unused), first point written.
     c: u32,
     d: u32,
     channels: u32,
@@ -48,8 +58,10 @@ struct Params {
 @group(0) @binding(1) var<storage, read> header: array<u32>;
 // tile_rows: per op (first entry, end entry, scratch slot, point or NONE).
 @group(0) @binding(2) var<storage, read> ops: array<vec4<u32>>;
-// (column, bits of the f32 weight).
-@group(0) @binding(3) var<storage, read> entries: array<vec2<u32>>;
+// (column, bits of the f32 weight, anchor of the column's point, anchor of
+// the row's point). level_rows: the column is a point; tile_rows: a
+// scratch slot of the tile. With GLOBAL set it is a control point.
+@group(0) @binding(3) var<storage, read> entries: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> scratch: array<f32>;
 @group(0) @binding(5) var<storage, read_write> points: array<f32>;
 
@@ -102,10 +114,15 @@ fn level_rows(
     let dst = (params.d + i) * d;
     for (var g = 0u; g < d; g += 4u) {
         let n = min(4u, d - g);
+        let anchor = load_points(entries[first].w * d + g, n);
         var acc = vec4<f32>(0.0);
         for (var e = first; e < end; e++) {
             let en = entries[e];
-            acc += bitcast<f32>(en.y) * load_points((params.c + en.x) * d + g, n);
+            var x = load_points(en.z * d + g, n) - anchor;
+            if ((en.x & GLOBAL) == 0u) {
+                x += load_points(en.x * d + g, n);
+            }
+            acc += bitcast<f32>(en.y) * x;
         }
         store_points(dst + g, n, acc);
     }
@@ -148,15 +165,15 @@ fn tile_rows(
             let dst = (base + op.z) * d;
             for (var g = 0u; g < d; g += 4u) {
                 let n = min(4u, d - g);
+                let anchor = load_points(entries[op.x].w * d + g, n);
                 var acc = vec4<f32>(0.0);
                 for (var e = op.x; e < op.y; e++) {
                     let en = entries[e];
-                    let w = bitcast<f32>(en.y);
-                    if ((en.x & GLOBAL) != 0u) {
-                        acc += w * load_points((en.x & ~GLOBAL) * d + g, n);
-                    } else {
-                        acc += w * load_scratch((base + en.x) * d + g, n);
+                    var x = load_points(en.z * d + g, n) - anchor;
+                    if ((en.x & GLOBAL) == 0u) {
+                        x += load_scratch((base + en.x) * d + g, n);
                     }
+                    acc += bitcast<f32>(en.y) * x;
                 }
                 store_scratch(dst + g, n, acc);
                 if (op.w != NONE) {

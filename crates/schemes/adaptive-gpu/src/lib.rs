@@ -4,28 +4,29 @@
 //! OpenSubdiv's GPU evaluators do with a patch table and `PatchCoord`s.
 //!
 //! # What runs where
-//! * **Once per topology** ([`GpuLimit::new`]): the table's point matrix
-//!   ([`PatchTable::point_matrix`]: every patch point as a row of weights
-//!   over the control points, rounded to `f32`) goes up as a load-balanced
-//!   CSR matrix ([`subla_gpu::BalancedCsr`]), with one record per patch
-//!   (the offset of its point indices and OpenSubdiv's second `PatchParam`
-//!   word: depth, non-quad root, boundary mask, origin) and the patches'
-//!   point indices.
+//! * **Once per topology** ([`GpuLimit::new`]): the program that computes
+//!   the table's points ([`PointPath`]: by default the sparse levels'
+//!   stencil rows and the end caps' rows, each entry with the anchors that
+//!   keep points as differences from nearby control points; or the
+//!   composed point matrix [`PatchTable::point_matrix`] as a load-balanced
+//!   CSR matrix, [`subla_gpu::BalancedCsr`]; or the tiles' programs), one
+//!   record per patch (the offset of its point indices and OpenSubdiv's
+//!   second `PatchParam` word: depth, non-quad root, boundary mask,
+//!   origin), the patches' point indices and each point's anchor.
 //! * **Once per sample set** ([`GpuLimit::locate`]): the host finds each
 //!   sample's patch with [`PatchTable::find`] (in parallel), groups the
 //!   samples by patch type and by patch (a stable counting sort), and
 //!   uploads `(patch, u, v, output row)` per sample, 16 bytes.
 //! * **Per frame** ([`GpuLimit::evaluate`]): one submission of
-//!   1. the table's points from the control points: by default the SpMV
-//!      `points = M · control` (`spmv_balanced`, and `spmv_fixup` where
-//!      rows cross workgroups; the load-balanced kernel, whose cost follows
-//!      the nonzeros whatever the rows' lengths: the composed stencils of
-//!      deep points and end caps are long); or, with
-//!      [`GpuLimit::with_path`], by refinement: one dispatch per sparse
-//!      level ([`PointPath::PerLevel`]) or one dispatch in which each
-//!      workgroup refines a tile of ptex faces through every level
-//!      ([`PointPath::PerTile`], after Tokuyoshi's subtree kernels; see
-//!      the `refine` module's docs in the source);
+//!   1. the table's points from the control points: by default one
+//!      dispatch per sparse level and one for the end caps
+//!      (`level_rows`, [`PointPath::PerLevel`]); with
+//!      [`GpuLimit::with_path`], one dispatch in which each workgroup
+//!      refines a tile of ptex faces through every level
+//!      ([`PointPath::PerTile`], after Tokuyoshi's subtree kernels), or
+//!      the SpMV `points = M · control` with the composed matrix
+//!      (`spmv_balanced`, and `spmv_fixup` where rows cross workgroups;
+//!      [`PointPath::Composed`]);
 //!   2. the limit kernels of `shaders/limit.wgsl`, one dispatch per group
 //!      of sorted samples: `limit_bspline` (regular patches and B-spline
 //!      end caps, 16 points with OpenSubdiv's boundary folds),
@@ -49,9 +50,15 @@
 //! registers.
 //!
 //! # Precision and determinism
-//! The device computes in `f32`: points, weights and sums. Results agree
-//! with the CPU `f64` evaluation ([`PatchTable::evaluate`]) to about `1e-6`
-//! of the shape's size. The summation order is fixed and every output
+//! The device computes in `f32`: points, weights and sums. Points are kept
+//! as differences from nearby control points (their anchors) and the limit
+//! kernels sum differences from a patch's first point, so rounding is of
+//! the size of a neighbourhood, not of the coordinates: results agree with
+//! the CPU `f64` evaluation ([`PatchTable::evaluate`]) to about `1e-7` of
+//! the largest position and `1e-6` of the largest derivative at isolation 3
+//! (measured on Bigguy and a 100k-quad torus; the composed path, with
+//! absolute points, is an order of magnitude looser in the derivatives,
+//! and the CPU's own `f32` evaluation looser still). The summation order is fixed and every output
 //! element is written by one invocation (no float atomics), so repeated
 //! runs on one device give bitwise identical results.
 //!
@@ -178,6 +185,9 @@ pub struct GpuLimit {
     /// Per patch: offset of its point indices, parameter word.
     patches: wgpu::Buffer,
     patch_points: wgpu::Buffer,
+    /// Per point, the point its value is relative to (itself for absolute
+    /// points, [`PointPath::Composed`]).
+    anchors: wgpu::Buffer,
     /// Host copy of each patch's kernel group (0 B-spline, 1 Gregory).
     groups: Vec<u8>,
     /// Host copy of the patch point indices and their offsets, to count the
@@ -354,8 +364,9 @@ fn u32_of(what: &'static str, n: usize) -> Result<u32> {
 }
 
 impl GpuLimit {
-    /// Uploads `table`'s point matrix, patch records and patch point
-    /// indices, and compiles the kernels.
+    /// Uploads the program of `table`'s points ([`PointPath::default`],
+    /// one dispatch per level), the patch records, patch point indices and
+    /// point anchors, and compiles the kernels.
     ///
     /// # Errors
     /// [`AdaptiveGpuError::UnsupportedPatch`] for a patch that is neither
@@ -364,7 +375,7 @@ impl GpuLimit {
     /// [`AdaptiveGpuError::Gpu`] over a device limit, out of memory, or on
     /// any other device failure.
     pub fn new(ctx: &GpuContext, table: &PatchTable) -> Result<Self> {
-        Self::with_path(ctx, table, PointPath::Composed)
+        Self::with_path(ctx, table, PointPath::default())
     }
 
     /// [`GpuLimit::new`] computing the table's points each frame by `path`
@@ -405,6 +416,13 @@ impl GpuLimit {
             point_indices.extend_from_slice(table.patch_points(p));
         }
         point_offsets.push(u32_of("patch point indices", point_indices.len())?);
+        // Each point's anchor: itself for the composed matrix (absolute
+        // points), a nearby control point for the refinement paths (points
+        // kept as differences from it).
+        let anchor: Vec<u32> = match path {
+            PointPath::Composed => (0..u32_of("table points", table.num_points())?).collect(),
+            PointPath::PerLevel | PointPath::PerTile => refine::anchors(table),
+        };
         let points = match path {
             PointPath::Composed => {
                 let m = table.point_matrix()?;
@@ -412,9 +430,9 @@ impl GpuLimit {
             }
             PointPath::PerLevel | PointPath::PerTile => {
                 let program = if path == PointPath::PerLevel {
-                    Refine::levels(ctx, table)?
+                    Refine::levels(ctx, table, &anchor)?
                 } else {
-                    Refine::tiles(ctx, table, tile_rows)?
+                    Refine::tiles(ctx, table, tile_rows, &anchor)?
                 };
                 Points::Refined(program, program::compile(ctx, "refine.wgsl", shaders::REFINE, &REFINE_KERNELS)?)
             }
@@ -427,6 +445,7 @@ impl GpuLimit {
             path,
             num_control: table.refinement().levels()[0].num_vertices(),
             patches: program::upload(ctx, "patch records", &records)?,
+            anchors: program::upload(ctx, "point anchors", &anchor)?,
             // Rows of 4 indices, as the kernels read them (every patch has 16
             // or 20 points, so each starts on a row).
             patch_points: program::upload(ctx, "patch point indices", &index_rows(&point_indices))?,
@@ -490,7 +509,7 @@ impl GpuLimit {
             }
             Points::Refined(r, _) => r.device_bytes(),
         };
-        program + self.patches.size() + self.patch_points.size()
+        program + self.patches.size() + self.patch_points.size() + self.anchors.size()
     }
 
     /// Finds the patch of every sample ([`PatchTable::find`], on the host,
@@ -804,7 +823,7 @@ impl GpuLimit {
             );
         }
         self.frame(ctx, channels)?;
-        let Self { kernels, points, patches, patch_points, frame, .. } = self;
+        let Self { kernels, points, patches, patch_points, anchors, frame, .. } = self;
         let frame = frame.as_ref().ok_or(refine::no_frame())?;
         Ok(ctx.scoped("limit evaluation", || {
             let mut encoder = ctx
@@ -851,6 +870,7 @@ impl GpuLimit {
                     Some(out.position.as_wgpu()),
                     Some(out.du.as_wgpu()),
                     Some(out.dv.as_wgpu()),
+                    Some(&*anchors),
                 ];
                 let writes = timer.as_deref_mut().and_then(|t| t.writes(GROUPS[g]));
                 program::dispatch_timed(ctx, &mut encoder, kernel, &table, count, writes)?;

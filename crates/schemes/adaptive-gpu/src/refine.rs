@@ -47,9 +47,13 @@ use crate::Result;
 /// points each frame.
 ///
 /// * `Composed`: one dispatch, long rows, weights composed in `f64` and
-///   rounded to `f32` once (the most precise).
-/// * `PerLevel`: short rows, one dispatch (and one synchronisation) per
-///   level; every vertex of every sparse level is computed.
+///   rounded to `f32` once; absolute points, so deep points carry the
+///   rounding of the coordinates, which the derivatives magnify by
+///   `2^depth` (Bigguy at isolation 3: 1.6e-5 of the largest derivative
+///   from the CPU's `f64`; the CPU's own `f32` gives 2.4e-5).
+/// * `PerLevel` (the default): short rows, one dispatch (and one
+///   synchronisation) per level; every vertex of every sparse level is
+///   computed.
 /// * `PerTile`, after Tokuyoshi's adaptive tile subdivision on the GPU: a
 ///   workgroup per tile (the patches of a run of ptex faces) refines the
 ///   closure of its patches' points through every level in one dispatch,
@@ -57,14 +61,21 @@ use crate::Result;
 ///   tiles need are computed by both, and written by the first; rows no
 ///   patch reads are not computed.
 ///
+/// The refinement paths keep every point as its difference from a nearby
+/// control point (its *anchor*) and sum each row as
+/// `Σ w · ((anchor(q) − anchor(p)) + δ(q))`: `f32` rounding is then of the
+/// size of the neighbourhood, and the derivatives stay within about 1e-6
+/// of the largest derivative at isolation 3 (Bigguy 8.2e-7, the 100k-quad
+/// torus with defects 1.5e-6, against 1.6e-5 and 1.6e-4 composed).
+///
 /// All three repeat bit for bit; per level and per tile give the same
 /// points.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PointPath {
     /// One load-balanced SpMV with the composed point matrix.
-    #[default]
     Composed,
     /// One dispatch per sparse level, and one for the end caps' points.
+    #[default]
     PerLevel,
     /// One dispatch for every level: a workgroup per tile of ptex faces
     /// refines the closure of its patches' points.
@@ -100,8 +111,9 @@ pub(crate) struct TileProgram {
     pub(crate) stage_base: u32,
     /// Per op: first entry, end entry, scratch slot, point or `NONE`.
     pub(crate) ops: Vec<[u32; 4]>,
-    /// Per entry: column (slot, or `GLOBAL | point`), weight bits.
-    pub(crate) entries: Vec<[u32; 2]>,
+    /// Per entry: column (slot, or `GLOBAL | point`), weight bits, the
+    /// anchor of the column's point and of the row's point.
+    pub(crate) entries: Vec<[u32; 4]>,
     pub(crate) num_tiles: u32,
     /// Scratch slots of all tiles.
     pub(crate) scratch_slots: u64,
@@ -151,10 +163,38 @@ impl Layout<'_> {
     }
 }
 
+/// The anchor of every point: a control point near it. A control point is
+/// its own anchor; a refined or end-cap point takes the anchor of the input
+/// with the largest weight in its row (the first of equals). The
+/// refinement paths keep each point as its difference from its anchor's
+/// control point, and sum `w · ((anchor(q) − anchor(p)) + δ(q))` over a
+/// row: every term is of the size of the neighbourhood, not of the
+/// coordinates, so `f32` rounding stays local (see [`PointPath`]).
+pub(crate) fn anchors(table: &PatchTable) -> Vec<u32> {
+    let layout = Layout::new(table);
+    let n0 = table.refinement().levels()[0].num_vertices();
+    let mut anchor: Vec<u32> = (0..table.num_points() as u32).collect();
+    let mut row = Vec::new();
+    for g in n0..table.num_points() {
+        layout.row(g, &mut row);
+        let mut best: Option<(u32, f64)> = None;
+        for &(c, w) in &row {
+            if best.is_none_or(|(_, b)| w.abs() > b) {
+                best = Some((c, w.abs()));
+            }
+        }
+        // Inputs come from levels above, so their anchors are set already.
+        if let Some((c, _)) = best {
+            anchor[g] = anchor[c as usize];
+        }
+    }
+    anchor
+}
+
 /// The tiles of `table`: runs of ptex faces whose patches' rows (the
 /// closure, per level) reach `tile_rows`, the rows renumbered into each
 /// tile's slots ([module docs](self)).
-pub(crate) fn build_tiles(table: &PatchTable, tile_rows: usize) -> Result<TileProgram> {
+pub(crate) fn build_tiles(table: &PatchTable, tile_rows: usize, anchor: &[u32]) -> Result<TileProgram> {
     let layout = Layout::new(table);
     let stages = layout.num_levels() + 1;
     let n0 = table.refinement().levels()[0].num_vertices();
@@ -232,7 +272,7 @@ pub(crate) fn build_tiles(table: &PatchTable, tile_rows: usize) -> Result<TilePr
                 let first = u32_len("tile entries", program.entries.len())?;
                 for &(c, w) in &row {
                     let col = if (c as usize) < n0 { GLOBAL | c } else { slot[c as usize] };
-                    program.entries.push([col, (w as f32).to_bits()]);
+                    program.entries.push([col, (w as f32).to_bits(), anchor[c as usize], anchor[gi]]);
                 }
                 let end = u32_len("tile entries", program.entries.len())?;
                 let out = if output[gi] == tile_id && !written[gi] {
@@ -273,17 +313,25 @@ fn u32_len(what: &'static str, n: impl TryInto<u64>) -> Result<u32> {
 struct LevelRows {
     /// Row offsets into `entries`, all stages' rows concatenated.
     offsets: Vec<u32>,
-    entries: Vec<[u32; 2]>,
+    /// Per entry: the column's point (`GLOBAL |` it for a control point),
+    /// weight bits, the anchor of the column's point and of the row's point.
+    entries: Vec<[u32; 4]>,
     stages: Vec<(u32, u32, u32, u32)>,
 }
 
-fn build_levels(table: &PatchTable) -> Result<LevelRows> {
+fn build_levels(table: &PatchTable, anchor: &[u32]) -> Result<LevelRows> {
     let layout = Layout::new(table);
+    let n0 = table.refinement().levels()[0].num_vertices();
     let mut out = LevelRows { offsets: vec![0], ..LevelRows::default() };
     let push_stage = |out: &mut LevelRows, src: usize, dst: usize, rows: &mut dyn Iterator<Item = (&[u32], &[f64])>| {
         let first = out.offsets.len() - 1;
         for (cols, ws) in rows {
-            out.entries.extend(cols.iter().zip(ws).map(|(&c, &w)| [c, (w as f32).to_bits()]));
+            let g = dst + out.offsets.len() - 1 - first;
+            out.entries.extend(cols.iter().zip(ws).map(|(&c, &w)| {
+                let q = src + c as usize;
+                let col = if q < n0 { GLOBAL | q as u32 } else { q as u32 };
+                [col, (w as f32).to_bits(), anchor[q], anchor[g]]
+            }));
             out.offsets.push(u32_len("level entries", out.entries.len())?);
         }
         let count = out.offsets.len() - 1 - first;
@@ -338,8 +386,8 @@ pub(crate) const REFINE_KERNELS: [&str; 2] = ["level_rows", "tile_rows"];
 
 impl Refine {
     /// The level-by-level program ([`PointPath::PerLevel`]), uploaded.
-    pub(crate) fn levels(ctx: &GpuContext, table: &PatchTable) -> Result<Refine> {
-        let l = build_levels(table)?;
+    pub(crate) fn levels(ctx: &GpuContext, table: &PatchTable, anchor: &[u32]) -> Result<Refine> {
+        let l = build_levels(table, anchor)?;
         let stages = l.stages.iter().map(|&(first, count, src, dst)| Stage { first, count, src, dst }).collect();
         Ok(Refine::Levels {
             offsets: program::upload(ctx, "level row offsets", &l.offsets)?,
@@ -352,8 +400,8 @@ impl Refine {
 
     /// The tile program ([`PointPath::PerTile`]) with tiles of about
     /// `tile_rows` rows, uploaded.
-    pub(crate) fn tiles(ctx: &GpuContext, table: &PatchTable, tile_rows: usize) -> Result<Refine> {
-        let t = build_tiles(table, tile_rows)?;
+    pub(crate) fn tiles(ctx: &GpuContext, table: &PatchTable, tile_rows: usize, anchor: &[u32]) -> Result<Refine> {
+        let t = build_tiles(table, tile_rows, anchor)?;
         Ok(Refine::Tiles {
             header: program::upload(ctx, "tile header", &t.header)?,
             ops: program::upload(ctx, "tile ops", &t.ops)?,
@@ -417,7 +465,7 @@ impl Refine {
                 if *num_tiles == 0 {
                     return Vec::new();
                 }
-                let bytes = header.size() + 16 * rows + 8 * nnz + 4 * channels * (2 * rows + written);
+                let bytes = header.size() + 16 * rows + 16 * nnz + 4 * channels * (2 * rows + written);
                 vec![("tile_rows", bytes)]
             }
         }
@@ -498,9 +546,34 @@ mod tests {
         (t, d.positions().to_owned())
     }
 
+    /// One anchored term (see the shader): `w · ((a(q) − a(p)) + d(q))`,
+    /// checking that what it reads was computed.
+    fn term(acc: &mut [f64; 3], w: u32, anchor_q: [f64; 3], anchor_p: [f64; 3], d: Option<[f64; 3]>) {
+        let w = f64::from(f32::from_bits(w));
+        let d = d.unwrap_or([0.0; 3]);
+        assert!(d[0].is_finite() && anchor_q[0].is_finite(), "a row reads a point not computed yet");
+        for k in 0..3 {
+            acc[k] += w * ((anchor_q[k] - anchor_p[k]) + d[k]);
+        }
+    }
+
+    /// Anchored points (control points as they are, others as differences
+    /// from their anchors) back to absolute ones.
+    fn absolute(points: &[[f64; 3]], anchor: &[u32], n0: usize) -> Vec<[f64; 3]> {
+        (0..points.len())
+            .map(|g| {
+                if g < n0 {
+                    return points[g];
+                }
+                let (a, d) = (points[anchor[g] as usize], points[g]);
+                [a[0] + d[0], a[1] + d[1], a[2] + d[2]]
+            })
+            .collect()
+    }
+
     /// Runs a tile program on the host, in `f64` with the program's `f32`
-    /// weights, in the kernel's order; returns the points and how many
-    /// times each was written.
+    /// weights, in the kernel's order; returns the (anchored) points and
+    /// how many times each was written.
     fn run_tiles(p: &TileProgram, n0: usize, num_points: usize, x: &Array2<f64>) -> (Vec<[f64; 3]>, Vec<u32>) {
         let mut points = vec![[f64::NAN; 3]; num_points];
         for (i, row) in x.outer_iter().enumerate() {
@@ -515,14 +588,10 @@ mod tests {
                 let end = p.header[(p.stage_base + s) as usize];
                 for op in &p.ops[first as usize..end as usize] {
                     let mut acc = [0f64; 3];
-                    for &[c, w] in &p.entries[op[0] as usize..op[1] as usize] {
-                        let w = f64::from(f32::from_bits(w));
-                        let src =
-                            if c & GLOBAL != 0 { points[(c & !GLOBAL) as usize] } else { scratch[(base + c) as usize] };
-                        assert!(src[0].is_finite(), "tile {t} reads a slot or point not computed yet");
-                        for k in 0..3 {
-                            acc[k] += w * src[k];
-                        }
+                    for &[c, w, aq, ap] in &p.entries[op[0] as usize..op[1] as usize] {
+                        assert!((aq as usize) < n0 && (ap as usize) < n0, "anchors are control points");
+                        let d = (c & GLOBAL == 0).then(|| scratch[(base + c) as usize]);
+                        term(&mut acc, w, points[aq as usize], points[ap as usize], d);
                     }
                     scratch[(base + op[2]) as usize] = acc;
                     if op[3] != NONE {
@@ -550,6 +619,7 @@ mod tests {
             let (t, x) = table(name, iso, end_cap);
             let want = t.points_of(x.view(), Par::Seq);
             let n0 = x.nrows();
+            let anchor = anchors(&t);
             let mut read = vec![false; t.num_points()];
             for p in 0..t.patches().len() {
                 for &g in t.patch_points(p) {
@@ -558,8 +628,9 @@ mod tests {
             }
             let mut tiles_seen = Vec::new();
             for rows in [1, 64, TILE_ROWS, usize::MAX] {
-                let p = build_tiles(&t, rows).expect("tiles");
+                let p = build_tiles(&t, rows, &anchor).expect("tiles");
                 let (got, writes) = run_tiles(&p, n0, t.num_points(), &x);
+                let got = absolute(&got, &anchor, n0);
                 for g in n0..t.num_points() {
                     assert_eq!(
                         writes[g],
@@ -594,31 +665,53 @@ mod tests {
     #[test]
     fn level_rows_cover_every_point() {
         let (t, x) = table("catmark_pyramid", 3, EndCap::GregoryBasis);
-        let l = build_levels(&t).expect("levels");
+        let anchor = anchors(&t);
+        let l = build_levels(&t, &anchor).expect("levels");
         let n0 = x.nrows();
         let mut points = vec![[f64::NAN; 3]; t.num_points()];
         for (i, row) in x.outer_iter().enumerate() {
             points[i] = [row[0], row[1], row[2]];
         }
-        for &(first, count, src, dst) in &l.stages {
+        for &(first, count, _, dst) in &l.stages {
             for i in 0..count as usize {
                 let r = first as usize + i;
                 let mut acc = [0f64; 3];
-                for &[c, w] in &l.entries[l.offsets[r] as usize..l.offsets[r + 1] as usize] {
-                    let s = points[src as usize + c as usize];
-                    assert!(s[0].is_finite(), "row {r} reads a point not computed yet");
-                    for k in 0..3 {
-                        acc[k] += f64::from(f32::from_bits(w)) * s[k];
-                    }
+                for &[c, w, aq, ap] in &l.entries[l.offsets[r] as usize..l.offsets[r + 1] as usize] {
+                    assert_eq!(ap, anchor[dst as usize + i], "row {r}: the row's anchor");
+                    let d = (c & GLOBAL == 0).then(|| points[c as usize]);
+                    term(&mut acc, w, points[aq as usize], points[ap as usize], d);
                 }
                 points[dst as usize + i] = acc;
             }
         }
+        let points = absolute(&points, &anchor, n0);
         let want = t.points_of(x.view(), Par::Seq);
         for g in n0..t.num_points() {
             for k in 0..3 {
                 assert!((points[g][k] - want[[g, k]]).abs() <= 1e-6 * (1.0 + want[[g, k]].abs()), "point {g}");
             }
+        }
+    }
+
+    /// Anchors are control points near their points: a refined point's
+    /// anchor is the anchor of its heaviest input, so it lies within the
+    /// support of the point's stencil at level 0 (checked with the composed
+    /// rows: the anchor has a nonzero weight in the point's row).
+    #[test]
+    fn anchors_are_in_the_support() {
+        let (t, _) = table("catmark_gregory_test2", 2, EndCap::GregoryBasis);
+        let anchor = anchors(&t);
+        let m = t.point_matrix().expect("point matrix");
+        let n0 = t.refinement().levels()[0].num_vertices();
+        for (g, &a) in anchor.iter().enumerate() {
+            let a = a as usize;
+            assert!(a < n0, "point {g}: anchor {a} is not a control point");
+            if g < n0 {
+                assert_eq!(a, g);
+                continue;
+            }
+            let (cols, _) = m.as_ref().row(g);
+            assert!(cols.contains(&(a as u32)), "point {g}: anchor {a} is outside its support {cols:?}");
         }
     }
 }

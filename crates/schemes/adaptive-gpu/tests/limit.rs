@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array2;
 use subla_adaptive::{AdaptiveError, EndCap, PatchTable, Sample, SparseRefinement, grid};
-use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, LimitValues, SampleOrder};
+use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, LimitValues, PointPath, SampleOrder};
 use subla_algebra::Par;
 use subla_gpu::testing::context_or_skip;
 use subla_gpu::{GpuBuffer, GpuContext};
@@ -233,31 +233,41 @@ fn samples_off_the_mesh_are_refused() {
 }
 
 /// The device path (control rewritten in place, outputs reused) gives the
-/// host path's bits, and the profile times every pass and counts bytes.
+/// host path's bits, and the profile times every pass and counts bytes,
+/// whichever way the points are computed.
 #[test]
 fn device_buffers_and_profile() {
     let Some(ctx) = context_or_skip() else { return };
     let d = shape("catmark_gregory_test2");
     let t = table(&d, 2, EndCap::GregoryBasis);
     let s = samples(t.refinement().num_ptex_faces(), 50, 5);
-    let mut limit = GpuLimit::new(ctx, &t).expect("upload");
-    let located = limit.locate(ctx, &t, &s).expect("locate");
-    let x = flat_f32(&control(&d, 3, 1.0, 1));
-    let want = limit.evaluate_host(ctx, &x, 3, &located).expect("host path");
-    let mut control = GpuBuffer::upload(ctx, &vec![0.0f32; x.len()]).expect("control");
-    control.write(ctx, &x).expect("write");
-    let mut out = LimitBuffers::new(ctx, &located, 3).expect("outputs");
-    let profile = limit.profile(ctx, &control, 3, &located, &mut out).expect("profile");
-    assert!(bits(&out.download(ctx).expect("download")) == bits(&want), "device path differs from the host path");
-    let names: Vec<&str> = profile.kernels.iter().map(|k| k.kernel).collect();
-    assert!(names.contains(&"spmv_balanced") && names.contains(&"limit_bspline") && names.contains(&"limit_gregory"));
-    assert!(profile.kernels.iter().all(|k| k.bytes > 0));
-    // Outputs alone: 3 arrays of 3 channels per sample.
-    assert!(profile.bytes() >= 36 * s.len() as u64);
-    if ctx.has_timestamps() {
-        assert!(profile.gpu_seconds().is_some(), "timestamps on, every pass timed: {profile:?}");
+    for (path, kernel) in
+        [(PointPath::Composed, "spmv_balanced"), (PointPath::PerLevel, "level_rows"), (PointPath::PerTile, "tile_rows")]
+    {
+        let mut limit = GpuLimit::with_path(ctx, &t, path).expect("upload");
+        assert_eq!(limit.path(), path);
+        let located = limit.locate(ctx, &t, &s).expect("locate");
+        let x = flat_f32(&control(&d, 3, 1.0, 1));
+        let want = limit.evaluate_host(ctx, &x, 3, &located).expect("host path");
+        let mut control = GpuBuffer::upload(ctx, &vec![0.0f32; x.len()]).expect("control");
+        control.write(ctx, &x).expect("write");
+        let mut out = LimitBuffers::new(ctx, &located, 3).expect("outputs");
+        let profile = limit.profile(ctx, &control, 3, &located, &mut out).expect("profile");
+        assert!(bits(&out.download(ctx).expect("download")) == bits(&want), "{path:?}: device path differs");
+        let names: Vec<&str> = profile.kernels.iter().map(|k| k.kernel).collect();
+        assert!(
+            names.contains(&kernel) && names.contains(&"limit_bspline") && names.contains(&"limit_gregory"),
+            "{path:?}: {names:?}"
+        );
+        assert!(profile.kernels.iter().all(|k| k.bytes > 0));
+        // Outputs alone: 3 arrays of 3 channels per sample.
+        assert!(profile.bytes() >= 36 * s.len() as u64);
+        if ctx.has_timestamps() {
+            assert!(profile.gpu_seconds().is_some(), "timestamps on, every pass timed: {profile:?}");
+            assert!(profile.points_seconds().is_some_and(|s| s > 0.0), "{path:?}: the points' passes are timed");
+        }
+        assert!(profile.gathered_bytes >= 16 * 16 * (s.len() - located.missing().len()) as u64);
     }
-    assert!(profile.gathered_bytes >= 16 * 16 * (s.len() - located.missing().len()) as u64);
 }
 
 /// A table whose every face is a hole has no patch: every sample is NaN,

@@ -160,3 +160,42 @@ fn regular_meshes_need_no_refined_points() {
         assert!(ep <= 1e-5 && ed <= 1e-5, "{path:?}: {ep:e} {ed:e}");
     }
 }
+
+/// Far from the origin, absolute `f32` points lose the derivatives of deep
+/// patches (the coordinates' rounding, magnified by `2^depth`); the
+/// refinement paths keep points as differences from nearby control points
+/// and stay within 1e-5 of the largest derivative (the bound) of
+/// the `f64` limit of the same (`f32`) control points.
+#[test]
+fn anchored_points_keep_derivatives_far_from_the_origin() {
+    let Some(ctx) = context_or_skip() else { return };
+    let d = shape("catmark_gregory_test2");
+    let t = PatchTable::new(SparseRefinement::build(&d.mesh, 4, None).expect("refine"), EndCap::GregoryBasis)
+        .expect("table");
+    let mut x = control(&d);
+    let scale = diagonal(&x);
+    for (c, offset) in [300.0, -200.0, 500.0].into_iter().enumerate() {
+        x.column_mut(c).mapv_inplace(|v| v + offset * scale);
+    }
+    // The reference evaluates the device's own inputs (the control points
+    // rounded to f32) in f64: what is left is the device's arithmetic.
+    x.mapv_inplace(|v| f64::from(v as f32));
+    let s = grid(t.refinement().num_ptex_faces(), 5);
+    let cpu = t.evaluate(x.view(), &s, Par::Rayon).expect("cpu");
+    let largest = cpu.du.iter().chain(cpu.dv.iter()).filter(|v| v.is_finite()).fold(0f64, |m, v| m.max(v.abs()));
+    let mut errors = Vec::new();
+    for path in [PointPath::Composed, PointPath::PerLevel, PointPath::PerTile] {
+        let mut limit = GpuLimit::with_path(ctx, &t, path).expect("upload");
+        let v = run(ctx, &mut limit, &t, &x, &s);
+        let worst = |w: &Array2<f64>, g: &[f32]| {
+            w.iter().zip(g).filter(|(a, _)| a.is_finite()).fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
+        };
+        let e = worst(&cpu.du, &v.du).max(worst(&cpu.dv, &v.dv)) / largest;
+        eprintln!("{path:?}: derivatives {e:.1e} of the largest");
+        errors.push(e);
+    }
+    assert!(errors[1] <= 1e-5 && errors[2] <= 1e-5, "anchored paths: {errors:?}");
+    // And the composed matrix's absolute points do not (this is what the
+    // anchors are for; if it held, the test would not show it).
+    assert!(errors[0] > 1e-4, "composed: {errors:?}");
+}
