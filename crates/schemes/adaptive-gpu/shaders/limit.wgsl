@@ -186,10 +186,28 @@ fn locate(s: vec4<u32>) -> Located {
     let k = f32(1u << (depth - non_quad));
     var r: Located;
     r.first_point = rec.x;
-    r.boundary = (bits >> 7u) & 15u;
+    r.boundary = (bits >> 7u) & 31u;
     r.st = vec2<f32>(bitcast<f32>(s.y) * k - pu, bitcast<f32>(s.z) * k - pv);
     r.deriv_scale = f32(1u << depth);
     r.row = s.w;
+    return r;
+}
+
+// `locate` for a triangular patch (OpenSubdiv's NormalizeTriangle): the
+// second triangle of a square (u + v >= 2^depth) is parameterised from the
+// square's far corner, so its derivatives change sign.
+fn locate_tri(s: vec4<u32>) -> Located {
+    var r = locate(s);
+    let bits = patches[s.x].y;
+    let depth = bits & 15u;
+    let pu = bits >> 22u;
+    let pv = (bits >> 12u) & 1023u;
+    let n = 1u << depth;
+    if (pu + pv >= n) {
+        let k = f32(n);
+        r.st = vec2<f32>(f32(n - pu) - bitcast<f32>(s.y) * k, f32(n - pv) - bitcast<f32>(s.z) * k);
+        r.deriv_scale = -r.deriv_scale;
+    }
     return r;
 }
 
@@ -307,6 +325,227 @@ fn limit_gregory(
         }
         store(at.row, c0, (x0.a + x0.d) + p, du * at.deriv_scale, dv * at.deriv_scale);
     }
+}
+
+// Loop's regular patches: the quartic box spline of 12 points (Stam's
+// basis in the monomials of s and t, OpenSubdiv's evalBoxSplineTriPatch),
+// coefficients over 12 for the monomials 1, s, t, s^2, st, t^2, s^3, ...,
+// t^4.
+const BOX_SPLINE = array<array<f32, 15>, 12>(
+    array<f32, 15>(1.0, -2.0, -4.0, 0.0, 6.0, 6.0, 2.0, 0.0, -6.0, -4.0, -1.0, -2.0, 0.0, 2.0, 1.0),
+    array<f32, 15>(1.0, 2.0, -2.0, 0.0, -6.0, 0.0, -4.0, 0.0, 6.0, 2.0, 2.0, 4.0, 0.0, -2.0, -1.0),
+    array<f32, 15>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, -1.0, -2.0, 0.0, 0.0, 0.0),
+    array<f32, 15>(1.0, -4.0, -2.0, 6.0, 6.0, 0.0, -4.0, -6.0, 0.0, 2.0, 1.0, 2.0, 0.0, -2.0, -1.0),
+    array<f32, 15>(6.0, 0.0, 0.0, -12.0, -12.0, -12.0, 8.0, 12.0, 12.0, 8.0, -1.0, -2.0, 0.0, -2.0, -1.0),
+    array<f32, 15>(1.0, 4.0, 2.0, 6.0, 6.0, 0.0, -4.0, -6.0, -12.0, -4.0, -1.0, -2.0, 0.0, 4.0, 2.0),
+    array<f32, 15>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.0),
+    array<f32, 15>(1.0, -2.0, 2.0, 0.0, -6.0, 0.0, 2.0, 6.0, 0.0, -4.0, -1.0, -2.0, 0.0, 4.0, 2.0),
+    array<f32, 15>(1.0, 2.0, 4.0, 0.0, 6.0, 6.0, -4.0, -12.0, -6.0, -4.0, 2.0, 4.0, 0.0, -2.0, -1.0),
+    array<f32, 15>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 6.0, 6.0, 2.0, -1.0, -2.0, 0.0, -2.0, -1.0),
+    array<f32, 15>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, -2.0, -1.0),
+    array<f32, 15>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 1.0),
+);
+// Powers of s and of t of each monomial.
+const MONO_S = array<u32, 15>(0u, 1u, 0u, 2u, 1u, 0u, 3u, 2u, 1u, 0u, 4u, 3u, 2u, 1u, 0u);
+const MONO_T = array<u32, 15>(0u, 0u, 1u, 0u, 1u, 2u, 0u, 1u, 2u, 3u, 0u, 1u, 2u, 3u, 4u);
+
+// The 12 box-spline weights at (s, t): (value, d/ds, d/dt) each.
+fn box_spline(s: f32, t: f32) -> array<vec3<f32>, 12> {
+    var ps = array<f32, 5>(1.0, s, s * s, s * s * s, s * s * s * s);
+    var pt = array<f32, 5>(1.0, t, t * t, t * t * t, t * t * t * t);
+    var m: array<vec3<f32>, 15>;
+    for (var k = 0u; k < 15u; k++) {
+        let a = MONO_S[k];
+        let b = MONO_T[k];
+        var ds = 0.0;
+        var dt = 0.0;
+        if (a > 0u) { ds = f32(a) * ps[a - 1u] * pt[b]; }
+        if (b > 0u) { dt = f32(b) * ps[a] * pt[b - 1u]; }
+        m[k] = vec3<f32>(ps[a] * pt[b], ds, dt);
+    }
+    var w: array<vec3<f32>, 12>;
+    for (var i = 0u; i < 12u; i++) {
+        var acc = vec3<f32>(0.0);
+        for (var k = 0u; k < 15u; k++) {
+            acc += BOX_SPLINE[i][k] * m[k];
+        }
+        w[i] = acc / 12.0;
+    }
+    return w;
+}
+
+// Phantom point p = a + b - c: its weight moves onto a, b and c.
+fn reflect(w: ptr<function, array<vec3<f32>, 12>>, p: u32, a: u32, b: u32, c: u32) {
+    let x = (*w)[p];
+    (*w)[a] += x;
+    (*w)[b] += x;
+    (*w)[c] -= x;
+    (*w)[p] = vec3<f32>(0.0);
+}
+
+// OpenSubdiv's boundary reflections of a Loop patch (its 5-bit mask: the
+// low 3 bits name edges or vertices as the upper 2 say; see
+// subla_adaptive::basis::box_spline_weights).
+fn fold_box_spline(w: ptr<function, array<vec3<f32>, 12>>, mask: u32) {
+    let low = mask & 7u;
+    let kind = mask >> 3u;
+    var edges = low;
+    var verts = 0u;
+    if (kind == 1u) {
+        edges = 0u;
+        verts = low;
+    } else if (kind == 2u) {
+        // The vertex opposite edge i is vertex i + 2 (mod 3).
+        verts = ((low & 1u) << 2u) | (low >> 1u);
+    }
+    let e0 = (edges & 1u) != 0u;
+    let e1 = (edges & 2u) != 0u;
+    let e2 = (edges & 4u) != 0u;
+    if (e0) {
+        if (e2) { reflect(w, 0u, 4u, 4u, 8u); } else { reflect(w, 0u, 4u, 3u, 7u); }
+        reflect(w, 1u, 4u, 5u, 8u);
+        if (e1) { reflect(w, 2u, 5u, 5u, 8u); } else { reflect(w, 2u, 5u, 6u, 9u); }
+    }
+    if (e1) {
+        if (e0) { reflect(w, 6u, 5u, 5u, 4u); } else { reflect(w, 6u, 5u, 2u, 1u); }
+        reflect(w, 9u, 5u, 8u, 4u);
+        if (e2) { reflect(w, 11u, 8u, 8u, 4u); } else { reflect(w, 11u, 8u, 10u, 7u); }
+    }
+    if (e2) {
+        if (e1) { reflect(w, 10u, 8u, 8u, 5u); } else { reflect(w, 10u, 8u, 11u, 9u); }
+        reflect(w, 7u, 8u, 4u, 5u);
+        if (e0) { reflect(w, 3u, 4u, 4u, 5u); } else { reflect(w, 3u, 4u, 0u, 1u); }
+    }
+    if ((verts & 1u) != 0u) {
+        reflect(w, 3u, 4u, 7u, 8u);
+        reflect(w, 0u, 4u, 1u, 5u);
+    }
+    if ((verts & 2u) != 0u) {
+        reflect(w, 2u, 5u, 1u, 4u);
+        reflect(w, 6u, 5u, 9u, 8u);
+    }
+    if ((verts & 4u) != 0u) {
+        reflect(w, 11u, 8u, 9u, 5u);
+        reflect(w, 10u, 8u, 7u, 4u);
+    }
+}
+
+// Sums weight * point over a triangular patch's `n` points (value, d/ds,
+// d/dt weights per point), as differences from point `reference`, and
+// writes the sample's rows.
+fn sum_triangle(at: Located, w: ptr<function, array<vec3<f32>, 18>>, n: u32, reference: u32) {
+    let base = at.first_point / 4u;
+    for (var c0 = 0u; c0 < params.channels; c0 += 4u) {
+        let x0 = load_anchored(patch_points[base + reference / 4u][reference % 4u], c0);
+        var p = vec4<f32>(0.0);
+        var du = vec4<f32>(0.0);
+        var dv = vec4<f32>(0.0);
+        for (var k = 0u; k < n; k++) {
+            let x = minus(patch_points[base + k / 4u][k % 4u], x0, c0);
+            let wk = (*w)[k];
+            p += wk.x * x;
+            du += wk.y * x;
+            dv += wk.z * x;
+        }
+        store(at.row, c0, (x0.a + x0.d) + p, du * at.deriv_scale, dv * at.deriv_scale);
+    }
+}
+
+// Loop's regular patches (and box-spline end caps): 12 points, with the
+// boundary reflections; differences from point 4 (the first corner).
+@compute @workgroup_size(256)
+fn limit_loop(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    var i: u32;
+    if (!sample_index(wg, nwg, lid, &i)) {
+        return;
+    }
+    let at = locate_tri(samples[i]);
+    var w12 = box_spline(at.st.x, at.st.y);
+    if (at.boundary != 0u) {
+        fold_box_spline(&w12, at.boundary);
+    }
+    var w: array<vec3<f32>, 18>;
+    for (var k = 0u; k < 12u; k++) {
+        w[k] = w12[k];
+    }
+    sum_triangle(at, &w, 12u, 4u);
+}
+
+const FACT = array<f32, 5>(1.0, 1.0, 2.0, 6.0, 24.0);
+
+// The Bernstein polynomial of degree i + j + k on the triangle at
+// barycentric powers ps, pt, pw; zero for a negative index.
+fn bern(i: i32, j: i32, k: i32, ps: array<f32, 5>, pt: array<f32, 5>, pw: array<f32, 5>) -> f32 {
+    if (i < 0 || j < 0 || k < 0) {
+        return 0.0;
+    }
+    return FACT[i + j + k] / (FACT[i] * FACT[j] * FACT[k]) * ps[i] * pt[j] * pw[k];
+}
+
+// For each triangular Gregory point: the quartic Bezier point it stands
+// for, and the blend it is weighted by (6: none), as
+// subla_adaptive::basis::gregory_triangle_weights (OpenSubdiv's
+// EvalBasisGregoryTri).
+const GREGORY_TRI_BEZIER = array<u32, 18>(0u, 1u, 5u, 6u, 6u, 4u, 8u, 3u, 7u, 7u, 14u, 12u, 13u, 10u, 10u, 2u, 11u, 9u);
+const GREGORY_TRI_BLEND = array<u32, 18>(6u, 6u, 6u, 0u, 1u, 6u, 6u, 6u, 2u, 3u, 6u, 6u, 6u, 4u, 5u, 6u, 6u, 6u);
+
+// Triangular Gregory end caps: 18 points, the quartic Bezier triangle
+// whose interior points blend each corner's pair of face points by the
+// barycentric ratios (u : v, v : w, w : u), differentiated with the blend
+// held fixed (OpenSubdiv's approximate derivatives); differences from
+// point 0 (corner 0).
+@compute @workgroup_size(256)
+fn limit_gregory_tri(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    var i: u32;
+    if (!sample_index(wg, nwg, lid, &i)) {
+        return;
+    }
+    let at = locate_tri(samples[i]);
+    let u = at.st.x;
+    let v = at.st.y;
+    let bw = 1.0 - u - v;
+    let ps = array<f32, 5>(1.0, u, u * u, u * u * u, u * u * u * u);
+    let pt = array<f32, 5>(1.0, v, v * v, v * v * v, v * v * v * v);
+    let pw = array<f32, 5>(1.0, bw, bw * bw, bw * bw * bw, bw * bw * bw * bw);
+    // The 15 quartic Bernstein jets, rows of rising t power, each of
+    // rising s power.
+    var bez: array<vec3<f32>, 15>;
+    var n = 0u;
+    for (var j = 0; j < 5; j++) {
+        for (var ii = 0; ii < 5 - j; ii++) {
+            let k = 4 - ii - j;
+            bez[n] = vec3<f32>(
+                bern(ii, j, k, ps, pt, pw),
+                4.0 * (bern(ii - 1, j, k, ps, pt, pw) - bern(ii, j, k - 1, ps, pt, pw)),
+                4.0 * (bern(ii, j - 1, k, ps, pt, pw) - bern(ii, j, k - 1, ps, pt, pw)),
+            );
+            n += 1u;
+        }
+    }
+    // OpenSubdiv's values where a blend is 0 / 0 (at a corner): 1 and 0.
+    var g = array<f32, 7>(1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0);
+    let pairs = array<vec3<f32>, 3>(vec3<f32>(u, v, u + v), vec3<f32>(v, bw, v + bw), vec3<f32>(bw, u, bw + u));
+    for (var c = 0u; c < 3u; c++) {
+        let q = pairs[c];
+        if (q.z > 0.0) {
+            let inv = 1.0 / q.z;
+            g[2u * c] = q.x * inv;
+            g[2u * c + 1u] = q.y * inv;
+        }
+    }
+    var w: array<vec3<f32>, 18>;
+    for (var k = 0u; k < 18u; k++) {
+        w[k] = bez[GREGORY_TRI_BEZIER[k]] * g[GREGORY_TRI_BLEND[k]];
+    }
+    sum_triangle(at, &w, 18u, 0u);
 }
 
 // Samples no patch covers (holes): NaN in every channel, as the CPU

@@ -1,4 +1,4 @@
-//! The limit surface of a feature-adaptive Catmull-Clark patch table
+//! The limit surface of a feature-adaptive Catmull-Clark or Loop patch table
 //! ([`subla_adaptive::PatchTable`]) evaluated on the GPU: positions and
 //! first derivatives of any number of channels at many samples, as
 //! OpenSubdiv's GPU evaluators do with a patch table and `PatchCoord`s.
@@ -31,8 +31,11 @@
 //!      of sorted samples: `limit_bspline` (regular patches and B-spline
 //!      end caps, 16 points with OpenSubdiv's boundary folds),
 //!      `limit_gregory` (Gregory basis end caps, 20 points, OpenSubdiv's
-//!      approximate derivatives), `limit_holes` (samples no patch covers:
-//!      NaN, as the CPU evaluation gives them).
+//!      approximate derivatives), `limit_loop` (Loop's quartic box
+//!      splines, 12 points with OpenSubdiv's boundary reflections),
+//!      `limit_gregory_tri` (triangular Gregory end caps, 18 points),
+//!      `limit_holes` (samples no patch covers: NaN, as the CPU evaluation
+//!      gives them).
 //!
 //! # Kernel design
 //! One invocation per sample. It reads its sample (one 16-byte load) and
@@ -127,9 +130,13 @@ pub enum AdaptiveGpuError {
     /// exist, a point matrix past `u32` indices).
     #[error(transparent)]
     Adaptive(#[from] AdaptiveError),
-    /// A patch of a type the kernels do not evaluate (Catmull-Clark tables
-    /// hold regular and Gregory basis patches only).
-    #[error("patch {patch} is a {ty:?} patch; the GPU limit kernels evaluate regular and Gregory basis patches")]
+    /// A patch of a type the kernels do not evaluate (the tables of
+    /// [`subla_adaptive`] hold only types they do: regular and Gregory
+    /// basis patches for Catmull-Clark, box-spline and triangular Gregory
+    /// patches for Loop).
+    #[error(
+        "patch {patch} is a {ty:?} patch; the GPU limit kernels evaluate regular, Gregory basis, Loop and triangular Gregory patches"
+    )]
     UnsupportedPatch {
         /// The patch.
         patch: usize,
@@ -143,15 +150,17 @@ pub type Result<T, E = AdaptiveGpuError> = std::result::Result<T, E>;
 
 /// The kernels' patch groups, in the order samples are sorted and
 /// dispatched.
-const GROUPS: [&str; 3] = ["limit_bspline", "limit_gregory", "limit_holes"];
+const GROUPS: [&str; 5] = ["limit_bspline", "limit_gregory", "limit_loop", "limit_gregory_tri", "limit_holes"];
 /// Group of samples no patch covers.
-const HOLES: usize = 2;
+const HOLES: usize = 4;
+/// Groups of patches (all but the holes).
+const PATCH_GROUPS: usize = 4;
 /// Set in a patch record's parameter word (bit 6, unused by OpenSubdiv's
 /// packing) for Gregory basis patches.
 const GREGORY_BIT: u32 = 1 << 6;
 
 /// Points of a patch of each kernel group.
-const GROUP_POINTS: [u64; 2] = [16, 20];
+const GROUP_POINTS: [u64; PATCH_GROUPS] = [16, 20, 12, 18];
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -219,12 +228,12 @@ pub struct GpuSamples {
     buffer: wgpu::Buffer,
     len: usize,
     /// `(first, count)` of each group of the sorted samples.
-    ranges: [(u32, u32); 3],
+    ranges: [(u32, u32); 5],
     missing: Vec<usize>,
     /// Distinct patches and distinct points the samples of each patch group
     /// touch.
-    touched_patches: [u64; 2],
-    touched_points: [u64; 2],
+    touched_patches: [u64; PATCH_GROUPS],
+    touched_points: [u64; PATCH_GROUPS],
 }
 
 impl GpuSamples {
@@ -242,8 +251,9 @@ impl GpuSamples {
         &self.missing
     }
     /// Samples on regular patches (and B-spline end caps), on Gregory basis
-    /// patches, and on no patch.
-    pub fn counts(&self) -> [usize; 3] {
+    /// patches, on Loop box-spline patches, on triangular Gregory patches,
+    /// and on no patch.
+    pub fn counts(&self) -> [usize; 5] {
         self.ranges.map(|(_, n)| n as usize)
     }
 }
@@ -370,7 +380,8 @@ impl GpuLimit {
     ///
     /// # Errors
     /// [`AdaptiveGpuError::UnsupportedPatch`] for a patch that is neither
-    /// regular nor a Gregory basis patch; [`AdaptiveGpuError::Adaptive`] if
+    /// regular, Gregory basis, Loop or triangular Gregory patch;
+    /// [`AdaptiveGpuError::Adaptive`] if
     /// the point matrix does not fit `u32` indices;
     /// [`AdaptiveGpuError::Gpu`] over a device limit, out of memory, or on
     /// any other device failure.
@@ -402,18 +413,24 @@ impl GpuLimit {
         let mut groups = Vec::with_capacity(n);
         let mut point_offsets = Vec::with_capacity(n + 1);
         let mut point_indices = Vec::new();
+        // The kernels read a patch's indices in rows of 4, each patch from a
+        // row of its own (18-point patches end with a padded row).
+        let mut rows: Vec<[u32; 4]> = Vec::new();
         for (p, patch) in table.patches().iter().enumerate() {
             let group = match patch.ty {
                 PatchType::Regular => 0u8,
                 PatchType::GregoryBasis => 1u8,
+                PatchType::Loop => 2u8,
+                PatchType::GregoryTriangle => 3u8,
                 ty => return Err(AdaptiveGpuError::UnsupportedPatch { patch: p, ty }),
             };
-            let offset = u32_of("patch point indices", point_indices.len())?;
+            let offset = u32_of("patch point indices", 4 * rows.len())?;
             let word = patch.param.to_bits()[1] | if group == 1 { GREGORY_BIT } else { 0 };
             records.push([offset, word]);
             groups.push(group);
-            point_offsets.push(offset);
+            point_offsets.push(u32_of("patch point indices", point_indices.len())?);
             point_indices.extend_from_slice(table.patch_points(p));
+            rows.extend(index_rows(table.patch_points(p)));
         }
         point_offsets.push(u32_of("patch point indices", point_indices.len())?);
         // Each point's anchor: itself for the composed matrix (absolute
@@ -446,9 +463,7 @@ impl GpuLimit {
             num_control: table.refinement().levels()[0].num_vertices(),
             patches: program::upload(ctx, "patch records", &records)?,
             anchors: program::upload(ctx, "point anchors", &anchor)?,
-            // Rows of 4 indices, as the kernels read them (every patch has 16
-            // or 20 points, so each starts on a row).
-            patch_points: program::upload(ctx, "patch point indices", &index_rows(&point_indices))?,
+            patch_points: program::upload(ctx, "patch point indices", &rows)?,
             groups,
             point_offsets,
             point_indices,
@@ -562,12 +577,18 @@ impl GpuLimit {
         let n = samples.len();
         u32_of("limit samples", n)?;
         let patches = find_all(table, samples)?;
-        // A stable counting sort: B-spline patches, Gregory patches (each in
-        // patch order), then holes.
+        // A stable counting sort: by kernel group (B-spline, Gregory, Loop,
+        // triangular Gregory patches, each in patch order), then holes.
         let np = self.groups.len();
         let mut bucket_of = vec![0u32; np];
         let mut next = 0u32;
-        for g in 0..2u8 {
+        // The first bucket of each group, and of the holes.
+        let mut first_bucket = [0usize; PATCH_GROUPS + 1];
+        for g in 0..PATCH_GROUPS as u8 {
+            first_bucket[g as usize] = match order {
+                SampleOrder::ByPatch => next as usize,
+                SampleOrder::ByKind => g as usize,
+            };
             for (p, _) in self.groups.iter().enumerate().filter(|&(_, &x)| x == g) {
                 bucket_of[p] = match order {
                     SampleOrder::ByPatch => next,
@@ -577,9 +598,10 @@ impl GpuLimit {
             }
         }
         if order == SampleOrder::ByKind {
-            next = 2;
+            next = PATCH_GROUPS as u32;
         }
         let hole_bucket = next as usize;
+        first_bucket[PATCH_GROUPS] = hole_bucket;
         let bucket = |p: u32| if p == u32::MAX { hole_bucket } else { bucket_of[p as usize] as usize };
         let mut starts = vec![0usize; hole_bucket + 2];
         for &p in &patches {
@@ -588,20 +610,16 @@ impl GpuLimit {
         for b in 0..=hole_bucket {
             starts[b + 1] += starts[b];
         }
-        let mut ranges = [(0u32, 0u32); 3];
-        let regular_patches = match order {
-            SampleOrder::ByPatch => self.groups.iter().filter(|&&g| g == 0).count(),
-            SampleOrder::ByKind => 1,
-        };
-        let group_starts = [0, starts[regular_patches], starts[hole_bucket], n];
+        let mut ranges = [(0u32, 0u32); 5];
         for (g, r) in ranges.iter_mut().enumerate() {
-            *r = (group_starts[g] as u32, (group_starts[g + 1] - group_starts[g]) as u32);
+            let (a, b) = (starts[first_bucket[g]], if g == HOLES { n } else { starts[first_bucket[g + 1]] });
+            *r = (a as u32, (b - a) as u32);
         }
         let mut sorted = vec![[0u32; 4]; n];
         let mut missing = Vec::new();
         let mut seen_patch = vec![false; np];
         let mut seen_point = vec![0u8; self.num_points];
-        let (mut touched_patches, mut touched_points) = ([0u64; 2], [0u64; 2]);
+        let (mut touched_patches, mut touched_points) = ([0u64; PATCH_GROUPS], [0u64; PATCH_GROUPS]);
         for (i, (s, &p)) in samples.iter().zip(&patches).enumerate() {
             let b = bucket(p);
             let at = starts[b];
