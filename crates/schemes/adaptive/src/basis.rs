@@ -277,6 +277,7 @@ struct Curve {
 impl Curve {
     /// The uniform cubic B-spline basis on the segment between its second
     /// and third points.
+    #[inline]
     fn bspline(t: f64) -> Curve {
         let c = 1.0 - t;
         let t2 = t * t;
@@ -306,6 +307,7 @@ impl Curve {
     /// Replaces the end point `phantom` by its linear extrapolation
     /// `2 * near - far` from the two points next to it, moving its weight
     /// onto them.
+    #[inline]
     fn fold(&mut self, phantom: usize, near: usize, far: usize) {
         for w in [&mut self.v, &mut self.d, &mut self.dd] {
             let x = w[phantom];
@@ -354,6 +356,30 @@ pub fn bilinear_weights(s: f64, t: f64, w: &mut Weights) {
 #[track_caller]
 pub fn bspline_weights(s: f64, t: f64, boundary: u8, w: &mut Weights) {
     assert!(boundary < 16, "a quad patch has 4 edges: boundary mask {boundary:#b} has more bits");
+    let (cs, ct) = bspline_folded(s, t, boundary);
+    w.start(16);
+    for row in 0..4 {
+        for col in 0..4 {
+            w.store(4 * row + col, cs.tensor(col, &ct, row));
+        }
+    }
+}
+
+/// The two curves whose tensor product [`bspline_weights`] forms, boundary
+/// folds applied: values and first derivatives along `s`, then along `t`.
+/// The weight of point `4 * row + col` is `s_curve[col] * t_curve[row]`, so
+/// a caller can contract a 4x4 grid of points with one curve, then the
+/// other, instead of forming the 16 weights.
+#[inline]
+pub(crate) fn bspline_curves(s: f64, t: f64, boundary: u8) -> [[f64; 4]; 4] {
+    let (cs, ct) = bspline_folded(s, t, boundary);
+    [cs.v, cs.d, ct.v, ct.d]
+}
+
+/// The B-spline curves along `s` and `t` with the boundary edges of
+/// `boundary` folded in.
+#[inline]
+fn bspline_folded(s: f64, t: f64, boundary: u8) -> (Curve, Curve) {
     let mut cs = Curve::bspline(s);
     let mut ct = Curve::bspline(t);
     // Folding a row only mixes the t-curve and folding a column only the
@@ -371,12 +397,7 @@ pub fn bspline_weights(s: f64, t: f64, boundary: u8, w: &mut Weights) {
     if boundary & 8 != 0 {
         cs.fold(0, 1, 2);
     }
-    w.start(16);
-    for row in 0..4 {
-        for col in 0..4 {
-            w.store(4 * row + col, cs.tensor(col, &ct, row));
-        }
-    }
+    (cs, ct)
 }
 
 /// Bicubic Bezier weights (row-major 4x4, `s` along rows), as OpenSubdiv's

@@ -322,6 +322,11 @@ impl PatchTable {
         i == u32::from(pa.param.u()) && j == u32::from(pa.param.v())
     }
 
+    /// The depth of the deepest patch.
+    pub(crate) fn max_depth(&self) -> u8 {
+        self.max_depth
+    }
+
     /// The weights of patch `p`'s points at `(u, v)` of its ptex face with
     /// the derivatives still in the patch's own parameters, and the factor
     /// [`PatchTable::evaluate_basis`] scales the first derivatives by.
