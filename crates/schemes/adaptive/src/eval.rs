@@ -436,6 +436,7 @@ impl<'a, T: Float> Locator<'a, T> {
     /// The patch of `s` (`None`: no patch covers it), as
     /// [`PatchTable::find`], and its points; `ahead` are the samples that
     /// follow.
+    #[inline]
     fn find(&mut self, s: &Sample, ahead: &[Sample]) -> Result<Option<(usize, &[T])>, AdaptiveError> {
         let table = self.table;
         let room = MAX_POINTS * self.ch;
@@ -465,23 +466,11 @@ impl<'a, T: Float> Locator<'a, T> {
         let cell = |x: f64| ((x.clamp(0.0, 1.0) * f64::from(side)) as u32).min(side - 1);
         let (i, j) = (cell(s.u), cell(s.v));
         let at = ((j as usize) << bits) | i as usize;
-        if self.grid[at] == Self::UNKNOWN {
-            let same = ahead.iter().take(Self::WHOLE_FACE).filter(|a| a.ptex == s.ptex).count();
-            if same >= Self::WHOLE_FACE && self.slots.is_empty() {
-                let num_ptex = table.refinement().num_ptex_faces();
-                if s.ptex >= num_ptex {
-                    return Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex });
-                }
-                let nq = u8::from(table.refinement().ptex_is_sub_face(s.ptex));
-                self.descend(bits, s.ptex, nq, nq, 0, 0);
-            } else {
-                let Some(p) = locate_patch(table, s)? else { return Ok(None) };
-                let param = &table.patches()[p].param;
-                let slot = self.new_slot(p);
-                self.fill(bits, param.depth() - u8::from(param.non_quad_root()), param.u().into(), param.v().into(), slot);
-            }
+        let mut slot = self.grid[at];
+        if slot == Self::UNKNOWN {
+            self.miss(bits, s, ahead)?;
+            slot = self.grid[at];
         }
-        let slot = self.grid[at];
         if slot >= Self::NONE {
             return Ok(None);
         }
@@ -492,6 +481,28 @@ impl<'a, T: Float> Locator<'a, T> {
             self.gathered[slot] = true;
         }
         Ok(Some((p, &self.near[slot * room..][..room])))
+    }
+
+    /// Fills the grid cell of `s`, unknown so far: with every patch of the
+    /// ptex face if enough samples follow on it, else with `s`'s patch.
+    #[inline(never)]
+    fn miss(&mut self, bits: u8, s: &Sample, ahead: &[Sample]) -> Result<(), AdaptiveError> {
+        let table = self.table;
+        let same = ahead.iter().take(Self::WHOLE_FACE).filter(|a| a.ptex == s.ptex).count();
+        if same >= Self::WHOLE_FACE && self.slots.is_empty() {
+            let num_ptex = table.refinement().num_ptex_faces();
+            if s.ptex >= num_ptex {
+                return Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex });
+            }
+            let nq = u8::from(table.refinement().ptex_is_sub_face(s.ptex));
+            self.descend(bits, s.ptex, nq, nq, 0, 0);
+        } else if let Some(p) = locate_patch(table, s)? {
+            let param = &table.patches()[p].param;
+            let slot = self.new_slot(p);
+            self.fill(bits, param.depth() - u8::from(param.non_quad_root()), param.u().into(), param.v().into(), slot);
+        }
+        // Without a patch, the cell stays unknown: `find` answers again.
+        Ok(())
     }
 
     /// A new slot for patch `p`, its points not gathered yet.
@@ -531,6 +542,7 @@ impl<'a, T: Float> Locator<'a, T> {
     }
 
     /// Copies patch `p`'s points into slot `slot`.
+    #[inline(never)]
     fn gather(&mut self, p: usize, slot: usize) {
         let (ch, room) = (self.ch, MAX_POINTS * self.ch);
         // Slots are numbered from 0 in each ptex face: the buffer only grows.
@@ -572,6 +584,7 @@ fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
 /// `curves` are [`bspline_curves`]; `k` scales the derivatives to the ptex
 /// face's parameters.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn regular<T: Float, const N: usize>(
     near: &[T],
     stride: usize,
