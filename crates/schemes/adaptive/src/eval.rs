@@ -19,7 +19,8 @@ use rayon::prelude::*;
 use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
-use crate::basis::{DerivOrder, Weights};
+use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights, bspline_curves};
+use crate::sparse::Scheme;
 use crate::table::PatchTable;
 
 /// A point of the limit surface to evaluate: ptex face and its parameters.
@@ -113,32 +114,12 @@ impl PatchTable {
         }
         // Level k+1 from level k, then the end caps' points from the levels.
         let mut start = 0usize;
-        let mut spans: Vec<(usize, usize, &dyn RowSource)> = Vec::new();
         for (k, st) in self.refinement().stencils().iter().enumerate() {
             let next = start + levels[k].num_vertices();
-            spans.push((start, next, st));
+            apply_rows(&mut out, ch, start, next, st, par);
             start = next;
         }
-        spans.push((0, self.num_level_points(), self.end_cap_rows()));
-        for (src_start, dst_start, rows) in spans {
-            let (src, dst) = out.split_at_mut(dst_start * ch);
-            let dst = &mut dst[..rows.rows() * ch];
-            let one = |(r, d): (usize, &mut [T])| {
-                let (cols, ws) = rows.get(r);
-                for (&c, &w) in cols.iter().zip(ws) {
-                    let w = cast::<T>(w);
-                    let s = &src[(src_start + c as usize) * ch..][..ch];
-                    for (x, &y) in d.iter_mut().zip(s) {
-                        *x = *x + w * y;
-                    }
-                }
-            };
-            if par == Par::Rayon {
-                dst.par_chunks_mut(ch).enumerate().with_min_len(1 << 10).for_each(one);
-            } else {
-                dst.chunks_mut(ch).enumerate().for_each(one);
-            }
-        }
+        apply_rows(&mut out, ch, 0, self.num_level_points(), self.end_cap_rows(), par);
         out
     }
 
@@ -166,61 +147,48 @@ impl PatchTable {
         const BLOCK: usize = 512;
         let block = |(b, ((pos, du), dv)): Block<'_, T>| -> Result<Vec<usize>, AdaptiveError> {
             let mut w = Weights::new(DerivOrder::First);
+            let mut locator = Locator::new(self, &points, ch);
             let mut missing = Vec::new();
             let first = b * BLOCK;
-            // Consecutive samples often share a patch: try the last one first.
-            let mut last: Option<usize> = None;
-            for (i, s) in samples[first..first + pos.len() / ch].iter().enumerate() {
+            let block = &samples[first..first + pos.len() / ch];
+            for (i, s) in block.iter().enumerate() {
                 let o = i * ch;
                 let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
-                let found = match last {
-                    Some(p) if self.holds(p, s.ptex, s.u, s.v) => Some(p),
-                    _ => match self.find(s.ptex, s.u, s.v) {
-                        Ok(p) => Some(p),
-                        Err(AdaptiveError::NoPatch { .. }) => None,
-                        Err(e) => return Err(e),
-                    },
-                };
-                last = found;
-                let Some(p) = found else {
+                let Some((p, near)) = locator.find(s, &block[i + 1..])? else {
                     pos.fill(T::nan());
                     du.fill(T::nan());
                     dv.fill(T::nan());
                     missing.push(first + i);
                     continue;
                 };
-                let k = cast::<T>(self.evaluate_basis_unscaled(p, s.u, s.v, &mut w));
-                let (wp, wu, wv) = (w.point(), w.du(), w.dv());
-                let pts = self.patch_points(p);
-                if ch == 3 {
-                    let mut acc = [T::zero(); 9];
-                    for (k, &pt) in pts.iter().enumerate() {
-                        let x = &points[pt as usize * 3..][..3];
-                        let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
-                        for j in 0..3 {
-                            acc[j] = acc[j] + a * x[j];
-                            acc[3 + j] = acc[3 + j] + b * x[j];
-                            acc[6 + j] = acc[6 + j] + c * x[j];
-                        }
+                let pa = &self.patches()[p];
+                if pa.ty == PatchType::Regular {
+                    // The tensor product contracted one direction at a
+                    // time: fewer operations than forming 48 weights.
+                    let (u, v) = pa.param.normalize(s.u, s.v);
+                    let curves = bspline_curves(u, v, pa.param.boundary() & 0xF);
+                    let k = cast::<T>(f64::from(1u32 << pa.param.depth()));
+                    let mut c = [[T::zero(); 4]; 4];
+                    for (c, w) in c.iter_mut().flatten().zip(curves.iter().flatten()) {
+                        *c = cast::<T>(*w);
                     }
-                    pos.copy_from_slice(&acc[..3]);
-                    for j in 0..3 {
-                        du[j] = acc[3 + j] * k;
-                        dv[j] = acc[6 + j] * k;
+                    if ch == 3 {
+                        regular::<T, 3>(near, 3, 0, &c, k, pos, du, dv);
+                    } else {
+                        for j in 0..ch {
+                            let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                            regular::<T, 1>(near, ch, j, &c, k, p, u, v);
+                        }
                     }
                 } else {
-                    for (k, &pt) in pts.iter().enumerate() {
-                        let x = &points[pt as usize * ch..][..ch];
-                        let (a, b, c) = (cast::<T>(wp[k]), cast::<T>(wu[k]), cast::<T>(wv[k]));
+                    let k = cast::<T>(self.evaluate_basis_unscaled(p, s.u, s.v, &mut w));
+                    if ch == 3 {
+                        weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
+                    } else {
                         for j in 0..ch {
-                            pos[j] = pos[j] + a * x[j];
-                            du[j] = du[j] + b * x[j];
-                            dv[j] = dv[j] + c * x[j];
+                            let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                            weighted::<T, 1>(near, ch, j, &w, k, p, u, v);
                         }
-                    }
-                    for j in 0..ch {
-                        du[j] = du[j] * k;
-                        dv[j] = dv[j] * k;
                     }
                 }
             }
@@ -406,6 +374,329 @@ impl PatchTable {
     }
 }
 
+/// Finds the patches of a run of samples and keeps their points gathered.
+///
+/// Consecutive samples mostly share a ptex face: for quad patches no
+/// deeper than [`Locator::GRID_BITS`], each cell of the current ptex face's
+/// finest grid remembers the patch found for it (a cell lies in exactly one
+/// square of each depth, so its patch is the one [`PatchTable::find`]
+/// returns for any sample in it), and each patch of the ptex face has its
+/// points copied once into a slot, rows of `ch` channels one after the
+/// other. Other tables keep the last patch and its points.
+struct Locator<'a, T> {
+    table: &'a PatchTable,
+    points: &'a [T],
+    ch: usize,
+    /// Log2 of the grid's side: the table's deepest patch's depth, `None`
+    /// where the grid is not used (triangles, deep tables).
+    bits: Option<u8>,
+    /// The ptex face whose patches `grid` holds.
+    ptex: Option<u32>,
+    /// Per cell (row-major, `v` outer), the slot of its patch or
+    /// [`Locator::UNKNOWN`].
+    grid: Vec<u32>,
+    /// Per slot, the patch.
+    slots: Vec<usize>,
+    /// Per slot, whether its points are in `near`.
+    gathered: Vec<bool>,
+    /// Per slot, the patch's points (room for [`MAX_POINTS`]).
+    near: Vec<T>,
+}
+
+impl<'a, T: Float> Locator<'a, T> {
+    /// The deepest tables the grid serves (a grid of `2^GRID_BITS` squared
+    /// cells, cleared at every new ptex face).
+    const GRID_BITS: u8 = 4;
+    /// A cell whose patch is not known yet.
+    const UNKNOWN: u32 = u32::MAX;
+    /// A cell no patch covers.
+    const NONE: u32 = u32::MAX - 1;
+    /// How many samples of a ptex face, at least, make it worth finding all
+    /// its patches at once: a walk down its quadtree looks each square up
+    /// once, where `find` looks up every square above the patch per call.
+    const WHOLE_FACE: usize = 16;
+
+    fn new(table: &'a PatchTable, points: &'a [T], ch: usize) -> Self {
+        let bits = (table.refinement().scheme() != Scheme::Loop && table.max_depth() <= Self::GRID_BITS)
+            .then_some(table.max_depth());
+        let side = bits.map_or(0, |b| 1usize << b);
+        Locator {
+            table,
+            points,
+            ch,
+            bits,
+            ptex: None,
+            grid: vec![Self::UNKNOWN; side * side],
+            slots: Vec::new(),
+            gathered: Vec::new(),
+            near: Vec::new(),
+        }
+    }
+
+    /// The patch of `s` (`None`: no patch covers it), as
+    /// [`PatchTable::find`], and its points; `ahead` are the samples that
+    /// follow.
+    #[inline]
+    fn find(&mut self, s: &Sample, ahead: &[Sample]) -> Result<Option<(usize, &[T])>, AdaptiveError> {
+        let table = self.table;
+        let room = MAX_POINTS * self.ch;
+        let Some(bits) = self.bits else {
+            // Consecutive samples often share a patch: try the last one first.
+            if let Some(&p) = self.slots.first()
+                && table.holds(p, s.ptex, s.u, s.v)
+            {
+                return Ok(Some((p, &self.near[..room])));
+            }
+            self.slots.clear();
+            let Some(p) = locate_patch(table, s)? else { return Ok(None) };
+            self.slots.push(p);
+            self.gather(p, 0);
+            return Ok(Some((p, &self.near[..room])));
+        };
+        if self.ptex != Some(s.ptex) {
+            self.grid.fill(Self::UNKNOWN);
+            self.slots.clear();
+            self.gathered.clear();
+            self.ptex = Some(s.ptex);
+        }
+        // As `find` indexes the squares of each depth (a scaling by a power
+        // of two is exact, so the index at a coarser depth is this one
+        // shifted).
+        let side = 1u32 << bits;
+        let cell = |x: f64| ((x.clamp(0.0, 1.0) * f64::from(side)) as u32).min(side - 1);
+        let (i, j) = (cell(s.u), cell(s.v));
+        let at = ((j as usize) << bits) | i as usize;
+        let mut slot = self.grid[at];
+        if slot == Self::UNKNOWN {
+            self.miss(bits, s, ahead)?;
+            slot = self.grid[at];
+        }
+        if slot >= Self::NONE {
+            return Ok(None);
+        }
+        let slot = slot as usize;
+        let p = self.slots[slot];
+        if !self.gathered[slot] {
+            self.gather(p, slot);
+            self.gathered[slot] = true;
+        }
+        Ok(Some((p, &self.near[slot * room..][..room])))
+    }
+
+    /// Fills the grid cell of `s`, unknown so far: with every patch of the
+    /// ptex face if enough samples follow on it, else with `s`'s patch.
+    #[inline(never)]
+    fn miss(&mut self, bits: u8, s: &Sample, ahead: &[Sample]) -> Result<(), AdaptiveError> {
+        let table = self.table;
+        let same = ahead.iter().take(Self::WHOLE_FACE).filter(|a| a.ptex == s.ptex).count();
+        if same >= Self::WHOLE_FACE && self.slots.is_empty() {
+            let num_ptex = table.refinement().num_ptex_faces();
+            if s.ptex >= num_ptex {
+                return Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex });
+            }
+            let nq = u8::from(table.refinement().ptex_is_sub_face(s.ptex));
+            self.descend(bits, s.ptex, nq, nq, 0, 0);
+        } else if let Some(p) = locate_patch(table, s)? {
+            let param = &table.patches()[p].param;
+            let slot = self.new_slot(p);
+            self.fill(bits, param.depth() - u8::from(param.non_quad_root()), param.u().into(), param.v().into(), slot);
+        }
+        // Without a patch, the cell stays unknown: `find` answers again.
+        Ok(())
+    }
+
+    /// A new slot for patch `p`, its points not gathered yet.
+    fn new_slot(&mut self, p: usize) -> u32 {
+        self.slots.push(p);
+        self.gathered.push(false);
+        (self.slots.len() - 1) as u32
+    }
+
+    /// Marks the cells of the square of `depth` levels below the ptex face
+    /// with origin `(i, j)` as `value`.
+    fn fill(&mut self, bits: u8, depth: u8, i: u32, j: u32, value: u32) {
+        // Patches are never deeper than the grid.
+        let Some(shift) = bits.checked_sub(depth) else { return };
+        let (u0, v0) = ((i as usize) << shift, (j as usize) << shift);
+        let n = 1usize << shift;
+        for row in v0..v0 + n {
+            let start = (row << bits) + u0;
+            self.grid[start..start + n].fill(value);
+        }
+    }
+
+    /// Finds the patches of the square of ptex face `ptex` at `depth` with
+    /// origin `(i, j)` and below, as `find` would for the samples in it;
+    /// `nq`: whether the ptex face is a sub-face (depth counts from 1).
+    fn descend(&mut self, bits: u8, ptex: u32, nq: u8, depth: u8, i: u32, j: u32) {
+        if let Some(p) = self.table.patch_at(ptex, depth, i, j) {
+            let slot = self.new_slot(p);
+            self.fill(bits, depth - nq, i, j, slot);
+        } else if depth < self.table.max_depth() {
+            for (di, dj) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                self.descend(bits, ptex, nq, depth + 1, 2 * i + di, 2 * j + dj);
+            }
+        } else {
+            self.fill(bits, depth - nq, i, j, Self::NONE);
+        }
+    }
+
+    /// Copies patch `p`'s points into slot `slot`.
+    #[inline(never)]
+    fn gather(&mut self, p: usize, slot: usize) {
+        let (ch, room) = (self.ch, MAX_POINTS * self.ch);
+        // Slots are numbered from 0 in each ptex face: the buffer only grows.
+        if self.near.len() < (slot + 1) * room {
+            self.near.resize((slot + 1) * room, T::zero());
+        }
+        let near = &mut self.near[slot * room..][..room];
+        let pts = self.table.patch_points(p);
+        if ch == 3 {
+            gather::<T, 3>(self.points, pts, near);
+        } else {
+            for (k, &pt) in pts.iter().enumerate() {
+                near[k * ch..][..ch].copy_from_slice(&self.points[pt as usize * ch..][..ch]);
+            }
+        }
+    }
+}
+
+/// [`PatchTable::find`], with no patch as `None`.
+fn locate_patch(table: &PatchTable, s: &Sample) -> Result<Option<usize>, AdaptiveError> {
+    match table.find(s.ptex, s.u, s.v) {
+        Ok(p) => Ok(Some(p)),
+        Err(AdaptiveError::NoPatch { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Copies the rows of `N` channels of points `pts` into `near`, one after
+/// the other.
+fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
+    for (x, &pt) in near.chunks_exact_mut(N).zip(pts) {
+        x.copy_from_slice(&points[pt as usize * N..][..N]);
+    }
+}
+
+/// Position and first derivatives of `N` channels (at `off` in rows of
+/// `stride` of `near`, the patch's points) of a regular patch: its 4x4 points contracted with the
+/// `s`-curve (values and derivatives) row by row, then with the `t`-curve.
+/// `curves` are [`bspline_curves`]; `k` scales the derivatives to the ptex
+/// face's parameters.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn regular<T: Float, const N: usize>(
+    near: &[T],
+    stride: usize,
+    off: usize,
+    curves: &[[T; 4]; 4],
+    k: T,
+    pos: &mut [T],
+    du: &mut [T],
+    dv: &mut [T],
+) {
+    let [sv, sd, tv, td] = curves;
+    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
+    for (row, near) in near.chunks_exact(4 * stride).take(4).enumerate() {
+        let (mut a, mut b) = ([T::zero(); N], [T::zero(); N]);
+        for col in 0..4 {
+            let x = &near[col * stride + off..][..N];
+            for j in 0..N {
+                a[j] = a[j] + sv[col] * x[j];
+                b[j] = b[j] + sd[col] * x[j];
+            }
+        }
+        for j in 0..N {
+            p[j] = p[j] + tv[row] * a[j];
+            pu[j] = pu[j] + tv[row] * b[j];
+            pv[j] = pv[j] + td[row] * a[j];
+        }
+    }
+    for j in 0..N {
+        pos[j] = p[j];
+        du[j] = pu[j] * k;
+        dv[j] = pv[j] * k;
+    }
+}
+
+/// Position and first derivatives of `N` channels (at `off` in rows of
+/// `stride` of `near`, the patch's points) from a patch's weights `w`, derivatives scaled by `k`.
+#[allow(clippy::too_many_arguments)]
+fn weighted<T: Float, const N: usize>(
+    near: &[T],
+    stride: usize,
+    off: usize,
+    w: &Weights,
+    k: T,
+    pos: &mut [T],
+    du: &mut [T],
+    dv: &mut [T],
+) {
+    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
+    for (((x, &a), &b), &c) in near.chunks_exact(stride).zip(w.point()).zip(w.du()).zip(w.dv()) {
+        let x = &x[off..][..N];
+        let (a, b, c) = (cast::<T>(a), cast::<T>(b), cast::<T>(c));
+        for j in 0..N {
+            p[j] = p[j] + a * x[j];
+            pu[j] = pu[j] + b * x[j];
+            pv[j] = pv[j] + c * x[j];
+        }
+    }
+    for j in 0..N {
+        pos[j] = p[j];
+        du[j] = pu[j] * k;
+        dv[j] = pv[j] * k;
+    }
+}
+
+/// Points `dst_start..` of `out` (rows of `ch` channels) as `rows` applied
+/// to the points from `src_start` (all before `dst_start`).
+fn apply_rows<T: Float + Send + Sync, R: RowSource>(
+    out: &mut [T],
+    ch: usize,
+    src_start: usize,
+    dst_start: usize,
+    rows: &R,
+    par: Par,
+) {
+    let (src, dst) = out.split_at_mut(dst_start * ch);
+    let dst = &mut dst[..rows.rows() * ch];
+    let src = &src[src_start * ch..];
+    let one = |(r, d): (usize, &mut [T])| {
+        let (cols, ws) = rows.get(r);
+        if ch == 3 {
+            combine::<T, 3>(src, cols, ws, d);
+        } else {
+            for (&c, &w) in cols.iter().zip(ws) {
+                let w = cast::<T>(w);
+                let s = &src[c as usize * ch..][..ch];
+                for (x, &y) in d.iter_mut().zip(s) {
+                    *x = *x + w * y;
+                }
+            }
+        }
+    };
+    if par == Par::Rayon {
+        dst.par_chunks_mut(ch).enumerate().with_min_len(1 << 10).for_each(one);
+    } else {
+        dst.chunks_mut(ch).enumerate().for_each(one);
+    }
+}
+
+/// `d = sum of ws[i] * point cols[i]` over rows of `N` channels of `src`,
+/// in the order of the terms (`d` starts at zero).
+fn combine<T: Float, const N: usize>(src: &[T], cols: &[u32], ws: &[f64], d: &mut [T]) {
+    let mut acc = [T::zero(); N];
+    for (&c, &w) in cols.iter().zip(ws) {
+        let w = cast::<T>(w);
+        let s = &src[c as usize * N..][..N];
+        for j in 0..N {
+            acc[j] = acc[j] + w * s[j];
+        }
+    }
+    d.copy_from_slice(&acc);
+}
+
 /// Rows of weights, as the levels' stencils and the end caps' points have them.
 trait RowSource: Sync {
     fn rows(&self) -> usize;
@@ -430,6 +721,7 @@ impl RowSource for crate::endcap::Rows {
     }
 }
 
+#[inline]
 fn cast<T: Float>(w: f64) -> T {
     T::from(w).unwrap_or_else(T::nan)
 }

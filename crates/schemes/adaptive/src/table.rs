@@ -322,6 +322,17 @@ impl PatchTable {
         i == u32::from(pa.param.u()) && j == u32::from(pa.param.v())
     }
 
+    /// The depth of the deepest patch.
+    pub(crate) fn max_depth(&self) -> u8 {
+        self.max_depth
+    }
+
+    /// The quad patch whose square of ptex face `ptex` at `depth` has
+    /// origin `(i, j)` (in squares of that depth), if there is one.
+    pub(crate) fn patch_at(&self, ptex: u32, depth: u8, i: u32, j: u32) -> Option<usize> {
+        self.map.get(&square_key(ptex, depth, i, j)).map(|&p| p as usize)
+    }
+
     /// The weights of patch `p`'s points at `(u, v)` of its ptex face with
     /// the derivatives still in the patch's own parameters, and the factor
     /// [`PatchTable::evaluate_basis`] scales the first derivatives by.
