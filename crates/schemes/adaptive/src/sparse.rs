@@ -486,12 +486,54 @@ fn refine(
     let Children { vchild, fchild, echild, complete } = number_children(p, &vsel, Some(&fmarked));
     let n_child = complete.len();
 
+    // Child edges, numbered from their parents (as OpenSubdiv's
+    // `Vtr::internal::QuadRefinement` does) so that the child level's
+    // connectivity needs no search for edges: first the halves of the parent
+    // edges (the half at a selected end: every face there has a child at
+    // that corner, which uses it), then the edges from a face point to the
+    // edge points of its face (kept where a child face on either side is).
+    let es = m.edge_sharpness();
+    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
+    let mut edges: Vec<[u32; 2]> = Vec::with_capacity(2 * n_child);
+    let mut child_es: Vec<f32> = Vec::with_capacity(2 * n_child);
+    let mut half = vec![[NONE; 2]; ne];
+    for (e, h) in half.iter_mut().enumerate() {
+        if echild[e] == NONE {
+            continue;
+        }
+        let ends = t.edge(e);
+        for (k, &end) in ends.iter().enumerate() {
+            if vchild[end as usize] != NONE {
+                h[k] = edges.len() as u32;
+                edges.push([vchild[end as usize], echild[e]]);
+                child_es.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
+            }
+        }
+    }
+    let mut inner = vec![NONE; t.face_verts().len()];
+    for f in (0..nf).filter(|&f| fchild[f] != NONE) {
+        let verts = t.face(f);
+        let n = verts.len();
+        let c0 = fptr[f] as usize;
+        for j in 0..n {
+            let kept = |i: usize| p.selected[f] || vsel[verts[i % n] as usize];
+            if kept(j) || kept(j + 1) {
+                inner[c0 + j] = edges.len() as u32;
+                edges.push([echild[cedge[c0 + j] as usize], fchild[f]]);
+                child_es.push(0.0);
+            }
+        }
+    }
+    let half_at = |e: u32, v: u32| half[e as usize][usize::from(t.edge(e as usize)[0] != v)];
+
     // Child faces.
-    let mut face_ptr = vec![0u32];
-    let mut face_verts = Vec::new();
-    let mut holes = Vec::new();
-    let mut ptex = Vec::new();
-    let mut from_selected = Vec::new();
+    let mut face_ptr = Vec::with_capacity(4 * n_child + 1);
+    face_ptr.push(0u32);
+    let mut face_verts = Vec::with_capacity(4 * n_child);
+    let mut corner_edge = Vec::with_capacity(4 * n_child);
+    let mut holes = Vec::with_capacity(n_child);
+    let mut ptex = Vec::with_capacity(n_child);
+    let mut from_selected = Vec::with_capacity(n_child);
     for f in 0..nf {
         let verts = t.face(f);
         let n = verts.len();
@@ -505,16 +547,21 @@ fn refine(
             let en = echild[cedge[c0 + j] as usize];
             let fc = fchild[f];
             let ep = echild[cedge[c0 + jp] as usize];
+            let (ej, ejp) = (cedge[c0 + j], cedge[c0 + jp]);
+            let ce = [half_at(ej, verts[j]), inner[c0 + j], inner[c0 + jp], half_at(ejp, verts[j])];
             let mut q = [0u32; 4];
+            let mut qe = [0u32; 4];
             if n == 4 {
-                q[j] = vv;
-                q[(j + 1) % 4] = en;
-                q[(j + 2) % 4] = fc;
-                q[(j + 3) % 4] = ep;
+                for (i, (&x, &y)) in [vv, en, fc, ep].iter().zip(&ce).enumerate() {
+                    q[(j + i) % 4] = x;
+                    qe[(j + i) % 4] = y;
+                }
             } else {
                 q = [vv, en, fc, ep];
+                qe = ce;
             }
             face_verts.extend_from_slice(&q);
+            corner_edge.extend_from_slice(&qe);
             face_ptr.push(face_verts.len() as u32);
             holes.push(m.holes()[f]);
             from_selected.push(p.selected[f]);
@@ -534,9 +581,13 @@ fn refine(
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
-
-    let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
+    let ct = Topology::from_edges(n_child, face_ptr, face_verts, edges, corner_edge, Par::Rayon)?;
+    let mut child_vs = vec![0f32; n_child];
+    for v in 0..nv {
+        if vchild[v] != NONE {
+            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
+        }
+    }
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from the masks of the parent level.
