@@ -400,7 +400,12 @@ impl Topology {
         let parallel = par == Par::Rayon && nc >= 1 << 15;
         let first = |n: usize, pred: &(dyn Fn(usize) -> bool + Sync)| -> Option<usize> {
             if parallel {
-                (0..n).into_par_iter().with_min_len(1 << 12).position_first(pred)
+                // Blocks searched in order, each sequentially: a parallel
+                // search item by item pays rayon's bookkeeping on every item.
+                const BLOCK: usize = 1 << 12;
+                (0..n.div_ceil(BLOCK))
+                    .into_par_iter()
+                    .find_map_first(|b| (b * BLOCK..n.min((b + 1) * BLOCK)).find(|&i| pred(i)))
             } else {
                 (0..n).position(pred)
             }
