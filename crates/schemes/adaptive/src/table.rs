@@ -457,15 +457,19 @@ fn push_end_cap(
         local.weights.reserve_exact(more);
         local.offsets.reserve_exact(rows.num_rows() * caps_left);
     }
-    for r in 0..rows.num_rows() {
-        let (cols, ws) = rows.row(r);
-        for (&c, &w) in cols.iter().zip(ws) {
-            local.columns.push(source[c as usize] + off);
-            local.weights.push(w);
-        }
-        points.push(total + local.num_rows() as u32);
-        local.offsets.push(local.columns.len());
+    // All rows at once: the weights are copied as they are, the columns
+    // renamed, and each row's point and end moved past what is there.
+    let n = rows.num_rows();
+    if n == 0 {
+        return;
     }
+    let (lo, hi) = (rows.offsets[0], rows.offsets[n]);
+    let base = local.columns.len();
+    let first_row = local.num_rows();
+    local.columns.extend(rows.columns[lo..hi].iter().map(|&c| source[c as usize] + off));
+    local.weights.extend_from_slice(&rows.weights[lo..hi]);
+    local.offsets.extend(rows.offsets[1..=n].iter().map(|&o| base + o - lo));
+    points.extend((0..n).map(|r| total + (first_row + r) as u32));
 }
 
 /// The end-cap description of a patch corner.
