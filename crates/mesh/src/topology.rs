@@ -400,7 +400,12 @@ impl Topology {
         let parallel = par == Par::Rayon && nc >= 1 << 15;
         let first = |n: usize, pred: &(dyn Fn(usize) -> bool + Sync)| -> Option<usize> {
             if parallel {
-                (0..n).into_par_iter().with_min_len(1 << 12).position_first(pred)
+                // Blocks searched in order, each sequentially: a parallel
+                // search item by item pays rayon's bookkeeping on every item.
+                const BLOCK: usize = 1 << 12;
+                (0..n.div_ceil(BLOCK))
+                    .into_par_iter()
+                    .find_map_first(|b| (b * BLOCK..n.min((b + 1) * BLOCK)).find(|&i| pred(i)))
             } else {
                 (0..n).position(pred)
             }
@@ -727,11 +732,11 @@ impl Topology {
                 t |= vertex_tag::REPEATED | vertex_tag::NON_MANIFOLD;
             }
             if t & vertex_tag::NON_MANIFOLD == 0
-                && fans(cs, |c| {
+                && !one_fan(cs, |c| {
                     let f = corner_face[c] as usize;
                     let prev = if c == face_ptr[f] as usize { face_ptr[f + 1] as usize - 1 } else { c - 1 };
                     (corner_edge[prev], corner_edge[c])
-                }) > 1
+                })
             {
                 t |= vertex_tag::NON_MANIFOLD;
             }
@@ -1128,6 +1133,50 @@ fn fans(cs: &[u32], edges: impl Fn(usize) -> (u32, u32)) -> usize {
     } else {
         fans_in(cs, edges, &mut vec![0; n], &mut vec![(0, 0); 2 * n])
     }
+}
+
+/// Whether the corners `cs` of one vertex form a single fan (`edges` as
+/// for [`fans`]), for a vertex whose edges are manifold and consistently
+/// oriented: there an edge is the outgoing edge of at most one of the
+/// corners and the incoming edge of at most one other, so the corners
+/// chain into paths or cycles, and one walk each way along the chain
+/// through the first corner finds whether it holds them all.
+fn one_fan(cs: &[u32], edges: impl Fn(usize) -> (u32, u32)) -> bool {
+    const SMALL: usize = 16;
+    let n = cs.len();
+    if n > SMALL {
+        return fans(cs, edges) == 1;
+    }
+    let mut io = [(0u32, 0u32); SMALL];
+    for (slot, &c) in io.iter_mut().zip(cs) {
+        *slot = edges(c as usize);
+    }
+    let io = &io[..n];
+    let mut seen = 1;
+    let mut k = 0;
+    // Forwards: the corner whose incoming edge is this one's outgoing edge.
+    while seen <= n {
+        match io.iter().position(|x| x.0 == io[k].1) {
+            Some(0) => return seen == n,
+            Some(j) => {
+                k = j;
+                seen += 1;
+            }
+            None => break,
+        }
+    }
+    // An open chain: backwards from the first corner.
+    k = 0;
+    while seen <= n {
+        match io.iter().position(|x| x.1 == io[k].0) {
+            Some(j) if j != 0 => {
+                k = j;
+                seen += 1;
+            }
+            _ => break,
+        }
+    }
+    seen == n
 }
 
 /// [`fans`] with scratch space for `cs.len()` parents and twice as many

@@ -137,28 +137,39 @@ impl Stencils {
         Stencils { offsets, columns: Vec::with_capacity(rows * 9), weights: Vec::with_capacity(rows * 9) }
     }
 
-    fn push_row(&mut self, row: &mut Vec<(u32, f64)>) {
-        // Rows are short: a stable insertion sort, without the buffer a
-        // library stable sort allocates (equal columns keep their order, so
-        // their weights are summed in the order they were pushed).
-        for i in 1..row.len() {
-            let x = row[i];
-            let mut j = i;
-            while j > 0 && row[j - 1].0 > x.0 {
-                row[j] = row[j - 1];
-                j -= 1;
-            }
-            row[j] = x;
-        }
-        let mut last: Option<u32> = None;
+    /// Appends `row`, its repeated columns summed in the order they were
+    /// pushed and the columns sorted. `at` is scratch over the parent's
+    /// vertices, all `NONE` on entry and on return: it finds a column's
+    /// entry in the row without a search or a sort of the repeats (a vertex
+    /// row names each neighbour several times, once per face around it).
+    fn push_row(&mut self, row: &mut Vec<(u32, f64)>, at: &mut [u32]) {
+        let start = self.columns.len();
         for &(c, w) in row.iter() {
-            if last == Some(c) {
-                *self.weights.last_mut().expect("a previous entry") += w;
-            } else {
+            let slot = &mut at[c as usize];
+            if *slot == NONE {
+                *slot = self.columns.len() as u32;
                 self.columns.push(c);
                 self.weights.push(w);
-                last = Some(c);
+            } else {
+                self.weights[*slot as usize] += w;
             }
+        }
+        for &c in &self.columns[start..] {
+            at[c as usize] = NONE;
+        }
+        // Few distinct columns: an insertion sort, without the buffer a
+        // library sort may allocate (the columns are distinct now).
+        let (cols, ws) = (&mut self.columns[start..], &mut self.weights[start..]);
+        for i in 1..cols.len() {
+            let (c, w) = (cols[i], ws[i]);
+            let mut j = i;
+            while j > 0 && cols[j - 1] > c {
+                cols[j] = cols[j - 1];
+                ws[j] = ws[j - 1];
+                j -= 1;
+            }
+            cols[j] = c;
+            ws[j] = w;
         }
         self.offsets.push(self.columns.len() as u32);
         row.clear();
@@ -358,6 +369,12 @@ fn ptex_starts(t: &Topology) -> Vec<u32> {
 
 const NONE: u32 = u32::MAX;
 
+/// Parallel work where there is more than one thread to do it: on one
+/// thread, the parallel paths only add their bookkeeping.
+fn par() -> Par {
+    if rayon::current_num_threads() > 1 { Par::Rayon } else { Par::Seq }
+}
+
 /// Refines the selected faces of `p` (and the neighbours they need).
 /// The vertices of the selected faces of `p` (`s = M q`, Eq. 17) and the
 /// faces that get children: selected, or around a selected vertex
@@ -486,12 +503,54 @@ fn refine(
     let Children { vchild, fchild, echild, complete } = number_children(p, &vsel, Some(&fmarked));
     let n_child = complete.len();
 
+    // Child edges, numbered from their parents (as OpenSubdiv's
+    // `Vtr::internal::QuadRefinement` does) so that the child level's
+    // connectivity needs no search for edges: first the halves of the parent
+    // edges (the half at a selected end: every face there has a child at
+    // that corner, which uses it), then the edges from a face point to the
+    // edge points of its face (kept where a child face on either side is).
+    let es = m.edge_sharpness();
+    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
+    let mut edges: Vec<[u32; 2]> = Vec::with_capacity(2 * n_child);
+    let mut child_es: Vec<f32> = Vec::with_capacity(2 * n_child);
+    let mut half = vec![[NONE; 2]; ne];
+    for (e, h) in half.iter_mut().enumerate() {
+        if echild[e] == NONE {
+            continue;
+        }
+        let ends = t.edge(e);
+        for (k, &end) in ends.iter().enumerate() {
+            if vchild[end as usize] != NONE {
+                h[k] = edges.len() as u32;
+                edges.push([vchild[end as usize], echild[e]]);
+                child_es.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
+            }
+        }
+    }
+    let mut inner = vec![NONE; t.face_verts().len()];
+    for f in (0..nf).filter(|&f| fchild[f] != NONE) {
+        let verts = t.face(f);
+        let n = verts.len();
+        let c0 = fptr[f] as usize;
+        for j in 0..n {
+            let kept = |i: usize| p.selected[f] || vsel[verts[i % n] as usize];
+            if kept(j) || kept(j + 1) {
+                inner[c0 + j] = edges.len() as u32;
+                edges.push([echild[cedge[c0 + j] as usize], fchild[f]]);
+                child_es.push(0.0);
+            }
+        }
+    }
+    let half_at = |e: u32, v: u32| half[e as usize][usize::from(t.edge(e as usize)[0] != v)];
+
     // Child faces.
-    let mut face_ptr = vec![0u32];
-    let mut face_verts = Vec::new();
-    let mut holes = Vec::new();
-    let mut ptex = Vec::new();
-    let mut from_selected = Vec::new();
+    let mut face_ptr = Vec::with_capacity(4 * n_child + 1);
+    face_ptr.push(0u32);
+    let mut face_verts = Vec::with_capacity(4 * n_child);
+    let mut corner_edge = Vec::with_capacity(4 * n_child);
+    let mut holes = Vec::with_capacity(n_child);
+    let mut ptex = Vec::with_capacity(n_child);
+    let mut from_selected = Vec::with_capacity(n_child);
     for f in 0..nf {
         let verts = t.face(f);
         let n = verts.len();
@@ -505,16 +564,21 @@ fn refine(
             let en = echild[cedge[c0 + j] as usize];
             let fc = fchild[f];
             let ep = echild[cedge[c0 + jp] as usize];
+            let (ej, ejp) = (cedge[c0 + j], cedge[c0 + jp]);
+            let ce = [half_at(ej, verts[j]), inner[c0 + j], inner[c0 + jp], half_at(ejp, verts[j])];
             let mut q = [0u32; 4];
+            let mut qe = [0u32; 4];
             if n == 4 {
-                q[j] = vv;
-                q[(j + 1) % 4] = en;
-                q[(j + 2) % 4] = fc;
-                q[(j + 3) % 4] = ep;
+                for (i, (&x, &y)) in [vv, en, fc, ep].iter().zip(&ce).enumerate() {
+                    q[(j + i) % 4] = x;
+                    qe[(j + i) % 4] = y;
+                }
             } else {
                 q = [vv, en, fc, ep];
+                qe = ce;
             }
             face_verts.extend_from_slice(&q);
+            corner_edge.extend_from_slice(&qe);
             face_ptr.push(face_verts.len() as u32);
             holes.push(m.holes()[f]);
             from_selected.push(p.selected[f]);
@@ -534,13 +598,17 @@ fn refine(
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
-
-    let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
+    let ct = Topology::from_edges(n_child, face_ptr, face_verts, edges, corner_edge, par())?;
+    let mut child_vs = vec![0f32; n_child];
+    for v in 0..nv {
+        if vchild[v] != NONE {
+            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
+        }
+    }
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from the masks of the parent level.
-    let step = StepView::of_level(m, Par::Rayon);
+    let step = StepView::of_level(m, par());
     let view = step.view();
     let mut emask = vec![None; ne];
     for mk in view.edge_masks {
@@ -553,6 +621,7 @@ fn refine(
     // Rows in the children's order: vertex children, face points, edge points.
     let mut st = Stencils::with_rows(n_child);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
+    let mut at = vec![NONE; nv];
     let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
         let verts = t.face(f);
         let wf = w / verts.len() as f64;
@@ -583,12 +652,12 @@ fn refine(
             row.push((ua, ce));
             row.push((ub, ce));
         }
-        st.push_row(&mut row);
+        st.push_row(&mut row, &mut at);
     }
     for (f, &child) in fchild.iter().enumerate() {
         if child != NONE {
             face_point(f, 1.0, &mut row);
-            st.push_row(&mut row);
+            st.push_row(&mut row, &mut at);
         }
     }
     for e in 0..ne {
@@ -604,7 +673,7 @@ fn refine(
                 face_point(t.corner_faces()[c as usize] as usize, beta, &mut row);
             }
         }
-        st.push_row(&mut row);
+        st.push_row(&mut row, &mut at);
     }
     debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark);
@@ -722,12 +791,12 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let ct = Topology::build(n_child, face_ptr, face_verts, Par::Rayon)?;
+    let ct = Topology::build(n_child, face_ptr, face_verts, par())?;
     let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from Loop's masks of the parent level.
-    let step = LoopStepView::of_level(m, Par::Rayon);
+    let step = LoopStepView::of_level(m, par());
     let view = step.view();
     let mut emask = vec![None; ne];
     for mk in view.edge_masks {
@@ -740,6 +809,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
     // Rows in the children's order: vertex children, then edge points.
     let mut st = Stencils::with_rows(n_child);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
+    let mut at = vec![NONE; nv];
     for v in 0..nv {
         if vchild[v] == NONE {
             continue;
@@ -763,7 +833,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
             row.push((ua, ce));
             row.push((ub, ce));
         }
-        st.push_row(&mut row);
+        st.push_row(&mut row, &mut at);
     }
     for e in 0..ne {
         if echild[e] == NONE {
@@ -780,7 +850,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
                 row.push((opposite, beta));
             }
         }
-        st.push_row(&mut row);
+        st.push_row(&mut row, &mut at);
     }
     debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop);

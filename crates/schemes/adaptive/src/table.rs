@@ -131,6 +131,13 @@ impl PatchTable {
                     leaf.then(|| classify(level, k, f, has_irregular_faces))
                 })
                 .collect();
+            // Room for the level's patches at once: the tables grow to
+            // hundreds of megabytes on large meshes, and growing them by
+            // doubling copies and faults in every page twice.
+            let mut caps_left = leaves.iter().filter(|l| matches!(l, Some(Leaf::Irregular))).count();
+            let num_leaves = leaves.iter().filter(|l| l.is_some()).count();
+            patches.reserve_exact(num_leaves);
+            points.reserve_exact(num_leaves * 16 + caps_left * 4);
             for (f, leaf) in leaves.into_iter().enumerate() {
                 let Some(leaf) = leaf else { continue };
                 let Some(px) = level.face_ptex(f) else { continue };
@@ -165,7 +172,8 @@ impl PatchTable {
                                     EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
                                     EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
                                 });
-                            push_end_cap(rows, &source, off, total, &mut local, &mut points);
+                            push_end_cap(rows, &source, off, total, caps_left, &mut local, &mut points);
+                            caps_left -= 1;
                             (ty, param)
                         }
                         Leaf::Irregular => {
@@ -187,7 +195,8 @@ impl PatchTable {
                                     EndCap::GregoryBasis => endcap::gregory_basis(&sp),
                                     EndCap::BSplineBasis => endcap::bspline(&sp),
                                 });
-                            push_end_cap(rows, &source, off, total, &mut local, &mut points);
+                            push_end_cap(rows, &source, off, total, caps_left, &mut local, &mut points);
+                            caps_left -= 1;
                             (ty, param)
                         }
                     };
@@ -436,24 +445,42 @@ fn check_rings(lens: impl Iterator<Item = usize>, expected: impl Fn(usize) -> us
 
 /// Appends an end cap's points: each conversion row, over the source
 /// points (vertices of the level whose points start at `off`), becomes a
-/// local point numbered after the `total` level points.
+/// local point numbered after the `total` level points. `caps_left` end
+/// caps (this one included) remain in the level: when the rows run out of
+/// room they are sized for all of them alike, once.
 fn push_end_cap(
     rows: &endcap::Rows,
     source: &[u32],
     off: u32,
     total: u32,
+    caps_left: usize,
     local: &mut endcap::Rows,
     points: &mut Vec<u32>,
 ) {
-    for r in 0..rows.num_rows() {
-        let (cols, ws) = rows.row(r);
-        for (&c, &w) in cols.iter().zip(ws) {
-            local.columns.push(source[c as usize] + off);
-            local.weights.push(w);
-        }
-        points.push(total + local.num_rows() as u32);
-        local.offsets.push(local.columns.len());
+    let nnz = rows.columns.len();
+    if local.columns.capacity() - local.columns.len() < nnz {
+        // The first end cap's size stands for the rest (most share one
+        // configuration); an eighth more covers larger rings, and a
+        // quarter of what is there keeps a short estimate from regrowing
+        // the whole table again and again.
+        let more = (nnz * caps_left + nnz * caps_left / 8).max(local.columns.len() / 4);
+        local.columns.reserve_exact(more);
+        local.weights.reserve_exact(more);
+        local.offsets.reserve_exact(rows.num_rows() * caps_left);
     }
+    // All rows at once: the weights are copied as they are, the columns
+    // renamed, and each row's point and end moved past what is there.
+    let n = rows.num_rows();
+    if n == 0 {
+        return;
+    }
+    let (lo, hi) = (rows.offsets[0], rows.offsets[n]);
+    let base = local.columns.len();
+    let first_row = local.num_rows();
+    local.columns.extend(rows.columns[lo..hi].iter().map(|&c| source[c as usize] + off));
+    local.weights.extend_from_slice(&rows.weights[lo..hi]);
+    local.offsets.extend(rows.offsets[1..=n].iter().map(|&o| base + o - lo));
+    points.extend((0..n).map(|r| total + (first_row + r) as u32));
 }
 
 /// The end-cap description of a patch corner.
