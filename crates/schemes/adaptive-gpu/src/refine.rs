@@ -92,12 +92,12 @@ const GLOBAL: u32 = 0x8000_0000;
 const NONE: u32 = u32::MAX;
 
 /// One stage of the level-by-level path: rows `first..first + count` of
-/// the concatenated rows, reading points from `src`, writing from `dst`.
+/// the concatenated rows (whose entries name the points they read),
+/// writing points from `dst` on.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Stage {
     first: u32,
     count: u32,
-    src: u32,
     dst: u32,
 }
 
@@ -316,7 +316,8 @@ struct LevelRows {
     /// Per entry: the column's point (`GLOBAL |` it for a control point),
     /// weight bits, the anchor of the column's point and of the row's point.
     entries: Vec<[u32; 4]>,
-    stages: Vec<(u32, u32, u32, u32)>,
+    /// Per stage: first row, rows, first point written.
+    stages: Vec<(u32, u32, u32)>,
 }
 
 fn build_levels(table: &PatchTable, anchor: &[u32]) -> Result<LevelRows> {
@@ -336,12 +337,7 @@ fn build_levels(table: &PatchTable, anchor: &[u32]) -> Result<LevelRows> {
         }
         let count = out.offsets.len() - 1 - first;
         if count > 0 {
-            out.stages.push((
-                u32_len("level rows", first)?,
-                u32_len("level rows", count)?,
-                u32_len("points", src)?,
-                u32_len("points", dst)?,
-            ));
+            out.stages.push((u32_len("level rows", first)?, u32_len("level rows", count)?, u32_len("points", dst)?));
         }
         Ok::<(), crate::AdaptiveGpuError>(())
     };
@@ -388,7 +384,7 @@ impl Refine {
     /// The level-by-level program ([`PointPath::PerLevel`]), uploaded.
     pub(crate) fn levels(ctx: &GpuContext, table: &PatchTable, anchor: &[u32]) -> Result<Refine> {
         let l = build_levels(table, anchor)?;
-        let stages = l.stages.iter().map(|&(first, count, src, dst)| Stage { first, count, src, dst }).collect();
+        let stages = l.stages.iter().map(|&(first, count, dst)| Stage { first, count, dst }).collect();
         Ok(Refine::Levels {
             offsets: program::upload(ctx, "level row offsets", &l.offsets)?,
             entries: program::upload(ctx, "level row entries", &l.entries)?,
@@ -490,8 +486,7 @@ impl Refine {
         match self {
             Refine::Levels { offsets, entries, stages, .. } => {
                 for s in stages {
-                    let params =
-                        program::uniform(ctx, "level rows params", &[s.first, s.count, s.src, s.dst, d, 0, 0, 0]);
+                    let params = program::uniform(ctx, "level rows params", &[s.first, s.count, 0, s.dst, d, 0, 0, 0]);
                     let table = [Some(&params), Some(offsets), None, Some(entries), None, Some(points.as_wgpu())];
                     let writes = timer.as_deref_mut().and_then(|t| t.writes("level_rows"));
                     program::dispatch_timed(ctx, encoder, &kernels[0], &table, u64::from(s.count), writes)?;
@@ -672,7 +667,7 @@ mod tests {
         for (i, row) in x.outer_iter().enumerate() {
             points[i] = [row[0], row[1], row[2]];
         }
-        for &(first, count, _, dst) in &l.stages {
+        for &(first, count, dst) in &l.stages {
             for i in 0..count as usize {
                 let r = first as usize + i;
                 let mut acc = [0f64; 3];
