@@ -248,11 +248,6 @@ impl SparseRefinement {
             return Err(AdaptiveError::IsolationLevel { level: isolation });
         }
         let t = mesh.topology();
-        if let Some(v) =
-            (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & subla_mesh::topology::vertex_tag::NON_MANIFOLD != 0)
-        {
-            return Err(AdaptiveError::NotManifold { vertex: v as u32 });
-        }
         if let Some(&f) = selected_faces.and_then(|s| s.iter().find(|&&f| f as usize >= t.num_faces())) {
             return Err(AdaptiveError::NoSuchFace { face: f, num_faces: t.num_faces() });
         }
