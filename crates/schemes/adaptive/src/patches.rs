@@ -170,8 +170,7 @@ pub(crate) fn boundary_mask(level: &Level, f: usize) -> u8 {
     if n == 4 {
         return edges;
     }
-    let verts =
-        t.face(f).iter().enumerate().fold(0u8, |acc, (i, &v)| {
+    let verts = t.face(f).iter().enumerate().fold(0u8, |acc, (i, &v)| {
         let tag = level.tags[v as usize];
         acc | (u8::from(tag.boundary || tag.non_manifold) << i)
     });
@@ -373,13 +372,8 @@ fn irregular_corner(level: &Level, f: usize, i: usize) -> (CornerInfo, Vec<u32>)
     if !sharp && tag.xordinary && tag.boundary && !tag.inf_sharp && !tag.non_manifold {
         sharp = n == 1;
     }
-    let info = CornerInfo {
-        num_faces: n,
-        patch_face,
-        boundary,
-        sharp,
-        dart: tag.rule == rule::DART && tag.inf_sharp_edges,
-    };
+    let info =
+        CornerInfo { num_faces: n, patch_face, boundary, sharp, dart: tag.rule == rule::DART && tag.inf_sharp_edges };
     let mut pts = Vec::with_capacity(2 * n + 1);
     for (k, &(g, j)) in ring.iter().enumerate() {
         let fv = t.face(g as usize);
