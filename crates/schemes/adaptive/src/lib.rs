@@ -30,10 +30,15 @@ pub enum AdaptiveError {
         /// The level asked for.
         level: u32,
     },
-    /// Adaptive refinement of non-manifold meshes is not supported yet.
-    #[error("vertex {vertex} is non-manifold: adaptive refinement of non-manifold meshes is not supported yet")]
+    /// A face uses the vertex more than once: a non-manifold configuration
+    /// adaptive refinement does not support yet (other non-manifold
+    /// vertices and edges are refined and patched as OpenSubdiv does).
+    #[error(
+        "vertex {vertex} is non-manifold (a face uses it more than once): adaptive refinement does not support \
+         this yet"
+    )]
     NotManifold {
-        /// The lowest non-manifold vertex.
+        /// The lowest such vertex.
         vertex: u32,
     },
     /// A selected face does not exist.

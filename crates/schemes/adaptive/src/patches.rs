@@ -126,7 +126,18 @@ pub(crate) fn classify(level: &Level, k: usize, f: usize, has_irregular_faces: b
         let c0 = t.face_ptr()[f] as usize;
         let n = verts.len();
         let boundary_edge = |i: usize| t.edge_corners(t.corner_edges()[c0 + i] as usize).len() == 1;
+        let reg_boundary_faces = if n == 4 { 2 } else { 3 };
         for (i, &tv) in vt.iter().enumerate() {
+            if tv.non_manifold {
+                // Regular only as a sharp corner of one face or a boundary of
+                // the regular number of faces (OpenSubdiv's `IsPatchRegular`).
+                let span = corner_span(m, c0 + i);
+                let want = if tv.inf_sharp { 1 } else { reg_boundary_faces };
+                if span.corners.len() != want {
+                    break 'r false;
+                }
+                continue;
+            }
             if tv.xordinary {
                 if !tv.inf_sharp_edges {
                     break 'r false;
@@ -155,15 +166,14 @@ pub(crate) fn boundary_mask(level: &Level, f: usize) -> u8 {
     }
     let c0 = t.face_ptr()[f] as usize;
     let n = t.face_order(f);
-    let edges = (0..n).fold(0u8, |acc, i| {
-        let e = t.corner_edges()[c0 + i] as usize;
-        acc | (u8::from(t.edge_corners(e).len() == 1) << i)
-    });
+    let edges = (0..n).fold(0u8, |acc, i| acc | (u8::from(is_singular(m, t.corner_edges()[c0 + i] as usize)) << i));
     if n == 4 {
         return edges;
     }
-    let verts =
-        t.face(f).iter().enumerate().fold(0u8, |acc, (i, &v)| acc | (u8::from(level.tags[v as usize].boundary) << i));
+    let verts = t.face(f).iter().enumerate().fold(0u8, |acc, (i, &v)| {
+        let tag = level.tags[v as usize];
+        acc | (u8::from(tag.boundary || tag.non_manifold) << i)
+    });
     match (edges, verts) {
         (0, 0) => 0,
         (0, v) => (1 << 3) | v,
@@ -199,6 +209,28 @@ pub(crate) fn regular_points_tri(level: &Level, f: usize, mask: u8) -> [u32; 12]
     for i in 0..3 {
         let idx = PER_CORNER[i];
         out[idx[0]] = verts[i];
+        if level.tags[verts[i] as usize].non_manifold {
+            // Such a corner is regular only as a boundary of its span, whose
+            // faces are found across the face's edges, not in the ring.
+            let c = t.face_ptr()[f] as usize + i;
+            let fv = t.face_verts();
+            let lead = edges & (1 << i) != 0;
+            let trail = edges & (1 << ((i + 2) % 3)) != 0;
+            if lead && trail {
+            } else if lead {
+                if let Some(x) = across_trailing(m, c).and_then(|x| across_trailing(m, x)) {
+                    out[idx[1]] = fv[t.next_corner(x)];
+                    out[idx[2]] = fv[t.prev_corner(x)];
+                }
+            } else if trail {
+                if let Some(x) = across_leading(m, c).and_then(|x| across_leading(m, x)) {
+                    out[idx[3]] = fv[t.next_corner(x)];
+                }
+            } else if let Some(x) = across_trailing(m, c) {
+                out[idx[1]] = fv[t.prev_corner(x)];
+            }
+            continue;
+        }
         let ring = vertex_ring(m, verts[i] as usize);
         let n = ring.len();
         let Some(pos) = ring.iter().position(|&(g, _)| g as usize == f) else { continue };
@@ -317,20 +349,31 @@ fn irregular_corner(level: &Level, f: usize, i: usize) -> (CornerInfo, Vec<u32>)
     let quad = verts.len() == 4;
     let v = verts[i] as usize;
     let tag = level.tags[v];
-    let ring = vertex_ring(m, v);
+    let (ring, patch_face, boundary) = if tag.non_manifold {
+        // Only the span of faces around the corner that is bounded by
+        // singular edges (OpenSubdiv's `GetIrregularPatchCornerSpans`).
+        let span = corner_span(m, t.face_ptr()[f] as usize + i);
+        let ring: Vec<(u32, u8)> = span
+            .corners
+            .iter()
+            .map(|&c| {
+                let g = t.corner_faces()[c];
+                (g, (c - t.face_ptr()[g as usize] as usize) as u8)
+            })
+            .collect();
+        (ring, span.corner_in_span, !span.periodic)
+    } else {
+        let ring = vertex_ring(m, v);
+        let patch_face = ring.iter().position(|&(g, _)| g as usize == f).unwrap_or(0);
+        (ring, patch_face, tag.boundary)
+    };
     let n = ring.len();
-    let patch_face = ring.iter().position(|&(g, _)| g as usize == f).unwrap_or(0);
-    let mut sharp = tag.corner;
+    let mut sharp = tag.corner || (tag.non_manifold && tag.inf_sharp);
     if !sharp && tag.xordinary && tag.boundary && !tag.inf_sharp && !tag.non_manifold {
         sharp = n == 1;
     }
-    let info = CornerInfo {
-        num_faces: n,
-        patch_face,
-        boundary: tag.boundary,
-        sharp,
-        dart: tag.rule == rule::DART && tag.inf_sharp_edges,
-    };
+    let info =
+        CornerInfo { num_faces: n, patch_face, boundary, sharp, dart: tag.rule == rule::DART && tag.inf_sharp_edges };
     let mut pts = Vec::with_capacity(2 * n + 1);
     for (k, &(g, j)) in ring.iter().enumerate() {
         let fv = t.face(g as usize);
@@ -339,9 +382,74 @@ fn irregular_corner(level: &Level, f: usize, i: usize) -> (CornerInfo, Vec<u32>)
         if quad {
             pts.push(fv[(j as usize + 2) % o]);
         }
-        if tag.boundary && k == n - 1 {
+        if boundary && k == n - 1 {
             pts.push(fv[(j as usize + o - 1) % o]);
         }
     }
     (info, pts)
+}
+
+/// Whether edge `e` bounds a corner span: a boundary or a non-manifold edge
+/// (OpenSubdiv's singular edges; interior inf-sharp edges do not count, as
+/// they are approximated as smooth).
+fn is_singular(m: &Mesh, e: usize) -> bool {
+    let t = m.topology();
+    t.edge_corners(e).len() == 1 || t.edge_tags()[e] & subla_mesh::topology::edge_tag::NON_MANIFOLD != 0
+}
+
+/// The faces around a corner's vertex that are connected to the corner's
+/// face across manifold edges.
+pub(crate) struct CornerSpan {
+    /// The vertex's corner in each face of the span, in ring order
+    /// (counter-clockwise, from the face whose leading edge is singular).
+    pub(crate) corners: Vec<usize>,
+    /// The place of the starting face in `corners`.
+    pub(crate) corner_in_span: usize,
+    /// Whether the span closes around the vertex without a singular edge.
+    pub(crate) periodic: bool,
+}
+
+/// The span of corner `c0` (OpenSubdiv's `identifyNonManifoldCornerSpan`):
+/// faces reached from the corner's face across edges that are not singular,
+/// first clockwise across leading edges, then counter-clockwise across
+/// trailing ones.
+pub(crate) fn corner_span(m: &Mesh, c0: usize) -> CornerSpan {
+    let t = m.topology();
+    let lead_start = t.corner_edges()[c0] as usize;
+    let trail_start = t.corner_edges()[t.prev_corner(c0)] as usize;
+    let mut periodic = false;
+    let mut back = Vec::new();
+    let mut c = c0;
+    // A face can be met again only through a closed span, which the edge
+    // comparisons end; the bound guards against malformed topology.
+    let limit = t.num_faces() + 1;
+    while !is_singular(m, t.corner_edges()[c] as usize) && back.len() < limit {
+        let Some(x) = across_leading(m, c) else { break };
+        back.push(x);
+        c = x;
+        let e = t.corner_edges()[c] as usize;
+        if e == trail_start {
+            periodic = !is_singular(m, e);
+            break;
+        }
+    }
+    let mut fwd = Vec::new();
+    if !periodic && t.corner_edges()[c] as usize != trail_start {
+        let mut c = c0;
+        while !is_singular(m, t.corner_edges()[t.prev_corner(c)] as usize) && fwd.len() < limit {
+            let Some(x) = across_trailing(m, c) else { break };
+            fwd.push(x);
+            c = x;
+            let e = t.corner_edges()[t.prev_corner(c)] as usize;
+            if e == lead_start {
+                periodic = !is_singular(m, e);
+                break;
+            }
+        }
+    }
+    let corner_in_span = back.len();
+    let mut corners: Vec<usize> = back.into_iter().rev().collect();
+    corners.push(c0);
+    corners.extend(fwd);
+    CornerSpan { corners, corner_in_span, periodic }
 }

@@ -196,7 +196,8 @@ impl SparseRefinement {
     ///
     /// # Errors
     /// [`AdaptiveError::IsolationLevel`] outside 1–10;
-    /// [`AdaptiveError::NotManifold`] for non-manifold input;
+    /// [`AdaptiveError::NotManifold`] for a face that uses a vertex more
+    /// than once (other non-manifold input is refined);
     /// [`AdaptiveError::NoSuchFace`] for a selected face out of range.
     pub fn build(mesh: &Mesh, isolation: u32, selected_faces: Option<&[u32]>) -> Result<Self, AdaptiveError> {
         Self::build_scheme(Scheme::Catmark, mesh, isolation, selected_faces)
@@ -248,8 +249,12 @@ impl SparseRefinement {
             return Err(AdaptiveError::IsolationLevel { level: isolation });
         }
         let t = mesh.topology();
+        // A face with a repeated vertex refines into faces whose edges
+        // OpenSubdiv keeps apart by parentage (the halves of a degenerate
+        // edge, say) but a level rebuilt from its face-vertex lists merges,
+        // so the tags and spans of the refined levels would differ.
         if let Some(v) =
-            (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & subla_mesh::topology::vertex_tag::NON_MANIFOLD != 0)
+            (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & subla_mesh::topology::vertex_tag::REPEATED != 0)
         {
             return Err(AdaptiveError::NotManifold { vertex: v as u32 });
         }
