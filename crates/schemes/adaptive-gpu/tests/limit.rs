@@ -328,3 +328,13 @@ fn gpu_limit_equals_cpu_limit_on_loop_patches() {
     check_shape(ctx, "loop_xord_boundary", 2, EndCap::GregoryBasis, 200);
     check_shape(ctx, "loop_cube_creases1", 3, EndCap::GregoryBasis, 200);
 }
+
+/// Non-manifold meshes (their patches take the manifold span of each
+/// non-manifold corner) evaluate on the GPU as on the CPU.
+#[test]
+fn gpu_limit_equals_cpu_limit_on_non_manifold_meshes() {
+    let Some(ctx) = context_or_skip() else { return };
+    check_shape(ctx, "catmark_fan", 3, EndCap::GregoryBasis, 100);
+    check_shape(ctx, "catmark_nonman_verts", 2, EndCap::BSplineBasis, 100);
+    check_shape(ctx, "loop_nonman_verts", 2, EndCap::GregoryBasis, 100);
+}
