@@ -423,6 +423,16 @@ impl Hasher for SquareHasher {
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
+    // Integers whole, not byte by byte through `write`.
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
 }
 
 /// A corner's configuration, as a hashable key (valence, place of the
@@ -540,11 +550,8 @@ impl EndCapRows {
     #[track_caller]
     pub fn row(&self, r: usize) -> EndCapRow<'_> {
         assert!(r < self.num_rows, "row {r} of {}", self.num_rows);
-        let cap = if self.uniform > 0 {
-            r / self.uniform
-        } else {
-            self.caps.partition_point(|c| c.first_row as usize <= r) - 1
-        };
+        let cap =
+            r.checked_div(self.uniform).unwrap_or_else(|| self.caps.partition_point(|c| c.first_row as usize <= r) - 1);
         self.cap_row(cap, r - self.caps[cap].first_row as usize)
     }
     /// The rows in order.
