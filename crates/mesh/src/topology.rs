@@ -1100,7 +1100,8 @@ fn shared_pairs(
     vertex_edge_ptr: &[u32],
     parallel: bool,
 ) -> Vec<(u32, u8)> {
-    let at_vertex = |v: usize| -> Vec<(u32, u8)> {
+    // Appends the tagged edges of low vertex `v` to `out`.
+    let at_vertex = |v: usize, out: &mut Vec<(u32, u8)>| {
         let list = &vertex_edges[vertex_edge_ptr[v] as usize..vertex_edge_ptr[v + 1] as usize];
         // (high end, id) of the edges whose low end is `v`.
         let mut scratch: Vec<(u32, u32)> = Vec::new();
@@ -1122,12 +1123,16 @@ fn shared_pairs(
             n += 1;
         }
         let pairs: &mut [(u32, u32)] = if n <= small.len() { &mut small[..n] } else { &mut scratch };
+        // Almost always no two edges share their ends: a few comparisons
+        // tell, before any sort.
+        if pairs.len() <= 16 && !(1..pairs.len()).any(|k| pairs[..k].iter().any(|x| x.0 == pairs[k].0)) {
+            return;
+        }
         if pairs.len() <= 16 {
             crate::split::sort_small(pairs);
         } else {
             pairs.sort_unstable();
         }
-        let mut out = Vec::new();
         for (k, w) in pairs.iter().enumerate() {
             let same_before = k > 0 && pairs[k - 1].0 == w.0;
             let same_after = pairs.get(k + 1).is_some_and(|x| x.0 == w.0);
@@ -1137,12 +1142,23 @@ fn shared_pairs(
                 out.push((w.1, edge_tag::NON_MANIFOLD));
             }
         }
-        out
     };
     let mut out: Vec<(u32, u8)> = if parallel {
-        (0..nv).into_par_iter().with_min_len(1 << 12).flat_map_iter(at_vertex).collect()
+        (0..nv)
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .flat_map_iter(|v| {
+                let mut o = Vec::new();
+                at_vertex(v, &mut o);
+                o
+            })
+            .collect()
     } else {
-        (0..nv).flat_map(at_vertex).collect()
+        let mut o = Vec::new();
+        for v in 0..nv {
+            at_vertex(v, &mut o);
+        }
+        o
     };
     out.sort_unstable_by_key(|x| x.0);
     out
