@@ -144,6 +144,30 @@ fn bucket<K: Ord + Copy + Send>(
     par: Par,
     what: &'static str,
 ) -> Result<(Vec<u32>, Vec<u32>)> {
+    bucket_with(nbuckets, len, key, Some(order), par, what)
+}
+
+/// [`bucket`] with each bucket in position order: the counting sort places
+/// the positions in increasing order already, so no bucket is sorted.
+fn bucket_by_position(
+    nbuckets: usize,
+    len: usize,
+    key: impl Fn(usize) -> u32 + Sync,
+    par: Par,
+    what: &'static str,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    bucket_with(nbuckets, len, key, None::<fn(u32) -> u32>, par, what)
+}
+
+/// [`bucket`], the sort inside each bucket left out without an `order`.
+fn bucket_with<K: Ord + Copy + Send>(
+    nbuckets: usize,
+    len: usize,
+    key: impl Fn(usize) -> u32 + Sync,
+    order: Option<impl Fn(u32) -> K + Sync>,
+    par: Par,
+    what: &'static str,
+) -> Result<(Vec<u32>, Vec<u32>)> {
     if par.threads() == 1 || len < 1 << 15 {
         // A plain (stable) counting sort, then the sort inside each bucket.
         let mut ptr = try_zeroed_vec::<u32>(nbuckets + 1, what)?;
@@ -162,8 +186,10 @@ fn bucket<K: Ord + Copy + Send>(
             cursor[k] += 1;
         }
         drop(cursor);
-        for b in 0..nbuckets {
-            items[ptr[b] as usize..ptr[b + 1] as usize].sort_unstable_by_key(|&i| order(i));
+        if let Some(order) = &order {
+            for b in 0..nbuckets {
+                items[ptr[b] as usize..ptr[b + 1] as usize].sort_unstable_by_key(|&i| order(i));
+            }
         }
         return Ok((ptr, items));
     }
@@ -203,6 +229,9 @@ fn bucket<K: Ord + Copy + Send>(
         }
     });
     let mut items: Vec<u32> = items.into_iter().map(AtomicU32::into_inner).collect();
+    let Some(order) = order else {
+        return Ok((ptr, items));
+    };
     let ranges = balanced_ranges(&ptr, par.blocks(len + nbuckets, 1 << 14));
     let sort_block = |(r, chunk): (Range<usize>, &mut [u32])| {
         let base = ptr[r.start] as usize;
@@ -446,7 +475,8 @@ impl Topology {
         } else {
             edges.iter_mut().for_each(normalise);
         }
-        let (edge_corner_ptr, edge_corners) = bucket(ne, nc, |c| corner_edge[c], |c| c, par, "the uses of each edge")?;
+        let (edge_corner_ptr, edge_corners) =
+            bucket_by_position(ne, nc, |c| corner_edge[c], par, "the uses of each edge")?;
         Topology {
             num_vertices: nv,
             face_ptr,
@@ -646,7 +676,7 @@ impl Topology {
         // Vertex -> edges: incidence 2e (lo) and 2e + 1 (hi) of each edge,
         // bucketed by vertex in edge order; the second incidence of a
         // degenerate edge goes to an extra bucket `nv`, dropped.
-        let (mut vertex_edge_ptr, incid) = bucket(
+        let (mut vertex_edge_ptr, incid) = bucket_by_position(
             nv + 1,
             2 * ne,
             |i| {
@@ -659,7 +689,6 @@ impl Topology {
                     hi
                 }
             },
-            |i| i,
             par,
             "the edges of each vertex",
         )?;
@@ -711,7 +740,7 @@ impl Topology {
         let edge_tags: Vec<u8> = crate::split::collect(ne, parallel, "the edge tags", tag_edge)?;
         // Vertex -> corners (rows of M).
         let (vertex_corner_ptr, vertex_corners) =
-            bucket(nv, nc, |c| face_verts[c], |c| c, par, "the corners of each vertex")?;
+            bucket_by_position(nv, nc, |c| face_verts[c], par, "the corners of each vertex")?;
         // Vertex tags: boundary, non-manifold (edge or fans), isolated, repeated.
         let tag_vertex = |v: usize| -> u8 {
             let cs = &vertex_corners[vertex_corner_ptr[v] as usize..vertex_corner_ptr[v + 1] as usize];
@@ -1071,7 +1100,8 @@ fn shared_pairs(
     vertex_edge_ptr: &[u32],
     parallel: bool,
 ) -> Vec<(u32, u8)> {
-    let at_vertex = |v: usize| -> Vec<(u32, u8)> {
+    // Appends the tagged edges of low vertex `v` to `out`.
+    let at_vertex = |v: usize, out: &mut Vec<(u32, u8)>| {
         let list = &vertex_edges[vertex_edge_ptr[v] as usize..vertex_edge_ptr[v + 1] as usize];
         // (high end, id) of the edges whose low end is `v`.
         let mut scratch: Vec<(u32, u32)> = Vec::new();
@@ -1093,12 +1123,16 @@ fn shared_pairs(
             n += 1;
         }
         let pairs: &mut [(u32, u32)] = if n <= small.len() { &mut small[..n] } else { &mut scratch };
+        // Almost always no two edges share their ends: a few comparisons
+        // tell, before any sort.
+        if pairs.len() <= 16 && !(1..pairs.len()).any(|k| pairs[..k].iter().any(|x| x.0 == pairs[k].0)) {
+            return;
+        }
         if pairs.len() <= 16 {
             crate::split::sort_small(pairs);
         } else {
             pairs.sort_unstable();
         }
-        let mut out = Vec::new();
         for (k, w) in pairs.iter().enumerate() {
             let same_before = k > 0 && pairs[k - 1].0 == w.0;
             let same_after = pairs.get(k + 1).is_some_and(|x| x.0 == w.0);
@@ -1108,12 +1142,23 @@ fn shared_pairs(
                 out.push((w.1, edge_tag::NON_MANIFOLD));
             }
         }
-        out
     };
     let mut out: Vec<(u32, u8)> = if parallel {
-        (0..nv).into_par_iter().with_min_len(1 << 12).flat_map_iter(at_vertex).collect()
+        (0..nv)
+            .into_par_iter()
+            .with_min_len(1 << 12)
+            .flat_map_iter(|v| {
+                let mut o = Vec::new();
+                at_vertex(v, &mut o);
+                o
+            })
+            .collect()
     } else {
-        (0..nv).flat_map(at_vertex).collect()
+        let mut o = Vec::new();
+        for v in 0..nv {
+            at_vertex(v, &mut o);
+        }
+        o
     };
     out.sort_unstable_by_key(|x| x.0);
     out

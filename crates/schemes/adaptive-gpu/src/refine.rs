@@ -153,8 +153,7 @@ impl Layout<'_> {
         out.clear();
         let s = self.stage(g);
         if s == self.num_levels() {
-            let (cols, ws) = self.table.end_cap_rows().row(g - self.table.num_level_points());
-            out.extend(cols.iter().copied().zip(ws.iter().copied()));
+            out.extend(self.table.end_cap_rows().row(g - self.table.num_level_points()).iter());
         } else {
             let (cols, ws) = self.table.refinement().stencils()[s - 1].row(g - self.level_start[s]);
             let below = self.level_start[s - 1] as u32;
@@ -345,7 +344,9 @@ fn build_levels(table: &PatchTable, anchor: &[u32]) -> Result<LevelRows> {
         let mut rows = (0..st.num_rows()).map(|r| st.row(r));
         push_stage(&mut out, layout.level_start[k], layout.level_start[k + 1], &mut rows)?;
     }
-    let caps = table.end_cap_rows();
+    // The end caps' rows written out: they share their conversions (see
+    // `EndCapRows`), the program takes each row on its own.
+    let caps = table.end_cap_rows().to_rows();
     let mut rows = (0..caps.num_rows()).map(|r| caps.row(r));
     push_stage(&mut out, 0, table.num_level_points(), &mut rows)?;
     Ok(out)

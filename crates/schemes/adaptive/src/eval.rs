@@ -273,10 +273,8 @@ impl PatchTable {
             }
             start += levels[k].num_vertices();
         }
-        let local = self.end_cap_rows();
-        for r in 0..local.num_rows() {
-            let (cols, ws) = local.row(r);
-            for (&c, &w) in cols.iter().zip(ws) {
+        for row in self.end_cap_rows().iter() {
+            for (c, w) in row.iter() {
                 let (a, b) = (ptr[c as usize] as usize, ptr[c as usize + 1] as usize);
                 scratch.extend(idx[a..b].iter().zip(&val[a..b]).map(|(&i, &v)| (i, w * v)));
             }
@@ -663,17 +661,10 @@ fn apply_rows<T: Float + Send + Sync, R: RowSource>(
     let dst = &mut dst[..rows.rows() * ch];
     let src = &src[src_start * ch..];
     let one = |(r, d): (usize, &mut [T])| {
-        let (cols, ws) = rows.get(r);
-        if ch == 3 {
-            combine::<T, 3>(src, cols, ws, d);
-        } else {
-            for (&c, &w) in cols.iter().zip(ws) {
-                let w = cast::<T>(w);
-                let s = &src[c as usize * ch..][..ch];
-                for (x, &y) in d.iter_mut().zip(s) {
-                    *x = *x + w * y;
-                }
-            }
+        let (cols, ws, names) = rows.get(r);
+        match names {
+            None => combine_rows::<T>(src, ch, cols.iter().copied(), ws, d),
+            Some(names) => combine_rows::<T>(src, ch, cols.iter().map(|&c| names[c as usize]), ws, d),
         }
     };
     if par == Par::Rayon {
@@ -683,11 +674,28 @@ fn apply_rows<T: Float + Send + Sync, R: RowSource>(
     }
 }
 
-/// `d = sum of ws[i] * point cols[i]` over rows of `N` channels of `src`,
+/// `d = sum of ws[i] * point cols[i]` over rows of `ch` channels of `src`,
 /// in the order of the terms (`d` starts at zero).
-fn combine<T: Float, const N: usize>(src: &[T], cols: &[u32], ws: &[f64], d: &mut [T]) {
+#[inline]
+fn combine_rows<T: Float>(src: &[T], ch: usize, cols: impl Iterator<Item = u32>, ws: &[f64], d: &mut [T]) {
+    if ch == 3 {
+        combine::<T, 3>(src, cols, ws, d);
+    } else {
+        for (c, &w) in cols.zip(ws) {
+            let w = cast::<T>(w);
+            let s = &src[c as usize * ch..][..ch];
+            for (x, &y) in d.iter_mut().zip(s) {
+                *x = *x + w * y;
+            }
+        }
+    }
+}
+
+/// [`combine_rows`] for `N` channels.
+#[inline]
+fn combine<T: Float, const N: usize>(src: &[T], cols: impl Iterator<Item = u32>, ws: &[f64], d: &mut [T]) {
     let mut acc = [T::zero(); N];
-    for (&c, &w) in cols.iter().zip(ws) {
+    for (c, &w) in cols.zip(ws) {
         let w = cast::<T>(w);
         let s = &src[c as usize * N..][..N];
         for j in 0..N {
@@ -700,24 +708,28 @@ fn combine<T: Float, const N: usize>(src: &[T], cols: &[u32], ws: &[f64], d: &mu
 /// Rows of weights, as the levels' stencils and the end caps' points have them.
 trait RowSource: Sync {
     fn rows(&self) -> usize;
-    fn get(&self, r: usize) -> (&[u32], &[f64]);
+    /// Row `r`: its columns, weights, and the points its columns name
+    /// (`None`: the columns are the points).
+    fn get(&self, r: usize) -> (&[u32], &[f64], Option<&[u32]>);
 }
 
 impl RowSource for crate::sparse::Stencils {
     fn rows(&self) -> usize {
         self.num_rows()
     }
-    fn get(&self, r: usize) -> (&[u32], &[f64]) {
-        self.row(r)
+    fn get(&self, r: usize) -> (&[u32], &[f64], Option<&[u32]>) {
+        let (c, w) = self.row(r);
+        (c, w, None)
     }
 }
 
-impl RowSource for crate::endcap::Rows {
+impl RowSource for crate::table::EndCapRows {
     fn rows(&self) -> usize {
         self.num_rows()
     }
-    fn get(&self, r: usize) -> (&[u32], &[f64]) {
-        self.row(r)
+    fn get(&self, r: usize) -> (&[u32], &[f64], Option<&[u32]>) {
+        let (c, w, s) = self.row(r).parts();
+        (c, w, Some(s))
     }
 }
 

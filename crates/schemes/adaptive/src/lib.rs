@@ -17,7 +17,7 @@ pub mod tessellate;
 
 pub use eval::{Limit, LimitMatrices, Sample, grid};
 pub use sparse::{FacePtex, Level, Scheme, SparseRefinement, Stencils};
-pub use table::{EndCap, Patch, PatchCounts, PatchTable};
+pub use table::{EndCap, EndCapRow, EndCapRows, Patch, PatchCounts, PatchTable};
 pub use tessellate::Tessellation;
 
 /// What adaptive refinement refuses.

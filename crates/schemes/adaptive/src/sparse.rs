@@ -615,14 +615,8 @@ fn refine(
     // Stencils, from the masks of the parent level.
     let step = StepView::of_level(m, par());
     let view = step.view();
-    let mut emask = vec![None; ne];
-    for mk in view.edge_masks {
-        emask[mk.edge as usize] = Some((mk.alpha, mk.beta));
-    }
-    let mut vmask = vec![None; nv];
-    for mk in view.vertex_masks {
-        vmask[mk.vertex as usize] = Some(*mk);
-    }
+    let (emask, vmask) =
+        mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
     // Rows in the children's order: vertex children, face points, edge points.
     let mut st = Stencils::with_rows(n_child);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
@@ -638,7 +632,7 @@ fn refine(
         }
         let inc = t.vertex_edges(v);
         let n = inc.len() as f64;
-        let (cv, cs, ce, ua, ub) = match vmask[v] {
+        let (cv, cs, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
             Some(mk) => (mk.cv, mk.cs, mk.ce, mk.ua, mk.ub),
             None => ((n - 2.0) / n, 1.0, 0.0, v as u32, v as u32),
         };
@@ -670,7 +664,7 @@ fn refine(
             continue;
         }
         let [a, b] = t.edge(e);
-        let (alpha, beta) = emask[e].unwrap_or((0.25, 0.25));
+        let (alpha, beta) = view.edge_masks.get(emask[e] as usize).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
         row.push((a, alpha));
         row.push((b, alpha));
         if beta != 0.0 {
@@ -683,6 +677,27 @@ fn refine(
     debug_assert_eq!(st.num_rows(), n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark);
     Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
+}
+
+/// Where each of `ne` edges and `nv` vertices has its mask among the
+/// masks naming `edges` and `vertices` (`NONE`: the smooth mask). Indices,
+/// not copies of the masks: the parent level's arrays stay a few bytes per
+/// component, and most components have no mask of their own.
+fn mask_index(
+    ne: usize,
+    nv: usize,
+    edges: impl Iterator<Item = u32>,
+    vertices: impl Iterator<Item = u32>,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut emask = vec![NONE; ne];
+    for (i, e) in edges.enumerate() {
+        emask[e as usize] = i as u32;
+    }
+    let mut vmask = vec![NONE; nv];
+    for (i, v) in vertices.enumerate() {
+        vmask[v as usize] = i as u32;
+    }
+    (emask, vmask)
 }
 
 /// The sharpness of the children of `m`'s edges (a child edge along a
@@ -803,14 +818,8 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
     // Stencils, from Loop's masks of the parent level.
     let step = LoopStepView::of_level(m, par());
     let view = step.view();
-    let mut emask = vec![None; ne];
-    for mk in view.edge_masks {
-        emask[mk.edge as usize] = Some((mk.alpha, mk.beta));
-    }
-    let mut vmask = vec![None; nv];
-    for mk in view.vertex_masks {
-        vmask[mk.vertex as usize] = Some(*mk);
-    }
+    let (emask, vmask) =
+        mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
     // Rows in the children's order: vertex children, then edge points.
     let mut st = Stencils::with_rows(n_child);
     let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
@@ -820,7 +829,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
             continue;
         }
         let inc = t.vertex_edges(v);
-        let (cv, cn, ce, ua, ub) = match vmask[v] {
+        let (cv, cn, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
             Some(mk) => (mk.cv, mk.cn, mk.ce, mk.ua, mk.ub),
             None => {
                 let [w0, w1] = view.smooth.get(inc.len()).copied().unwrap_or([1.0, 0.0]);
@@ -845,7 +854,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
             continue;
         }
         let [a, b] = t.edge(e);
-        let (alpha, beta) = emask[e].unwrap_or((0.375, 0.125));
+        let (alpha, beta) = view.edge_masks.get(emask[e] as usize).map_or((0.375, 0.125), |m| (m.alpha, m.beta));
         row.push((a, alpha));
         row.push((b, alpha));
         if beta != 0.0 {

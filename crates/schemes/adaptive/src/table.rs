@@ -68,7 +68,7 @@ pub struct PatchTable {
     refinement: SparseRefinement,
     end_cap: EndCap,
     num_level_points: u32,
-    local: endcap::Rows,
+    local: EndCapRows,
     patches: Vec<Patch>,
     points: Vec<u32>,
     map: HashMap<u64, u32, BuildHasherDefault<SquareHasher>>,
@@ -107,16 +107,18 @@ impl PatchTable {
         let max_level = refinement.max_level();
         let mut patches = Vec::new();
         let mut points = Vec::new();
-        let mut local = endcap::Rows { num_columns: 0, offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
+        let mut local = EndCapRows::default();
         let mut map = HashMap::with_capacity_and_hasher(
             levels.iter().map(|l| l.num_faces()).sum::<usize>() / 2,
             BuildHasherDefault::default(),
         );
         let mut max_depth = 0u8;
         // The conversions depend on the corners' configuration alone: most
-        // end caps share one.
-        let mut quad_rows: HashMap<[CornerKey; 4], endcap::Rows> = HashMap::new();
-        let mut tri_rows: HashMap<[CornerKey; 3], endcap::Rows> = HashMap::new();
+        // end caps share one, kept once in `local`. The keys are small
+        // integers looked up once per end cap: a cryptographic hash of them
+        // would cost more than the rest of the look-up.
+        let mut quad_rows: HashMap<[CornerKey; 4], u32, BuildHasherDefault<SquareHasher>> = HashMap::default();
+        let mut tri_rows: HashMap<[CornerKey; 3], u32, BuildHasherDefault<SquareHasher>> = HashMap::default();
         for (k, level) in levels.iter().enumerate() {
             let off = level_offsets[k];
             // Which faces are leaf patches, and of what kind: per face, in
@@ -134,72 +136,72 @@ impl PatchTable {
             // Room for the level's patches at once: the tables grow to
             // hundreds of megabytes on large meshes, and growing them by
             // doubling copies and faults in every page twice.
-            let mut caps_left = leaves.iter().filter(|l| matches!(l, Some(Leaf::Irregular))).count();
+            let caps = leaves.iter().filter(|l| matches!(l, Some(Leaf::Irregular))).count();
             let num_leaves = leaves.iter().filter(|l| l.is_some()).count();
             patches.reserve_exact(num_leaves);
-            points.reserve_exact(num_leaves * 16 + caps_left * 4);
+            points.reserve_exact(num_leaves * 16 + caps * 4);
+            local.caps.reserve_exact(caps);
             for (f, leaf) in leaves.into_iter().enumerate() {
                 let Some(leaf) = leaf else { continue };
                 let Some(px) = level.face_ptex(f) else { continue };
                 let param = PatchParam::new(px.ptex, px.depth, px.u as u16, px.v as u16, px.non_quad);
                 let first = points.len() as u32;
-                let (ty, param) =
-                    match leaf {
-                        Leaf::Regular(mask) if scheme == Scheme::Loop => {
-                            points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
-                            (PatchType::Loop, param.with_boundary(mask).with_regular(true))
-                        }
-                        Leaf::Regular(mask) => {
-                            points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
-                            (PatchType::Regular, param.with_boundary(mask).with_regular(true))
-                        }
-                        Leaf::Irregular if scheme == Scheme::Loop => {
-                            let corners = irregular_corners_tri(level, f);
-                            let unsupported =
-                                |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
-                            let sp = TriSourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
-                                .map_err(unsupported)?;
-                            check_rings(corners.iter().map(|c| c.1.len()), |c| sp.corner_ring_size(c))
-                                .map_err(unsupported)?;
-                            let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                            let ty = match end_cap {
-                                EndCap::GregoryBasis => PatchType::GregoryTriangle,
-                                EndCap::BSplineBasis => PatchType::Loop,
-                            };
-                            let rows = tri_rows
-                                .entry(std::array::from_fn(|i| corner_key(corners[i].0)))
-                                .or_insert_with(|| match end_cap {
+                let (ty, param) = match leaf {
+                    Leaf::Regular(mask) if scheme == Scheme::Loop => {
+                        points.extend(regular_points_tri(level, f, mask).iter().map(|&p| p + off));
+                        (PatchType::Loop, param.with_boundary(mask).with_regular(true))
+                    }
+                    Leaf::Regular(mask) => {
+                        points.extend(regular_points(level, f, mask).iter().map(|&p| p + off));
+                        (PatchType::Regular, param.with_boundary(mask).with_regular(true))
+                    }
+                    Leaf::Irregular if scheme == Scheme::Loop => {
+                        let corners = irregular_corners_tri(level, f);
+                        let unsupported =
+                            |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
+                        let sp = TriSourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
+                            .map_err(unsupported)?;
+                        check_rings(corners.iter().map(|c| c.1.len()), |c| sp.corner_ring_size(c))
+                            .map_err(unsupported)?;
+                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                        let ty = match end_cap {
+                            EndCap::GregoryBasis => PatchType::GregoryTriangle,
+                            EndCap::BSplineBasis => PatchType::Loop,
+                        };
+                        let conversion =
+                            *tri_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(|| {
+                                local.add_conversion(match end_cap {
                                     EndCap::GregoryBasis => loop_endcap::gregory_triangle(&sp),
                                     EndCap::BSplineBasis => loop_endcap::loop_box_spline(&sp),
-                                });
-                            push_end_cap(rows, &source, off, total, caps_left, &mut local, &mut points);
-                            caps_left -= 1;
-                            (ty, param)
-                        }
-                        Leaf::Irregular => {
-                            let corners = irregular_corners(level, f);
-                            let unsupported =
-                                |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
-                            let sp = SourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
-                                .map_err(unsupported)?;
-                            check_rings(corners.iter().map(|c| c.1.len()), |c| sp.corner_ring_size(c))
-                                .map_err(unsupported)?;
-                            let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
-                            let ty = match end_cap {
-                                EndCap::GregoryBasis => PatchType::GregoryBasis,
-                                EndCap::BSplineBasis => PatchType::Regular,
-                            };
-                            let rows = quad_rows
-                                .entry(std::array::from_fn(|i| corner_key(corners[i].0)))
-                                .or_insert_with(|| match end_cap {
+                                })
+                            });
+                        local.push(conversion, &source, off, total, &mut points);
+                        (ty, param)
+                    }
+                    Leaf::Irregular => {
+                        let corners = irregular_corners(level, f);
+                        let unsupported =
+                            |reason| AdaptiveError::UnsupportedEndCap { level: k as u32, face: f as u32, reason };
+                        let sp = SourcePatch::try_new(std::array::from_fn(|i| corner_of(corners[i].0)))
+                            .map_err(unsupported)?;
+                        check_rings(corners.iter().map(|c| c.1.len()), |c| sp.corner_ring_size(c))
+                            .map_err(unsupported)?;
+                        let source = sp.gather(std::array::from_fn(|i| corners[i].1.as_slice()));
+                        let ty = match end_cap {
+                            EndCap::GregoryBasis => PatchType::GregoryBasis,
+                            EndCap::BSplineBasis => PatchType::Regular,
+                        };
+                        let conversion =
+                            *quad_rows.entry(std::array::from_fn(|i| corner_key(corners[i].0))).or_insert_with(|| {
+                                local.add_conversion(match end_cap {
                                     EndCap::GregoryBasis => endcap::gregory_basis(&sp),
                                     EndCap::BSplineBasis => endcap::bspline(&sp),
-                                });
-                            push_end_cap(rows, &source, off, total, caps_left, &mut local, &mut points);
-                            caps_left -= 1;
-                            (ty, param)
-                        }
-                    };
+                                })
+                            });
+                        local.push(conversion, &source, off, total, &mut points);
+                        (ty, param)
+                    }
+                };
                 map.insert(square_key(px.ptex, px.depth, px.u, px.v), patches.len() as u32);
                 max_depth = max_depth.max(px.depth);
                 patches.push(Patch { ty, param, level: k as u8, first });
@@ -387,7 +389,7 @@ impl PatchTable {
     /// over the level points (columns below
     /// [`PatchTable::num_level_points`], numbered across all levels). Point
     /// `num_level_points() + r` is row `r`.
-    pub fn end_cap_rows(&self) -> &endcap::Rows {
+    pub fn end_cap_rows(&self) -> &EndCapRows {
         &self.local
     }
 }
@@ -398,8 +400,9 @@ fn square_key(ptex: u32, depth: u8, u: u32, v: u32) -> u64 {
     (u64::from(ptex) << 36) | (u64::from(depth) << 32) | (u64::from(u & 0xffff) << 16) | u64::from(v & 0xffff)
 }
 
-/// A multiply-rotate hash for the packed square keys: the keys are
-/// distinct small integers, so a cryptographic hash buys nothing here.
+/// A multiply-rotate hash for the packed square keys and the corner
+/// configurations: the keys are small integers, so a cryptographic hash
+/// buys nothing here.
 #[derive(Default)]
 struct SquareHasher(u64);
 
@@ -419,6 +422,16 @@ impl Hasher for SquareHasher {
     }
     fn write_u64(&mut self, x: u64) {
         self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    // Integers whole, not byte by byte through `write`.
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
     }
 }
 
@@ -443,46 +456,6 @@ fn check_rings(lens: impl Iterator<Item = usize>, expected: impl Fn(usize) -> us
     Ok(())
 }
 
-/// Appends an end cap's points: each conversion row, over the source
-/// points (vertices of the level whose points start at `off`), becomes a
-/// local point numbered after the `total` level points. `caps_left` end
-/// caps (this one included) remain in the level: when the rows run out of
-/// room they are sized for all of them alike, once.
-fn push_end_cap(
-    rows: &endcap::Rows,
-    source: &[u32],
-    off: u32,
-    total: u32,
-    caps_left: usize,
-    local: &mut endcap::Rows,
-    points: &mut Vec<u32>,
-) {
-    let nnz = rows.columns.len();
-    if local.columns.capacity() - local.columns.len() < nnz {
-        // The first end cap's size stands for the rest (most share one
-        // configuration); an eighth more covers larger rings, and a
-        // quarter of what is there keeps a short estimate from regrowing
-        // the whole table again and again.
-        let more = (nnz * caps_left + nnz * caps_left / 8).max(local.columns.len() / 4);
-        local.columns.reserve_exact(more);
-        local.weights.reserve_exact(more);
-        local.offsets.reserve_exact(rows.num_rows() * caps_left);
-    }
-    // All rows at once: the weights are copied as they are, the columns
-    // renamed, and each row's point and end moved past what is there.
-    let n = rows.num_rows();
-    if n == 0 {
-        return;
-    }
-    let (lo, hi) = (rows.offsets[0], rows.offsets[n]);
-    let base = local.columns.len();
-    let first_row = local.num_rows();
-    local.columns.extend(rows.columns[lo..hi].iter().map(|&c| source[c as usize] + off));
-    local.weights.extend_from_slice(&rows.weights[lo..hi]);
-    local.offsets.extend(rows.offsets[1..=n].iter().map(|&o| base + o - lo));
-    points.extend((0..n).map(|r| total + (first_row + r) as u32));
-}
-
 /// The end-cap description of a patch corner.
 fn corner_of(c: CornerInfo) -> Corner {
     Corner {
@@ -491,5 +464,225 @@ fn corner_of(c: CornerInfo) -> Corner {
         boundary: c.boundary,
         sharp: c.sharp,
         dart: c.dart,
+    }
+}
+
+/// The end caps' points (OpenSubdiv's local points) as rows of weights over
+/// the level points, kept as each end cap's source points and a conversion
+/// shared by every end cap whose corners have the same configuration: the
+/// rows of an end cap are its conversion's rows, their columns (source
+/// point indices) renamed through its source points. Storing each row
+/// written out would copy the conversion once per end cap, tens of
+/// megabytes on large meshes.
+#[derive(Clone, Debug, Default)]
+pub struct EndCapRows {
+    num_columns: usize,
+    num_rows: usize,
+    /// The rows of every end cap where all end caps have that many (the
+    /// usual case: one patch type), so that a row finds its end cap by a
+    /// division; zero otherwise.
+    uniform: usize,
+    conversions: Vec<endcap::Rows>,
+    caps: Vec<CapRows>,
+    /// The end caps' source points, end cap after end cap, as level points.
+    sources: Vec<u32>,
+}
+
+/// Where an end cap's rows come from.
+#[derive(Copy, Clone, Debug)]
+struct CapRows {
+    /// The end cap's first row.
+    first_row: u32,
+    /// Its conversion in [`EndCapRows::conversions`].
+    conversion: u32,
+    /// Its source points: `sources[source..source + conversion's columns]`.
+    source: u32,
+}
+
+/// One end-cap point's row: entry `i` weighs level point
+/// `source[columns[i]]` by `weights[i]` (see [`EndCapRows`]).
+#[derive(Copy, Clone, Debug)]
+pub struct EndCapRow<'a> {
+    columns: &'a [u32],
+    weights: &'a [f64],
+    source: &'a [u32],
+}
+
+impl<'a> EndCapRow<'a> {
+    /// Number of entries (OpenSubdiv's, zeros included).
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+    /// Whether the row has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+    /// The weights, in the order of the entries.
+    pub fn weights(&self) -> &'a [f64] {
+        self.weights
+    }
+    /// The entries as (level point, weight), in OpenSubdiv's order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u32, f64)> + 'a {
+        let source = self.source;
+        self.columns.iter().zip(self.weights).map(move |(&c, &w)| (source[c as usize], w))
+    }
+    /// The row's columns (indices into [`EndCapRow::source`]), its weights
+    /// and the source points its columns name.
+    pub fn parts(&self) -> (&'a [u32], &'a [f64], &'a [u32]) {
+        (self.columns, self.weights, self.source)
+    }
+}
+
+impl EndCapRows {
+    /// Number of rows (end-cap points).
+    pub fn num_rows(&self) -> usize {
+        self.num_rows
+    }
+    /// Number of columns: the table's level points.
+    pub fn num_columns(&self) -> usize {
+        self.num_columns
+    }
+    /// Number of entries over all rows.
+    pub fn num_entries(&self) -> usize {
+        self.caps.iter().map(|c| self.conversions[c.conversion as usize].columns.len()).sum()
+    }
+    /// Row `r`.
+    #[track_caller]
+    pub fn row(&self, r: usize) -> EndCapRow<'_> {
+        assert!(r < self.num_rows, "row {r} of {}", self.num_rows);
+        let cap =
+            r.checked_div(self.uniform).unwrap_or_else(|| self.caps.partition_point(|c| c.first_row as usize <= r) - 1);
+        self.cap_row(cap, r - self.caps[cap].first_row as usize)
+    }
+    /// The rows in order.
+    pub fn iter(&self) -> impl Iterator<Item = EndCapRow<'_>> + '_ {
+        (0..self.caps.len()).flat_map(move |cap| {
+            let n = self.conversions[self.caps[cap].conversion as usize].num_rows();
+            (0..n).map(move |r| self.cap_row(cap, r))
+        })
+    }
+    /// The rows written out, one after the other.
+    pub fn to_rows(&self) -> endcap::Rows {
+        let mut out = endcap::Rows {
+            num_columns: self.num_columns,
+            offsets: Vec::with_capacity(self.num_rows + 1),
+            columns: Vec::with_capacity(self.num_entries()),
+            weights: Vec::with_capacity(self.num_entries()),
+        };
+        out.offsets.push(0);
+        for row in self.iter() {
+            out.columns.extend(row.iter().map(|(c, _)| c));
+            out.weights.extend_from_slice(row.weights());
+            out.offsets.push(out.columns.len());
+        }
+        out
+    }
+
+    /// Row `r` of end cap `cap`.
+    fn cap_row(&self, cap: usize, r: usize) -> EndCapRow<'_> {
+        let c = self.caps[cap];
+        let conv = &self.conversions[c.conversion as usize];
+        let (columns, weights) = conv.row(r);
+        let s = c.source as usize;
+        EndCapRow { columns, weights, source: &self.sources[s..s + conv.num_columns] }
+    }
+
+    /// Keeps a conversion for the end caps to share; returns its number.
+    fn add_conversion(&mut self, rows: endcap::Rows) -> u32 {
+        self.conversions.push(rows);
+        (self.conversions.len() - 1) as u32
+    }
+
+    /// Appends an end cap of conversion `conversion` over `source` (vertices
+    /// of the level whose points start at `off`), and its points, numbered
+    /// after the `total` level points, to `points`.
+    fn push(&mut self, conversion: u32, source: &[u32], off: u32, total: u32, points: &mut Vec<u32>) {
+        let conv = &self.conversions[conversion as usize];
+        let n = conv.num_rows();
+        debug_assert!(conv.columns.iter().all(|&c| (c as usize) < source.len()));
+        let first_row = self.num_rows;
+        self.uniform = match (self.caps.is_empty(), self.uniform == n) {
+            (true, _) | (false, true) => n,
+            (false, false) => 0,
+        };
+        self.caps.push(CapRows { first_row: first_row as u32, conversion, source: self.sources.len() as u32 });
+        self.sources.extend(source[..conv.num_columns.min(source.len())].iter().map(|&p| p + off));
+        // A conversion over more points than the source gives: pad, so that
+        // the slices stay in bounds (no column names them).
+        self.sources.extend(std::iter::repeat_n(off, conv.num_columns.saturating_sub(source.len())));
+        self.num_rows += n;
+        self.num_columns = total as usize;
+        points.extend((0..n).map(|r| total + (first_row + r) as u32));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conversion(rows: &[&[(u32, f64)]], num_columns: usize) -> endcap::Rows {
+        let mut r = endcap::Rows { num_columns, offsets: vec![0], columns: Vec::new(), weights: Vec::new() };
+        for row in rows {
+            for &(c, w) in *row {
+                r.columns.push(c);
+                r.weights.push(w);
+            }
+            r.offsets.push(r.columns.len());
+        }
+        r
+    }
+
+    /// End caps of two conversions with different row counts (the rows
+    /// then find their end cap by a search, not a division): every row is
+    /// its conversion's row over the end cap's own source points, offset to
+    /// its level, and the points are numbered after the level points.
+    #[test]
+    fn shared_conversions_rename_columns() {
+        let mut caps = EndCapRows::default();
+        let a = caps.add_conversion(conversion(&[&[(0, 0.5), (1, 0.5)], &[(1, 1.0)]], 2));
+        let b = caps.add_conversion(conversion(&[&[(2, 1.0)], &[(0, 0.25), (2, 0.75)], &[(1, 2.0), (0, -1.0)]], 3));
+        let mut points = Vec::new();
+        caps.push(a, &[7, 3], 100, 1000, &mut points);
+        caps.push(b, &[4, 5, 6], 10, 1000, &mut points);
+        caps.push(a, &[1, 2], 0, 1000, &mut points);
+        assert_eq!(caps.uniform, 0);
+        assert_eq!(points, (1000..1007).collect::<Vec<u32>>());
+        let expected: [&[(u32, f64)]; 7] = [
+            &[(107, 0.5), (103, 0.5)],
+            &[(103, 1.0)],
+            &[(16, 1.0)],
+            &[(14, 0.25), (16, 0.75)],
+            &[(15, 2.0), (14, -1.0)],
+            &[(1, 0.5), (2, 0.5)],
+            &[(2, 1.0)],
+        ];
+        assert_eq!(caps.num_rows(), 7);
+        assert_eq!(caps.num_entries(), 11);
+        for (r, want) in expected.iter().enumerate() {
+            assert_eq!(caps.row(r).iter().collect::<Vec<_>>(), *want, "row {r}");
+        }
+        let rows: Vec<Vec<(u32, f64)>> = caps.iter().map(|r| r.iter().collect()).collect();
+        assert_eq!(rows, expected.iter().map(|r| r.to_vec()).collect::<Vec<_>>());
+        let flat = caps.to_rows();
+        for (r, want) in expected.iter().enumerate() {
+            let (c, w) = flat.row(r);
+            assert_eq!(c.iter().copied().zip(w.iter().copied()).collect::<Vec<_>>(), *want, "written-out row {r}");
+        }
+    }
+
+    /// With one conversion the rows find their end cap by a division.
+    #[test]
+    fn uniform_end_caps() {
+        let mut caps = EndCapRows::default();
+        let a = caps.add_conversion(conversion(&[&[(0, 1.0)], &[(1, 0.5), (0, 0.5)]], 2));
+        let mut points = Vec::new();
+        for k in 0..5u32 {
+            caps.push(a, &[2 * k, 2 * k + 1], 1, 50, &mut points);
+        }
+        assert_eq!(caps.uniform, 2);
+        for k in 0..5u32 {
+            assert_eq!(caps.row(2 * k as usize).iter().collect::<Vec<_>>(), [(2 * k + 1, 1.0)]);
+            assert_eq!(caps.row(2 * k as usize + 1).iter().collect::<Vec<_>>(), [(2 * k + 2, 0.5), (2 * k + 1, 0.5)]);
+        }
     }
 }
