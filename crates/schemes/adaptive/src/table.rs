@@ -526,8 +526,8 @@ impl<'a> EndCapRow<'a> {
         let source = self.source;
         self.columns.iter().zip(self.weights).map(move |(&c, &w)| (source[c as usize], w))
     }
-    /// The row's columns (indices into [`EndCapRow::source`]), its weights
-    /// and the source points its columns name.
+    /// The row's columns (indices into the end cap's source points, the
+    /// third slice), its weights, and those source points (level points).
     pub fn parts(&self) -> (&'a [u32], &'a [f64], &'a [u32]) {
         (self.columns, self.weights, self.source)
     }
