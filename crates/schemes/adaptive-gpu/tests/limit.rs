@@ -6,28 +6,16 @@
 //! Tests skip where no adapter exists and fail when `SUBLA_REQUIRE_GPU=1`
 //! (see `subla_gpu::testing`); sizes stay small for software drivers.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{bits, compare, shape};
 use ndarray::Array2;
 use subla_adaptive::{AdaptiveError, EndCap, PatchTable, Sample, SparseRefinement, grid};
-use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, LimitValues, PointPath, SampleOrder};
+use subla_adaptive_gpu::{AdaptiveGpuError, GpuLimit, LimitBuffers, PointPath, SampleOrder};
 use subla_algebra::Par;
 use subla_gpu::testing::context_or_skip;
 use subla_gpu::{GpuBuffer, GpuContext};
-use subla_mesh::obj::read_obj;
-use subla_mesh::{MeshData, Validation};
-
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data")
-}
-
-fn shape(name: &str) -> MeshData {
-    let mut d = read_obj(data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
-    if d.left_handed {
-        d.mesh = d.mesh.reversed_winding().expect("reversed");
-    }
-    d
-}
+use subla_mesh::MeshData;
 
 fn table(d: &MeshData, iso: u32, end_cap: EndCap) -> PatchTable {
     PatchTable::new(SparseRefinement::build(&d.mesh, iso, None).expect("refine"), end_cap).expect("patch table")
@@ -90,34 +78,6 @@ fn diagonal(d: &MeshData) -> f64 {
 
 fn flat_f32(x: &Array2<f64>) -> Vec<f32> {
     x.iter().map(|&v| v as f32).collect()
-}
-
-fn bits(v: &LimitValues) -> Vec<u32> {
-    v.position.iter().chain(&v.du).chain(&v.dv).map(|x| x.to_bits()).collect()
-}
-
-/// Worst differences of positions and derivatives between the GPU and the
-/// CPU, over the bounding-box diagonal, after checking that both leave out
-/// the same samples.
-fn compare(name: &str, gpu: &LimitValues, table: &PatchTable, x: &Array2<f64>, s: &[Sample], diag: f64) -> (f64, f64) {
-    let cpu = table.evaluate(x.view(), s, Par::Rayon).expect("cpu evaluation");
-    let ch = x.ncols();
-    let (mut ep, mut ed) = (0f64, 0f64);
-    for (i, si) in s.iter().enumerate() {
-        let hole = cpu.missing.binary_search(&i).is_ok();
-        for c in 0..ch {
-            let g = [gpu.position[i * ch + c], gpu.du[i * ch + c], gpu.dv[i * ch + c]].map(f64::from);
-            let w = [cpu.position[[i, c]], cpu.du[[i, c]], cpu.dv[[i, c]]];
-            if hole {
-                assert!(g.iter().all(|v| v.is_nan()), "{name}: sample {i} {:?} is a hole, the GPU gave {g:?}", si);
-                continue;
-            }
-            assert!(g.iter().all(|v| v.is_finite()), "{name}: sample {i} {:?}: GPU {g:?}, CPU {w:?}", si);
-            ep = ep.max((g[0] - w[0]).abs());
-            ed = ed.max((g[1] - w[1]).abs()).max((g[2] - w[2]).abs());
-        }
-    }
-    (ep / diag, ed / diag)
 }
 
 /// Evaluates `samples` of one shape on the GPU with 3 and 5 channels and

@@ -5,28 +5,16 @@
 //! Tests skip where no adapter exists and fail when `SUBLA_REQUIRE_GPU=1`
 //! (see `subla_gpu::testing`); sizes stay small for software drivers.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{bits, compare, shape};
 use ndarray::Array2;
 use subla_adaptive::{EndCap, PatchTable, Sample, SparseRefinement, grid};
 use subla_adaptive_gpu::{GpuLimit, LimitValues, PointPath};
 use subla_algebra::Par;
 use subla_gpu::GpuContext;
 use subla_gpu::testing::context_or_skip;
-use subla_mesh::obj::read_obj;
-use subla_mesh::{MeshData, Validation};
-
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data")
-}
-
-fn shape(name: &str) -> MeshData {
-    let mut d = read_obj(data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
-    if d.left_handed {
-        d.mesh = d.mesh.reversed_winding().expect("reversed");
-    }
-    d
-}
+use subla_mesh::MeshData;
 
 fn diagonal(x: &Array2<f64>) -> f64 {
     (0..3)
@@ -43,32 +31,6 @@ fn diagonal(x: &Array2<f64>) -> f64 {
 fn control(d: &MeshData) -> Array2<f64> {
     let p = d.positions();
     Array2::from_shape_fn((p.nrows(), 5), |(i, c)| if c < 3 { p[[i, c]] } else { (i * (c + 7) % 13) as f64 / 13.0 })
-}
-
-/// Worst differences (positions, derivatives) from the CPU `f64` limit,
-/// over the diagonal; holes must be NaN on the GPU.
-fn against_cpu(gpu: &LimitValues, t: &PatchTable, x: &Array2<f64>, s: &[Sample]) -> (f64, f64) {
-    let cpu = t.evaluate(x.view(), s, Par::Rayon).expect("cpu");
-    let ch = x.ncols();
-    let diag = diagonal(x);
-    let (mut ep, mut ed) = (0f64, 0f64);
-    for i in 0..s.len() {
-        let hole = cpu.missing.binary_search(&i).is_ok();
-        for c in 0..ch {
-            let g = [gpu.position[i * ch + c], gpu.du[i * ch + c], gpu.dv[i * ch + c]].map(f64::from);
-            if hole {
-                assert!(g.iter().all(|v| v.is_nan()), "sample {i} is a hole, the GPU gave {g:?}");
-                continue;
-            }
-            ep = ep.max((g[0] - cpu.position[[i, c]]).abs());
-            ed = ed.max((g[1] - cpu.du[[i, c]]).abs()).max((g[2] - cpu.dv[[i, c]]).abs());
-        }
-    }
-    (ep / diag, ed / diag)
-}
-
-fn bits(v: &LimitValues) -> Vec<u32> {
-    v.position.iter().chain(&v.du).chain(&v.dv).map(|x| x.to_bits()).collect()
 }
 
 fn run(ctx: &GpuContext, limit: &mut GpuLimit, t: &PatchTable, x: &Array2<f64>, s: &[Sample]) -> LimitValues {
@@ -95,7 +57,7 @@ fn check(ctx: &GpuContext, name: &str, iso: u32, end_cap: EndCap) {
     ];
     for limit in &mut limits {
         let v = run(ctx, limit, &t, &x, &s);
-        let (ep, ed) = against_cpu(&v, &t, &x, &s);
+        let (ep, ed) = compare(name, &v, &t, &x, &s, diagonal(&x));
         eprintln!(
             "{name} iso {iso} {end_cap:?} {:?}: rows {} nnz {}: positions {ep:.1e}, derivatives {ed:.1e} of the diagonal",
             limit.path(),
@@ -156,7 +118,7 @@ fn regular_meshes_need_no_refined_points() {
         let mut limit = GpuLimit::with_path(ctx, &t, path).expect("upload");
         assert_eq!(limit.rows_computed(), 0, "{path:?}");
         let v = run(ctx, &mut limit, &t, &x, &s);
-        let (ep, ed) = against_cpu(&v, &t, &x, &s);
+        let (ep, ed) = compare("catmark_torus", &v, &t, &x, &s, diagonal(&x));
         assert!(ep <= 1e-5 && ed <= 1e-5, "{path:?}: {ep:e} {ed:e}");
     }
 }
