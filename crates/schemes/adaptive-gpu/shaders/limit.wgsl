@@ -349,8 +349,9 @@ const BOX_SPLINE = array<array<f32, 15>, 12>(
 const MONO_S = array<u32, 15>(0u, 1u, 0u, 2u, 1u, 0u, 3u, 2u, 1u, 0u, 4u, 3u, 2u, 1u, 0u);
 const MONO_T = array<u32, 15>(0u, 0u, 1u, 0u, 1u, 2u, 0u, 1u, 2u, 3u, 0u, 1u, 2u, 3u, 4u);
 
-// The 12 box-spline weights at (s, t): (value, d/ds, d/dt) each.
-fn box_spline(s: f32, t: f32) -> array<vec3<f32>, 12> {
+// The 12 box-spline weights at (s, t), (value, d/ds, d/dt) each, into the
+// first 12 of `w` (the triangles' weight array, sized for 18 points).
+fn box_spline(s: f32, t: f32, w: ptr<function, array<vec3<f32>, 18>>) {
     var ps = array<f32, 5>(1.0, s, s * s, s * s * s, s * s * s * s);
     var pt = array<f32, 5>(1.0, t, t * t, t * t * t, t * t * t * t);
     var m: array<vec3<f32>, 15>;
@@ -363,19 +364,17 @@ fn box_spline(s: f32, t: f32) -> array<vec3<f32>, 12> {
         if (b > 0u) { dt = f32(b) * ps[a] * pt[b - 1u]; }
         m[k] = vec3<f32>(ps[a] * pt[b], ds, dt);
     }
-    var w: array<vec3<f32>, 12>;
     for (var i = 0u; i < 12u; i++) {
         var acc = vec3<f32>(0.0);
         for (var k = 0u; k < 15u; k++) {
             acc += BOX_SPLINE[i][k] * m[k];
         }
-        w[i] = acc / 12.0;
+        (*w)[i] = acc / 12.0;
     }
-    return w;
 }
 
 // Phantom point p = a + b - c: its weight moves onto a, b and c.
-fn reflect(w: ptr<function, array<vec3<f32>, 12>>, p: u32, a: u32, b: u32, c: u32) {
+fn reflect(w: ptr<function, array<vec3<f32>, 18>>, p: u32, a: u32, b: u32, c: u32) {
     let x = (*w)[p];
     (*w)[a] += x;
     (*w)[b] += x;
@@ -386,7 +385,7 @@ fn reflect(w: ptr<function, array<vec3<f32>, 12>>, p: u32, a: u32, b: u32, c: u3
 // OpenSubdiv's boundary reflections of a Loop patch (its 5-bit mask: the
 // low 3 bits name edges or vertices as the upper 2 say; see
 // subla_adaptive::basis::box_spline_weights).
-fn fold_box_spline(w: ptr<function, array<vec3<f32>, 12>>, mask: u32) {
+fn fold_box_spline(w: ptr<function, array<vec3<f32>, 18>>, mask: u32) {
     let low = mask & 7u;
     let kind = mask >> 3u;
     var edges = low;
@@ -464,13 +463,10 @@ fn limit_loop(
         return;
     }
     let at = locate_tri(samples[i]);
-    var w12 = box_spline(at.st.x, at.st.y);
-    if (at.boundary != 0u) {
-        fold_box_spline(&w12, at.boundary);
-    }
     var w: array<vec3<f32>, 18>;
-    for (var k = 0u; k < 12u; k++) {
-        w[k] = w12[k];
+    box_spline(at.st.x, at.st.y, &w);
+    if (at.boundary != 0u) {
+        fold_box_spline(&w, at.boundary);
     }
     sum_triangle(at, &w, 12u, 4u);
 }
