@@ -411,6 +411,17 @@ fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
     );
 }
 
+/// The largest difference between the CPU's `f64` values and the device's
+/// `f32` ones, over the values the CPU has (not the holes' NaN).
+fn worst(want: &Array2<f64>, got: &[f32]) -> f64 {
+    want.iter().zip(got).filter(|(a, _)| a.is_finite()).fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
+}
+
+/// The largest magnitude of the finite values.
+fn largest(values: &Array2<f64>) -> f64 {
+    values.iter().filter(|v| v.is_finite()).fold(0f64, |m, v| m.max(v.abs()))
+}
+
 /// The control positions as row-major `f32`.
 fn x_flat(data: &MeshData) -> Vec<f32> {
     data.positions().iter().map(|&v| v as f32).collect()
@@ -516,18 +527,7 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                             }
                         }
                         let diag = (0..3).map(|c| (hi[c] - lo[c]).powi(2)).sum::<f64>().sqrt();
-                        let dmax = want
-                            .du
-                            .iter()
-                            .chain(want.dv.iter())
-                            .filter(|v| v.is_finite())
-                            .fold(0f64, |m, v| m.max(v.abs()));
-                        let worst = |w: &ndarray::Array2<f64>, g: &[f32]| {
-                            w.iter()
-                                .zip(g)
-                                .filter(|(a, _)| a.is_finite())
-                                .fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
-                        };
+                        let dmax = largest(&want.du).max(largest(&want.dv));
                         format!(
                             "{:.1e} / {:.1e}",
                             worst(&want.position, &got.position) / diag,
@@ -628,17 +628,10 @@ fn limit_points(
                 r.map_err(e)?;
                 let got = out.download(ctx).map_err(e)?;
                 let agree = want.as_ref().map_or("–".to_owned(), |w| {
-                    let worst = |w: &Array2<f64>, g: &[f32]| {
-                        w.iter()
-                            .zip(g)
-                            .filter(|(a, _)| a.is_finite())
-                            .fold(0f64, |m, (a, b)| m.max((a - f64::from(*b)).abs()))
-                    };
-                    let big = |w: &Array2<f64>| w.iter().filter(|v| v.is_finite()).fold(0f64, |m, v| m.max(v.abs()));
                     format!(
                         "{:.1e} / {:.1e}",
-                        worst(&w.position, &got.position) / big(&w.position),
-                        worst(&w.du, &got.du).max(worst(&w.dv, &got.dv)) / big(&w.du).max(big(&w.dv))
+                        worst(&w.position, &got.position) / largest(&w.position),
+                        worst(&w.du, &got.du).max(worst(&w.dv, &got.dv)) / largest(&w.du).max(largest(&w.dv))
                     )
                 });
                 // (+ 0.0: the sum of no passes is -0.0.)
