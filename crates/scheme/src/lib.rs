@@ -195,6 +195,21 @@ pub enum SchemeError {
         /// Schemes that honour it.
         honoured_by: &'static str,
     },
+    /// A specialised kernel's encoding cannot hold a feature of this mesh
+    /// that other paths of the same scheme support (a hole or an isolated
+    /// vertex for Catmull-Clark's edge-friend kernel): refine it with one
+    /// of those.
+    #[error("{scheme} cannot hold {feature} ({element}): refine with {supported_by}")]
+    Unsupported {
+        /// The kernel.
+        scheme: &'static str,
+        /// The feature (`"a hole"`, `"an isolated vertex"`, …).
+        feature: &'static str,
+        /// The first element carrying it.
+        element: String,
+        /// Paths that support it.
+        supported_by: &'static str,
+    },
     /// The algebra path cannot hold this mesh (a face that repeats a
     /// vertex, or an edge used by more than two faces or twice in one
     /// direction: its matrices hold one entry per directed edge), although

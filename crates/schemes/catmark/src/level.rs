@@ -52,6 +52,13 @@ pub struct Step {
     pub(crate) vertices: Vec<VertexMask>,
 }
 
+impl Step {
+    /// The masks of no step (a plan of no levels).
+    pub(crate) fn empty() -> Step {
+        Step { edges: Vec::new(), vertices: Vec::new() }
+    }
+}
+
 /// OpenSubdiv's preparation of the control mesh: see
 /// [`crate::rules::prepare_sharpness`].
 pub(crate) fn prepare(mesh: &Mesh) -> Result<Mesh> {

@@ -10,6 +10,9 @@
 //!   ([`rules`]).
 //! * [`CatmarkLak`]: the same scheme written as mapped SpMV/SpGEMM
 //!   (Eq. 2–12), agreeing with the SLAK path to rounding.
+//! * [`CatmarkEdgeFriend`]: the same scheme through the edge-friend
+//!   encoding (Kuth et al. 2023): after one step by the specialised
+//!   kernels, 24 bytes a quad and one gather pass per level.
 //! * Refinement matrices `R_i` (§6.3) built directly from each level's
 //!   topology ([`subla_scheme::Plan::operator`]), and OpenSubdiv's limit
 //!   masks as a matrix ([`subla_scheme::Plan::limit`]).
@@ -20,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod bilinear;
+pub mod edgefriend;
 mod lak;
 mod level;
 mod operator;
@@ -32,6 +36,7 @@ pub use subla_scheme::sdc as rules;
 mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan, BilinearRules};
+pub use edgefriend::{CatmarkEdgeFriend, EdgeFriendPlan};
 pub use lak::{CatmarkLak, CatmarkLakRules, LakLevel, LakPlan};
 pub use level::{EdgeMask, Step, VertexMask};
 pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, OwnedStep, StepView};

@@ -108,6 +108,52 @@ fn lak_matches_the_opensubdiv_goldens() {
     run("lak", &subla_catmark::CatmarkLak);
 }
 
+/// The edge-friend path on every golden it can hold: the shapes it
+/// refuses are exactly those with isolated vertices or non-manifold
+/// topology, each with its typed error.
+#[test]
+fn edge_friend_matches_the_opensubdiv_goldens() {
+    use subla_scheme::SchemeError;
+    let refiner = subla_catmark::CatmarkEdgeFriend;
+    let mut refused = Vec::new();
+    let mut failures = Vec::new();
+    let mut worst = 0f64;
+    let all = cases();
+    for case in &all {
+        let d = input(case);
+        let plan = match refiner.build(&d.mesh, case.level, Par::Rayon) {
+            Ok(p) => p,
+            Err(e @ (SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. })) => {
+                let t = d.mesh.topology();
+                let why = !t.is_manifold() || t.vertex_tags().iter().any(|&g| g & 4 != 0);
+                assert!(why, "{}: refused without an isolated vertex or non-manifold part: {e}", case.file);
+                refused.push(case.file.clone());
+                continue;
+            }
+            Err(e) => panic!("{}: {e}", case.file),
+        };
+        let golden = common::read(&common::data().join("golden").join(&case.file));
+        let pos = eval(&plan, d.positions(), Par::Rayon).unwrap();
+        let mesh = plan.refined(case.level, Par::Rayon).unwrap();
+        match common::compare(mesh, pos.view(), &golden, 1e-6) {
+            Ok(c) => worst = worst.max(c.max_rel),
+            Err(e) => failures.push(format!("{}: {e}", case.file)),
+        }
+        let pos32 = eval(&plan, d.positions().mapv(|x| x as f32).view(), Par::Rayon).unwrap().mapv(f64::from);
+        if let Err(e) = common::compare(mesh, pos32.view(), &golden, 1e-5) {
+            failures.push(format!("{} f32: {e}", case.file));
+        }
+    }
+    eprintln!(
+        "edge-friend: {} goldens, {} refused (isolated vertices, non-manifold), worst relative error {worst:e}",
+        all.len(),
+        refused.len()
+    );
+    assert!(failures.is_empty(), "{} of {} goldens fail:\n{}", failures.len(), all.len(), failures.join("\n"));
+    assert!(worst < 1e-12, "worst relative error {worst:e}");
+    assert!(refused.len() * 4 < all.len(), "most shapes are held: refused {refused:?}");
+}
+
 /// The refinement matrices on every golden shape: `R P₀` (chain and
 /// composed, through the padded evaluator) equals the level-by-level eval,
 /// and every row sums to 1.

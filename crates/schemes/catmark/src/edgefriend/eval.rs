@@ -1,0 +1,375 @@
+//! Catmull-Clark's points on an edge-friend level: the quad task (face
+//! point and the edge points of the quad's two off-edges) and the vertex
+//! task (the vertex point gathered around the vertex through the friends),
+//! Kuth et al. 2023 §3.2 and §3.4, with OpenSubdiv's crease rules (the
+//! same masks as [`crate::level`]'s, computed on the fly), as an eval of
+//! `f32`/`f64` rows and as the rows of `R_i`.
+//!
+//! The smooth vertex point is written over the quad's vertices, not its
+//! face points (de Goes et al. 2016, supplement):
+//! `v' = (1 − 7/(4n)) v + 3/(2n²) Σ u_j + 1/(4n²) Σ d_j`, with `u_j` the
+//! neighbours and `d_j` the vertices across the quads around `v` — the
+//! same map as `((n−2)/n) v + (Σ u_j + Σ f_j)/n²`.
+
+use num_traits::Float;
+use subla_algebra::{CsrMat, Par};
+use subla_scheme::kernel::{Stencil, assemble_rows, axpy, load, real};
+use subla_scheme::sdc::{Rule, dec, is_infinite, vertex_transition_weight};
+use subla_scheme::{Result, SchemeError};
+
+use super::level::{EfLevel, Layout, Scatter, for_blocks};
+
+/// The two weights of an edge point: `alpha` on each endpoint, `beta` on
+/// each of the two face points.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) struct EdgeWeights {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+const SMOOTH_EDGE: EdgeWeights = EdgeWeights { alpha: 0.25, beta: 0.25 };
+
+/// The edge point of the `k`-th off-edge of quad `q` (0: `v1 v2`, 1:
+/// `v3 v0`) on level `l`, whose children are `next` (their sharpness is
+/// read for Chaikin's rule).
+#[inline]
+pub(crate) fn edge_weights(l: &EfLevel, next: &EfLevel, q: usize, k: usize) -> EdgeWeights {
+    let g = l.friends[q][k];
+    let s = l.sharpness(g);
+    if s <= 0.0 {
+        return SMOOTH_EDGE;
+    }
+    let (ta, tb) = if l.chaikin {
+        let ns = next.edge_sharpness.as_deref().unwrap_or(&[]);
+        let at = |i: usize| ns.get(i).copied().unwrap_or(0.0);
+        // Half at v1 (v3): first edge of child 4q+1 (4q+3); half at v2
+        // (v0): first edge of the friend's child at corner 2g.
+        (at(2 * (4 * q + 1 + 2 * k)), at(4 * g as usize))
+    } else {
+        (dec(s), dec(s))
+    };
+    if is_infinite(s) || (ta > 0.0 && tb > 0.0) {
+        return EdgeWeights { alpha: 0.5, beta: 0.0 };
+    }
+    let w = f64::from(s);
+    EdgeWeights { alpha: w * 0.5 + (1.0 - w) * 0.25, beta: (1.0 - w) * 0.25 }
+}
+
+/// A vertex point `cv v + cs (Σ u_j + Σ f_j)/n² + ce (u_a + u_b)`, as
+/// [`crate::VertexMask`].
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) struct VertexWeights {
+    pub cv: f64,
+    pub cs: f64,
+    pub ce: f64,
+    pub ua: u32,
+    pub ub: u32,
+}
+
+/// Valences up to this are gathered on the stack.
+const STACK_VALENCE: usize = 32;
+
+/// The mask of vertex `v` of `l` (corners from `loop_start`), children
+/// `next`, by OpenSubdiv's rules: [`crate::level`]'s masks for a manifold
+/// vertex without holes.
+pub(crate) fn vertex_weights(l: &EfLevel, next: &EfLevel, v: usize) -> VertexWeights {
+    let mut n = 0;
+    l.ring(l.loop_start[v], |_| n += 1);
+    if n <= STACK_VALENCE {
+        let mut sigma = [0f32; STACK_VALENCE];
+        let mut tau = [0f32; STACK_VALENCE];
+        let mut ends = [0u32; STACK_VALENCE];
+        vertex_weights_in(l, next, v, &mut sigma[..n], &mut tau[..n], &mut ends[..n])
+    } else {
+        let (mut sigma, mut tau, mut ends) = (vec![0f32; n], vec![0f32; n], vec![0u32; n]);
+        vertex_weights_in(l, next, v, &mut sigma, &mut tau, &mut ends)
+    }
+}
+
+fn vertex_weights_in(
+    l: &EfLevel,
+    next: &EfLevel,
+    v: usize,
+    sigma: &mut [f32],
+    tau: &mut [f32],
+    ends: &mut [u32],
+) -> VertexWeights {
+    let n = sigma.len();
+    let mut i = 0;
+    let ns = next.edge_sharpness.as_deref();
+    l.ring(l.loop_start[v], |c| {
+        let s = l.sharpness(l.leaving_edge(c));
+        sigma[i] = s;
+        tau[i] = if l.chaikin { ns.map_or(0.0, |ns| ns[2 * c]) } else { dec(s) };
+        ends[i] = l.quads[(c & !3) | ((c + 1) & 3)];
+        i += 1;
+    });
+    let sv = l.vertex_sharpness.as_ref().map_or(0.0, |s| s[v]);
+    let k = sigma.iter().filter(|&&s| s > 0.0).count();
+    let rp = Rule::classify(sv, k);
+    let nf = n as f64;
+    let smooth_v = (nf - 2.0) / nf;
+    let me = v as u32;
+    if rp.uses_smooth_mask() {
+        return VertexWeights { cv: smooth_v, cs: 1.0, ce: 0.0, ua: me, ub: me };
+    }
+    let crease_ends = |sh: &[f32]| -> (u32, u32) {
+        let first = sh.iter().position(|&s| s > 0.0).unwrap_or(0);
+        let last = sh.iter().rposition(|&s| s > 0.0).unwrap_or(0);
+        (ends[first], ends[last])
+    };
+    let mask_of = |r: Rule, sharp: &[f32]| -> (f64, f64, f64, (u32, u32)) {
+        match r {
+            Rule::Smooth | Rule::Dart => (smooth_v, 1.0, 0.0, (me, me)),
+            Rule::Crease => (0.75, 0.0, 0.125, crease_ends(sharp)),
+            Rule::Corner => (1.0, 0.0, 0.0, (me, me)),
+        }
+    };
+    let sv_child = dec(sv);
+    let kc = tau.iter().filter(|&&s| s > 0.0).count();
+    let rc = Rule::classify(sv_child, kc);
+    let mp = mask_of(rp, sigma);
+    if rc == rp {
+        return VertexWeights { cv: mp.0, cs: mp.1, ce: mp.2, ua: mp.3.0, ub: mp.3.1 };
+    }
+    let mc = mask_of(rc, tau);
+    let w = f64::from(vertex_transition_weight(sv, sv_child, sigma, tau, l.chaikin));
+    let (ua, ub) = if mp.2 != 0.0 { mp.3 } else { mc.3 };
+    VertexWeights {
+        cv: w * mp.0 + (1.0 - w) * mc.0,
+        cs: w * mp.1 + (1.0 - w) * mc.1,
+        ce: w * mp.2 + (1.0 - w) * mc.2,
+        ua,
+        ub,
+    }
+}
+
+/// One level of eval, `l` → `next`: `x` holds `l.num_vertices` rows of `d`
+/// channels, `y` the next level's (in [`Layout`] order).
+pub(crate) fn eval_level<T: Float + Send + Sync>(
+    l: &EfLevel,
+    next: &EfLevel,
+    x: &[T],
+    y: &mut [T],
+    d: usize,
+    par: Par,
+) {
+    debug_assert_eq!(x.len(), l.num_vertices * d);
+    debug_assert_eq!(y.len(), l.layout().len() * d);
+    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, next, x, y, d, off, par));
+}
+
+fn eval_impl<T: Float + Send + Sync, const D: usize>(
+    l: &EfLevel,
+    next: &EfLevel,
+    x: &[T],
+    y: &mut [T],
+    stride: usize,
+    off: usize,
+    par: Par,
+) {
+    let lay: Layout = l.layout();
+    let out = Scatter(y.as_mut_ptr());
+    let gx = |i: u32| load::<T, D>(x, i as usize, stride, off);
+    // SAFETY (both tasks): row `r` is written by one task only — the face
+    // point of q and the edge points of q's off-edges by q's task (every
+    // edge is the off-edge of exactly one quad), the vertex point of v by
+    // v's — and `Layout` maps elements to distinct rows below
+    // `y.len() / stride`.
+    let put = |r: u32, acc: [T; D]| {
+        let base = r as usize * stride + off;
+        for (k, a) in acc.into_iter().enumerate() {
+            unsafe { out.put(base + k, a) };
+        }
+    };
+    let sharp = l.is_sharp();
+    let quads = &l.quads;
+    let quarter = real::<T>(0.25);
+    let face = |q: usize| -> [T; D] {
+        let mut acc = [T::zero(); D];
+        for &v in &quads[4 * q..4 * q + 4] {
+            axpy(&mut acc, quarter, gx(v));
+        }
+        acc
+    };
+    for_blocks(l.num_quads(), par, |r| {
+        for q in r {
+            let v = &quads[4 * q..4 * q + 4];
+            let f = face(q);
+            put(lay.face(q as u32), f);
+            for (k, (a, b)) in [(v[1], v[2]), (v[3], v[0])].into_iter().enumerate() {
+                let g = l.friends[q][k];
+                let w = if sharp { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
+                let mut acc = [T::zero(); D];
+                if w.beta != 0.0 {
+                    let beta = real::<T>(w.beta);
+                    axpy(&mut acc, beta, f);
+                    axpy(&mut acc, beta, face(g as usize >> 1));
+                }
+                let alpha = real::<T>(w.alpha);
+                axpy(&mut acc, alpha, gx(a));
+                axpy(&mut acc, alpha, gx(b));
+                put(lay.edge(g), acc);
+            }
+        }
+    });
+    for_blocks(l.num_vertices, par, |r| {
+        for v in r {
+            let mut nsum = [T::zero(); D];
+            let mut dsum = [T::zero(); D];
+            let mut n = 0usize;
+            l.ring(l.loop_start[v], |c| {
+                let one = T::one();
+                axpy(&mut nsum, one, gx(quads[(c & !3) | ((c + 1) & 3)]));
+                axpy(&mut dsum, one, gx(quads[c ^ 2]));
+                n += 1;
+            });
+            let w = if sharp {
+                vertex_weights(l, next, v)
+            } else {
+                let nf = n as f64;
+                VertexWeights { cv: (nf - 2.0) / nf, cs: 1.0, ce: 0.0, ua: 0, ub: 0 }
+            };
+            let nf = n as f64;
+            let mut acc = [T::zero(); D];
+            if w.cs != 0.0 {
+                axpy(&mut acc, real::<T>(1.5 * w.cs / (nf * nf)), nsum);
+                axpy(&mut acc, real::<T>(0.25 * w.cs / (nf * nf)), dsum);
+            }
+            if w.ce != 0.0 {
+                let ce = real::<T>(w.ce);
+                axpy(&mut acc, ce, gx(w.ua));
+                axpy(&mut acc, ce, gx(w.ub));
+            }
+            axpy(&mut acc, real::<T>(w.cv + 0.25 * w.cs / nf), gx(v as u32));
+            put(lay.vertex(v as u32), acc);
+        }
+    });
+}
+
+/// What row `i` of the level after `l` is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Point {
+    Vertex(u32),
+    Face(u32),
+    Edge(u32),
+}
+
+/// The inverse of [`Layout`].
+pub(crate) fn point_of(l: &EfLevel, i: u32) -> Point {
+    let (v, f) = (l.num_vertices as u32, l.num_quads() as u32);
+    let m = v.min(f);
+    let chunk = |j: u32, slot: u32| match slot {
+        0 => Point::Vertex(j),
+        1 => Point::Face(j),
+        s => Point::Edge(2 * j + s - 2),
+    };
+    if i < 4 * m {
+        chunk(i / 4, i % 4)
+    } else if v > f {
+        Point::Vertex(f + (i - 4 * f))
+    } else {
+        let k = i - 4 * v;
+        let j = v + k / 3;
+        match k % 3 {
+            0 => Point::Face(j),
+            s => Point::Edge(2 * j + s - 1),
+        }
+    }
+}
+
+/// The stencil of row `i` of the level after `l`, over `l`'s vertices
+/// (internal numbering); `owner[e]` is the quad and side having edge `e`
+/// as off-edge.
+fn stencil(l: &EfLevel, next: &EfLevel, owner: &[(u32, u8)], i: u32, s: &mut Stencil) {
+    let quads = &l.quads;
+    let push_face = |s: &mut Stencil, q: usize, w: f64| {
+        for &v in &quads[4 * q..4 * q + 4] {
+            s.push((v, 0.25 * w));
+        }
+    };
+    match point_of(l, i) {
+        Point::Face(q) => push_face(s, q as usize, 1.0),
+        Point::Edge(e) => {
+            let (q, k) = owner[e as usize];
+            let (q, k) = (q as usize, k as usize);
+            let w = if l.is_sharp() { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
+            let v = &quads[4 * q..4 * q + 4];
+            let (a, b) = if k == 0 { (v[1], v[2]) } else { (v[3], v[0]) };
+            if w.beta != 0.0 {
+                push_face(s, q, w.beta);
+                push_face(s, e as usize >> 1, w.beta);
+            }
+            s.push((a, w.alpha));
+            s.push((b, w.alpha));
+        }
+        Point::Vertex(v) => {
+            let vu = v as usize;
+            let w = if l.is_sharp() {
+                vertex_weights(l, next, vu)
+            } else {
+                VertexWeights { cv: f64::NAN, cs: 1.0, ce: 0.0, ua: v, ub: v }
+            };
+            let mut n = 0usize;
+            l.ring(l.loop_start[vu], |_| n += 1);
+            let nf = n as f64;
+            let cv = if l.is_sharp() { w.cv } else { (nf - 2.0) / nf };
+            if w.cs != 0.0 {
+                l.ring(l.loop_start[vu], |c| {
+                    s.push((quads[(c & !3) | ((c + 1) & 3)], 1.5 * w.cs / (nf * nf)));
+                    s.push((quads[c ^ 2], 0.25 * w.cs / (nf * nf)));
+                });
+            }
+            if w.ce != 0.0 {
+                s.push((w.ua, w.ce));
+                s.push((w.ub, w.ce));
+            }
+            s.push((v, cv + 0.25 * w.cs / nf));
+        }
+    }
+}
+
+/// `R` from `l` to `next` over the real vertices of both (rows and columns
+/// in their real numbering), with `parent_real` the real vertices of `l`.
+///
+/// # Errors
+/// [`SchemeError::Internal`] if a real point's mask reaches a ghost
+/// vertex; sizes over `u32`.
+pub(crate) fn level_operator(l: &EfLevel, next: &EfLevel, par: Par) -> Result<CsrMat<f64>> {
+    let mut owner = vec![(0u32, 0u8); 2 * l.num_quads()];
+    for (q, g) in l.friends.iter().enumerate() {
+        owner[g[0] as usize] = (q as u32, 0);
+        owner[g[1] as usize] = (q as u32, 1);
+    }
+    // The internal row of each real row of `next`.
+    let rows: Vec<u32> = match &next.real {
+        super::level::Real::Prefix(n) => (0..*n as u32).collect(),
+        super::level::Real::Map { map, count } => {
+            let mut r = vec![0u32; *count];
+            for (i, &m) in map.iter().enumerate() {
+                if m != super::level::GHOST {
+                    r[m as usize] = i as u32;
+                }
+            }
+            r
+        }
+    };
+    let ghost_hit = std::sync::atomic::AtomicBool::new(false);
+    let m = assemble_rows(rows.len(), l.real.count(), par, |r, s| {
+        stencil(l, next, &owner, rows[r], s);
+        s.retain(|&(_, w)| w != 0.0);
+        for e in s.iter_mut() {
+            match l.real.of(e.0) {
+                Some(c) => e.0 = c,
+                None => ghost_hit.store(true, std::sync::atomic::Ordering::Relaxed),
+            }
+        }
+    })?;
+    if ghost_hit.into_inner() {
+        return Err(SchemeError::Internal {
+            what: "catmark-edge-friend",
+            detail: "a point of the surface has weight on a ghost vertex".into(),
+        });
+    }
+    Ok(m)
+}

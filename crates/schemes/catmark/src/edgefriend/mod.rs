@@ -1,0 +1,375 @@
+//! Catmull-Clark through the edge-friend encoding (Kuth et al. 2023): a
+//! quad mesh whose every quad stores its four vertices and two
+//! edge-friends (24 bytes a quad, 4 a vertex for the loop start), refined
+//! level by level with one gather-only pass per level, behind the same
+//! [`Refiner`] / [`Plan`] contract as [`crate::CatmarkSlak`] and matching
+//! it (and OpenSubdiv) to rounding.
+//!
+//! * **Preprocessing.** The first step runs the specialised kernels of
+//!   [`crate::CatmarkSlak`] on the control mesh (faces of any order); its
+//!   quads are rotated so that each starts at the control vertex of its
+//!   corner, which makes every edge the *on-edge* of one quad and the
+//!   *off-edge* of the other (the on-off-edge rule of §3.1; see
+//!   [`level`] for the encoding).
+//! * **Refinement.** Every later level is made by the quad task (four
+//!   quads, their friends, the face point and the edge points of the
+//!   quad's off-edges) and the vertex task (the vertex point gathered
+//!   around the vertex through the friends), §3.2; the points of a level
+//!   are laid out in chunks `[vertex, face, edge, edge]` (§3.3).
+//! * **Features.** OpenSubdiv's semi-sharp creases (uniform and Chaikin:
+//!   Chaikin's child sharpness is computed around each vertex in the
+//!   connectivity pass), corners and vertex sharpness, and both boundary
+//!   rules: each boundary loop is closed by a fan of ghost quads around a
+//!   ghost vertex, with infinitely sharp boundary edges (§3.5); ghosts are
+//!   left out of every level a plan hands out.
+//! * **Holes** are refined like any face (OpenSubdiv's rules do not see
+//!   them) and flagged, with their children, in [`Plan::faces`].
+//! * **Refused** with typed errors: isolated vertices
+//!   ([`SchemeError::Unsupported`]), non-manifold meshes
+//!   ([`SchemeError::NotManifold`]). [`crate::CatmarkSlak`] refines them.
+//! * **Modeling mode** ([`Refiner::step`]): one level on top of the finest,
+//!   straight from its edge-friend form, no preprocessing.
+//!
+//! Vertex order of a refined level: level 1 as [`crate::refine`] numbers it
+//! (vertex points, face points, edge points); every later level in the
+//! chunked order of §3.3, without the ghosts.
+
+mod eval;
+mod level;
+
+use std::sync::OnceLock;
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+use num_traits::Float;
+use subla_algebra::mem::{Zeroable, try_zeroed_vec};
+use subla_algebra::{CsrMat, Par};
+use subla_mesh::tags::SHARPNESS_INFINITE;
+use subla_mesh::topology::vertex_tag;
+use subla_mesh::{Mesh, Options, Topology};
+use subla_scheme::{Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
+
+use crate::level::{Step, masks, prepare};
+use crate::slak::CatmarkRules;
+use level::{EfLevel, Real, first_level, refine};
+
+const NAME: &str = "catmark-edge-friend";
+
+/// Catmull-Clark subdivision through the edge-friend encoding (see the
+/// [module docs](self)).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct CatmarkEdgeFriend;
+
+/// The control level of a plan built from a polygon mesh: refined by the
+/// specialised kernels into the first edge-friend level.
+#[derive(Debug)]
+struct Control {
+    mesh: Mesh,
+    step: Step,
+}
+
+/// A built edge-friend refinement: the control level, then every level in
+/// edge-friend form.
+#[derive(Debug)]
+pub struct EdgeFriendPlan {
+    /// Level 0 as a polygon mesh, when the plan was built from one (then
+    /// `levels[i]` is level `i + 1`; else `levels[i]` is level `i`).
+    control: Option<Control>,
+    levels: Vec<EfLevel>,
+    options: Options,
+    meshes: Vec<OnceLock<Mesh>>,
+    faces: Vec<OnceLock<FaceLists>>,
+}
+
+/// The faces of a level as [`Faces`] hands them out.
+#[derive(Debug)]
+struct FaceLists {
+    ptr: Vec<u32>,
+    /// `None` where the level's quads are already in real numbering.
+    verts: Option<Vec<u32>>,
+    holes: Vec<bool>,
+}
+
+fn unsupported(feature: &'static str, element: String) -> SchemeError {
+    SchemeError::Unsupported { scheme: NAME, feature, element, supported_by: "catmark (specialised kernels)" }
+}
+
+impl Refiner for CatmarkEdgeFriend {
+    type Input = Mesh;
+    type Plan = EdgeFriendPlan;
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<EdgeFriendPlan> {
+        subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)?;
+        let t = input.topology();
+        t.check_manifold().map_err(|e| SchemeError::NotManifold { scheme: NAME, source: Box::new(e) })?;
+        if let Some(v) = (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & vertex_tag::ISOLATED != 0) {
+            return Err(unsupported("an isolated vertex", format!("vertex {v}")));
+        }
+        let mesh = prepare(input)?;
+        let options = mesh.options();
+        if levels == 0 {
+            return Ok(EdgeFriendPlan::new(Some(Control { step: Step::empty(), mesh }), Vec::new(), options));
+        }
+        let step = masks(&mesh, par);
+        let mut ef = Vec::with_capacity(levels as usize);
+        ef.push(first_level(&mesh)?);
+        for _ in 1..levels {
+            let next = refine(ef.last().expect("one level"), par)?;
+            ef.push(next);
+        }
+        Ok(EdgeFriendPlan::new(Some(Control { mesh, step }), ef, options))
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)
+    }
+    fn step(&self, plan: EdgeFriendPlan, par: Par) -> Result<EdgeFriendPlan> {
+        let EdgeFriendPlan { control, mut levels, options, .. } = plan;
+        let finest = match levels.pop() {
+            Some(l) => l,
+            None => {
+                // A plan of no levels: its control mesh, one level.
+                let Some(c) = control else {
+                    return Err(SchemeError::Internal { what: NAME, detail: "a plan without levels".into() });
+                };
+                return self.build(&c.mesh, 1, par);
+            }
+        };
+        drop(levels);
+        let next = refine(&finest, par)?;
+        Ok(EdgeFriendPlan::new(None, vec![finest, next], options))
+    }
+}
+
+impl EdgeFriendPlan {
+    fn new(control: Option<Control>, levels: Vec<EfLevel>, options: Options) -> Self {
+        let n = levels.len() + usize::from(control.is_some());
+        EdgeFriendPlan {
+            control,
+            levels,
+            options,
+            meshes: (0..n).map(|_| OnceLock::new()).collect(),
+            faces: (0..n).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Index of level `level` in `levels` (`None` for a polygon control
+    /// level).
+    fn index(&self, level: u32) -> Option<usize> {
+        match &self.control {
+            Some(_) if level == 0 => None,
+            Some(_) => Some(level as usize - 1),
+            None => Some(level as usize),
+        }
+    }
+
+    fn check_level(&self, level: u32) -> Result<()> {
+        if level > self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        Ok(())
+    }
+
+    /// Bytes the plan's connectivity takes (every level's quads, friends,
+    /// loop starts and sharpness), for memory reports.
+    pub fn connectivity_bytes(&self) -> usize {
+        self.levels
+            .iter()
+            .map(|l| {
+                4 * l.quads.len()
+                    + 8 * l.friends.len()
+                    + 4 * l.loop_start.len()
+                    + l.edge_sharpness.as_ref().map_or(0, |s| 4 * s.len())
+                    + l.vertex_sharpness.as_ref().map_or(0, |s| 4 * s.len())
+            })
+            .sum()
+    }
+
+    fn eval_t<T: Float + Send + Sync + Zeroable>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> Result<()> {
+        check_eval_shapes(self, NAME, control.dim(), out.dim());
+        let d = control.ncols();
+        if self.levels() == 0 {
+            out.assign(&control);
+            return Ok(());
+        }
+        let control = control.as_standard_layout();
+        let x = control.as_slice().expect("standard layout");
+        // The first edge-friend level's data.
+        let mut cur: Vec<T>;
+        let first = &self.levels[0];
+        match &self.control {
+            Some(c) => {
+                cur = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
+                let n1 = first.real.count();
+                crate::slak::eval_level(c.mesh.topology(), &c.step, x, &mut cur[..n1 * d], d, par);
+            }
+            None => {
+                cur = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
+                scatter_real(first, x, &mut cur, d);
+            }
+        }
+        for w in self.levels.windows(2) {
+            let (l, next) = (&w[0], &w[1]);
+            let mut y = try_zeroed_vec(next.num_vertices * d, "the points of a level")?;
+            eval::eval_level(l, next, &cur, &mut y, d, par);
+            cur = y;
+        }
+        let last = self.levels.last().expect("a level");
+        gather_real(last, &cur, &mut out, d);
+        Ok(())
+    }
+
+    fn derive_mesh(&self, l: &EfLevel, par: Par) -> Result<Mesh> {
+        let nv = l.real.count();
+        let nq = l.real_quads;
+        let verts: Vec<u32> = l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect();
+        let ptr: Vec<u32> = (0..=nq as u32).map(|q| 4 * q).collect();
+        let t = Topology::build(nv, ptr, verts, par)?;
+        let ce = t.corner_edges();
+        let mut es = vec![0f32; t.num_edges()];
+        if let Some(s) = &l.edge_sharpness {
+            for q in 0..nq {
+                es[ce[4 * q] as usize] = s[2 * q];
+                es[ce[4 * q + 2] as usize] = s[2 * q + 1];
+                for k in 0..2 {
+                    let g = l.friends[q][k] as usize;
+                    es[ce[4 * q + 1 + 2 * k] as usize] =
+                        if g >> 1 >= nq { SHARPNESS_INFINITE } else { s[g] };
+                }
+            }
+        }
+        let mut vs = vec![0f32; nv];
+        if let Some(s) = &l.vertex_sharpness {
+            for (i, &x) in s.iter().enumerate() {
+                if let Some(r) = l.real.of(i as u32) {
+                    vs[r as usize] = x;
+                }
+            }
+        }
+        let holes = l.holes.as_ref().map_or_else(|| vec![false; nq], |h| h[..nq].to_vec());
+        Ok(Mesh::from_parts(t, es, vs, holes, self.options)?)
+    }
+}
+
+/// The real rows of `x` into the internal rows of `y` (ghost rows stay 0).
+fn scatter_real<T: Copy>(l: &EfLevel, x: &[T], y: &mut [T], d: usize) {
+    match &l.real {
+        Real::Prefix(n) => y[..n * d].copy_from_slice(&x[..n * d]),
+        Real::Map { map, .. } => {
+            for (i, &m) in map.iter().enumerate() {
+                if m != level::GHOST {
+                    let m = m as usize;
+                    y[i * d..(i + 1) * d].copy_from_slice(&x[m * d..(m + 1) * d]);
+                }
+            }
+        }
+    }
+}
+
+/// The real rows of `y` (internal rows of level `l`) into `out`.
+fn gather_real<T: Copy>(l: &EfLevel, y: &[T], out: &mut ArrayViewMut2<'_, T>, d: usize) {
+    let put = |out: &mut ArrayViewMut2<'_, T>, r: usize, i: usize| {
+        for (k, o) in out.row_mut(r).iter_mut().enumerate() {
+            *o = y[i * d + k];
+        }
+    };
+    match &l.real {
+        Real::Prefix(n) => {
+            if let Some(o) = out.as_slice_mut() {
+                o.copy_from_slice(&y[..n * d]);
+            } else {
+                for r in 0..*n {
+                    put(out, r, r);
+                }
+            }
+        }
+        Real::Map { map, .. } => {
+            for (i, &m) in map.iter().enumerate() {
+                if m != level::GHOST {
+                    put(out, m as usize, i);
+                }
+            }
+        }
+    }
+}
+
+impl Plan for EdgeFriendPlan {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn levels(&self) -> u32 {
+        (self.levels.len() + usize::from(self.control.is_some())) as u32 - 1
+    }
+    fn level_len(&self, level: u32) -> usize {
+        match self.index(level) {
+            None => self.control.as_ref().map_or(0, |c| c.mesh.num_vertices()),
+            Some(i) => self.levels.get(i).map_or(0, |l| l.real.count()),
+        }
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        self.eval_t(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        self.eval_t(control, out, par)
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        if level >= self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        match (self.index(level), &self.control) {
+            (None, Some(c)) => crate::operator::level_operator(c.mesh.topology(), &c.step, par),
+            (Some(i), _) => eval::level_operator(&self.levels[i], &self.levels[i + 1], par),
+            (None, None) => unreachable!("level 0 of a plan without a control mesh has an index"),
+        }
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        crate::operator::limit_operator(self.refined(self.levels(), par)?, par)
+    }
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.check_level(level)?;
+        match (self.index(level), &self.control) {
+            (None, Some(c)) => Ok(&c.mesh),
+            (Some(i), _) => {
+                let cell = &self.meshes[level as usize];
+                if let Some(m) = cell.get() {
+                    return Ok(m);
+                }
+                let m = self.derive_mesh(&self.levels[i], par)?;
+                Ok(cell.get_or_init(|| m))
+            }
+            (None, None) => unreachable!("level 0 of a plan without a control mesh has an index"),
+        }
+    }
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        self.check_level(level)?;
+        let Some(i) = self.index(level) else {
+            return self.refined(level, par).map(Faces::of);
+        };
+        let l = &self.levels[i];
+        let lists = self.faces[level as usize].get_or_init(|| {
+            let nq = l.real_quads;
+            let verts = match &l.real {
+                Real::Prefix(_) => None,
+                Real::Map { .. } => {
+                    Some(l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect())
+                }
+            };
+            let holes = l.holes.as_ref().map_or_else(|| vec![false; nq], |h| h[..nq].to_vec());
+            FaceLists { ptr: (0..=nq as u32).map(|q| 4 * q).collect(), verts, holes }
+        });
+        Ok(Faces {
+            num_vertices: l.real.count(),
+            face_ptr: &lists.ptr,
+            face_verts: lists.verts.as_deref().unwrap_or(&l.quads[..4 * l.real_quads]),
+            holes: &lists.holes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
