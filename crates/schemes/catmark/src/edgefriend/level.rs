@@ -106,6 +106,10 @@ impl EfLevel {
     pub(crate) fn has_ghosts(&self) -> bool {
         self.real_quads < self.num_quads()
     }
+    /// Whether some vertex of the level is a ghost.
+    pub(crate) fn has_ghost_vertices(&self) -> bool {
+        self.real.count() < self.num_vertices
+    }
     /// Whether the level needs the crease rules (any sharp edge or vertex).
     pub(crate) fn is_sharp(&self) -> bool {
         self.edge_sharpness.is_some() || self.vertex_sharpness.is_some()

@@ -199,28 +199,47 @@ impl EdgeFriendPlan {
         }
         let control = control.as_standard_layout();
         let x = control.as_slice().expect("standard layout");
-        // The first edge-friend level's data.
-        let mut cur: Vec<T>;
+        let nlev = self.levels.len();
+        // Where a level without ghosts is the output, it is written
+        // straight into `out`; the control data are read in place where
+        // they are the first edge-friend level.
+        let direct = |l: &EfLevel| !l.has_ghost_vertices();
+        let mut out_slice = out.as_slice_mut();
+        let mut owned: Vec<T>;
+        let mut cur: &[T];
         let first = &self.levels[0];
         match &self.control {
             Some(c) => {
-                cur = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
                 let n1 = first.real.count();
-                crate::slak::eval_level(c.mesh.topology(), &c.step, x, &mut cur[..n1 * d], d, par);
+                if nlev == 1 && direct(first) && out_slice.is_some() {
+                    let o = out_slice.take().expect("checked");
+                    crate::slak::eval_level(c.mesh.topology(), &c.step, x, o, d, par);
+                    return Ok(());
+                }
+                owned = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
+                crate::slak::eval_level(c.mesh.topology(), &c.step, x, &mut owned[..n1 * d], d, par);
+                cur = &owned;
             }
+            None if direct(first) => cur = x,
             None => {
-                cur = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
-                scatter_real(first, x, &mut cur, d);
+                owned = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
+                scatter_real(first, x, &mut owned, d);
+                cur = &owned;
             }
         }
-        for w in self.levels.windows(2) {
-            let (l, next) = (&w[0], &w[1]);
+        for i in 0..nlev - 1 {
+            let (l, next) = (&self.levels[i], &self.levels[i + 1]);
+            if i + 2 == nlev && direct(next) && out_slice.is_some() {
+                eval::eval_level(l, next, cur, out_slice.take().expect("checked"), d, par);
+                return Ok(());
+            }
             let mut y = try_zeroed_vec(next.num_vertices * d, "the points of a level")?;
-            eval::eval_level(l, next, &cur, &mut y, d, par);
-            cur = y;
+            eval::eval_level(l, next, cur, &mut y, d, par);
+            owned = y;
+            cur = &owned;
         }
         let last = self.levels.last().expect("a level");
-        gather_real(last, &cur, &mut out, d);
+        gather_real(last, cur, &mut out, d);
         Ok(())
     }
 
