@@ -4,12 +4,12 @@
 //! subla                       the main job: the embedded example mesh, 3 levels,
 //!                             OBJ + PNG in subla-out/, a table of what was done
 //! subla subdivide [IN] [-o OUT.obj] --scheme SCHEME --levels 2
-//!       [--precision f32|f64] [--path lak|slak] [--mode modeling|static]
+//!       [--precision f32|f64] [--path lak|slak|edge-friend] [--mode modeling|static]
 //!       [--backend cpu|gpu] [--fallback none|cpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
 //!       [--keep-holes] [--png [OUT.png]] [--max-memory 4G] [--timings json]
 //! subla render [IN] [-o OUT.png] [--levels 2] [--cage] [--creases] [--size 800x600]
-//! subla matrix [IN] --levels 2 -o R.mtx [--per-level] [--limit] [--max-memory 8G]
+//! subla matrix [IN] --levels 2 -o R.mtx [--path lak|slak|edge-friend] [--per-level] [--limit] [--max-memory 8G]
 //! subla info [IN] [--json]
 //! subla bench [IN] --levels 1,2,3 [--backend cpu|gpu] [--runs 3]
 //! subla limit [IN] --isolation 3 [--endcap gregory|bspline] [--select FACES.txt] --grid 5 -o OUT.txt
@@ -106,6 +106,8 @@ enum PathKind {
     Lak,
     /// Specialised kernels (§4).
     Slak,
+    /// The edge-friend encoding (Catmull-Clark; Kuth et al. 2023).
+    EdgeFriend,
 }
 
 impl PathKind {
@@ -113,6 +115,22 @@ impl PathKind {
         match self {
             PathKind::Lak => Written::Algebra,
             PathKind::Slak => Written::Kernels,
+            PathKind::EdgeFriend => Written::EdgeFriend,
+        }
+    }
+    fn of(w: Written) -> PathKind {
+        match w {
+            Written::Algebra => PathKind::Lak,
+            Written::EdgeFriend => PathKind::EdgeFriend,
+            _ => PathKind::Slak,
+        }
+    }
+    /// The name `--path` takes.
+    fn name(self) -> &'static str {
+        match self {
+            PathKind::Lak => "lak",
+            PathKind::Slak => "slak",
+            PathKind::EdgeFriend => "edge-friend",
         }
     }
 }
@@ -223,6 +241,11 @@ struct MatrixArgs {
     /// Subdivision scheme.
     #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
     scheme: String,
+    /// Implementation path (the rows are numbered as `subdivide` with the
+    /// same path numbers its vertices) [default: the scheme's fastest on
+    /// the CPU, as for `subdivide`].
+    #[arg(long, value_enum)]
+    path: Option<PathKind>,
     /// Number of levels.
     #[arg(short, long, default_value_t = 1)]
     levels: u32,
@@ -375,7 +398,8 @@ fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String>
     };
     let named: Vec<(&str, &Path)> = paths.iter().map(|p| ("-o", p.as_path())).collect();
     output::check_outputs(&inputs, &named)?;
-    let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
+    let path = args.path.map_or_else(|| scheme.fastest(Site::Cpu), PathKind::written);
+    let choice = schemes::Choice { backend: Site::Cpu, path, fallback: FallbackPolicy::Never };
     let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
     export_matrices(&*r, &data.mesh, args, Budget::bytes(budget), &paths)
 }

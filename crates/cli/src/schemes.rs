@@ -32,6 +32,9 @@ pub(crate) fn scheme_parser() -> PossibleValuesParser {
         if s.has(Backend::Cpu, Path::Algebra) {
             runs.push_str(", lak on cpu");
         }
+        if s.has(Backend::Cpu, Path::EdgeFriend) {
+            runs.push_str(", edge-friend on cpu (the default there)");
+        }
         PossibleValue::new(s.name()).help(format!("{} [{runs}]", s.about()))
     }))
 }

@@ -55,10 +55,12 @@ pub(crate) struct SubdivideArgs {
     /// CPU, f32 on the GPU, which computes in f32 only].
     #[arg(long, value_enum)]
     precision: Option<Precision>,
-    /// Implementation path: the specialised kernels, or the mapped sparse
-    /// algebra (every scheme but bilinear; CPU only).
-    #[arg(long, value_enum, default_value_t = PathKind::Slak)]
-    path: PathKind,
+    /// Implementation path: the specialised kernels, the mapped sparse
+    /// algebra (every scheme but bilinear; CPU only), or the edge-friend
+    /// kernels (catmark; CPU only) [default: the scheme's fastest on the
+    /// backend: edge-friend for catmark on the CPU, else slak].
+    #[arg(long, value_enum)]
+    path: Option<PathKind>,
     /// Operational mode.
     #[arg(long, value_enum, default_value_t = Mode::Static)]
     mode: Mode,
@@ -292,13 +294,21 @@ struct Times {
     render: Option<f64>,
 }
 
+/// The path `args` run: `--path`, or the scheme's fastest on the backend.
+fn path_of(args: &SubdivideArgs) -> Result<subla::registry::Path, String> {
+    Ok(match args.path {
+        Some(p) => p.written(),
+        None => schemes::scheme(&args.scheme)?.fastest(args.backend.site()),
+    })
+}
+
 /// The refinement itself: the scheme's refiner for the backend and path
 /// asked for (or the CPU's, if the GPU cannot be opened and a fallback is
 /// allowed), run on `data`. Returns the run and where it ran.
 fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -> Result<(Run, Site), String> {
     let scheme = schemes::scheme(&args.scheme)?;
     let choice =
-        schemes::Choice { backend: args.backend.site(), path: args.path.written(), fallback: args.fallback.policy() };
+        schemes::Choice { backend: args.backend.site(), path: path_of(args)?, fallback: args.fallback.policy() };
     let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
     let run = run_scheme(&*r, site, &data.mesh, data.vertices.view(), args, progress)?;
     for f in &run.fell_back {
@@ -369,7 +379,7 @@ fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summa
     if args.timings == Some(Timings::Json) {
         let line = serde_json::json!({
             "scheme": args.scheme,
-            "path": format!("{:?}", args.path).to_lowercase(),
+            "path": path_of(args).map_or("?", |p| PathKind::of(p).name()),
             "mode": mode,
             "precision": format!("{:?}", ran.precision).to_lowercase(),
             "backend": ran.backend(),

@@ -61,9 +61,9 @@ fn paths_modes_and_precisions_agree() {
     for extra in [
         vec!["--path", "slak"],
         vec!["--path", "lak"],
-        vec!["--mode", "modeling"],
+        vec!["--path", "slak", "--mode", "modeling"],
         vec!["--path", "lak", "--mode", "modeling"],
-        vec!["--precision", "f32"],
+        vec!["--path", "slak", "--precision", "f32"],
     ] {
         let out = tmp(&format!("chaikin-{}.obj", extra.join("")));
         let mut args = vec!["subdivide", input.to_str().unwrap(), "--levels", "2", "-o", out.to_str().unwrap()];
@@ -79,6 +79,37 @@ fn paths_modes_and_precisions_agree() {
         let diff = d.vertices.iter().zip(base.vertices.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
         assert!(diff < tol, "{extra:?}: differs by {diff}");
     }
+}
+
+/// The edge-friend kernels (the default for catmark on the CPU) make the
+/// same surface as the specialised kernels, in their own vertex order, in
+/// both modes; `--timings json` names the path that ran.
+#[test]
+fn edge_friend_is_the_default_and_agrees_with_the_kernels() {
+    let input = data().join("meshes/osd/catmark_chaikin2.obj");
+    let slak = tmp("chaikin-slak.obj");
+    let o =
+        subla(&["subdivide", input.to_str().unwrap(), "--levels", "3", "--path", "slak", "-o", slak.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let base = read(&slak);
+    for extra in [vec![], vec!["--mode", "modeling"], vec!["--path", "edge-friend"]] {
+        let out = tmp(&format!("chaikin-ef{}.obj", extra.join("")));
+        let mut args = vec!["subdivide", input.to_str().unwrap(), "--levels", "3", "-o", out.to_str().unwrap()];
+        args.extend(extra.iter().copied());
+        args.extend(["--timings", "json"]);
+        let o = subla(&args);
+        assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let json: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
+        assert_eq!(json["path"], "edge-friend", "{extra:?}");
+        let d = read(&out);
+        assert_eq!(d.mesh.num_faces(), base.mesh.num_faces(), "{extra:?}");
+        assert_eq!(positions_sorted(&d), positions_sorted(&base), "{extra:?}");
+    }
+    // Other schemes have no edge-friend path.
+    let o = subla(&["subdivide", input.to_str().unwrap(), "--scheme", "bilinear", "--path", "edge-friend"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bilinear has no edge-friend kernels on the cpu"), "{err}");
 }
 
 #[test]
@@ -186,7 +217,10 @@ fn matrix_exports_r_that_reproduces_subdivide() {
 fn gpu_backend_agrees_with_the_cpu() {
     let input = data().join("meshes/osd/catmark_chaikin2.obj");
     let (cpu, gpu) = (tmp("chaikin-cpu.obj"), tmp("chaikin-gpu.obj"));
-    let o = subla(&["subdivide", input.to_str().unwrap(), "--levels", "2", "-o", cpu.to_str().unwrap()]);
+    // The GPU runs the specialised kernels, which number vertices as the
+    // CPU's do.
+    let o =
+        subla(&["subdivide", input.to_str().unwrap(), "--levels", "2", "--path", "slak", "-o", cpu.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = subla(&[
         "subdivide",

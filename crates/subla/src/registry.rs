@@ -57,6 +57,9 @@ pub enum Path {
     Kernels,
     /// Mapped sparse algebra (§3; "LAK").
     Algebra,
+    /// The edge-friend encoding of quad meshes (Kuth et al. 2023):
+    /// Catmull-Clark's [`subla_catmark::CatmarkEdgeFriend`].
+    EdgeFriend,
 }
 
 impl fmt::Display for Path {
@@ -64,6 +67,7 @@ impl fmt::Display for Path {
         f.write_str(match self {
             Path::Kernels => "specialised kernels",
             Path::Algebra => "mapped algebra",
+            Path::EdgeFriend => "edge-friend kernels",
         })
     }
 }
@@ -213,6 +217,7 @@ pub struct Scheme {
     faces: Faces,
     growth: Growth,
     implementations: Vec<Implementation>,
+    fastest: Option<Path>,
 }
 
 impl fmt::Debug for Scheme {
@@ -222,6 +227,7 @@ impl fmt::Debug for Scheme {
             .field("faces", &self.faces)
             .field("growth", &self.growth)
             .field("implementations", &self.implementations().collect::<Vec<_>>())
+            .field("fastest", &self.fastest)
             .finish()
     }
 }
@@ -241,6 +247,7 @@ impl Scheme {
                 path: Path::Kernels,
                 make: Make::Cpu(kernels),
             }],
+            fastest: None,
         }
     }
 
@@ -252,6 +259,31 @@ impl Scheme {
             make: Make::Cpu(algebra),
         });
         self
+    }
+
+    /// The same scheme with a CPU refiner written as `path` (for example
+    /// [`Path::EdgeFriend`]), replacing one it had.
+    pub fn with_cpu_path(mut self, path: Path, make: MakeCpu) -> Self {
+        self.implementations.retain(|i| !(i.backend == Backend::Cpu && i.path == path));
+        self.implementations.push(Implementation { backend: Backend::Cpu, path, make: Make::Cpu(make) });
+        self
+    }
+
+    /// The same scheme, with `path` the one [`Scheme::fastest`] names where
+    /// the backend has it.
+    pub fn with_fastest(mut self, path: Path) -> Self {
+        self.fastest = Some(path);
+        self
+    }
+
+    /// The path a run on `backend` takes when the caller does not choose:
+    /// the scheme's fastest where that backend has it, else
+    /// [`Path::Kernels`].
+    pub fn fastest(&self, backend: Backend) -> Path {
+        match self.fastest {
+            Some(p) if self.has(backend, p) => p,
+            _ => Path::Kernels,
+        }
     }
 
     /// The same scheme with a GPU refiner (specialised kernels).
@@ -352,6 +384,8 @@ impl Registry {
         let catmark =
             Scheme::new("catmark", "Catmull-Clark (OpenSubdiv's catmark)", || Box::new(subla_catmark::CatmarkSlak))
                 .with_algebra(|| Box::new(subla_catmark::CatmarkLak))
+                .with_cpu_path(Path::EdgeFriend, || Box::new(subla_catmark::CatmarkEdgeFriend::new()))
+                .with_fastest(Path::EdgeFriend)
                 .with_growth(quads);
         let bilinear = Scheme::new("bilinear", "Bilinear (face centroids and edge midpoints)", || {
             Box::new(subla_catmark::Bilinear)
@@ -438,6 +472,17 @@ mod tests {
             again.register(Scheme::new("loop", "again", || Box::new(subla_catmark::Bilinear))),
             Err(RegistryError::Duplicate { name: "loop" })
         ));
+    }
+
+    #[test]
+    fn catmark_runs_edge_friend_by_default_on_the_cpu() {
+        let r = Registry::builtin();
+        let catmark = r.scheme("catmark").unwrap();
+        assert_eq!(catmark.fastest(Backend::Cpu), Path::EdgeFriend);
+        assert_eq!(catmark.fastest(Backend::Gpu), Path::Kernels);
+        assert_eq!(r.scheme("loop").unwrap().fastest(Backend::Cpu), Path::Kernels);
+        let k = catmark.refiner(Backend::Cpu, Path::EdgeFriend, &Setup::default()).unwrap();
+        assert_eq!(k.name(), "catmark-edge-friend");
     }
 
     #[test]

@@ -513,7 +513,8 @@ pub(crate) fn refine(p: &EfLevel, par: Par) -> Result<EfLevel> {
     };
     let edge_sharpness = edge_sharpness.filter(|s| p.has_ghosts() || s.iter().any(|&x| x > 0.0));
     let real_quads = 4 * p.real_quads;
-    let real = if p.has_ghosts() { real_map(&quads[..4 * real_quads], num_vertices)? } else { Real::Prefix(num_vertices) };
+    let real =
+        if p.has_ghosts() { real_map(&quads[..4 * real_quads], num_vertices)? } else { Real::Prefix(num_vertices) };
     let holes = p.holes.as_ref().map(|h| h.iter().flat_map(|&x| [x; 4]).collect());
     Ok(EfLevel {
         num_vertices,
@@ -577,11 +578,8 @@ mod tests {
     }
 
     fn cube() -> Mesh {
-        Mesh::from_faces(
-            8,
-            &[[0, 1, 3, 2], [2, 3, 5, 4], [4, 5, 7, 6], [6, 7, 1, 0], [1, 7, 5, 3], [6, 0, 2, 4]],
-        )
-        .unwrap()
+        Mesh::from_faces(8, &[[0, 1, 3, 2], [2, 3, 5, 4], [4, 5, 7, 6], [6, 7, 1, 0], [1, 7, 5, 3], [6, 0, 2, 4]])
+            .unwrap()
     }
 
     #[test]

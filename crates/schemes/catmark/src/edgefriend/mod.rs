@@ -24,9 +24,11 @@
 //!   left out of every level a plan hands out.
 //! * **Holes** are refined like any face (OpenSubdiv's rules do not see
 //!   them) and flagged, with their children, in [`Plan::faces`].
-//! * **Refused** with typed errors: isolated vertices
-//!   ([`SchemeError::Unsupported`]), non-manifold meshes
-//!   ([`SchemeError::NotManifold`]). [`crate::CatmarkSlak`] refines them.
+//! * **Not held:** isolated vertices and non-manifold meshes. The default
+//!   refiner builds them with [`crate::CatmarkSlak`]'s kernels (the whole
+//!   plan, reported by [`EdgeFriendPlan::kernels_because`]);
+//!   [`CatmarkEdgeFriend::strict`] refuses them with typed errors
+//!   ([`SchemeError::Unsupported`], [`SchemeError::NotManifold`]).
 //! * **Modeling mode** ([`Refiner::step`]): one level on top of the finest,
 //!   straight from its edge-friend form, no preprocessing.
 //!
@@ -56,8 +58,118 @@ const NAME: &str = "catmark-edge-friend";
 
 /// Catmull-Clark subdivision through the edge-friend encoding (see the
 /// [module docs](self)).
-#[derive(Copy, Clone, Debug, Default)]
-pub struct CatmarkEdgeFriend;
+///
+/// [`CatmarkEdgeFriend::new`] (also the `Default`) builds meshes the
+/// encoding cannot hold (isolated vertices, non-manifold topology) with
+/// the specialised kernels of [`crate::CatmarkSlak`] instead, and says so
+/// ([`EdgeFriendPlan::kernels_because`]); [`CatmarkEdgeFriend::strict`]
+/// refuses them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CatmarkEdgeFriend {
+    strict: bool,
+}
+
+impl Default for CatmarkEdgeFriend {
+    fn default() -> Self {
+        CatmarkEdgeFriend::new()
+    }
+}
+
+impl CatmarkEdgeFriend {
+    /// The edge-friend kernel, with the specialised kernels for the meshes
+    /// it cannot hold.
+    pub const fn new() -> Self {
+        CatmarkEdgeFriend { strict: false }
+    }
+    /// The edge-friend kernel alone: meshes it cannot hold are refused
+    /// ([`SchemeError::Unsupported`], [`SchemeError::NotManifold`]).
+    pub const fn strict() -> Self {
+        CatmarkEdgeFriend { strict: true }
+    }
+}
+
+/// A built Catmull-Clark refinement of [`CatmarkEdgeFriend`]: in
+/// edge-friend form, or (for meshes the encoding cannot hold) a
+/// [`crate::CatmarkPlan`] of the specialised kernels.
+#[derive(Debug)]
+pub struct EdgeFriendPlan {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    EdgeFriend(EfPlan),
+    Kernels { plan: crate::CatmarkPlan, because: SchemeError },
+}
+
+impl EdgeFriendPlan {
+    /// Why the plan was built by the specialised kernels instead of the
+    /// edge-friend encoding (the error the strict refiner gives), or
+    /// `None` for an edge-friend plan.
+    pub fn kernels_because(&self) -> Option<&SchemeError> {
+        match &self.inner {
+            Inner::EdgeFriend(_) => None,
+            Inner::Kernels { because, .. } => Some(because),
+        }
+    }
+    /// Bytes the plan's edge-friend connectivity takes (every level's
+    /// quads, friends, loop starts, sharpness and hole flags; 0 for a plan
+    /// of the specialised kernels).
+    pub fn connectivity_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::EdgeFriend(p) => p.connectivity_bytes(),
+            Inner::Kernels { .. } => 0,
+        }
+    }
+    fn plan(&self) -> &dyn Plan {
+        match &self.inner {
+            Inner::EdgeFriend(p) => p,
+            Inner::Kernels { plan, .. } => plan,
+        }
+    }
+}
+
+impl Plan for EdgeFriendPlan {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn levels(&self) -> u32 {
+        self.plan().levels()
+    }
+    fn level_len(&self, level: u32) -> usize {
+        self.plan().level_len(level)
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        self.plan().eval_f64(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        self.plan().eval_f32(control, out, par)
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        self.plan().operator(level, par)
+    }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        self.plan().operator_rows(level, rows, par)
+    }
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn subla_scheme::refinement::ClosedForm + '_>>> {
+        self.plan().closed_form(par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.plan().operator_bound(level)
+    }
+    fn child_point(&self, level: u32, row: usize) -> Option<subla_scheme::ChildPoint> {
+        self.plan().child_point(level, row)
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        self.plan().limit(par)
+    }
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.plan().refined(level, par)
+    }
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        self.plan().faces(level, par)
+    }
+}
 
 /// The control level of a plan built from a polygon mesh: refined by the
 /// specialised kernels into the first edge-friend level.
@@ -70,7 +182,7 @@ struct Control {
 /// A built edge-friend refinement: the control level, then every level in
 /// edge-friend form.
 #[derive(Debug)]
-pub struct EdgeFriendPlan {
+struct EfPlan {
     /// Level 0 as a polygon mesh, when the plan was built from one (then
     /// `levels[i]` is level `i + 1`; else `levels[i]` is level `i`).
     control: Option<Control>,
@@ -100,51 +212,73 @@ impl Refiner for CatmarkEdgeFriend {
         NAME
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<EdgeFriendPlan> {
-        subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)?;
-        let t = input.topology();
-        t.check_manifold().map_err(|e| SchemeError::NotManifold { scheme: NAME, source: Box::new(e) })?;
-        if let Some(v) = (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & vertex_tag::ISOLATED != 0) {
-            return Err(unsupported("an isolated vertex", format!("vertex {v}")));
+        match build_ef(input, levels, par) {
+            Ok(p) => Ok(EdgeFriendPlan { inner: Inner::EdgeFriend(p) }),
+            Err(e @ (SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. })) if !self.strict => {
+                let plan = crate::CatmarkSlak.build(input, levels, par)?;
+                Ok(EdgeFriendPlan { inner: Inner::Kernels { plan, because: e } })
+            }
+            Err(e) => Err(e),
         }
-        let mesh = prepare(input)?;
-        let options = mesh.options();
-        if levels == 0 {
-            return Ok(EdgeFriendPlan::new(Some(Control { step: Step::empty(), mesh }), Vec::new(), options));
-        }
-        let step = masks(&mesh, par);
-        let mut ef = Vec::with_capacity(levels as usize);
-        ef.push(first_level(&mesh)?);
-        for _ in 1..levels {
-            let next = refine(ef.last().expect("one level"), par)?;
-            ef.push(next);
-        }
-        Ok(EdgeFriendPlan::new(Some(Control { mesh, step }), ef, options))
     }
     fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
         subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: EdgeFriendPlan, par: Par) -> Result<EdgeFriendPlan> {
-        let EdgeFriendPlan { control, mut levels, options, .. } = plan;
-        let finest = match levels.pop() {
-            Some(l) => l,
-            None => {
-                // A plan of no levels: its control mesh, one level.
-                let Some(c) = control else {
-                    return Err(SchemeError::Internal { what: NAME, detail: "a plan without levels".into() });
-                };
-                return self.build(&c.mesh, 1, par);
+        match plan.inner {
+            Inner::EdgeFriend(p) => Ok(EdgeFriendPlan { inner: Inner::EdgeFriend(step_ef(p, par)?) }),
+            Inner::Kernels { plan, because } => {
+                Ok(EdgeFriendPlan { inner: Inner::Kernels { plan: crate::CatmarkSlak.step(plan, par)?, because } })
             }
-        };
-        drop(levels);
-        let next = refine(&finest, par)?;
-        Ok(EdgeFriendPlan::new(None, vec![finest, next], options))
+        }
     }
 }
 
-impl EdgeFriendPlan {
+/// The edge-friend plan of `levels` levels over `input`.
+fn build_ef(input: &Mesh, levels: u32, par: Par) -> Result<EfPlan> {
+    subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)?;
+    let t = input.topology();
+    t.check_manifold().map_err(|e| SchemeError::NotManifold { scheme: NAME, source: Box::new(e) })?;
+    if let Some(v) = (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & vertex_tag::ISOLATED != 0) {
+        return Err(unsupported("an isolated vertex", format!("vertex {v}")));
+    }
+    let mesh = prepare(input)?;
+    let options = mesh.options();
+    if levels == 0 {
+        return Ok(EfPlan::new(Some(Control { step: Step::empty(), mesh }), Vec::new(), options));
+    }
+    let step = masks(&mesh, par);
+    let mut ef = Vec::with_capacity(levels as usize);
+    ef.push(first_level(&mesh)?);
+    for _ in 1..levels {
+        let next = refine(ef.last().expect("one level"), par)?;
+        ef.push(next);
+    }
+    Ok(EfPlan::new(Some(Control { mesh, step }), ef, options))
+}
+
+/// One level on top of `plan`'s finest.
+fn step_ef(plan: EfPlan, par: Par) -> Result<EfPlan> {
+    let EfPlan { control, mut levels, options, .. } = plan;
+    let finest = match levels.pop() {
+        Some(l) => l,
+        None => {
+            // A plan of no levels: its control mesh, one level.
+            let Some(c) = control else {
+                return Err(SchemeError::Internal { what: NAME, detail: "a plan without levels".into() });
+            };
+            return build_ef(&c.mesh, 1, par);
+        }
+    };
+    drop(levels);
+    let next = refine(&finest, par)?;
+    Ok(EfPlan::new(None, vec![finest, next], options))
+}
+
+impl EfPlan {
     fn new(control: Option<Control>, levels: Vec<EfLevel>, options: Options) -> Self {
         let n = levels.len() + usize::from(control.is_some());
-        EdgeFriendPlan {
+        EfPlan {
             control,
             levels,
             options,
@@ -170,9 +304,7 @@ impl EdgeFriendPlan {
         Ok(())
     }
 
-    /// Bytes the plan's connectivity takes (every level's quads, friends,
-    /// loop starts and sharpness), for memory reports.
-    pub fn connectivity_bytes(&self) -> usize {
+    fn connectivity_bytes(&self) -> usize {
         self.levels
             .iter()
             .map(|l| {
@@ -181,6 +313,7 @@ impl EdgeFriendPlan {
                     + 4 * l.loop_start.len()
                     + l.edge_sharpness.as_ref().map_or(0, |s| 4 * s.len())
                     + l.vertex_sharpness.as_ref().map_or(0, |s| 4 * s.len())
+                    + l.holes.as_ref().map_or(0, Vec::len)
             })
             .sum()
     }
@@ -257,8 +390,7 @@ impl EdgeFriendPlan {
                 es[ce[4 * q + 2] as usize] = s[2 * q + 1];
                 for k in 0..2 {
                     let g = l.friends[q][k] as usize;
-                    es[ce[4 * q + 1 + 2 * k] as usize] =
-                        if g >> 1 >= nq { SHARPNESS_INFINITE } else { s[g] };
+                    es[ce[4 * q + 1 + 2 * k] as usize] = if g >> 1 >= nq { SHARPNESS_INFINITE } else { s[g] };
                 }
             }
         }
@@ -317,7 +449,7 @@ fn gather_real<T: Copy>(l: &EfLevel, y: &[T], out: &mut ArrayViewMut2<'_, T>, d:
     }
 }
 
-impl Plan for EdgeFriendPlan {
+impl Plan for EfPlan {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -374,9 +506,7 @@ impl Plan for EdgeFriendPlan {
             let nq = l.real_quads;
             let verts = match &l.real {
                 Real::Prefix(_) => None,
-                Real::Map { .. } => {
-                    Some(l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect())
-                }
+                Real::Map { .. } => Some(l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect()),
             };
             let holes = l.holes.as_ref().map_or_else(|| vec![false; nq], |h| h[..nq].to_vec());
             FaceLists { ptr: (0..=nq as u32).map(|q| 4 * q).collect(), verts, holes }

@@ -27,7 +27,7 @@ fn agree(mesh: &Mesh, levels: u32) {
     let want_plan = CatmarkSlak.build(mesh, levels, Par::Seq).unwrap();
     let want = eval(&want_plan, x.view(), Par::Seq).unwrap();
     for par in [Par::Seq, Par::Rayon] {
-        let plan = CatmarkEdgeFriend.build(mesh, levels, par).unwrap();
+        let plan = CatmarkEdgeFriend::new().build(mesh, levels, par).unwrap();
         assert_eq!(plan.levels(), levels);
         for l in 0..=levels {
             assert_eq!(plan.level_len(l), want_plan.level_len(l), "level {l} size");
@@ -82,10 +82,8 @@ fn smooth_closed_meshes_agree() {
 fn boundaries_agree() {
     let grid = MeshBuilder::from_faces(9, &[[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]);
     agree(&grid.clone().build(Par::Seq).unwrap(), 3);
-    let corners = grid.options(subla_mesh::Options {
-        boundary: BoundaryInterpolation::EdgeAndCorner,
-        ..Default::default()
-    });
+    let corners =
+        grid.options(subla_mesh::Options { boundary: BoundaryInterpolation::EdgeAndCorner, ..Default::default() });
     agree(&corners.build(Par::Seq).unwrap(), 3);
     let fan = Mesh::from_faces(6, &[&[0u32, 1, 2][..], &[0, 2, 3], &[0, 3, 4, 5]]).unwrap();
     agree(&fan, 3);
@@ -115,7 +113,7 @@ fn creases_and_corners_agree() {
 fn holes_agree() {
     let m = cube().hole(2).build(Par::Seq).unwrap();
     agree(&m, 2);
-    let plan = CatmarkEdgeFriend.build(&m, 2, Par::Seq).unwrap();
+    let plan = CatmarkEdgeFriend::new().build(&m, 2, Par::Seq).unwrap();
     let want = CatmarkSlak.build(&m, 2, Par::Seq).unwrap();
     let count = |f: subla_scheme::Faces<'_>| f.holes.iter().filter(|&&h| h).count();
     assert_eq!(count(plan.faces(2, Par::Seq).unwrap()), 16);
@@ -133,12 +131,12 @@ fn modeling_steps_agree_with_static_builds() {
     let grid = Mesh::from_faces(9, &[[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]).unwrap();
     for mesh in [cube().crease(0, 1, 2.5).build(Par::Seq).unwrap(), grid] {
         let x = positions(mesh.num_vertices());
-        let full = CatmarkEdgeFriend.build(&mesh, 3, Par::Rayon).unwrap();
+        let full = CatmarkEdgeFriend::new().build(&mesh, 3, Par::Rayon).unwrap();
         let want = eval(&full, x.view(), Par::Rayon).unwrap();
-        let mut plan = CatmarkEdgeFriend.build(&mesh, 1, Par::Rayon).unwrap();
+        let mut plan = CatmarkEdgeFriend::new().build(&mesh, 1, Par::Rayon).unwrap();
         let mut y = eval(&plan, x.view(), Par::Rayon).unwrap();
         for _ in 0..2 {
-            plan = CatmarkEdgeFriend.step(plan, Par::Rayon).unwrap();
+            plan = CatmarkEdgeFriend::new().step(plan, Par::Rayon).unwrap();
             assert_eq!(plan.levels(), 1);
             y = eval(&plan, y.view(), Par::Rayon).unwrap();
         }
@@ -147,15 +145,33 @@ fn modeling_steps_agree_with_static_builds() {
 }
 
 #[test]
-fn unsupported_features_are_refused() {
+fn unsupported_features_are_refused_or_built_by_the_kernels() {
     let isolated = Mesh::from_faces(5, &[[0, 1, 2, 3]]).unwrap();
     assert!(matches!(
-        CatmarkEdgeFriend.build(&isolated, 2, Par::Seq),
+        CatmarkEdgeFriend::strict().build(&isolated, 2, Par::Seq),
         Err(subla_scheme::SchemeError::Unsupported { feature: "an isolated vertex", .. })
     ));
     let fin = Mesh::from_faces(5, &[[0, 1, 2], [0, 1, 3], [1, 0, 4]]).unwrap();
     assert!(matches!(
-        CatmarkEdgeFriend.build(&fin, 2, Par::Seq),
+        CatmarkEdgeFriend::strict().build(&fin, 2, Par::Seq),
         Err(subla_scheme::SchemeError::NotManifold { .. })
     ));
+    // The default refiner builds them with the specialised kernels, and
+    // says why.
+    for m in [&isolated, &fin] {
+        let plan = CatmarkEdgeFriend::new().build(m, 2, Par::Seq).unwrap();
+        assert!(plan.kernels_because().is_some());
+        let x = positions(m.num_vertices());
+        let want = eval(&CatmarkSlak.build(m, 2, Par::Seq).unwrap(), x.view(), Par::Seq).unwrap();
+        assert_eq!(eval(&plan, x.view(), Par::Seq).unwrap(), want);
+        let plan = CatmarkEdgeFriend::new().step(plan, Par::Seq).unwrap();
+        assert_eq!(plan.levels(), 1);
+    }
+    assert!(
+        CatmarkEdgeFriend::new()
+            .build(&cube().build(Par::Seq).unwrap(), 1, Par::Seq)
+            .unwrap()
+            .kernels_because()
+            .is_none()
+    );
 }
