@@ -25,6 +25,7 @@
 //! | `*_build` | `CatmarkSlak.build` | `refine_uniform` + `compose_stencils` | factory + `refine_uniform` + `StencilTableFactory::create` (last level) | `TopologyRefiner` + `refine_uniform` (sparse last level) + `StencilTable::new` (last level) |
 //! | `*_eval` | `eval` f64 on the plan | composed `interpolate` | `update_values` | `CpuEvaluator::EvalStencils` (f32) |
 //! | `subla_modeling` / `*_oneshot` | `modeling` (build + eval level by level) | `refine_uniform` + `interpolate` (chained levels) | factory + `refine_uniform` + `PrimvarRefiner::interpolate` per level | the same, f32 |
+//! | `subla_ef_build` / `_eval` / `_modeling` (`_f32`) | the same with `CatmarkEdgeFriend` (the default path) | | | |
 //!
 //! Data are 3 channels of `f64` except for OpenSubdiv, whose wrapper only
 //! has `f32` (compare it also with `subla_eval_f32`). The peers are
@@ -56,7 +57,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use subla_algebra::Par;
 use subla_bench::{criterion, median_seconds, pool, quad_sphere, quad_torus, report_with};
-use subla_catmark::CatmarkSlak;
+use subla_catmark::{CatmarkEdgeFriend, CatmarkSlak};
 use subla_catmark::refine::refine_topology_direct;
 use subla_mesh::{Mesh, MeshData, Options, Validation};
 use subla_scheme::refinement::{Budget, Evaluation, Evaluator, Refinement};
@@ -521,6 +522,8 @@ fn bytes_per_face(id: &str) -> Option<f64> {
         "subla_topology" | "subla_build" => 250.0,
         "subla_eval" | "subla_eval_f32" => 300.0,
         "subla_modeling" => 410.0,
+        "subla_ef_build" => 120.0,
+        "subla_ef_eval" | "subla_ef_modeling" | "subla_ef_modeling_f32" => 200.0,
         "subdiv_kernels_topology" | "subdiv_kernels_build" | "subdiv_kernels_oneshot" => 750.0,
         "opensubdiv_rs_build" => 750.0,
         "opensubdiv_rs_topology" | "opensubdiv_rs_oneshot" => 300.0,
@@ -909,6 +912,32 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
             &mut in_pool(p, || modeling(&CatmarkSlak, mesh, pos.view(), level, par)),
         );
     }
+    // The edge-friend kernels (the default path on the CPU).
+    let ef = CatmarkEdgeFriend::new();
+    for &(t, p, par) in &variants {
+        h.bench(&row, "subla_ef_build", t, false, &mut in_pool(p, || ef.build(mesh, level, par)));
+    }
+    match pn.install(|| ef.build(mesh, level, Par::Rayon)) {
+        Ok(plan) => {
+            for &(t, p, par) in &variants {
+                h.bench(&row, "subla_ef_eval", t, false, &mut in_pool(p, || eval(&plan, pos.view(), par).unwrap()));
+            }
+        }
+        Err(e) => println!("subla edge-friend build failed: {e}"),
+    }
+    for &(t, p, par) in &variants {
+        h.bench(&row, "subla_ef_modeling", t, false, &mut in_pool(p, || modeling(&ef, mesh, pos.view(), level, par)));
+    }
+    if cfg!(feature = "opensubdiv-petite") {
+        let pos32 = pos.mapv(|x| x as f32);
+        h.bench(
+            &row,
+            "subla_ef_modeling_f32",
+            &nt,
+            false,
+            &mut in_pool(&pn, || modeling(&ef, mesh, pos32.view(), level, Par::Rayon)),
+        );
+    }
 
     // subdiv-kernels
     h.bench(&row, "subdiv_kernels_topology", "1thread", true, &mut direct(|| sk::topology(flat, level)));
@@ -1263,6 +1292,56 @@ fn summary(h: &Harness<'_>, rows: &[(String, u32, usize)]) {
                         }
                         _ => {
                             let _ = write!(line, " {:>7}", "-");
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    // The edge-friend path: its build against the peers' topology
+    // refinement (the plan, what a modeling step needs), its modeling
+    // against their one-shot subdivision.
+    for t in &labels {
+        let _ = writeln!(
+            out,
+            "\n== catmark edge-friend (the default path), subla on {t}: subla ms, then peer time / subla time (peer kind in brackets)"
+        );
+        let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
+        let kinds = [("build", "topology"), ("eval", "eval"), ("modeling", "oneshot"), ("modeling_f32", "oneshot")];
+        for (kind, peer_kind) in kinds {
+            let _ = write!(head, " | {:>12}", format!("ef {kind} ms"));
+            for p in &peers {
+                let short = match *p {
+                    "subdiv_kernels" => "sk",
+                    "opensubdiv_rs" => "osd-rs",
+                    _ => "osd-c++",
+                };
+                let _ = write!(head, " {:>9}", format!("{short}[{}]", &peer_kind[..3]));
+            }
+        }
+        let _ = writeln!(out, "{head}");
+        for (input, level, faces) in rows {
+            let group = format!("catmark_{input}_L{level}");
+            let mut line = format!("{input:<12} {level:>2} {faces:>10}");
+            for (kind, peer_kind) in kinds {
+                // The f32 row runs on all threads only.
+                let ours = h.seconds(&group, &format!("subla_ef_{kind}/{t}"));
+                match ours {
+                    Some(a) => {
+                        let _ = write!(line, " | {:>12.2}", a * 1e3);
+                    }
+                    None => {
+                        let _ = write!(line, " | {:>12}", "-");
+                    }
+                }
+                for p in &peers {
+                    match (ours, h.seconds(&group, &format!("{p}_{peer_kind}/1thread"))) {
+                        (Some(a), Some(b)) => {
+                            let _ = write!(line, " {:>9.2}", b / a);
+                        }
+                        _ => {
+                            let _ = write!(line, " {:>9}", "-");
                         }
                     }
                 }

@@ -17,7 +17,7 @@ use subla_scheme::kernel::{Stencil, assemble_rows, axpy, load, real};
 use subla_scheme::sdc::{Rule, dec, is_infinite, vertex_transition_weight};
 use subla_scheme::{Result, SchemeError};
 
-use super::level::{EfLevel, Layout, Scatter, for_blocks};
+use super::level::{EfLevel, GHOST, Layout, Scatter, for_blocks};
 
 /// The two weights of an edge point: `alpha` on each endpoint, `beta` on
 /// each of the two face points.
@@ -145,20 +145,24 @@ fn vertex_weights_in(
 }
 
 /// One level of eval, `l` → `next`: `x` holds `l.num_vertices` rows of `d`
-/// channels, `y` the next level's (in [`Layout`] order).
+/// channels, `y` the next level's (in [`Layout`] order), or with `real`
+/// (the next level's real numbering, [`GHOST`] for ghosts) only its real
+/// rows, in that numbering.
 pub(crate) fn eval_level<T: Float + Send + Sync>(
     l: &EfLevel,
     next: &EfLevel,
     x: &[T],
     y: &mut [T],
     d: usize,
+    real_rows: Option<&[u32]>,
     par: Par,
 ) {
     debug_assert_eq!(x.len(), l.num_vertices * d);
-    debug_assert_eq!(y.len(), l.layout().len() * d);
-    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, next, x, y, d, off, par));
+    debug_assert_eq!(y.len(), if real_rows.is_some() { next.real.count() } else { l.layout().len() } * d);
+    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, next, x, y, d, off, real_rows, par));
 }
 
+#[allow(clippy::too_many_arguments)]
 fn eval_impl<T: Float + Send + Sync, const D: usize>(
     l: &EfLevel,
     next: &EfLevel,
@@ -166,6 +170,7 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     y: &mut [T],
     stride: usize,
     off: usize,
+    real_rows: Option<&[u32]>,
     par: Par,
 ) {
     let lay: Layout = l.layout();
@@ -175,14 +180,21 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     // point of q and the edge points of q's off-edges by q's task (every
     // edge is the off-edge of exactly one quad), the vertex point of v by
     // v's — and `Layout` maps elements to distinct rows below
-    // `y.len() / stride`.
+    // `y.len() / stride`, as does the real numbering (a bijection of the
+    // real rows onto `0 .. real count`).
     let put = |r: u32, acc: [T; D]| {
+        let r = match real_rows {
+            None => r,
+            Some(m) if m[r as usize] == GHOST => return,
+            Some(m) => m[r as usize],
+        };
         let base = r as usize * stride + off;
         for (k, a) in acc.into_iter().enumerate() {
             unsafe { out.put(base + k, a) };
         }
     };
-    let sharp = l.is_sharp();
+    let esharp = l.edge_sharpness.as_deref();
+    let vsharp = l.vertex_sharpness.as_deref();
     let quads = &l.quads;
     let quarter = real::<T>(0.25);
     let face = |q: usize| -> [T; D] {
@@ -199,7 +211,7 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
             put(lay.face(q as u32), f);
             for (k, (a, b)) in [(v[1], v[2]), (v[3], v[0])].into_iter().enumerate() {
                 let g = l.friends[q][k];
-                let w = if sharp { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
+                let w = if esharp.is_some() { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
                 let mut acc = [T::zero(); D];
                 if w.beta != 0.0 {
                     let beta = real::<T>(w.beta);
@@ -218,13 +230,19 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
             let mut nsum = [T::zero(); D];
             let mut dsum = [T::zero(); D];
             let mut n = 0usize;
+            // Whether a sharp edge or vertex sharpness touches v: only then
+            // are the crease rules computed.
+            let mut sharp_here = vsharp.is_some_and(|s| s[v] > 0.0);
             l.ring(l.loop_start[v], |c| {
                 let one = T::one();
                 axpy(&mut nsum, one, gx(quads[(c & !3) | ((c + 1) & 3)]));
                 axpy(&mut dsum, one, gx(quads[c ^ 2]));
+                if let Some(s) = esharp {
+                    sharp_here |= s[l.leaving_edge(c) as usize] > 0.0;
+                }
                 n += 1;
             });
-            let w = if sharp {
+            let w = if sharp_here {
                 vertex_weights(l, next, v)
             } else {
                 let nf = n as f64;

@@ -102,7 +102,66 @@ enum Inner {
     Kernels { plan: crate::CatmarkPlan, because: SchemeError },
 }
 
+/// One level of an [`EdgeFriendPlan`] in edge-friend form, as other
+/// backends read it (the encoding is described in the [module docs](self)
+/// and in `docs/catmark.md`): ghost quads and ghost vertices included.
+#[derive(Copy, Clone, Debug)]
+pub struct LevelView<'a> {
+    /// Vertices, ghosts included.
+    pub num_vertices: usize,
+    /// Four vertices per quad; quads `0 .. real_quads` are real, the rest
+    /// ghosts.
+    pub quads: &'a [u32],
+    /// The edge-friends of each quad's off-edges `v1 v2` and `v3 v0`.
+    pub friends: &'a [[u32; 2]],
+    /// A corner of each vertex.
+    pub loop_start: &'a [u32],
+    /// Sharpness by edge id (`2q + k`), where the level has any sharp edge.
+    pub edge_sharpness: Option<&'a [f32]>,
+    /// Sharpness by vertex, where some vertex is sharp.
+    pub vertex_sharpness: Option<&'a [f32]>,
+    /// Hole flags of the quads, where some quad is a hole.
+    pub holes: Option<&'a [bool]>,
+    /// Number of real quads (a prefix).
+    pub real_quads: usize,
+    /// Number of real vertices. On the first level of a plan built from a
+    /// polygon mesh they are the prefix `0 .. real_vertices`.
+    pub real_vertices: usize,
+    /// Chaikin's crease rule (else the uniform decrement).
+    pub chaikin: bool,
+}
+
 impl EdgeFriendPlan {
+    /// Level `level` in edge-friend form: every level of an edge-friend
+    /// plan but a polygon control level; `None` there, past the levels, or
+    /// for a plan of the specialised kernels.
+    pub fn level(&self, level: u32) -> Option<LevelView<'_>> {
+        let Inner::EdgeFriend(p) = &self.inner else { return None };
+        let l = p.levels.get(p.index(level)?)?;
+        Some(LevelView {
+            num_vertices: l.num_vertices,
+            quads: &l.quads,
+            friends: &l.friends,
+            loop_start: &l.loop_start,
+            edge_sharpness: l.edge_sharpness.as_deref(),
+            vertex_sharpness: l.vertex_sharpness.as_deref(),
+            holes: l.holes.as_deref(),
+            real_quads: l.real_quads,
+            real_vertices: l.real.count(),
+            chaikin: l.chaikin,
+        })
+    }
+
+    /// The masks of the first step (from the polygon control mesh to the
+    /// first edge-friend level, made by the specialised kernels), for
+    /// backends that run that step themselves; `None` for plans without
+    /// a polygon control level.
+    pub fn control_step(&self) -> Option<crate::StepView<'_>> {
+        let Inner::EdgeFriend(p) = &self.inner else { return None };
+        let c = p.control.as_ref()?;
+        Some(crate::StepView { parent: &c.mesh, edge_masks: &c.step.edges, vertex_masks: &c.step.vertices })
+    }
+
     /// Why the plan was built by the specialised kernels instead of the
     /// edge-friend encoding (the error the strict refiner gives), or
     /// `None` for an edge-friend plan.
@@ -362,12 +421,21 @@ impl EfPlan {
         }
         for i in 0..nlev - 1 {
             let (l, next) = (&self.levels[i], &self.levels[i + 1]);
-            if i + 2 == nlev && direct(next) && out_slice.is_some() {
-                eval::eval_level(l, next, cur, out_slice.take().expect("checked"), d, par);
+            if i + 2 == nlev && out_slice.is_some() {
+                // The finest level straight into the output, its real rows
+                // only.
+                let map = match &next.real {
+                    Real::Prefix(n) if *n == next.num_vertices => None,
+                    Real::Map { map, .. } => Some(map.as_slice()),
+                    Real::Prefix(_) => {
+                        return Err(SchemeError::Internal { what: NAME, detail: "ghosts past a prefix".into() });
+                    }
+                };
+                eval::eval_level(l, next, cur, out_slice.take().expect("checked"), d, map, par);
                 return Ok(());
             }
             let mut y = try_zeroed_vec(next.num_vertices * d, "the points of a level")?;
-            eval::eval_level(l, next, cur, &mut y, d, par);
+            eval::eval_level(l, next, cur, &mut y, d, None, par);
             owned = y;
             cur = &owned;
         }
