@@ -28,6 +28,13 @@
 //! The copy bandwidth is a device-to-device copy of 256 MiB (or the largest
 //! binding) by a compute kernel and by `copy_buffer_to_buffer`, counting
 //! bytes read and written; the best of the two is the reference.
+//! The "edge-friend" table times `CatmarkEdgeFriendGpu` (the edge-friend
+//! encoding: the first level's connectivity from the host, every later
+//! level's connectivity and every level's points by one dispatch each):
+//! build, eval (wall: upload, kernels, readback), modeling, and the least
+//! bytes an eval moves (every level's points read and written once, its
+//! quads, friends and loop starts read once) over the eval's wall time,
+//! against the copy bandwidth — a lower bound of the kernels' rate.
 //! A second table runs Loop and √3 (`subla-tri-gpu`) on a 200,000-triangle
 //! icosphere (`SUBLA_BENCH_ICOSPHERE=freq` changes the frequency), 3 levels.
 //! A third table evaluates the per-level refinement matrices `R_i` with
@@ -61,7 +68,7 @@
 //! (`GpuLimit::with_path`), the GPU time of the points' passes and of the
 //! limit kernels, the frame's wall time and the agreement with the CPU.
 //!
-//! `SUBLA_BENCH_TABLES=catmark,triangles,spmv,limit` keeps only the tables
+//! `SUBLA_BENCH_TABLES=catmark,edge-friend,triangles,spmv,limit` keeps only the tables
 //! named.
 
 use std::path::Path;
@@ -71,7 +78,7 @@ use ndarray::Array2;
 use subla_algebra::Par;
 use subla_bench::quad_torus;
 use subla_catmark::CatmarkSlak;
-use subla_catmark_gpu::CatmarkGpu;
+use subla_catmark_gpu::{CatmarkEdgeFriendGpu, CatmarkGpu};
 use subla_gpu::timing::copy_bandwidth;
 use subla_gpu::{GpuBuffer, GpuContext, GpuRefinement};
 use subla_mesh::{MeshData, Validation};
@@ -280,6 +287,9 @@ fn main() {
         }
     }
     print!("{kernel_tables}");
+    if table_on("edge-friend") {
+        edge_friend(ctx, copy_rate, quick, &levels);
+    }
     if table_on("triangles") {
         triangles(ctx, copy_rate, quick);
     }
@@ -648,6 +658,74 @@ fn limit_points(
                 ))
             })();
             println!("| {name} | {label} | {} ", r.unwrap_or_else(|e| format!("failed: {e} | | | | | | | | |")));
+        }
+    }
+}
+
+/// The edge-friend kernels on the device (`CatmarkEdgeFriendGpu`).
+fn edge_friend(ctx: &'static subla_gpu::GpuContext, copy_rate: f64, quick: bool, levels: &[u32]) {
+    let refiner = CatmarkEdgeFriendGpu::new(ctx);
+    println!("\ncatmark edge-friend on the device (xyz f32)\n");
+    println!(
+        "| mesh | L | faces | build ms | eval ms (wall) | modeling ms | least MB per eval | GB/s over eval wall | % copy |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (name, data) in inputs(quick) {
+        let x: Array2<f32> = data.positions().mapv(|v| v as f32);
+        for &l in levels {
+            let build = || -> Result<_, String> {
+                let plan = refiner.build(&data.mesh, l, Par::Rayon).map_err(|e| e.to_string())?;
+                ctx.wait_idle().map_err(|e| e.to_string())?;
+                Ok(plan)
+            };
+            let start = Instant::now();
+            let first = match build() {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {l} | – | build failed: {e} | | | | | |");
+                    break;
+                }
+            };
+            let first_s = start.elapsed().as_secs_f64();
+            drop(first);
+            let (build_s, plan) = best(runs_for(first_s) - 1, build);
+            let Ok(plan) = plan else {
+                println!("| {name} | {l} | – | build failed on a rerun | | | | | |");
+                break;
+            };
+            let build_s = build_s.min(first_s);
+            let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
+            let start = Instant::now();
+            if let Err(e) = plan.try_eval(x.view()) {
+                println!("| {name} | {l} | {faces} | {:.2} | eval failed: {e} | | | | |", build_s * 1e3);
+                break;
+            }
+            let (eval_s, _) = best(runs_for(start.elapsed().as_secs_f64()), || plan.try_eval(x.view()));
+            // Least bytes: points of every level read and written once
+            // (12 bytes a row), the connectivity of every edge-friend level
+            // but the finest read once (28 bytes a quad, about).
+            let mut bytes = 0f64;
+            for k in 0..=l {
+                let rows = plan.level_len(k) as f64;
+                bytes += if k == 0 || k == l { 12.0 * rows } else { 24.0 * rows + 28.0 * rows };
+            }
+            let rate = bytes / eval_s;
+            drop(plan);
+            let (modeling_s, m) =
+                best(runs_for(build_s + eval_s), || modeling(&refiner, &data.mesh, x.view(), l, Par::Rayon));
+            if let Err(e) = m {
+                println!("| {name} | {l} | {faces} | modeling failed: {e} | | | | | |");
+                break;
+            }
+            println!(
+                "| {name} | {l} | {faces} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0} % |",
+                build_s * 1e3,
+                eval_s * 1e3,
+                modeling_s * 1e3,
+                bytes * 1e-6,
+                rate * 1e-9,
+                100.0 * rate / copy_rate
+            );
         }
     }
 }

@@ -32,8 +32,9 @@ pub(crate) fn scheme_parser() -> PossibleValuesParser {
         if s.has(Backend::Cpu, Path::Algebra) {
             runs.push_str(", lak on cpu");
         }
-        if s.has(Backend::Cpu, Path::EdgeFriend) {
-            runs.push_str(", edge-friend on cpu (the default there)");
+        let ef = on(Path::EdgeFriend);
+        if !ef.is_empty() {
+            runs.push_str(&format!(", edge-friend on {} (the default on cpu)", ef.join(" and ")));
         }
         PossibleValue::new(s.name()).help(format!("{} [{runs}]", s.about()))
     }))

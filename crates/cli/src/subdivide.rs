@@ -57,7 +57,7 @@ pub(crate) struct SubdivideArgs {
     precision: Option<Precision>,
     /// Implementation path: the specialised kernels, the mapped sparse
     /// algebra (every scheme but bilinear; CPU only), or the edge-friend
-    /// kernels (catmark; CPU only) [default: the scheme's fastest on the
+    /// kernels (catmark; CPU and GPU) [default: the scheme's fastest on the
     /// backend: edge-friend for catmark on the CPU, else slak].
     #[arg(long, value_enum)]
     path: Option<PathKind>,

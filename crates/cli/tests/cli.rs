@@ -247,6 +247,30 @@ fn gpu_backend_agrees_with_the_cpu() {
     assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts());
     let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
     assert!(diff < 1e-5, "GPU and CPU differ by {diff}");
+    // The edge-friend kernels on the device number the points as on the
+    // CPU.
+    let (ef_cpu, ef_gpu) = (tmp("chaikin-ef-cpu.obj"), tmp("chaikin-ef-gpu.obj"));
+    for (out, backend) in [(&ef_cpu, "cpu"), (&ef_gpu, "gpu")] {
+        let o = subla(&[
+            "subdivide",
+            input.to_str().unwrap(),
+            "--levels",
+            "2",
+            "--path",
+            "edge-friend",
+            "--backend",
+            backend,
+            "--precision",
+            "f32",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{backend}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let (a, b) = (read(&ef_cpu), read(&ef_gpu));
+    assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts());
+    let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(diff < 1e-5, "edge-friend GPU and CPU differ by {diff}");
     // Other schemes and paths say what the GPU backend supports.
     let o = subla(&[
         "subdivide",

@@ -217,7 +217,7 @@ pub struct Scheme {
     faces: Faces,
     growth: Growth,
     implementations: Vec<Implementation>,
-    fastest: Option<Path>,
+    fastest: Vec<(Backend, Path)>,
 }
 
 impl fmt::Debug for Scheme {
@@ -247,7 +247,7 @@ impl Scheme {
                 path: Path::Kernels,
                 make: Make::Cpu(kernels),
             }],
-            fastest: None,
+            fastest: Vec::new(),
         }
     }
 
@@ -269,27 +269,36 @@ impl Scheme {
         self
     }
 
-    /// The same scheme, with `path` the one [`Scheme::fastest`] names where
-    /// the backend has it.
-    pub fn with_fastest(mut self, path: Path) -> Self {
-        self.fastest = Some(path);
+    /// The same scheme, with `path` the one [`Scheme::fastest`] names on
+    /// `backend` (measured to be the fastest there).
+    pub fn with_fastest(mut self, backend: Backend, path: Path) -> Self {
+        self.fastest.retain(|&(b, _)| b != backend);
+        self.fastest.push((backend, path));
         self
     }
 
     /// The path a run on `backend` takes when the caller does not choose:
-    /// the scheme's fastest where that backend has it, else
+    /// the scheme's fastest there where it has one, else
     /// [`Path::Kernels`].
     pub fn fastest(&self, backend: Backend) -> Path {
-        match self.fastest {
-            Some(p) if self.has(backend, p) => p,
+        match self.fastest.iter().find(|&&(b, _)| b == backend) {
+            Some(&(_, p)) if self.has(backend, p) => p,
             _ => Path::Kernels,
         }
     }
 
     /// The same scheme with a GPU refiner (specialised kernels).
     #[cfg(feature = "gpu")]
-    pub fn with_gpu(mut self, gpu: MakeGpu) -> Self {
-        self.implementations.push(Implementation { backend: Backend::Gpu, path: Path::Kernels, make: Make::Gpu(gpu) });
+    pub fn with_gpu(self, gpu: MakeGpu) -> Self {
+        self.with_gpu_path(Path::Kernels, gpu)
+    }
+
+    /// The same scheme with a GPU refiner written as `path`, replacing one
+    /// it had.
+    #[cfg(feature = "gpu")]
+    pub fn with_gpu_path(mut self, path: Path, gpu: MakeGpu) -> Self {
+        self.implementations.retain(|i| !(i.backend == Backend::Gpu && i.path == path));
+        self.implementations.push(Implementation { backend: Backend::Gpu, path, make: Make::Gpu(gpu) });
         self
     }
 
@@ -385,7 +394,7 @@ impl Registry {
             Scheme::new("catmark", "Catmull-Clark (OpenSubdiv's catmark)", || Box::new(subla_catmark::CatmarkSlak))
                 .with_algebra(|| Box::new(subla_catmark::CatmarkLak))
                 .with_cpu_path(Path::EdgeFriend, || Box::new(subla_catmark::CatmarkEdgeFriend::new()))
-                .with_fastest(Path::EdgeFriend)
+                .with_fastest(Backend::Cpu, Path::EdgeFriend)
                 .with_growth(quads);
         let bilinear = Scheme::new("bilinear", "Bilinear (face centroids and edge midpoints)", || {
             Box::new(subla_catmark::Bilinear)
@@ -412,7 +421,11 @@ impl Registry {
         .with_growth(Growth { factor: 3, first_per_corner: false });
         #[cfg(feature = "gpu")]
         let (catmark, loop_osd, loop_cgal, sqrt3) = (
-            catmark.with_gpu(|ctx, f| Box::new(subla_catmark_gpu::CatmarkGpu::shared(ctx).with_fallback(f))),
+            catmark
+                .with_gpu(|ctx, f| Box::new(subla_catmark_gpu::CatmarkGpu::shared(ctx).with_fallback(f)))
+                .with_gpu_path(Path::EdgeFriend, |ctx, f| {
+                    Box::new(subla_catmark_gpu::CatmarkEdgeFriendGpu::shared(ctx).with_fallback(f))
+                }),
             loop_osd.with_gpu(|ctx, f| Box::new(subla_tri_gpu::LoopGpu::shared(ctx).with_fallback(f))),
             loop_cgal.with_gpu(|ctx, f| Box::new(subla_tri_gpu::LoopGpu::shared(ctx).cgal().with_fallback(f))),
             sqrt3.with_gpu(|ctx, f| Box::new(subla_tri_gpu::Sqrt3Gpu::shared(ctx).with_fallback(f))),

@@ -11,6 +11,11 @@
 //! | `catmark_edge_points.wgsl` | `edge_points` | one edge point per parent edge: `β Σ face points + α (a + b)`, smooth or special mask |
 //! | `catmark_vertex_points.wgsl` | `vertex_points` | one vertex point per parent vertex: smooth mask (Eq. 11) or special mask (crease, corner, boundary, transition) |
 //!
+//! [`CatmarkEdgeFriendGpu`] ([`edgefriend`], `edge_friend.wgsl`) runs the
+//! edge-friend encoding (Kuth et al. 2023) instead: one dispatch per level
+//! for the connectivity and one for the points, no atomics, the same points
+//! in the same order as [`subla_catmark::CatmarkEdgeFriend`].
+//!
 //! # What runs where
 //! * **Build, on the GPU** ([`TopologySite::Auto`], the default, and
 //!   [`TopologySite::Device`]): the host validates the control mesh and
@@ -114,6 +119,7 @@
 
 mod build;
 mod device;
+pub mod edgefriend;
 mod kernels;
 mod multi;
 pub mod split;
@@ -121,6 +127,7 @@ pub use subla_gpu::topology;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+pub use edgefriend::{CatmarkEdgeFriendGpu, EdgeFriendGpuPlan};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_algebra::{CsrMat, Par};
 use subla_catmark::{CatmarkPlan, CatmarkSlak};
@@ -155,14 +162,18 @@ pub mod shaders {
     /// `topology_build.wgsl` (`subla-gpu`'s, [`subla_gpu::topology`]): the
     /// control mesh's connectivity from its faces, several entry points.
     pub const TOPOLOGY_BUILD: &str = crate::topology::TOPOLOGY_BUILD;
+    /// `edge_friend.wgsl`: Catmull-Clark on the edge-friend encoding
+    /// ([`crate::edgefriend`]), several entry points.
+    pub const EDGE_FRIEND: &str = crate::edgefriend::EDGE_FRIEND;
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 6] = [
+    pub const ALL: [(&str, &str); 7] = [
         ("catmark_face_points.wgsl", FACE_POINTS),
         ("catmark_edge_points.wgsl", EDGE_POINTS),
         ("catmark_vertex_points.wgsl", VERTEX_POINTS),
         ("catmark_masks.wgsl", MASKS),
         ("quad_split.wgsl", QUAD_SPLIT),
         ("topology_build.wgsl", TOPOLOGY_BUILD),
+        ("edge_friend.wgsl", EDGE_FRIEND),
     ];
 }
 
