@@ -329,9 +329,10 @@ impl Refiner for CatmarkEdgeFriendGpu {
             let (Some(view), Some(step)) = (cpu.level(1), cpu.control_step()) else {
                 return Err(SchemeError::Internal { what: NAME, detail: "no first edge-friend level".into() });
             };
-            flags = u32::from(view.edge_sharpness.is_some()) * SHARP_EDGES
-                | u32::from(view.vertex_sharpness.is_some()) * SHARP_VERTICES
-                | u32::from(view.chaikin) * CHAIKIN;
+            let bit = |on: bool, b: u32| if on { b } else { 0 };
+            flags = bit(view.edge_sharpness.is_some(), SHARP_EDGES)
+                | bit(view.vertex_sharpness.is_some(), SHARP_VERTICES)
+                | bit(view.chaikin, CHAIKIN);
             first = Some(StepBuffers::upload(ctx, &step).map_err(device)?);
             dev.push(DeviceLevel::upload(ctx, &view).map_err(device)?);
             lens.push(view.real_vertices);

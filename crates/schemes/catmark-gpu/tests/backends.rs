@@ -67,7 +67,7 @@ fn goldens<R: Refiner<Input = Mesh>>(
             // Backends that hold manifold meshes only refuse the others
             // with the typed error.
             Err(subla_scheme::SchemeError::NotManifold { .. } | subla_scheme::SchemeError::Unsupported { .. })
-                if manifold_only && !d.mesh.topology().is_manifold() || manifold_only && has_isolated(&d.mesh) =>
+                if manifold_only && (!d.mesh.topology().is_manifold() || has_isolated(&d.mesh)) =>
             {
                 refused += 1;
                 continue;

@@ -190,6 +190,7 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
         };
         let base = r as usize * stride + off;
         for (k, a) in acc.into_iter().enumerate() {
+            // SAFETY: see above; `base + k` is in row `r`, below `y.len()`.
             unsafe { out.put(base + k, a) };
         }
     };

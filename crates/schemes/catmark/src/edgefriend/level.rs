@@ -358,10 +358,9 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<EfLevel> {
         None
     };
     let mut loop_start = try_zeroed_vec::<u32>(num_vertices, "the loop starts of a level")?;
-    for v in 0..nv {
-        // Isolated vertices do not reach here: prepared meshes make them
-        // corners, and the caller refuses them.
-        loop_start[v] = 4 * t.vertex_corners(v).first().copied().unwrap_or(0);
+    for (v, start) in loop_start[..nv].iter_mut().enumerate() {
+        // Isolated vertices do not reach here: the caller refuses them.
+        *start = 4 * t.vertex_corners(v).first().copied().unwrap_or(0);
     }
     for f in 0..nf {
         loop_start[nv + f] = 4 * fptr[f] + 2;

@@ -10,7 +10,7 @@
 //!   quads are rotated so that each starts at the control vertex of its
 //!   corner, which makes every edge the *on-edge* of one quad and the
 //!   *off-edge* of the other (the on-off-edge rule of §3.1; see
-//!   [`level`] for the encoding).
+//!   [`LevelView`] and `docs/catmark.md` for the encoding).
 //! * **Refinement.** Every later level is made by the quad task (four
 //!   quads, their friends, the face point and the edge points of the
 //!   quad's off-edges) and the vertex task (the vertex point gathered
@@ -99,7 +99,7 @@ pub struct EdgeFriendPlan {
 #[derive(Debug)]
 enum Inner {
     EdgeFriend(EfPlan),
-    Kernels { plan: crate::CatmarkPlan, because: SchemeError },
+    Kernels { plan: Box<crate::CatmarkPlan>, because: SchemeError },
 }
 
 /// One level of an [`EdgeFriendPlan`] in edge-friend form, as other
@@ -183,7 +183,7 @@ impl EdgeFriendPlan {
     fn plan(&self) -> &dyn Plan {
         match &self.inner {
             Inner::EdgeFriend(p) => p,
-            Inner::Kernels { plan, .. } => plan,
+            Inner::Kernels { plan, .. } => plan.as_ref(),
         }
     }
 }
@@ -274,7 +274,7 @@ impl Refiner for CatmarkEdgeFriend {
         match build_ef(input, levels, par) {
             Ok(p) => Ok(EdgeFriendPlan { inner: Inner::EdgeFriend(p) }),
             Err(e @ (SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. })) if !self.strict => {
-                let plan = crate::CatmarkSlak.build(input, levels, par)?;
+                let plan = Box::new(crate::CatmarkSlak.build(input, levels, par)?);
                 Ok(EdgeFriendPlan { inner: Inner::Kernels { plan, because: e } })
             }
             Err(e) => Err(e),
@@ -286,9 +286,9 @@ impl Refiner for CatmarkEdgeFriend {
     fn step(&self, plan: EdgeFriendPlan, par: Par) -> Result<EdgeFriendPlan> {
         match plan.inner {
             Inner::EdgeFriend(p) => Ok(EdgeFriendPlan { inner: Inner::EdgeFriend(step_ef(p, par)?) }),
-            Inner::Kernels { plan, because } => {
-                Ok(EdgeFriendPlan { inner: Inner::Kernels { plan: crate::CatmarkSlak.step(plan, par)?, because } })
-            }
+            Inner::Kernels { plan, because } => Ok(EdgeFriendPlan {
+                inner: Inner::Kernels { plan: Box::new(crate::CatmarkSlak.step(*plan, par)?), because },
+            }),
         }
     }
 }
