@@ -290,8 +290,10 @@ struct Mirror {
 pub struct EdgeFriendGpuPlan {
     ctx: Ctx,
     kernels: Arc<EfKernels>,
-    /// The first step's data, for plans built from a polygon mesh.
-    first: Option<StepBuffers>,
+    /// The first step's data, for plans built from a polygon mesh, and the
+    /// gather of its rows (written in the kernels' numbering) into the
+    /// first level's: flags (1 for real rows) and source rows.
+    first: Option<(StepBuffers, GpuBuffer<u32>, GpuBuffer<u32>)>,
     /// Rows of the control data.
     n0: usize,
     /// The edge-friend levels, first to finest.
@@ -326,14 +328,22 @@ impl Refiner for CatmarkEdgeFriendGpu {
         let mut flags = 0;
         let mut counts = subla_scheme::LevelCounts::of(input.topology());
         if levels > 0 {
-            let (Some(view), Some(step)) = (cpu.level(1), cpu.control_step()) else {
+            let (Some(view), Some((step, slak_of))) = (cpu.level(1), cpu.control_step()) else {
                 return Err(SchemeError::Internal { what: NAME, detail: "no first edge-friend level".into() });
             };
             let bit = |on: bool, b: u32| if on { b } else { 0 };
             flags = bit(view.edge_sharpness.is_some(), SHARP_EDGES)
                 | bit(view.vertex_sharpness.is_some(), SHARP_VERTICES)
                 | bit(view.chaikin, CHAIKIN);
-            first = Some(StepBuffers::upload(ctx, &step).map_err(device)?);
+            let mut flags_rows = vec![0u32; view.num_vertices];
+            flags_rows[..slak_of.len()].fill(1);
+            let mut source_rows = vec![0u32; view.num_vertices];
+            source_rows[..slak_of.len()].copy_from_slice(slak_of);
+            first = Some((
+                StepBuffers::upload(ctx, &step).map_err(device)?,
+                GpuBuffer::upload(ctx, &flags_rows).map_err(device)?,
+                GpuBuffer::upload(ctx, &source_rows).map_err(device)?,
+            ));
             dev.push(DeviceLevel::upload(ctx, &view).map_err(device)?);
             lens.push(view.real_vertices);
             dev[0].real_vertices = view.real_vertices as u32;
@@ -424,6 +434,8 @@ fn quad_split(p: &subla_scheme::LevelCounts) -> subla_scheme::LevelCounts {
 enum Stage {
     /// The first step's point kernels.
     First,
+    /// Its rows into the first level's numbering.
+    Permute,
     /// The control rows into the first level's layout.
     Scatter,
     /// The points of level `i + 1` from level `i`.
@@ -439,6 +451,8 @@ impl EdgeFriendGpuPlan {
         let Some(first) = self.levels.first() else { return (lens, stages) };
         if self.first.is_some() {
             stages.push(Stage::First);
+            lens.push(first.real_vertices as usize);
+            stages.push(Stage::Permute);
             lens.push(first.nv as usize);
         } else if first.real.is_some() {
             stages.push(Stage::Scatter);
@@ -472,13 +486,19 @@ impl EdgeFriendGpuPlan {
         let k = &self.kernels;
         self.chain.run(ctx, NAME, &lens, control, |encoder, s, x, y| match stages[s] {
             Stage::First => {
-                let first = self.first.as_ref().ok_or_else(|| internal("first step"))?;
+                let (first, _, _) = self.first.as_ref().ok_or_else(|| internal("first step"))?;
                 k.first.record_level(ctx, encoder, first, x, y, d, None)
             }
-            Stage::Scatter | Stage::Gather => {
-                let l = if matches!(stages[s], Stage::Scatter) { self.levels.first() } else { self.levels.last() };
+            Stage::Permute | Stage::Scatter | Stage::Gather => {
+                let l = if matches!(stages[s], Stage::Gather) { self.levels.last() } else { self.levels.first() };
                 let l = l.ok_or_else(|| internal("level"))?;
-                let (flags, offsets) = l.real.as_ref().ok_or_else(|| internal("real vertices"))?;
+                let (flags, offsets) = match (stages[s], &self.first) {
+                    (Stage::Permute, Some((_, flags, rows))) => (flags, rows),
+                    _ => {
+                        let (f, o) = l.real.as_ref().ok_or_else(|| internal("real vertices"))?;
+                        (f, o)
+                    }
+                };
                 let params = uniform(ctx, "edge-friend params", &[0, l.nv, d, 0]);
                 let table = [
                     Some(&params),
@@ -496,7 +516,7 @@ impl EdgeFriendGpuPlan {
                     Some(x),
                     Some(y),
                 ];
-                let kernel = if matches!(stages[s], Stage::Scatter) { &k.scatter } else { &k.gather };
+                let kernel = if matches!(stages[s], Stage::Gather) { &k.gather } else { &k.scatter };
                 multi::dispatch(ctx, encoder, kernel, &table, u64::from(l.nv))
             }
             Stage::Points(i) => {
@@ -542,7 +562,8 @@ impl EdgeFriendGpuPlan {
 
     /// Bytes of the plan's device buffers.
     pub fn device_bytes(&self) -> u64 {
-        self.levels.iter().map(DeviceLevel::bytes).sum::<u64>() + self.first.as_ref().map_or(0, StepBuffers::bytes)
+        self.levels.iter().map(DeviceLevel::bytes).sum::<u64>()
+            + self.first.as_ref().map_or(0, |(s, f, r)| s.bytes() + 4 * (f.len() + r.len()) as u64)
     }
 
     /// The finest level's faces, read back.

@@ -233,9 +233,11 @@ fn too_large(what: &'static str, n: usize) -> SchemeError {
 }
 
 /// The first edge-friend level: one Catmull-Clark step of the prepared
-/// polygon mesh `mesh` (manifold, no holes), in the vertex numbering of
-/// [`crate::refine`] (vertex points, face points, edge points), then one
-/// ghost vertex per boundary loop. The quad of corner `c` is
+/// polygon mesh `mesh` (manifold), its points numbered in the order the
+/// control faces first touch them, then one ghost vertex per boundary
+/// loop; and, for each real point, its row in the numbering of
+/// [`crate::refine`] (vertex points, face points, edge points), which the
+/// specialised kernels of the first step write. The quad of corner `c` is
 /// `(v, edge point of c's edge, face point, edge point of the previous
 /// corner's edge)`: its first edge is half of a control edge, so that every
 /// edge is on in one quad and off in the other.
@@ -243,7 +245,7 @@ fn too_large(what: &'static str, n: usize) -> SchemeError {
 /// # Errors
 /// [`SchemeError::NotManifold`] where an edge does not have its two uses
 /// in opposite directions; sizes over `u32`.
-pub(crate) fn first_level(mesh: &Mesh) -> Result<EfLevel> {
+pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
     let t = mesh.topology();
     let (nv, nf, ne, nc) = (t.num_vertices(), t.num_faces(), t.num_edges(), t.num_corners());
     let fv = t.face_verts();
@@ -378,18 +380,65 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<EfLevel> {
     } else {
         None
     };
-    Ok(EfLevel {
-        num_vertices,
-        quads,
-        friends,
-        loop_start,
-        edge_sharpness,
-        vertex_sharpness,
-        holes,
-        real_quads: nc,
-        real: Real::Prefix(n1),
-        chaikin,
-    })
+    // Number the points in the order the control faces first touch them
+    // (each face's point, then its corners' vertex and edge points not yet
+    // numbered), so that the points of quad c lie near row c: the chunks
+    // of the next levels (vertex i with quad i) then stay close in memory.
+    let mut new_of = try_filled_vec(n1, u32::MAX, "the numbering of the first level")?;
+    let mut next_id = 0u32;
+    let mut take = |old: usize, new_of: &mut [u32]| {
+        if new_of[old] == u32::MAX {
+            new_of[old] = next_id;
+            next_id += 1;
+        }
+    };
+    for f in 0..nf {
+        take(nv + f, &mut new_of);
+        for c in fptr[f] as usize..fptr[f + 1] as usize {
+            take(fv[c] as usize, &mut new_of);
+            take(nv + nf + ce[c] as usize, &mut new_of);
+        }
+    }
+    if next_id as usize != n1 {
+        return Err(SchemeError::Internal {
+            what: "catmark-edge-friend",
+            detail: "a point of the first level is in no face".into(),
+        });
+    }
+    let renumber = |v: u32| if (v as usize) < n1 { new_of[v as usize] } else { v };
+    for v in quads.iter_mut() {
+        *v = renumber(*v);
+    }
+    let mut slak_of = try_zeroed_vec::<u32>(n1, "the numbering of the first level")?;
+    for (old, &new) in new_of.iter().enumerate() {
+        slak_of[new as usize] = old as u32;
+    }
+    let permute = |a: &[u32]| -> Vec<u32> { (0..a.len()).map(|i| a[renumber_back(&slak_of, n1, i)]).collect() };
+    let loop_start = permute(&loop_start);
+    let vertex_sharpness = vertex_sharpness
+        .map(|s| (0..s.len()).map(|i| s[renumber_back(&slak_of, n1, i)]).collect::<Vec<f32>>());
+    Ok((
+        EfLevel {
+            num_vertices,
+            quads,
+            friends,
+            loop_start,
+            edge_sharpness,
+            vertex_sharpness,
+            holes,
+            real_quads: nc,
+            real: Real::Prefix(n1),
+            chaikin,
+        },
+        slak_of,
+    ))
+}
+
+/// The row of the specialised kernels' numbering of first-level point `i`
+/// (ghost vertices past `n1` keep theirs).
+#[inline]
+fn renumber_back(slak_of: &[u32], n1: usize, i: usize) -> usize {
+    if i < n1 { slak_of[i] as usize } else { i }
 }
 
 /// The connectivity of the level after `p` (§3.2): four quads per quad,
@@ -584,7 +633,7 @@ mod tests {
     #[test]
     fn closed_levels_keep_the_rule() {
         let m = crate::level::prepare(&cube()).unwrap();
-        let l1 = first_level(&m).unwrap();
+        let (l1, _) = first_level(&m).unwrap();
         check(&l1);
         assert_eq!((l1.num_vertices, l1.num_quads()), (26, 24));
         let l2 = refine(&l1, Par::Seq).unwrap();
@@ -602,7 +651,7 @@ mod tests {
         let fan = Mesh::from_faces(5, &[[0, 1, 2], [0, 2, 3], [0, 3, 4]]).unwrap();
         for m in [grid, fan] {
             let m = crate::level::prepare(&m).unwrap();
-            let l1 = first_level(&m).unwrap();
+            let (l1, _) = first_level(&m).unwrap();
             check(&l1);
             assert!(l1.has_ghosts());
             let l2 = refine(&l1, Par::Seq).unwrap();

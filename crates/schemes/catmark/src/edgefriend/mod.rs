@@ -32,9 +32,11 @@
 //! * **Modeling mode** ([`Refiner::step`]): one level on top of the finest,
 //!   straight from its edge-friend form, no preprocessing.
 //!
-//! Vertex order of a refined level: level 1 as [`crate::refine`] numbers it
-//! (vertex points, face points, edge points); every later level in the
-//! chunked order of §3.3, without the ghosts.
+//! Vertex order of a refined level: level 1 in the order the control faces
+//! first touch its points (each face's point, then its corners' vertex and
+//! edge points not numbered yet), so that quad `c`'s points lie near row
+//! `c`; every later level in the chunked order of §3.3, without the
+//! ghosts.
 
 mod eval;
 mod level;
@@ -154,12 +156,16 @@ impl EdgeFriendPlan {
 
     /// The masks of the first step (from the polygon control mesh to the
     /// first edge-friend level, made by the specialised kernels), for
-    /// backends that run that step themselves; `None` for plans without
-    /// a polygon control level.
-    pub fn control_step(&self) -> Option<crate::StepView<'_>> {
+    /// backends that run that step themselves, with the row in the kernels'
+    /// numbering ([`crate::refine`]) of each real point of the first level;
+    /// `None` for plans without a polygon control level.
+    pub fn control_step(&self) -> Option<(crate::StepView<'_>, &[u32])> {
         let Inner::EdgeFriend(p) = &self.inner else { return None };
         let c = p.control.as_ref()?;
-        Some(crate::StepView { parent: &c.mesh, edge_masks: &c.step.edges, vertex_masks: &c.step.vertices })
+        Some((
+            crate::StepView { parent: &c.mesh, edge_masks: &c.step.edges, vertex_masks: &c.step.vertices },
+            &c.slak_of,
+        ))
     }
 
     /// Why the plan was built by the specialised kernels instead of the
@@ -236,6 +242,8 @@ impl Plan for EdgeFriendPlan {
 struct Control {
     mesh: Mesh,
     step: Step,
+    /// The row of each first-level point in the kernels' numbering.
+    slak_of: Vec<u32>,
 }
 
 /// A built edge-friend refinement: the control level, then every level in
@@ -304,16 +312,17 @@ fn build_ef(input: &Mesh, levels: u32, par: Par) -> Result<EfPlan> {
     let mesh = prepare(input)?;
     let options = mesh.options();
     if levels == 0 {
-        return Ok(EfPlan::new(Some(Control { step: Step::empty(), mesh }), Vec::new(), options));
+        return Ok(EfPlan::new(Some(Control { step: Step::empty(), mesh, slak_of: Vec::new() }), Vec::new(), options));
     }
     let step = masks(&mesh, par);
     let mut ef = Vec::with_capacity(levels as usize);
-    ef.push(first_level(&mesh)?);
+    let (first, slak_of) = first_level(&mesh)?;
+    ef.push(first);
     for _ in 1..levels {
         let next = refine(ef.last().expect("one level"), par)?;
         ef.push(next);
     }
-    Ok(EfPlan::new(Some(Control { mesh, step }), ef, options))
+    Ok(EfPlan::new(Some(Control { mesh, step, slak_of }), ef, options))
 }
 
 /// One level on top of `plan`'s finest.
@@ -402,14 +411,23 @@ impl EfPlan {
         let first = &self.levels[0];
         match &self.control {
             Some(c) => {
+                // The kernels write the first level in their numbering; its
+                // rows are then put in the plan's.
                 let n1 = first.real.count();
+                let mut slak: Vec<T> = try_zeroed_vec(n1 * d, "the points of a level")?;
+                crate::slak::eval_level(c.mesh.topology(), &c.step, x, &mut slak, d, par);
+                let permute = |o: &mut [T]| {
+                    for (new, &old) in c.slak_of.iter().enumerate() {
+                        let old = old as usize;
+                        o[new * d..(new + 1) * d].copy_from_slice(&slak[old * d..(old + 1) * d]);
+                    }
+                };
                 if nlev == 1 && direct(first) && out_slice.is_some() {
-                    let o = out_slice.take().expect("checked");
-                    crate::slak::eval_level(c.mesh.topology(), &c.step, x, o, d, par);
+                    permute(out_slice.take().expect("checked"));
                     return Ok(());
                 }
                 owned = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
-                crate::slak::eval_level(c.mesh.topology(), &c.step, x, &mut owned[..n1 * d], d, par);
+                permute(&mut owned[..n1 * d]);
                 cur = &owned;
             }
             None if direct(first) => cur = x,
@@ -541,7 +559,7 @@ impl Plan for EfPlan {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
         match (self.index(level), &self.control) {
-            (None, Some(c)) => crate::operator::level_operator(c.mesh.topology(), &c.step, par),
+            (None, Some(c)) => crate::operator::level_operator_rows(c.mesh.topology(), &c.step, &c.slak_of, par),
             (Some(i), _) => eval::level_operator(&self.levels[i], &self.levels[i + 1], par),
             (None, None) => unreachable!("level 0 of a plan without a control mesh has an index"),
         }
