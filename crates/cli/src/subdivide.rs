@@ -111,6 +111,9 @@ pub(crate) struct Run {
     pub(crate) positions: Array2<f64>,
     build_ms: f64,
     eval_ms: f64,
+    /// Deriving the finest level's full mesh (connectivity, tags) from the
+    /// plan.
+    mesh_ms: f64,
     /// Where the evaluations ran instead of where asked, said once each.
     fell_back: Vec<String>,
 }
@@ -161,9 +164,11 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
             let t1 = Instant::now();
             let positions = eval_in(&plan, pos, precision, par, &mut fell_back)?;
             let eval_ms = t1.elapsed().as_secs_f64() * 1e3;
+            let t2 = Instant::now();
             let fine = plan.refined(args.levels, par).map_err(schemes::error)?.clone();
+            let mesh_ms = t2.elapsed().as_secs_f64() * 1e3;
             bar.finish_and_clear();
-            Ok(Run { mesh: fine, positions, build_ms, eval_ms, fell_back })
+            Ok(Run { mesh: fine, positions, build_ms, eval_ms, mesh_ms, fell_back })
         }
         Mode::Modeling => {
             // Level by level (what `subla_scheme::modeling` does), so that
@@ -187,11 +192,13 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
                 bar.inc(1);
             }
             bar.finish_and_clear();
+            let t2 = Instant::now();
             let fine = match &plan {
                 Some(p) => p.refined(p.levels(), par).map_err(schemes::error)?.clone(),
                 None => r.build(mesh, 0, par).and_then(|p| p.refined(0, par).cloned()).map_err(schemes::error)?,
             };
-            Ok(Run { mesh: fine, positions: x, build_ms, eval_ms, fell_back })
+            let mesh_ms = t2.elapsed().as_secs_f64() * 1e3;
+            Ok(Run { mesh: fine, positions: x, build_ms, eval_ms, mesh_ms, fell_back })
         }
     }
 }
@@ -222,37 +229,50 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         None => Vec::new(),
     };
     let t = run.mesh.topology();
-    let mut ptr = vec![0u32];
-    let mut verts = Vec::with_capacity(t.num_corners());
-    let mut holes = Vec::new();
-    for f in 0..t.num_faces() {
-        let hole = run.mesh.holes()[f];
-        if hole && !keep_holes {
-            continue;
+    // The sharpness a user would write: not the infinite sharpness the
+    // scheme gives boundary and non-manifold elements.
+    let edge_s: Vec<f32> = run
+        .mesh
+        .edge_sharpness()
+        .iter()
+        .zip(t.edge_tags())
+        .map(|(&s, &tag)| if s > 0.0 && tag & (edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD) == 0 { s } else { 0.0 })
+        .collect();
+    let vertex_s: Vec<f32> = run
+        .mesh
+        .vertex_sharpness()
+        .iter()
+        .zip(t.vertex_tags())
+        .map(|(&s, &tag)| if s > 0.0 && tag & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) == 0 { s } else { 0.0 })
+        .collect();
+    let mesh = if keep_holes || !run.mesh.has_holes() {
+        // Every face is written: the refined connectivity is shared, not
+        // rebuilt.
+        run.mesh.retagged(edge_s, vertex_s, run.mesh.holes().to_vec(), run.mesh.options()).map_err(|e| e.to_string())?
+    } else {
+        let mut ptr = vec![0u32];
+        let mut verts = Vec::with_capacity(t.num_corners());
+        for f in 0..t.num_faces() {
+            if run.mesh.holes()[f] {
+                continue;
+            }
+            verts.extend_from_slice(t.face(f));
+            ptr.push(verts.len() as u32);
         }
-        if hole {
-            holes.push((ptr.len() - 1) as u32);
+        let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts).options(run.mesh.options());
+        for (e, &s) in edge_s.iter().enumerate() {
+            if s > 0.0 {
+                let [a, c] = t.edge(e);
+                b = b.crease(a, c, s);
+            }
         }
-        verts.extend_from_slice(t.face(f));
-        ptr.push(verts.len() as u32);
-    }
-    let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts).options(run.mesh.options());
-    for (e, &s) in run.mesh.edge_sharpness().iter().enumerate() {
-        let tag = t.edge_tags()[e];
-        if s > 0.0 && tag & (edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD) == 0 {
-            let [a, c] = t.edge(e);
-            b = b.crease(a, c, s);
+        for (v, &s) in vertex_s.iter().enumerate() {
+            if s > 0.0 {
+                b = b.corner(v as u32, s);
+            }
         }
-    }
-    for (v, &s) in run.mesh.vertex_sharpness().iter().enumerate() {
-        if s > 0.0 && t.vertex_tags()[v] & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) == 0 {
-            b = b.corner(v as u32, s);
-        }
-    }
-    for f in holes {
-        b = b.hole(f);
-    }
-    let mesh = b.build(Par::Rayon).map_err(|e| e.to_string())?;
+        b.build(Par::Rayon).map_err(|e| e.to_string())?
+    };
     let mut data = MeshData::new(mesh, run.positions).map_err(|e| e.to_string())?;
     if data.vertices.ncols() == input.channels.len() {
         data.channels.clone_from(&input.channels);
@@ -290,6 +310,9 @@ struct Times {
     read: f64,
     build: f64,
     eval: f64,
+    /// The output mesh: the finest level's connectivity from the plan, and
+    /// the mesh a file holds (holes, tags, groups).
+    mesh: f64,
     write: f64,
     render: Option<f64>,
 }
@@ -393,6 +416,7 @@ fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summa
             "read_ms": times.read,
             "build_ms": times.build,
             "eval_ms": times.eval,
+            "mesh_ms": times.mesh,
             "write_ms": times.write,
             "render_ms": times.render,
             "total_ms": total_ms(),
@@ -416,17 +440,18 @@ fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summa
     };
     println!("{name}: {in_v} vertices, {in_f} faces");
     println!(
-        "| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | write ms | precision | total ms |"
+        "| scheme | levels | mode | backend | vertices | faces | build ms | eval ms | mesh ms | write ms | precision | total ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} | {precision} | {:.1} |",
+        "| {} | {} | {mode} | {backend} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {precision} | {:.1} |",
         args.scheme,
         args.levels,
         summary.vertices,
         summary.faces,
         times.build,
         times.eval,
+        times.mesh,
         times.write,
         total_ms(),
     );
@@ -487,8 +512,11 @@ pub(crate) fn subdivide(
     let (run, site) = refine(args, &data, progress)?;
     let ran = Ran { site, precision: args.precision(site), fell_back: !run.fell_back.is_empty() };
     let (build, eval) = (run.build_ms, run.eval_ms);
+    let t_mesh = Instant::now();
+    let derive_ms = run.mesh_ms;
     let creases = picture::crease_edges(&run.mesh);
     let out = output_mesh(run, &data, args, &obj)?;
+    let mesh = derive_ms + t_mesh.elapsed().as_secs_f64() * 1e3;
     let write = write_obj(&out, &obj, &input_shown, progress)?;
     let render = match &png {
         Some(path) => draw(args, &data, &out, creases, path, picture_optional, progress)?,
@@ -496,6 +524,6 @@ pub(crate) fn subdivide(
     };
     let png = png.filter(|_| render.is_some());
     let summary = Summary { obj, png, vertices: out.mesh.num_vertices(), faces: out.mesh.num_faces() };
-    report(args, ran, input, &summary, &Times { read, build, eval, write, render }, quiet);
+    report(args, ran, input, &summary, &Times { read, build, eval, mesh, write, render }, quiet);
     Ok(summary)
 }

@@ -415,8 +415,8 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
     }
     let permute = |a: &[u32]| -> Vec<u32> { (0..a.len()).map(|i| a[renumber_back(&slak_of, n1, i)]).collect() };
     let loop_start = permute(&loop_start);
-    let vertex_sharpness = vertex_sharpness
-        .map(|s| (0..s.len()).map(|i| s[renumber_back(&slak_of, n1, i)]).collect::<Vec<f32>>());
+    let vertex_sharpness =
+        vertex_sharpness.map(|s| (0..s.len()).map(|i| s[renumber_back(&slak_of, n1, i)]).collect::<Vec<f32>>());
     Ok((
         EfLevel {
             num_vertices,
