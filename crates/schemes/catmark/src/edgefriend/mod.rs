@@ -47,7 +47,6 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use subla_algebra::mem::{Zeroable, try_zeroed_vec};
 use subla_algebra::{CsrMat, Par};
-use subla_mesh::tags::SHARPNESS_INFINITE;
 use subla_mesh::topology::vertex_tag;
 use subla_mesh::{Mesh, Options, Topology};
 use subla_scheme::{Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
@@ -462,24 +461,51 @@ impl EfPlan {
         Ok(())
     }
 
+    /// The full mesh of level `l`, with its edges numbered from the
+    /// encoding's edge ids (those of the real quads, in order): no sort,
+    /// no search.
     fn derive_mesh(&self, l: &EfLevel, par: Par) -> Result<Mesh> {
         let nv = l.real.count();
         let nq = l.real_quads;
         let verts: Vec<u32> = l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect();
         let ptr: Vec<u32> = (0..=nq as u32).map(|q| 4 * q).collect();
-        let t = Topology::build(nv, ptr, verts, par)?;
-        let ce = t.corner_edges();
-        let mut es = vec![0f32; t.num_edges()];
-        if let Some(s) = &l.edge_sharpness {
-            for q in 0..nq {
-                es[ce[4 * q] as usize] = s[2 * q];
-                es[ce[4 * q + 2] as usize] = s[2 * q + 1];
-                for k in 0..2 {
-                    let g = l.friends[q][k] as usize;
-                    es[ce[4 * q + 1 + 2 * k] as usize] = if g >> 1 >= nq { SHARPNESS_INFINITE } else { s[g] };
+        let edge_of = |c: usize| l.leaving_edge(c);
+        // The edge ids the real quads use, numbered in id order.
+        let total = 2 * l.num_quads();
+        let (new_of, ne) = if l.has_ghosts() {
+            let mut used = vec![u32::MAX; total];
+            for c in 0..4 * nq {
+                used[edge_of(c) as usize] = 0;
+            }
+            let mut n = 0u32;
+            for u in used.iter_mut() {
+                if *u == 0 {
+                    *u = n;
+                    n += 1;
                 }
             }
+            (Some(used), n as usize)
+        } else {
+            (None, total)
+        };
+        let id = |e: u32| new_of.as_ref().map_or(e, |m| m[e as usize]);
+        let mut edges = vec![[0u32; 2]; ne];
+        let mut corner_edge = vec![0u32; 4 * nq];
+        for c in 0..4 * nq {
+            let e = edge_of(c);
+            let k = id(e) as usize;
+            corner_edge[c] = k as u32;
+            let (a, b) = (verts[c], verts[(c & !3) | ((c + 1) & 3)]);
+            edges[k] = [a.min(b), a.max(b)];
         }
+        let mut es = vec![0f32; ne];
+        if let Some(s) = &l.edge_sharpness {
+            for c in 0..4 * nq {
+                let e = edge_of(c);
+                es[id(e) as usize] = s[e as usize];
+            }
+        }
+        let t = Topology::from_edges(nv, ptr, verts, edges, corner_edge, par)?;
         let mut vs = vec![0f32; nv];
         if let Some(s) = &l.vertex_sharpness {
             for (i, &x) in s.iter().enumerate() {

@@ -58,6 +58,26 @@ fn agree(mesh: &Mesh, levels: u32) {
         assert_eq!(faces.num_faces(), want_plan.faces(levels, Par::Seq).unwrap().num_faces());
         let refined = plan.refined(levels, par).unwrap();
         assert_eq!(refined.num_faces(), faces.num_faces());
+        // The refined mesh's edges carry the kernels' sharpness (matched by
+        // the positions of their ends), and its boundary is theirs.
+        let want_mesh = want_plan.refined(levels, Par::Seq).unwrap();
+        let key = |p: &Array2<f64>, a: u32, b: u32| {
+            let q = |v: u32| [0, 1, 2].map(|k| (p[[v as usize, k]] * 1e9).round() as i64);
+            let (x, y) = (q(a), q(b));
+            if x < y { (x, y) } else { (y, x) }
+        };
+        let sharp_edges = |m: &Mesh, p: &Array2<f64>| {
+            let t = m.topology();
+            let mut v: Vec<_> = (0..t.num_edges())
+                .map(|e| {
+                    let [a, b] = t.edge(e);
+                    (key(p, a, b), m.edge_sharpness()[e].to_bits(), t.is_boundary_edge(e))
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sharp_edges(refined, &got), sharp_edges(want_mesh, &want), "edges of level {levels}");
         // f32 agrees.
         let got32 = eval(&plan, x.mapv(|v| v as f32).view(), par).unwrap().mapv(f64::from);
         let diff = (&got32 - &got).mapv(f64::abs).fold(0f64, |m, &v| m.max(v));
