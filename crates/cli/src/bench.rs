@@ -20,9 +20,14 @@ pub(crate) struct BenchArgs {
     /// Levels to time, comma separated.
     #[arg(short, long, value_delimiter = ',', default_values_t = [1, 2, 3])]
     levels: Vec<u32>,
-    /// Subdivision scheme (specialised kernels).
+    /// Subdivision scheme.
     #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
     scheme: String,
+    /// Implementation path of the level-by-level table [default: the
+    /// scheme's fastest on the backend, as `subdivide` takes]. The
+    /// static-topology table runs the specialised kernels.
+    #[arg(long, value_enum)]
+    path: Option<crate::PathKind>,
     /// Where to run: the CPU, or the GPU for the schemes with GPU kernels
     /// (`slak on cpu and gpu` in the `--scheme` list). The static-topology
     /// table is timed on the CPU either way.
@@ -139,15 +144,16 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
             ));
         }
     }
-    let choice =
-        schemes::Choice { backend: args.backend.site(), path: Written::Kernels, fallback: FallbackPolicy::Never };
+    let path = args.path.map_or_else(|| scheme.fastest(args.backend.site()), crate::PathKind::written);
+    let choice = schemes::Choice { backend: args.backend.site(), path, fallback: FallbackPolicy::Never };
     let setup = Setup::default();
     let (r, _) = schemes::refiner(scheme, choice, &setup)?;
     println!(
-        "{name}: {} vertices, {} faces; {} on {}, f32 xyz, best of {} runs",
+        "{name}: {} vertices, {} faces; {} ({}) on {}, f32 xyz, best of {} runs",
         data.mesh.num_vertices(),
         data.mesh.num_faces(),
         scheme.name(),
+        crate::PathKind::of(path).name(),
         match args.backend {
             Backend::Cpu => format!("the CPU ({} threads)", Par::Rayon.threads()),
             Backend::Gpu => "the GPU".to_owned(),
@@ -160,6 +166,7 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
         println!("adapter: {} ({:?})", info.name, info.backend);
     }
     level_rows(&*r, &data.mesh, args, x.view(), progress)?;
-    let (cpu, _) = schemes::refiner(scheme, schemes::Choice { backend: Site::Cpu, ..choice }, &setup)?;
+    let kernels = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, ..choice };
+    let (cpu, _) = schemes::refiner(scheme, kernels, &setup)?;
     static_rows(&*cpu, &data.mesh, args, x.view(), progress)
 }
