@@ -52,6 +52,7 @@ impl fmt::Display for Backend {
 
 /// How a refiner is written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Path {
     /// Specialised kernels (Mlakar et al. 2020, §4; "SLAK").
     Kernels,
