@@ -1250,106 +1250,99 @@ fn summary(h: &Harness<'_>, rows: &[(String, u32, usize)]) {
     if threads > 1 {
         labels.push(format!("{threads}threads"));
     }
-    let peers = peers();
     let mut out = String::new();
-    for t in &labels {
-        let _ = writeln!(
-            out,
-            "\n== catmark summary, subla on {t}: subla ms, then peer time / subla time (> 1: subla faster; peers single-threaded; - = not run)"
-        );
-        let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
-        for kind in ["topology", "build", "eval", "modeling"] {
-            let _ = write!(head, " | {:>9}", format!("{kind} ms"));
-            for p in &peers {
-                let short = match *p {
-                    "subdiv_kernels" => "sk",
-                    "opensubdiv_rs" => "osd-rs",
-                    _ => "osd-c++",
-                };
-                let _ = write!(head, " {short:>7}");
-            }
-        }
-        let _ = writeln!(out, "{head}");
-        for (input, level, faces) in rows {
-            let group = format!("catmark_{input}_L{level}");
-            let mut line = format!("{input:<12} {level:>2} {faces:>10}");
-            for (kind, peer_kind) in
-                [("topology", "topology"), ("build", "build"), ("eval", "eval"), ("modeling", "oneshot")]
-            {
-                let ours = h.seconds(&group, &format!("subla_{kind}/{t}"));
-                match ours {
-                    Some(a) => {
-                        let _ = write!(line, " | {:>9.2}", a * 1e3);
-                    }
-                    None => {
-                        let _ = write!(line, " | {:>9}", "-");
-                    }
-                }
-                for p in &peers {
-                    match (ours, h.seconds(&group, &format!("{p}_{peer_kind}/1thread"))) {
-                        (Some(a), Some(b)) => {
-                            let _ = write!(line, " {:>7.2}", b / a);
-                        }
-                        _ => {
-                            let _ = write!(line, " {:>7}", "-");
-                        }
-                    }
-                }
-            }
-            let _ = writeln!(out, "{line}");
-        }
-    }
+    let kernels = RatioTable {
+        title: "catmark summary",
+        note: "(> 1: subla faster; peers single-threaded; - = not run)",
+        prefix: "subla_",
+        kinds: &[("topology", "topology"), ("build", "build"), ("eval", "eval"), ("modeling", "oneshot")],
+        ours_width: 9,
+        peer_width: 7,
+        peer_kind_shown: false,
+    };
     // The edge-friend path: its build against the peers' topology
     // refinement (the plan, what a modeling step needs), its modeling
-    // against their one-shot subdivision.
-    for t in &labels {
-        let _ = writeln!(
-            out,
-            "\n== catmark edge-friend (the default path), subla on {t}: subla ms, then peer time / subla time (peer kind in brackets)"
-        );
-        let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
-        let kinds = [("build", "topology"), ("eval", "eval"), ("modeling", "oneshot"), ("modeling_f32", "oneshot")];
-        for (kind, peer_kind) in kinds {
-            let _ = write!(head, " | {:>12}", format!("ef {kind} ms"));
-            for p in &peers {
-                let short = match *p {
-                    "subdiv_kernels" => "sk",
-                    "opensubdiv_rs" => "osd-rs",
-                    _ => "osd-c++",
-                };
-                let _ = write!(head, " {:>9}", format!("{short}[{}]", &peer_kind[..3]));
-            }
-        }
-        let _ = writeln!(out, "{head}");
-        for (input, level, faces) in rows {
-            let group = format!("catmark_{input}_L{level}");
-            let mut line = format!("{input:<12} {level:>2} {faces:>10}");
-            for (kind, peer_kind) in kinds {
-                // The f32 row runs on all threads only.
-                let ours = h.seconds(&group, &format!("subla_ef_{kind}/{t}"));
-                match ours {
-                    Some(a) => {
-                        let _ = write!(line, " | {:>12.2}", a * 1e3);
-                    }
-                    None => {
-                        let _ = write!(line, " | {:>12}", "-");
-                    }
-                }
-                for p in &peers {
-                    match (ours, h.seconds(&group, &format!("{p}_{peer_kind}/1thread"))) {
-                        (Some(a), Some(b)) => {
-                            let _ = write!(line, " {:>9.2}", b / a);
-                        }
-                        _ => {
-                            let _ = write!(line, " {:>9}", "-");
-                        }
-                    }
-                }
-            }
-            let _ = writeln!(out, "{line}");
+    // against their one-shot subdivision; the f32 row runs on all threads
+    // only.
+    let edge_friend = RatioTable {
+        title: "catmark edge-friend (the default path)",
+        note: "(peer kind in brackets)",
+        prefix: "subla_ef_",
+        kinds: &[("build", "topology"), ("eval", "eval"), ("modeling", "oneshot"), ("modeling_f32", "oneshot")],
+        ours_width: 12,
+        peer_width: 9,
+        peer_kind_shown: true,
+    };
+    for table in [&kernels, &edge_friend] {
+        for t in &labels {
+            table.write(&mut out, h, rows, t);
         }
     }
     println!("{out}");
+}
+
+/// A table of subla's times and the peers' ratios to them, per (mesh,
+/// level) row: for each `(kind, peer kind)`, subla's `{prefix}{kind}/{t}`
+/// in ms, then each peer's `{peer}_{peer kind}/1thread` over it.
+struct RatioTable<'a> {
+    title: &'a str,
+    note: &'a str,
+    prefix: &'a str,
+    kinds: &'a [(&'a str, &'a str)],
+    ours_width: usize,
+    peer_width: usize,
+    /// Whether the peer columns name the peer kind (`osd-c++[top]`).
+    peer_kind_shown: bool,
+}
+
+impl RatioTable<'_> {
+    fn write(&self, out: &mut String, h: &Harness<'_>, rows: &[(String, u32, usize)], t: &str) {
+        let peers = peers();
+        let (ow, pw) = (self.ours_width, self.peer_width);
+        let _ = writeln!(out, "\n== {}, subla on {t}: subla ms, then peer time / subla time {}", self.title, self.note);
+        let ours_name = if self.peer_kind_shown { "ef " } else { "" };
+        let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
+        for (kind, peer_kind) in self.kinds {
+            let _ = write!(head, " | {:>ow$}", format!("{ours_name}{kind} ms"));
+            for p in &peers {
+                let short = match *p {
+                    "subdiv_kernels" => "sk",
+                    "opensubdiv_rs" => "osd-rs",
+                    _ => "osd-c++",
+                };
+                let label =
+                    if self.peer_kind_shown { format!("{short}[{}]", &peer_kind[..3]) } else { short.to_string() };
+                let _ = write!(head, " {label:>pw$}");
+            }
+        }
+        let _ = writeln!(out, "{head}");
+        for (input, level, faces) in rows {
+            let group = format!("catmark_{input}_L{level}");
+            let mut line = format!("{input:<12} {level:>2} {faces:>10}");
+            for (kind, peer_kind) in self.kinds {
+                let ours = h.seconds(&group, &format!("{}{kind}/{t}", self.prefix));
+                match ours {
+                    Some(a) => {
+                        let _ = write!(line, " | {:>ow$.2}", a * 1e3);
+                    }
+                    None => {
+                        let _ = write!(line, " | {:>ow$}", "-");
+                    }
+                }
+                for p in &peers {
+                    match (ours, h.seconds(&group, &format!("{p}_{peer_kind}/1thread"))) {
+                        (Some(a), Some(b)) => {
+                            let _ = write!(line, " {:>pw$.2}", b / a);
+                        }
+                        _ => {
+                            let _ = write!(line, " {:>pw$}", "-");
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
 }
 
 /// Peak memory per output face: subla's modeling mode in a child process

@@ -28,6 +28,15 @@ fn positions_sorted(d: &subla_mesh::MeshData) -> Vec<[i64; 3]> {
     v
 }
 
+/// The meshes in two files have the same faces, vertex for vertex, and
+/// their points differ by less than 1e-5 (`what` names the two).
+fn same_faces_and_points(a: &PathBuf, b: &PathBuf, what: &str) {
+    let (a, b) = (read(a), read(b));
+    assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts(), "{what}");
+    let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(diff < 1e-5, "{what} differ by {diff}");
+}
+
 #[test]
 fn subdivide_matches_the_golden_and_prints_timings() {
     let out = tmp("cube2.obj");
@@ -243,10 +252,7 @@ fn gpu_backend_agrees_with_the_cpu() {
     }
     let json: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
     assert_eq!(json["backend"], "gpu");
-    let (a, b) = (read(&cpu), read(&gpu));
-    assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts());
-    let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
-    assert!(diff < 1e-5, "GPU and CPU differ by {diff}");
+    same_faces_and_points(&cpu, &gpu, "GPU and CPU");
     // The edge-friend kernels on the device number the points as on the
     // CPU.
     let (ef_cpu, ef_gpu) = (tmp("chaikin-ef-cpu.obj"), tmp("chaikin-ef-gpu.obj"));
@@ -267,10 +273,7 @@ fn gpu_backend_agrees_with_the_cpu() {
         ]);
         assert!(o.status.success(), "{backend}: {}", String::from_utf8_lossy(&o.stderr));
     }
-    let (a, b) = (read(&ef_cpu), read(&ef_gpu));
-    assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts());
-    let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
-    assert!(diff < 1e-5, "edge-friend GPU and CPU differ by {diff}");
+    same_faces_and_points(&ef_cpu, &ef_gpu, "edge-friend GPU and CPU");
     // Other schemes and paths say what the GPU backend supports.
     let o = subla(&[
         "subdivide",
@@ -346,10 +349,7 @@ fn gpu_backend_agrees_with_the_cpu() {
             ]);
             assert!(o.status.success(), "{scheme} on {backend}: {}", String::from_utf8_lossy(&o.stderr));
         }
-        let (a, b) = (read(&cpu), read(&gpu));
-        assert_eq!(a.mesh.topology().face_verts(), b.mesh.topology().face_verts(), "{scheme}");
-        let diff = a.positions().iter().zip(b.positions().iter()).fold(0f64, |m, (x, y)| m.max((x - y).abs()));
-        assert!(diff < 1e-5, "{scheme}: GPU and CPU differ by {diff}");
+        same_faces_and_points(&cpu, &gpu, &format!("{scheme}: GPU and CPU"));
     }
 }
 

@@ -109,6 +109,13 @@ impl CatmarkEdgeFriendGpu {
     }
 }
 
+/// The counts after one Catmull-Clark step (the real surface's: ghosts do
+/// not count).
+fn quad_split(p: &subla_scheme::LevelCounts) -> subla_scheme::LevelCounts {
+    use subla_scheme::LevelRules as _;
+    subla_catmark::CatmarkRules.child_counts(p, 0).expect("Catmull-Clark predicts every level")
+}
+
 fn device(e: GpuError) -> SchemeError {
     SchemeError::device(NAME, e)
 }
@@ -417,16 +424,6 @@ impl Refiner for CatmarkEdgeFriendGpu {
             fallback: FallbackState::new(NAME, fallback.policy()),
         })
     }
-}
-
-/// The counts after one quad split.
-fn quad_split(p: &subla_scheme::LevelCounts) -> subla_scheme::LevelCounts {
-    subla_scheme::LevelCounts::quads(
-        p.vertices + p.edges + p.faces,
-        2 * p.edges + p.corners,
-        p.corners,
-        2 * p.boundary_edges,
-    )
 }
 
 /// One step of the eval chain.

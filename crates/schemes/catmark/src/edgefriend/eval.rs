@@ -66,6 +66,14 @@ pub(crate) struct VertexWeights {
     pub ub: u32,
 }
 
+impl VertexWeights {
+    /// The smooth mask of a vertex `v` of valence `n`.
+    fn smooth(n: usize, v: u32) -> Self {
+        let nf = n as f64;
+        VertexWeights { cv: (nf - 2.0) / nf, cs: 1.0, ce: 0.0, ua: v, ub: v }
+    }
+}
+
 /// Valences up to this are gathered on the stack.
 const STACK_VALENCE: usize = 32;
 
@@ -111,7 +119,7 @@ fn vertex_weights_in(
     let smooth_v = (nf - 2.0) / nf;
     let me = v as u32;
     if rp.uses_smooth_mask() {
-        return VertexWeights { cv: smooth_v, cs: 1.0, ce: 0.0, ua: me, ub: me };
+        return VertexWeights::smooth(n, me);
     }
     let crease_ends = |sh: &[f32]| -> (u32, u32) {
         let first = sh.iter().position(|&s| s > 0.0).unwrap_or(0);
@@ -243,12 +251,7 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
                 }
                 n += 1;
             });
-            let w = if sharp_here {
-                vertex_weights(l, next, v)
-            } else {
-                let nf = n as f64;
-                VertexWeights { cv: (nf - 2.0) / nf, cs: 1.0, ce: 0.0, ua: 0, ub: 0 }
-            };
+            let w = if sharp_here { vertex_weights(l, next, v) } else { VertexWeights::smooth(n, v as u32) };
             let nf = n as f64;
             let mut acc = [T::zero(); D];
             if w.cs != 0.0 {
@@ -324,15 +327,10 @@ fn stencil(l: &EfLevel, next: &EfLevel, owner: &[(u32, u8)], i: u32, s: &mut Ste
         }
         Point::Vertex(v) => {
             let vu = v as usize;
-            let w = if l.is_sharp() {
-                vertex_weights(l, next, vu)
-            } else {
-                VertexWeights { cv: f64::NAN, cs: 1.0, ce: 0.0, ua: v, ub: v }
-            };
             let mut n = 0usize;
             l.ring(l.loop_start[vu], |_| n += 1);
             let nf = n as f64;
-            let cv = if l.is_sharp() { w.cv } else { (nf - 2.0) / nf };
+            let w = if l.is_sharp() { vertex_weights(l, next, vu) } else { VertexWeights::smooth(n, v) };
             if w.cs != 0.0 {
                 l.ring(l.loop_start[vu], |c| {
                     s.push((quads[(c & !3) | ((c + 1) & 3)], 1.5 * w.cs / (nf * nf)));
@@ -343,13 +341,13 @@ fn stencil(l: &EfLevel, next: &EfLevel, owner: &[(u32, u8)], i: u32, s: &mut Ste
                 s.push((w.ua, w.ce));
                 s.push((w.ub, w.ce));
             }
-            s.push((v, cv + 0.25 * w.cs / nf));
+            s.push((v, w.cv + 0.25 * w.cs / nf));
         }
     }
 }
 
 /// `R` from `l` to `next` over the real vertices of both (rows and columns
-/// in their real numbering), with `parent_real` the real vertices of `l`.
+/// in their real numbering).
 ///
 /// # Errors
 /// [`SchemeError::Internal`] if a real point's mask reaches a ghost

@@ -110,6 +110,18 @@ impl EfLevel {
     pub(crate) fn has_ghost_vertices(&self) -> bool {
         self.real.count() < self.num_vertices
     }
+    /// The real quads' vertices, in the real numbering.
+    pub(crate) fn real_face_verts(&self) -> Vec<u32> {
+        self.quads[..4 * self.real_quads].iter().map(|&v| self.real.of(v).unwrap_or(GHOST)).collect()
+    }
+    /// The face offsets of the real quads (four corners each).
+    pub(crate) fn real_face_ptr(&self) -> Vec<u32> {
+        (0..=self.real_quads as u32).map(|q| 4 * q).collect()
+    }
+    /// The hole flags of the real quads.
+    pub(crate) fn real_holes(&self) -> Vec<bool> {
+        self.holes.as_ref().map_or_else(|| vec![false; self.real_quads], |h| h[..self.real_quads].to_vec())
+    }
     /// Whether the level needs the crease rules (any sharp edge or vertex).
     pub(crate) fn is_sharp(&self) -> bool {
         self.edge_sharpness.is_some() || self.vertex_sharpness.is_some()
@@ -253,6 +265,32 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
     let cf = t.corner_faces();
     let ce = t.corner_edges();
     let n1 = nv + nf + ne;
+    // Number the points in the order the control faces first touch them
+    // (each face's point, then its corners' vertex and edge points not yet
+    // numbered), so that the points of quad c lie near row c: the chunks
+    // of the next levels (vertex i with quad i) then stay close in memory.
+    // `new_of` is indexed in the kernels' numbering of `crate::refine`.
+    let mut new_of = try_filled_vec(n1, u32::MAX, "the numbering of the first level")?;
+    let mut next_id = 0u32;
+    for f in 0..nf {
+        let corners = fptr[f] as usize..fptr[f + 1] as usize;
+        let points = std::iter::once(nv + f).chain(corners.flat_map(|c| [fv[c] as usize, nv + nf + ce[c] as usize]));
+        for old in points {
+            if new_of[old] == u32::MAX {
+                new_of[old] = next_id;
+                next_id += 1;
+            }
+        }
+    }
+    if next_id as usize != n1 {
+        return Err(SchemeError::Internal {
+            what: "catmark-edge-friend",
+            detail: "a point of the first level is in no face".into(),
+        });
+    }
+    let vp = |v: u32| new_of[v as usize];
+    let fp = |f: u32| new_of[nv + f as usize];
+    let ep = |e: u32| new_of[nv + nf + e as usize];
     // Boundary half-edges, their ranks (ghost quads), and the outgoing one
     // of each boundary vertex.
     let mut ghost_of = Vec::new();
@@ -300,14 +338,13 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
         loops += 1;
     }
     let num_vertices = n1 + loops as usize;
-    let ep = |e: u32| (nv + nf) as u32 + e;
     let mut quads = try_zeroed_vec::<u32>(4 * num_quads, "the quads of an edge-friend level")?;
     let mut friends = try_zeroed_vec::<[u32; 2]>(num_quads, "the edge-friends of a level")?;
     let mut bad = false;
     for c in 0..nc {
         let cp = t.prev_corner(c);
         let cn = t.next_corner(c);
-        quads[4 * c..4 * c + 4].copy_from_slice(&[fv[c], ep(ce[c]), (nv + cf[c] as usize) as u32, ep(ce[cp])]);
+        quads[4 * c..4 * c + 4].copy_from_slice(&[vp(fv[c]), ep(ce[c]), fp(cf[c]), ep(ce[cp])]);
         let e = ce[cp] as usize;
         let g1 = if t.is_boundary_edge(e) {
             2 * (nc as u32 + ghost_of[cp])
@@ -328,7 +365,7 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
         let b = fv[t.next_corner(ca)];
         let z = (n1 as u32) + loop_of[r];
         let g = nc + r;
-        quads[4 * g..4 * g + 4].copy_from_slice(&[b, ep(ce[ca]), a, z]);
+        quads[4 * g..4 * g + 4].copy_from_slice(&[vp(b), ep(ce[ca]), vp(a), z]);
         friends[g] = [2 * ca as u32, 2 * (nc as u32 + ghost_of[out_of[b as usize] as usize]) + 1];
     }
     // Sharpness.
@@ -352,71 +389,37 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
     };
     let vertex_sharpness = if vs.iter().any(|&s| s > 0.0) {
         let mut s = try_zeroed_vec::<f32>(num_vertices, "the vertex sharpness of a level")?;
-        for v in 0..nv {
-            s[v] = dec(vs[v]);
+        for (v, &x) in vs.iter().enumerate() {
+            s[vp(v as u32) as usize] = dec(x);
         }
         s.iter().any(|&x| x > 0.0).then_some(s)
     } else {
         None
     };
     let mut loop_start = try_zeroed_vec::<u32>(num_vertices, "the loop starts of a level")?;
-    for (v, start) in loop_start[..nv].iter_mut().enumerate() {
+    for v in 0..nv {
         // Isolated vertices do not reach here: the caller refuses them.
-        *start = 4 * t.vertex_corners(v).first().copied().unwrap_or(0);
+        loop_start[vp(v as u32) as usize] = 4 * t.vertex_corners(v).first().copied().unwrap_or(0);
     }
     for f in 0..nf {
-        loop_start[nv + f] = 4 * fptr[f] + 2;
+        loop_start[fp(f as u32) as usize] = 4 * fptr[f] + 2;
     }
     for e in 0..ne {
-        loop_start[nv + nf + e] = 4 * t.edge_corners(e)[0] + 1;
+        loop_start[ep(e as u32) as usize] = 4 * t.edge_corners(e)[0] + 1;
     }
     for (l, &r) in loop_first.iter().enumerate() {
         loop_start[n1 + l] = 4 * (nc as u32 + r) + 3;
     }
     let holes = if mesh.has_holes() {
         let h = mesh.holes();
-        let cf = t.corner_faces();
         Some((0..nc).map(|c| h[cf[c] as usize]).collect())
     } else {
         None
     };
-    // Number the points in the order the control faces first touch them
-    // (each face's point, then its corners' vertex and edge points not yet
-    // numbered), so that the points of quad c lie near row c: the chunks
-    // of the next levels (vertex i with quad i) then stay close in memory.
-    let mut new_of = try_filled_vec(n1, u32::MAX, "the numbering of the first level")?;
-    let mut next_id = 0u32;
-    let mut take = |old: usize, new_of: &mut [u32]| {
-        if new_of[old] == u32::MAX {
-            new_of[old] = next_id;
-            next_id += 1;
-        }
-    };
-    for f in 0..nf {
-        take(nv + f, &mut new_of);
-        for c in fptr[f] as usize..fptr[f + 1] as usize {
-            take(fv[c] as usize, &mut new_of);
-            take(nv + nf + ce[c] as usize, &mut new_of);
-        }
-    }
-    if next_id as usize != n1 {
-        return Err(SchemeError::Internal {
-            what: "catmark-edge-friend",
-            detail: "a point of the first level is in no face".into(),
-        });
-    }
-    let renumber = |v: u32| if (v as usize) < n1 { new_of[v as usize] } else { v };
-    for v in quads.iter_mut() {
-        *v = renumber(*v);
-    }
     let mut slak_of = try_zeroed_vec::<u32>(n1, "the numbering of the first level")?;
     for (old, &new) in new_of.iter().enumerate() {
         slak_of[new as usize] = old as u32;
     }
-    let permute = |a: &[u32]| -> Vec<u32> { (0..a.len()).map(|i| a[renumber_back(&slak_of, n1, i)]).collect() };
-    let loop_start = permute(&loop_start);
-    let vertex_sharpness =
-        vertex_sharpness.map(|s| (0..s.len()).map(|i| s[renumber_back(&slak_of, n1, i)]).collect::<Vec<f32>>());
     Ok((
         EfLevel {
             num_vertices,
@@ -432,13 +435,6 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
         },
         slak_of,
     ))
-}
-
-/// The row of the specialised kernels' numbering of first-level point `i`
-/// (ghost vertices past `n1` keep theirs).
-#[inline]
-fn renumber_back(slak_of: &[u32], n1: usize, i: usize) -> usize {
-    if i < n1 { slak_of[i] as usize } else { i }
 }
 
 /// The connectivity of the level after `p` (§3.2): four quads per quad,

@@ -467,8 +467,8 @@ impl EfPlan {
     fn derive_mesh(&self, l: &EfLevel, par: Par) -> Result<Mesh> {
         let nv = l.real.count();
         let nq = l.real_quads;
-        let verts: Vec<u32> = l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect();
-        let ptr: Vec<u32> = (0..=nq as u32).map(|q| 4 * q).collect();
+        let verts = l.real_face_verts();
+        let ptr = l.real_face_ptr();
         let edge_of = |c: usize| l.leaving_edge(c);
         // The edge ids the real quads use, numbered in id order.
         let total = 2 * l.num_quads();
@@ -514,8 +514,7 @@ impl EfPlan {
                 }
             }
         }
-        let holes = l.holes.as_ref().map_or_else(|| vec![false; nq], |h| h[..nq].to_vec());
-        Ok(Mesh::from_parts(t, es, vs, holes, self.options)?)
+        Ok(Mesh::from_parts(t, es, vs, l.real_holes(), self.options)?)
     }
 }
 
@@ -614,14 +613,11 @@ impl Plan for EfPlan {
             return self.refined(level, par).map(Faces::of);
         };
         let l = &self.levels[i];
-        let lists = self.faces[level as usize].get_or_init(|| {
-            let nq = l.real_quads;
-            let verts = match &l.real {
-                Real::Prefix(_) => None,
-                Real::Map { .. } => Some(l.quads[..4 * nq].iter().map(|&v| l.real.of(v).unwrap_or(u32::MAX)).collect()),
-            };
-            let holes = l.holes.as_ref().map_or_else(|| vec![false; nq], |h| h[..nq].to_vec());
-            FaceLists { ptr: (0..=nq as u32).map(|q| 4 * q).collect(), verts, holes }
+        let lists = self.faces[level as usize].get_or_init(|| FaceLists {
+            ptr: l.real_face_ptr(),
+            // A prefix numbering leaves the quads as they are.
+            verts: matches!(l.real, Real::Map { .. }).then(|| l.real_face_verts()),
+            holes: l.real_holes(),
         });
         Ok(Faces {
             num_vertices: l.real.count(),
