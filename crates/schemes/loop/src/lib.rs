@@ -9,6 +9,9 @@
 //!   OpenSubdiv's boundary, crease (uniform and Chaikin), corner,
 //!   non-manifold and hole rules ([`rules`]), or CGAL's boundary rule
 //!   ([`Rules::Cgal`]).
+//! * [`LoopHalfedge`]: Loop through closed-form halfedge refinement (each
+//!   refined level's connectivity computed per element from its
+//!   parent's: no sort, no search), with the same rules.
 //! * [`LoopLak`]: the same scheme written as mapped SpGEMM and SpMV
 //!   (Eq. 28–31), agreeing with the SLAK path to rounding.
 //! * Refinement matrices `R_i` (§6.3) built from each level's topology
@@ -26,6 +29,7 @@
 //! see [`split`] for the face order.
 #![deny(missing_docs)]
 
+mod halfedge;
 mod lak;
 mod lean;
 mod level;
@@ -35,6 +39,7 @@ mod slak;
 pub mod split;
 pub mod stencil;
 
+pub use halfedge::{LoopHalfedge, LoopHalfedgePlan};
 pub use lak::{LakLevel, LakPlan, LoopLak, LoopLakRules};
 pub use level::{EdgeMask, Rules, Step, VertexMask};
 pub use slak::{LoopPlan, LoopRules, LoopSlak, OwnedStep, StepView};

@@ -1,4 +1,4 @@
-//! Loop (SLAK and LAK paths) against every OpenSubdiv golden in
+//! Loop (SLAK, LAK and halfedge paths) against every OpenSubdiv golden in
 //! `data/golden/loop/` with the options the MANIFEST records, and against
 //! every CGAL golden in `data/golden/loop_cgal/` with the CGAL rules.
 
@@ -6,7 +6,7 @@
 mod common;
 
 use subla_algebra::Par;
-use subla_loop::{LoopLak, LoopSlak};
+use subla_loop::{LoopHalfedge, LoopLak, LoopSlak};
 use subla_mesh::{Mesh, MeshData};
 use subla_scheme::{Plan, Refiner, eval};
 
@@ -110,6 +110,31 @@ fn lak_matches_the_opensubdiv_goldens() {
 }
 
 #[test]
+fn halfedge_matches_the_opensubdiv_goldens() {
+    run("halfedge", &LoopHalfedge::new(), "loop", "uniform");
+}
+
+/// The halfedge form itself (not its fallback) serves every manifold
+/// golden shape.
+#[test]
+fn halfedge_form_serves_every_manifold_golden() {
+    let mut served = 0;
+    for case in cases("loop", "uniform") {
+        let d = input(&case);
+        let plan = LoopHalfedge::new().build(&d.mesh, case.level, Par::Rayon).unwrap();
+        let manifold = d.mesh.topology().check_manifold().is_ok();
+        assert_eq!(plan.kernels_because().is_none(), manifold, "{}", case.file);
+        served += usize::from(manifold);
+    }
+    assert!(served > 0);
+}
+
+#[test]
+fn halfedge_matches_the_cgal_goldens() {
+    run("halfedge-cgal", &LoopHalfedge::cgal(), "loop_cgal", "cgal");
+}
+
+#[test]
 fn slak_matches_the_cgal_goldens() {
     run("slak-cgal", &LoopSlak::cgal(), "loop_cgal", "cgal");
 }
@@ -180,6 +205,7 @@ fn refinement_matrices_equal_eval_on_every_golden_shape() {
 fn limit_positions_match_the_opensubdiv_goldens() {
     limits("slak", &LoopSlak::new());
     limits("lak", &LoopLak::new());
+    limits("halfedge", &LoopHalfedge::new());
 }
 
 fn limits<R: Refiner<Input = Mesh>>(path: &str, refiner: &R) {

@@ -1,0 +1,463 @@
+//! One level in halfedge form and its closed-form refinement.
+//!
+//! A triangle mesh of `F` faces has `H = 3F` halfedges: halfedge `3f + i`
+//! leaves corner `i` of face `f` for corner `i + 1`, so `next` and `prev`
+//! are arithmetic and the faces are the halfedges' origins, three by three.
+//! A level stores, per halfedge, its origin (`vert`), its twin (`twin`,
+//! [`NONE`] on a boundary) and its edge (`edge`, `2e + 1` where the
+//! halfedge is not the edge's *canonical* one, else `2e`); per edge, its
+//! canonical halfedge (`edge_half`); per vertex, one outgoing halfedge
+//! (`vhalf`: the one without a twin on a boundary, so that turning around
+//! the vertex from it meets every face).
+//!
+//! # The 1-to-4 split in closed form
+//! Child vertices: the parent's `V` vertices, then the edge point of edge
+//! `e` as `V + e`. Triangle `f = (v₀, v₁, v₂)`, with `Eᵢ` the point of the
+//! edge of halfedge `3f + i`, has children `4f + i = (vᵢ, Eᵢ, Eᵢ₋₁)` (the
+//! corner of `vᵢ`) and `4f + 3 = (E₀, E₁, E₂)`. Parent halfedge `h` in
+//! face `f` at corner `i` splits into `first(h) = 12f + 3i` (its origin
+//! half) and `second(h) = 12f + 3(i+1 mod 3) + 2` (its destination half),
+//! so that
+//!
+//! ```text
+//! twin(first(h))  = second(twin(h))       twin(12f + 3i + 1) = 12f + 9 + (i+2 mod 3)
+//! twin(second(h)) = first(twin(h))        twin(12f + 9 + k)  = 12f + 3(k+1 mod 3) + 1
+//! ```
+//!
+//! Child edges: the halves of parent edge `e` (canonical halfedge `hₑ`)
+//! are `2e = first(hₑ)` and `2e + 1 = second(hₑ)`, and the middle edge
+//! `12f + 9 + k` is `2E + 3f + k`. Every child relation is one read of its
+//! parent's: no sort, no hashing, no search (`docs/loop.md`).
+
+use subla_algebra::Par;
+use subla_algebra::mem::{try_filled_vec, try_zeroed_vec};
+use subla_mesh::tags::SHARPNESS_INFINITE;
+use subla_mesh::{Mesh, Options, Topology};
+use subla_scheme::kernel::for_rows;
+use subla_scheme::sdc::{child_edge_sharpness, dec, is_infinite};
+use subla_scheme::{Result, SchemeError};
+
+/// No halfedge: a boundary halfedge's twin, an isolated vertex's halfedge.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The halfedge after `h` in its triangle.
+#[inline]
+pub(crate) fn next(h: u32) -> u32 {
+    if h % 3 == 2 { h - 2 } else { h + 1 }
+}
+
+/// The halfedge before `h` in its triangle.
+#[inline]
+pub(crate) fn prev(h: u32) -> u32 {
+    if h % 3 == 0 { h + 2 } else { h - 1 }
+}
+
+/// The child halfedge at the origin of parent halfedge `h`.
+#[inline]
+fn first(h: u32) -> u32 {
+    if h == NONE { NONE } else { 12 * (h / 3) + 3 * (h % 3) }
+}
+
+/// The child halfedge at the destination of parent halfedge `h`.
+#[inline]
+fn second(h: u32) -> u32 {
+    if h == NONE {
+        NONE
+    } else {
+        let (f, i) = (h / 3, h % 3);
+        12 * f + 3 * ((i + 1) % 3) + 2
+    }
+}
+
+/// The connectivity of a level beyond its faces: what refining it and
+/// evaluating its step read.
+#[derive(Clone, Debug)]
+pub(crate) struct Conn {
+    /// Twin of each halfedge ([`NONE`] on a boundary).
+    pub twin: Vec<u32>,
+    /// Edge of each halfedge: `2e`, or `2e + 1` where the halfedge is not
+    /// the edge's canonical one.
+    pub edge: Vec<u32>,
+    /// Canonical halfedge of each edge.
+    pub edge_half: Vec<u32>,
+    /// An outgoing halfedge of each vertex: the one without a twin on a
+    /// boundary; [`NONE`] for an isolated vertex.
+    pub vhalf: Vec<u32>,
+}
+
+impl Conn {
+    fn bytes(&self) -> usize {
+        4 * (self.twin.len() + self.edge.len() + self.edge_half.len() + self.vhalf.len())
+    }
+}
+
+/// One level in halfedge form (see the [module docs](self)).
+#[derive(Clone, Debug)]
+pub(crate) struct HeLevel {
+    pub num_vertices: usize,
+    pub num_edges: usize,
+    /// Origin of each halfedge: the triangles, three by three.
+    pub vert: Vec<u32>,
+    /// The rest of the connectivity; `None` for a finest level kept lean
+    /// (derived from its parent when asked for).
+    pub conn: Option<Conn>,
+    /// Sharpness by edge, where an edge with two faces is sharp (boundary
+    /// edges are infinitely sharp without being stored).
+    pub edge_sharpness: Option<Vec<f32>>,
+    /// Sharpness by vertex, where a vertex is sharp.
+    pub vertex_sharpness: Option<Vec<f32>>,
+    /// Hole flags by face, where a face is a hole.
+    pub holes: Option<Vec<bool>>,
+    /// Largest vertex valence (edges), for the weight table.
+    pub max_valence: usize,
+    /// Chaikin's crease rule (else the uniform decrement).
+    pub chaikin: bool,
+}
+
+fn too_large(level: u32, what: &'static str, value: usize) -> SchemeError {
+    SchemeError::LevelTooLarge { scheme: super::NAME, level, what, value: value as u128 }
+}
+
+impl HeLevel {
+    pub(crate) fn num_faces(&self) -> usize {
+        self.vert.len() / 3
+    }
+
+    pub(crate) fn conn(&self) -> &Conn {
+        self.conn.as_ref().expect("a level that is refined or evaluated keeps its connectivity")
+    }
+
+    /// Bytes this level keeps.
+    pub(crate) fn bytes(&self) -> usize {
+        4 * self.vert.len()
+            + self.conn.as_ref().map_or(0, Conn::bytes)
+            + self.edge_sharpness.as_ref().map_or(0, |s| 4 * s.len())
+            + self.vertex_sharpness.as_ref().map_or(0, |s| 4 * s.len())
+            + self.holes.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The sharpness of halfedge `h`'s edge (boundary edges: infinite).
+    #[inline]
+    pub(crate) fn sigma(&self, c: &Conn, h: u32) -> f32 {
+        if c.twin[h as usize] == NONE {
+            SHARPNESS_INFINITE
+        } else {
+            self.edge_sharpness.as_ref().map_or(0.0, |s| s[(c.edge[h as usize] >> 1) as usize])
+        }
+    }
+
+    /// The sharpness of vertex `v`.
+    #[inline]
+    pub(crate) fn vertex_sharpness(&self, v: usize) -> f32 {
+        self.vertex_sharpness.as_ref().map_or(0.0, |s| s[v])
+    }
+
+    /// The outgoing halfedges of `v` in turning order, each with the
+    /// neighbour it leads to, then (on a boundary) the last neighbour,
+    /// reached by the incoming boundary halfedge: `f(halfedge, neighbour,
+    /// outgoing)` for each edge of `v`. Returns the number of faces.
+    #[inline]
+    pub(crate) fn ring(&self, c: &Conn, v: usize, mut f: impl FnMut(u32, u32, bool)) -> usize {
+        let h0 = c.vhalf[v];
+        if h0 == NONE {
+            return 0;
+        }
+        let mut h = h0;
+        let mut faces = 0;
+        loop {
+            faces += 1;
+            f(h, self.vert[next(h) as usize], true);
+            let p = prev(h);
+            let t = c.twin[p as usize];
+            if t == NONE {
+                f(p, self.vert[p as usize], false);
+                return faces;
+            }
+            h = t;
+            if h == h0 || faces > self.vert.len() {
+                return faces;
+            }
+        }
+    }
+
+    /// The sharpness of the edges of `v` (Chaikin's neighbourhood).
+    pub(crate) fn around(&self, c: &Conn, v: usize, out: &mut Vec<f32>) {
+        out.clear();
+        self.ring(c, v, |h, _, _| out.push(self.sigma(c, h)));
+    }
+
+    /// The child sharpness of the edge of halfedge `h` at vertex `v` (one of
+    /// its ends).
+    pub(crate) fn tau(&self, c: &Conn, h: u32, v: usize, scratch: &mut Vec<f32>) -> f32 {
+        let s = self.sigma(c, h);
+        if s <= 0.0 || is_infinite(s) || !self.chaikin {
+            return child_edge_sharpness(s, &[], false);
+        }
+        self.around(c, v, scratch);
+        child_edge_sharpness(s, scratch, true)
+    }
+
+    /// Level 0 from a prepared triangle mesh (effective sharpness) whose
+    /// topology is manifold ([`Topology::check_manifold`] passed): the
+    /// edges keep the topology's ids.
+    pub(crate) fn from_mesh(mesh: &Mesh, par: Par) -> Result<HeLevel> {
+        let t = mesh.topology();
+        let (nv, ne, nf) = (t.num_vertices(), t.num_edges(), t.num_faces());
+        if u32::try_from(3 * nf).is_err() || u32::try_from(2 * ne + 1).is_err() {
+            return Err(too_large(0, "halfedges", 3 * nf));
+        }
+        let vert = t.face_verts().to_vec();
+        const WHAT: &str = "the halfedges of a level";
+        let mut twin = try_filled_vec(3 * nf, NONE, WHAT)?;
+        let mut edge = try_zeroed_vec::<u32>(3 * nf, WHAT)?;
+        let mut edge_half = try_zeroed_vec::<u32>(ne, WHAT)?;
+        for e in 0..ne {
+            let cs = t.edge_corners(e);
+            match *cs {
+                [a] => {
+                    edge[a as usize] = 2 * e as u32;
+                    edge_half[e] = a;
+                }
+                [a, b] if vert[a as usize] != vert[b as usize] => {
+                    twin[a as usize] = b;
+                    twin[b as usize] = a;
+                    edge[a as usize] = 2 * e as u32;
+                    edge[b as usize] = 2 * e as u32 + 1;
+                    edge_half[e] = a;
+                }
+                _ => return Err(subla_scheme::not_manifold(super::NAME, t)),
+            }
+        }
+        let mut vhalf = try_filled_vec(nv, NONE, WHAT)?;
+        for_rows(&mut vhalf, nv, 1, par, |r, out| {
+            for (o, v) in out.iter_mut().zip(r) {
+                let cs = t.vertex_corners(v);
+                *o = cs.iter().copied().find(|&h| twin[h as usize] == NONE).or(cs.first().copied()).unwrap_or(NONE);
+            }
+        });
+        let interior_sharp = (0..ne).any(|e| t.edge_corners(e).len() == 2 && mesh.edge_sharpness()[e] > 0.0);
+        let level = HeLevel {
+            num_vertices: nv,
+            num_edges: ne,
+            vert,
+            conn: Some(Conn { twin, edge, edge_half, vhalf }),
+            edge_sharpness: interior_sharp.then(|| mesh.edge_sharpness().to_vec()),
+            vertex_sharpness: mesh
+                .vertex_sharpness()
+                .iter()
+                .any(|&s| s > 0.0)
+                .then(|| mesh.vertex_sharpness().to_vec()),
+            holes: mesh.has_holes().then(|| mesh.holes().to_vec()),
+            max_valence: (0..nv).map(|v| t.valence(v)).max().unwrap_or(0),
+            chaikin: mesh.options().crease_method == subla_mesh::CreaseMethod::Chaikin,
+        };
+        // Turning around each vertex must meet all its faces (a vertex
+        // where two fans meet is refused by the manifold check already).
+        let c = level.conn();
+        if let Some(v) = (0..nv).find(|&v| level.ring(c, v, |_, _, _| ()) != t.face_count(v)) {
+            return Err(SchemeError::Internal {
+                what: super::NAME,
+                detail: format!("turning around vertex {v} does not meet all its faces"),
+            });
+        }
+        Ok(level)
+    }
+
+    /// The child level (`level` is the child's number, for errors). Its
+    /// connectivity beyond the faces is made only if `full`.
+    pub(crate) fn refine(&self, level: u32, full: bool, par: Par) -> Result<HeLevel> {
+        let c = self.conn();
+        let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
+        let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
+        if u32::try_from(3 * cf).is_err() {
+            return Err(too_large(level, "halfedges", 3 * cf));
+        }
+        if u32::try_from(2 * ce + 1).is_err() {
+            return Err(too_large(level, "edges", ce));
+        }
+        if u32::try_from(cv).is_err() {
+            return Err(too_large(level, "vertices", cv));
+        }
+        let nv32 = nv as u32;
+        let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
+        for_rows(&mut vert, nf, 12, par, |r, out| {
+            for (o, f) in out.chunks_exact_mut(12).zip(r) {
+                let h = 3 * f;
+                let p = &self.vert[h..h + 3];
+                let e = [0, 1, 2].map(|i| nv32 + (c.edge[h + i] >> 1));
+                o.copy_from_slice(&[p[0], e[0], e[2], p[1], e[1], e[0], p[2], e[2], e[1], e[0], e[1], e[2]]);
+            }
+        });
+        let conn = if full { Some(self.child_conn(par)?) } else { None };
+        // Sharpness: the halves of a sharp edge get its child sharpness at
+        // their ends; the middle edges are smooth.
+        let edge_sharpness = match &self.edge_sharpness {
+            None => None,
+            Some(es) => {
+                let mut s = try_zeroed_vec::<f32>(ce, "the edge sharpness of a level")?;
+                let any = std::sync::atomic::AtomicBool::new(false);
+                for_rows(&mut s[..2 * ne], ne, 2, par, |r, out| {
+                    let mut scratch = Vec::new();
+                    let mut found = false;
+                    for (o, e) in out.chunks_exact_mut(2).zip(r) {
+                        if es[e] <= 0.0 {
+                            continue;
+                        }
+                        let h = c.edge_half[e];
+                        if c.twin[h as usize] == NONE {
+                            o.fill(SHARPNESS_INFINITE);
+                            continue;
+                        }
+                        let (a, b) = (self.vert[h as usize] as usize, self.vert[next(h) as usize] as usize);
+                        o[0] = self.tau(c, h, a, &mut scratch);
+                        o[1] = self.tau(c, h, b, &mut scratch);
+                        found |= o[0] > 0.0 || o[1] > 0.0;
+                    }
+                    if found {
+                        any.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+                any.into_inner().then_some(s)
+            }
+        };
+        let vertex_sharpness = match &self.vertex_sharpness {
+            Some(vs) if vs.iter().any(|&s| dec(s) > 0.0) => {
+                let mut s = try_zeroed_vec::<f32>(cv, "the vertex sharpness of a level")?;
+                for (o, &x) in s.iter_mut().zip(vs) {
+                    *o = dec(x);
+                }
+                Some(s)
+            }
+            _ => None,
+        };
+        let holes = match &self.holes {
+            Some(h) => {
+                let mut ch = try_filled_vec(cf, false, "the hole flags of a level")?;
+                for (o, &x) in ch.chunks_exact_mut(4).zip(h) {
+                    o.fill(x);
+                }
+                Some(ch)
+            }
+            None => None,
+        };
+        Ok(HeLevel {
+            num_vertices: cv,
+            num_edges: ce,
+            vert,
+            conn,
+            edge_sharpness,
+            vertex_sharpness,
+            holes,
+            max_valence: if ne > 0 { self.max_valence.max(6) } else { self.max_valence },
+            chaikin: self.chaikin,
+        })
+    }
+
+    /// The connectivity of the child level beyond its faces, each entry
+    /// one read of this level's.
+    pub(crate) fn child_conn(&self, par: Par) -> Result<Conn> {
+        let c = self.conn();
+        let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
+        let (cv, ce, ch) = (nv + ne, 2 * ne + 3 * nf, 12 * nf);
+        const WHAT: &str = "the halfedges of a level";
+        let mut twin = try_zeroed_vec::<u32>(ch, WHAT)?;
+        let mut edge = try_zeroed_vec::<u32>(ch, WHAT)?;
+        let mid = 2 * ne as u32;
+        for_rows(&mut twin, nf, 12, par, |r, out| {
+            for (o, f) in out.chunks_exact_mut(12).zip(r) {
+                let f = f as u32;
+                let h = 3 * f;
+                let m = 12 * f + 9;
+                for i in 0..3 {
+                    let t = c.twin[(h + i) as usize];
+                    let tp = c.twin[prev(h + i) as usize];
+                    o[3 * i as usize] = second(t);
+                    o[3 * i as usize + 1] = m + (i + 2) % 3;
+                    o[3 * i as usize + 2] = first(tp);
+                    o[9 + i as usize] = 12 * f + 3 * ((i + 1) % 3) + 1;
+                }
+            }
+        });
+        for_rows(&mut edge, nf, 12, par, |r, out| {
+            for (o, f) in out.chunks_exact_mut(12).zip(r) {
+                let h = 3 * f;
+                let mf = mid + 3 * f as u32;
+                for i in 0..3usize {
+                    let code = c.edge[h + i];
+                    let (e, nc) = (code >> 1, code & 1);
+                    let pcode = c.edge[prev((h + i) as u32) as usize];
+                    let (pe, pnc) = (pcode >> 1, pcode & 1);
+                    // The origin half of `h`: half 2e (canonical) where `h`
+                    // is canonical, else half 2e + 1 (not canonical).
+                    o[3 * i] = 4 * e + 3 * nc;
+                    o[3 * i + 1] = 2 * (mf + ((i as u32 + 2) % 3)) + 1;
+                    // The destination half of the previous halfedge.
+                    o[3 * i + 2] = 4 * pe + 2 - pnc;
+                    o[9 + i] = 2 * (mf + i as u32);
+                }
+            }
+        });
+        let mut edge_half = try_zeroed_vec::<u32>(ce, WHAT)?;
+        {
+            let (halves, middle) = edge_half.split_at_mut(2 * ne);
+            for_rows(halves, ne, 2, par, |r, out| {
+                for (o, e) in out.chunks_exact_mut(2).zip(r) {
+                    let h = c.edge_half[e];
+                    o[0] = first(h);
+                    o[1] = second(h);
+                }
+            });
+            for_rows(middle, nf, 3, par, |r, out| {
+                for (o, f) in out.chunks_exact_mut(3).zip(r) {
+                    let m = 12 * f as u32 + 9;
+                    o.copy_from_slice(&[m, m + 1, m + 2]);
+                }
+            });
+        }
+        let mut vhalf = try_zeroed_vec::<u32>(cv, WHAT)?;
+        {
+            let (vs, es) = vhalf.split_at_mut(nv);
+            for_rows(vs, nv, 1, par, |r, out| {
+                for (o, v) in out.iter_mut().zip(r) {
+                    *o = first(c.vhalf[v]);
+                }
+            });
+            for_rows(es, ne, 1, par, |r, out| {
+                for (o, e) in out.iter_mut().zip(r) {
+                    *o = second(c.edge_half[e]);
+                }
+            });
+        }
+        Ok(Conn { twin, edge, edge_half, vhalf })
+    }
+
+    /// The full mesh of this level (connectivity `c`, this level's or
+    /// derived), edges numbered as the level numbers them: no sort, no
+    /// search.
+    pub(crate) fn mesh(&self, c: &Conn, options: Options, par: Par) -> Result<Mesh> {
+        let nf = self.num_faces();
+        let edges: Vec<[u32; 2]> = c
+            .edge_half
+            .iter()
+            .map(|&h| {
+                let (a, b) = (self.vert[h as usize], self.vert[next(h) as usize]);
+                [a.min(b), a.max(b)]
+            })
+            .collect();
+        let corner_edge: Vec<u32> = c.edge.iter().map(|&x| x >> 1).collect();
+        let ptr: Vec<u32> = (0..=nf as u32).map(|f| 3 * f).collect();
+        let t = Topology::from_edges(self.num_vertices, ptr, self.vert.clone(), edges, corner_edge, par)?;
+        let mut es = match &self.edge_sharpness {
+            Some(s) => s.clone(),
+            None => vec![0f32; self.num_edges],
+        };
+        for (e, &h) in c.edge_half.iter().enumerate() {
+            if c.twin[h as usize] == NONE {
+                es[e] = SHARPNESS_INFINITE;
+            }
+        }
+        let vs = self.vertex_sharpness.clone().unwrap_or_else(|| vec![0f32; self.num_vertices]);
+        let holes = self.holes.clone().unwrap_or_else(|| vec![false; nf]);
+        Ok(Mesh::from_parts(t, es, vs, holes, options)?)
+    }
+}

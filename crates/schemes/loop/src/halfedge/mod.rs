@@ -1,0 +1,377 @@
+//! Loop through closed-form halfedge refinement: every refined level's
+//! connectivity is computed per element from its parent's, with no sort,
+//! no hashing and no search (after Vanhoey & Dupuy's halfedge refinement
+//! rules; the numbering is in [`level`]'s docs and `docs/loop.md`).
+//!
+//! * **Levels.** Per halfedge: origin, twin and edge (12 bytes); per edge
+//!   its canonical halfedge, per vertex an outgoing one. The finest level
+//!   keeps only its faces (the origins); the rest is derived from its
+//!   parent when a step or a full mesh asks for it.
+//! * **Rules.** OpenSubdiv's (creases uniform and Chaikin, corners, vertex
+//!   sharpness, both boundary options, holes carried as flags) or CGAL's,
+//!   computed on the fly where a sharp edge or vertex touches a point;
+//!   boundary edges are infinitely sharp without being stored.
+//! * **Not held:** non-manifold meshes (an edge with more than two faces,
+//!   a vertex where fans meet, a face using a vertex twice, inconsistent
+//!   orientation). [`LoopHalfedge::new`] builds them with the
+//!   specialised kernels of [`crate::LoopSlak`] and says why
+//!   ([`LoopHalfedgePlan::kernels_because`]); [`LoopHalfedge::strict`]
+//!   refuses them with [`SchemeError::NotManifold`].
+//!
+//! Vertex order of a refined level: the parent's vertices, then the edge
+//! points in the parent's edge order. Level 1 is numbered as
+//! [`crate::LoopSlak`] numbers it (the control mesh's edge ids); later
+//! levels number their edges in closed form (the halves of parent edge
+//! `e` are `2e` and `2e + 1`, the middle edges of face `f` are
+//! `2E + 3f + k`), so their rows are a permutation of the kernels'.
+
+mod eval;
+mod level;
+
+use std::sync::OnceLock;
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+use num_traits::Float;
+use subla_algebra::mem::{Zeroable, try_zeroed_vec};
+use subla_algebra::{CsrMat, Par};
+use subla_mesh::{Mesh, Options};
+use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
+
+use crate::level::{Rules, prepare};
+use crate::slak::LoopRules;
+use level::HeLevel;
+
+const NAME: &str = "loop-halfedge";
+
+/// Loop subdivision through closed-form halfedge refinement (see the
+/// [module docs](self)).
+///
+/// ```
+/// use subla_algebra::Par;
+/// use subla_loop::LoopHalfedge;
+/// use subla_scheme::{Plan, Refiner, eval};
+/// // A tetrahedron, refined twice.
+/// let mesh = subla_mesh::Mesh::from_faces(4, &[[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])?;
+/// let x = ndarray::array![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+/// let plan = LoopHalfedge::new().build(&mesh, 2, Par::Rayon)?;
+/// let y = eval(&plan, x.view(), Par::Rayon)?;
+/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts.len()), (34, 3 * 64));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopHalfedge {
+    /// The reference whose rules apply.
+    pub rules: Rules,
+    strict: bool,
+}
+
+impl LoopHalfedge {
+    /// OpenSubdiv's Loop, with the specialised kernels for the meshes the
+    /// halfedge form cannot hold.
+    pub const fn new() -> Self {
+        LoopHalfedge { rules: Rules::OpenSubdiv, strict: false }
+    }
+    /// CGAL's Loop ([`Rules::Cgal`]), with the same fallback.
+    pub const fn cgal() -> Self {
+        LoopHalfedge { rules: Rules::Cgal, strict: false }
+    }
+    /// The halfedge kernel alone: non-manifold meshes are refused
+    /// ([`SchemeError::NotManifold`]).
+    pub const fn strict(self) -> Self {
+        LoopHalfedge { strict: true, ..self }
+    }
+}
+
+/// A built Loop refinement of [`LoopHalfedge`]: in halfedge form, or (for
+/// meshes it cannot hold) a [`crate::LoopPlan`] of the specialised
+/// kernels.
+#[derive(Debug)]
+pub struct LoopHalfedgePlan {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Halfedge(HePlan),
+    Kernels { plan: Box<crate::LoopPlan>, because: SchemeError },
+}
+
+impl LoopHalfedgePlan {
+    /// Why the plan was built by the specialised kernels instead of in
+    /// halfedge form, if it was.
+    pub fn kernels_because(&self) -> Option<&SchemeError> {
+        match &self.inner {
+            Inner::Kernels { because, .. } => Some(because),
+            Inner::Halfedge(_) => None,
+        }
+    }
+    /// Bytes of connectivity the plan keeps in halfedge form (faces,
+    /// twins, edges, sharpness and hole flags of its levels; `0` for a
+    /// plan of the kernels).
+    pub fn connectivity_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::Halfedge(p) => p.levels.iter().map(HeLevel::bytes).sum(),
+            Inner::Kernels { .. } => 0,
+        }
+    }
+    fn plan(&self) -> &dyn Plan {
+        match &self.inner {
+            Inner::Halfedge(p) => p,
+            Inner::Kernels { plan, .. } => plan.as_ref(),
+        }
+    }
+}
+
+impl Plan for LoopHalfedgePlan {
+    fn name(&self) -> &'static str {
+        self.plan().name()
+    }
+    fn levels(&self) -> u32 {
+        self.plan().levels()
+    }
+    fn level_len(&self, level: u32) -> usize {
+        self.plan().level_len(level)
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        self.plan().eval_f64(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        self.plan().eval_f32(control, out, par)
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        self.plan().operator(level, par)
+    }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        self.plan().operator_rows(level, rows, par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.plan().operator_bound(level)
+    }
+    fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
+        self.plan().child_point(level, row)
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        self.plan().limit(par)
+    }
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.plan().refined(level, par)
+    }
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        self.plan().faces(level, par)
+    }
+}
+
+/// The plan in halfedge form: levels `0 ..= L`, all but the finest with
+/// their connectivity; the prepared control mesh where level 0 is it.
+#[derive(Debug)]
+struct HePlan {
+    control: Option<Mesh>,
+    levels: Vec<HeLevel>,
+    options: Options,
+    meshes: Vec<OnceLock<Mesh>>,
+    faces: Vec<OnceLock<FaceLists>>,
+}
+
+/// The face pointer and hole flags a level hands out in [`Plan::faces`].
+#[derive(Debug)]
+struct FaceLists {
+    ptr: Vec<u32>,
+    holes: Vec<bool>,
+}
+
+impl Refiner for LoopHalfedge {
+    type Input = Mesh;
+    type Plan = LoopHalfedgePlan;
+    fn name(&self) -> &'static str {
+        match self.rules {
+            Rules::OpenSubdiv => NAME,
+            Rules::Cgal => "loop-halfedge-cgal",
+        }
+    }
+    fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LoopHalfedgePlan> {
+        match build_he(input, self.rules, levels, par) {
+            Ok(p) => Ok(LoopHalfedgePlan { inner: Inner::Halfedge(p) }),
+            Err(e @ SchemeError::NotManifold { .. }) if !self.strict => {
+                let slak = crate::LoopSlak { rules: self.rules };
+                let plan = Box::new(slak.build(input, levels, par)?);
+                Ok(LoopHalfedgePlan { inner: Inner::Kernels { plan, because: e } })
+            }
+            Err(e) => Err(e),
+        }
+    }
+    fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
+        subla_scheme::predict(&LoopRules, input.topology(), 0, levels)
+    }
+    fn step(&self, plan: LoopHalfedgePlan, par: Par) -> Result<LoopHalfedgePlan> {
+        match plan.inner {
+            Inner::Halfedge(p) => Ok(LoopHalfedgePlan { inner: Inner::Halfedge(step_he(p, par)?) }),
+            Inner::Kernels { plan, because } => {
+                let slak = crate::LoopSlak { rules: self.rules };
+                Ok(LoopHalfedgePlan { inner: Inner::Kernels { plan: Box::new(slak.step(*plan, par)?), because } })
+            }
+        }
+    }
+}
+
+/// The halfedge plan of `levels` levels over `input`.
+fn build_he(input: &Mesh, rules: Rules, levels: u32, par: Par) -> Result<HePlan> {
+    subla_scheme::predict(&LoopRules, input.topology(), 0, levels)?;
+    let mesh = prepare(input, rules)?;
+    let t = mesh.topology();
+    t.check_manifold().map_err(|e| SchemeError::NotManifold { scheme: NAME, source: Box::new(e) })?;
+    let options = mesh.options();
+    let mut stack = Vec::with_capacity(levels as usize + 1);
+    stack.push(HeLevel::from_mesh(&mesh, par)?);
+    for l in 1..=levels {
+        let next = stack.last().expect("a level").refine(l, l < levels, par)?;
+        stack.push(next);
+    }
+    Ok(HePlan::new(Some(mesh), stack, options))
+}
+
+/// One level on top of `plan`'s finest: its connectivity from its parent,
+/// then its child, faces only.
+fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
+    let HePlan { control, mut levels, options, .. } = plan;
+    let mut finest = levels.pop().expect("a plan has a level");
+    if finest.conn.is_none() {
+        let parent = levels.last().expect("a lean level has a parent");
+        finest.conn = Some(parent.child_conn(par)?);
+    }
+    drop(levels);
+    drop(control);
+    let next = finest.refine(1, false, par)?;
+    Ok(HePlan::new(None, vec![finest, next], options))
+}
+
+impl HePlan {
+    fn new(control: Option<Mesh>, levels: Vec<HeLevel>, options: Options) -> Self {
+        let n = levels.len();
+        HePlan {
+            control,
+            levels,
+            options,
+            meshes: (0..n).map(|_| OnceLock::new()).collect(),
+            faces: (0..n).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    fn check_level(&self, level: u32) -> Result<()> {
+        if level > self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        Ok(())
+    }
+
+    fn eval_t<T: Float + Send + Sync + Zeroable>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> Result<()> {
+        check_eval_shapes(self, NAME, control.dim(), out.dim());
+        let d = control.ncols();
+        let n = self.levels.len() - 1;
+        if n == 0 {
+            out.assign(&control);
+            return Ok(());
+        }
+        let control = control.as_standard_layout();
+        let mut cur: &[T] = control.as_slice().expect("standard layout");
+        let mut owned: Vec<T>;
+        let mut out_slice = out.as_slice_mut();
+        for i in 0..n {
+            let (l, rows) = (&self.levels[i], self.levels[i + 1].num_vertices);
+            if i + 1 == n
+                && let Some(o) = out_slice.take()
+            {
+                eval::eval_level(l, cur, o, d, par);
+                return Ok(());
+            }
+            let mut y = try_zeroed_vec(rows * d, "the points of a level")?;
+            eval::eval_level(l, cur, &mut y, d, par);
+            owned = y;
+            cur = &owned;
+        }
+        for (r, mut row) in out.rows_mut().into_iter().enumerate() {
+            for (k, o) in row.iter_mut().enumerate() {
+                *o = cur[r * d + k];
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Plan for HePlan {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn levels(&self) -> u32 {
+        self.levels.len() as u32 - 1
+    }
+    fn level_len(&self, level: u32) -> usize {
+        self.levels.get(level as usize).map_or(0, |l| l.num_vertices)
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        self.eval_t(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        self.eval_t(control, out, par)
+    }
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        if level >= self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        eval::level_operator(&self.levels[level as usize], par)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        // Vertex rows: the vertex, its neighbours and two crease ends
+        // (3V + 2E); edge rows: four points.
+        let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
+        Some((3 * l.num_vertices + 6 * l.num_edges) as u64)
+    }
+    fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
+        let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
+        ChildPoint::of_quad_split(l.num_vertices, 0, l.num_edges, row)
+    }
+    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
+        crate::operator::limit_operator(self.refined(self.levels(), par)?, par)
+    }
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.check_level(level)?;
+        if level == 0
+            && let Some(c) = &self.control
+        {
+            return Ok(c);
+        }
+        let cell = &self.meshes[level as usize];
+        if let Some(m) = cell.get() {
+            return Ok(m);
+        }
+        let l = &self.levels[level as usize];
+        let m = match &l.conn {
+            Some(c) => l.mesh(c, self.options, par)?,
+            None => {
+                let c = self.levels[level as usize - 1].child_conn(par)?;
+                l.mesh(&c, self.options, par)?
+            }
+        };
+        Ok(cell.get_or_init(|| m))
+    }
+    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+        self.check_level(level)?;
+        if level == 0
+            && let Some(c) = &self.control
+        {
+            return Ok(Faces::of(c));
+        }
+        let _ = par;
+        let l = &self.levels[level as usize];
+        let nf = l.num_faces();
+        let lists = self.faces[level as usize].get_or_init(|| FaceLists {
+            ptr: (0..=nf as u32).map(|f| 3 * f).collect(),
+            holes: l.holes.clone().unwrap_or_else(|| vec![false; nf]),
+        });
+        Ok(Faces { num_vertices: l.num_vertices, face_ptr: &lists.ptr, face_verts: &l.vert, holes: &lists.holes })
+    }
+}
