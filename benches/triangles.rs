@@ -1,41 +1,59 @@
 //! Loop and √3 subdivision of a 200,000-triangle icosphere (frequency-100
-//! geodesic sphere), subla against subdiv-kernels in the same run, with the
-//! CGAL and OpenMesh figures measured on this machine class for reference
-//! (√3, 3 steps: CGAL 2.4 s, OpenMesh 4.0 s; Loop, 3 levels: CGAL 4.1 s).
+//! geodesic sphere), 3 levels / steps: subla's paths against
+//! subdiv-kernels in this process and against CGAL 5.5 and OpenMesh 9.0
+//! through the peer timers (`shared/peers` beside the repository: build
+//! them once with its `build.sh`), run as child processes in the same
+//! session on the same mesh. No ratio uses a figure from elsewhere.
 //!
-//! `cargo bench -p subla-bench --bench triangles` (`SUBLA_BENCH_QUICK=1`:
-//! frequency 30, one run per row)
+//! `cargo bench -p subla-bench --bench triangles`
+//! (`SUBLA_BENCH_QUICK=1`: frequency 30, fewer runs; `SUBLA_PEERS`: the
+//! peer timers' folder, if not beside the repository)
 //!
-//! Each row is the full subdivision — topology and positions (3 channels of
-//! `f64`) — from the control mesh: subla's modeling mode (build and eval one
-//! level at a time), subla's static build plus one eval, and subdiv-kernels'
-//! `refine_uniform` plus `interpolate`. Times are the mean of the runs after
-//! one warm-up.
+//! Each row is the full subdivision — topology and positions (3 channels
+//! of `f64`), finest faces made — from the control mesh: subla's modeling
+//! mode (build and eval one level at a time), subla's static build plus
+//! one eval, subdiv-kernels' `refine_uniform` plus `interpolate`, and the
+//! peers' subdivision call (their output is a full halfedge mesh). Times
+//! are the minimum of several runs after one warm-up (the peers report
+//! their own minimum). Peak bytes per output face: the growth of this
+//! process's peak resident size during one run (subla rows).
 
 use std::hint::black_box;
 use std::num::NonZeroU8;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use subla_algebra::Par;
 use subla_bench::pool;
-use subla_loop::LoopSlak;
+use subla_loop::{LoopHalfedge, LoopSlak};
 use subla_mesh::Mesh;
-use subla_scheme::{Refiner, eval, modeling};
+use subla_scheme::{Plan, Refiner, eval, modeling};
 use subla_sqrt3::Sqrt3Slak;
 
-/// Reference figures (seconds) on this machine class, from the issue.
-const CGAL_SQRT3: f64 = 2.4;
-const OPENMESH_SQRT3: f64 = 4.0;
-const CGAL_LOOP: f64 = 4.1;
-
-/// Mean seconds of `runs` runs of `f` after one warm-up.
+/// Minimum seconds of `runs` runs of `f` after one warm-up.
 fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
     black_box(f());
-    let t = Instant::now();
+    let mut best = f64::INFINITY;
     for _ in 0..runs {
+        let t = Instant::now();
         black_box(f());
+        best = best.min(t.elapsed().as_secs_f64());
     }
-    t.elapsed().as_secs_f64() / runs as f64
+    best
+}
+
+fn status_kb(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Growth of the peak resident size during one run of `f`, in bytes, where
+/// the kernel lets the peak be reset.
+fn peak_bytes<R>(f: impl FnOnce() -> R) -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    let base = status_kb("VmRSS:")?;
+    black_box(f());
+    Some(status_kb("VmHWM:")?.saturating_sub(base) * 1024)
 }
 
 /// subdiv-kernels: topology, per-level stencils, then the chained
@@ -63,58 +81,187 @@ fn subdiv_kernels(mesh: &Mesh, pos: &ndarray::Array2<f64>, scheme: subdiv_kernel
     }
 }
 
+/// The peer timers' folder: `SUBLA_PEERS`, else `shared/peers` beside the
+/// repository.
+fn peers_dir() -> PathBuf {
+    std::env::var_os("SUBLA_PEERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers"))
+}
+
+/// Milliseconds of one peer timer (`bin/<program>`) on `obj`: its own
+/// minimum over `reps` runs of the subdivision call alone.
+fn peer_ms(program: &str, obj: &std::path::Path, scheme: &str, levels: u32, reps: u32) -> Option<f64> {
+    let bin = peers_dir().join("bin").join(program);
+    if !bin.exists() {
+        println!("note: {} is not built (run the peers' build.sh); no {program} row", bin.display());
+        return None;
+    }
+    let out = std::process::Command::new(&bin)
+        .arg(obj)
+        .arg(scheme)
+        .arg(levels.to_string())
+        .arg("-")
+        .arg(reps.to_string())
+        .output()
+        .ok()?;
+    let line = String::from_utf8_lossy(&out.stdout);
+    let ms = line.split("\"ms\":").nth(1)?.split([',', '}']).next()?.trim().parse().ok();
+    if ms.is_none() {
+        println!("note: {program} {scheme} gave no time: {} {}", line.trim(), String::from_utf8_lossy(&out.stderr));
+    }
+    ms
+}
+
+/// `mesh` with positions `pos` as an OBJ file for the peers.
+fn write_obj(mesh: &Mesh, pos: &ndarray::Array2<f64>) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(format!("subla-triangles-{}.obj", std::process::id()));
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    for r in pos.rows() {
+        writeln!(w, "v {:.17} {:.17} {:.17}", r[0], r[1], r[2])?;
+    }
+    let t = mesh.topology();
+    for f in 0..t.num_faces() {
+        let v = t.face(f);
+        writeln!(w, "f {} {} {}", v[0] + 1, v[1] + 1, v[2] + 1)?;
+    }
+    Ok(path)
+}
+
+struct Row {
+    scheme: &'static str,
+    name: String,
+    secs: f64,
+    peer: bool,
+    bytes: Option<u64>,
+}
+
 fn main() {
     let quick = std::env::var_os("SUBLA_BENCH_QUICK").is_some();
-    let (freq, runs) = if quick { (30, 1) } else { (100, 2) };
+    let (freq, runs, reps) = if quick { (30, 2, 2) } else { (100, 5, 3) };
     let (mesh, pos) = subla_bench::icosphere(freq);
     let threads = rayon::current_num_threads();
+    let levels = 3u32;
     println!(
-        "triangle bench: icosphere of {} triangles, {} vertices; 3 levels / steps; {threads} threads",
+        "triangle bench: icosphere of {} triangles, {} vertices; {levels} levels / steps; {threads} threads",
         mesh.num_faces(),
         mesh.num_vertices()
     );
+    let obj = write_obj(&mesh, &pos).ok();
     let p1 = pool(1);
     let pn = pool(threads);
-    let mut table = Vec::new();
-    for (scheme, cgal, openmesh) in [("loop", CGAL_LOOP, None), ("sqrt3", CGAL_SQRT3, Some(OPENMESH_SQRT3))] {
-        let mut row = |name: String, secs: f64| {
-            println!("{scheme:<6} {name:<28} {:>10.1} ms", secs * 1e3);
-            table.push((scheme, name, secs, cgal, openmesh));
+    let mut table: Vec<Row> = Vec::new();
+    let mut out_faces = std::collections::HashMap::new();
+    for scheme in ["loop", "sqrt3"] {
+        let mut row = |name: String, secs: f64, peer: bool, bytes: Option<u64>| {
+            println!("{scheme:<6} {name:<36} {:>10.1} ms", secs * 1e3);
+            table.push(Row { scheme, name, secs, peer, bytes });
         };
-        for (label, p) in [("1thread", &p1), ("all threads", &pn)] {
-            let modeling_secs = p.install(|| match scheme {
-                "loop" => {
-                    time(runs, || modeling(&LoopSlak::new(), &mesh, pos.view(), 3, Par::Rayon).map(|r| r.1.nrows()))
+        // The peers first and last, so that a drift of the machine shows.
+        let peer_rows = |row: &mut dyn FnMut(String, f64, bool, Option<u64>), when: &str| {
+            let Some(obj) = &obj else { return };
+            for program in ["cgal_ref", "om_ref"] {
+                if let Some(ms) = peer_ms(program, obj, scheme, levels, reps) {
+                    let lib = if program == "cgal_ref" { "CGAL" } else { "OpenMesh" };
+                    row(format!("{lib} ({when})"), ms / 1e3, true, None);
                 }
-                _ => time(runs, || modeling(&Sqrt3Slak::new(), &mesh, pos.view(), 3, Par::Rayon).map(|r| r.1.nrows())),
-            });
-            row(format!("subla modeling, {label}"), modeling_secs);
-            let static_secs = p.install(|| match scheme {
-                "loop" => time(runs, || {
-                    LoopSlak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon).unwrap())
+            }
+        };
+        peer_rows(&mut row, "before");
+        type Run<'a> = Box<dyn Fn() -> usize + Sync + 'a>;
+        let paths: Vec<(&str, Run<'_>, Run<'_>)> = match scheme {
+            "loop" => vec![
+                (
+                    "halfedge",
+                    Box::new(|| {
+                        modeling(&LoopHalfedge::new(), &mesh, pos.view(), levels, Par::Rayon).unwrap().1.nrows()
+                    }),
+                    Box::new(|| {
+                        let p = LoopHalfedge::new().build(&mesh, levels, Par::Rayon).unwrap();
+                        let y = eval(&p, pos.view(), Par::Rayon).unwrap();
+                        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
+                    }),
+                ),
+                (
+                    "kernels",
+                    Box::new(|| modeling(&LoopSlak::new(), &mesh, pos.view(), levels, Par::Rayon).unwrap().1.nrows()),
+                    Box::new(|| {
+                        let p = LoopSlak::new().build(&mesh, levels, Par::Rayon).unwrap();
+                        let y = eval(&p, pos.view(), Par::Rayon).unwrap();
+                        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
+                    }),
+                ),
+            ],
+            _ => vec![(
+                "kernels",
+                Box::new(|| modeling(&Sqrt3Slak::new(), &mesh, pos.view(), levels, Par::Rayon).unwrap().1.nrows()),
+                Box::new(|| {
+                    let p = Sqrt3Slak::new().build(&mesh, levels, Par::Rayon).unwrap();
+                    let y = eval(&p, pos.view(), Par::Rayon).unwrap();
+                    y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
                 }),
-                _ => time(runs, || {
-                    Sqrt3Slak::new().build(&mesh, 3, Par::Rayon).map(|pl| eval(&pl, pos.view(), Par::Rayon).unwrap())
-                }),
-            });
-            row(format!("subla build + eval, {label}"), static_secs);
+            )],
+        };
+        let faces = match scheme {
+            "loop" => LoopSlak::new()
+                .build(&mesh, levels, Par::Rayon)
+                .map(|p| p.faces(levels, Par::Rayon).map(|f| f.num_faces())),
+            _ => Sqrt3Slak::new()
+                .build(&mesh, levels, Par::Rayon)
+                .map(|p| p.faces(levels, Par::Rayon).map(|f| f.num_faces())),
+        };
+        if let Ok(Ok(n)) = faces {
+            out_faces.insert(scheme, n);
+        }
+        for (path, modeling_run, static_run) in &paths {
+            for (label, p) in [("all threads", &pn), ("1 thread", &p1)] {
+                let secs = p.install(|| time(runs, modeling_run));
+                let bytes = p.install(|| peak_bytes(modeling_run));
+                row(format!("subla {path} modeling, {label}"), secs, false, bytes);
+                let secs = p.install(|| time(runs, static_run));
+                let bytes = p.install(|| peak_bytes(static_run));
+                row(format!("subla {path} build + eval, {label}"), secs, false, bytes);
+            }
         }
         let sk = match scheme {
             "loop" => subdiv_kernels::Scheme::Loop,
             _ => subdiv_kernels::Scheme::Sqrt3,
         };
-        let sk_secs = time(1, || subdiv_kernels(&mesh, &pos, sk, 3));
-        row("subdiv-kernels, 1 thread".into(), sk_secs);
+        let sk_secs = time(1, || subdiv_kernels(&mesh, &pos, sk, levels as u8));
+        row("subdiv-kernels, 1 thread".into(), sk_secs, true, None);
+        peer_rows(&mut row, "after");
     }
-    println!("\n== triangle schemes: reference time / subla time (> 1: subla faster)");
-    println!("{:<6} {:<28} {:>10} {:>8} {:>9} {:>8}", "scheme", "row", "ms", "vs CGAL", "vs OpenMesh", "vs sk");
-    for (scheme, name, secs, cgal, openmesh) in &table {
-        let sk = table.iter().find(|r| r.0 == *scheme && r.1.starts_with("subdiv-kernels")).map(|r| r.2);
-        let om = openmesh.map_or("-".to_string(), |o| format!("{:.2}", o / secs));
-        let vs_sk = sk.map_or("-".to_string(), |s| format!("{:.2}", s / secs));
-        println!("{scheme:<6} {name:<28} {:>10.1} {:>8.2} {om:>9} {vs_sk:>8}", secs * 1e3, cgal / secs);
+    if let Some(obj) = &obj {
+        let _ = std::fs::remove_file(obj);
+    }
+    println!("\n== triangle schemes: fastest peer time / subla time (> 1: subla faster); peak bytes per output face");
+    println!("{:<6} {:<36} {:>10} {:>10} {:>10}", "scheme", "row", "ms", "vs peer", "B/face");
+    for r in &table {
+        // The fastest of the peers, CGAL and OpenMesh at their better
+        // measurement of the two.
+        let peer =
+            table.iter().filter(|p| p.scheme == r.scheme && p.peer).map(|p| p.secs).fold(f64::INFINITY, f64::min);
+        let ratio = if r.peer || !peer.is_finite() { "-".to_string() } else { format!("{:.2}", peer / r.secs) };
+        let faces = out_faces.get(r.scheme).copied().unwrap_or(0).max(1) as f64;
+        let bpf = r.bytes.map_or("-".to_string(), |b| format!("{:.0}", b as f64 / faces));
+        println!("{:<6} {:<36} {:>10.1} {ratio:>10} {bpf:>10}", r.scheme, r.name, r.secs * 1e3);
+    }
+    for scheme in ["loop", "sqrt3"] {
+        for lib in ["CGAL", "OpenMesh"] {
+            let best = table
+                .iter()
+                .filter(|r| r.scheme == scheme && r.name.starts_with(lib))
+                .map(|r| r.secs)
+                .fold(f64::INFINITY, f64::min);
+            let subla =
+                table.iter().filter(|r| r.scheme == scheme && !r.peer).map(|r| r.secs).fold(f64::INFINITY, f64::min);
+            if best.is_finite() && subla.is_finite() {
+                println!("{scheme}: fastest subla row vs {lib}: {:.2}×", best / subla);
+            }
+        }
     }
     if quick {
-        println!("(quick run: a smaller sphere, so the CGAL ratios are not comparable)");
+        println!("(quick run: a smaller sphere)");
     }
 }

@@ -4,12 +4,12 @@
 //! subla                       the main job: the embedded example mesh, 3 levels,
 //!                             OBJ + PNG in subla-out/, a table of what was done
 //! subla subdivide [IN] [-o OUT.obj] --scheme SCHEME --levels 2
-//!       [--precision f32|f64] [--path lak|slak|edge-friend] [--mode modeling|static]
+//!       [--precision f32|f64] [--path lak|slak|edge-friend|halfedge] [--mode modeling|static]
 //!       [--backend cpu|gpu] [--fallback none|cpu] [--boundary none|edge-only|edge-and-corner]
 //!       [--crease-method uniform|chaikin] [--triangles catmark|smooth]
 //!       [--keep-holes] [--png [OUT.png]] [--max-memory 4G] [--timings json]
 //! subla render [IN] [-o OUT.png] [--levels 2] [--cage] [--creases] [--size 800x600]
-//! subla matrix [IN] --levels 2 -o R.mtx [--path lak|slak|edge-friend] [--per-level] [--limit] [--max-memory 8G]
+//! subla matrix [IN] --levels 2 -o R.mtx [--path lak|slak|edge-friend|halfedge] [--per-level] [--limit] [--max-memory 8G]
 //! subla info [IN] [--json]
 //! subla bench [IN] --levels 1,2,3 [--backend cpu|gpu] [--runs 3]
 //! subla limit [IN] --isolation 3 [--endcap gregory|bspline] [--select FACES.txt] --grid 5 -o OUT.txt
@@ -108,6 +108,8 @@ enum PathKind {
     Slak,
     /// The edge-friend encoding (Catmull-Clark; Kuth et al. 2023).
     EdgeFriend,
+    /// Closed-form halfedge refinement (Loop).
+    Halfedge,
 }
 
 impl PathKind {
@@ -116,12 +118,14 @@ impl PathKind {
             PathKind::Lak => Written::Algebra,
             PathKind::Slak => Written::Kernels,
             PathKind::EdgeFriend => Written::EdgeFriend,
+            PathKind::Halfedge => Written::Halfedge,
         }
     }
     fn of(w: Written) -> PathKind {
         match w {
             Written::Algebra => PathKind::Lak,
             Written::EdgeFriend => PathKind::EdgeFriend,
+            Written::Halfedge => PathKind::Halfedge,
             _ => PathKind::Slak,
         }
     }
@@ -131,6 +135,7 @@ impl PathKind {
             PathKind::Lak => "lak",
             PathKind::Slak => "slak",
             PathKind::EdgeFriend => "edge-friend",
+            PathKind::Halfedge => "halfedge",
         }
     }
 }

@@ -36,6 +36,10 @@ pub(crate) fn scheme_parser() -> PossibleValuesParser {
         if !ef.is_empty() {
             runs.push_str(&format!(", edge-friend on {} (the default on cpu)", ef.join(" and ")));
         }
+        let he = on(Path::Halfedge);
+        if !he.is_empty() {
+            runs.push_str(&format!(", halfedge on {} (the default on cpu)", he.join(" and ")));
+        }
         PossibleValue::new(s.name()).help(format!("{} [{runs}]", s.about()))
     }))
 }

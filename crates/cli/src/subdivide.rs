@@ -56,9 +56,11 @@ pub(crate) struct SubdivideArgs {
     #[arg(long, value_enum)]
     precision: Option<Precision>,
     /// Implementation path: the specialised kernels, the mapped sparse
-    /// algebra (every scheme but bilinear; CPU only), or the edge-friend
-    /// kernels (catmark; CPU and GPU) [default: the scheme's fastest on the
-    /// backend: edge-friend for catmark on the CPU, else slak].
+    /// algebra (every scheme but bilinear; CPU only), the edge-friend
+    /// kernels (catmark; CPU and GPU) or closed-form halfedge refinement
+    /// (loop, loop-cgal; CPU) [default: the scheme's fastest on the
+    /// backend: edge-friend for catmark and halfedge for Loop on the CPU,
+    /// else slak].
     #[arg(long, value_enum)]
     path: Option<PathKind>,
     /// Operational mode.

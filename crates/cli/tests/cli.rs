@@ -121,6 +121,53 @@ fn edge_friend_is_the_default_and_agrees_with_the_kernels() {
     assert!(err.contains("bilinear has no edge-friend kernels on the cpu"), "{err}");
 }
 
+/// The closed-form halfedge kernels (the default for Loop on the CPU)
+/// make the same surface as the specialised kernels, in both modes and
+/// with both rule sets; `--timings json` names the path that ran.
+#[test]
+fn halfedge_is_the_default_for_loop_and_agrees_with_the_kernels() {
+    let input = data().join("meshes/osd/loop_chaikin1.obj");
+    for scheme in ["loop", "loop-cgal"] {
+        let slak = tmp(&format!("{scheme}-slak.obj"));
+        let o = subla(&[
+            "subdivide",
+            input.to_str().unwrap(),
+            "--scheme",
+            scheme,
+            "--levels",
+            "3",
+            "--path",
+            "slak",
+            "-o",
+            slak.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let base = read(&slak);
+        for extra in [vec![], vec!["--mode", "modeling"], vec!["--path", "halfedge"]] {
+            let out = tmp(&format!("{scheme}-he{}.obj", extra.join("")));
+            let mut args = vec![
+                "subdivide",
+                input.to_str().unwrap(),
+                "--scheme",
+                scheme,
+                "--levels",
+                "3",
+                "-o",
+                out.to_str().unwrap(),
+            ];
+            args.extend(extra.iter().copied());
+            args.extend(["--timings", "json"]);
+            let o = subla(&args);
+            assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+            let json: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
+            assert_eq!(json["path"], "halfedge", "{scheme} {extra:?}");
+            let d = read(&out);
+            assert_eq!(d.mesh.num_faces(), base.mesh.num_faces(), "{scheme} {extra:?}");
+            assert_eq!(positions_sorted(&d), positions_sorted(&base), "{scheme} {extra:?}");
+        }
+    }
+}
+
 #[test]
 fn options_on_the_command_line_override_the_file() {
     let input = data().join("meshes/osd/catmark_edgecorner.obj");

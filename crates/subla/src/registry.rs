@@ -61,6 +61,10 @@ pub enum Path {
     /// The edge-friend encoding of quad meshes (Kuth et al. 2023):
     /// Catmull-Clark's [`subla_catmark::CatmarkEdgeFriend`].
     EdgeFriend,
+    /// Closed-form halfedge refinement: each refined level's connectivity
+    /// computed per element from its parent's (Loop's
+    /// [`subla_loop::LoopHalfedge`]).
+    Halfedge,
 }
 
 impl fmt::Display for Path {
@@ -69,6 +73,7 @@ impl fmt::Display for Path {
             Path::Kernels => "specialised kernels",
             Path::Algebra => "mapped algebra",
             Path::EdgeFriend => "edge-friend kernels",
+            Path::Halfedge => "closed-form halfedge kernels",
         })
     }
 }
@@ -404,6 +409,8 @@ impl Registry {
         let loop_osd =
             Scheme::new("loop", "Loop (OpenSubdiv's rules; triangles only)", || Box::new(subla_loop::LoopSlak::new()))
                 .with_algebra(|| Box::new(subla_loop::LoopLak::new()))
+                .with_cpu_path(Path::Halfedge, || Box::new(subla_loop::LoopHalfedge::new()))
+                .with_fastest(Backend::Cpu, Path::Halfedge)
                 .with_faces(Faces::Triangles);
         let loop_cgal = Scheme::new(
             "loop-cgal",
@@ -411,6 +418,8 @@ impl Registry {
             || Box::new(subla_loop::LoopSlak::cgal()),
         )
         .with_algebra(|| Box::new(subla_loop::LoopLak::cgal()))
+        .with_cpu_path(Path::Halfedge, || Box::new(subla_loop::LoopHalfedge::cgal()))
+        .with_fastest(Backend::Cpu, Path::Halfedge)
         .with_faces(Faces::Triangles);
         let sqrt3 = Scheme::new(
             "sqrt3",
@@ -489,14 +498,20 @@ mod tests {
     }
 
     #[test]
-    fn catmark_runs_edge_friend_by_default_on_the_cpu() {
+    fn catmark_and_loop_run_their_fastest_paths_by_default_on_the_cpu() {
         let r = Registry::builtin();
         let catmark = r.scheme("catmark").unwrap();
         assert_eq!(catmark.fastest(Backend::Cpu), Path::EdgeFriend);
         assert_eq!(catmark.fastest(Backend::Gpu), Path::Kernels);
-        assert_eq!(r.scheme("loop").unwrap().fastest(Backend::Cpu), Path::Kernels);
+        assert_eq!(r.scheme("sqrt3").unwrap().fastest(Backend::Cpu), Path::Kernels);
         let k = catmark.refiner(Backend::Cpu, Path::EdgeFriend, &Setup::default()).unwrap();
         assert_eq!(k.name(), "catmark-edge-friend");
+        for (name, refiner) in [("loop", "loop-halfedge"), ("loop-cgal", "loop-halfedge-cgal")] {
+            let s = r.scheme(name).unwrap();
+            assert_eq!(s.fastest(Backend::Cpu), Path::Halfedge);
+            let k = s.refiner(Backend::Cpu, Path::Halfedge, &Setup::default()).unwrap();
+            assert_eq!(k.name(), refiner);
+        }
     }
 
     #[test]
