@@ -15,8 +15,9 @@
 //! one eval, subdiv-kernels' `refine_uniform` plus `interpolate`, and the
 //! peers' subdivision call (their output is a full halfedge mesh). Times
 //! are the minimum of several runs after one warm-up (the peers report
-//! their own minimum). Peak bytes per output face: the growth of this
-//! process's peak resident size during one run (subla rows).
+//! their own minimum). Peak bytes per output face (subla rows): the growth
+//! of the peak resident size during one run of the row in a fresh child
+//! process, over the finest level's faces.
 
 use std::hint::black_box;
 use std::num::NonZeroU8;
@@ -47,13 +48,49 @@ fn status_kb(field: &str) -> Option<u64> {
     s.lines().find(|l| l.starts_with(field))?.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Growth of the peak resident size during one run of `f`, in bytes, where
-/// the kernel lets the peak be reset.
-fn peak_bytes<R>(f: impl FnOnce() -> R) -> Option<u64> {
-    std::fs::write("/proc/self/clear_refs", "5").ok()?;
-    let base = status_kb("VmRSS:")?;
-    black_box(f());
-    Some(status_kb("VmHWM:")?.saturating_sub(base) * 1024)
+/// One subla row: `path` (`halfedge` or `kernels`) of `scheme` in `mode`
+/// (`modeling` or `static`), `levels` levels, finest faces made.
+fn run_row(scheme: &str, path: &str, mode: &str, mesh: &Mesh, pos: &ndarray::Array2<f64>, levels: u32) -> usize {
+    fn go<R: Refiner<Input = Mesh>>(r: &R, mode: &str, mesh: &Mesh, pos: &ndarray::Array2<f64>, levels: u32) -> usize {
+        if mode == "modeling" {
+            let (p, y) = modeling(r, mesh, pos.view(), levels, Par::Rayon).unwrap();
+            let f = p.faces(p.levels(), Par::Rayon).unwrap().face_verts.len();
+            return y.nrows() + f;
+        }
+        let p = r.build(mesh, levels, Par::Rayon).unwrap();
+        let y = eval(&p, pos.view(), Par::Rayon).unwrap();
+        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
+    }
+    match (scheme, path) {
+        ("loop", "halfedge") => go(&LoopHalfedge::new(), mode, mesh, pos, levels),
+        ("loop", _) => go(&LoopSlak::new(), mode, mesh, pos, levels),
+        _ => go(&Sqrt3Slak::new(), mode, mesh, pos, levels),
+    }
+}
+
+/// The environment variable that makes this program run one row once and
+/// print its peak resident growth (a child process of the bench).
+const CHILD: &str = "SUBLA_TRIANGLES_PEAK_ROW";
+
+/// Peak resident growth in bytes of one run of a row in a fresh child
+/// process (so that no memory the allocator kept from other rows hides
+/// it), where the kernel reports it.
+fn peak_bytes(row: &str, threads: usize) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let out =
+        std::process::Command::new(exe).env(CHILD, row).env("RAYON_NUM_THREADS", threads.to_string()).output().ok()?;
+    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("peak ")?.trim().parse().ok())
+}
+
+/// The child's side of [`peak_bytes`].
+fn child(row: &str, mesh: &Mesh, pos: &ndarray::Array2<f64>, levels: u32) {
+    let mut it = row.split('/');
+    let (Some(scheme), Some(path), Some(mode)) = (it.next(), it.next(), it.next()) else { return };
+    let base = status_kb("VmRSS:").unwrap_or(0);
+    black_box(run_row(scheme, path, mode, mesh, pos, levels));
+    if let Some(hwm) = status_kb("VmHWM:") {
+        println!("peak {}", hwm.saturating_sub(base) * 1024);
+    }
 }
 
 /// subdiv-kernels: topology, per-level stencils, then the chained
@@ -143,6 +180,10 @@ fn main() {
     let (mesh, pos) = subla_bench::icosphere(freq);
     let threads = rayon::current_num_threads();
     let levels = 3u32;
+    if let Some(row) = std::env::var_os(CHILD) {
+        child(&row.to_string_lossy(), &mesh, &pos, levels);
+        return;
+    }
     println!(
         "triangle bench: icosphere of {} triangles, {} vertices; {levels} levels / steps; {threads} threads",
         mesh.num_faces(),
@@ -169,40 +210,7 @@ fn main() {
             }
         };
         peer_rows(&mut row, "before");
-        type Run<'a> = Box<dyn Fn() -> usize + Sync + 'a>;
-        let paths: Vec<(&str, Run<'_>, Run<'_>)> = match scheme {
-            "loop" => vec![
-                (
-                    "halfedge",
-                    Box::new(|| {
-                        modeling(&LoopHalfedge::new(), &mesh, pos.view(), levels, Par::Rayon).unwrap().1.nrows()
-                    }),
-                    Box::new(|| {
-                        let p = LoopHalfedge::new().build(&mesh, levels, Par::Rayon).unwrap();
-                        let y = eval(&p, pos.view(), Par::Rayon).unwrap();
-                        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
-                    }),
-                ),
-                (
-                    "kernels",
-                    Box::new(|| modeling(&LoopSlak::new(), &mesh, pos.view(), levels, Par::Rayon).unwrap().1.nrows()),
-                    Box::new(|| {
-                        let p = LoopSlak::new().build(&mesh, levels, Par::Rayon).unwrap();
-                        let y = eval(&p, pos.view(), Par::Rayon).unwrap();
-                        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
-                    }),
-                ),
-            ],
-            _ => vec![(
-                "kernels",
-                Box::new(|| modeling(&Sqrt3Slak::new(), &mesh, pos.view(), levels, Par::Rayon).unwrap().1.nrows()),
-                Box::new(|| {
-                    let p = Sqrt3Slak::new().build(&mesh, levels, Par::Rayon).unwrap();
-                    let y = eval(&p, pos.view(), Par::Rayon).unwrap();
-                    y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
-                }),
-            )],
-        };
+        let paths: &[&str] = if scheme == "loop" { &["halfedge", "kernels"] } else { &["kernels"] };
         let faces = match scheme {
             "loop" => LoopSlak::new()
                 .build(&mesh, levels, Par::Rayon)
@@ -214,14 +222,13 @@ fn main() {
         if let Ok(Ok(n)) = faces {
             out_faces.insert(scheme, n);
         }
-        for (path, modeling_run, static_run) in &paths {
-            for (label, p) in [("all threads", &pn), ("1 thread", &p1)] {
-                let secs = p.install(|| time(runs, modeling_run));
-                let bytes = p.install(|| peak_bytes(modeling_run));
-                row(format!("subla {path} modeling, {label}"), secs, false, bytes);
-                let secs = p.install(|| time(runs, static_run));
-                let bytes = p.install(|| peak_bytes(static_run));
-                row(format!("subla {path} build + eval, {label}"), secs, false, bytes);
+        for path in paths {
+            for (label, p, t) in [("all threads", &pn, threads), ("1 thread", &p1, 1)] {
+                for (mode, what) in [("modeling", "modeling"), ("static", "build + eval")] {
+                    let secs = p.install(|| time(runs, || run_row(scheme, path, mode, &mesh, &pos, levels)));
+                    let bytes = peak_bytes(&format!("{scheme}/{path}/{mode}"), t);
+                    row(format!("subla {path} {what}, {label}"), secs, false, bytes);
+                }
             }
         }
         let sk = match scheme {

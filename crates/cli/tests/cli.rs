@@ -121,13 +121,15 @@ fn edge_friend_is_the_default_and_agrees_with_the_kernels() {
     assert!(err.contains("bilinear has no edge-friend kernels on the cpu"), "{err}");
 }
 
-/// The closed-form halfedge kernels (the default for Loop on the CPU)
-/// make the same surface as the specialised kernels, in both modes and
-/// with both rule sets; `--timings json` names the path that ran.
+/// The closed-form halfedge kernels (the default for Loop and √3 on the
+/// CPU) make the same surface as the specialised kernels, in both modes
+/// and with both Loop rule sets; `--timings json` names the path that ran.
 #[test]
-fn halfedge_is_the_default_for_loop_and_agrees_with_the_kernels() {
-    let input = data().join("meshes/osd/loop_chaikin1.obj");
-    for scheme in ["loop", "loop-cgal"] {
+fn halfedge_is_the_default_for_triangles_and_agrees_with_the_kernels() {
+    for (scheme, mesh) in
+        [("loop", "loop_chaikin1.obj"), ("loop-cgal", "loop_chaikin1.obj"), ("sqrt3", "loop_icosahedron.obj")]
+    {
+        let input = data().join("meshes/osd").join(mesh);
         let slak = tmp(&format!("{scheme}-slak.obj"));
         let o = subla(&[
             "subdivide",

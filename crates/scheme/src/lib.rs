@@ -646,6 +646,95 @@ impl<P: Plan + ?Sized> Plan for Box<P> {
     }
 }
 
+/// What [`forward_plan!`] names, reachable from other crates.
+#[doc(hidden)]
+pub mod __forward {
+    pub use ndarray::{ArrayView2, ArrayViewMut2};
+    pub use subla_algebra::{CsrMat, Par};
+    pub use subla_mesh::Mesh;
+}
+
+/// Implements [`Plan`] for a type whose method `fn plan(&self) -> &dyn
+/// Plan` says which plan answers (a kernel's plan that falls back to
+/// another for the inputs it does not hold), forwarding every method.
+#[macro_export]
+macro_rules! forward_plan {
+    ($t:ty) => {
+        impl $crate::Plan for $t {
+            fn name(&self) -> &'static str {
+                self.plan().name()
+            }
+            fn levels(&self) -> u32 {
+                self.plan().levels()
+            }
+            fn level_len(&self, level: u32) -> usize {
+                self.plan().level_len(level)
+            }
+            fn input_len(&self) -> usize {
+                self.plan().input_len()
+            }
+            fn output_len(&self) -> usize {
+                self.plan().output_len()
+            }
+            fn eval_f64(
+                &self,
+                control: $crate::__forward::ArrayView2<'_, f64>,
+                out: $crate::__forward::ArrayViewMut2<'_, f64>,
+                par: $crate::__forward::Par,
+            ) -> $crate::Result<()> {
+                self.plan().eval_f64(control, out, par)
+            }
+            fn eval_f32(
+                &self,
+                control: $crate::__forward::ArrayView2<'_, f32>,
+                out: $crate::__forward::ArrayViewMut2<'_, f32>,
+                par: $crate::__forward::Par,
+            ) -> $crate::Result<()> {
+                self.plan().eval_f32(control, out, par)
+            }
+            fn operator(
+                &self,
+                level: u32,
+                par: $crate::__forward::Par,
+            ) -> $crate::Result<$crate::__forward::CsrMat<f64>> {
+                self.plan().operator(level, par)
+            }
+            fn operator_rows(
+                &self,
+                level: u32,
+                rows: &[u32],
+                par: $crate::__forward::Par,
+            ) -> $crate::Result<$crate::__forward::CsrMat<f64>> {
+                self.plan().operator_rows(level, rows, par)
+            }
+            fn closed_form(
+                &self,
+                par: $crate::__forward::Par,
+            ) -> $crate::Result<Option<Box<dyn $crate::refinement::ClosedForm + '_>>> {
+                self.plan().closed_form(par)
+            }
+            fn operator_bound(&self, level: u32) -> Option<u64> {
+                self.plan().operator_bound(level)
+            }
+            fn child_point(&self, level: u32, row: usize) -> Option<$crate::ChildPoint> {
+                self.plan().child_point(level, row)
+            }
+            fn limit(&self, par: $crate::__forward::Par) -> $crate::Result<$crate::__forward::CsrMat<f64>> {
+                self.plan().limit(par)
+            }
+            fn refined(&self, level: u32, par: $crate::__forward::Par) -> $crate::Result<&$crate::__forward::Mesh> {
+                self.plan().refined(level, par)
+            }
+            fn faces(&self, level: u32, par: $crate::__forward::Par) -> $crate::Result<$crate::Faces<'_>> {
+                self.plan().faces(level, par)
+            }
+            fn last_fallback(&self) -> Option<$crate::Fallback> {
+                self.plan().last_fallback()
+            }
+        }
+    };
+}
+
 /// What point of a refined level a row of a refinement operator `R_i`
 /// computes ([`Plan::child_point`]), in terms of the parent level.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

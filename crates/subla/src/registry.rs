@@ -63,7 +63,7 @@ pub enum Path {
     EdgeFriend,
     /// Closed-form halfedge refinement: each refined level's connectivity
     /// computed per element from its parent's (Loop's
-    /// [`subla_loop::LoopHalfedge`]).
+    /// [`subla_loop::LoopHalfedge`], √3's [`subla_sqrt3::Sqrt3Halfedge`]).
     Halfedge,
 }
 
@@ -427,6 +427,8 @@ impl Registry {
             || Box::new(subla_sqrt3::Sqrt3Slak::new()),
         )
         .with_algebra(|| Box::new(subla_sqrt3::Sqrt3Lak::new()))
+        .with_cpu_path(Path::Halfedge, || Box::new(subla_sqrt3::Sqrt3Halfedge::new()))
+        .with_fastest(Backend::Cpu, Path::Halfedge)
         .with_faces(Faces::Triangles)
         .with_growth(Growth { factor: 3, first_per_corner: false });
         #[cfg(feature = "gpu")]
@@ -503,10 +505,11 @@ mod tests {
         let catmark = r.scheme("catmark").unwrap();
         assert_eq!(catmark.fastest(Backend::Cpu), Path::EdgeFriend);
         assert_eq!(catmark.fastest(Backend::Gpu), Path::Kernels);
-        assert_eq!(r.scheme("sqrt3").unwrap().fastest(Backend::Cpu), Path::Kernels);
         let k = catmark.refiner(Backend::Cpu, Path::EdgeFriend, &Setup::default()).unwrap();
         assert_eq!(k.name(), "catmark-edge-friend");
-        for (name, refiner) in [("loop", "loop-halfedge"), ("loop-cgal", "loop-halfedge-cgal")] {
+        for (name, refiner) in
+            [("loop", "loop-halfedge"), ("loop-cgal", "loop-halfedge-cgal"), ("sqrt3", "sqrt3-halfedge")]
+        {
             let s = r.scheme(name).unwrap();
             assert_eq!(s.fastest(Backend::Cpu), Path::Halfedge);
             let k = s.refiner(Backend::Cpu, Path::Halfedge, &Setup::default()).unwrap();

@@ -5,6 +5,9 @@
 //!
 //! * [`Sqrt3Slak`]: specialised gather kernels per step and one triangle per
 //!   parent corner.
+//! * [`Sqrt3Halfedge`]: closed-form halfedge refinement of closed meshes
+//!   (each refined level's connectivity one read of its parent's per
+//!   element; `docs/sqrt3.md`), the kernels for meshes with a boundary.
 //! * [`Sqrt3Lak`]: the same scheme as mapped sparse algebra, Kobbelt's
 //!   boundary rule included.
 //! * [`split`]: the √3 split of a triangle mesh (face points and edge
@@ -61,12 +64,14 @@
 //! not triangles are refused with [`subla_scheme::SchemeError::NotTriangles`].
 #![deny(missing_docs)]
 
+mod halfedge;
 mod lak;
 mod lean;
 mod level;
 mod slak;
 pub mod split;
 
+pub use halfedge::{Sqrt3Halfedge, Sqrt3HalfedgePlan};
 pub use lak::{Sqrt3Lak, Sqrt3LakPlan};
 pub use level::Step;
 pub use level::{BOUNDARY_EDGE, BOUNDARY_VERTEX, alpha};

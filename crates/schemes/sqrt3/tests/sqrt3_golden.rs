@@ -9,7 +9,7 @@ mod common;
 use subla_algebra::Par;
 use subla_mesh::{Mesh, MeshData};
 use subla_scheme::{Plan, Refiner, eval};
-use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak};
+use subla_sqrt3::{Sqrt3Halfedge, Sqrt3Lak, Sqrt3Slak};
 
 struct Case {
     file: String,
@@ -103,6 +103,26 @@ fn run<R: Refiner<Input = Mesh>>(path: &str, refiner: &R) {
 #[test]
 fn slak_matches_the_cgal_goldens() {
     run("slak", &Sqrt3Slak::new());
+}
+
+#[test]
+fn halfedge_matches_the_cgal_goldens() {
+    run("halfedge", &Sqrt3Halfedge::new());
+}
+
+/// The halfedge form itself (not its fallback) serves every closed golden
+/// shape.
+#[test]
+fn halfedge_form_serves_every_closed_golden() {
+    let mut served = 0;
+    for case in cases() {
+        let d: MeshData = common::read(&common::data().join(&case.source));
+        let plan = Sqrt3Halfedge::new().build(&untagged(&d.mesh), case.level, Par::Rayon).unwrap();
+        let closed = d.mesh.topology().is_closed();
+        assert_eq!(plan.kernels_because().is_none(), closed, "{}", case.file);
+        served += usize::from(closed);
+    }
+    assert!(served > 0);
 }
 
 #[test]

@@ -122,44 +122,7 @@ impl LoopHalfedgePlan {
     }
 }
 
-impl Plan for LoopHalfedgePlan {
-    fn name(&self) -> &'static str {
-        self.plan().name()
-    }
-    fn levels(&self) -> u32 {
-        self.plan().levels()
-    }
-    fn level_len(&self, level: u32) -> usize {
-        self.plan().level_len(level)
-    }
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
-        self.plan().eval_f64(control, out, par)
-    }
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
-        self.plan().eval_f32(control, out, par)
-    }
-    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        self.plan().operator(level, par)
-    }
-    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
-        self.plan().operator_rows(level, rows, par)
-    }
-    fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.plan().operator_bound(level)
-    }
-    fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
-        self.plan().child_point(level, row)
-    }
-    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
-        self.plan().limit(par)
-    }
-    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
-        self.plan().refined(level, par)
-    }
-    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
-        self.plan().faces(level, par)
-    }
-}
+subla_scheme::forward_plan!(LoopHalfedgePlan);
 
 /// The plan in halfedge form: levels `0 ..= L`, all but the finest with
 /// their connectivity; the prepared control mesh where level 0 is it.
@@ -365,11 +328,10 @@ impl Plan for HePlan {
         {
             return Ok(Faces::of(c));
         }
-        let _ = par;
         let l = &self.levels[level as usize];
         let nf = l.num_faces();
         let lists = self.faces[level as usize].get_or_init(|| FaceLists {
-            ptr: (0..=nf as u32).map(|f| 3 * f).collect(),
+            ptr: subla_algebra::par::collect(nf + 1, par, |f| (3 * f) as u32),
             holes: l.holes.clone().unwrap_or_else(|| vec![false; nf]),
         });
         Ok(Faces { num_vertices: l.num_vertices, face_ptr: &lists.ptr, face_verts: &l.vert, holes: &lists.holes })
