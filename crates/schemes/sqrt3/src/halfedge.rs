@@ -323,19 +323,28 @@ fn alpha_of(table: &[f64], n: usize) -> f64 {
     table.get(n).copied().unwrap_or_else(|| alpha(n))
 }
 
-/// One step of eval from `l` (rows `x`) to its child (rows `y`).
-fn eval_level<T: Float + Send + Sync>(l: &Level, x: &[T], y: &mut [T], d: usize, par: Par) {
-    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, x, y, d, off, par));
+/// One step of eval from `l` (rows `x`) to its child (rows `y`). Where
+/// `l`'s parent is known, the neighbours of `l`'s face points are read
+/// from it in closed form (the three corners of their triangle and the
+/// face points of its three neighbours) instead of turning around them.
+fn eval_level<T: Float + Send + Sync>(l: &Level, parent: Option<&Level>, x: &[T], y: &mut [T], d: usize, par: Par) {
+    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, parent, x, y, d, off, par));
 }
 
 fn eval_impl<T: Float + Send + Sync, const D: usize>(
     l: &Level,
+    parent: Option<&Level>,
     x: &[T],
     y: &mut [T],
     stride: usize,
     off: usize,
     par: Par,
 ) {
+    // The face points of the parent: their neighbours in closed form.
+    let (pv, pvert, ptwin) = match parent {
+        Some(p) => (p.num_vertices, &p.vert[..], &p.conn().twin[..]),
+        None => (usize::MAX, &[][..], &[][..]),
+    };
     let c = l.conn();
     let (nv, nf) = (l.num_vertices, l.num_faces());
     let (yv, yf) = y.split_at_mut(nv * stride);
@@ -344,9 +353,27 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
     let (twin, vert) = (&c.twin[..], &l.vert[..]);
     for_rows(yv, nv, stride, par, |r, out| {
+        let w6 = (real::<T>(alpha_of(&alphas, 6) / 6.0), real::<T>(1.0 - alpha_of(&alphas, 6)));
         for (row, v) in out.chunks_exact_mut(stride).zip(r) {
-            let h0 = c.vhalf[v];
             let xv = gx(v as u32);
+            if v >= pv {
+                let t = v - pv;
+                let pv32 = pv as u32;
+                let mut acc = [T::zero(); D];
+                for k in 0..3 {
+                    let (a, b) = (gx(pvert[3 * t + k]), gx(pv32 + ptwin[3 * t + k] / 3));
+                    for j in 0..D {
+                        acc[j] = acc[j] + (a[j] + b[j]);
+                    }
+                }
+                let mut o = [T::zero(); D];
+                for j in 0..D {
+                    o[j] = w6.0 * acc[j] + w6.1 * xv[j];
+                }
+                put(row, o);
+                continue;
+            }
+            let h0 = c.vhalf[v];
             if h0 == NONE {
                 put(row, xv);
                 continue;
@@ -485,14 +512,15 @@ impl HePlan {
         let mut out_slice = out.as_slice_mut();
         for i in 0..n {
             let (l, rows) = (&self.levels[i], self.levels[i + 1].num_vertices);
+            let parent = i.checked_sub(1).map(|p| &self.levels[p]);
             if i + 1 == n
                 && let Some(o) = out_slice.take()
             {
-                eval_level(l, cur, o, d, par);
+                eval_level(l, parent, cur, o, d, par);
                 return Ok(());
             }
             let mut y = try_zeroed_vec(rows * d, "the points of a level")?;
-            eval_level(l, cur, &mut y, d, par);
+            eval_level(l, parent, cur, &mut y, d, par);
             owned = y;
             cur = &owned;
         }
