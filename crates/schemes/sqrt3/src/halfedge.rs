@@ -360,10 +360,14 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
                 let t = v - pv;
                 let pv32 = pv as u32;
                 let mut acc = [T::zero(); D];
+                // Corner `k`, then the face point across edge `3t + k`:
+                // the turning order from the face point's outgoing
+                // halfedge `9t + 2`, so the sum has the ring walk's bits.
                 for k in 0..3 {
                     let (a, b) = (gx(pvert[3 * t + k]), gx(pv32 + ptwin[3 * t + k] / 3));
                     for j in 0..D {
-                        acc[j] = acc[j] + (a[j] + b[j]);
+                        acc[j] = acc[j] + a[j];
+                        acc[j] = acc[j] + b[j];
                     }
                 }
                 let mut o = [T::zero(); D];
