@@ -108,7 +108,7 @@ enum PathKind {
     Slak,
     /// The edge-friend encoding (Catmull-Clark; Kuth et al. 2023).
     EdgeFriend,
-    /// Closed-form halfedge refinement (Loop, √3).
+    /// Closed-form halfedge refinement (Catmull-Clark, Loop, √3).
     Halfedge,
 }
 

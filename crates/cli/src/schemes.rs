@@ -38,7 +38,8 @@ pub(crate) fn scheme_parser() -> PossibleValuesParser {
         }
         let he = on(Path::Halfedge);
         if !he.is_empty() {
-            runs.push_str(&format!(", halfedge on {} (the default on cpu)", he.join(" and ")));
+            let default = if s.fastest(Backend::Cpu) == Path::Halfedge { " (the default on cpu)" } else { "" };
+            runs.push_str(&format!(", halfedge on {}{default}", he.join(" and ")));
         }
         PossibleValue::new(s.name()).help(format!("{} [{runs}]", s.about()))
     }))

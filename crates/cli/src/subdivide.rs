@@ -58,7 +58,7 @@ pub(crate) struct SubdivideArgs {
     /// Implementation path: the specialised kernels, the mapped sparse
     /// algebra (every scheme but bilinear; CPU only), the edge-friend
     /// kernels (catmark; CPU and GPU) or closed-form halfedge refinement
-    /// (loop, loop-cgal, sqrt3; CPU) [default: the scheme's fastest on the
+    /// (catmark, loop, loop-cgal, sqrt3; CPU) [default: the scheme's fastest on the
     /// backend: edge-friend for catmark and halfedge for Loop and √3 on the
     /// CPU, else slak].
     #[arg(long, value_enum)]

@@ -62,7 +62,8 @@ pub enum Path {
     /// Catmull-Clark's [`subla_catmark::CatmarkEdgeFriend`].
     EdgeFriend,
     /// Closed-form halfedge refinement: each refined level's connectivity
-    /// computed per element from its parent's (Loop's
+    /// computed per element from its parent's (Catmull-Clark's
+    /// [`subla_catmark::CatmarkHalfedge`], Loop's
     /// [`subla_loop::LoopHalfedge`], √3's [`subla_sqrt3::Sqrt3Halfedge`]).
     Halfedge,
 }
@@ -400,6 +401,7 @@ impl Registry {
             Scheme::new("catmark", "Catmull-Clark (OpenSubdiv's catmark)", || Box::new(subla_catmark::CatmarkSlak))
                 .with_algebra(|| Box::new(subla_catmark::CatmarkLak))
                 .with_cpu_path(Path::EdgeFriend, || Box::new(subla_catmark::CatmarkEdgeFriend::new()))
+                .with_cpu_path(Path::Halfedge, || Box::new(subla_catmark::CatmarkHalfedge::new()))
                 .with_fastest(Backend::Cpu, Path::EdgeFriend)
                 .with_growth(quads);
         let bilinear = Scheme::new("bilinear", "Bilinear (face centroids and edge midpoints)", || {

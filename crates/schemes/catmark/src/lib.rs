@@ -13,6 +13,9 @@
 //! * [`CatmarkEdgeFriend`]: the same scheme through the edge-friend
 //!   encoding (Kuth et al. 2023): after one step by the specialised
 //!   kernels, 24 bytes a quad and one gather pass per level.
+//! * [`CatmarkHalfedge`]: the same scheme through closed-form halfedge
+//!   refinement (Dupuy & Vanhoey 2021): after one step by the kernels,
+//!   each quad level's connectivity one read of its parent's per element.
 //! * Refinement matrices `R_i` (§6.3) built directly from each level's
 //!   topology ([`subla_scheme::Plan::operator`]), and OpenSubdiv's limit
 //!   masks as a matrix ([`subla_scheme::Plan::limit`]).
@@ -24,6 +27,7 @@
 
 pub mod bilinear;
 pub mod edgefriend;
+mod halfedge;
 mod lak;
 mod level;
 mod operator;
@@ -37,6 +41,7 @@ mod slak;
 
 pub use bilinear::{Bilinear, BilinearPlan, BilinearRules};
 pub use edgefriend::{CatmarkEdgeFriend, EdgeFriendPlan};
+pub use halfedge::{CatmarkHalfedge, CatmarkHalfedgePlan};
 pub use lak::{CatmarkLak, CatmarkLakRules, LakLevel, LakPlan};
 pub use level::{EdgeMask, Step, VertexMask};
 pub use slak::{CatmarkPlan, CatmarkRules, CatmarkSlak, OwnedStep, StepView};

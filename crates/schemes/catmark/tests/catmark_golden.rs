@@ -1,4 +1,4 @@
-//! Catmull-Clark (SLAK path) against every OpenSubdiv golden in
+//! Catmull-Clark (SLAK, LAK, edge-friend and halfedge paths) against every OpenSubdiv golden in
 //! `data/golden/catmark/`, with the options the MANIFEST records.
 
 mod common;
@@ -101,6 +101,27 @@ fn run<R: Refiner<Input = subla_mesh::Mesh>>(path: &str, refiner: &R) {
 #[test]
 fn slak_matches_the_opensubdiv_goldens() {
     run("slak", &CatmarkSlak);
+}
+
+/// The halfedge path (`new()`: the kernels for non-manifold shapes) on
+/// every golden.
+#[test]
+fn halfedge_matches_the_opensubdiv_goldens() {
+    run("halfedge", &subla_catmark::CatmarkHalfedge::new());
+}
+
+/// The halfedge form itself serves every manifold golden shape.
+#[test]
+fn halfedge_form_serves_every_manifold_golden() {
+    let mut served = 0;
+    for case in &cases() {
+        let d = input(case);
+        let plan = subla_catmark::CatmarkHalfedge::new().build(&d.mesh, case.level, Par::Rayon).unwrap();
+        let manifold = d.mesh.topology().check_manifold().is_ok();
+        assert_eq!(plan.kernels_because().is_none(), manifold, "{}", case.file);
+        served += usize::from(manifold);
+    }
+    assert!(served > 100, "{served}");
 }
 
 #[test]
