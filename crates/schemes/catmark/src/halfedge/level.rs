@@ -153,8 +153,9 @@ impl QuadLevel {
         child_edge_sharpness(s, scratch, true)
     }
 
-    /// A level from a prepared all-quad manifold mesh (the kernels' first
-    /// level): edges keep the topology's ids.
+    /// A level from a prepared all-quad mesh (the kernels' first level),
+    /// manifold as the level of a manifold control mesh is: edges keep the
+    /// topology's ids.
     pub(crate) fn from_mesh(mesh: &Mesh, par: Par) -> Result<QuadLevel> {
         let t = mesh.topology();
         let (nv, ne, nf) = (t.num_vertices(), t.num_edges(), t.num_faces());
@@ -167,7 +168,6 @@ impl QuadLevel {
         if u32::try_from(4 * nf).is_err() || u32::try_from(2 * ne + 1).is_err() {
             return Err(too_large(1, "halfedges", 4 * nf));
         }
-        t.check_manifold().map_err(|e| SchemeError::NotManifold { scheme: super::NAME, source: Box::new(e) })?;
         let vert = t.face_verts().to_vec();
         const WHAT: &str = "the halfedges of a level";
         let mut twin = try_filled_vec(4 * nf, NONE, WHAT)?;
@@ -209,12 +209,17 @@ impl QuadLevel {
             holes: mesh.has_holes().then(|| mesh.holes().to_vec()),
             chaikin: mesh.options().crease_method == subla_mesh::CreaseMethod::Chaikin,
         };
-        let c = level.conn();
-        if let Some(v) = (0..nv).find(|&v| level.ring(c, v, |_, _, _| ()) != t.face_count(v)) {
-            return Err(SchemeError::Internal {
-                what: super::NAME,
-                detail: format!("turning around vertex {v} does not meet all its faces"),
-            });
+        // Turning around each vertex meets all its faces on a manifold
+        // mesh (which the caller has checked): verified in debug builds.
+        #[cfg(debug_assertions)]
+        {
+            let c = level.conn();
+            if let Some(v) = (0..nv).find(|&v| level.ring(c, v, |_, _, _| ()) != t.face_count(v)) {
+                return Err(SchemeError::Internal {
+                    what: super::NAME,
+                    detail: format!("turning around vertex {v} does not meet all its faces"),
+                });
+            }
         }
         Ok(level)
     }

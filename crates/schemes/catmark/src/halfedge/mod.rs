@@ -177,10 +177,6 @@ fn build_he(input: &Mesh, levels: u32, par: Par) -> Result<HePlan> {
             let next = stack.last().expect("a level").refine(l, l < levels, par)?;
             stack.push(next);
         }
-        if levels == 1 {
-            // The finest level keeps its quads only, as every other plan's.
-            stack[0].conn = None;
-        }
     }
     Ok(HePlan::new(Some(Control { mesh, step }), stack, options))
 }
