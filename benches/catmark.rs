@@ -26,6 +26,7 @@
 //! | `*_eval` | `eval` f64 on the plan | composed `interpolate` | `update_values` | `CpuEvaluator::EvalStencils` (f32) |
 //! | `subla_modeling` / `*_oneshot` | `modeling` (build + eval level by level) | `refine_uniform` + `interpolate` (chained levels) | factory + `refine_uniform` + `PrimvarRefiner::interpolate` per level | the same, f32 |
 //! | `subla_ef_build` / `_eval` / `_modeling` (`_f32`) | the same with `CatmarkEdgeFriend` (the default path) | | | |
+//! | `subla_he_build` / `_eval` / `_modeling` | the same with `CatmarkHalfedge` (closed-form halfedge refinement) | | | |
 //!
 //! Data are 3 channels of `f64` except for OpenSubdiv, whose wrapper only
 //! has `f32` (compare it also with `subla_eval_f32`). The peers are
@@ -58,7 +59,7 @@ use criterion::{BenchmarkId, Criterion, SamplingMode};
 use subla_algebra::Par;
 use subla_bench::{criterion, median_seconds, pool, quad_sphere, quad_torus, report_with};
 use subla_catmark::refine::refine_topology_direct;
-use subla_catmark::{CatmarkEdgeFriend, CatmarkSlak};
+use subla_catmark::{CatmarkEdgeFriend, CatmarkHalfedge, CatmarkSlak};
 use subla_mesh::{Mesh, MeshData, Options, Validation};
 use subla_scheme::refinement::{Budget, Evaluation, Evaluator, Refinement};
 use subla_scheme::{Refiner, eval, modeling};
@@ -524,6 +525,8 @@ fn bytes_per_face(id: &str) -> Option<f64> {
         "subla_modeling" => 410.0,
         "subla_ef_build" => 120.0,
         "subla_ef_eval" | "subla_ef_modeling" | "subla_ef_modeling_f32" => 200.0,
+        "subla_he_build" => 160.0,
+        "subla_he_eval" | "subla_he_modeling" => 220.0,
         "subdiv_kernels_topology" | "subdiv_kernels_build" | "subdiv_kernels_oneshot" => 750.0,
         "opensubdiv_rs_build" => 750.0,
         "opensubdiv_rs_topology" | "opensubdiv_rs_oneshot" => 300.0,
@@ -939,6 +942,23 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
         );
     }
 
+    // The closed-form halfedge kernels (Dupuy & Vanhoey 2021).
+    let he = CatmarkHalfedge::new();
+    for &(t, p, par) in &variants {
+        h.bench(&row, "subla_he_build", t, false, &mut in_pool(p, || he.build(mesh, level, par)));
+    }
+    match pn.install(|| he.build(mesh, level, Par::Rayon)) {
+        Ok(plan) => {
+            for &(t, p, par) in &variants {
+                h.bench(&row, "subla_he_eval", t, false, &mut in_pool(p, || eval(&plan, pos.view(), par).unwrap()));
+            }
+        }
+        Err(e) => println!("subla halfedge build failed: {e}"),
+    }
+    for &(t, p, par) in &variants {
+        h.bench(&row, "subla_he_modeling", t, false, &mut in_pool(p, || modeling(&he, mesh, pos.view(), level, par)));
+    }
+
     // subdiv-kernels
     h.bench(&row, "subdiv_kernels_topology", "1thread", true, &mut direct(|| sk::topology(flat, level)));
     let mut table = None;
@@ -1273,7 +1293,16 @@ fn summary(h: &Harness<'_>, rows: &[(String, u32, usize)]) {
         peer_width: 9,
         peer_kind_shown: true,
     };
-    for table in [&kernels, &edge_friend] {
+    let halfedge = RatioTable {
+        title: "catmark halfedge (Dupuy & Vanhoey 2021)",
+        note: "(peer kind in brackets)",
+        prefix: "subla_he_",
+        kinds: &[("build", "topology"), ("eval", "eval"), ("modeling", "oneshot")],
+        ours_width: 12,
+        peer_width: 9,
+        peer_kind_shown: true,
+    };
+    for table in [&kernels, &edge_friend, &halfedge] {
         for t in &labels {
             table.write(&mut out, h, rows, t);
         }
@@ -1300,7 +1329,11 @@ impl RatioTable<'_> {
         let peers = peers();
         let (ow, pw) = (self.ours_width, self.peer_width);
         let _ = writeln!(out, "\n== {}, subla on {t}: subla ms, then peer time / subla time {}", self.title, self.note);
-        let ours_name = if self.peer_kind_shown { "ef " } else { "" };
+        // The path's short name from the row prefix (`subla_ef_` → `ef `).
+        let ours_name = match self.prefix.trim_start_matches("subla_").trim_end_matches('_') {
+            "" => String::new(),
+            p => format!("{p} "),
+        };
         let mut head = format!("{:<12} {:>2} {:>10}", "mesh", "L", "faces");
         for (kind, peer_kind) in self.kinds {
             let _ = write!(head, " | {:>ow$}", format!("{ours_name}{kind} ms"));

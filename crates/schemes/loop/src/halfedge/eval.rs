@@ -146,13 +146,25 @@ impl Scratch2 {
 }
 
 /// One step of eval: `x` (rows of `l`) → `y` (rows of its child: vertex
-/// points, then edge points), row length `d`.
-pub(crate) fn eval_level<T: Float + Send + Sync>(l: &HeLevel, x: &[T], y: &mut [T], d: usize, par: Par) {
-    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, x, y, d, off, par));
+/// points, then edge points), row length `d`. Where `l`'s parent is known,
+/// the six neighbours of `l`'s interior edge points are read from it in
+/// closed form (the edge's ends and the points of the four other edges of
+/// its two triangles, in turning order) instead of turning around them.
+pub(crate) fn eval_level<T: Float + Send + Sync>(
+    l: &HeLevel,
+    parent: Option<&HeLevel>,
+    x: &[T],
+    y: &mut [T],
+    d: usize,
+    par: Par,
+) {
+    subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, parent, x, y, d, off, par));
 }
 
+#[allow(clippy::too_many_arguments)]
 fn eval_impl<T: Float + Send + Sync, const D: usize>(
     l: &HeLevel,
+    parent: Option<&HeLevel>,
     x: &[T],
     y: &mut [T],
     stride: usize,
@@ -174,6 +186,16 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     let w = Scratch2::new(l);
     let plain_edges = l.edge_sharpness.is_none();
     let (twin, vert) = (&c.twin[..], &l.vert[..]);
+    // The edge points of the parent, where it is known.
+    let (pv, pconn) = match parent.and_then(|p| p.conn.as_ref().map(|c| (p.num_vertices, c))) {
+        Some((n, pc)) => (n, Some(pc)),
+        None => (usize::MAX, None),
+    };
+    let pv32 = pv as u32;
+    let w6 = {
+        let [a, b] = w.weights(6);
+        (real::<T>(a), real::<T>(b))
+    };
     // Vertex points.
     for_rows(yv, nv, stride, par, |r, out| {
         let mut s = Stencil::new();
@@ -184,6 +206,41 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
             if h0 == NONE {
                 put(row, gx(v as u32));
                 continue;
+            }
+            if plain_edges && v >= pv {
+                // The point of parent edge `e`: turning from its outgoing
+                // halfedge `second(hₑ)` meets the end `b`, the points of
+                // the edges of `next(hₑ)` and `prev(hₑ)`, the end `a`, then
+                // those of `next(t)` and `prev(t)` (`t` the twin).
+                let (pc, e) = (pconn.expect("a parent"), v - pv);
+                let h = pc.edge_half[e];
+                let t = pc.twin[h as usize];
+                if t != NONE {
+                    let pvert = &parent.expect("a parent").vert;
+                    let ep = |g: u32| pv32 + (pc.edge[g as usize] >> 1);
+                    let ring = [
+                        pvert[next(h) as usize],
+                        ep(next(h)),
+                        ep(prev(h)),
+                        pvert[h as usize],
+                        ep(next(t)),
+                        ep(prev(t)),
+                    ];
+                    let mut acc = [T::zero(); D];
+                    for u in ring {
+                        let u = gx(u);
+                        for k in 0..D {
+                            acc[k] = acc[k] + u[k];
+                        }
+                    }
+                    let xv = gx(v as u32);
+                    let mut o = [T::zero(); D];
+                    for k in 0..D {
+                        o[k] = w6.1 * acc[k] + w6.0 * xv[k];
+                    }
+                    put(row, o);
+                    continue;
+                }
             }
             if plain_edges && l.vertex_sharpness(v) == 0.0 {
                 // No sharp edge but the boundary's: the smooth mask inside,

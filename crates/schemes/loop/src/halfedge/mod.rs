@@ -245,14 +245,15 @@ impl HePlan {
         let mut out_slice = out.as_slice_mut();
         for i in 0..n {
             let (l, rows) = (&self.levels[i], self.levels[i + 1].num_vertices);
+            let parent = i.checked_sub(1).map(|p| &self.levels[p]);
             if i + 1 == n
                 && let Some(o) = out_slice.take()
             {
-                eval::eval_level(l, cur, o, d, par);
+                eval::eval_level(l, parent, cur, o, d, par);
                 return Ok(());
             }
             let mut y = try_zeroed_vec(rows * d, "the points of a level")?;
-            eval::eval_level(l, cur, &mut y, d, par);
+            eval::eval_level(l, parent, cur, &mut y, d, par);
             owned = y;
             cur = &owned;
         }
