@@ -1471,7 +1471,14 @@ fn memory(h: &Harness<'_>, inputs: &[Input], levels: &[u32]) {
     // SUBLA_BENCH_CHILD), at the highest level where each of its runs took
     // at most CHILD_SECONDS: peak resident size less the size after loading
     // the input.
-    let mut ids: Vec<&str> = vec!["subla_build", "subla_modeling"];
+    let mut ids: Vec<&str> = vec![
+        "subla_build",
+        "subla_modeling",
+        "subla_ef_build",
+        "subla_ef_modeling",
+        "subla_he_build",
+        "subla_he_modeling",
+    ];
     for p in peers() {
         ids.push(match p {
             "subdiv_kernels" => "subdiv_kernels_build",
@@ -1564,6 +1571,14 @@ fn child(spec: &str) -> Result<(), String> {
     match id {
         "subla_build" => drop(CatmarkSlak.build(mesh, level, Par::Rayon).map_err(err)?),
         "subla_modeling" => drop(modeling(&CatmarkSlak, mesh, pos.view(), level, Par::Rayon).map_err(err)?),
+        "subla_ef_build" => drop(CatmarkEdgeFriend::new().build(mesh, level, Par::Rayon).map_err(err)?),
+        "subla_ef_modeling" => {
+            drop(modeling(&CatmarkEdgeFriend::new(), mesh, pos.view(), level, Par::Rayon).map_err(err)?);
+        }
+        "subla_he_build" => drop(CatmarkHalfedge::new().build(mesh, level, Par::Rayon).map_err(err)?),
+        "subla_he_modeling" => {
+            drop(modeling(&CatmarkHalfedge::new(), mesh, pos.view(), level, Par::Rayon).map_err(err)?);
+        }
         "subdiv_kernels_build" => drop(sk::build(&flat, level)?),
         "subdiv_kernels_oneshot" => drop(sk::oneshot(&flat, level)?),
         "opensubdiv_rs_build" => drop(osdrs::build(&flat, level)?),
