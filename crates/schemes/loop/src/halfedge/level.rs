@@ -211,19 +211,18 @@ impl HeLevel {
         let mut twin = try_filled_vec(3 * nf, NONE, WHAT)?;
         let mut edge = try_zeroed_vec::<u32>(3 * nf, WHAT)?;
         let mut edge_half = try_zeroed_vec::<u32>(ne, WHAT)?;
-        for e in 0..ne {
-            let cs = t.edge_corners(e);
-            match *cs {
+        for (e, half) in edge_half.iter_mut().enumerate() {
+            match *t.edge_corners(e) {
                 [a] => {
                     edge[a as usize] = 2 * e as u32;
-                    edge_half[e] = a;
+                    *half = a;
                 }
                 [a, b] if vert[a as usize] != vert[b as usize] => {
                     twin[a as usize] = b;
                     twin[b as usize] = a;
                     edge[a as usize] = 2 * e as u32;
                     edge[b as usize] = 2 * e as u32 + 1;
-                    edge_half[e] = a;
+                    *half = a;
                 }
                 _ => return Err(subla_scheme::not_manifold(super::NAME, t)),
             }
