@@ -27,7 +27,7 @@
 
 pub mod bilinear;
 pub mod edgefriend;
-mod halfedge;
+pub mod halfedge;
 mod lak;
 mod level;
 mod operator;

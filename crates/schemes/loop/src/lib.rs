@@ -29,7 +29,7 @@
 //! see [`split`] for the face order.
 #![deny(missing_docs)]
 
-mod halfedge;
+pub mod halfedge;
 mod lak;
 mod lean;
 mod level;

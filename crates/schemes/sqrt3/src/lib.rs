@@ -64,7 +64,7 @@
 //! not triangles are refused with [`subla_scheme::SchemeError::NotTriangles`].
 #![deny(missing_docs)]
 
-mod halfedge;
+pub mod halfedge;
 mod lak;
 mod lean;
 mod level;

@@ -2,7 +2,7 @@
 //! 2021, the anchor the edge-friend encoding compares against): after the
 //! first step, every quad level's connectivity is computed per element
 //! from its parent's, with no sort, no hashing and no search (the
-//! numbering is in [`level`]'s docs and `docs/catmark.md`).
+//! numbering and its closed forms are in `docs/catmark.md`).
 //!
 //! * **First step.** The specialised kernels of [`crate::CatmarkSlak`]
 //!   refine the control mesh (faces of any order) to level 1, numbered as

@@ -1,7 +1,7 @@
 //! Loop through closed-form halfedge refinement: every refined level's
 //! connectivity is computed per element from its parent's, with no sort,
 //! no hashing and no search (after Vanhoey & Dupuy's halfedge refinement
-//! rules; the numbering is in [`level`]'s docs and `docs/loop.md`).
+//! rules; the numbering and its closed forms are in `docs/loop.md`).
 //!
 //! * **Levels.** Per halfedge: origin, twin and edge (12 bytes); per edge
 //!   its canonical halfedge, per vertex an outgoing one. The finest level
