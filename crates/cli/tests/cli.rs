@@ -379,7 +379,9 @@ fn gpu_backend_agrees_with_the_cpu() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("warning: catmark-gpu: f64 asked for"), "{err}");
     assert_eq!(positions_sorted(&read(&gpu)), positions_sorted(&read(&cpu)), "f64 on the CPU, bit for bit");
-    // Loop, CGAL's Loop and sqrt(3) on the GPU agree with the CPU.
+    // Loop, CGAL's Loop and sqrt(3) on the GPU agree with the CPU's
+    // kernels (the GPU runs them; the CPU's default is the halfedge path,
+    // which numbers Loop's vertices its own way).
     for scheme in ["loop", "loop-cgal", "sqrt3"] {
         let tri = data().join("meshes/misc/grid_tri_open.obj");
         let (cpu, gpu) = (tmp(&format!("{scheme}-cpu.obj")), tmp(&format!("{scheme}-gpu.obj")));
@@ -391,6 +393,8 @@ fn gpu_backend_agrees_with_the_cpu() {
                 scheme,
                 "--levels",
                 "3",
+                "--path",
+                "slak",
                 "--backend",
                 backend,
                 "--precision",

@@ -171,6 +171,13 @@ backend_suite!(
     true
 );
 backend_suite!(
+    halfedge_cpu,
+    Some(subla_catmark::CatmarkHalfedge::strict()),
+    |p: &subla_catmark::CatmarkHalfedgePlan, x: ArrayView2<'_, f32>| eval(p, x, Par::Rayon).unwrap(),
+    1e-5,
+    true
+);
+backend_suite!(
     edge_friend_gpu,
     subla_gpu::testing::context_or_skip().map(subla_catmark_gpu::CatmarkEdgeFriendGpu::new),
     |p: &subla_catmark_gpu::EdgeFriendGpuPlan, x: ArrayView2<'_, f32>| p

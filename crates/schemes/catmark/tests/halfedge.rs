@@ -151,3 +151,27 @@ fn non_manifold_meshes_fall_back_or_are_refused() {
         _ => panic!("{e}"),
     }
 }
+
+/// A large mesh with a boundary and creases: the same bits sequentially
+/// and in parallel (the rows are split into blocks past 2048).
+#[test]
+fn large_meshes_refine_the_same_in_parallel() {
+    let (w, h) = (60, 40);
+    let v = |i: usize, j: usize| (i * (h + 1) + j) as u32;
+    let faces: Vec<[u32; 4]> =
+        (0..w).flat_map(|i| (0..h).map(move |j| [v(i, j), v(i + 1, j), v(i + 1, j + 1), v(i, j + 1)])).collect();
+    let grid = Mesh::from_faces((w + 1) * (h + 1), &faces).unwrap();
+    let t = grid.topology();
+    let mut b = MeshBuilder::new(t.num_vertices(), t.face_ptr().to_vec(), t.face_verts().to_vec());
+    for e in (0..t.num_edges()).step_by(7) {
+        let [a, c] = t.edge(e);
+        b = b.crease(a, c, 1.5);
+    }
+    let mesh = b.build(Par::Seq).unwrap();
+    let x = control_data(mesh.num_vertices(), 3, 3);
+    let a = CatmarkHalfedge::strict().build(&mesh, 3, Par::Rayon).unwrap();
+    let s = CatmarkHalfedge::strict().build(&mesh, 3, Par::Seq).unwrap();
+    assert!(same_bits(&eval(&a, x.view(), Par::Rayon).unwrap(), &eval(&s, x.view(), Par::Seq).unwrap()));
+    assert_eq!(a.refined(3, Par::Rayon).unwrap(), s.refined(3, Par::Seq).unwrap());
+    assert!(a.connectivity_bytes() > 0);
+}

@@ -116,3 +116,23 @@ fn a_pillow_refines_in_halfedge_form() {
     assert!(y.iter().all(|v| v.is_finite()));
     check_contract(&Sqrt3Halfedge::strict(), &mesh, 3, 1e-12);
 }
+
+/// A large closed mesh: the same bits sequentially and in parallel.
+#[test]
+fn large_meshes_refine_the_same_in_parallel() {
+    let (n, m) = (60, 40);
+    let mut faces = Vec::new();
+    for i in 0..n {
+        for j in 0..m {
+            let v = |a: usize, b: usize| ((a % n) * m + (b % m)) as u32;
+            faces.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
+            faces.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
+        }
+    }
+    let mesh = Mesh::from_faces(n * m, &faces).unwrap();
+    let x = control_data(n * m, 3, 3);
+    let a = Sqrt3Halfedge::strict().build(&mesh, 3, Par::Rayon).unwrap();
+    let b = Sqrt3Halfedge::strict().build(&mesh, 3, Par::Seq).unwrap();
+    assert!(same_bits(&eval(&a, x.view(), Par::Rayon).unwrap(), &eval(&b, x.view(), Par::Seq).unwrap()));
+    assert_eq!(a.refined(3, Par::Rayon).unwrap(), b.refined(3, Par::Seq).unwrap());
+}
