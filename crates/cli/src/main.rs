@@ -557,9 +557,10 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
         let sub = subdivide_args(&["--levels", &args.levels.to_string(), "--scheme", &args.scheme])?;
         let choice = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, fallback: FallbackPolicy::Never };
         let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
-        let run = subdivide::run_scheme(&*r, Site::Cpu, &data.mesh, data.positions(), &sub, progress)?;
-        let creases = if args.creases { picture::crease_edges(&run.mesh) } else { Vec::new() };
-        (run.mesh, run.positions, creases)
+        let run = subdivide::run_scheme(&*r, Site::Cpu, &data.mesh, data.positions(), &sub, true, progress)?;
+        let mesh = run.refined.into_mesh();
+        let creases = if args.creases { picture::crease_edges(&mesh) } else { Vec::new() };
+        (mesh, run.positions, creases)
     };
     let pic = picture::Picture {
         width: args.size.0,

@@ -105,16 +105,50 @@ pub(crate) fn subdivide_args(argv: &[&str]) -> Result<SubdivideArgs, String> {
     Only::try_parse_from(argv).map(|o| o.args).map_err(|e| e.to_string())
 }
 
+/// The finest level of a run: its full mesh, or (where nothing written
+/// needs its edges) its faces alone.
+pub(crate) enum Refined {
+    /// The full mesh (connectivity, effective sharpness).
+    Mesh(Mesh),
+    /// The faces, as the plan hands them out without deriving the mesh:
+    /// for a control mesh without sharpness or holes, whose refined levels
+    /// have none a file would hold.
+    Faces(RefinedFaces),
+}
+
+/// The faces of a finest level and the options a file holds as tags.
+pub(crate) struct RefinedFaces {
+    face_ptr: Vec<u32>,
+    face_verts: Vec<u32>,
+    options: subla_mesh::Options,
+}
+
+impl Refined {
+    fn num_faces(&self) -> usize {
+        match self {
+            Refined::Mesh(m) => m.num_faces(),
+            Refined::Faces(f) => f.face_ptr.len() - 1,
+        }
+    }
+    /// The full mesh, for the callers that asked for it.
+    pub(crate) fn into_mesh(self) -> Mesh {
+        match self {
+            Refined::Mesh(m) => m,
+            Refined::Faces(_) => unreachable!("the full mesh was asked for"),
+        }
+    }
+}
+
 /// What a refinement produced, and how long it took.
 pub(crate) struct Run {
-    pub(crate) mesh: Mesh,
+    pub(crate) refined: Refined,
     /// The refined vertex data: every channel given to [`run_scheme`]
     /// (the positions first, then colours and the rest, if given).
     pub(crate) positions: Array2<f64>,
     build_ms: f64,
     eval_ms: f64,
-    /// Deriving the finest level's full mesh (connectivity, tags) from the
-    /// plan.
+    /// Deriving the finest level's full mesh (connectivity, tags), or
+    /// copying its faces, from the plan.
     mesh_ms: f64,
     /// Where the evaluations ran instead of where asked, said once each.
     fell_back: Vec<String>,
@@ -144,18 +178,37 @@ fn eval_in(
 /// Refines `mesh` and its vertex data `pos` with `r` (running on `site`),
 /// in the mode, precision and levels of `args`. `pos` has any number of
 /// channels, positions first: every channel is vertex data, refined by
-/// the same operator in the same evaluation.
+/// the same operator in the same evaluation. The finest level comes back
+/// as its full mesh if `want_mesh`, or if a file of it would hold tags
+/// (the control mesh has sharpness or holes) or the plan ran on the GPU;
+/// else as its faces alone.
 pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
     r: &R,
     site: Site,
     mesh: &Mesh,
     pos: ArrayView2<'_, f64>,
     args: &SubdivideArgs,
+    want_mesh: bool,
     progress: progress::Progress,
 ) -> Result<Run, String> {
     let par = Par::Rayon;
     let precision = args.precision(site);
     let mut fell_back = Vec::new();
+    let faces_only = !want_mesh && site == Site::Cpu && !mesh.has_sharpness() && !mesh.has_holes();
+    // The finest level as a file needs it: its faces alone where no tag
+    // needs its edges (with the options of the scheme's prepared level 0).
+    let finest = |plan: &dyn Plan, level: u32| -> Result<Refined, String> {
+        if !faces_only {
+            return Ok(Refined::Mesh(plan.refined(level, par).map_err(schemes::error)?.clone()));
+        }
+        let f = plan.faces(level, par).map_err(schemes::error)?;
+        let options = r.build(mesh, 0, par).and_then(|p| p.refined(0, par).map(|m| m.options()));
+        Ok(Refined::Faces(RefinedFaces {
+            face_ptr: f.face_ptr.to_vec(),
+            face_verts: f.face_verts.to_vec(),
+            options: options.map_err(schemes::error)?,
+        }))
+    };
     match args.mode {
         Mode::Static => {
             let bar = progress.phase(format!("building {} levels", args.levels));
@@ -167,10 +220,10 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
             let positions = eval_in(&plan, pos, precision, par, &mut fell_back)?;
             let eval_ms = t1.elapsed().as_secs_f64() * 1e3;
             let t2 = Instant::now();
-            let fine = plan.refined(args.levels, par).map_err(schemes::error)?.clone();
+            let refined = finest(&plan, args.levels)?;
             let mesh_ms = t2.elapsed().as_secs_f64() * 1e3;
             bar.finish_and_clear();
-            Ok(Run { mesh: fine, positions, build_ms, eval_ms, mesh_ms, fell_back })
+            Ok(Run { refined, positions, build_ms, eval_ms, mesh_ms, fell_back })
         }
         Mode::Modeling => {
             // Level by level (what `subla_scheme::modeling` does), so that
@@ -195,12 +248,36 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
             }
             bar.finish_and_clear();
             let t2 = Instant::now();
-            let fine = match &plan {
-                Some(p) => p.refined(p.levels(), par).map_err(schemes::error)?.clone(),
-                None => r.build(mesh, 0, par).and_then(|p| p.refined(0, par).cloned()).map_err(schemes::error)?,
+            let refined = match &plan {
+                Some(p) => finest(p, p.levels())?,
+                None => Refined::Mesh(
+                    r.build(mesh, 0, par).and_then(|p| p.refined(0, par).cloned()).map_err(schemes::error)?,
+                ),
             };
             let mesh_ms = t2.elapsed().as_secs_f64() * 1e3;
-            Ok(Run { mesh: fine, positions: x, build_ms, eval_ms, mesh_ms, fell_back })
+            Ok(Run { refined, positions: x, build_ms, eval_ms, mesh_ms, fell_back })
+        }
+    }
+}
+
+/// The refined level as a file holds it: a mesh with its data, or faces
+/// and data alone (no tag to write).
+pub(crate) enum Output {
+    Data(Box<MeshData>),
+    Faces { vertices: Array2<f64>, channels: Vec<String>, faces: RefinedFaces, groups: Vec<subla_mesh::Group> },
+}
+
+impl Output {
+    fn num_vertices(&self) -> usize {
+        match self {
+            Output::Data(d) => d.mesh.num_vertices(),
+            Output::Faces { vertices, .. } => vertices.nrows(),
+        }
+    }
+    fn num_faces(&self) -> usize {
+        match self {
+            Output::Data(d) => d.mesh.num_faces(),
+            Output::Faces { faces, .. } => faces.face_ptr.len() - 1,
         }
     }
 }
@@ -211,10 +288,10 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
 /// vertex channel of `input` with its name, and its groups mapped to the
 /// refined faces (`carry`). What cannot be carried to `out` is said in a
 /// warning on standard error, even with `--quiet`.
-fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> Result<MeshData, String> {
+fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> Result<Output, String> {
     let keep_holes = args.keep_holes;
     let growth = schemes::scheme(&args.scheme)?.growth();
-    let groups = carry::refined_groups(&input.groups, &input.mesh, growth, args.levels, run.mesh.num_faces());
+    let groups = carry::refined_groups(&input.groups, &input.mesh, growth, args.levels, run.refined.num_faces());
     let name = match &args.input {
         Some(p) => shown(p),
         None => embedded::NAME.to_owned(),
@@ -225,43 +302,57 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     for s in &input.skipped {
         eprintln!("warning: {name}: {s}: not read, so not in {}", shown(out));
     }
+    let refined = match run.refined {
+        Refined::Mesh(m) => m,
+        Refined::Faces(faces) => {
+            // No holes and no sharpness: every face is written, no tag but
+            // the options.
+            let n = run.positions.ncols();
+            let channels = if input.channels.len() == n {
+                input.channels.clone()
+            } else {
+                (0..n)
+                    .map(|k| ["x", "y", "z", "w"].get(k).map_or_else(|| format!("c{k}"), |c| (*c).to_owned()))
+                    .collect()
+            };
+            return Ok(Output::Faces { vertices: run.positions, channels, faces, groups: groups.unwrap_or_default() });
+        }
+    };
     let groups = match groups {
-        Some(g) if !keep_holes => carry::without_holes(&g, run.mesh.holes()),
+        Some(g) if !keep_holes => carry::without_holes(&g, refined.holes()),
         Some(g) => g,
         None => Vec::new(),
     };
-    let t = run.mesh.topology();
+    let t = refined.topology();
     // The sharpness a user would write: not the infinite sharpness the
     // scheme gives boundary and non-manifold elements.
-    let edge_s: Vec<f32> = run
-        .mesh
+    let edge_s: Vec<f32> = refined
         .edge_sharpness()
         .iter()
         .zip(t.edge_tags())
         .map(|(&s, &tag)| if s > 0.0 && tag & (edge_tag::BOUNDARY | edge_tag::NON_MANIFOLD) == 0 { s } else { 0.0 })
         .collect();
-    let vertex_s: Vec<f32> = run
-        .mesh
+    let vertex_s: Vec<f32> = refined
         .vertex_sharpness()
         .iter()
         .zip(t.vertex_tags())
         .map(|(&s, &tag)| if s > 0.0 && tag & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED) == 0 { s } else { 0.0 })
         .collect();
-    let mesh = if keep_holes || !run.mesh.has_holes() {
+    let mesh = if keep_holes || !refined.has_holes() {
         // Every face is written: the refined connectivity is shared, not
         // rebuilt.
-        run.mesh.retagged(edge_s, vertex_s, run.mesh.holes().to_vec(), run.mesh.options()).map_err(|e| e.to_string())?
+        refined.retagged(edge_s, vertex_s, refined.holes().to_vec(), refined.options()).map_err(|e| e.to_string())?
     } else {
         let mut ptr = vec![0u32];
         let mut verts = Vec::with_capacity(t.num_corners());
         for f in 0..t.num_faces() {
-            if run.mesh.holes()[f] {
+            if refined.holes()[f] {
                 continue;
             }
             verts.extend_from_slice(t.face(f));
             ptr.push(verts.len() as u32);
         }
-        let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts).options(run.mesh.options());
+        let mut b = MeshBuilder::new(t.num_vertices(), ptr, verts).options(refined.options());
         for (e, &s) in edge_s.iter().enumerate() {
             if s > 0.0 {
                 let [a, c] = t.edge(e);
@@ -280,7 +371,7 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         data.channels.clone_from(&input.channels);
     }
     data.groups = groups;
-    Ok(data)
+    Ok(Output::Data(Box::new(data)))
 }
 
 /// Where the evaluation ran and in what precision, for the report.
@@ -330,35 +421,56 @@ fn path_of(args: &SubdivideArgs) -> Result<subla::registry::Path, String> {
 /// The refinement itself: the scheme's refiner for the backend and path
 /// asked for (or the CPU's, if the GPU cannot be opened and a fallback is
 /// allowed), run on `data`. Returns the run and where it ran.
-fn refine(args: &SubdivideArgs, data: &MeshData, progress: progress::Progress) -> Result<(Run, Site), String> {
+fn refine(
+    args: &SubdivideArgs,
+    data: &MeshData,
+    want_mesh: bool,
+    progress: progress::Progress,
+) -> Result<(Run, Site), String> {
     let scheme = schemes::scheme(&args.scheme)?;
     let choice =
         schemes::Choice { backend: args.backend.site(), path: path_of(args)?, fallback: args.fallback.policy() };
     let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
-    let run = run_scheme(&*r, site, &data.mesh, data.vertices.view(), args, progress)?;
+    let run = run_scheme(&*r, site, &data.mesh, data.vertices.view(), args, want_mesh, progress)?;
     for f in &run.fell_back {
         eprintln!("warning: {f} (--fallback cpu)");
     }
     Ok((run, site))
 }
 
-/// Writes `out` as OBJ to `obj`, creating its folder.
 /// Writes `out` to `obj`: PLY (binary) when its name ends in `.ply`, OBJ
 /// otherwise; what the format cannot carry is named in a warning first.
-fn write_obj(out: &MeshData, obj: &Path, input: &str, progress: progress::Progress) -> Result<f64, String> {
+fn write_obj(out: &Output, obj: &Path, input: &str, progress: progress::Progress) -> Result<f64, String> {
+    use subla_mesh::ply::PlyEncoding::BinaryLittleEndian as Binary;
     let t = Instant::now();
     let ply = obj.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("ply"));
     let format = if ply { FileFormat::Ply } else { FileFormat::Obj };
-    for d in out.dropped_by(format) {
+    let faces = match out {
+        Output::Faces { vertices, channels, faces, groups } => Some(subla_mesh::FacesData {
+            vertices,
+            channels,
+            face_ptr: &faces.face_ptr,
+            face_verts: &faces.face_verts,
+            groups,
+            options: faces.options,
+        }),
+        Output::Data(_) => None,
+    };
+    let dropped = match (out, &faces) {
+        (Output::Data(d), _) => d.dropped_by(format),
+        (_, Some(f)) => f.dropped_by(format),
+        (Output::Faces { .. }, None) => Vec::new(),
+    };
+    for d in dropped {
         eprintln!("warning: {input}: {d} cannot be written to {} and were left out", shown(obj));
     }
     let bar = progress.phase(format!("writing {}", shown(obj)));
-    let written = output::write_file(obj, |w| {
-        if ply {
-            subla_mesh::ply::write_ply(out, w, subla_mesh::ply::PlyEncoding::BinaryLittleEndian)
-        } else {
-            subla_mesh::obj::write_obj(out, w)
-        }
+    let written = output::write_file(obj, |w| match (out, &faces) {
+        (Output::Data(d), _) if ply => subla_mesh::ply::write_ply(d, w, Binary),
+        (Output::Data(d), _) => subla_mesh::obj::write_obj(d, w),
+        (_, Some(f)) if ply => subla_mesh::ply::write_ply_faces(f, w, Binary),
+        (_, Some(f)) => subla_mesh::obj::write_obj_faces(f, w),
+        (Output::Faces { .. }, None) => unreachable!("faces are written from their view"),
     });
     bar.finish_and_clear();
     written?;
@@ -511,21 +623,25 @@ pub(crate) fn subdivide(
         precision::check_f32(data.vertices.view(), args.input.as_deref())?;
     }
     let input = (data.mesh.num_vertices(), data.mesh.num_faces());
-    let (run, site) = refine(args, &data, progress)?;
+    // A picture is drawn from the full mesh.
+    let (run, site) = refine(args, &data, png.is_some(), progress)?;
     let ran = Ran { site, precision: args.precision(site), fell_back: !run.fell_back.is_empty() };
     let (build, eval) = (run.build_ms, run.eval_ms);
     let t_mesh = Instant::now();
     let derive_ms = run.mesh_ms;
-    let creases = picture::crease_edges(&run.mesh);
+    let creases = match &run.refined {
+        Refined::Mesh(m) if png.is_some() => picture::crease_edges(m),
+        _ => Vec::new(),
+    };
     let out = output_mesh(run, &data, args, &obj)?;
     let mesh = derive_ms + t_mesh.elapsed().as_secs_f64() * 1e3;
     let write = write_obj(&out, &obj, &input_shown, progress)?;
-    let render = match &png {
-        Some(path) => draw(args, &data, &out, creases, path, picture_optional, progress)?,
-        None => None,
+    let render = match (&png, &out) {
+        (Some(path), Output::Data(d)) => draw(args, &data, d, creases, path, picture_optional, progress)?,
+        _ => None,
     };
     let png = png.filter(|_| render.is_some());
-    let summary = Summary { obj, png, vertices: out.mesh.num_vertices(), faces: out.mesh.num_faces() };
+    let summary = Summary { obj, png, vertices: out.num_vertices(), faces: out.num_faces() };
     report(args, ran, input, &summary, &Times { read, build, eval, mesh, write, render }, quiet);
     Ok(summary)
 }

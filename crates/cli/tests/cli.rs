@@ -172,6 +172,36 @@ fn halfedge_is_the_default_for_triangles_and_agrees_with_the_kernels() {
     }
 }
 
+/// A control mesh without sharpness or holes is written from the plan's
+/// faces, without deriving the refined mesh: the same file, byte for byte,
+/// as the full mesh gives (a picture asks for the full mesh), in both
+/// modes, for every scheme, OBJ and PLY.
+#[test]
+fn tagless_output_from_the_faces_equals_the_full_mesh() {
+    let input = data().join("meshes/osd/loop_icosahedron.obj");
+    for scheme in ["catmark", "loop", "loop-cgal", "sqrt3"] {
+        for mode in ["static", "modeling"] {
+            for ext in ["obj", "ply"] {
+                let (a, b) =
+                    (tmp(&format!("faces-{scheme}-{mode}.{ext}")), tmp(&format!("full-{scheme}-{mode}.{ext}")));
+                let png = tmp(&format!("full-{scheme}-{mode}-{ext}.png"));
+                let args = ["subdivide", input.to_str().unwrap(), "--scheme", scheme, "--levels", "2", "--mode", mode];
+                let o = subla(&[&args[..], &["-o", a.to_str().unwrap()]].concat());
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                let o = subla(&[&args[..], &["-o", b.to_str().unwrap(), "--png", png.to_str().unwrap()]].concat());
+                if !o.status.success() {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    assert!(std::env::var("SUBLA_REQUIRE_GPU").as_deref() != Ok("1"), "GPU required, but: {err}");
+                    eprintln!("skipped (no picture): {err}");
+                    return;
+                }
+                let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+                assert!(x == y, "{scheme} {mode} {ext}: the faces-only file differs from the full mesh's");
+            }
+        }
+    }
+}
+
 #[test]
 fn options_on_the_command_line_override_the_file() {
     let input = data().join("meshes/osd/catmark_edgecorner.obj");

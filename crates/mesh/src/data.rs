@@ -86,6 +86,54 @@ pub struct MeshData {
     pub skipped: Vec<Skipped>,
 }
 
+/// Faces and per-vertex data to write without a mesh's connectivity: what
+/// a refinement hands out as its finest faces, when no tag needs the
+/// edges (no sharpness, no holes). Written by
+/// [`crate::obj::write_obj_faces`] and [`crate::ply::write_ply_faces`], with
+/// the same text or bytes [`crate::obj::write_obj`] and
+/// [`crate::ply::write_ply`] write for a mesh of these faces without tags.
+#[derive(Copy, Clone, Debug)]
+pub struct FacesData<'a> {
+    /// Per-vertex data, one row per vertex.
+    pub vertices: &'a Array2<f64>,
+    /// Name of each channel of `vertices`.
+    pub channels: &'a [String],
+    /// Start of each face in `face_verts`, plus the end.
+    pub face_ptr: &'a [u32],
+    /// The vertices of all faces, face after face.
+    pub face_verts: &'a [u32],
+    /// Named face ranges.
+    pub groups: &'a [Group],
+    /// The options written as tags where they differ from the defaults.
+    pub options: crate::tags::Options,
+}
+
+impl FacesData<'_> {
+    /// Number of faces.
+    pub fn num_faces(&self) -> usize {
+        self.face_ptr.len().saturating_sub(1)
+    }
+    /// The vertices of face `f`.
+    pub fn face(&self, f: usize) -> &[u32] {
+        &self.face_verts[self.face_ptr[f] as usize..self.face_ptr[f + 1] as usize]
+    }
+    /// What writing in `format` would leave out or rename, as
+    /// [`MeshData::dropped_by`] says it.
+    pub fn dropped_by(&self, format: FileFormat) -> Vec<Dropped> {
+        let mut out: Vec<Dropped> =
+            renamed_channels(self.channels, self.vertices.ncols(), format).into_iter().collect();
+        if format == FileFormat::Ply {
+            if !self.groups.is_empty() {
+                out.push(Dropped::Groups(self.groups.len()));
+            }
+            if self.options != crate::tags::Options::default() {
+                out.push(Dropped::Options);
+            }
+        }
+        out
+    }
+}
+
 impl MeshData {
     /// A mesh with positions only.
     ///
@@ -246,23 +294,8 @@ impl MeshData {
     /// faces and (for OBJ) tags, groups, texture coordinates and normals
     /// always survive.
     pub fn dropped_by(&self, format: FileFormat) -> Vec<Dropped> {
-        let mut out = Vec::new();
-        let nch = self.vertices.ncols();
-        let back = match format {
-            FileFormat::Obj => crate::obj::obj_channel_names(nch),
-            FileFormat::Ply => (0..nch).map(|k| crate::ply::written_channel_name(&self.channels, nch, k)).collect(),
-        };
-        let renamed: Vec<(usize, String, String)> = self
-            .channels
-            .iter()
-            .zip(back)
-            .enumerate()
-            .filter(|(_, (from, to))| *from != to)
-            .map(|(k, (from, to))| (k, from.clone(), to))
-            .collect();
-        if !renamed.is_empty() && self.channels.len() == nch {
-            out.push(Dropped::ChannelNames(renamed));
-        }
+        let mut out: Vec<Dropped> =
+            renamed_channels(&self.channels, self.vertices.ncols(), format).into_iter().collect();
         if format == FileFormat::Ply {
             let m = &self.mesh;
             if !self.groups.is_empty() {
@@ -295,6 +328,23 @@ impl MeshData {
         }
         out
     }
+}
+
+/// The channels of `channels` (naming `nch` channels) that `format`
+/// writes under another name, if any.
+fn renamed_channels(channels: &[String], nch: usize, format: FileFormat) -> Option<Dropped> {
+    let back = match format {
+        FileFormat::Obj => crate::obj::obj_channel_names(nch),
+        FileFormat::Ply => (0..nch).map(|k| crate::ply::written_channel_name(channels, nch, k)).collect(),
+    };
+    let renamed: Vec<(usize, String, String)> = channels
+        .iter()
+        .zip(back)
+        .enumerate()
+        .filter(|(_, (from, to))| *from != to)
+        .map(|(k, (from, to))| (k, from.clone(), to))
+        .collect();
+    (!renamed.is_empty() && channels.len() == nch).then_some(Dropped::ChannelNames(renamed))
 }
 
 /// `x`, `y`, `z`, `w`, then `c4`, `c5`, ...

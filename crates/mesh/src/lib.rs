@@ -32,7 +32,7 @@ pub mod topology;
 #[cfg(feature = "proptest-support")]
 pub mod proptest_support;
 
-pub use data::{Dropped, FaceVarying, FileFormat, Group, GroupKind, MeshData, Skipped};
+pub use data::{Dropped, FaceVarying, FacesData, FileFormat, Group, GroupKind, MeshData, Skipped};
 pub use error::{Location, MeshError, Result, SharpnessTarget};
 pub use mesh::{Mesh, MeshBuilder, Validation};
 pub use split_quad::QuadSplit;

@@ -48,7 +48,7 @@ use ndarray::Array2;
 use rayon::prelude::*;
 use subla_algebra::Par;
 
-use crate::data::{FaceVarying, Group, GroupKind, MeshData, Skipped, default_channel_name};
+use crate::data::{FaceVarying, FacesData, Group, GroupKind, MeshData, Skipped, default_channel_name};
 use crate::error::{Location, MeshError, Result, excerpt, to_u32};
 use crate::mesh::{MeshBuilder, Validation};
 use crate::tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
@@ -1226,8 +1226,30 @@ pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
     if let Some(n) = &data.normals {
         write_rows(&mut w, b"vn", &n.values)?;
     }
-    write_faces(&mut w, data)?;
+    let corners = FaceCorners {
+        face_ptr: topo.face_ptr(),
+        face_verts: topo.face_verts(),
+        texcoords: data.texcoords.as_ref().map(|t| &t.indices[..]),
+        normals: data.normals.as_ref().map(|n| &n.indices[..]),
+    };
+    write_faces(&mut w, &corners, &data.groups)?;
     write_tags(data, &mut w)?;
+    w.flush()
+}
+
+/// Writes faces and vertex data without a mesh's connectivity as OBJ
+/// text: the text [`write_obj`] writes for a mesh of these faces without
+/// sharpness or holes.
+///
+/// # Errors
+/// Errors of the writer.
+pub fn write_obj_faces(data: &FacesData<'_>, w: impl Write) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
+    writeln!(w, "# written by subla: {} vertices, {} faces", data.vertices.nrows(), data.num_faces())?;
+    write_rows(&mut w, b"v", data.vertices)?;
+    let corners = FaceCorners { face_ptr: data.face_ptr, face_verts: data.face_verts, texcoords: None, normals: None };
+    write_faces(&mut w, &corners, data.groups)?;
+    write_option_tags(data.options, &mut w)?;
     w.flush()
 }
 
@@ -1248,21 +1270,29 @@ fn write_rows(w: &mut impl Write, key: &[u8], values: &Array2<f64>) -> std::io::
     Ok(())
 }
 
+/// The faces to write and their per-corner indices, if any.
+struct FaceCorners<'a> {
+    face_ptr: &'a [u32],
+    face_verts: &'a [u32],
+    texcoords: Option<&'a [u32]>,
+    normals: Option<&'a [u32]>,
+}
+
 /// The `f` lines, each group statement before the first face of its range.
-fn write_faces(w: &mut impl Write, data: &MeshData) -> std::io::Result<()> {
-    let mut group_starts: Vec<&Group> = data.groups.iter().collect();
+fn write_faces(w: &mut impl Write, faces: &FaceCorners<'_>, groups: &[Group]) -> std::io::Result<()> {
+    let mut group_starts: Vec<&Group> = groups.iter().collect();
     // Stable: statements at the same face keep their order.
     group_starts.sort_by_key(|g| g.faces.start);
     let mut next_group = 0;
     let mut ibuf = itoa::Buffer::new();
     let mut buf = Vec::with_capacity(256);
-    for f in 0..data.mesh.topology().num_faces() {
+    for f in 0..faces.face_ptr.len().saturating_sub(1) {
         while next_group < group_starts.len() && group_starts[next_group].faces.start as usize <= f {
             write_group(w, group_starts[next_group])?;
             next_group += 1;
         }
         buf.clear();
-        face_line(&mut buf, &mut ibuf, data, f);
+        face_line(&mut buf, &mut ibuf, faces, f);
         w.write_all(&buf)?;
     }
     for g in &group_starts[next_group..] {
@@ -1273,15 +1303,14 @@ fn write_faces(w: &mut impl Write, data: &MeshData) -> std::io::Result<()> {
 
 /// Face `f` as an `f` line, its corners `v`, `v/t`, `v//n` or `v/t/n`
 /// (1-based).
-fn face_line(buf: &mut Vec<u8>, ibuf: &mut itoa::Buffer, data: &MeshData, f: usize) {
-    let topo = data.mesh.topology();
+fn face_line(buf: &mut Vec<u8>, ibuf: &mut itoa::Buffer, faces: &FaceCorners<'_>, f: usize) {
     buf.push(b'f');
-    let base = topo.face_ptr()[f] as usize;
-    for (k, &v) in topo.face(f).iter().enumerate() {
+    let (base, end) = (faces.face_ptr[f] as usize, faces.face_ptr[f + 1] as usize);
+    for (k, &v) in faces.face_verts[base..end].iter().enumerate() {
         buf.push(b' ');
         buf.extend_from_slice(ibuf.format(v + 1).as_bytes());
-        let t = data.texcoords.as_ref().map(|t| t.indices[base + k]);
-        let n = data.normals.as_ref().map(|n| n.indices[base + k]);
+        let t = faces.texcoords.map(|t| t[base + k]);
+        let n = faces.normals.map(|n| n[base + k]);
         if t.is_some() || n.is_some() {
             buf.push(b'/');
             if let Some(t) = t {
@@ -1324,7 +1353,11 @@ fn write_tags(data: &MeshData, w: &mut impl Write) -> std::io::Result<()> {
         let list: Vec<String> = holes.iter().map(|f| f.to_string()).collect();
         writeln!(w, "t hole {}/0/0 {}", holes.len(), list.join(" "))?;
     }
-    let o = mesh.options();
+    write_option_tags(mesh.options(), w)
+}
+
+/// The `t` lines of the options that differ from the defaults.
+fn write_option_tags(o: Options, w: &mut impl Write) -> std::io::Result<()> {
     let d = Options::default();
     if o.boundary != d.boundary {
         writeln!(w, "t interpolateboundary 1/0/0 {}", o.boundary.tag())?;

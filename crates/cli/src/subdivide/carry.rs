@@ -234,18 +234,28 @@ mod tests {
         let mut data = MeshData::new(mesh, vertices).unwrap();
         data.channels = ["x", "y", "z", "red", "green", "blue"].map(String::from).to_vec();
         data.groups = vec![group("a", 0..2), group("b", 2..4)];
-        for (scheme, levels) in [("catmark", 2), ("bilinear", 1)] {
+        // The full mesh, and (the strip has no tags) the faces alone.
+        for (scheme, levels, want_mesh) in
+            [("catmark", 2, true), ("catmark", 2, false), ("bilinear", 1, true), ("bilinear", 1, false)]
+        {
             let args = super::super::subdivide_args(&["--scheme", scheme, "--levels", &levels.to_string()]).unwrap();
-            let (run, _) = super::super::refine(&args, &data, crate::progress::Progress::new(true)).unwrap();
+            let (run, _) = super::super::refine(&args, &data, want_mesh, crate::progress::Progress::new(true)).unwrap();
             let out = super::super::output_mesh(run, &data, &args, std::path::Path::new("out.obj")).unwrap();
-            assert_eq!(out.channels, data.channels);
-            assert_eq!(out.vertices.ncols(), 6);
-            for row in out.vertices.rows() {
+            let (channels, vertices, groups) = match &out {
+                super::super::Output::Data(d) => (&d.channels, &d.vertices, &d.groups),
+                super::super::Output::Faces { channels, vertices, groups, .. } => {
+                    assert!(!want_mesh);
+                    (channels, vertices, groups)
+                }
+            };
+            assert_eq!(channels, &data.channels);
+            assert_eq!(vertices.ncols(), 6);
+            for row in vertices.rows() {
                 assert_eq!([row[0], row[1], row[2]], [row[3], row[4], row[5]], "{scheme}");
             }
             // 3 + 4 corners, then 5 + 4, times 4 per later level.
             let later = 4u32.pow(levels - 1);
-            let ranges: Vec<_> = out.groups.iter().map(|g| g.faces.clone()).collect();
+            let ranges: Vec<_> = groups.iter().map(|g| g.faces.clone()).collect();
             assert_eq!(ranges, [0..7 * later, 7 * later..16 * later], "{scheme}");
         }
     }
