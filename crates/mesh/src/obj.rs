@@ -1253,21 +1253,54 @@ pub fn write_obj_faces(data: &FacesData<'_>, w: impl Write) -> std::io::Result<(
     w.flush()
 }
 
-/// One `key x y …` line per row of `values`.
-fn write_rows(w: &mut impl Write, key: &[u8], values: &Array2<f64>) -> std::io::Result<()> {
-    let mut fbuf = ryu::Buffer::new();
-    let mut line = Vec::with_capacity(256);
-    for row in values.rows() {
-        line.clear();
-        line.extend_from_slice(key);
-        for &x in row {
-            line.push(b' ');
-            line.extend_from_slice(fbuf.format(x).as_bytes());
+/// Lines formatted per block in parallel.
+const LINES_PER_BLOCK: usize = 1 << 14;
+/// Blocks formatted before they are written (bounds the text held).
+const BLOCKS_PER_BATCH: usize = 64;
+
+/// Lines `range` of a file, each appended to a buffer by `line(i, buf)`:
+/// formatted in parallel blocks, written in order (the same bytes as one
+/// line after the other).
+fn write_lines(
+    w: &mut impl Write,
+    range: std::ops::Range<usize>,
+    line: impl Fn(usize, &mut Vec<u8>) + Sync,
+) -> std::io::Result<()> {
+    let batch = LINES_PER_BLOCK * BLOCKS_PER_BATCH;
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + batch).min(range.end);
+        let blocks: Vec<Vec<u8>> = (start..end)
+            .step_by(LINES_PER_BLOCK)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|b| {
+                let mut buf = Vec::with_capacity(64 * LINES_PER_BLOCK);
+                for i in b..(b + LINES_PER_BLOCK).min(end) {
+                    line(i, &mut buf);
+                }
+                buf
+            })
+            .collect();
+        for b in &blocks {
+            w.write_all(b)?;
         }
-        line.push(b'\n');
-        w.write_all(&line)?;
+        start = end;
     }
     Ok(())
+}
+
+/// One `key x y …` line per row of `values`.
+fn write_rows(w: &mut impl Write, key: &[u8], values: &Array2<f64>) -> std::io::Result<()> {
+    write_lines(w, 0..values.nrows(), |i, buf| {
+        let mut fbuf = ryu::Buffer::new();
+        buf.extend_from_slice(key);
+        for &x in values.row(i) {
+            buf.push(b' ');
+            buf.extend_from_slice(fbuf.format(x).as_bytes());
+        }
+        buf.push(b'\n');
+    })
 }
 
 /// The faces to write and their per-corner indices, if any.
@@ -1283,17 +1316,18 @@ fn write_faces(w: &mut impl Write, faces: &FaceCorners<'_>, groups: &[Group]) ->
     let mut group_starts: Vec<&Group> = groups.iter().collect();
     // Stable: statements at the same face keep their order.
     group_starts.sort_by_key(|g| g.faces.start);
+    let nf = faces.face_ptr.len().saturating_sub(1);
     let mut next_group = 0;
-    let mut ibuf = itoa::Buffer::new();
-    let mut buf = Vec::with_capacity(256);
-    for f in 0..faces.face_ptr.len().saturating_sub(1) {
+    let mut f = 0;
+    // The faces between group statements, each run in parallel blocks.
+    while f < nf {
         while next_group < group_starts.len() && group_starts[next_group].faces.start as usize <= f {
             write_group(w, group_starts[next_group])?;
             next_group += 1;
         }
-        buf.clear();
-        face_line(&mut buf, &mut ibuf, faces, f);
-        w.write_all(&buf)?;
+        let end = group_starts.get(next_group).map_or(nf, |g| (g.faces.start as usize).clamp(f + 1, nf));
+        write_lines(w, f..end, |i, buf| face_line(buf, &mut itoa::Buffer::new(), faces, i))?;
+        f = end;
     }
     for g in &group_starts[next_group..] {
         write_group(w, g)?;
