@@ -103,6 +103,7 @@ pub use operators::{OperatorPlan, OperatorRefiner, OperatorRules, Refined};
 pub use predict::{LevelCounts, Prediction, predict};
 
 mod finest;
+pub mod halfedge;
 pub mod kernel;
 mod levels;
 mod once;
@@ -643,6 +644,71 @@ impl<P: Plan + ?Sized> Plan for Box<P> {
     }
     fn last_fallback(&self) -> Option<Fallback> {
         (**self).last_fallback()
+    }
+}
+
+/// The plan of a kernel that hands the inputs it does not hold (a
+/// non-manifold mesh, a boundary) to another plan, with the reason: what
+/// the edge-friend and halfedge refiners build. Implement [`Plan`] for a
+/// type holding one with [`forward_plan!`] over [`WithFallback::plan`].
+#[derive(Debug)]
+pub enum WithFallback<P, K> {
+    /// The kernel's own plan.
+    Own(P),
+    /// The other plan, and why the kernel did not hold the input.
+    Fallback {
+        /// The plan that holds the input.
+        plan: Box<K>,
+        /// The kernel's error for the input.
+        because: SchemeError,
+    },
+}
+
+impl<P: Plan, K: Plan> WithFallback<P, K> {
+    /// Builds with `own`; where it fails with an error `hands_over`
+    /// accepts and `strict` is false, with `fallback`, keeping the error.
+    ///
+    /// # Errors
+    /// `own`'s error where it is not handed over; `fallback`'s.
+    pub fn build(
+        own: impl FnOnce() -> Result<P>,
+        fallback: impl FnOnce() -> Result<K>,
+        strict: bool,
+        hands_over: impl Fn(&SchemeError) -> bool,
+    ) -> Result<Self> {
+        match own() {
+            Ok(p) => Ok(WithFallback::Own(p)),
+            Err(e) if !strict && hands_over(&e) => {
+                Ok(WithFallback::Fallback { plan: Box::new(fallback()?), because: e })
+            }
+            Err(e) => Err(e),
+        }
+    }
+    /// One modeling step of whichever plan this is.
+    ///
+    /// # Errors
+    /// The step's.
+    pub fn step(self, own: impl FnOnce(P) -> Result<P>, fallback: impl FnOnce(K) -> Result<K>) -> Result<Self> {
+        Ok(match self {
+            WithFallback::Own(p) => WithFallback::Own(own(p)?),
+            WithFallback::Fallback { plan, because } => {
+                WithFallback::Fallback { plan: Box::new(fallback(*plan)?), because }
+            }
+        })
+    }
+    /// Why the other plan holds the input, if it does.
+    pub fn because(&self) -> Option<&SchemeError> {
+        match self {
+            WithFallback::Fallback { because, .. } => Some(because),
+            WithFallback::Own(_) => None,
+        }
+    }
+    /// The plan that answers.
+    pub fn plan(&self) -> &dyn Plan {
+        match self {
+            WithFallback::Own(p) => p,
+            WithFallback::Fallback { plan, .. } => plan.as_ref(),
+        }
     }
 }
 

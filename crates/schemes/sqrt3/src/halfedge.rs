@@ -35,15 +35,14 @@ use subla_algebra::mem::{Zeroable, try_filled_vec, try_zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options, Topology};
 use subla_scheme::kernel::{Stencil, assemble_rows, for_rows, load, real};
-use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
+use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
 
 use crate::level::{alpha, prepare};
 use crate::slak::Sqrt3Rules;
 
 const NAME: &str = "sqrt3-halfedge";
 
-/// No halfedge: an isolated vertex's.
-const NONE: u32 = u32::MAX;
+use subla_scheme::halfedge::{NONE, child_holes};
 
 #[inline]
 fn next(h: u32) -> u32 {
@@ -92,28 +91,16 @@ impl Sqrt3Halfedge {
 /// meshes it does not hold) a [`crate::Sqrt3Plan`] of the kernels.
 #[derive(Debug)]
 pub struct Sqrt3HalfedgePlan {
-    inner: Inner,
-}
-
-#[derive(Debug)]
-enum Inner {
-    Halfedge(HePlan),
-    Kernels { plan: Box<crate::Sqrt3Plan>, because: SchemeError },
+    inner: WithFallback<HePlan, crate::Sqrt3Plan>,
 }
 
 impl Sqrt3HalfedgePlan {
     /// Why the plan was built by the specialised kernels, if it was.
     pub fn kernels_because(&self) -> Option<&SchemeError> {
-        match &self.inner {
-            Inner::Kernels { because, .. } => Some(because),
-            Inner::Halfedge(_) => None,
-        }
+        self.inner.because()
     }
     fn plan(&self) -> &dyn Plan {
-        match &self.inner {
-            Inner::Halfedge(p) => p,
-            Inner::Kernels { plan, .. } => plan.as_ref(),
-        }
+        self.inner.plan()
     }
 }
 
@@ -234,16 +221,7 @@ impl Level {
             }
         });
         let conn = if full { Some(self.child_conn(par)?) } else { None };
-        let holes = match &self.holes {
-            Some(h) => {
-                let mut ch = try_filled_vec(cf, false, "the hole flags of a level")?;
-                for (o, &x) in ch.chunks_exact_mut(3).zip(h) {
-                    o.fill(x);
-                }
-                Some(ch)
-            }
-            None => None,
-        };
+        let holes = child_holes(self.holes.as_deref(), 3)?;
         Ok(Level { num_vertices: cv, vert, conn, holes, max_valence: self.max_valence.max(6) })
     }
 
@@ -439,25 +417,19 @@ impl Refiner for Sqrt3Halfedge {
         NAME
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<Sqrt3HalfedgePlan> {
-        match build_he(input, levels, par) {
-            Ok(p) => Ok(Sqrt3HalfedgePlan { inner: Inner::Halfedge(p) }),
-            Err(e @ (SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. })) if !self.strict => {
-                let plan = Box::new(crate::Sqrt3Slak::new().build(input, levels, par)?);
-                Ok(Sqrt3HalfedgePlan { inner: Inner::Kernels { plan, because: e } })
-            }
-            Err(e) => Err(e),
-        }
+        let inner = WithFallback::build(
+            || build_he(input, levels, par),
+            || crate::Sqrt3Slak::new().build(input, levels, par),
+            self.strict,
+            |e| matches!(e, SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. }),
+        )?;
+        Ok(Sqrt3HalfedgePlan { inner })
     }
     fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
         subla_scheme::predict(&Sqrt3Rules, input.topology(), 0, levels)
     }
     fn step(&self, plan: Sqrt3HalfedgePlan, par: Par) -> Result<Sqrt3HalfedgePlan> {
-        match plan.inner {
-            Inner::Halfedge(p) => Ok(Sqrt3HalfedgePlan { inner: Inner::Halfedge(step_he(p, par)?) }),
-            Inner::Kernels { plan, because } => Ok(Sqrt3HalfedgePlan {
-                inner: Inner::Kernels { plan: Box::new(crate::Sqrt3Slak::new().step(*plan, par)?), because },
-            }),
-        }
+        Ok(Sqrt3HalfedgePlan { inner: plan.inner.step(|p| step_he(p, par), |k| crate::Sqrt3Slak::new().step(k, par))? })
     }
 }
 
@@ -505,40 +477,12 @@ impl HePlan {
     fn eval_t<T: Float + Send + Sync + Zeroable>(
         &self,
         control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
         par: Par,
     ) -> Result<()> {
-        check_eval_shapes(self, NAME, control.dim(), out.dim());
-        let d = control.ncols();
-        let n = self.levels.len() - 1;
-        if n == 0 {
-            out.assign(&control);
-            return Ok(());
-        }
-        let control = control.as_standard_layout();
-        let mut cur: &[T] = control.as_slice().expect("standard layout");
-        let mut owned: Vec<T>;
-        let mut out_slice = out.as_slice_mut();
-        for i in 0..n {
-            let (l, rows) = (&self.levels[i], self.levels[i + 1].num_vertices);
-            let parent = i.checked_sub(1).map(|p| &self.levels[p]);
-            if i + 1 == n
-                && let Some(o) = out_slice.take()
-            {
-                eval_level(l, parent, cur, o, d, par);
-                return Ok(());
-            }
-            let mut y = try_zeroed_vec(rows * d, "the points of a level")?;
-            eval_level(l, parent, cur, &mut y, d, par);
-            owned = y;
-            cur = &owned;
-        }
-        for (r, mut row) in out.rows_mut().into_iter().enumerate() {
-            for (k, o) in row.iter_mut().enumerate() {
-                *o = cur[r * d + k];
-            }
-        }
-        Ok(())
+        subla_scheme::kernel::eval_levels(self, NAME, control, out, |l, x, y, d| {
+            eval_level(&self.levels[l], l.checked_sub(1).map(|p| &self.levels[p]), x, y, d, par);
+        })
     }
 }
 

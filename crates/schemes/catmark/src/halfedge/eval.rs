@@ -15,7 +15,8 @@ use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows, axpy, for_rows, load, real};
 use subla_scheme::sdc::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
 
-use super::level::{Conn, NONE, QuadLevel, next, prev};
+use super::level::{NONE, QuadLevel, next, prev};
+use subla_scheme::halfedge::Conn;
 
 /// `(alpha, beta)` of the edge point of `e`: `alpha` on each end, `beta`
 /// on each of its two face points.

@@ -26,15 +26,17 @@
 //! `2E + h`, canonical at `4h + 1`. Each entry is one read of the parent.
 
 use subla_algebra::Par;
-use subla_algebra::mem::{try_filled_vec, try_zeroed_vec};
+use subla_algebra::mem::try_zeroed_vec;
 use subla_mesh::tags::SHARPNESS_INFINITE;
-use subla_mesh::{Mesh, Options, Topology};
+use subla_mesh::{Mesh, Options};
+use subla_scheme::halfedge::{
+    Conn, Halfedges, child_halves_sharpness, child_holes, child_vertex_sharpness, level_mesh,
+};
 use subla_scheme::kernel::for_rows;
-use subla_scheme::sdc::{child_edge_sharpness, dec, is_infinite};
+use subla_scheme::sdc::{child_edge_sharpness, is_infinite};
 use subla_scheme::{Result, SchemeError};
 
-/// No halfedge.
-pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) use subla_scheme::halfedge::NONE;
 
 #[inline]
 pub(crate) fn next(h: u32) -> u32 {
@@ -54,15 +56,6 @@ fn first(h: u32) -> u32 {
 #[inline]
 fn second(h: u32) -> u32 {
     if h == NONE { NONE } else { 4 * next(h) + 3 }
-}
-
-/// The connectivity of a level beyond its quads.
-#[derive(Clone, Debug)]
-pub(crate) struct Conn {
-    pub twin: Vec<u32>,
-    pub edge: Vec<u32>,
-    pub edge_half: Vec<u32>,
-    pub vhalf: Vec<u32>,
 }
 
 /// One quad level in halfedge form (see the [module docs](self)).
@@ -95,7 +88,7 @@ impl QuadLevel {
 
     pub(crate) fn bytes(&self) -> usize {
         4 * self.vert.len()
-            + self.conn.as_ref().map_or(0, |c| 4 * (c.twin.len() + c.edge.len() + c.edge_half.len() + c.vhalf.len()))
+            + self.conn.as_ref().map_or(0, Conn::bytes)
             + self.edge_sharpness.as_ref().map_or(0, |s| 4 * s.len())
             + self.vertex_sharpness.as_ref().map_or(0, |s| 4 * s.len())
             + self.holes.as_ref().map_or(0, Vec::len)
@@ -120,26 +113,8 @@ impl QuadLevel {
     /// outgoing)` for each outgoing halfedge, then (on a boundary) the
     /// incoming boundary halfedge. Returns the number of faces.
     #[inline]
-    pub(crate) fn ring(&self, c: &Conn, v: usize, mut f: impl FnMut(u32, u32, bool)) -> usize {
-        let h0 = c.vhalf[v];
-        if h0 == NONE {
-            return 0;
-        }
-        let (mut h, mut faces) = (h0, 0);
-        loop {
-            faces += 1;
-            f(h, self.vert[next(h) as usize], true);
-            let p = prev(h);
-            let t = c.twin[p as usize];
-            if t == NONE {
-                f(p, self.vert[p as usize], false);
-                return faces;
-            }
-            h = t;
-            if h == h0 || faces > self.vert.len() {
-                return faces;
-            }
-        }
+    pub(crate) fn ring(&self, c: &Conn, v: usize, f: impl FnMut(u32, u32, bool)) -> usize {
+        c.ring(4, &self.vert, v, f)
     }
 
     /// The child sharpness of the edge of halfedge `h` at its end `v`.
@@ -169,33 +144,7 @@ impl QuadLevel {
             return Err(too_large(1, "halfedges", 4 * nf));
         }
         let vert = t.face_verts().to_vec();
-        const WHAT: &str = "the halfedges of a level";
-        let mut twin = try_filled_vec(4 * nf, NONE, WHAT)?;
-        let mut edge = try_zeroed_vec::<u32>(4 * nf, WHAT)?;
-        let mut edge_half = try_zeroed_vec::<u32>(ne, WHAT)?;
-        for (e, half) in edge_half.iter_mut().enumerate() {
-            match *t.edge_corners(e) {
-                [a] => {
-                    edge[a as usize] = 2 * e as u32;
-                    *half = a;
-                }
-                [a, b] if vert[a as usize] != vert[b as usize] => {
-                    twin[a as usize] = b;
-                    twin[b as usize] = a;
-                    edge[a as usize] = 2 * e as u32;
-                    edge[b as usize] = 2 * e as u32 + 1;
-                    *half = a;
-                }
-                _ => return Err(subla_scheme::not_manifold(super::NAME, t)),
-            }
-        }
-        let mut vhalf = try_filled_vec(nv, NONE, WHAT)?;
-        for_rows(&mut vhalf, nv, 1, par, |r, out| {
-            for (o, v) in out.iter_mut().zip(r) {
-                let cs = t.vertex_corners(v);
-                *o = cs.iter().copied().find(|&h| twin[h as usize] == NONE).or(cs.first().copied()).unwrap_or(NONE);
-            }
-        });
+        let conn = Conn::of_topology(t, super::NAME, par)?;
         let es = mesh.edge_sharpness();
         let interior_sharp = (0..ne).any(|e| t.edge_corners(e).len() == 2 && es[e] > 0.0);
         let vs = mesh.vertex_sharpness();
@@ -203,7 +152,7 @@ impl QuadLevel {
             num_vertices: nv,
             num_edges: ne,
             vert,
-            conn: Some(Conn { twin, edge, edge_half, vhalf }),
+            conn: Some(conn),
             edge_sharpness: interior_sharp.then(|| es.to_vec()),
             vertex_sharpness: vs.iter().any(|&s| s > 0.0).then(|| vs.to_vec()),
             holes: mesh.has_holes().then(|| mesh.holes().to_vec()),
@@ -255,53 +204,17 @@ impl QuadLevel {
         let conn = if full { Some(self.child_conn(par)?) } else { None };
         let edge_sharpness = match &self.edge_sharpness {
             None => None,
-            Some(es) => {
-                let mut s = try_zeroed_vec::<f32>(ce, "the edge sharpness of a level")?;
-                let any = std::sync::atomic::AtomicBool::new(false);
-                for_rows(&mut s[..2 * ne], ne, 2, par, |r, out| {
-                    let mut scratch = Vec::new();
-                    let mut found = false;
-                    for (o, e) in out.chunks_exact_mut(2).zip(r) {
-                        if es[e] <= 0.0 {
-                            continue;
-                        }
-                        let h = c.edge_half[e];
-                        if c.twin[h as usize] == NONE {
-                            o.fill(SHARPNESS_INFINITE);
-                            continue;
-                        }
-                        let (a, b) = (self.vert[h as usize] as usize, self.vert[next(h) as usize] as usize);
-                        o[0] = self.tau(c, h, a, &mut scratch);
-                        o[1] = self.tau(c, h, b, &mut scratch);
-                        found |= o[0] > 0.0 || o[1] > 0.0;
-                    }
-                    if found {
-                        any.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                });
-                any.into_inner().then_some(s)
-            }
-        };
-        let vertex_sharpness = match &self.vertex_sharpness {
-            Some(vs) if vs.iter().any(|&s| dec(s) > 0.0) => {
-                let mut s = try_zeroed_vec::<f32>(cv, "the vertex sharpness of a level")?;
-                for (o, &x) in s.iter_mut().zip(vs) {
-                    *o = dec(x);
+            Some(es) => child_halves_sharpness(es, ce, par, |e, scratch| {
+                let h = c.edge_half[e];
+                if c.twin[h as usize] == NONE {
+                    return ([SHARPNESS_INFINITE; 2], false);
                 }
-                Some(s)
-            }
-            _ => None,
+                let (a, b) = (self.vert[h as usize] as usize, self.vert[next(h) as usize] as usize);
+                ([self.tau(c, h, a, scratch), self.tau(c, h, b, scratch)], true)
+            })?,
         };
-        let holes = match &self.holes {
-            Some(h) => {
-                let mut ch = try_filled_vec(cf, false, "the hole flags of a level")?;
-                for (o, &x) in ch.chunks_exact_mut(4).zip(h) {
-                    o.fill(x);
-                }
-                Some(ch)
-            }
-            None => None,
-        };
+        let vertex_sharpness = child_vertex_sharpness(self.vertex_sharpness.as_deref(), cv)?;
+        let holes = child_holes(self.holes.as_deref(), 4)?;
         Ok(QuadLevel {
             num_vertices: cv,
             num_edges: ce,
@@ -385,26 +298,21 @@ impl QuadLevel {
     /// The full mesh of this level (connectivity `c`), edges numbered as
     /// the level numbers them: no sort, no search.
     pub(crate) fn mesh(&self, c: &Conn, options: Options, par: Par) -> Result<Mesh> {
-        let nf = self.num_faces();
-        let edges: Vec<[u32; 2]> = c
-            .edge_half
-            .iter()
-            .map(|&h| {
-                let (a, b) = (self.vert[h as usize], self.vert[next(h) as usize]);
-                [a.min(b), a.max(b)]
-            })
-            .collect();
-        let corner_edge: Vec<u32> = c.edge.iter().map(|&x| x >> 1).collect();
-        let ptr: Vec<u32> = (0..=nf as u32).map(|f| 4 * f).collect();
-        let t = Topology::from_edges(self.num_vertices, ptr, self.vert.clone(), edges, corner_edge, par)?;
-        let mut es = self.edge_sharpness.clone().unwrap_or_else(|| vec![0f32; self.num_edges]);
-        for (e, &h) in c.edge_half.iter().enumerate() {
-            if c.twin[h as usize] == NONE {
-                es[e] = SHARPNESS_INFINITE;
-            }
-        }
-        let vs = self.vertex_sharpness.clone().unwrap_or_else(|| vec![0f32; self.num_vertices]);
-        let holes = self.holes.clone().unwrap_or_else(|| vec![false; nf]);
-        Ok(Mesh::from_parts(t, es, vs, holes, options)?)
+        let h = Halfedges {
+            order: 4,
+            num_vertices: self.num_vertices,
+            vert: &self.vert,
+            twin: &c.twin,
+            edge: &c.edge,
+            edge_half: &c.edge_half,
+        };
+        level_mesh(
+            h,
+            self.edge_sharpness.as_deref(),
+            self.vertex_sharpness.as_deref(),
+            self.holes.as_deref(),
+            options,
+            par,
+        )
     }
 }

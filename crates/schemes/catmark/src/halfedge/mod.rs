@@ -32,10 +32,10 @@ use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::mem::{Zeroable, try_zeroed_vec};
+use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options};
-use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
+use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
 
 use crate::level::{Step, child_level, masks, prepare};
 use crate::slak::CatmarkRules;
@@ -82,36 +82,24 @@ impl CatmarkHalfedge {
 /// kernels.
 #[derive(Debug)]
 pub struct CatmarkHalfedgePlan {
-    inner: Inner,
-}
-
-#[derive(Debug)]
-enum Inner {
-    Halfedge(HePlan),
-    Kernels { plan: Box<crate::CatmarkPlan>, because: SchemeError },
+    inner: WithFallback<HePlan, crate::CatmarkPlan>,
 }
 
 impl CatmarkHalfedgePlan {
     /// Why the plan was built by the specialised kernels, if it was.
     pub fn kernels_because(&self) -> Option<&SchemeError> {
-        match &self.inner {
-            Inner::Kernels { because, .. } => Some(because),
-            Inner::Halfedge(_) => None,
-        }
+        self.inner.because()
     }
     /// Bytes of connectivity the plan keeps in halfedge form (levels 1 and
     /// up; `0` for a plan of the kernels).
     pub fn connectivity_bytes(&self) -> usize {
         match &self.inner {
-            Inner::Halfedge(p) => p.levels.iter().map(QuadLevel::bytes).sum(),
-            Inner::Kernels { .. } => 0,
+            WithFallback::Own(p) => p.levels.iter().map(QuadLevel::bytes).sum(),
+            WithFallback::Fallback { .. } => 0,
         }
     }
     fn plan(&self) -> &dyn Plan {
-        match &self.inner {
-            Inner::Halfedge(p) => p,
-            Inner::Kernels { plan, .. } => plan.as_ref(),
-        }
+        self.inner.plan()
     }
 }
 
@@ -142,25 +130,19 @@ impl Refiner for CatmarkHalfedge {
         NAME
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<CatmarkHalfedgePlan> {
-        match build_he(input, levels, par) {
-            Ok(p) => Ok(CatmarkHalfedgePlan { inner: Inner::Halfedge(p) }),
-            Err(e @ SchemeError::NotManifold { .. }) if !self.strict => {
-                let plan = Box::new(crate::CatmarkSlak.build(input, levels, par)?);
-                Ok(CatmarkHalfedgePlan { inner: Inner::Kernels { plan, because: e } })
-            }
-            Err(e) => Err(e),
-        }
+        let inner = WithFallback::build(
+            || build_he(input, levels, par),
+            || crate::CatmarkSlak.build(input, levels, par),
+            self.strict,
+            |e| matches!(e, SchemeError::NotManifold { .. }),
+        )?;
+        Ok(CatmarkHalfedgePlan { inner })
     }
     fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
         subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: CatmarkHalfedgePlan, par: Par) -> Result<CatmarkHalfedgePlan> {
-        match plan.inner {
-            Inner::Halfedge(p) => Ok(CatmarkHalfedgePlan { inner: Inner::Halfedge(step_he(p, par)?) }),
-            Inner::Kernels { plan, because } => Ok(CatmarkHalfedgePlan {
-                inner: Inner::Kernels { plan: Box::new(crate::CatmarkSlak.step(*plan, par)?), because },
-            }),
-        }
+        Ok(CatmarkHalfedgePlan { inner: plan.inner.step(|p| step_he(p, par), |k| crate::CatmarkSlak.step(k, par))? })
     }
 }
 
@@ -234,45 +216,16 @@ impl HePlan {
     fn eval_t<T: Float + Send + Sync + Zeroable>(
         &self,
         control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
         par: Par,
     ) -> Result<()> {
-        check_eval_shapes(self, NAME, control.dim(), out.dim());
-        let d = control.ncols();
-        let total = self.levels();
-        if total == 0 {
-            out.assign(&control);
-            return Ok(());
-        }
-        let control = control.as_standard_layout();
-        let mut cur: &[T] = control.as_slice().expect("standard layout");
-        let mut owned: Vec<T>;
-        let mut out_slice = out.as_slice_mut();
-        for level in 0..total {
-            let run = |cur: &[T], y: &mut [T]| match self.index(level) {
-                None => {
-                    let c = self.control.as_ref().expect("level 0 of a plan with a control mesh");
-                    crate::slak::eval_level(c.mesh.topology(), &c.step, cur, y, d, par);
-                }
-                Some(i) => eval::eval_level(&self.levels[i], cur, y, d, par),
-            };
-            if level + 1 == total
-                && let Some(o) = out_slice.take()
-            {
-                run(cur, o);
-                return Ok(());
+        subla_scheme::kernel::eval_levels(self, NAME, control, out, |l, x, y, d| match self.index(l as u32) {
+            None => {
+                let c = self.control.as_ref().expect("level 0 of a plan with a control mesh");
+                crate::slak::eval_level(c.mesh.topology(), &c.step, x, y, d, par);
             }
-            let mut y = try_zeroed_vec(self.level_len(level + 1) * d, "the points of a level")?;
-            run(cur, &mut y);
-            owned = y;
-            cur = &owned;
-        }
-        for (r, mut row) in out.rows_mut().into_iter().enumerate() {
-            for (k, o) in row.iter_mut().enumerate() {
-                *o = cur[r * d + k];
-            }
-        }
-        Ok(())
+            Some(i) => eval::eval_level(&self.levels[i], x, y, d, par),
+        })
     }
 }
 

@@ -10,8 +10,9 @@ use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows, axpy, for_rows, load, real};
 use subla_scheme::sdc::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
 
-use super::level::{Conn, HeLevel, NONE, next, prev};
+use super::level::{HeLevel, NONE, next, prev};
 use crate::rules::{CREASE_CENTRE, CREASE_END, EDGE_END, EDGE_OPPOSITE, vertex_weight_table, vertex_weights};
+use subla_scheme::halfedge::Conn;
 
 /// Scratch space of the general masks.
 #[derive(Default)]

@@ -30,15 +30,17 @@
 //! parent's: no sort, no hashing, no search (`docs/loop.md`).
 
 use subla_algebra::Par;
-use subla_algebra::mem::{try_filled_vec, try_zeroed_vec};
+use subla_algebra::mem::try_zeroed_vec;
 use subla_mesh::tags::SHARPNESS_INFINITE;
-use subla_mesh::{Mesh, Options, Topology};
+use subla_mesh::{Mesh, Options};
+use subla_scheme::halfedge::{
+    Conn, Halfedges, child_halves_sharpness, child_holes, child_vertex_sharpness, level_mesh,
+};
 use subla_scheme::kernel::for_rows;
-use subla_scheme::sdc::{child_edge_sharpness, dec, is_infinite};
+use subla_scheme::sdc::{child_edge_sharpness, is_infinite};
 use subla_scheme::{Result, SchemeError};
 
-/// No halfedge: a boundary halfedge's twin, an isolated vertex's halfedge.
-pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) use subla_scheme::halfedge::NONE;
 
 /// The halfedge after `h` in its triangle.
 #[inline]
@@ -66,28 +68,6 @@ fn second(h: u32) -> u32 {
     } else {
         let (f, i) = (h / 3, h % 3);
         12 * f + 3 * ((i + 1) % 3) + 2
-    }
-}
-
-/// The connectivity of a level beyond its faces: what refining it and
-/// evaluating its step read.
-#[derive(Clone, Debug)]
-pub(crate) struct Conn {
-    /// Twin of each halfedge ([`NONE`] on a boundary).
-    pub twin: Vec<u32>,
-    /// Edge of each halfedge: `2e`, or `2e + 1` where the halfedge is not
-    /// the edge's canonical one.
-    pub edge: Vec<u32>,
-    /// Canonical halfedge of each edge.
-    pub edge_half: Vec<u32>,
-    /// An outgoing halfedge of each vertex: the one without a twin on a
-    /// boundary; [`NONE`] for an isolated vertex.
-    pub vhalf: Vec<u32>,
-}
-
-impl Conn {
-    fn bytes(&self) -> usize {
-        4 * (self.twin.len() + self.edge.len() + self.edge_half.len() + self.vhalf.len())
     }
 }
 
@@ -157,27 +137,8 @@ impl HeLevel {
     /// reached by the incoming boundary halfedge: `f(halfedge, neighbour,
     /// outgoing)` for each edge of `v`. Returns the number of faces.
     #[inline]
-    pub(crate) fn ring(&self, c: &Conn, v: usize, mut f: impl FnMut(u32, u32, bool)) -> usize {
-        let h0 = c.vhalf[v];
-        if h0 == NONE {
-            return 0;
-        }
-        let mut h = h0;
-        let mut faces = 0;
-        loop {
-            faces += 1;
-            f(h, self.vert[next(h) as usize], true);
-            let p = prev(h);
-            let t = c.twin[p as usize];
-            if t == NONE {
-                f(p, self.vert[p as usize], false);
-                return faces;
-            }
-            h = t;
-            if h == h0 || faces > self.vert.len() {
-                return faces;
-            }
-        }
+    pub(crate) fn ring(&self, c: &Conn, v: usize, f: impl FnMut(u32, u32, bool)) -> usize {
+        c.ring(3, &self.vert, v, f)
     }
 
     /// The sharpness of the edges of `v` (Chaikin's neighbourhood).
@@ -198,7 +159,7 @@ impl HeLevel {
     }
 
     /// Level 0 from a prepared triangle mesh (effective sharpness) whose
-    /// topology is manifold ([`Topology::check_manifold`] passed): the
+    /// topology is manifold ([`subla_mesh::Topology::check_manifold`] passed): the
     /// edges keep the topology's ids.
     pub(crate) fn from_mesh(mesh: &Mesh, par: Par) -> Result<HeLevel> {
         let t = mesh.topology();
@@ -207,39 +168,13 @@ impl HeLevel {
             return Err(too_large(0, "halfedges", 3 * nf));
         }
         let vert = t.face_verts().to_vec();
-        const WHAT: &str = "the halfedges of a level";
-        let mut twin = try_filled_vec(3 * nf, NONE, WHAT)?;
-        let mut edge = try_zeroed_vec::<u32>(3 * nf, WHAT)?;
-        let mut edge_half = try_zeroed_vec::<u32>(ne, WHAT)?;
-        for (e, half) in edge_half.iter_mut().enumerate() {
-            match *t.edge_corners(e) {
-                [a] => {
-                    edge[a as usize] = 2 * e as u32;
-                    *half = a;
-                }
-                [a, b] if vert[a as usize] != vert[b as usize] => {
-                    twin[a as usize] = b;
-                    twin[b as usize] = a;
-                    edge[a as usize] = 2 * e as u32;
-                    edge[b as usize] = 2 * e as u32 + 1;
-                    *half = a;
-                }
-                _ => return Err(subla_scheme::not_manifold(super::NAME, t)),
-            }
-        }
-        let mut vhalf = try_filled_vec(nv, NONE, WHAT)?;
-        for_rows(&mut vhalf, nv, 1, par, |r, out| {
-            for (o, v) in out.iter_mut().zip(r) {
-                let cs = t.vertex_corners(v);
-                *o = cs.iter().copied().find(|&h| twin[h as usize] == NONE).or(cs.first().copied()).unwrap_or(NONE);
-            }
-        });
+        let conn = Conn::of_topology(t, super::NAME, par)?;
         let interior_sharp = (0..ne).any(|e| t.edge_corners(e).len() == 2 && mesh.edge_sharpness()[e] > 0.0);
         let level = HeLevel {
             num_vertices: nv,
             num_edges: ne,
             vert,
-            conn: Some(Conn { twin, edge, edge_half, vhalf }),
+            conn: Some(conn),
             edge_sharpness: interior_sharp.then(|| mesh.edge_sharpness().to_vec()),
             vertex_sharpness: mesh
                 .vertex_sharpness()
@@ -295,53 +230,17 @@ impl HeLevel {
         // their ends; the middle edges are smooth.
         let edge_sharpness = match &self.edge_sharpness {
             None => None,
-            Some(es) => {
-                let mut s = try_zeroed_vec::<f32>(ce, "the edge sharpness of a level")?;
-                let any = std::sync::atomic::AtomicBool::new(false);
-                for_rows(&mut s[..2 * ne], ne, 2, par, |r, out| {
-                    let mut scratch = Vec::new();
-                    let mut found = false;
-                    for (o, e) in out.chunks_exact_mut(2).zip(r) {
-                        if es[e] <= 0.0 {
-                            continue;
-                        }
-                        let h = c.edge_half[e];
-                        if c.twin[h as usize] == NONE {
-                            o.fill(SHARPNESS_INFINITE);
-                            continue;
-                        }
-                        let (a, b) = (self.vert[h as usize] as usize, self.vert[next(h) as usize] as usize);
-                        o[0] = self.tau(c, h, a, &mut scratch);
-                        o[1] = self.tau(c, h, b, &mut scratch);
-                        found |= o[0] > 0.0 || o[1] > 0.0;
-                    }
-                    if found {
-                        any.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                });
-                any.into_inner().then_some(s)
-            }
-        };
-        let vertex_sharpness = match &self.vertex_sharpness {
-            Some(vs) if vs.iter().any(|&s| dec(s) > 0.0) => {
-                let mut s = try_zeroed_vec::<f32>(cv, "the vertex sharpness of a level")?;
-                for (o, &x) in s.iter_mut().zip(vs) {
-                    *o = dec(x);
+            Some(es) => child_halves_sharpness(es, ce, par, |e, scratch| {
+                let h = c.edge_half[e];
+                if c.twin[h as usize] == NONE {
+                    return ([SHARPNESS_INFINITE; 2], false);
                 }
-                Some(s)
-            }
-            _ => None,
+                let (a, b) = (self.vert[h as usize] as usize, self.vert[next(h) as usize] as usize);
+                ([self.tau(c, h, a, scratch), self.tau(c, h, b, scratch)], true)
+            })?,
         };
-        let holes = match &self.holes {
-            Some(h) => {
-                let mut ch = try_filled_vec(cf, false, "the hole flags of a level")?;
-                for (o, &x) in ch.chunks_exact_mut(4).zip(h) {
-                    o.fill(x);
-                }
-                Some(ch)
-            }
-            None => None,
-        };
+        let vertex_sharpness = child_vertex_sharpness(self.vertex_sharpness.as_deref(), cv)?;
+        let holes = child_holes(self.holes.as_deref(), 4)?;
         Ok(HeLevel {
             num_vertices: cv,
             num_edges: ce,
@@ -437,29 +336,21 @@ impl HeLevel {
     /// derived), edges numbered as the level numbers them: no sort, no
     /// search.
     pub(crate) fn mesh(&self, c: &Conn, options: Options, par: Par) -> Result<Mesh> {
-        let nf = self.num_faces();
-        let edges: Vec<[u32; 2]> = c
-            .edge_half
-            .iter()
-            .map(|&h| {
-                let (a, b) = (self.vert[h as usize], self.vert[next(h) as usize]);
-                [a.min(b), a.max(b)]
-            })
-            .collect();
-        let corner_edge: Vec<u32> = c.edge.iter().map(|&x| x >> 1).collect();
-        let ptr: Vec<u32> = (0..=nf as u32).map(|f| 3 * f).collect();
-        let t = Topology::from_edges(self.num_vertices, ptr, self.vert.clone(), edges, corner_edge, par)?;
-        let mut es = match &self.edge_sharpness {
-            Some(s) => s.clone(),
-            None => vec![0f32; self.num_edges],
+        let h = Halfedges {
+            order: 3,
+            num_vertices: self.num_vertices,
+            vert: &self.vert,
+            twin: &c.twin,
+            edge: &c.edge,
+            edge_half: &c.edge_half,
         };
-        for (e, &h) in c.edge_half.iter().enumerate() {
-            if c.twin[h as usize] == NONE {
-                es[e] = SHARPNESS_INFINITE;
-            }
-        }
-        let vs = self.vertex_sharpness.clone().unwrap_or_else(|| vec![0f32; self.num_vertices]);
-        let holes = self.holes.clone().unwrap_or_else(|| vec![false; nf]);
-        Ok(Mesh::from_parts(t, es, vs, holes, options)?)
+        level_mesh(
+            h,
+            self.edge_sharpness.as_deref(),
+            self.vertex_sharpness.as_deref(),
+            self.holes.as_deref(),
+            options,
+            par,
+        )
     }
 }

@@ -32,10 +32,10 @@ use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::mem::{Zeroable, try_zeroed_vec};
+use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options};
-use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
+use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
 
 use crate::level::{Rules, prepare};
 use crate::slak::LoopRules;
@@ -87,38 +87,26 @@ impl LoopHalfedge {
 /// kernels.
 #[derive(Debug)]
 pub struct LoopHalfedgePlan {
-    inner: Inner,
-}
-
-#[derive(Debug)]
-enum Inner {
-    Halfedge(HePlan),
-    Kernels { plan: Box<crate::LoopPlan>, because: SchemeError },
+    inner: WithFallback<HePlan, crate::LoopPlan>,
 }
 
 impl LoopHalfedgePlan {
     /// Why the plan was built by the specialised kernels instead of in
     /// halfedge form, if it was.
     pub fn kernels_because(&self) -> Option<&SchemeError> {
-        match &self.inner {
-            Inner::Kernels { because, .. } => Some(because),
-            Inner::Halfedge(_) => None,
-        }
+        self.inner.because()
     }
     /// Bytes of connectivity the plan keeps in halfedge form (faces,
     /// twins, edges, sharpness and hole flags of its levels; `0` for a
     /// plan of the kernels).
     pub fn connectivity_bytes(&self) -> usize {
         match &self.inner {
-            Inner::Halfedge(p) => p.levels.iter().map(HeLevel::bytes).sum(),
-            Inner::Kernels { .. } => 0,
+            WithFallback::Own(p) => p.levels.iter().map(HeLevel::bytes).sum(),
+            WithFallback::Fallback { .. } => 0,
         }
     }
     fn plan(&self) -> &dyn Plan {
-        match &self.inner {
-            Inner::Halfedge(p) => p,
-            Inner::Kernels { plan, .. } => plan.as_ref(),
-        }
+        self.inner.plan()
     }
 }
 
@@ -152,27 +140,21 @@ impl Refiner for LoopHalfedge {
         }
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<LoopHalfedgePlan> {
-        match build_he(input, self.rules, levels, par) {
-            Ok(p) => Ok(LoopHalfedgePlan { inner: Inner::Halfedge(p) }),
-            Err(e @ SchemeError::NotManifold { .. }) if !self.strict => {
-                let slak = crate::LoopSlak { rules: self.rules };
-                let plan = Box::new(slak.build(input, levels, par)?);
-                Ok(LoopHalfedgePlan { inner: Inner::Kernels { plan, because: e } })
-            }
-            Err(e) => Err(e),
-        }
+        let inner = WithFallback::build(
+            || build_he(input, self.rules, levels, par),
+            || crate::LoopSlak { rules: self.rules }.build(input, levels, par),
+            self.strict,
+            |e| matches!(e, SchemeError::NotManifold { .. }),
+        )?;
+        Ok(LoopHalfedgePlan { inner })
     }
     fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
         subla_scheme::predict(&LoopRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: LoopHalfedgePlan, par: Par) -> Result<LoopHalfedgePlan> {
-        match plan.inner {
-            Inner::Halfedge(p) => Ok(LoopHalfedgePlan { inner: Inner::Halfedge(step_he(p, par)?) }),
-            Inner::Kernels { plan, because } => {
-                let slak = crate::LoopSlak { rules: self.rules };
-                Ok(LoopHalfedgePlan { inner: Inner::Kernels { plan: Box::new(slak.step(*plan, par)?), because } })
-            }
-        }
+        Ok(LoopHalfedgePlan {
+            inner: plan.inner.step(|p| step_he(p, par), |k| crate::LoopSlak { rules: self.rules }.step(k, par))?,
+        })
     }
 }
 
@@ -229,40 +211,12 @@ impl HePlan {
     fn eval_t<T: Float + Send + Sync + Zeroable>(
         &self,
         control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
         par: Par,
     ) -> Result<()> {
-        check_eval_shapes(self, NAME, control.dim(), out.dim());
-        let d = control.ncols();
-        let n = self.levels.len() - 1;
-        if n == 0 {
-            out.assign(&control);
-            return Ok(());
-        }
-        let control = control.as_standard_layout();
-        let mut cur: &[T] = control.as_slice().expect("standard layout");
-        let mut owned: Vec<T>;
-        let mut out_slice = out.as_slice_mut();
-        for i in 0..n {
-            let (l, rows) = (&self.levels[i], self.levels[i + 1].num_vertices);
-            let parent = i.checked_sub(1).map(|p| &self.levels[p]);
-            if i + 1 == n
-                && let Some(o) = out_slice.take()
-            {
-                eval::eval_level(l, parent, cur, o, d, par);
-                return Ok(());
-            }
-            let mut y = try_zeroed_vec(rows * d, "the points of a level")?;
-            eval::eval_level(l, parent, cur, &mut y, d, par);
-            owned = y;
-            cur = &owned;
-        }
-        for (r, mut row) in out.rows_mut().into_iter().enumerate() {
-            for (k, o) in row.iter_mut().enumerate() {
-                *o = cur[r * d + k];
-            }
-        }
-        Ok(())
+        subla_scheme::kernel::eval_levels(self, NAME, control, out, |l, x, y, d| {
+            eval::eval_level(&self.levels[l], l.checked_sub(1).map(|p| &self.levels[p]), x, y, d, par);
+        })
     }
 }
 
