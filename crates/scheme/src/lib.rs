@@ -722,13 +722,20 @@ pub mod __forward {
 
 /// Implements [`Plan`] for a type whose method `fn plan(&self) -> &dyn
 /// Plan` says which plan answers (a kernel's plan that falls back to
-/// another for the inputs it does not hold), forwarding every method.
+/// another for the inputs it does not hold), forwarding every method; with
+/// `name = NAME`, the type's name is `NAME` whichever plan answers.
 #[macro_export]
 macro_rules! forward_plan {
     ($t:ty) => {
+        $crate::forward_plan!(@impl $t, |p: &$t| p.plan().name());
+    };
+    ($t:ty, name = $name:expr) => {
+        $crate::forward_plan!(@impl $t, |_: &$t| $name);
+    };
+    (@impl $t:ty, $name:expr) => {
         impl $crate::Plan for $t {
             fn name(&self) -> &'static str {
-                self.plan().name()
+                ($name)(self)
             }
             fn levels(&self) -> u32 {
                 self.plan().levels()

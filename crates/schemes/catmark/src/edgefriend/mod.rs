@@ -49,7 +49,7 @@ use subla_algebra::mem::{Zeroable, try_zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::topology::vertex_tag;
 use subla_mesh::{Mesh, Options, Topology};
-use subla_scheme::{Faces, Plan, Prediction, Refiner, Result, SchemeError, check_eval_shapes};
+use subla_scheme::{Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback, check_eval_shapes};
 
 use crate::level::{Step, masks, prepare};
 use crate::slak::CatmarkRules;
@@ -94,13 +94,7 @@ impl CatmarkEdgeFriend {
 /// [`crate::CatmarkPlan`] of the specialised kernels.
 #[derive(Debug)]
 pub struct EdgeFriendPlan {
-    inner: Inner,
-}
-
-#[derive(Debug)]
-enum Inner {
-    EdgeFriend(EfPlan),
-    Kernels { plan: Box<crate::CatmarkPlan>, because: SchemeError },
+    inner: WithFallback<EfPlan, crate::CatmarkPlan>,
 }
 
 /// One level of an [`EdgeFriendPlan`] in edge-friend form, as other
@@ -137,7 +131,7 @@ impl EdgeFriendPlan {
     /// plan but a polygon control level; `None` there, past the levels, or
     /// for a plan of the specialised kernels.
     pub fn level(&self, level: u32) -> Option<LevelView<'_>> {
-        let Inner::EdgeFriend(p) = &self.inner else { return None };
+        let WithFallback::Own(p) = &self.inner else { return None };
         let l = p.levels.get(p.index(level)?)?;
         Some(LevelView {
             num_vertices: l.num_vertices,
@@ -159,7 +153,7 @@ impl EdgeFriendPlan {
     /// numbering ([`crate::refine`]) of each real point of the first level;
     /// `None` for plans without a polygon control level.
     pub fn control_step(&self) -> Option<(crate::StepView<'_>, &[u32])> {
-        let Inner::EdgeFriend(p) = &self.inner else { return None };
+        let WithFallback::Own(p) = &self.inner else { return None };
         let c = p.control.as_ref()?;
         Some((
             crate::StepView { parent: &c.mesh, edge_masks: &c.step.edges, vertex_masks: &c.step.vertices },
@@ -171,69 +165,23 @@ impl EdgeFriendPlan {
     /// edge-friend encoding (the error the strict refiner gives), or
     /// `None` for an edge-friend plan.
     pub fn kernels_because(&self) -> Option<&SchemeError> {
-        match &self.inner {
-            Inner::EdgeFriend(_) => None,
-            Inner::Kernels { because, .. } => Some(because),
-        }
+        self.inner.because()
     }
     /// Bytes the plan's edge-friend connectivity takes (every level's
     /// quads, friends, loop starts, sharpness and hole flags; 0 for a plan
     /// of the specialised kernels).
     pub fn connectivity_bytes(&self) -> usize {
         match &self.inner {
-            Inner::EdgeFriend(p) => p.connectivity_bytes(),
-            Inner::Kernels { .. } => 0,
+            WithFallback::Own(p) => p.connectivity_bytes(),
+            WithFallback::Fallback { .. } => 0,
         }
     }
     fn plan(&self) -> &dyn Plan {
-        match &self.inner {
-            Inner::EdgeFriend(p) => p,
-            Inner::Kernels { plan, .. } => plan.as_ref(),
-        }
+        self.inner.plan()
     }
 }
 
-impl Plan for EdgeFriendPlan {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-    fn levels(&self) -> u32 {
-        self.plan().levels()
-    }
-    fn level_len(&self, level: u32) -> usize {
-        self.plan().level_len(level)
-    }
-    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
-        self.plan().eval_f64(control, out, par)
-    }
-    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
-        self.plan().eval_f32(control, out, par)
-    }
-    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
-        self.plan().operator(level, par)
-    }
-    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
-        self.plan().operator_rows(level, rows, par)
-    }
-    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn subla_scheme::refinement::ClosedForm + '_>>> {
-        self.plan().closed_form(par)
-    }
-    fn operator_bound(&self, level: u32) -> Option<u64> {
-        self.plan().operator_bound(level)
-    }
-    fn child_point(&self, level: u32, row: usize) -> Option<subla_scheme::ChildPoint> {
-        self.plan().child_point(level, row)
-    }
-    fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
-        self.plan().limit(par)
-    }
-    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
-        self.plan().refined(level, par)
-    }
-    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
-        self.plan().faces(level, par)
-    }
-}
+subla_scheme::forward_plan!(EdgeFriendPlan, name = NAME);
 
 /// The control level of a plan built from a polygon mesh: refined by the
 /// specialised kernels into the first edge-friend level.
@@ -278,25 +226,19 @@ impl Refiner for CatmarkEdgeFriend {
         NAME
     }
     fn build(&self, input: &Mesh, levels: u32, par: Par) -> Result<EdgeFriendPlan> {
-        match build_ef(input, levels, par) {
-            Ok(p) => Ok(EdgeFriendPlan { inner: Inner::EdgeFriend(p) }),
-            Err(e @ (SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. })) if !self.strict => {
-                let plan = Box::new(crate::CatmarkSlak.build(input, levels, par)?);
-                Ok(EdgeFriendPlan { inner: Inner::Kernels { plan, because: e } })
-            }
-            Err(e) => Err(e),
-        }
+        let inner = WithFallback::build(
+            || build_ef(input, levels, par),
+            || crate::CatmarkSlak.build(input, levels, par),
+            self.strict,
+            |e| matches!(e, SchemeError::Unsupported { .. } | SchemeError::NotManifold { .. }),
+        )?;
+        Ok(EdgeFriendPlan { inner })
     }
     fn predict(&self, input: &Mesh, levels: u32) -> Result<Option<Prediction>> {
         subla_scheme::predict(&CatmarkRules, input.topology(), 0, levels)
     }
     fn step(&self, plan: EdgeFriendPlan, par: Par) -> Result<EdgeFriendPlan> {
-        match plan.inner {
-            Inner::EdgeFriend(p) => Ok(EdgeFriendPlan { inner: Inner::EdgeFriend(step_ef(p, par)?) }),
-            Inner::Kernels { plan, because } => Ok(EdgeFriendPlan {
-                inner: Inner::Kernels { plan: Box::new(crate::CatmarkSlak.step(*plan, par)?), because },
-            }),
-        }
+        Ok(EdgeFriendPlan { inner: plan.inner.step(|p| step_ef(p, par), |k| crate::CatmarkSlak.step(k, par))? })
     }
 }
 
