@@ -223,3 +223,82 @@ pub(crate) fn masks(parent: &Mesh, par: Par) -> Step {
 
     Step { edges, vertices }
 }
+
+/// A vertex point `cv v + cs (Σ u_j + Σ f_j)/n² + ce (u_a + u_b)` (`u_j`
+/// the neighbours, `f_j` the face points around `v`), as [`VertexMask`]:
+/// what the edge-friend and halfedge paths compute from a vertex's ring.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) struct VertexWeights {
+    pub cv: f64,
+    pub cs: f64,
+    pub ce: f64,
+    pub ua: u32,
+    pub ub: u32,
+}
+
+impl VertexWeights {
+    /// The smooth mask of a vertex `v` of valence `n`.
+    pub(crate) fn smooth(n: usize, v: u32) -> Self {
+        let nf = n as f64;
+        VertexWeights { cv: (nf - 2.0) / nf, cs: 1.0, ce: 0.0, ua: v, ub: v }
+    }
+    /// The vertex kept in place.
+    pub(crate) fn keep(v: u32) -> Self {
+        VertexWeights { cv: 1.0, cs: 0.0, ce: 0.0, ua: v, ub: v }
+    }
+}
+
+/// OpenSubdiv's mask of vertex `me` (vertex sharpness `sv`) from its ring:
+/// the sharpness `sigma` of its edges in turning order, their child
+/// sharpness `tau` at `me`, the neighbour `ends` each leads to, its
+/// `n_faces` faces, and whether the smooth mask applies to it at all
+/// (`smooth_ok`: as many edges as faces) — [`masks`]'s vertex masks, with
+/// the transition blends of both crease methods.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ring_weights(
+    me: u32,
+    sv: f32,
+    sigma: &[f32],
+    tau: &[f32],
+    ends: &[u32],
+    n_faces: usize,
+    smooth_ok: bool,
+    chaikin: bool,
+) -> VertexWeights {
+    let k = sigma.iter().filter(|&&s| s > 0.0).count();
+    let rp = Rule::classify(sv, k);
+    if rp.uses_smooth_mask() {
+        return if smooth_ok { VertexWeights::smooth(n_faces, me) } else { VertexWeights::keep(me) };
+    }
+    let nf = n_faces as f64;
+    let crease_ends = |sh: &[f32]| -> (u32, u32) {
+        let first = sh.iter().position(|&s| s > 0.0).unwrap_or(0);
+        let last = sh.iter().rposition(|&s| s > 0.0).unwrap_or(0);
+        (ends[first], ends[last])
+    };
+    let mask_of = |r: Rule, sharp: &[f32]| -> (f64, f64, f64, (u32, u32)) {
+        match r {
+            Rule::Smooth | Rule::Dart if smooth_ok => ((nf - 2.0) / nf, 1.0, 0.0, (me, me)),
+            Rule::Smooth | Rule::Dart => (1.0, 0.0, 0.0, (me, me)),
+            Rule::Crease => (0.75, 0.0, 0.125, crease_ends(sharp)),
+            Rule::Corner => (1.0, 0.0, 0.0, (me, me)),
+        }
+    };
+    let sv_child = dec(sv);
+    let kc = tau.iter().filter(|&&s| s > 0.0).count();
+    let rc = Rule::classify(sv_child, kc);
+    let mp = mask_of(rp, sigma);
+    if rc == rp || (rc.uses_smooth_mask() && !smooth_ok) {
+        return VertexWeights { cv: mp.0, cs: mp.1, ce: mp.2, ua: mp.3.0, ub: mp.3.1 };
+    }
+    let mc = mask_of(rc, tau);
+    let w = f64::from(vertex_transition_weight(sv, sv_child, sigma, tau, chaikin));
+    let (ua, ub) = if mp.2 != 0.0 { mp.3 } else { mc.3 };
+    VertexWeights {
+        cv: w * mp.0 + (1.0 - w) * mc.0,
+        cs: w * mp.1 + (1.0 - w) * mc.1,
+        ce: w * mp.2 + (1.0 - w) * mc.2,
+        ua,
+        ub,
+    }
+}

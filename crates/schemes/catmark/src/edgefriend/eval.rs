@@ -14,10 +14,11 @@
 use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_scheme::kernel::{Stencil, assemble_rows, axpy, load, real};
-use subla_scheme::sdc::{Rule, dec, is_infinite, vertex_transition_weight};
+use subla_scheme::sdc::{dec, is_infinite};
 use subla_scheme::{Result, SchemeError};
 
 use super::level::{EfLevel, GHOST, Layout, Scatter, for_blocks};
+use crate::level::{VertexWeights, ring_weights};
 
 /// The two weights of an edge point: `alpha` on each endpoint, `beta` on
 /// each of the two face points.
@@ -53,25 +54,6 @@ pub(crate) fn edge_weights(l: &EfLevel, next: &EfLevel, q: usize, k: usize) -> E
     }
     let w = f64::from(s);
     EdgeWeights { alpha: w * 0.5 + (1.0 - w) * 0.25, beta: (1.0 - w) * 0.25 }
-}
-
-/// A vertex point `cv v + cs (Σ u_j + Σ f_j)/n² + ce (u_a + u_b)`, as
-/// [`crate::VertexMask`].
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub(crate) struct VertexWeights {
-    pub cv: f64,
-    pub cs: f64,
-    pub ce: f64,
-    pub ua: u32,
-    pub ub: u32,
-}
-
-impl VertexWeights {
-    /// The smooth mask of a vertex `v` of valence `n`.
-    fn smooth(n: usize, v: u32) -> Self {
-        let nf = n as f64;
-        VertexWeights { cv: (nf - 2.0) / nf, cs: 1.0, ce: 0.0, ua: v, ub: v }
-    }
 }
 
 /// Valences up to this are gathered on the stack.
@@ -113,43 +95,7 @@ fn vertex_weights_in(
         i += 1;
     });
     let sv = l.vertex_sharpness.as_ref().map_or(0.0, |s| s[v]);
-    let k = sigma.iter().filter(|&&s| s > 0.0).count();
-    let rp = Rule::classify(sv, k);
-    let nf = n as f64;
-    let smooth_v = (nf - 2.0) / nf;
-    let me = v as u32;
-    if rp.uses_smooth_mask() {
-        return VertexWeights::smooth(n, me);
-    }
-    let crease_ends = |sh: &[f32]| -> (u32, u32) {
-        let first = sh.iter().position(|&s| s > 0.0).unwrap_or(0);
-        let last = sh.iter().rposition(|&s| s > 0.0).unwrap_or(0);
-        (ends[first], ends[last])
-    };
-    let mask_of = |r: Rule, sharp: &[f32]| -> (f64, f64, f64, (u32, u32)) {
-        match r {
-            Rule::Smooth | Rule::Dart => (smooth_v, 1.0, 0.0, (me, me)),
-            Rule::Crease => (0.75, 0.0, 0.125, crease_ends(sharp)),
-            Rule::Corner => (1.0, 0.0, 0.0, (me, me)),
-        }
-    };
-    let sv_child = dec(sv);
-    let kc = tau.iter().filter(|&&s| s > 0.0).count();
-    let rc = Rule::classify(sv_child, kc);
-    let mp = mask_of(rp, sigma);
-    if rc == rp {
-        return VertexWeights { cv: mp.0, cs: mp.1, ce: mp.2, ua: mp.3.0, ub: mp.3.1 };
-    }
-    let mc = mask_of(rc, tau);
-    let w = f64::from(vertex_transition_weight(sv, sv_child, sigma, tau, l.chaikin));
-    let (ua, ub) = if mp.2 != 0.0 { mp.3 } else { mc.3 };
-    VertexWeights {
-        cv: w * mp.0 + (1.0 - w) * mc.0,
-        cs: w * mp.1 + (1.0 - w) * mc.1,
-        ce: w * mp.2 + (1.0 - w) * mc.2,
-        ua,
-        ub,
-    }
+    ring_weights(v as u32, sv, sigma, tau, ends, n, true, l.chaikin)
 }
 
 /// One level of eval, `l` → `next`: `x` holds `l.num_vertices` rows of `d`

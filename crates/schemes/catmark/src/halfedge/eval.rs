@@ -13,9 +13,10 @@ use num_traits::Float;
 use subla_algebra::{CsrMat, Par};
 use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows, axpy, for_rows, load, real};
-use subla_scheme::sdc::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
+use subla_scheme::sdc::{child_edge_sharpness, is_infinite};
 
 use super::level::{NONE, QuadLevel, next, prev};
+use crate::level::{VertexWeights, ring_weights};
 use subla_scheme::halfedge::Conn;
 
 /// `(alpha, beta)` of the edge point of `e`: `alpha` on each end, `beta`
@@ -37,23 +38,6 @@ fn edge_weights(l: &QuadLevel, c: &Conn, e: usize, scratch: &mut Vec<f32>) -> (f
     (w * 0.5 + (1.0 - w) * 0.25, (1.0 - w) * 0.25)
 }
 
-/// A vertex point `cv v + cs (Σ u_j + Σ f_j)/n² + ce (u_a + u_b)`.
-#[derive(Copy, Clone, Debug)]
-struct VertexWeights {
-    cv: f64,
-    cs: f64,
-    ce: f64,
-    ua: u32,
-    ub: u32,
-}
-
-impl VertexWeights {
-    fn smooth(n: usize, v: u32) -> Self {
-        let nf = n as f64;
-        VertexWeights { cv: (nf - 2.0) / nf, cs: 1.0, ce: 0.0, ua: v, ub: v }
-    }
-}
-
 /// Scratch space of the general vertex mask.
 #[derive(Default)]
 pub(crate) struct Scratch {
@@ -71,19 +55,8 @@ fn vertex_weights(l: &QuadLevel, c: &Conn, v: usize, x: &mut Scratch) -> (Vertex
         x.ends.push(u);
         x.sigma.push(l.sigma(c, h));
     });
-    let me = v as u32;
     if x.ends.is_empty() {
-        return (VertexWeights { cv: 1.0, cs: 0.0, ce: 0.0, ua: me, ub: me }, 0);
-    }
-    let sv = l.vertex_sharpness(v);
-    let k = x.sigma.iter().filter(|&&s| s > 0.0).count();
-    let rp = Rule::classify(sv, k);
-    let smooth_ok = x.ends.len() == n_faces;
-    if rp.uses_smooth_mask() {
-        if smooth_ok {
-            return (VertexWeights::smooth(n_faces, me), n_faces);
-        }
-        return (VertexWeights { cv: 1.0, cs: 0.0, ce: 0.0, ua: me, ub: me }, n_faces);
+        return (VertexWeights::keep(v as u32), 0);
     }
     x.tau.clear();
     for &s in &x.sigma {
@@ -94,39 +67,9 @@ fn vertex_weights(l: &QuadLevel, c: &Conn, v: usize, x: &mut Scratch) -> (Vertex
         };
         x.tau.push(t);
     }
-    let nf = n_faces as f64;
-    let ends = &x.ends;
-    let crease_ends = |sh: &[f32]| -> (u32, u32) {
-        let first = sh.iter().position(|&s| s > 0.0).unwrap_or(0);
-        let last = sh.iter().rposition(|&s| s > 0.0).unwrap_or(0);
-        (ends[first], ends[last])
-    };
-    let mask_of = |r: Rule, sharp: &[f32]| -> (f64, f64, f64, (u32, u32)) {
-        match r {
-            Rule::Smooth | Rule::Dart if smooth_ok => ((nf - 2.0) / nf, 1.0, 0.0, (me, me)),
-            Rule::Smooth | Rule::Dart => (1.0, 0.0, 0.0, (me, me)),
-            Rule::Crease => (0.75, 0.0, 0.125, crease_ends(sharp)),
-            Rule::Corner => (1.0, 0.0, 0.0, (me, me)),
-        }
-    };
-    let sv_child = dec(sv);
-    let kc = x.tau.iter().filter(|&&s| s > 0.0).count();
-    let rc = Rule::classify(sv_child, kc);
-    let mp = mask_of(rp, &x.sigma);
-    if rc == rp || (rc.uses_smooth_mask() && !smooth_ok) {
-        return (VertexWeights { cv: mp.0, cs: mp.1, ce: mp.2, ua: mp.3.0, ub: mp.3.1 }, n_faces);
-    }
-    let mc = mask_of(rc, &x.tau);
-    let w = f64::from(vertex_transition_weight(sv, sv_child, &x.sigma, &x.tau, l.chaikin));
-    let (ua, ub) = if mp.2 != 0.0 { mp.3 } else { mc.3 };
-    let weights = VertexWeights {
-        cv: w * mp.0 + (1.0 - w) * mc.0,
-        cs: w * mp.1 + (1.0 - w) * mc.1,
-        ce: w * mp.2 + (1.0 - w) * mc.2,
-        ua,
-        ub,
-    };
-    (weights, n_faces)
+    let smooth_ok = x.ends.len() == n_faces;
+    let sv = l.vertex_sharpness(v);
+    (ring_weights(v as u32, sv, &x.sigma, &x.tau, &x.ends, n_faces, smooth_ok, l.chaikin), n_faces)
 }
 
 /// One step of eval: `x` (rows of `l`) → `y` (vertex points, face points,
