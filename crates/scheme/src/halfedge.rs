@@ -15,7 +15,7 @@ use subla_mesh::tags::SHARPNESS_INFINITE;
 use subla_mesh::{Mesh, Options, Topology};
 
 use crate::kernel::for_rows;
-use crate::sdc::dec;
+use crate::sdc::{child_edge_sharpness, dec, is_infinite};
 use crate::{Result, SchemeError};
 
 /// No halfedge: a boundary halfedge's twin, an isolated vertex's
@@ -215,6 +215,42 @@ impl Conn {
             }
         });
         Ok(Conn { twin, edge, edge_half, vhalf })
+    }
+
+    /// The sharpness of the edge of halfedge `h` on a level whose interior
+    /// edges have sharpness `es` (where any is sharp): boundary edges are
+    /// infinitely sharp.
+    #[inline]
+    pub fn sigma(&self, es: Option<&[f32]>, h: u32) -> f32 {
+        if self.twin[h as usize] == NONE {
+            SHARPNESS_INFINITE
+        } else {
+            es.map_or(0.0, |s| s[(self.edge[h as usize] >> 1) as usize])
+        }
+    }
+
+    /// The child sharpness of the edge of halfedge `h` at its end `v`
+    /// (uniform decrement, or with `chaikin` Chaikin's rule over the
+    /// sharpness of `v`'s edges, gathered in `scratch`), on a level of faces
+    /// of `order` corners with origins `vert` and edge sharpness `es`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tau(
+        &self,
+        order: u32,
+        vert: &[u32],
+        es: Option<&[f32]>,
+        chaikin: bool,
+        h: u32,
+        v: usize,
+        scratch: &mut Vec<f32>,
+    ) -> f32 {
+        let s = self.sigma(es, h);
+        if s <= 0.0 || is_infinite(s) || !chaikin {
+            return child_edge_sharpness(s, &[], false);
+        }
+        scratch.clear();
+        self.ring(order, vert, v, |g, _, _| scratch.push(self.sigma(es, g)));
+        child_edge_sharpness(s, scratch, true)
     }
 
     /// The edges of vertex `v` of a level of faces of `order` corners with

@@ -33,7 +33,6 @@ use subla_scheme::halfedge::{
     Conn, Halfedges, child_halves_sharpness, child_holes, child_vertex_sharpness, level_mesh,
 };
 use subla_scheme::kernel::for_rows;
-use subla_scheme::sdc::{child_edge_sharpness, is_infinite};
 use subla_scheme::{Result, SchemeError};
 
 pub(crate) use subla_scheme::halfedge::NONE;
@@ -97,11 +96,7 @@ impl QuadLevel {
     /// The sharpness of the edge of halfedge `h` (boundary: infinite).
     #[inline]
     pub(crate) fn sigma(&self, c: &Conn, h: u32) -> f32 {
-        if c.twin[h as usize] == NONE {
-            SHARPNESS_INFINITE
-        } else {
-            self.edge_sharpness.as_ref().map_or(0.0, |s| s[(c.edge[h as usize] >> 1) as usize])
-        }
+        c.sigma(self.edge_sharpness.as_deref(), h)
     }
 
     #[inline]
@@ -119,13 +114,7 @@ impl QuadLevel {
 
     /// The child sharpness of the edge of halfedge `h` at its end `v`.
     pub(crate) fn tau(&self, c: &Conn, h: u32, v: usize, scratch: &mut Vec<f32>) -> f32 {
-        let s = self.sigma(c, h);
-        if s <= 0.0 || is_infinite(s) || !self.chaikin {
-            return child_edge_sharpness(s, &[], false);
-        }
-        scratch.clear();
-        self.ring(c, v, |g, _, _| scratch.push(self.sigma(c, g)));
-        child_edge_sharpness(s, scratch, true)
+        c.tau(4, &self.vert, self.edge_sharpness.as_deref(), self.chaikin, h, v, scratch)
     }
 
     /// A level from a prepared all-quad mesh (the kernels' first level),

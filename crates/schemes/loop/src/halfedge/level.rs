@@ -37,7 +37,6 @@ use subla_scheme::halfedge::{
     Conn, Halfedges, child_halves_sharpness, child_holes, child_vertex_sharpness, level_mesh,
 };
 use subla_scheme::kernel::for_rows;
-use subla_scheme::sdc::{child_edge_sharpness, is_infinite};
 use subla_scheme::{Result, SchemeError};
 
 pub(crate) use subla_scheme::halfedge::NONE;
@@ -119,11 +118,7 @@ impl HeLevel {
     /// The sharpness of halfedge `h`'s edge (boundary edges: infinite).
     #[inline]
     pub(crate) fn sigma(&self, c: &Conn, h: u32) -> f32 {
-        if c.twin[h as usize] == NONE {
-            SHARPNESS_INFINITE
-        } else {
-            self.edge_sharpness.as_ref().map_or(0.0, |s| s[(c.edge[h as usize] >> 1) as usize])
-        }
+        c.sigma(self.edge_sharpness.as_deref(), h)
     }
 
     /// The sharpness of vertex `v`.
@@ -141,21 +136,10 @@ impl HeLevel {
         c.ring(3, &self.vert, v, f)
     }
 
-    /// The sharpness of the edges of `v` (Chaikin's neighbourhood).
-    pub(crate) fn around(&self, c: &Conn, v: usize, out: &mut Vec<f32>) {
-        out.clear();
-        self.ring(c, v, |h, _, _| out.push(self.sigma(c, h)));
-    }
-
     /// The child sharpness of the edge of halfedge `h` at vertex `v` (one of
     /// its ends).
     pub(crate) fn tau(&self, c: &Conn, h: u32, v: usize, scratch: &mut Vec<f32>) -> f32 {
-        let s = self.sigma(c, h);
-        if s <= 0.0 || is_infinite(s) || !self.chaikin {
-            return child_edge_sharpness(s, &[], false);
-        }
-        self.around(c, v, scratch);
-        child_edge_sharpness(s, scratch, true)
+        c.tau(3, &self.vert, self.edge_sharpness.as_deref(), self.chaikin, h, v, scratch)
     }
 
     /// Level 0 from a prepared triangle mesh (effective sharpness) whose
