@@ -27,6 +27,7 @@
 //! | `subla_modeling` / `*_oneshot` | `modeling` (build + eval level by level) | `refine_uniform` + `interpolate` (chained levels) | factory + `refine_uniform` + `PrimvarRefiner::interpolate` per level | the same, f32 |
 //! | `subla_ef_build` / `_eval` / `_modeling` (`_f32`) | the same with `CatmarkEdgeFriend` (the default path) | | | |
 //! | `subla_he_build` / `_eval` / `_modeling` | the same with `CatmarkHalfedge` (closed-form halfedge refinement) | | | |
+//! | `subla_{ef,he}_plan_composed_build`, `subla_ef_plan_tensor_build` | the plan, then `Refinement::composed_of` (`tensor_of`: closed-form rows kept apart); compared with the peers' `*_build` | | | |
 //!
 //! Data are 3 channels of `f64` except for OpenSubdiv, whose wrapper only
 //! has `f32` (compare it also with `subla_eval_f32`). The peers are
@@ -931,6 +932,24 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
     for &(t, p, par) in &variants {
         h.bench(&row, "subla_ef_modeling", t, false, &mut in_pool(p, || modeling(&ef, mesh, pos.view(), level, par)));
     }
+    // Topology and the composed matrix, merged and with the rows in closed
+    // form kept apart, as `subla_plan_*_build` with the kernels' plan.
+    for &(t, p, par) in &variants {
+        h.bench(
+            &row,
+            "subla_ef_plan_composed_build",
+            t,
+            false,
+            &mut in_pool(p, || Refinement::composed_of(&ef.build(mesh, level, par)?, Budget::default(), par)),
+        );
+        h.bench(
+            &row,
+            "subla_ef_plan_tensor_build",
+            t,
+            false,
+            &mut in_pool(p, || Refinement::tensor_of(&ef.build(mesh, level, par)?, Budget::default(), par)),
+        );
+    }
     if cfg!(feature = "opensubdiv-petite") {
         let pos32 = pos.mapv(|x| x as f32);
         h.bench(
@@ -957,6 +976,15 @@ fn bench_row(h: &mut Harness<'_>, input: &Input, flat: &Flat, level: u32) {
     }
     for &(t, p, par) in &variants {
         h.bench(&row, "subla_he_modeling", t, false, &mut in_pool(p, || modeling(&he, mesh, pos.view(), level, par)));
+    }
+    for &(t, p, par) in &variants {
+        h.bench(
+            &row,
+            "subla_he_plan_composed_build",
+            t,
+            false,
+            &mut in_pool(p, || Refinement::composed_of(&he.build(mesh, level, par)?, Budget::default(), par)),
+        );
     }
 
     // subdiv-kernels
@@ -1288,7 +1316,14 @@ fn summary(h: &Harness<'_>, rows: &[(String, u32, usize)]) {
         title: "catmark edge-friend (the default path)",
         note: "(peer kind in brackets)",
         prefix: "subla_ef_",
-        kinds: &[("build", "topology"), ("eval", "eval"), ("modeling", "oneshot"), ("modeling_f32", "oneshot")],
+        kinds: &[
+            ("build", "topology"),
+            ("eval", "eval"),
+            ("modeling", "oneshot"),
+            ("modeling_f32", "oneshot"),
+            ("plan_composed_build", "build"),
+            ("plan_tensor_build", "build"),
+        ],
         ours_width: 12,
         peer_width: 9,
         peer_kind_shown: true,
@@ -1297,7 +1332,7 @@ fn summary(h: &Harness<'_>, rows: &[(String, u32, usize)]) {
         title: "catmark halfedge (Dupuy & Vanhoey 2021)",
         note: "(peer kind in brackets)",
         prefix: "subla_he_",
-        kinds: &[("build", "topology"), ("eval", "eval"), ("modeling", "oneshot")],
+        kinds: &[("build", "topology"), ("eval", "eval"), ("modeling", "oneshot"), ("plan_composed_build", "build")],
         ours_width: 12,
         peer_width: 9,
         peer_kind_shown: true,

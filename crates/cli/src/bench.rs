@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use subla::registry::{Backend as Site, Path as Written, Setup};
+use subla::registry::{Backend as Site, Setup};
 use subla_algebra::Par;
 use subla_mesh::Mesh;
 use subla_scheme::refinement::{Budget, Evaluation, Refinement};
@@ -23,9 +23,9 @@ pub(crate) struct BenchArgs {
     /// Subdivision scheme.
     #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
     scheme: String,
-    /// Implementation path of the level-by-level table [default: the
-    /// scheme's fastest on the backend, as `subdivide` takes]. The
-    /// static-topology table runs the specialised kernels.
+    /// Implementation path [default: the scheme's fastest on the backend,
+    /// as `subdivide` takes]. The static-topology table runs on the CPU,
+    /// with this path there (else the CPU's fastest).
     #[arg(long, value_enum)]
     path: Option<crate::PathKind>,
     /// Where to run: the CPU, or the GPU for the schemes with GPU kernels
@@ -166,7 +166,12 @@ pub(crate) fn run(args: &BenchArgs, progress: Progress) -> Result<(), String> {
         println!("adapter: {} ({:?})", info.name, info.backend);
     }
     level_rows(&*r, &data.mesh, args, x.view(), progress)?;
-    let kernels = schemes::Choice { backend: Site::Cpu, path: Written::Kernels, ..choice };
-    let (cpu, _) = schemes::refiner(scheme, kernels, &setup)?;
+    // The static table on the CPU: the same refiner there, else the CPU's
+    // fastest path.
+    if args.backend == Backend::Cpu {
+        return static_rows(&*r, &data.mesh, args, x.view(), progress);
+    }
+    let on_cpu = schemes::Choice { backend: Site::Cpu, path: scheme.fastest(Site::Cpu), ..choice };
+    let (cpu, _) = schemes::refiner(scheme, on_cpu, &setup)?;
     static_rows(&*cpu, &data.mesh, args, x.view(), progress)
 }

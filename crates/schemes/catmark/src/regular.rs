@@ -38,21 +38,23 @@ use subla_scheme::tensor::{TensorPatch, TensorRow, TensorRows};
 pub(crate) const MAX_LEVELS: usize = 8;
 
 /// No control face (or not a regular one).
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// A face at some level placed in its control face: corner 0 at `(x, y)`
 /// of the control face's `2^L × 2^L` grid, edge 0 along `d1`, edge 3
 /// arriving along `-d3` (directions `0..4`: `+x`, `+y`, `-x`, `-y`).
 #[derive(Copy, Clone, Debug)]
-struct Frame {
-    face: u32,
+pub(crate) struct Frame {
+    /// The control face ([`NONE`] outside the regular ones).
+    pub face: u32,
     x: u16,
     y: u16,
     d1: u8,
     d3: u8,
 }
 
-const NO_FRAME: Frame = Frame { face: NONE, x: 0, y: 0, d1: 0, d3: 0 };
+/// The frame of a face outside every regular control face.
+pub(crate) const NO_FRAME: Frame = Frame { face: NONE, x: 0, y: 0, d1: 0, d3: 0 };
 
 #[inline]
 fn step(d: u8) -> (i32, i32) {
@@ -70,15 +72,33 @@ impl Frame {
     /// one side along `d1` from corner 0, corner 3 one along `d3`, corner 2
     /// both.
     #[inline]
-    fn corner(&self, k: usize, side: i32) -> (i32, i32) {
+    pub(crate) fn corner(&self, k: usize, side: i32) -> (i32, i32) {
         let (along1, along3) = (i32::from(k == 1 || k == 2), i32::from(k >= 2));
         let ((ax, ay), (bx, by)) = (step(self.d1), step(self.d3));
         let (x, y) = (i32::from(self.x), i32::from(self.y));
         (x + side * (along1 * ax + along3 * bx), y + side * (along1 * ay + along3 * by))
     }
+    /// Grid position of the face point of a face of side 2.
+    #[inline]
+    pub(crate) fn face_point(&self) -> (i32, i32) {
+        self.corner(2, 1)
+    }
+    /// Grid position of the edge point of edge `k` of a face of side 2.
+    #[inline]
+    pub(crate) fn edge_point(&self, k: usize) -> (i32, i32) {
+        let (x, y) = self.corner(k, 2);
+        let (dx, dy) = step(self.edges()[k]);
+        (x + dx, y + dy)
+    }
+    /// The row of the point at `(x, y)` of this frame's grid, in patch
+    /// `patch_of[face]`.
+    #[inline]
+    pub(crate) fn row(&self, (x, y): (i32, i32), patch_of: &[u32]) -> TensorRow {
+        TensorRow { patch: patch_of[self.face as usize], x: x as u16, y: y as u16 }
+    }
     /// The frame of the child of corner `k` (the quad split's child face).
     #[inline]
-    fn child(&self, k: usize, side: i32) -> Frame {
+    pub(crate) fn child(&self, k: usize, side: i32) -> Frame {
         let (x, y) = self.corner(k, side);
         let e = self.edges();
         Frame { face: self.face, x: x as u16, y: y as u16, d1: e[k], d3: (e[(k + 3) % 4] + 2) & 3 }
@@ -87,7 +107,7 @@ impl Frame {
 
 /// One-dimensional weights of the points at `t / 2^levels`, `t = 0 ..=
 /// 2^levels`, over the control points at `-1, 0, 1, 2`.
-fn weights_1d(levels: usize) -> Vec<[f64; 4]> {
+pub(crate) fn weights_1d(levels: usize) -> Vec<[f64; 4]> {
     let unit = |i: usize| {
         let mut w = [0.0; 4];
         w[i] = 1.0;
@@ -217,15 +237,17 @@ fn patch(mesh: &Mesh, regular: &[bool], f: usize) -> Option<TensorPatch> {
     Some(TensorPatch { ids: keys.map(|k| (k >> 8) as u32), grid: keys.map(|k| k as u8) })
 }
 
-/// The closed-form rows of the composed matrix of the levels `meshes`
-/// (`0..L`, with full connectivity), or `None` past [`MAX_LEVELS`] or with
-/// no regular control face.
-pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRows>> {
-    let levels = meshes.len();
-    if levels == 0 || levels > MAX_LEVELS {
-        return Ok(None);
-    }
-    let base = &meshes[0];
+/// The regular control faces of a mesh and their patches.
+pub(crate) struct ControlPatches {
+    /// The patch of each control face, or [`NONE`].
+    pub patch_of: Vec<u32>,
+    /// The patches, in control face order.
+    pub patches: Vec<TensorPatch>,
+}
+
+/// The patches of the regular faces of the control mesh `base`, or `None`
+/// where no face is regular.
+pub(crate) fn control_patches(base: &Mesh, par: Par) -> Result<Option<ControlPatches>> {
     let holes = base.has_holes().then(|| base.holes());
     let regular = try_collect(base.num_vertices(), par, "the regular vertices", |u| regular_vertex(base, holes, u))?;
     let found = try_collect(base.num_faces(), par, "the regular patches", |f| patch(base, &regular, f))?;
@@ -237,9 +259,50 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
             patches.push(p);
         }
     }
-    if patches.is_empty() {
+    Ok((!patches.is_empty()).then_some(ControlPatches { patch_of, patches }))
+}
+
+/// The frames of the quads of a quad split of `control` (quad `c` the
+/// child of control corner `c`, as the kernels, the edge-friend and the
+/// halfedge levels number them), over `len` quads (those past the corners,
+/// ghosts, have none), in the grid of a plan of `n = 2^L` points a side.
+pub(crate) fn corner_frames(control: &Mesh, patch_of: &[u32], n: i32, len: usize, par: Par) -> Result<Vec<Frame>> {
+    let t = control.topology();
+    let (fptr, cf, nc) = (t.face_ptr(), t.corner_faces(), t.num_corners());
+    Ok(try_collect(len, par, "the frames of the regular faces", |c| {
+        if c >= nc {
+            return NO_FRAME;
+        }
+        let g = cf[c] as usize;
+        if patch_of[g] == NONE {
+            NO_FRAME
+        } else {
+            Frame { face: g as u32, x: 0, y: 0, d1: 0, d3: 1 }.child(c - fptr[g] as usize, n)
+        }
+    })?)
+}
+
+/// The frames of the children `4q + k` of quads `q` of side `side` whose
+/// frames are `parent`.
+pub(crate) fn child_frames(parent: &[Frame], side: i32, par: Par) -> Result<Vec<Frame>> {
+    Ok(try_collect(4 * parent.len(), par, "the frames of the regular faces", |q| {
+        let fr = parent[q >> 2];
+        if fr.face == NONE { NO_FRAME } else { fr.child(q & 3, side) }
+    })?)
+}
+
+/// The closed-form rows of the composed matrix of the levels `meshes`
+/// (`0..L`, with full connectivity), or `None` past [`MAX_LEVELS`] or with
+/// no regular control face.
+pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRows>> {
+    let levels = meshes.len();
+    if levels == 0 || levels > MAX_LEVELS {
         return Ok(None);
     }
+    let base = &meshes[0];
+    let Some(ControlPatches { patch_of, patches }) = control_patches(base, par)? else {
+        return Ok(None);
+    };
     let n = 1i32 << levels;
     // Frames of the faces of each level down to L-1.
     let mut frames: Vec<Frame> = try_collect(base.num_faces(), par, "the frames of the regular faces", |f| {
@@ -286,15 +349,9 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
             if fr.face == NONE {
                 return none;
             }
-            let (x, y) = fr.corner(0, 2);
-            let ((ax, ay), (bx, by)) = (step(fr.d1), step(fr.d3));
-            own((x + ax + bx, y + ay + by), fr.face)
+            own(fr.face_point(), fr.face)
         } else {
-            first(t.edge_corners(row - nv - nf)).map_or(none, |(fr, k)| {
-                let (x, y) = fr.corner(k, 2);
-                let (dx, dy) = step(fr.edges()[k]);
-                own((x + dx, y + dy), fr.face)
-            })
+            first(t.edge_corners(row - nv - nf)).map_or(none, |(fr, k)| own(fr.edge_point(k), fr.face))
         }
     })
     .map(Some)

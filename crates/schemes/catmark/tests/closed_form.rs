@@ -7,7 +7,7 @@
 use ndarray::Array2;
 use proptest::prelude::*;
 use subla_algebra::{CsrMat, Par};
-use subla_catmark::CatmarkSlak;
+use subla_catmark::{CatmarkEdgeFriend, CatmarkHalfedge, CatmarkSlak};
 use subla_mesh::proptest_support::{any_mesh, closed_quad_mesh, mesh_with_creases, torus};
 use subla_mesh::{Mesh, MeshBuilder};
 use subla_scheme::refinement::{Budget, Evaluation, Refinement};
@@ -19,9 +19,21 @@ fn bits(m: &CsrMat<f64>) -> (Vec<u32>, Vec<u32>, Vec<u64>) {
 }
 
 /// The product, the product with closed-form rows, and the composed
-/// matrix alone agree to the bit; returns how many rows had a closed form.
+/// matrix alone agree to the bit, for the plans of the specialised kernels,
+/// of the edge-friend encoding and of the halfedge levels (whose closed
+/// forms cover the same rows, in their own numberings); returns how many
+/// rows had a closed form.
 fn check(mesh: &Mesh, levels: u32) -> usize {
-    let plan = CatmarkSlak.build(mesh, levels, Par::Rayon).unwrap();
+    let slak = check_plan(&CatmarkSlak, mesh, levels);
+    let ef = check_plan(&CatmarkEdgeFriend::new(), mesh, levels);
+    assert_eq!(ef, slak, "rows in closed form, edge-friend against the kernels");
+    let he = check_plan(&CatmarkHalfedge::new(), mesh, levels);
+    assert_eq!(he, slak, "rows in closed form, halfedge against the kernels");
+    slak
+}
+
+fn check_plan<R: Refiner<Input = Mesh>>(refiner: &R, mesh: &Mesh, levels: u32) -> usize {
+    let plan = refiner.build(mesh, levels, Par::Rayon).unwrap();
     let mut plain = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
     let want = bits(plain.compose(Budget::UNLIMITED, Par::Rayon).unwrap());
     let mut with = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).unwrap();
@@ -136,6 +148,25 @@ fn deep_plans_have_no_closed_form() {
     let d = torus(4, 4, 1);
     let plan = CatmarkSlak.build(&d.mesh, 9, Par::Rayon).unwrap();
     assert!(plan.closed_form(Par::Rayon).unwrap().is_none());
+}
+
+#[test]
+fn edge_friend_and_halfedge_plans_keep_their_closed_form_from_the_control_mesh_only() {
+    fn go<R: Refiner<Input = Mesh>>(r: &R) {
+        let d = torus(7, 5, 3);
+        let plan = r.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let cf = plan.closed_form(Par::Rayon).unwrap().expect("a regular torus has a closed form");
+        assert!((0..plan.output_len()).all(|i| cf.row_len(i).is_some()), "{}", r.name());
+        drop(cf);
+        // A modeling step starts at a refined level: no control faces, no
+        // closed form, and the composed matrix is the chain's product.
+        let stepped = r.step(plan, Par::Rayon).unwrap();
+        assert!(stepped.closed_form(Par::Rayon).unwrap().is_none(), "{}", r.name());
+        let deep = r.build(&torus(4, 4, 1).mesh, 9, Par::Rayon).unwrap();
+        assert!(deep.closed_form(Par::Rayon).unwrap().is_none(), "{}", r.name());
+    }
+    go(&CatmarkEdgeFriend::strict());
+    go(&CatmarkHalfedge::strict());
 }
 
 /// A cube with each side split into `k × k` quads.

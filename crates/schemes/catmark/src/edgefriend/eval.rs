@@ -293,20 +293,21 @@ fn stencil(l: &EfLevel, next: &EfLevel, owner: &[(u32, u8)], i: u32, s: &mut Ste
 }
 
 /// `R` from `l` to `next` over the real vertices of both (rows and columns
-/// in their real numbering).
+/// in their real numbering), or its rows `wanted` (in range, in that
+/// order).
 ///
 /// # Errors
 /// [`SchemeError::Internal`] if a real point's mask reaches a ghost
 /// vertex; sizes over `u32`.
-pub(crate) fn level_operator(l: &EfLevel, next: &EfLevel, par: Par) -> Result<CsrMat<f64>> {
+pub(crate) fn level_operator(l: &EfLevel, next: &EfLevel, wanted: Option<&[u32]>, par: Par) -> Result<CsrMat<f64>> {
     let mut owner = vec![(0u32, 0u8); 2 * l.num_quads()];
     for (q, g) in l.friends.iter().enumerate() {
         owner[g[0] as usize] = (q as u32, 0);
         owner[g[1] as usize] = (q as u32, 1);
     }
-    // The internal row of each real row of `next`.
+    // The internal row of each real row of `next`, then of each row wanted.
     let rows: Vec<u32> = match &next.real {
-        super::level::Real::Prefix(n) => (0..*n as u32).collect(),
+        super::level::Real::Prefix(n) => wanted.map_or_else(|| (0..*n as u32).collect(), <[u32]>::to_vec),
         super::level::Real::Map { map, count } => {
             let mut r = vec![0u32; *count];
             for (i, &m) in map.iter().enumerate() {
@@ -314,7 +315,10 @@ pub(crate) fn level_operator(l: &EfLevel, next: &EfLevel, par: Par) -> Result<Cs
                     r[m as usize] = i as u32;
                 }
             }
-            r
+            match wanted {
+                Some(w) => w.iter().map(|&x| r[x as usize]).collect(),
+                None => r,
+            }
         }
     };
     let ghost_hit = std::sync::atomic::AtomicBool::new(false);

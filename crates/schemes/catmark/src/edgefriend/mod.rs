@@ -40,6 +40,7 @@
 
 mod eval;
 mod level;
+mod regular;
 
 use std::sync::OnceLock;
 
@@ -49,7 +50,10 @@ use subla_algebra::mem::{Zeroable, try_zeroed_vec};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::topology::vertex_tag;
 use subla_mesh::{Mesh, Options, Topology};
-use subla_scheme::{Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback, check_eval_shapes};
+use subla_scheme::refinement::ClosedForm;
+use subla_scheme::{
+    Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback, check_eval_shapes, check_rows,
+};
 
 use crate::level::{Step, masks, prepare};
 use crate::slak::CatmarkRules;
@@ -527,9 +531,29 @@ impl Plan for EfPlan {
         }
         match (self.index(level), &self.control) {
             (None, Some(c)) => crate::operator::level_operator_rows(c.mesh.topology(), &c.step, &c.slak_of, par),
-            (Some(i), _) => eval::level_operator(&self.levels[i], &self.levels[i + 1], par),
+            (Some(i), _) => eval::level_operator(&self.levels[i], &self.levels[i + 1], None, par),
             (None, None) => unreachable!("level 0 of a plan without a control mesh has an index"),
         }
+    }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        if level >= self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        check_rows(rows, self.level_len(level + 1))?;
+        match (self.index(level), &self.control) {
+            (None, Some(c)) => {
+                let slak: Vec<u32> = rows.iter().map(|&r| c.slak_of[r as usize]).collect();
+                crate::operator::level_operator_rows(c.mesh.topology(), &c.step, &slak, par)
+            }
+            (Some(i), _) => eval::level_operator(&self.levels[i], &self.levels[i + 1], Some(rows), par),
+            (None, None) => unreachable!("level 0 of a plan without a control mesh has an index"),
+        }
+    }
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn ClosedForm + '_>>> {
+        // Only from a polygon control mesh: a modeling step's plan starts at
+        // a refined level, whose faces are not the patches' control faces.
+        let Some(c) = &self.control else { return Ok(None) };
+        Ok(regular::regular_rows(&c.mesh, &self.levels, par)?.map(|r| Box::new(r) as Box<dyn ClosedForm>))
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
         crate::operator::limit_operator(self.refined(self.levels(), par)?, par)

@@ -221,14 +221,16 @@ fn stencil(l: &QuadLevel, c: &Conn, row: usize, s: &mut Stencil, x: &mut Scratch
     }
 }
 
-/// The matrix `R` of the step from `l`.
-pub(crate) fn level_operator(l: &QuadLevel, par: Par) -> Result<CsrMat<f64>> {
+/// The matrix `R` of the step from `l`, or its rows `wanted` (in range, in
+/// that order).
+pub(crate) fn level_operator(l: &QuadLevel, wanted: Option<&[u32]>, par: Par) -> Result<CsrMat<f64>> {
     let c = l.conn();
-    let rows = l.num_vertices + l.num_faces() + l.num_edges;
+    let rows = wanted.map_or(l.num_vertices + l.num_faces() + l.num_edges, <[u32]>::len);
     thread_local! {
         static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
     }
     assemble_rows(rows, l.num_vertices, par, |row, s| {
+        let row = wanted.map_or(row, |w| w[row] as usize);
         SCRATCH.with_borrow_mut(|x| stencil(l, c, row, s, x));
         s.retain(|&(_, w)| w != 0.0);
     })

@@ -27,6 +27,7 @@
 
 mod eval;
 mod level;
+mod regular;
 
 use std::sync::OnceLock;
 
@@ -35,7 +36,8 @@ use num_traits::Float;
 use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options};
-use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
+use subla_scheme::refinement::ClosedForm;
+use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback, check_rows};
 
 use crate::level::{Step, child_level, masks, prepare};
 use crate::slak::CatmarkRules;
@@ -257,8 +259,27 @@ impl Plan for HePlan {
                 let c = self.control.as_ref().expect("level 0 of a plan with a control mesh");
                 crate::operator::level_operator(c.mesh.topology(), &c.step, par)
             }
-            Some(i) => eval::level_operator(&self.levels[i], par),
+            Some(i) => eval::level_operator(&self.levels[i], None, par),
         }
+    }
+    fn operator_rows(&self, level: u32, rows: &[u32], par: Par) -> Result<CsrMat<f64>> {
+        if level >= self.levels() {
+            return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
+        }
+        check_rows(rows, self.level_len(level + 1))?;
+        match self.index(level) {
+            None => {
+                let c = self.control.as_ref().expect("level 0 of a plan with a control mesh");
+                crate::operator::level_operator_rows(c.mesh.topology(), &c.step, rows, par)
+            }
+            Some(i) => eval::level_operator(&self.levels[i], Some(rows), par),
+        }
+    }
+    fn closed_form(&self, par: Par) -> Result<Option<Box<dyn ClosedForm + '_>>> {
+        // Only from a polygon control mesh: a modeling step's plan starts at
+        // a refined level, whose faces are not the patches' control faces.
+        let Some(c) = &self.control else { return Ok(None) };
+        Ok(regular::regular_rows(&c.mesh, &self.levels, par)?.map(|r| Box::new(r) as Box<dyn ClosedForm>))
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         if level >= self.levels() {
