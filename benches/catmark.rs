@@ -1511,6 +1511,7 @@ fn memory(h: &Harness<'_>, inputs: &[Input], levels: &[u32]) {
         "subla_modeling",
         "subla_ef_build",
         "subla_ef_modeling",
+        "subla_ef_modeling_f32",
         "subla_he_build",
         "subla_he_modeling",
     ];
@@ -1548,7 +1549,11 @@ fn memory(h: &Harness<'_>, inputs: &[Input], levels: &[u32]) {
         let faces = mesh_faces(&input.data.mesh, level);
         let mut line = format!("{:<12} {level:>2} {faces:>10}", input.name);
         for id in &ids {
-            let ran = h.times.contains_key(&(input.name.clone(), level, format!("{id}/1thread")));
+            // Timed on one thread, or (the f32 row) on all of them.
+            let ran = h
+                .times
+                .keys()
+                .any(|(name, l, row)| *name == input.name && *l == level && row.split('/').next() == Some(*id));
             let cell = match (&exe, ran) {
                 (Ok(exe), true) => match child_peak(exe, id, &input.name, level) {
                     Ok(b) => format!("{:.1}", b as f64 / faces as f64),
@@ -1609,6 +1614,14 @@ fn child(spec: &str) -> Result<(), String> {
         "subla_ef_build" => drop(CatmarkEdgeFriend::new().build(mesh, level, Par::Rayon).map_err(err)?),
         "subla_ef_modeling" => {
             drop(modeling(&CatmarkEdgeFriend::new(), mesh, pos.view(), level, Par::Rayon).map_err(err)?);
+        }
+        "subla_ef_modeling_f32" => {
+            let pos32 = pos.mapv(|x| x as f32);
+            let before = before + 4 * pos32.len() as u64;
+            drop(modeling(&CatmarkEdgeFriend::new(), mesh, pos32.view(), level, Par::Rayon).map_err(err)?);
+            let peak = status_kb("VmHWM:").ok_or("no VmHWM")? * 1024;
+            println!("SUBLA_CHILD_PEAK {}", peak.saturating_sub(before));
+            return Ok(());
         }
         "subla_he_build" => drop(CatmarkHalfedge::new().build(mesh, level, Par::Rayon).map_err(err)?),
         "subla_he_modeling" => {

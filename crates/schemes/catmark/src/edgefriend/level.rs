@@ -100,7 +100,13 @@ impl EfLevel {
     /// Number of quads (ghosts included).
     #[inline]
     pub(crate) fn num_quads(&self) -> usize {
-        self.friends.len()
+        self.quads.len() / 4
+    }
+    /// Whether the level keeps only its quads, sharpness and holes (a
+    /// finest level; see [`Keep::Lean`]).
+    #[inline]
+    pub(crate) fn is_lean(&self) -> bool {
+        self.friends.is_empty() && !self.quads.is_empty()
     }
     /// Whether the level has ghost quads.
     pub(crate) fn has_ghosts(&self) -> bool {
@@ -130,29 +136,14 @@ impl EfLevel {
     /// its quad.
     #[inline]
     pub(crate) fn leaving_edge(&self, c: usize) -> u32 {
-        let q = c >> 2;
-        match c & 3 {
-            0 => 2 * q as u32,
-            1 => self.friends[q][0],
-            2 => 2 * q as u32 + 1,
-            _ => self.friends[q][1],
-        }
+        leaving_edge(&self.friends, c)
     }
     /// Calls `f(c)` for each corner of the vertex of corner `start`, walking
     /// across off-edges (Alg. 1, lines 5–12); the vertex's valence is the
     /// number of calls.
     #[inline]
-    pub(crate) fn ring(&self, start: u32, mut f: impl FnMut(usize)) {
-        let mut c = start as usize;
-        loop {
-            f(c);
-            let g = self.friends[c >> 2];
-            let gi = if matches!(c & 3, 1 | 2) { g[0] } else { g[1] };
-            c = 2 * gi as usize + (c & 1);
-            if c == start as usize {
-                break;
-            }
-        }
+    pub(crate) fn ring(&self, start: u32, f: impl FnMut(usize)) {
+        ring(&self.friends, start, f);
     }
     /// The layout of the next level (§3.3, generalised to any vertex and
     /// quad counts).
@@ -164,6 +155,34 @@ impl EfLevel {
     #[inline]
     pub(crate) fn sharpness(&self, e: u32) -> f32 {
         self.edge_sharpness.as_ref().map_or(0.0, |s| s[e as usize])
+    }
+}
+
+/// The id of the edge leaving corner `c` towards the next corner of its
+/// quad, on a level whose friends are `friends`.
+#[inline]
+pub(crate) fn leaving_edge(friends: &[[u32; 2]], c: usize) -> u32 {
+    let q = c >> 2;
+    match c & 3 {
+        0 => 2 * q as u32,
+        1 => friends[q][0],
+        2 => 2 * q as u32 + 1,
+        _ => friends[q][1],
+    }
+}
+
+/// [`EfLevel::ring`] on a level whose friends are `friends`.
+#[inline]
+pub(crate) fn ring(friends: &[[u32; 2]], start: u32, mut f: impl FnMut(usize)) {
+    let mut c = start as usize;
+    loop {
+        f(c);
+        let g = friends[c >> 2];
+        let gi = if matches!(c & 3, 1 | 2) { g[0] } else { g[1] };
+        c = 2 * gi as usize + (c & 1);
+        if c == start as usize {
+            break;
+        }
     }
 }
 
@@ -437,14 +456,25 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
     ))
 }
 
+/// What [`refine`] keeps of the level it makes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Everything: the level can be refined and evaluated from.
+    Full,
+    /// The quads, sharpness and hole flags, without the friends and loop
+    /// starts ([`EfLevel::is_lean`]): enough for the faces and for
+    /// evaluating into the level; [`links`] makes the rest from the parent.
+    Lean,
+}
+
 /// The connectivity of the level after `p` (§3.2): four quads per quad,
-/// their friends and loop starts, and the children's sharpness.
+/// their friends and loop starts (unless `keep` is [`Keep::Lean`]), and the
+/// children's sharpness.
 ///
 /// # Errors
 /// Sizes over `u32` ([`SchemeError::TooLarge`]), allocation failures.
-pub(crate) fn refine(p: &EfLevel, par: Par) -> Result<EfLevel> {
+pub(crate) fn refine(p: &EfLevel, keep: Keep, par: Par) -> Result<EfLevel> {
     let nq = p.num_quads();
-    let nv = p.num_vertices;
     let lay = p.layout();
     let num_vertices = lay.len();
     let num_quads = 4 * nq;
@@ -452,96 +482,16 @@ pub(crate) fn refine(p: &EfLevel, par: Par) -> Result<EfLevel> {
         return Err(too_large("the corners of an edge-friend level", 4 * num_quads));
     }
     let mut quads = try_zeroed_vec::<u32>(4 * num_quads, "the quads of an edge-friend level")?;
-    let mut friends = try_zeroed_vec::<[u32; 2]>(num_quads, "the edge-friends of a level")?;
-    let mut loop_start = try_zeroed_vec::<u32>(num_vertices, "the loop starts of a level")?;
-    let sharp_edges = p.edge_sharpness.is_some();
-    let mut edge_sharpness =
-        if sharp_edges { Some(try_zeroed_vec::<f32>(2 * num_quads, "the edge sharpness of a level")?) } else { None };
-    {
-        let qo = Scatter(quads.as_mut_ptr());
-        let go = Scatter(friends.as_mut_ptr().cast::<u32>());
-        let lo = Scatter(loop_start.as_mut_ptr());
-        let so = edge_sharpness.as_mut().map(|s| Scatter(s.as_mut_ptr()));
-        let uniform_sharpness = !p.chaikin;
-        let pq = &p.quads;
-        let pg = &p.friends;
-        for_blocks(nq, par, |r| {
-            for q in r {
-                let v = &pq[4 * q..4 * q + 4];
-                let [g0, g1] = pg[q];
-                let q32 = q as u32;
-                let w = [lay.vertex(v[0]), lay.vertex(v[1]), lay.vertex(v[2]), lay.vertex(v[3])];
-                let f = lay.face(q32);
-                let (e0, e1) = (lay.edge(g0), lay.edge(g1));
-                let (a, b) = (lay.edge(2 * q32), lay.edge(2 * q32 + 1));
-                let c = 4 * q32;
-                let children = [[w[0], a, f, e1], [w[1], e0, f, a], [w[2], b, f, e0], [w[3], e1, f, b]];
-                // SAFETY: every element written here is written by this
-                // task alone. Quads 4q..4q+4, their first friends, the
-                // second friends of 4q and 4q+2, and the loop start of the
-                // face point of q belong to quad q. The second friends of
-                // children 2g0+1 and 2g1+1, and the loop starts of the edge
-                // points of g0 and g1, belong to the edges g0 and g1, which
-                // are off-edges of q and of no other quad (the on-off-edge
-                // rule: every edge id appears once among all friends).
-                unsafe {
-                    for (i, ch) in children.iter().enumerate() {
-                        for (j, &x) in ch.iter().enumerate() {
-                            qo.put(16 * q + 4 * i + j, x);
-                        }
-                    }
-                    let gput = |child: u32, k: usize, x: u32| go.put(2 * child as usize + k, x);
-                    gput(c, 0, 2 * (c + 1) + 1);
-                    gput(c, 1, 2 * (2 * g1));
-                    gput(c + 1, 0, 2 * (c + 2) + 1);
-                    gput(c + 2, 0, 2 * (c + 3) + 1);
-                    gput(c + 2, 1, 2 * (2 * g0));
-                    gput(c + 3, 0, 2 * c + 1);
-                    gput(2 * g0 + 1, 1, 2 * (c + 1));
-                    gput(2 * g1 + 1, 1, 2 * (c + 3));
-                    lo.put(f as usize, 4 * c + 2);
-                    lo.put(e0 as usize, 4 * (c + 1) + 1);
-                    lo.put(e1 as usize, 4 * (c + 3) + 1);
-                    if let (Some(so), Some(ps)) = (so, p.edge_sharpness.as_deref()) {
-                        // The first edge of child i is half of edge i of q
-                        // (Chaikin's halves are written by the vertex pass);
-                        // the second is inside q: smooth (zeroed).
-                        if uniform_sharpness {
-                            for (i, e) in [2 * q32, g0, 2 * q32 + 1, g1].into_iter().enumerate() {
-                                so.put(2 * (4 * q + i), dec(ps[e as usize]));
-                            }
-                        }
-                    }
-                }
-            }
-        });
-        let chaikin_pass = sharp_edges && p.chaikin;
-        for_blocks(nv, par, |r| {
-            let mut sigma = Vec::new();
-            let mut corners = Vec::new();
-            for v in r {
-                let start = p.loop_start[v];
-                // SAFETY: the vertex point's loop start belongs to vertex v;
-                // the children's first edges at v (child quad c for each
-                // corner c of v) belong to v's corners.
-                unsafe {
-                    lo.put(lay.vertex(v as u32) as usize, 4 * start);
-                    if chaikin_pass {
-                        let (Some(so), Some(ps)) = (so, p.edge_sharpness.as_deref()) else { unreachable!() };
-                        sigma.clear();
-                        corners.clear();
-                        p.ring(start, |c| {
-                            corners.push(c);
-                            sigma.push(ps[p.leaving_edge(c) as usize]);
-                        });
-                        for (&c, &s) in corners.iter().zip(&sigma) {
-                            so.put(2 * c, child_edge_sharpness(s, &sigma, true));
-                        }
-                    }
-                }
-            }
-        });
-    }
+    let (mut friends, mut loop_start) = match keep {
+        Keep::Full => link_buffers(num_quads, num_vertices)?,
+        Keep::Lean => (Vec::new(), Vec::new()),
+    };
+    let mut edge_sharpness = match p.edge_sharpness {
+        Some(_) => Some(try_zeroed_vec::<f32>(2 * num_quads, "the edge sharpness of a level")?),
+        None => None,
+    };
+    let links = (keep == Keep::Full).then_some((&mut friends[..], &mut loop_start[..]));
+    pass(p, Some(&mut quads), links, edge_sharpness.as_deref_mut(), par);
     let vertex_sharpness = match &p.vertex_sharpness {
         Some(vs) => {
             let mut s = try_zeroed_vec::<f32>(num_vertices, "the vertex sharpness of a level")?;
@@ -572,6 +522,145 @@ pub(crate) fn refine(p: &EfLevel, par: Par) -> Result<EfLevel> {
         real,
         chaikin: p.chaikin,
     })
+}
+
+fn link_buffers(num_quads: usize, num_vertices: usize) -> Result<(Vec<[u32; 2]>, Vec<u32>)> {
+    Ok((
+        try_zeroed_vec::<[u32; 2]>(num_quads, "the edge-friends of a level")?,
+        try_zeroed_vec::<u32>(num_vertices, "the loop starts of a level")?,
+    ))
+}
+
+/// The friends and loop starts of `l`, a lean level refined from `p`
+/// (what [`Keep::Lean`] leaves out).
+///
+/// # Errors
+/// Allocation failures.
+pub(crate) fn links(p: &EfLevel, l: &EfLevel, par: Par) -> Result<(Vec<[u32; 2]>, Vec<u32>)> {
+    let (mut friends, mut loop_start) = link_buffers(l.num_quads(), l.num_vertices)?;
+    pass(p, None, Some((&mut friends, &mut loop_start)), None, par);
+    Ok((friends, loop_start))
+}
+
+/// Gives the lean level `l` (refined from `p`) its friends and loop starts.
+///
+/// # Errors
+/// Allocation failures.
+pub(crate) fn complete(p: &EfLevel, l: &mut EfLevel, par: Par) -> Result<()> {
+    if l.is_lean() {
+        (l.friends, l.loop_start) = links(p, l, par)?;
+    }
+    Ok(())
+}
+
+/// The quad and vertex tasks of §3.2 without the points: writes the
+/// children of `p`'s quads into `quads`, their friends and loop starts into
+/// `links`, and their sharpness into `sharpness`, each where given (sized
+/// for the next level).
+fn pass(
+    p: &EfLevel,
+    quads: Option<&mut [u32]>,
+    links: Option<(&mut [[u32; 2]], &mut [u32])>,
+    sharpness: Option<&mut [f32]>,
+    par: Par,
+) {
+    let nq = p.num_quads();
+    let nv = p.num_vertices;
+    let lay = p.layout();
+    let qo = quads.map(|q| Scatter(q.as_mut_ptr()));
+    let (go, lo) = match links {
+        Some((g, l)) => (Some(Scatter(g.as_mut_ptr().cast::<u32>())), Some(Scatter(l.as_mut_ptr()))),
+        None => (None, None),
+    };
+    let so = sharpness.map(|s| Scatter(s.as_mut_ptr()));
+    let uniform_sharpness = !p.chaikin;
+    let pq = &p.quads;
+    let pg = &p.friends;
+    for_blocks(nq, par, |r| {
+        for q in r {
+            let v = &pq[4 * q..4 * q + 4];
+            let [g0, g1] = pg[q];
+            let q32 = q as u32;
+            let w = [lay.vertex(v[0]), lay.vertex(v[1]), lay.vertex(v[2]), lay.vertex(v[3])];
+            let f = lay.face(q32);
+            let (e0, e1) = (lay.edge(g0), lay.edge(g1));
+            let (a, b) = (lay.edge(2 * q32), lay.edge(2 * q32 + 1));
+            let c = 4 * q32;
+            // SAFETY: every element written here is written by this task
+            // alone. Quads 4q..4q+4, their first friends, the second
+            // friends of 4q and 4q+2, and the loop start of the face point
+            // of q belong to quad q. The second friends of children 2g0+1
+            // and 2g1+1, and the loop starts of the edge points of g0 and
+            // g1, belong to the edges g0 and g1, which are off-edges of q
+            // and of no other quad (the on-off-edge rule: every edge id
+            // appears once among all friends).
+            unsafe {
+                if let Some(qo) = qo {
+                    let children = [[w[0], a, f, e1], [w[1], e0, f, a], [w[2], b, f, e0], [w[3], e1, f, b]];
+                    for (i, ch) in children.iter().enumerate() {
+                        for (j, &x) in ch.iter().enumerate() {
+                            qo.put(16 * q + 4 * i + j, x);
+                        }
+                    }
+                }
+                if let (Some(go), Some(lo)) = (go, lo) {
+                    let gput = |child: u32, k: usize, x: u32| go.put(2 * child as usize + k, x);
+                    gput(c, 0, 2 * (c + 1) + 1);
+                    gput(c, 1, 2 * (2 * g1));
+                    gput(c + 1, 0, 2 * (c + 2) + 1);
+                    gput(c + 2, 0, 2 * (c + 3) + 1);
+                    gput(c + 2, 1, 2 * (2 * g0));
+                    gput(c + 3, 0, 2 * c + 1);
+                    gput(2 * g0 + 1, 1, 2 * (c + 1));
+                    gput(2 * g1 + 1, 1, 2 * (c + 3));
+                    lo.put(f as usize, 4 * c + 2);
+                    lo.put(e0 as usize, 4 * (c + 1) + 1);
+                    lo.put(e1 as usize, 4 * (c + 3) + 1);
+                }
+                if let (Some(so), Some(ps)) = (so, p.edge_sharpness.as_deref()) {
+                    // The first edge of child i is half of edge i of q
+                    // (Chaikin's halves are written by the vertex pass);
+                    // the second is inside q: smooth (zeroed).
+                    if uniform_sharpness {
+                        for (i, e) in [2 * q32, g0, 2 * q32 + 1, g1].into_iter().enumerate() {
+                            so.put(2 * (4 * q + i), dec(ps[e as usize]));
+                        }
+                    }
+                }
+            }
+        }
+    });
+    let chaikin_pass = so.is_some() && p.chaikin;
+    if lo.is_none() && !chaikin_pass {
+        return;
+    }
+    for_blocks(nv, par, |r| {
+        let mut sigma = Vec::new();
+        let mut corners = Vec::new();
+        for v in r {
+            let start = p.loop_start[v];
+            // SAFETY: the vertex point's loop start belongs to vertex v;
+            // the children's first edges at v (child quad c for each
+            // corner c of v) belong to v's corners.
+            unsafe {
+                if let Some(lo) = lo {
+                    lo.put(lay.vertex(v as u32) as usize, 4 * start);
+                }
+                if chaikin_pass {
+                    let (Some(so), Some(ps)) = (so, p.edge_sharpness.as_deref()) else { unreachable!() };
+                    sigma.clear();
+                    corners.clear();
+                    p.ring(start, |c| {
+                        corners.push(c);
+                        sigma.push(ps[p.leaving_edge(c) as usize]);
+                    });
+                    for (&c, &s) in corners.iter().zip(&sigma) {
+                        so.put(2 * c, child_edge_sharpness(s, &sigma, true));
+                    }
+                }
+            }
+        }
+    });
 }
 
 /// The real vertices: those of the real quads `real_quads`, numbered in
@@ -632,11 +721,39 @@ mod tests {
         let (l1, _) = first_level(&m).unwrap();
         check(&l1);
         assert_eq!((l1.num_vertices, l1.num_quads()), (26, 24));
-        let l2 = refine(&l1, Par::Seq).unwrap();
+        let l2 = refine(&l1, Keep::Full, Par::Seq).unwrap();
         check(&l2);
-        let l3 = refine(&l2, Par::Rayon).unwrap();
+        let l3 = refine(&l2, Keep::Full, Par::Rayon).unwrap();
         check(&l3);
         assert_eq!((l3.num_vertices, l3.num_quads()), (386, 384));
+    }
+
+    #[test]
+    fn lean_levels_complete_to_the_full_ones() {
+        let grid = Mesh::from_faces(9, &[[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]).unwrap();
+        const CUBE: [[u32; 4]; 6] =
+            [[0, 1, 3, 2], [2, 3, 5, 4], [4, 5, 7, 6], [6, 7, 1, 0], [1, 7, 5, 3], [6, 0, 2, 4]];
+        let creased = |crease_method| {
+            subla_mesh::MeshBuilder::from_faces(8, &CUBE)
+                .crease(0, 1, 2.5)
+                .crease(1, 3, 0.5)
+                .options(subla_mesh::Options { crease_method, ..Default::default() })
+                .build(Par::Seq)
+                .unwrap()
+        };
+        let (uniform, chaikin) = (creased(CreaseMethod::Uniform), creased(CreaseMethod::Chaikin));
+        for m in [grid, uniform, chaikin] {
+            let m = crate::level::prepare(&m).unwrap();
+            let (l1, _) = first_level(&m).unwrap();
+            let full = refine(&l1, Keep::Full, Par::Seq).unwrap();
+            let mut lean = refine(&l1, Keep::Lean, Par::Rayon).unwrap();
+            assert!(lean.is_lean() && !full.is_lean());
+            assert_eq!((&lean.quads, &lean.edge_sharpness), (&full.quads, &full.edge_sharpness));
+            complete(&l1, &mut lean, Par::Rayon).unwrap();
+            assert!(!lean.is_lean());
+            assert_eq!((&lean.friends, &lean.loop_start), (&full.friends, &full.loop_start));
+            check(&lean);
+        }
     }
 
     #[test]
@@ -650,9 +767,9 @@ mod tests {
             let (l1, _) = first_level(&m).unwrap();
             check(&l1);
             assert!(l1.has_ghosts());
-            let l2 = refine(&l1, Par::Seq).unwrap();
+            let l2 = refine(&l1, Keep::Full, Par::Seq).unwrap();
             check(&l2);
-            let l3 = refine(&l2, Par::Seq).unwrap();
+            let l3 = refine(&l2, Keep::Full, Par::Seq).unwrap();
             check(&l3);
             // The real vertices are those of the uniform refinement.
             let t = m.topology();

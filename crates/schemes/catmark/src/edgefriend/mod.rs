@@ -1,6 +1,8 @@
 //! Catmull-Clark through the edge-friend encoding (Kuth et al. 2023): a
 //! quad mesh whose every quad stores its four vertices and two
-//! edge-friends (24 bytes a quad, 4 a vertex for the loop start), refined
+//! edge-friends (24 bytes a quad, 4 a vertex for the loop start; the finest
+//! level of a plan past level 1 keeps only its quads until a step needs
+//! the rest), refined
 //! level by level with one gather-only pass per level, behind the same
 //! [`Refiner`] / [`Plan`] contract as [`crate::CatmarkSlak`] and matching
 //! it (and OpenSubdiv) to rounding.
@@ -57,7 +59,7 @@ use subla_scheme::{
 
 use crate::level::{Step, masks, prepare};
 use crate::slak::CatmarkRules;
-use level::{EfLevel, Real, first_level, refine};
+use level::{EfLevel, Keep, Real, first_level, refine};
 
 const NAME: &str = "catmark-edge-friend";
 
@@ -111,9 +113,11 @@ pub struct LevelView<'a> {
     /// Four vertices per quad; quads `0 .. real_quads` are real, the rest
     /// ghosts.
     pub quads: &'a [u32],
-    /// The edge-friends of each quad's off-edges `v1 v2` and `v3 v0`.
+    /// The edge-friends of each quad's off-edges `v1 v2` and `v3 v0`;
+    /// empty on the finest level of a plan past level 1, which keeps only
+    /// what its faces and its evaluation need (a modeling step makes them).
     pub friends: &'a [[u32; 2]],
-    /// A corner of each vertex.
+    /// A corner of each vertex; empty where `friends` is.
     pub loop_start: &'a [u32],
     /// Sharpness by edge id (`2q + k`), where the level has any sharp edge.
     pub edge_sharpness: Option<&'a [f32]>,
@@ -263,8 +267,10 @@ fn build_ef(input: &Mesh, levels: u32, par: Par) -> Result<EfPlan> {
     let mut ef = Vec::with_capacity(levels as usize);
     let (first, slak_of) = first_level(&mesh)?;
     ef.push(first);
-    for _ in 1..levels {
-        let next = refine(ef.last().expect("one level"), par)?;
+    for l in 1..levels {
+        // The finest level is lean: a modeling step completes it.
+        let keep = if l + 1 < levels { Keep::Full } else { Keep::Lean };
+        let next = refine(ef.last().expect("one level"), keep, par)?;
         ef.push(next);
     }
     Ok(EfPlan::new(Some(Control { mesh, step, slak_of }), ef, options))
@@ -283,8 +289,12 @@ fn step_ef(plan: EfPlan, par: Par) -> Result<EfPlan> {
             return build_ef(&c.mesh, 1, par);
         }
     };
+    let mut finest = finest;
+    if let Some(parent) = levels.last() {
+        level::complete(parent, &mut finest, par)?;
+    }
     drop(levels);
-    let next = refine(&finest, par)?;
+    let next = refine(&finest, Keep::Lean, par)?;
     Ok(EfPlan::new(None, vec![finest, next], options))
 }
 
@@ -410,12 +420,12 @@ impl EfPlan {
     /// The full mesh of level `l`, with its edges numbered from the
     /// encoding's edge ids (those of the real quads, in order): no sort,
     /// no search.
-    fn derive_mesh(&self, l: &EfLevel, par: Par) -> Result<Mesh> {
+    fn derive_mesh(&self, l: &EfLevel, friends: &[[u32; 2]], par: Par) -> Result<Mesh> {
         let nv = l.real.count();
         let nq = l.real_quads;
         let verts = l.real_face_verts();
         let ptr = l.real_face_ptr();
-        let edge_of = |c: usize| l.leaving_edge(c);
+        let edge_of = |c: usize| level::leaving_edge(friends, c);
         // The edge ids the real quads use, numbered in id order.
         let total = 2 * l.num_quads();
         let (new_of, ne) = if l.has_ghosts() {
@@ -567,7 +577,15 @@ impl Plan for EfPlan {
                 if let Some(m) = cell.get() {
                     return Ok(m);
                 }
-                let m = self.derive_mesh(&self.levels[i], par)?;
+                let l = &self.levels[i];
+                let m = if l.is_lean() {
+                    // A lean finest level: its friends from its parent, for
+                    // this once.
+                    let (friends, _) = level::links(&self.levels[i - 1], l, par)?;
+                    self.derive_mesh(l, &friends, par)?
+                } else {
+                    self.derive_mesh(l, &l.friends, par)?
+                };
                 Ok(cell.get_or_init(|| m))
             }
             (None, None) => unreachable!("level 0 of a plan without a control mesh has an index"),

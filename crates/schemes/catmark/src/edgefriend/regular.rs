@@ -17,7 +17,7 @@ use subla_mesh::Mesh;
 use subla_scheme::Result;
 use subla_scheme::tensor::{TensorRow, TensorRows};
 
-use super::level::{EfLevel, GHOST, Real};
+use super::level::{EfLevel, GHOST, Real, links, ring};
 use crate::regular::{
     ControlPatches, Frame, MAX_LEVELS, NO_FRAME, NONE, child_frames, control_patches, corner_frames, weights_1d,
 };
@@ -42,6 +42,14 @@ pub(crate) fn regular_rows(control: &Mesh, levels: &[EfLevel], par: Par) -> Resu
         frames = child_frames(&frames, n >> i, par)?;
     }
     let finest = &levels[count - 1];
+    // A lean finest level: its friends and loop starts from its parent.
+    let made;
+    let (friends, loop_start): (&[[u32; 2]], &[u32]) = if finest.is_lean() {
+        made = links(&levels[count - 2], finest, par)?;
+        (&made.0, &made.1)
+    } else {
+        (&finest.friends, &finest.loop_start)
+    };
     let frame_of = |q: usize| -> Frame {
         if count == 1 {
             return frames[q];
@@ -52,7 +60,7 @@ pub(crate) fn regular_rows(control: &Mesh, levels: &[EfLevel], par: Par) -> Resu
     let point = |v: u32| -> TensorRow {
         let mut found = TensorRow::OPEN;
         let mut done = false;
-        finest.ring(finest.loop_start[v as usize], |c| {
+        ring(friends, loop_start[v as usize], |c| {
             if done {
                 return;
             }

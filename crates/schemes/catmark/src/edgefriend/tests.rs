@@ -161,6 +161,11 @@ fn modeling_steps_agree_with_static_builds() {
             y = eval(&plan, y.view(), Par::Rayon).unwrap();
         }
         assert_eq!(y, want, "steps and a static build give the same bits");
+        // A step on a built plan of two levels (its finest level lean).
+        let two = CatmarkEdgeFriend::new().build(&mesh, 2, Par::Rayon).unwrap();
+        let y2 = eval(&two, x.view(), Par::Rayon).unwrap();
+        let three = CatmarkEdgeFriend::new().step(two, Par::Rayon).unwrap();
+        assert_eq!(eval(&three, y2.view(), Par::Rayon).unwrap(), want, "a step on a two-level plan");
     }
 }
 
