@@ -36,7 +36,7 @@ const SMOOTH_EDGE: EdgeWeights = EdgeWeights { alpha: 0.25, beta: 0.25 };
 #[inline]
 pub(crate) fn edge_weights(l: &EfLevel, next: &EfLevel, q: usize, k: usize) -> EdgeWeights {
     let g = l.friends[q][k];
-    let s = l.sharpness(g);
+    let s = l.sharpness_between(g, q, g as usize >> 1);
     if s <= 0.0 {
         return SMOOTH_EDGE;
     }
@@ -69,10 +69,12 @@ pub(crate) fn vertex_weights(l: &EfLevel, next: &EfLevel, v: usize) -> VertexWei
         let mut sigma = [0f32; STACK_VALENCE];
         let mut tau = [0f32; STACK_VALENCE];
         let mut ends = [0u32; STACK_VALENCE];
-        vertex_weights_in(l, next, v, &mut sigma[..n], &mut tau[..n], &mut ends[..n])
+        let mut corners = [0u32; STACK_VALENCE];
+        vertex_weights_in(l, next, v, &mut sigma[..n], &mut tau[..n], &mut ends[..n], &mut corners[..n])
     } else {
-        let (mut sigma, mut tau, mut ends) = (vec![0f32; n], vec![0f32; n], vec![0u32; n]);
-        vertex_weights_in(l, next, v, &mut sigma, &mut tau, &mut ends)
+        let (mut sigma, mut tau) = (vec![0f32; n], vec![0f32; n]);
+        let (mut ends, mut corners) = (vec![0u32; n], vec![0u32; n]);
+        vertex_weights_in(l, next, v, &mut sigma, &mut tau, &mut ends, &mut corners)
     }
 }
 
@@ -83,17 +85,35 @@ fn vertex_weights_in(
     sigma: &mut [f32],
     tau: &mut [f32],
     ends: &mut [u32],
+    corners: &mut [u32],
 ) -> VertexWeights {
     let n = sigma.len();
     let mut i = 0;
     let ns = next.edge_sharpness.as_deref();
-    l.ring(l.loop_start[v], |c| {
-        let s = l.sharpness(l.leaving_edge(c));
-        sigma[i] = s;
-        tau[i] = if l.chaikin { ns.map_or(0.0, |ns| ns[2 * c]) } else { dec(s) };
+    let start = l.loop_start[v];
+    l.ring(start, |c| {
+        corners[i] = c as u32;
         ends[i] = l.quads[(c & !3) | ((c + 1) & 3)];
         i += 1;
     });
+    // The corners of a vertex are all even (vertex and face points: the
+    // walk crosses each corner's arriving edge, so the edge leaving corner
+    // i is shared with the quad of corner i − 1) or all odd (edge points:
+    // it crosses the leaving edge, shared with the quad of corner i + 1).
+    let back = start & 1 == 0;
+    for i in 0..n {
+        let c = corners[i] as usize;
+        let j = if back { (i + n - 1) % n } else { (i + 1) % n };
+        let s = l.sharpness_between(l.leaving_edge(c), c >> 2, corners[j] as usize >> 2);
+        sigma[i] = s;
+        tau[i] = if is_infinite(s) {
+            s
+        } else if l.chaikin {
+            ns.map_or(0.0, |ns| ns[2 * c])
+        } else {
+            dec(s)
+        };
+    }
     let sv = l.vertex_sharpness.as_ref().map_or(0.0, |s| s[v]);
     ring_weights(v as u32, sv, sigma, tau, ends, n, true, l.chaikin)
 }
@@ -150,6 +170,10 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     };
     let esharp = l.edge_sharpness.as_deref();
     let vsharp = l.vertex_sharpness.as_deref();
+    // Boundary edges, infinitely sharp without being stored: a vertex is on
+    // the boundary where a ghost quad is around it.
+    let ghosts = l.implicit_boundary();
+    let sharp_edges = esharp.is_some() || ghosts;
     let quads = &l.quads;
     let quarter = real::<T>(0.25);
     let face = |q: usize| -> [T; D] {
@@ -166,7 +190,7 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
             put(lay.face(q as u32), f);
             for (k, (a, b)) in [(v[1], v[2]), (v[3], v[0])].into_iter().enumerate() {
                 let g = l.friends[q][k];
-                let w = if esharp.is_some() { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
+                let w = if sharp_edges { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
                 let mut acc = [T::zero(); D];
                 if w.beta != 0.0 {
                     let beta = real::<T>(w.beta);
@@ -194,6 +218,8 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
                 axpy(&mut dsum, one, gx(quads[c ^ 2]));
                 if let Some(s) = esharp {
                     sharp_here |= s[l.leaving_edge(c) as usize] > 0.0;
+                } else if ghosts {
+                    sharp_here |= l.is_ghost(c >> 2);
                 }
                 n += 1;
             });

@@ -79,10 +79,15 @@ pub(crate) struct EfLevel {
     pub friends: Vec<[u32; 2]>,
     /// A corner of each vertex.
     pub loop_start: Vec<u32>,
-    /// Sharpness by edge id (`2q + k`), where the level has any sharp
-    /// edge (always where it has ghosts: boundary edges are infinitely
-    /// sharp).
+    /// Sharpness by edge id (`2q + k`), where the level has a sharp edge
+    /// besides its boundary. Where it has none, boundary edges (between a
+    /// real and a ghost quad) are infinitely sharp without being stored
+    /// ([`EfLevel::implicit_boundary`]); the first level stores them all
+    /// (the GPU path reads its array).
     pub edge_sharpness: Option<Vec<f32>>,
+    /// Whether an edge that is not on the boundary was sharp in the
+    /// control mesh (then every level stores its sharpness).
+    pub interior_sharp: bool,
     /// Sharpness by vertex, where some vertex is sharp.
     pub vertex_sharpness: Option<Vec<f32>>,
     /// Which real quads are holes (refined, but not part of the surface),
@@ -130,7 +135,7 @@ impl EfLevel {
     }
     /// Whether the level needs the crease rules (any sharp edge or vertex).
     pub(crate) fn is_sharp(&self) -> bool {
-        self.edge_sharpness.is_some() || self.vertex_sharpness.is_some()
+        self.edge_sharpness.is_some() || self.vertex_sharpness.is_some() || self.has_ghosts()
     }
     /// The id of the edge leaving corner `c` towards the next corner of
     /// its quad.
@@ -151,10 +156,27 @@ impl EfLevel {
     pub(crate) fn layout(&self) -> Layout {
         Layout::new(self.num_vertices, self.num_quads())
     }
-    /// Sharpness of edge `e` (0 without sharp edges).
+    /// Whether boundary edges are infinitely sharp without being stored:
+    /// ghost quads and no sharpness array.
     #[inline]
-    pub(crate) fn sharpness(&self, e: u32) -> f32 {
-        self.edge_sharpness.as_ref().map_or(0.0, |s| s[e as usize])
+    pub(crate) fn implicit_boundary(&self) -> bool {
+        self.edge_sharpness.is_none() && self.has_ghosts()
+    }
+    /// Whether quad `q` is a ghost.
+    #[inline]
+    pub(crate) fn is_ghost(&self, q: usize) -> bool {
+        q >= self.real_quads
+    }
+    /// Sharpness of edge `e`, shared by quads `a` and `b`: the stored one,
+    /// or with an implicit boundary infinite between a real and a ghost
+    /// quad.
+    #[inline]
+    pub(crate) fn sharpness_between(&self, e: u32, a: usize, b: usize) -> f32 {
+        match &self.edge_sharpness {
+            Some(s) => s[e as usize],
+            None if self.is_ghost(a) != self.is_ghost(b) => SHARPNESS_INFINITE,
+            None => 0.0,
+        }
     }
 }
 
@@ -451,6 +473,7 @@ pub(crate) fn first_level(mesh: &Mesh) -> Result<(EfLevel, Vec<u32>)> {
             real_quads: nc,
             real: Real::Prefix(n1),
             chaikin,
+            interior_sharp: (0..ne).any(|e| es[e] > 0.0 && !t.is_boundary_edge(e)),
         },
         slak_of,
     ))
@@ -486,9 +509,12 @@ pub(crate) fn refine(p: &EfLevel, keep: Keep, par: Par) -> Result<EfLevel> {
         Keep::Full => link_buffers(num_quads, num_vertices)?,
         Keep::Lean => (Vec::new(), Vec::new()),
     };
+    // Sharpness only on the boundary: implicit from here on.
     let mut edge_sharpness = match p.edge_sharpness {
-        Some(_) => Some(try_zeroed_vec::<f32>(2 * num_quads, "the edge sharpness of a level")?),
-        None => None,
+        Some(_) if p.interior_sharp || !p.has_ghosts() => {
+            Some(try_zeroed_vec::<f32>(2 * num_quads, "the edge sharpness of a level")?)
+        }
+        _ => None,
     };
     let links = (keep == Keep::Full).then_some((&mut friends[..], &mut loop_start[..]));
     pass(p, Some(&mut quads), links, edge_sharpness.as_deref_mut(), par);
@@ -521,6 +547,7 @@ pub(crate) fn refine(p: &EfLevel, keep: Keep, par: Par) -> Result<EfLevel> {
         real_quads,
         real,
         chaikin: p.chaikin,
+        interior_sharp: p.interior_sharp,
     })
 }
 

@@ -119,7 +119,10 @@ pub struct LevelView<'a> {
     pub friends: &'a [[u32; 2]],
     /// A corner of each vertex; empty where `friends` is.
     pub loop_start: &'a [u32],
-    /// Sharpness by edge id (`2q + k`), where the level has any sharp edge.
+    /// Sharpness by edge id (`2q + k`), where the level has a sharp edge
+    /// besides its boundary; `None` on a level with ghost quads means that
+    /// only the boundary edges (between a real and a ghost quad) are sharp,
+    /// infinitely. Level 1 always stores them.
     pub edge_sharpness: Option<&'a [f32]>,
     /// Sharpness by vertex, where some vertex is sharp.
     pub vertex_sharpness: Option<&'a [f32]>,
@@ -388,7 +391,7 @@ impl EfPlan {
             None if direct(first) => cur = x,
             None => {
                 owned = try_zeroed_vec(first.num_vertices * d, "the points of a level")?;
-                scatter_real(first, x, &mut owned, d);
+                scatter_real(first, x, &mut owned, d, par);
                 cur = &owned;
             }
         }
@@ -460,6 +463,19 @@ impl EfPlan {
                 let e = edge_of(c);
                 es[id(e) as usize] = s[e as usize];
             }
+        } else if l.implicit_boundary() {
+            // The boundary edges, those of one real quad, are infinitely
+            // sharp.
+            let mut uses = vec![0u8; ne];
+            for c in 0..4 * nq {
+                let k = id(edge_of(c)) as usize;
+                uses[k] = uses[k].saturating_add(1);
+            }
+            for (s, &u) in es.iter_mut().zip(&uses) {
+                if u == 1 {
+                    *s = subla_mesh::tags::SHARPNESS_INFINITE;
+                }
+            }
         }
         let t = Topology::from_edges(nv, ptr, verts, edges, corner_edge, par)?;
         let mut vs = vec![0f32; nv];
@@ -474,18 +490,19 @@ impl EfPlan {
     }
 }
 
-/// The real rows of `x` into the internal rows of `y` (ghost rows stay 0).
-fn scatter_real<T: Copy>(l: &EfLevel, x: &[T], y: &mut [T], d: usize) {
+/// The real rows of `x` into the internal rows of `y` (ghost rows stay 0),
+/// in parallel blocks of rows of `y`.
+fn scatter_real<T: Copy + Send + Sync>(l: &EfLevel, x: &[T], y: &mut [T], d: usize, par: Par) {
     match &l.real {
         Real::Prefix(n) => y[..n * d].copy_from_slice(&x[..n * d]),
-        Real::Map { map, .. } => {
-            for (i, &m) in map.iter().enumerate() {
+        Real::Map { map, .. } => subla_scheme::kernel::for_rows(y, map.len(), d, par, |r, out| {
+            for (row, &m) in out.chunks_exact_mut(d).zip(&map[r]) {
                 if m != level::GHOST {
                     let m = m as usize;
-                    y[i * d..(i + 1) * d].copy_from_slice(&x[m * d..(m + 1) * d]);
+                    row.copy_from_slice(&x[m * d..(m + 1) * d]);
                 }
             }
-        }
+        }),
     }
 }
 

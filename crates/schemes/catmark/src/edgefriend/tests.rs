@@ -102,11 +102,27 @@ fn smooth_closed_meshes_agree() {
 fn boundaries_agree() {
     let grid = MeshBuilder::from_faces(9, &[[0, 1, 4, 3], [1, 2, 5, 4], [3, 4, 7, 6], [4, 5, 8, 7]]);
     agree(&grid.clone().build(Par::Seq).unwrap(), 3);
-    let corners =
-        grid.options(subla_mesh::Options { boundary: BoundaryInterpolation::EdgeAndCorner, ..Default::default() });
+    let corners = grid
+        .clone()
+        .options(subla_mesh::Options { boundary: BoundaryInterpolation::EdgeAndCorner, ..Default::default() });
     agree(&corners.build(Par::Seq).unwrap(), 3);
     let fan = Mesh::from_faces(6, &[&[0u32, 1, 2][..], &[0, 2, 3], &[0, 3, 4, 5]]).unwrap();
     agree(&fan, 3);
+    // Boundaries as the only sharp edges: from level 2 on they are not
+    // stored, for both crease methods (Chaikin reads the children's
+    // sharpness around each vertex), with and without a corner.
+    for crease_method in [CreaseMethod::Uniform, CreaseMethod::Chaikin] {
+        for boundary in [BoundaryInterpolation::EdgeOnly, BoundaryInterpolation::EdgeAndCorner] {
+            let opts = subla_mesh::Options { crease_method, boundary, ..Default::default() };
+            let m = grid.clone().options(opts).build(Par::Seq).unwrap();
+            agree(&m, 3);
+            let plan = CatmarkEdgeFriend::strict().build(&m, 3, Par::Seq).unwrap();
+            for l in 2..=3 {
+                assert!(plan.level(l).unwrap().edge_sharpness.is_none(), "level {l}: an implicit boundary");
+            }
+            assert!(plan.level(1).unwrap().edge_sharpness.is_some(), "level 1 stores its boundary");
+        }
+    }
 }
 
 #[test]
