@@ -533,8 +533,7 @@ pub(crate) fn refine(p: &EfLevel, keep: Keep, par: Par) -> Result<EfLevel> {
     };
     let edge_sharpness = edge_sharpness.filter(|s| p.has_ghosts() || s.iter().any(|&x| x > 0.0));
     let real_quads = 4 * p.real_quads;
-    let real =
-        if p.has_ghosts() { real_map(&quads[..4 * real_quads], num_vertices)? } else { Real::Prefix(num_vertices) };
+    let real = if p.has_ghosts() { child_real(p, lay, num_vertices, par)? } else { Real::Prefix(num_vertices) };
     let holes = p.holes.as_ref().map(|h| h.iter().flat_map(|&x| [x; 4]).collect());
     Ok(EfLevel {
         num_vertices,
@@ -690,21 +689,72 @@ fn pass(
     });
 }
 
-/// The real vertices: those of the real quads `real_quads`, numbered in
-/// order.
-fn real_map(real_quads: &[u32], num_vertices: usize) -> Result<Real> {
-    let mut map = try_filled_vec(num_vertices, GHOST, "the real vertices of a level")?;
-    for &v in real_quads {
-        map[v as usize] = 0;
+/// The real vertices of the level after `p` (laid out by `lay`, `n` of
+/// them): those of its real quads, the children of `p`'s real quads,
+/// numbered in order. A vertex point is real where its vertex is, a face
+/// point where its quad is, an edge point where one of the edge's two quads
+/// is (the quad task of the quad having the edge as an off-edge marks it:
+/// one task per edge); then a scan numbers them, block by block.
+fn child_real(p: &EfLevel, lay: Layout, n: usize, par: Par) -> Result<Real> {
+    let mut flag = try_zeroed_vec::<u32>(n, "the real vertices of a level")?;
+    {
+        let fo = Scatter(flag.as_mut_ptr());
+        let rq = p.real_quads;
+        // SAFETY: every child vertex is the point of exactly one parent
+        // vertex, quad or edge (each edge the off-edge of one quad), so
+        // each element is written by one task.
+        for_blocks(p.num_vertices, par, |r| {
+            for v in r {
+                let real = p.real.of(v as u32).is_some();
+                unsafe { fo.put(lay.vertex(v as u32) as usize, u32::from(real)) };
+            }
+        });
+        for_blocks(p.num_quads(), par, |r| {
+            for q in r {
+                let real = q < rq;
+                unsafe { fo.put(lay.face(q as u32) as usize, u32::from(real)) };
+                for g in p.friends[q] {
+                    let edge_real = real || (g as usize >> 1) < rq;
+                    unsafe { fo.put(lay.edge(g) as usize, u32::from(edge_real)) };
+                }
+            }
+        });
     }
-    let mut count = 0u32;
-    for m in map.iter_mut() {
-        if *m == 0 {
-            *m = count;
-            count += 1;
+    // Exclusive scan of the flags into the real numbering.
+    let ranges = even_ranges(n, par.blocks(n, MIN_BLOCK));
+    let parallel = ranges.len() > 1;
+    let count = |r: &std::ops::Range<usize>| -> u32 { flag[r.clone()].iter().sum() };
+    let counts: Vec<u32> =
+        if parallel { ranges.par_iter().map(count).collect() } else { ranges.iter().map(count).collect() };
+    let mut starts = Vec::with_capacity(counts.len());
+    let mut total = 0u32;
+    for &c in &counts {
+        starts.push(total);
+        total += c;
+    }
+    let mut pieces = Vec::with_capacity(ranges.len());
+    let mut rest = &mut flag[..];
+    for r in &ranges {
+        let (head, tail) = rest.split_at_mut(r.len());
+        pieces.push(head);
+        rest = tail;
+    }
+    let number = |(piece, mut next): (&mut [u32], u32)| {
+        for m in piece.iter_mut() {
+            if *m == 1 {
+                *m = next;
+                next += 1;
+            } else {
+                *m = GHOST;
+            }
         }
+    };
+    if parallel {
+        pieces.into_par_iter().zip(starts).for_each(number);
+    } else {
+        pieces.into_iter().zip(starts).for_each(number);
     }
-    Ok(Real::Map { map, count: count as usize })
+    Ok(Real::Map { map: flag, count: total as usize })
 }
 
 #[cfg(test)]
@@ -780,6 +830,39 @@ mod tests {
             assert!(!lean.is_lean());
             assert_eq!((&lean.friends, &lean.loop_start), (&full.friends, &full.loop_start));
             check(&lean);
+        }
+    }
+
+    #[test]
+    fn real_vertices_are_those_of_the_real_quads() {
+        // A 40 × 40 grid with a boundary: levels of several blocks.
+        let k = 40u32;
+        let id = |i: u32, j: u32| i * (k + 1) + j;
+        let faces: Vec<[u32; 4]> = (0..k)
+            .flat_map(|i| (0..k).map(move |j| [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)]))
+            .collect();
+        let m = crate::level::prepare(&Mesh::from_faces(((k + 1) * (k + 1)) as usize, &faces).unwrap()).unwrap();
+        let (l1, _) = first_level(&m).unwrap();
+        let mut l = l1;
+        for _ in 0..2 {
+            let seq = refine(&l, Keep::Full, Par::Seq).unwrap();
+            let par = refine(&l, Keep::Full, Par::Rayon).unwrap();
+            // Reference: the vertices of the real quads, numbered in order.
+            let mut want = vec![GHOST; seq.num_vertices];
+            for &v in &seq.quads[..4 * seq.real_quads] {
+                want[v as usize] = 0;
+            }
+            let mut n = 0;
+            for w in want.iter_mut().filter(|w| **w == 0) {
+                *w = n;
+                n += 1;
+            }
+            assert!(seq.num_vertices > 4 * MIN_BLOCK || n > MIN_BLOCK as u32, "several blocks");
+            for got in [&seq.real, &par.real] {
+                let Real::Map { map, count } = got else { panic!("a level with ghosts has a map") };
+                assert_eq!((map, *count), (&want, n as usize));
+            }
+            l = par;
         }
     }
 
