@@ -700,21 +700,24 @@ fn child_real(p: &EfLevel, lay: Layout, n: usize, par: Par) -> Result<Real> {
     {
         let fo = Scatter(flag.as_mut_ptr());
         let rq = p.real_quads;
-        // SAFETY: every child vertex is the point of exactly one parent
-        // vertex, quad or edge (each edge the off-edge of one quad), so
-        // each element is written by one task.
+        // Every child vertex is the point of exactly one parent vertex,
+        // quad or edge (each edge the off-edge of one quad), so each
+        // element below is written by one task, in bounds (`Layout`).
         for_blocks(p.num_vertices, par, |r| {
             for v in r {
                 let real = p.real.of(v as u32).is_some();
+                // SAFETY: the vertex point of `v` is this task's (above).
                 unsafe { fo.put(lay.vertex(v as u32) as usize, u32::from(real)) };
             }
         });
         for_blocks(p.num_quads(), par, |r| {
             for q in r {
                 let real = q < rq;
+                // SAFETY: the face point of `q` is this task's (above).
                 unsafe { fo.put(lay.face(q as u32) as usize, u32::from(real)) };
                 for g in p.friends[q] {
                     let edge_real = real || (g as usize >> 1) < rq;
+                    // SAFETY: the off-edges of `q` are this task's (above).
                     unsafe { fo.put(lay.edge(g) as usize, u32::from(edge_real)) };
                 }
             }
