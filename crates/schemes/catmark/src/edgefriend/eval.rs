@@ -332,20 +332,11 @@ pub(crate) fn level_operator(l: &EfLevel, next: &EfLevel, wanted: Option<&[u32]>
         owner[g[1] as usize] = (q as u32, 1);
     }
     // The internal row of each real row of `next`, then of each row wanted.
-    let rows: Vec<u32> = match &next.real {
-        super::level::Real::Prefix(n) => wanted.map_or_else(|| (0..*n as u32).collect(), <[u32]>::to_vec),
-        super::level::Real::Map { map, count } => {
-            let mut r = vec![0u32; *count];
-            for (i, &m) in map.iter().enumerate() {
-                if m != super::level::GHOST {
-                    r[m as usize] = i as u32;
-                }
-            }
-            match wanted {
-                Some(w) => w.iter().map(|&x| r[x as usize]).collect(),
-                None => r,
-            }
-        }
+    let rows: Vec<u32> = match (next.real.internal_rows()?, wanted) {
+        (None, None) => (0..next.real.count() as u32).collect(),
+        (None, Some(w)) => w.to_vec(),
+        (Some(r), None) => r,
+        (Some(r), Some(w)) => w.iter().map(|&x| r[x as usize]).collect(),
     };
     let ghost_hit = std::sync::atomic::AtomicBool::new(false);
     let m = assemble_rows(rows.len(), l.real.count(), par, |r, s| {

@@ -55,6 +55,21 @@ impl Real {
             Real::Map { count, .. } => *count,
         }
     }
+    /// The internal vertex of each real vertex, where the numbering is a
+    /// map (`None` for a prefix: the identity).
+    ///
+    /// # Errors
+    /// Allocation failures.
+    pub(crate) fn internal_rows(&self) -> Result<Option<Vec<u32>>> {
+        let Real::Map { map, count } = self else { return Ok(None) };
+        let mut of = try_filled_vec(*count, 0u32, "the real rows of a level")?;
+        for (i, &m) in map.iter().enumerate() {
+            if m != GHOST {
+                of[m as usize] = i as u32;
+            }
+        }
+        Ok(Some(of))
+    }
     /// The real id of internal vertex `i`, if real.
     #[inline]
     pub(crate) fn of(&self, i: u32) -> Option<u32> {

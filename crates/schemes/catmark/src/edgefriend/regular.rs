@@ -17,7 +17,7 @@ use subla_mesh::Mesh;
 use subla_scheme::Result;
 use subla_scheme::tensor::{TensorRow, TensorRows};
 
-use super::level::{EfLevel, GHOST, Real, links, ring};
+use super::level::{EfLevel, links, ring};
 use crate::regular::{
     ControlPatches, Frame, MAX_LEVELS, NO_FRAME, NONE, child_frames, control_patches, corner_frames, weights_1d,
 };
@@ -73,18 +73,7 @@ pub(crate) fn regular_rows(control: &Mesh, levels: &[EfLevel], par: Par) -> Resu
         found
     };
     // The internal vertex of each real row.
-    let internal = match &finest.real {
-        Real::Prefix(_) => None,
-        Real::Map { map, count } => {
-            let mut of = subla_algebra::mem::try_filled_vec(*count, 0u32, "the real rows of a level")?;
-            for (i, &m) in map.iter().enumerate() {
-                if m != GHOST {
-                    of[m as usize] = i as u32;
-                }
-            }
-            Some(of)
-        }
-    };
+    let internal = finest.real.internal_rows()?;
     let rows = finest.real.count();
     TensorRows::from_fn(control.num_vertices(), weights_1d(count), patches, rows, par, |row| {
         point(internal.as_ref().map_or(row as u32, |of| of[row]))
