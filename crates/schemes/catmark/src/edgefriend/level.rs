@@ -512,6 +512,7 @@ pub(crate) enum Keep {
 /// # Errors
 /// Sizes over `u32` ([`SchemeError::TooLarge`]), allocation failures.
 pub(crate) fn refine(p: &EfLevel, keep: Keep, par: Par) -> Result<EfLevel> {
+    debug_assert!(!p.is_lean(), "a lean level is completed before it is refined");
     let nq = p.num_quads();
     let lay = p.layout();
     let num_vertices = lay.len();
@@ -578,6 +579,7 @@ fn link_buffers(num_quads: usize, num_vertices: usize) -> Result<(Vec<[u32; 2]>,
 /// # Errors
 /// Allocation failures.
 pub(crate) fn links(p: &EfLevel, l: &EfLevel, par: Par) -> Result<(Vec<[u32; 2]>, Vec<u32>)> {
+    debug_assert!(!p.is_lean(), "the parent of a level keeps its links");
     let (mut friends, mut loop_start) = link_buffers(l.num_quads(), l.num_vertices)?;
     pass(p, None, Some((&mut friends, &mut loop_start)), None, par);
     Ok((friends, loop_start))
