@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use strategies::{any_triangle_mesh, triangle_mesh_with_creases};
 use subla_algebra::Par;
 use subla_loop::{LoopHalfedge, LoopSlak};
+use subla_mesh::proptest_support::torus;
 use subla_mesh::{Mesh, MeshBuilder};
 use subla_scheme::testing::{check_contract, control_data};
 use subla_scheme::{ChildPoint, Plan, Refiner, SchemeError, eval};
@@ -166,16 +167,9 @@ fn non_manifold_meshes_fall_back_or_are_refused() {
 /// the finest level kept as faces only.
 #[test]
 fn large_meshes_refine_the_same_in_parallel() {
+    // A 60 × 40 quad torus, each quad split into two triangles.
     let (n, m) = (60, 40);
-    let mut faces = Vec::new();
-    for i in 0..n {
-        for j in 0..m {
-            let v = |a: usize, b: usize| ((a % n) * m + (b % m)) as u32;
-            faces.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
-            faces.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
-        }
-    }
-    let mesh = Mesh::from_faces(n * m, &faces).unwrap();
+    let mesh = torus(n, m, 1).mesh.triangulated().unwrap();
     let x = control_data(n * m, 3, 3);
     let a = LoopHalfedge::new().build(&mesh, 3, Par::Rayon).unwrap();
     let b = LoopHalfedge::new().build(&mesh, 3, Par::Seq).unwrap();

@@ -6,6 +6,7 @@
 
 use proptest::prelude::*;
 use subla_algebra::Par;
+use subla_mesh::proptest_support::torus;
 use subla_mesh::{BoundaryInterpolation, Mesh, MeshData};
 use subla_scheme::testing::{check_contract, control_data};
 use subla_scheme::{Plan, Refiner, SchemeError, eval};
@@ -120,16 +121,9 @@ fn a_pillow_refines_in_halfedge_form() {
 /// A large closed mesh: the same bits sequentially and in parallel.
 #[test]
 fn large_meshes_refine_the_same_in_parallel() {
+    // A 60 × 40 quad torus, each quad split into two triangles.
     let (n, m) = (60, 40);
-    let mut faces = Vec::new();
-    for i in 0..n {
-        for j in 0..m {
-            let v = |a: usize, b: usize| ((a % n) * m + (b % m)) as u32;
-            faces.push([v(i, j), v(i + 1, j), v(i + 1, j + 1)]);
-            faces.push([v(i, j), v(i + 1, j + 1), v(i, j + 1)]);
-        }
-    }
-    let mesh = Mesh::from_faces(n * m, &faces).unwrap();
+    let mesh = torus(n, m, 1).mesh.triangulated().unwrap();
     let x = control_data(n * m, 3, 3);
     let a = Sqrt3Halfedge::strict().build(&mesh, 3, Par::Rayon).unwrap();
     let b = Sqrt3Halfedge::strict().build(&mesh, 3, Par::Seq).unwrap();
