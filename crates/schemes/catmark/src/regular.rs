@@ -78,6 +78,11 @@ impl Frame {
         let (x, y) = (i32::from(self.x), i32::from(self.y));
         (x + side * (along1 * ax + along3 * bx), y + side * (along1 * ay + along3 * by))
     }
+    /// The frame of regular control face `f`: its own grid.
+    #[inline]
+    fn control(f: usize) -> Frame {
+        Frame { face: f as u32, x: 0, y: 0, d1: 0, d3: 1 }
+    }
     /// Grid position of the face point of a face of side 2.
     #[inline]
     pub(crate) fn face_point(&self) -> (i32, i32) {
@@ -262,33 +267,44 @@ pub(crate) fn control_patches(base: &Mesh, par: Par) -> Result<Option<ControlPat
     Ok((!patches.is_empty()).then_some(ControlPatches { patch_of, patches }))
 }
 
-/// The frames of the quads of a quad split of `control` (quad `c` the
-/// child of control corner `c`, as the kernels, the edge-friend and the
-/// halfedge levels number them), over `len` quads (those past the corners,
-/// ghosts, have none), in the grid of a plan of `n = 2^L` points a side.
-pub(crate) fn corner_frames(control: &Mesh, patch_of: &[u32], n: i32, len: usize, par: Par) -> Result<Vec<Frame>> {
+/// The regular patches of `control` and the frames of the quads of level
+/// `max(1, count − 1)` of a plan of `count` levels whose level 1 has
+/// `first_len` quads: level 1's quad `c` the child of control corner `c`
+/// (those past the corners, ghosts, have none), then quad `q`'s children
+/// `4q + k` — as the edge-friend and the halfedge levels number them. Those
+/// quads have side 2 (side 1 for a plan of one level). `None` past
+/// [`MAX_LEVELS`] or without a regular control face.
+pub(crate) fn quad_frames(
+    control: &Mesh,
+    count: usize,
+    first_len: usize,
+    par: Par,
+) -> Result<Option<(ControlPatches, Vec<Frame>)>> {
+    if count == 0 || count > MAX_LEVELS {
+        return Ok(None);
+    }
+    let Some(cp) = control_patches(control, par)? else {
+        return Ok(None);
+    };
+    let n = 1i32 << count;
     let t = control.topology();
     let (fptr, cf, nc) = (t.face_ptr(), t.corner_faces(), t.num_corners());
-    Ok(try_collect(len, par, "the frames of the regular faces", |c| {
+    let patch_of = &cp.patch_of;
+    let mut frames = try_collect(first_len, par, "the frames of the regular faces", |c| {
         if c >= nc {
             return NO_FRAME;
         }
         let g = cf[c] as usize;
-        if patch_of[g] == NONE {
-            NO_FRAME
-        } else {
-            Frame { face: g as u32, x: 0, y: 0, d1: 0, d3: 1 }.child(c - fptr[g] as usize, n)
-        }
-    })?)
-}
-
-/// The frames of the children `4q + k` of quads `q` of side `side` whose
-/// frames are `parent`.
-pub(crate) fn child_frames(parent: &[Frame], side: i32, par: Par) -> Result<Vec<Frame>> {
-    Ok(try_collect(4 * parent.len(), par, "the frames of the regular faces", |q| {
-        let fr = parent[q >> 2];
-        if fr.face == NONE { NO_FRAME } else { fr.child(q & 3, side) }
-    })?)
+        if patch_of[g] == NONE { NO_FRAME } else { Frame::control(g).child(c - fptr[g] as usize, n) }
+    })?;
+    for i in 1..count - 1 {
+        let side = n >> i;
+        frames = try_collect(4 * frames.len(), par, "the frames of the regular faces", |q| {
+            let fr = frames[q >> 2];
+            if fr.face == NONE { NO_FRAME } else { fr.child(q & 3, side) }
+        })?;
+    }
+    Ok(Some((cp, frames)))
 }
 
 /// The closed-form rows of the composed matrix of the levels `meshes`
@@ -306,7 +322,7 @@ pub(crate) fn regular_rows(meshes: &[Mesh], par: Par) -> Result<Option<TensorRow
     let n = 1i32 << levels;
     // Frames of the faces of each level down to L-1.
     let mut frames: Vec<Frame> = try_collect(base.num_faces(), par, "the frames of the regular faces", |f| {
-        if patch_of[f] == NONE { NO_FRAME } else { Frame { face: f as u32, x: 0, y: 0, d1: 0, d3: 1 } }
+        if patch_of[f] == NONE { NO_FRAME } else { Frame::control(f) }
     })?;
     for (l, parent) in meshes[..levels - 1].iter().enumerate() {
         let t = parent.topology();

@@ -33,7 +33,7 @@ use subla_mesh::{CreaseMethod, Mesh};
 use subla_scheme::sdc::{child_edge_sharpness, dec, tau_at};
 use subla_scheme::{Result, SchemeError};
 
-/// No real vertex (a ghost's) in [`Real::map`].
+/// No real vertex (a ghost's) in the map of [`Real::Map`].
 pub(crate) const GHOST: u32 = u32::MAX;
 
 /// Which vertices of a level are real (not refined from ghost quads) and

@@ -18,29 +18,18 @@ use subla_scheme::Result;
 use subla_scheme::tensor::{TensorRow, TensorRows};
 
 use super::level::{EfLevel, links, ring};
-use crate::regular::{
-    ControlPatches, Frame, MAX_LEVELS, NO_FRAME, NONE, child_frames, control_patches, corner_frames, weights_1d,
-};
+use crate::regular::{ControlPatches, Frame, NO_FRAME, NONE, quad_frames, weights_1d};
 
 /// The closed-form rows of the composed matrix from the polygon control
 /// mesh `control` through the edge-friend levels `levels` (level 1 first),
 /// in the plan's real numbering of the finest level; `None` past
-/// [`MAX_LEVELS`] or without a regular control face.
+/// [`MAX_LEVELS`](crate::regular::MAX_LEVELS) or without a regular control face.
 pub(crate) fn regular_rows(control: &Mesh, levels: &[EfLevel], par: Par) -> Result<Option<TensorRows>> {
     let count = levels.len();
-    if count == 0 || count > MAX_LEVELS {
-        return Ok(None);
-    }
-    let Some(ControlPatches { patch_of, patches }) = control_patches(control, par)? else {
+    let Some((ControlPatches { patch_of, patches }, frames)) = quad_frames(control, count, levels[0].num_quads(), par)?
+    else {
         return Ok(None);
     };
-    let n = 1i32 << count;
-    // Level 1: the real quads are the control corners; ghosts have no frame.
-    let mut frames = corner_frames(control, &patch_of, n, levels[0].num_quads(), par)?;
-    // Down to the finest level's parents, whose quads have side 2.
-    for i in 1..count - 1 {
-        frames = child_frames(&frames, n >> i, par)?;
-    }
     let finest = &levels[count - 1];
     // A lean finest level: its friends and loop starts from its parent.
     let made;

@@ -17,28 +17,21 @@ use subla_scheme::Result;
 use subla_scheme::tensor::{TensorRow, TensorRows};
 
 use super::level::{NONE as NO_HALF, QuadLevel};
-use crate::regular::{ControlPatches, MAX_LEVELS, NONE, child_frames, control_patches, corner_frames, weights_1d};
+use crate::regular::{ControlPatches, NONE, quad_frames, weights_1d};
 
 /// The closed-form rows of the composed matrix from the polygon control
 /// mesh `control` through the quad levels `levels` (level 1 first), or
-/// `None` past [`MAX_LEVELS`] or without a regular control face.
+/// `None` past [`MAX_LEVELS`](crate::regular::MAX_LEVELS) or without a regular control face.
 pub(crate) fn regular_rows(control: &Mesh, levels: &[QuadLevel], par: Par) -> Result<Option<TensorRows>> {
     let count = levels.len();
-    if count == 0 || count > MAX_LEVELS {
-        return Ok(None);
-    }
     if count == 1 {
         // Level 1 is the kernels' own, numbered as theirs.
         return crate::regular::regular_rows(std::slice::from_ref(control), par);
     }
-    let Some(ControlPatches { patch_of, patches }) = control_patches(control, par)? else {
+    let Some((ControlPatches { patch_of, patches }, frames)) = quad_frames(control, count, levels[0].num_faces(), par)?
+    else {
         return Ok(None);
     };
-    let n = 1i32 << count;
-    let mut frames = corner_frames(control, &patch_of, n, levels[0].num_faces(), par)?;
-    for i in 1..count - 1 {
-        frames = child_frames(&frames, n >> i, par)?;
-    }
     // The parent of the finest level: its quads have side 2.
     let p = &levels[count - 2];
     let c = p.conn();
