@@ -15,29 +15,42 @@
 //! out'(v) = 3 out(v),  out'(F(t)) = 9t + 2
 //! ```
 //!
+//! On a boundary (a halfedge without a twin) Kobbelt's rule alternates
+//! with the parity of the step, counted as the kernels count it: a plain
+//! step keeps the boundary edge (`T(h) = (a, b, F(t))`); a splitting step
+//! gives each face with a boundary edge two trisection points in place of
+//! its face point (new points numbered by a scan of one or two per face)
+//! and makes `T(h)` the middle third `(E_a, E_b, o)`. The child twins stay
+//! one local rule per halfedge (`docs/sqrt3.md` lists them), and each
+//! boundary vertex keeps its outgoing boundary halfedge, from which its
+//! boundary neighbours are found by turning.
+//!
 //! The vertex, face and point order is the kernels' ([`crate::Sqrt3Slak`],
 //! see the crate docs), so both paths hand out the same rows and faces.
 //! The finest level keeps only its faces; a modeling step derives its
 //! twins from its parent.
 //!
-//! **Held:** closed manifold triangle meshes (isolated vertices stay in
-//! place; holes are carried as flags). **Not held:** boundaries (Kobbelt's
-//! alternating boundary steps change the counts on every second step) and
-//! non-manifold meshes. [`Sqrt3Halfedge::new`] builds those with the
-//! kernels and says why ([`Sqrt3HalfedgePlan::kernels_because`]);
+//! **Held:** manifold triangle meshes, closed or with boundaries
+//! (isolated vertices stay in place; holes are carried as flags). **Not
+//! held:** non-manifold meshes. [`Sqrt3Halfedge::new`] builds those with
+//! the kernels and says why ([`Sqrt3HalfedgePlan::kernels_because`]);
 //! [`Sqrt3Halfedge::strict`] refuses them.
 
 use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::mem::{Zeroable, try_filled_vec, try_zeroed_vec};
+use std::ops::Range;
+
+use rayon::prelude::*;
+use subla_algebra::mem::{Zeroable, try_filled_vec, try_vec_with_capacity, try_zeroed_vec};
+use subla_algebra::par::even_ranges;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options, Topology};
-use subla_scheme::kernel::{Stencil, assemble_rows, for_rows, load, real};
+use subla_scheme::kernel::{Stencil, assemble_rows, axpy, for_rows, load, real};
 use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
 
-use crate::level::{alpha, prepare};
+use crate::level::{alpha, is_kobbelt_step, prepare};
 use crate::slak::Sqrt3Rules;
 
 const NAME: &str = "sqrt3-halfedge";
@@ -76,12 +89,12 @@ pub struct Sqrt3Halfedge {
 
 impl Sqrt3Halfedge {
     /// The halfedge kernel, with the specialised kernels for the meshes it
-    /// does not hold (boundaries).
+    /// does not hold (non-manifold ones).
     pub const fn new() -> Self {
         Sqrt3Halfedge { strict: false }
     }
-    /// The halfedge kernel alone: meshes with a boundary are refused
-    /// ([`SchemeError::Unsupported`]).
+    /// The halfedge kernel alone: non-manifold meshes are refused
+    /// ([`SchemeError::NotManifold`]).
     pub const fn strict() -> Self {
         Sqrt3Halfedge { strict: true }
     }
@@ -115,13 +128,30 @@ struct Level {
     conn: Option<Conn>,
     holes: Option<Vec<bool>>,
     max_valence: usize,
+    /// Whether some halfedge has no twin (the level has a boundary; its
+    /// children have one too).
+    bounded: bool,
+    /// Where the step to the child splits boundary edges in three
+    /// (Kobbelt's even steps on a level with a boundary): the first new
+    /// point of each face among the child's new points, and their number
+    /// last (`F + 1` entries; two points for a face with a boundary edge,
+    /// one for the others). `None`: one face point per face, `V + t`.
+    split: Option<Vec<u32>>,
 }
 
+/// Twins and one outgoing halfedge per vertex: the boundary one on a
+/// boundary vertex.
 #[derive(Clone, Debug)]
 struct Conn {
     twin: Vec<u32>,
     vhalf: Vec<u32>,
 }
+
+/// Weights of Kobbelt's even-step boundary rules, as `crate::level` gives
+/// them: a trisection point `[far, near, other end]`, a boundary vertex
+/// `[neighbour, itself]`.
+const TRISECT: [f64; 3] = crate::level::BOUNDARY_EDGE;
+const BVERT: [f64; 2] = crate::level::BOUNDARY_VERTEX;
 
 impl Level {
     fn num_faces(&self) -> usize {
@@ -132,34 +162,29 @@ impl Level {
         self.conn.as_ref().expect("a level that is refined or evaluated keeps its connectivity")
     }
 
-    /// Level 0 from a prepared closed manifold triangle mesh.
+    /// Level 0 from a prepared manifold triangle mesh.
     fn from_mesh(mesh: &Mesh, par: Par) -> Result<Level> {
         let t = mesh.topology();
         let (nv, nf) = (t.num_vertices(), t.num_faces());
         let vert = t.face_verts().to_vec();
         let mut twin = try_filled_vec(3 * nf, NONE, "the halfedges of a level")?;
+        let mut bounded = false;
         for e in 0..t.num_edges() {
             match *t.edge_corners(e) {
                 [a, b] if vert[a as usize] != vert[b as usize] => {
                     twin[a as usize] = b;
                     twin[b as usize] = a;
                 }
-                [_] => {
-                    let [a, b] = t.edge(e);
-                    return Err(SchemeError::Unsupported {
-                        scheme: NAME,
-                        feature: "a boundary",
-                        element: format!("edge {a}-{b}"),
-                        supported_by: "sqrt3 (specialised kernels)",
-                    });
-                }
+                [_] => bounded = true,
                 _ => return Err(subla_scheme::not_manifold(NAME, t)),
             }
         }
         let mut vhalf = try_filled_vec(nv, NONE, "the halfedges of a level")?;
         for_rows(&mut vhalf, nv, 1, par, |r, out| {
             for (o, v) in out.iter_mut().zip(r) {
-                *o = t.vertex_corners(v).first().copied().unwrap_or(NONE);
+                let cs = t.vertex_corners(v);
+                // Corner `c` leaves its vertex along halfedge `c`.
+                *o = cs.iter().copied().find(|&h| twin[h as usize] == NONE).or(cs.first().copied()).unwrap_or(NONE);
             }
         });
         let level = Level {
@@ -168,6 +193,8 @@ impl Level {
             conn: Some(Conn { twin, vhalf }),
             holes: mesh.has_holes().then(|| mesh.holes().to_vec()),
             max_valence: (0..nv).map(|v| t.valence(v)).max().unwrap_or(0),
+            bounded,
+            split: None,
         };
         // Turning around each vertex meets all its faces on a manifold
         // mesh (which the caller has checked): verified in debug builds.
@@ -184,8 +211,10 @@ impl Level {
         Ok(level)
     }
 
-    /// Calls `f` with each neighbour of `v` in turning order; returns
-    /// their number.
+    /// Calls `f` with each neighbour of `v` reached by an outgoing
+    /// halfedge, in turning order (on a boundary vertex, from its
+    /// outgoing boundary halfedge on; the far end of the incoming one is
+    /// not among them); returns the number of faces met.
     #[inline]
     fn ring(&self, c: &Conn, v: usize, mut f: impl FnMut(u32)) -> usize {
         let h0 = c.vhalf[v];
@@ -197,63 +226,268 @@ impl Level {
             n += 1;
             f(self.vert[next(h) as usize]);
             h = c.twin[prev(h) as usize];
-            if h == h0 || n > self.vert.len() {
+            if h == h0 || h == NONE || n > self.vert.len() {
                 return n;
             }
         }
     }
 
+    /// The start of the boundary halfedge that arrives at the start of the
+    /// boundary halfedge `h0` (the boundary neighbour before it).
+    #[inline]
+    fn boundary_before(&self, c: &Conn, h0: u32) -> u32 {
+        let mut h = h0;
+        for _ in 0..self.vert.len() {
+            let p = prev(h);
+            let t = c.twin[p as usize];
+            if t == NONE {
+                return self.vert[p as usize];
+            }
+            h = t;
+        }
+        unreachable!("a boundary halfedge's vertex has an incoming boundary halfedge on a manifold level")
+    }
+
+    /// Decides the step to the child: on a splitting step (`kobbelt`, the
+    /// global step's parity) of a level with a boundary, each face with a
+    /// boundary edge gets two new points; a face with more than one is
+    /// refused, as the kernels refuse it.
+    fn plan_step(&mut self, kobbelt: bool) -> Result<()> {
+        self.split = None;
+        if !kobbelt || !self.bounded {
+            return Ok(());
+        }
+        let c = self.conn();
+        let nf = self.num_faces();
+        let mut off = try_vec_with_capacity(nf + 1, "the new points of each face")?;
+        off.push(0u32);
+        let mut acc = 0u64;
+        for f in 0..nf {
+            let nb = (0..3).filter(|&k| c.twin[3 * f + k] == NONE).count();
+            if nb > 1 {
+                return Err(SchemeError::BoundaryFace { scheme: NAME, face: f, edges: nb });
+            }
+            acc += 1 + nb as u64;
+            off.push(u32::try_from(acc).map_err(|_| SchemeError::LevelTooLarge {
+                scheme: NAME,
+                level: 0,
+                what: "vertices",
+                value: u128::from(acc),
+            })?);
+        }
+        self.split = Some(off);
+        Ok(())
+    }
+
+    /// The first of face `f`'s new points, counted from the child's first
+    /// new point.
+    #[inline]
+    fn new_first(&self, f: usize) -> u32 {
+        match &self.split {
+            Some(off) => off[f],
+            None => f as u32,
+        }
+    }
+
+    /// Number of the child's new points.
+    fn num_new(&self) -> usize {
+        self.split.as_ref().map_or(self.num_faces(), |off| off[self.num_faces()] as usize)
+    }
+
+    /// Whether face `f` is split on the step to the child (it has a
+    /// boundary edge, which is split in three).
+    #[inline]
+    fn is_split(&self, f: usize) -> bool {
+        self.split.as_ref().is_some_and(|off| off[f + 1] - off[f] == 2)
+    }
+
+    /// The child vertex facing the edge of halfedge `g` inside its
+    /// triangle: the face point, or on a split face the trisection point
+    /// next to that edge (`E_b` for the halfedge after the boundary one,
+    /// `E_a` for the one before it).
+    #[inline]
+    fn apex(&self, c: &Conn, g: u32) -> u32 {
+        let f = (g / 3) as usize;
+        let base = self.num_vertices as u32 + self.new_first(f);
+        if self.is_split(f) && c.twin[prev(g) as usize] == NONE { base + 1 } else { base }
+    }
+
     /// The child level (`level`: its number, for errors); its twins only if
-    /// `full`.
+    /// `full`. [`Level::plan_step`] has decided the step.
     fn refine(&self, level: u32, full: bool, par: Par) -> Result<Level> {
         let c = self.conn();
         let (nv, nf) = (self.num_vertices, self.num_faces());
-        let (cv, cf) = (nv + nf, 3 * nf);
+        let (cv, cf) = (nv + self.num_new(), 3 * nf);
         if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
             return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
         }
         let nv32 = nv as u32;
         let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
-        for_rows(&mut vert, 3 * nf, 3, par, |r, out| {
-            for (o, h) in out.chunks_exact_mut(3).zip(r) {
-                let h32 = h as u32;
-                o.copy_from_slice(&[self.vert[h], nv32 + c.twin[h] / 3, nv32 + h32 / 3]);
-            }
-        });
+        if self.bounded {
+            let splits = self.split.is_some();
+            for_rows(&mut vert, 3 * nf, 3, par, |r, out| {
+                for (o, h) in out.chunks_exact_mut(3).zip(r) {
+                    let (h32, t) = (h as u32, c.twin[h]);
+                    let face = if t != NONE {
+                        [self.vert[h], self.apex(c, t), self.apex(c, h32)]
+                    } else if splits {
+                        // The middle third `(E_a, E_b, o)`.
+                        let b = nv32 + self.new_first(h / 3);
+                        [b, b + 1, self.vert[prev(h32) as usize]]
+                    } else {
+                        [self.vert[h], self.vert[next(h32) as usize], nv32 + self.new_first(h / 3)]
+                    };
+                    o.copy_from_slice(&face);
+                }
+            });
+        } else {
+            for_rows(&mut vert, 3 * nf, 3, par, |r, out| {
+                for (o, h) in out.chunks_exact_mut(3).zip(r) {
+                    let h32 = h as u32;
+                    o.copy_from_slice(&[self.vert[h], nv32 + c.twin[h] / 3, nv32 + h32 / 3]);
+                }
+            });
+        }
         let conn = if full { Some(self.child_conn(par)?) } else { None };
         let holes = child_holes(self.holes.as_deref(), 3)?;
-        Ok(Level { num_vertices: cv, vert, conn, holes, max_valence: self.max_valence.max(6) })
+        Ok(Level {
+            num_vertices: cv,
+            vert,
+            conn,
+            holes,
+            max_valence: self.max_valence.max(6),
+            bounded: self.bounded,
+            split: None,
+        })
     }
 
     /// The child's twins and outgoing halfedges, one read of this level's
-    /// each.
+    /// each (the rules in `docs/sqrt3.md`).
     fn child_conn(&self, par: Par) -> Result<Conn> {
         let c = self.conn();
         let (nv, nf) = (self.num_vertices, self.num_faces());
         let mut twin = try_zeroed_vec::<u32>(9 * nf, "the halfedges of a level")?;
-        for_rows(&mut twin, 3 * nf, 3, par, |r, out| {
-            for (o, h) in out.chunks_exact_mut(3).zip(r) {
-                let h32 = h as u32;
-                let t = c.twin[h];
-                o.copy_from_slice(&[3 * next(t) + 2, 3 * t + 1, 3 * c.twin[prev(h32) as usize]]);
-            }
-        });
-        let mut vhalf = try_zeroed_vec::<u32>(nv + nf, "the halfedges of a level")?;
-        {
-            let (vs, fs) = vhalf.split_at_mut(nv);
-            for_rows(vs, nv, 1, par, |r, out| {
-                for (o, v) in out.iter_mut().zip(r) {
-                    let h = c.vhalf[v];
-                    *o = if h == NONE { NONE } else { 3 * h };
+        if self.bounded {
+            let splits = self.split.is_some();
+            // The twin of `F_t → a` in `T(h)` where `t(h)` is not split.
+            let back = |h: u32| {
+                let p = prev(h);
+                let tp = c.twin[p as usize];
+                if tp != NONE { 3 * tp } else { 3 * p + 1 }
+            };
+            for_rows(&mut twin, 3 * nf, 3, par, |r, out| {
+                for (o, h) in out.chunks_exact_mut(3).zip(r) {
+                    let (h32, t) = (h as u32, c.twin[h]);
+                    let tw = if t == NONE {
+                        if splits {
+                            // `(E_a, E_b, o)`: the middle third is on the
+                            // boundary.
+                            [NONE, 3 * c.twin[next(h32) as usize], 3 * prev(h32) + 2]
+                        } else {
+                            // `(a, b, F)`.
+                            [NONE, 3 * next(h32) + 2, back(h32)]
+                        }
+                    } else {
+                        // `(a, X_t, X_h)`.
+                        let o2 = if !self.is_split(h / 3) {
+                            back(h32)
+                        } else if c.twin[prev(h32) as usize] == NONE {
+                            NONE
+                        } else {
+                            3 * next(h32) + 2
+                        };
+                        let o0 = if !self.is_split((t / 3) as usize) {
+                            3 * next(t) + 2
+                        } else if c.twin[prev(t) as usize] == NONE {
+                            3 * prev(t) + 1
+                        } else {
+                            NONE
+                        };
+                        [o0, 3 * t + 1, o2]
+                    };
+                    o.copy_from_slice(&tw);
                 }
             });
-            for_rows(fs, nf, 1, par, |r, out| {
-                for (o, t) in out.iter_mut().zip(r) {
-                    *o = 9 * t as u32 + 2;
+        } else {
+            for_rows(&mut twin, 3 * nf, 3, par, |r, out| {
+                for (o, h) in out.chunks_exact_mut(3).zip(r) {
+                    let h32 = h as u32;
+                    let t = c.twin[h];
+                    o.copy_from_slice(&[3 * next(t) + 2, 3 * t + 1, 3 * c.twin[prev(h32) as usize]]);
                 }
             });
         }
+        let mut vhalf = try_zeroed_vec::<u32>(nv + self.num_new(), "the halfedges of a level")?;
+        let (vs, fs) = vhalf.split_at_mut(nv);
+        let splits = self.split.is_some();
+        for_rows(vs, nv, 1, par, |r, out| {
+            for (o, v) in out.iter_mut().zip(r) {
+                let h = c.vhalf[v];
+                *o = if h == NONE {
+                    NONE
+                } else if splits && c.twin[h as usize] == NONE {
+                    // `a → E_a` in the triangle of the halfedge after
+                    // `prev(h)` around `a`.
+                    3 * c.twin[prev(h) as usize]
+                } else {
+                    3 * h
+                };
+            }
+        });
+        if !splits {
+            for_rows(fs, self.num_faces(), 1, par, |r, out| {
+                for (o, f) in out.iter_mut().zip(r) {
+                    *o = 9 * f as u32 + 2;
+                }
+            });
+            return Ok(Conn { twin, vhalf });
+        }
+        self.for_new_points(fs, 1, par, |faces, out| {
+            let mut out = out.iter_mut();
+            for f in faces {
+                if self.is_split(f) {
+                    let bc = self.boundary_corner(c, f);
+                    *out.next().expect("a slot per new point") = 3 * bc;
+                    *out.next().expect("a slot per new point") = 3 * next(bc) + 2;
+                } else {
+                    *out.next().expect("a slot per new point") = 9 * f as u32 + 2;
+                }
+            }
+        });
         Ok(Conn { twin, vhalf })
+    }
+
+    /// The halfedge of face `f` without a twin (a split face has one).
+    #[inline]
+    fn boundary_corner(&self, c: &Conn, f: usize) -> u32 {
+        let h = (3 * f..3 * f + 3).find(|&h| c.twin[h] == NONE).expect("a split face has a boundary halfedge");
+        h as u32
+    }
+
+    /// Runs `f(faces, rows)` over blocks of faces, `rows` the rows of
+    /// their new points in `out` (`stride` values a row), in parallel.
+    fn for_new_points<T: Send>(
+        &self,
+        out: &mut [T],
+        stride: usize,
+        par: Par,
+        f: impl Fn(Range<usize>, &mut [T]) + Sync,
+    ) {
+        let nf = self.num_faces();
+        if self.split.is_none() {
+            for_rows(out, nf, stride, par, f);
+            return;
+        }
+        let ranges = even_ranges(nf, par.blocks(nf, 2048));
+        let mut pieces = Vec::with_capacity(ranges.len());
+        let mut rest = out;
+        for r in &ranges {
+            let n = (self.new_first(r.end) - self.new_first(r.start)) as usize;
+            let (a, b) = rest.split_at_mut(n * stride);
+            pieces.push(a);
+            rest = b;
+        }
+        ranges.into_par_iter().zip(pieces).for_each(|(r, p)| f(r, p));
     }
 
     /// The full mesh of this level (twins `c`), its edges numbered by their
@@ -261,12 +495,14 @@ impl Level {
     fn mesh(&self, c: &Conn, par: Par) -> Result<Mesh> {
         let nh = self.vert.len();
         let mut corner_edge = vec![0u32; nh];
-        let mut edges = Vec::with_capacity(nh / 2);
+        let mut edges = Vec::with_capacity(nh / 2 + 1);
         for h in 0..nh {
-            let t = c.twin[h] as usize;
-            if h < t {
+            let t = c.twin[h];
+            if t == NONE || h < t as usize {
                 corner_edge[h] = edges.len() as u32;
-                corner_edge[t] = edges.len() as u32;
+                if t != NONE {
+                    corner_edge[t as usize] = edges.len() as u32;
+                }
                 let (a, b) = (self.vert[h], self.vert[next(h as u32) as usize]);
                 edges.push([a.min(b), a.max(b)]);
             }
@@ -279,12 +515,44 @@ impl Level {
         Ok(Mesh::from_parts(topo, vec![0.0; ne], vec![0.0; self.num_vertices], holes, Options::default())?)
     }
 
-    /// The stencil of child row `row`.
+    /// The face of the child's new point `j` (counted from its first new
+    /// point).
+    fn owner(&self, j: usize) -> usize {
+        match &self.split {
+            Some(off) => off.partition_point(|&o| o as usize <= j) - 1,
+            None => j,
+        }
+    }
+
+    /// The stencil of child row `row`, in the order eval sums it.
     fn stencil(&self, c: &Conn, alphas: &[f64], row: usize, s: &mut Stencil) {
         let nv = self.num_vertices;
         if row >= nv {
-            let t = row - nv;
-            s.extend(self.vert[3 * t..3 * t + 3].iter().map(|&u| (u, 1.0 / 3.0)));
+            let j = row - nv;
+            let t = self.owner(j);
+            if !self.is_split(t) {
+                s.extend(self.vert[3 * t..3 * t + 3].iter().map(|&u| (u, 1.0 / 3.0)));
+                return;
+            }
+            let bc = self.boundary_corner(c, t);
+            let (a, b) = (self.vert[bc as usize], self.vert[next(bc) as usize]);
+            let [w1, w16, w10] = TRISECT;
+            if j == self.new_first(t) as usize {
+                s.extend([(self.boundary_before(c, bc), w1), (a, w16), (b, w10)]);
+            } else {
+                let after = self.vert[next(c.vhalf[b as usize]) as usize];
+                s.extend([(a, w10), (b, w16), (after, w1)]);
+            }
+            return;
+        }
+        let h0 = c.vhalf[row];
+        if h0 != NONE && c.twin[h0 as usize] == NONE {
+            if self.split.is_some() {
+                let (p, q) = (self.boundary_before(c, h0), self.vert[next(h0) as usize]);
+                s.extend([(p, BVERT[0]), (q, BVERT[0]), (row as u32, BVERT[1])]);
+            } else {
+                s.push((row as u32, 1.0));
+            }
             return;
         }
         let start = s.len();
@@ -307,9 +575,10 @@ fn alpha_of(table: &[f64], n: usize) -> f64 {
 }
 
 /// One step of eval from `l` (rows `x`) to its child (rows `y`). Where
-/// `l`'s parent is known, the neighbours of `l`'s face points are read
-/// from it in closed form (the three corners of their triangle and the
-/// face points of its three neighbours) instead of turning around them.
+/// `l`'s parent is known and closed, the neighbours of `l`'s face points
+/// are read from it in closed form (the three corners of their triangle
+/// and the face points of its three neighbours) instead of turning around
+/// them.
 fn eval_level<T: Float + Send + Sync>(l: &Level, parent: Option<&Level>, x: &[T], y: &mut [T], d: usize, par: Par) {
     subla_scheme::channel_groups!(d, off, D => eval_impl::<T, D>(l, parent, x, y, d, off, par));
 }
@@ -324,17 +593,18 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     par: Par,
 ) {
     // The face points of the parent: their neighbours in closed form.
-    let (pv, pvert, ptwin) = match parent {
+    let (pv, pvert, ptwin) = match parent.filter(|p| !p.bounded) {
         Some(p) => (p.num_vertices, &p.vert[..], &p.conn().twin[..]),
         None => (usize::MAX, &[][..], &[][..]),
     };
     let c = l.conn();
-    let (nv, nf) = (l.num_vertices, l.num_faces());
+    let nv = l.num_vertices;
     let (yv, yf) = y.split_at_mut(nv * stride);
     let gx = |i: u32| load::<T, D>(x, i as usize, stride, off);
     let put = |row: &mut [T], acc: [T; D]| row[off..off + D].copy_from_slice(&acc);
     let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
     let (twin, vert) = (&c.twin[..], &l.vert[..]);
+    let (splits, bounded) = (l.split.is_some(), l.bounded);
     for_rows(yv, nv, stride, par, |r, out| {
         let w6 = (real::<T>(alpha_of(&alphas, 6) / 6.0), real::<T>(1.0 - alpha_of(&alphas, 6)));
         for (row, v) in out.chunks_exact_mut(stride).zip(r) {
@@ -365,6 +635,20 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
                 put(row, xv);
                 continue;
             }
+            if bounded && twin[h0 as usize] == NONE {
+                // A boundary vertex: kept, or Kobbelt's even-step rule.
+                if splits {
+                    let (p, q) = (gx(l.boundary_before(c, h0)), gx(vert[next(h0) as usize]));
+                    let mut acc = [T::zero(); D];
+                    axpy(&mut acc, real::<T>(BVERT[0]), p);
+                    axpy(&mut acc, real::<T>(BVERT[0]), q);
+                    axpy(&mut acc, real::<T>(BVERT[1]), xv);
+                    put(row, acc);
+                } else {
+                    put(row, xv);
+                }
+                continue;
+            }
             let mut acc = [T::zero(); D];
             let (mut h, mut n) = (h0, 0usize);
             loop {
@@ -388,14 +672,49 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
         }
     });
     let third = real::<T>(1.0 / 3.0);
-    for_rows(yf, nf, stride, par, |r, out| {
-        for (row, t) in out.chunks_exact_mut(stride).zip(r) {
+    if !splits {
+        for_rows(yf, l.num_faces(), stride, par, |r, out| {
+            for (row, t) in out.chunks_exact_mut(stride).zip(r) {
+                let (a, b, cc) = (gx(vert[3 * t]), gx(vert[3 * t + 1]), gx(vert[3 * t + 2]));
+                let mut o = [T::zero(); D];
+                for k in 0..D {
+                    o[k] = third * (a[k] + b[k] + cc[k]);
+                }
+                put(row, o);
+            }
+        });
+        return;
+    }
+    let [w1, w16, w10] = TRISECT.map(real::<T>);
+    l.for_new_points(yf, stride, par, |faces, out| {
+        let mut rows = out.chunks_exact_mut(stride);
+        for t in faces {
+            if l.is_split(t) {
+                // The trisection points of the boundary edge `a → b`, in
+                // the kernels' order of terms.
+                let bc = l.boundary_corner(c, t);
+                let (a, b) = (vert[bc as usize], vert[next(bc) as usize]);
+                let (xa, xb) = (gx(a), gx(b));
+                let before = gx(l.boundary_before(c, bc));
+                let after = gx(vert[next(c.vhalf[b as usize]) as usize]);
+                let mut ea = [T::zero(); D];
+                axpy(&mut ea, w1, before);
+                axpy(&mut ea, w16, xa);
+                axpy(&mut ea, w10, xb);
+                put(rows.next().expect("a row per new point"), ea);
+                let mut eb = [T::zero(); D];
+                axpy(&mut eb, w10, xa);
+                axpy(&mut eb, w16, xb);
+                axpy(&mut eb, w1, after);
+                put(rows.next().expect("a row per new point"), eb);
+                continue;
+            }
             let (a, b, cc) = (gx(vert[3 * t]), gx(vert[3 * t + 1]), gx(vert[3 * t + 2]));
             let mut o = [T::zero(); D];
             for k in 0..D {
                 o[k] = third * (a[k] + b[k] + cc[k]);
             }
-            put(row, o);
+            put(rows.next().expect("a row per new point"), o);
         }
     });
 }
@@ -405,6 +724,10 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
 #[derive(Debug)]
 struct HePlan {
     control: Option<Mesh>,
+    /// The global index of the first step (0 for a plan from `build`; a
+    /// modeling step's plan continues the count, as the kernels do), whose
+    /// parity says which steps split boundary edges.
+    first_step: u32,
     levels: Vec<Level>,
     meshes: Vec<OnceLock<Mesh>>,
     faces: Vec<OnceLock<(Vec<u32>, Vec<bool>)>>,
@@ -439,28 +762,33 @@ fn build_he(input: &Mesh, levels: u32, par: Par) -> Result<HePlan> {
     let mut stack = Vec::with_capacity(levels as usize + 1);
     stack.push(Level::from_mesh(&mesh, par)?);
     for l in 1..=levels {
-        let next = stack.last().expect("a level").refine(l, l < levels, par)?;
+        let parent = stack.last_mut().expect("a level");
+        parent.plan_step(is_kobbelt_step(l - 1))?;
+        let next = parent.refine(l, l < levels, par)?;
         stack.push(next);
     }
-    Ok(HePlan::new(Some(mesh), stack))
+    Ok(HePlan::new(Some(mesh), 0, stack))
 }
 
 fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
+    let first = plan.first_step + plan.levels();
     let HePlan { mut levels, .. } = plan;
     let mut finest = levels.pop().expect("a plan has a level");
     if finest.conn.is_none() {
         finest.conn = Some(levels.last().expect("a lean level has a parent").child_conn(par)?);
     }
     drop(levels);
+    finest.plan_step(is_kobbelt_step(first))?;
     let next = finest.refine(1, false, par)?;
-    Ok(HePlan::new(None, vec![finest, next]))
+    Ok(HePlan::new(None, first, vec![finest, next]))
 }
 
 impl HePlan {
-    fn new(control: Option<Mesh>, levels: Vec<Level>) -> Self {
+    fn new(control: Option<Mesh>, first_step: u32, levels: Vec<Level>) -> Self {
         let n = levels.len();
         HePlan {
             control,
+            first_step,
             levels,
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
             faces: (0..n).map(|_| OnceLock::new()).collect(),
@@ -509,24 +837,32 @@ impl Plan for HePlan {
         let l = &self.levels[level as usize];
         let c = l.conn();
         let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
-        assemble_rows(l.num_vertices + l.num_faces(), l.num_vertices, par, |row, s| l.stencil(c, &alphas, row, s))
+        assemble_rows(l.num_vertices + l.num_new(), l.num_vertices, par, |row, s| l.stencil(c, &alphas, row, s))
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
-        // Vertex rows: the vertex and its neighbours (V + 2E = V + 3F on a
-        // closed mesh); face rows: three points.
+        // Vertex rows: the vertex and its neighbours, at most V + 2E
+        // (V + 3F on a closed mesh, V + 3F + B ≤ V + 6F with B boundary
+        // edges); new points: three vertices each.
         let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
-        Some((l.num_vertices + 6 * l.num_faces()) as u64)
+        let (v, f) = (l.num_vertices as u64, l.num_faces() as u64);
+        Some(if l.bounded { v + 6 * f + 3 * l.num_new() as u64 } else { v + 6 * f })
     }
     fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
         let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
         let r = u32::try_from(row).ok()?;
         if row < l.num_vertices {
-            Some(ChildPoint::Vertex(r))
-        } else if row < l.num_vertices + l.num_faces() {
-            Some(ChildPoint::Face(r - l.num_vertices as u32))
-        } else {
-            None
+            return Some(ChildPoint::Vertex(r));
         }
+        let j = row - l.num_vertices;
+        if j >= l.num_new() {
+            return None;
+        }
+        let f = l.owner(j);
+        Some(if l.is_split(f) {
+            ChildPoint::Trisection { face: f as u32, index: (j as u32 - l.new_first(f)) as u8 }
+        } else {
+            ChildPoint::Face(f as u32)
+        })
     }
     fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
         self.check_level(level)?;

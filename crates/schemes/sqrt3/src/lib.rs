@@ -5,9 +5,10 @@
 //!
 //! * [`Sqrt3Slak`]: specialised gather kernels per step and one triangle per
 //!   parent corner.
-//! * [`Sqrt3Halfedge`]: closed-form halfedge refinement of closed meshes
-//!   (each refined level's connectivity one read of its parent's per
-//!   element; `docs/sqrt3.md`), the kernels for meshes with a boundary.
+//! * [`Sqrt3Halfedge`]: closed-form halfedge refinement of manifold
+//!   meshes, closed or with boundaries (each refined level's connectivity
+//!   one read of its parent's per element; `docs/sqrt3.md`), the kernels
+//!   for non-manifold ones.
 //! * [`Sqrt3Lak`]: the same scheme as mapped sparse algebra, Kobbelt's
 //!   boundary rule included.
 //! * [`split`]: the √3 split of a triangle mesh (face points and edge

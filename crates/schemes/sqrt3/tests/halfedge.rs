@@ -1,15 +1,16 @@
-//! The closed-form halfedge path against the specialised kernels: on
-//! closed meshes the same rows and faces in the same order (the two
-//! numberings are one), the same bits for any thread count, modeling
-//! steps equal to builds, the scheme contract, and the fallback for
-//! meshes with a boundary.
+//! The closed-form halfedge path against the specialised kernels: the
+//! same rows, operators and faces in the same order (the two numberings
+//! are one), closed meshes and meshes with a boundary (Kobbelt's
+//! alternating steps) alike, the same bits for any thread count, modeling
+//! steps equal to builds (the step parity carried on), and the scheme
+//! contract.
 
 use proptest::prelude::*;
 use subla_algebra::Par;
 use subla_mesh::proptest_support::torus;
 use subla_mesh::{BoundaryInterpolation, Mesh, MeshData};
 use subla_scheme::testing::{check_contract, control_data};
-use subla_scheme::{Plan, Refiner, SchemeError, eval};
+use subla_scheme::{Plan, Refiner, eval};
 use subla_sqrt3::{Sqrt3Halfedge, Sqrt3Slak};
 
 /// `d` without the tags √3 refuses; holes kept.
@@ -47,15 +48,25 @@ proptest! {
             (Err(_), _) => return Ok(()),
             (Ok(_), Err(e)) => return Err(TestCaseError::fail(format!("halfedge refused: {e}"))),
         };
-        let closed = d.mesh.topology().is_closed();
-        prop_assert_eq!(he.kernels_because().is_none(), closed);
+        // Every manifold mesh the kernels refine is held in halfedge form.
+        prop_assert!(he.kernels_because().is_none(), "{:?}", he.kernels_because());
         for l in 0..=levels {
             let (a, b) = (slak.faces(l, Par::Rayon).unwrap(), he.faces(l, Par::Rayon).unwrap());
             prop_assert_eq!(a.face_verts, b.face_verts, "faces of level {}", l);
             prop_assert_eq!(a.holes, b.holes);
-            if closed {
-                prop_assert_eq!(slak.refined(l, Par::Rayon).unwrap().topology().face_verts(),
-                    he.refined(l, Par::Rayon).unwrap().topology().face_verts());
+            let (ma, mb) = (slak.refined(l, Par::Rayon).unwrap(), he.refined(l, Par::Rayon).unwrap());
+            prop_assert_eq!(ma.topology().face_verts(), mb.topology().face_verts());
+            prop_assert_eq!(ma.topology().num_edges(), mb.topology().num_edges());
+            prop_assert_eq!(ma.topology().is_closed(), mb.topology().is_closed());
+            if l < levels {
+                let (ra, rb) = (slak.operator(l, Par::Seq).unwrap(), he.operator(l, Par::Seq).unwrap());
+                prop_assert_eq!(ra.shape(), rb.shape());
+                let (da, db) = (ra.as_ref().to_dense(), rb.as_ref().to_dense());
+                let worst = da.iter().zip(db.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+                prop_assert!(worst <= 1e-14, "operator {} differs by {}", l, worst);
+                for row in 0..ra.nrows() {
+                    prop_assert_eq!(slak.child_point(l, row), he.child_point(l, row));
+                }
             }
         }
         let x = d.positions().to_owned();
@@ -81,25 +92,61 @@ proptest! {
     }
 
     #[test]
-    fn halfedge_contract(d in triangle_mesh().prop_filter("closed", |d| d.mesh.topology().is_closed()), levels in 0u32..=3) {
+    fn halfedge_contract(d in triangle_mesh(), levels in 0u32..=3) {
         if Sqrt3Slak::new().build(&d.mesh, levels, Par::Rayon).is_ok() {
             check_contract(&Sqrt3Halfedge::strict(), &d.mesh, levels, 1e-12);
         }
     }
 }
 
-/// A mesh with a boundary: built by the kernels, with the reason; refused
-/// by the strict refiner naming an edge.
+/// A triangulated torus with a few triangles taken out (so it has several
+/// boundary loops, each face at most one boundary edge).
+fn holed_torus() -> Mesh {
+    let t = torus(12, 9, 1).mesh.triangulated().unwrap();
+    let tp = t.topology();
+    let faces: Vec<&[u32]> = (0..tp.num_faces()).filter(|f| f % 29 != 3).map(|f| tp.face(f)).collect();
+    let mesh = Mesh::from_faces(tp.num_vertices(), &faces).unwrap();
+    let t = mesh.topology();
+    assert!(!t.is_closed());
+    let ce = t.corner_edges();
+    assert!((0..t.num_faces()).all(|f| (0..3).filter(|&k| t.is_boundary_edge(ce[3 * f + k] as usize)).count() <= 1));
+    mesh
+}
+
+/// A mesh with several boundary loops, in halfedge form (the strict
+/// refiner builds it): four steps alternate plain and splitting boundary
+/// steps, the same faces and points as the kernels, in one build and in
+/// modeling steps.
 #[test]
-fn boundaries_fall_back_or_are_refused() {
+fn boundaries_refine_in_halfedge_form() {
+    let mesh = holed_torus();
+    let x = control_data(mesh.num_vertices(), 3, 5);
+    let he = Sqrt3Halfedge::strict().build(&mesh, 4, Par::Rayon).unwrap();
+    let slak = Sqrt3Slak::new().build(&mesh, 4, Par::Rayon).unwrap();
+    for l in 0..=4 {
+        assert_eq!(he.faces(l, Par::Seq).unwrap().face_verts, slak.faces(l, Par::Seq).unwrap().face_verts);
+    }
+    let (a, b) = (eval(&he, x.view(), Par::Rayon).unwrap(), eval(&slak, x.view(), Par::Rayon).unwrap());
+    let worst = a.iter().zip(b.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+    assert!(worst < 1e-12, "{worst}");
+    let (p, y) = subla_scheme::modeling(&Sqrt3Halfedge::strict(), &mesh, x.view(), 4, Par::Rayon).unwrap();
+    assert!(same_bits(&y, &a));
+    assert_eq!(p.faces(p.levels(), Par::Seq).unwrap().face_verts, he.faces(4, Par::Seq).unwrap().face_verts);
+    check_contract(&Sqrt3Halfedge::strict(), &mesh, 3, 1e-12);
+}
+
+/// Two triangles, each with two boundary edges: the first (plain) step
+/// leaves every face at most one, so every later splitting step holds;
+/// four steps as the kernels make them.
+#[test]
+fn faces_of_two_boundary_edges_refine_as_the_kernels_do() {
     let m = Mesh::from_faces(4, &[[0u32, 1, 2], [0, 2, 3]]).unwrap();
-    let plan = Sqrt3Halfedge::new().build(&m, 2, Par::Seq).unwrap();
-    assert!(matches!(plan.kernels_because(), Some(SchemeError::Unsupported { feature: "a boundary", .. })));
-    let e = Sqrt3Halfedge::strict().build(&m, 2, Par::Seq).unwrap_err();
-    assert!(
-        matches!(e, SchemeError::Unsupported { feature: "a boundary", ref element, .. } if element.starts_with("edge ")),
-        "{e}"
-    );
+    let x = control_data(4, 3, 2);
+    let he = Sqrt3Halfedge::strict().build(&m, 4, Par::Seq).unwrap();
+    let slak = Sqrt3Slak::new().build(&m, 4, Par::Seq).unwrap();
+    assert_eq!(he.faces(4, Par::Seq).unwrap().face_verts, slak.faces(4, Par::Seq).unwrap().face_verts);
+    let (a, b) = (eval(&he, x.view(), Par::Seq).unwrap(), eval(&slak, x.view(), Par::Seq).unwrap());
+    assert!(a.iter().zip(b.iter()).all(|(p, q)| (p - q).abs() < 1e-12));
 }
 
 /// Two triangles glued along all three edges: the kernels refuse the second
