@@ -1,0 +1,192 @@
+//! Catmull-Clark solids for subla (Joy & MacCracken 1999): refinement of
+//! volumetric meshes ([`subla_volume::VolMesh`]) behind the scheme
+//! contract ([`Refiner`] / [`Plan`]).
+//!
+//! Each step puts a point in every cell, face and edge, moves every vertex
+//! (the rules in [`rules`](crate#rules)), and splits each cell into one
+//! hexahedron per corner; after one step every cell is a hexahedron. The
+//! boundary surface refines by itself as a Catmull-Clark surface. A
+//! plan keeps every level's mesh and the matrix `R_l` of each step; eval
+//! applies them in turn (CSR SpMV, in parallel, deterministic).
+//!
+//! # Rules
+//! See the module `rules` (private) and `docs/solids.md`: on a regular
+//! hexahedral grid the rules are the tricubic B-spline's refinement masks,
+//! which the tests check against knot insertion.
+//!
+//! [`Plan::refined`] and [`Plan::faces`] of a level are its boundary
+//! surface: all the level's vertices (so data rows stay aligned), the
+//! boundary faces as quads (polygons on level 0), outward.
+//!
+//! ```
+//! use subla_algebra::Par;
+//! use subla_scheme::{Plan, Refiner, eval};
+//! use subla_solid::CatmarkSolid;
+//! let grid = subla_volume::shapes::hex_grid(2, 2, 2)?;
+//! let plan = CatmarkSolid.build(&grid.mesh, 1, Par::Rayon)?;
+//! let y = eval(&plan, grid.vertices.view(), Par::Rayon)?;
+//! // 27 vertices, 54 edges, 36 faces and 8 cells: 125 child points.
+//! assert_eq!((y.nrows(), plan.mesh(1).num_cells()), (125, 64));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod rules;
+
+use std::sync::OnceLock;
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use subla_algebra::spmv::{Update, spmv_csr_into};
+use subla_algebra::{CsrMat, Par};
+use subla_mesh::Mesh;
+use subla_scheme::{Plan, Refiner, Result, SchemeError};
+use subla_volume::{VolMesh, VolumeError};
+
+const NAME: &str = "catmark-solid";
+
+/// A volumetric error as the scheme's (its source is the
+/// [`VolumeError`]).
+fn volume(e: VolumeError) -> SchemeError {
+    SchemeError::scheme(NAME, e)
+}
+
+/// Catmull-Clark solid refinement.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatmarkSolid;
+
+/// A built Catmull-Clark solid refinement: the meshes of levels `0 ..= L`
+/// and the matrix of each step.
+#[derive(Debug)]
+pub struct SolidPlan {
+    meshes: Vec<VolMesh>,
+    ops: Vec<CsrMat<f64>>,
+    surfaces: Vec<OnceLock<Mesh>>,
+}
+
+impl SolidPlan {
+    /// The mesh of level `level` (panics past the finest).
+    pub fn mesh(&self, level: u32) -> &VolMesh {
+        &self.meshes[level as usize]
+    }
+
+    fn new(meshes: Vec<VolMesh>, ops: Vec<CsrMat<f64>>) -> SolidPlan {
+        let surfaces = (0..meshes.len()).map(|_| OnceLock::new()).collect();
+        SolidPlan { meshes, ops, surfaces }
+    }
+
+    fn eval_t<T: subla_algebra::Scalar + num_like::Real>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> Result<()> {
+        assert_eq!(control.nrows(), self.input_len(), "{NAME}: control rows");
+        assert_eq!((out.nrows(), out.ncols()), (self.output_len(), control.ncols()), "{NAME}: output shape");
+        if self.ops.is_empty() {
+            out.assign(&control);
+            return Ok(());
+        }
+        let mut cur: Option<Array2<T>> = None;
+        for (l, r) in self.ops.iter().enumerate() {
+            let x = match &cur {
+                Some(c) => c.view(),
+                None => control.view(),
+            };
+            if l + 1 == self.ops.len() {
+                spmv_csr_into(r.as_ref(), x, out.view_mut(), Update::Set, |&w, _, _| T::of(w), par);
+            } else {
+                let mut y = Array2::zeros((r.nrows(), control.ncols()));
+                spmv_csr_into(r.as_ref(), x, y.view_mut(), Update::Set, |&w, _, _| T::of(w), par);
+                cur = Some(y);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `f64` weights in the scalar of the data.
+mod num_like {
+    /// Scalars eval computes in.
+    pub(crate) trait Real: Copy {
+        /// `w` in this scalar.
+        fn of(w: f64) -> Self;
+    }
+    impl Real for f64 {
+        fn of(w: f64) -> f64 {
+            w
+        }
+    }
+    impl Real for f32 {
+        fn of(w: f64) -> f32 {
+            w as f32
+        }
+    }
+}
+
+/// One step over `m`: the child mesh and the step's matrix.
+fn step_over(m: &VolMesh, par: Par) -> Result<(VolMesh, CsrMat<f64>)> {
+    let n = rules::child_len(m);
+    if u32::try_from(8 * m.num_cells() as u64 * 8).is_err() || u32::try_from(n).is_err() {
+        return Err(SchemeError::TooLarge { what: "a refined solid", value: n as u128 });
+    }
+    let cells = rules::child_cells(m, par);
+    let child = VolMesh::from_cells(n, &cells).map_err(volume)?;
+    Ok((child, rules::operator(m, par)?))
+}
+
+impl Refiner for CatmarkSolid {
+    type Input = VolMesh;
+    type Plan = SolidPlan;
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn build(&self, input: &VolMesh, levels: u32, par: Par) -> Result<SolidPlan> {
+        let mut meshes = vec![input.clone()];
+        let mut ops = Vec::with_capacity(levels as usize);
+        for _ in 0..levels {
+            let (child, r) = step_over(meshes.last().expect("a level"), par)?;
+            meshes.push(child);
+            ops.push(r);
+        }
+        Ok(SolidPlan::new(meshes, ops))
+    }
+    fn step(&self, plan: SolidPlan, par: Par) -> Result<SolidPlan> {
+        let finest = plan.meshes.into_iter().last().expect("a plan has a level");
+        let (child, r) = step_over(&finest, par)?;
+        Ok(SolidPlan::new(vec![finest, child], vec![r]))
+    }
+}
+
+impl Plan for SolidPlan {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn levels(&self) -> u32 {
+        self.ops.len() as u32
+    }
+    fn level_len(&self, level: u32) -> usize {
+        self.meshes.get(level as usize).map_or(0, VolMesh::num_vertices)
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        self.eval_t(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        self.eval_t(control, out, par)
+    }
+    fn operator(&self, level: u32, _par: Par) -> Result<CsrMat<f64>> {
+        self.ops.get(level as usize).cloned().ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.ops.get(level as usize).map(|r| r.nnz() as u64)
+    }
+    /// The boundary surface of the level (see the [crate docs](crate)).
+    fn refined(&self, level: u32, _par: Par) -> Result<&Mesh> {
+        let m = self.meshes.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
+        if let Some(s) = self.surfaces[level as usize].get() {
+            return Ok(s);
+        }
+        let faces: Vec<&[u32]> = (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)).map(|f| m.face(f)).collect();
+        let s = Mesh::from_faces(m.num_vertices(), &faces)?;
+        Ok(self.surfaces[level as usize].get_or_init(|| s))
+    }
+}

@@ -1,0 +1,176 @@
+//! Catmull-Clark solid refinement against the mathematics: on a regular
+//! grid it is tricubic B-spline knot insertion; the boundary surface
+//! refines as a Catmull-Clark surface; rows sum to one; thread counts and
+//! modeling steps give the same bits; every cell becomes hexahedra, none
+//! inverted.
+
+use ndarray::{Array2, s};
+use subla_algebra::Par;
+use subla_catmark::CatmarkSlak;
+use subla_mesh::Mesh;
+use subla_scheme::{Plan, Refiner, eval, modeling};
+use subla_solid::CatmarkSolid;
+use subla_volume::shapes::{cylinder, examples, extraordinary_block, hex_grid};
+use subla_volume::{Cell, CellKind, VolumeData};
+
+/// Pseudo-random data, `rows × cols`.
+fn data(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
+    let mut s = seed;
+    Array2::from_shape_fn((rows, cols), |_| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    })
+}
+
+#[test]
+fn a_regular_grid_refines_as_tricubic_knot_insertion() {
+    let n = 4;
+    let g = hex_grid(n, n, n).unwrap();
+    let f = data(g.mesh.num_vertices(), 2, 3);
+    // Positions (to find each child's lattice point) and the data.
+    let mut x = Array2::zeros((g.mesh.num_vertices(), 5));
+    x.slice_mut(s![.., ..3]).assign(&g.vertices);
+    x.slice_mut(s![.., 3..]).assign(&f);
+    let plan = CatmarkSolid.build(&g.mesh, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let coarse = |i: usize, j: usize, k: usize, c: usize| f[[i + (n + 1) * (j + (n + 1) * k), c]];
+    // The 1D cubic B-spline masks: even child 2i from (1, 6, 1)/8 around
+    // i, odd child 2i + 1 from (1, 1)/2.
+    let mask = |t: usize| -> Vec<(usize, f64)> {
+        if t % 2 == 0 {
+            vec![(t / 2 - 1, 0.125), (t / 2, 0.75), (t / 2 + 1, 0.125)]
+        } else {
+            vec![(t / 2, 0.5), (t / 2 + 1, 0.5)]
+        }
+    };
+    let mut checked = 0;
+    for r in 0..y.nrows() {
+        let p = [y[[r, 0]], y[[r, 1]], y[[r, 2]]].map(|c| (2.0 * c).round() as i64);
+        if p.iter().any(|&t| t <= 0 || t >= 2 * n as i64) {
+            continue;
+        }
+        let [i, j, k] = p.map(|t| t as usize);
+        for c in 0..2 {
+            let mut want = 0.0;
+            for &(a, wa) in &mask(i) {
+                for &(b, wb) in &mask(j) {
+                    for &(d, wd) in &mask(k) {
+                        want += wa * wb * wd * coarse(a, b, d, c);
+                    }
+                }
+            }
+            assert!((y[[r, 3 + c]] - want).abs() < 1e-14, "child {r} at {p:?}: {} vs {want}", y[[r, 3 + c]]);
+        }
+        checked += 1;
+    }
+    // Every child strictly inside the box: (2n − 1)³.
+    assert_eq!(checked, (2 * n - 1).pow(3));
+}
+
+/// The boundary surface of a volume, with its own vertex numbering, and
+/// the volume vertex of each surface vertex.
+fn surface(m: &subla_volume::VolMesh) -> (Mesh, Vec<u32>) {
+    let mut id = vec![u32::MAX; m.num_vertices()];
+    let mut back = Vec::new();
+    let mut faces: Vec<Vec<u32>> = Vec::new();
+    for f in (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)) {
+        faces.push(
+            m.face(f)
+                .iter()
+                .map(|&v| {
+                    if id[v as usize] == u32::MAX {
+                        id[v as usize] = back.len() as u32;
+                        back.push(v);
+                    }
+                    id[v as usize]
+                })
+                .collect(),
+        );
+    }
+    (Mesh::from_faces(back.len(), &faces).unwrap(), back)
+}
+
+#[test]
+fn the_boundary_refines_as_a_catmull_clark_surface() {
+    for (name, d) in [("cylinder", cylinder(2, 1, 2, 1.0).unwrap()), ("block", extraordinary_block(2).unwrap())] {
+        let levels = 2;
+        let plan = CatmarkSolid.build(&d.mesh, levels, Par::Rayon).unwrap();
+        let y = eval(&plan, d.vertices.view(), Par::Rayon).unwrap();
+        let (s0, back0) = surface(&d.mesh);
+        let x0 = Array2::from_shape_fn((back0.len(), 3), |(i, k)| d.vertices[[back0[i] as usize, k]]);
+        let sp = CatmarkSlak.build(&s0, levels, Par::Rayon).unwrap();
+        let ys = eval(&sp, x0.view(), Par::Rayon).unwrap();
+        let (_, back) = surface(plan.mesh(levels));
+        assert_eq!(back.len(), ys.nrows(), "{name}: boundary vertices");
+        // Match by position: every surface point is a boundary point of the
+        // refined volume.
+        for i in 0..ys.nrows() {
+            let best = back
+                .iter()
+                .map(|&v| (0..3).map(|k| (y[[v as usize, k]] - ys[[i, k]]).abs()).fold(0.0, f64::max))
+                .fold(f64::INFINITY, f64::min);
+            assert!(best < 1e-12, "{name}: surface point {i} is {best} from the volume's boundary");
+        }
+    }
+}
+
+#[test]
+fn rows_sum_to_one_and_threads_agree() {
+    for (name, d) in examples().unwrap() {
+        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        for l in 0..2 {
+            let r = plan.operator(l, Par::Rayon).unwrap();
+            for i in 0..r.nrows() {
+                let sum: f64 = r.row(i).1.iter().sum();
+                assert!((sum - 1.0).abs() < 1e-12, "{name}: row {i} of R_{l} sums to {sum}");
+            }
+        }
+        let x = data(d.mesh.num_vertices(), 3, 9);
+        let a = eval(&plan, x.view(), Par::Rayon).unwrap();
+        let b = eval(&CatmarkSolid.build(&d.mesh, 2, Par::Seq).unwrap(), x.view(), Par::Seq).unwrap();
+        assert!(a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{name}");
+        let (_, m) = modeling(&CatmarkSolid, &d.mesh, x.view(), 2, Par::Rayon).unwrap();
+        assert!(m.iter().zip(a.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{name}: modeling");
+        // The refined cells keep their orientation: checked positions.
+        let p = eval(&plan, d.vertices.view(), Par::Rayon).unwrap();
+        let refined = VolumeData::new(plan.mesh(2).clone(), p);
+        assert!(refined.is_ok(), "{name}: {:?}", refined.err());
+    }
+}
+
+#[test]
+fn every_cell_becomes_hexahedra() {
+    // A tetrahedron, a wedge and a pentagonal prism given by its faces,
+    // each alone.
+    let pent: Vec<[f64; 3]> = (0..5)
+        .map(|k| {
+            let a = 2.0 * std::f64::consts::PI * k as f64 / 5.0;
+            [a.cos(), a.sin(), 0.0]
+        })
+        .collect();
+    let mut prism_points = pent.clone();
+    prism_points.extend(pent.iter().map(|p| [p[0], p[1], 1.0]));
+    let mut faces = vec![vec![0, 4, 3, 2, 1], vec![5, 6, 7, 8, 9]];
+    faces.extend((0..5u32).map(|k| vec![k, (k + 1) % 5, (k + 1) % 5 + 5, k + 5]));
+    let cases: Vec<(Vec<[f64; 3]>, Cell, usize)> = vec![
+        (vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], Cell::Tetra([0, 1, 2, 3]), 4),
+        (
+            vec![[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]],
+            Cell::Wedge([0, 1, 2, 3, 4, 5]),
+            6,
+        ),
+        (prism_points, Cell::Polyhedron(faces), 10),
+    ];
+    for (points, cell, hexes) in cases {
+        let x = Array2::from_shape_fn((points.len(), 3), |(i, k)| points[i][k]);
+        let d = VolumeData::from_cells(x, std::slice::from_ref(&cell)).unwrap();
+        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let m1 = plan.mesh(1);
+        assert_eq!(m1.num_cells(), hexes, "{:?}", cell.kind());
+        assert!((0..m1.num_cells()).all(|c| m1.kind(c) == CellKind::Hexahedron));
+        assert_eq!(plan.mesh(2).num_cells(), 8 * hexes);
+        // The refined cells keep their orientation: valid positions.
+        let y1 = eval(&CatmarkSolid.build(&d.mesh, 1, Par::Rayon).unwrap(), d.vertices.view(), Par::Rayon).unwrap();
+        VolumeData::new(m1.clone(), y1).unwrap();
+    }
+}
