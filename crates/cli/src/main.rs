@@ -14,6 +14,8 @@
 //! subla bench [IN] --levels 1,2,3 [--backend cpu|gpu] [--runs 3]
 //! subla limit [IN] --isolation 3 [--endcap gregory|bspline] [--select FACES.txt] --grid 5 -o OUT.txt
 //! subla tessellate [IN] --isolation 3 --rate 8 -o OUT.obj [--png [OUT.png]]
+//! subla solid info IN.vtk|IN.mesh [--json]
+//! subla solid subdivide IN.vtk|IN.mesh --levels 2 -o OUT.vtk [--binary] [--surface OUT.obj]
 //! ```
 //! Without `IN`, every subcommand uses the embedded example mesh (an open
 //! box with pentagons, triangles, a semi-sharp crease and a boundary). The
@@ -31,6 +33,7 @@ mod precision;
 mod predict;
 mod progress;
 mod schemes;
+mod solid;
 mod subdivide;
 
 use std::path::{Path, PathBuf};
@@ -92,6 +95,9 @@ enum Command {
     /// A watertight quad mesh of the limit surface at a uniform rate (OBJ
     /// with normals), optionally rendered to PNG.
     Tessellate(limit::TessellateArgs),
+    /// Volumetric meshes (VTK, Medit) and Catmull-Clark solids: `info`,
+    /// `subdivide`.
+    Solid(solid::SolidArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -634,6 +640,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(args, progress),
         Some(Command::Limit(args)) => limit::limit(args, progress, cli.quiet),
         Some(Command::Tessellate(args)) => limit::tessellate(args, progress, cli.quiet),
+        Some(Command::Solid(args)) => solid::solid(args, progress, cli.quiet),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -45,10 +45,19 @@ pub fn with_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R 
 /// # Panics
 /// With a message naming the broken clause.
 pub fn check_contract<R: Refiner<Input = Mesh> + ?Sized>(refiner: &R, mesh: &Mesh, levels: u32, tol: f64) {
+    check_contract_of(refiner, mesh, mesh.num_vertices(), levels, tol);
+}
+
+/// [`check_contract`] for a refiner of any input (a volumetric mesh, say):
+/// `input_len` the number of control points `input` has.
+///
+/// # Panics
+/// With a message naming the broken clause.
+pub fn check_contract_of<R: Refiner + ?Sized>(refiner: &R, mesh: &R::Input, input_len: usize, levels: u32, tol: f64) {
     let name = refiner.name();
     let plan = refiner.build(mesh, levels, Par::Rayon).unwrap_or_else(|e| panic!("{name}: build failed: {e}"));
     assert_eq!(plan.levels(), levels, "{name}: levels");
-    assert_eq!(plan.input_len(), mesh.num_vertices(), "{name}: input_len");
+    assert_eq!(plan.input_len(), input_len, "{name}: input_len");
     let x = control_data(plan.input_len(), 3, 7);
     let y = eval(&plan, x.view(), Par::Rayon);
     assert_eq!(y.nrows(), plan.output_len(), "{name}: output rows");

@@ -123,6 +123,89 @@ mod num_like {
     }
 }
 
+/// The sizes of a level, from which a build's size is predicted before
+/// anything is made ([`predict_counts`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SolidCounts {
+    /// Vertices.
+    pub vertices: u128,
+    /// Edges.
+    pub edges: u128,
+    /// Faces.
+    pub faces: u128,
+    /// Cells.
+    pub cells: u128,
+    /// Cell corners, `Σ_c |V_c|` (the child's cells).
+    pub corners: u128,
+    /// Face corners, `Σ_f |f|` (the child's faces inside parent faces).
+    pub face_corners: u128,
+    /// Edges of the cells, each counted once per cell, `Σ_c E_c` (the
+    /// child's faces inside parent cells).
+    pub cell_edges: u128,
+    /// Faces of the cells, each counted once per cell, `Σ_c F_c` (the
+    /// child's edges from cell points).
+    pub cell_faces: u128,
+}
+
+impl SolidCounts {
+    /// The sizes of `m`.
+    pub fn of(m: &VolMesh) -> SolidCounts {
+        let (mut corners, mut cell_edges, mut cell_faces) = (0u128, 0u128, 0u128);
+        for c in 0..m.num_cells() {
+            corners += m.cell_vertices(c).len() as u128;
+            let fs = m.cell_faces(c);
+            cell_faces += fs.len() as u128;
+            cell_edges += fs.iter().map(|&f| m.face((f >> 1) as usize).len() as u128).sum::<u128>() / 2;
+        }
+        SolidCounts {
+            vertices: m.num_vertices() as u128,
+            edges: m.num_edges() as u128,
+            faces: m.num_faces() as u128,
+            cells: m.num_cells() as u128,
+            corners,
+            face_corners: (0..m.num_faces()).map(|f| m.face(f).len() as u128).sum(),
+            cell_edges,
+            cell_faces,
+        }
+    }
+
+    /// The sizes after one step: every cell a hexahedron.
+    pub fn child(&self) -> SolidCounts {
+        let cells = self.corners;
+        let faces = self.face_corners + self.cell_edges;
+        SolidCounts {
+            vertices: self.vertices + self.edges + self.faces + self.cells,
+            edges: 2 * self.edges + self.face_corners + self.cell_faces,
+            faces,
+            cells,
+            corners: 8 * cells,
+            face_corners: 4 * faces,
+            cell_edges: 12 * cells,
+            cell_faces: 6 * cells,
+        }
+    }
+
+    /// Bytes a plan of this level as its finest is estimated to hold at
+    /// its peak: its mesh, the build's face and edge tables, the last
+    /// step's matrix (about 125 entries per hexahedron on a regular grid)
+    /// and the levels below (an eighth of it each), with margin: 3 KB a
+    /// cell.
+    pub fn plan_bytes(&self) -> u128 {
+        3000 * self.cells
+    }
+}
+
+/// The sizes of levels `0 ..= levels` of a build over `m`, from counts
+/// alone.
+pub fn predict_counts(m: &VolMesh, levels: u32) -> Vec<SolidCounts> {
+    let mut out = vec![SolidCounts::of(m)];
+    for _ in 0..levels {
+        let next = out.last().expect("a level").child();
+        out.push(next);
+    }
+    out
+}
+
 /// One step over `m`: the child mesh and the step's matrix.
 fn step_over(m: &VolMesh, par: Par) -> Result<(VolMesh, CsrMat<f64>)> {
     let n = rules::child_len(m);

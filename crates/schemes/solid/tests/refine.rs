@@ -174,3 +174,22 @@ fn every_cell_becomes_hexahedra() {
         VolumeData::new(m1.clone(), y1).unwrap();
     }
 }
+
+#[test]
+fn the_scheme_contract_holds() {
+    for (name, d) in examples().unwrap() {
+        let levels = if name == "torus" { 1 } else { 2 };
+        subla_scheme::testing::check_contract_of(&CatmarkSolid, &d.mesh, d.mesh.num_vertices(), levels, 1e-12);
+    }
+}
+
+#[test]
+fn predicted_counts_are_the_built_ones() {
+    for (name, d) in examples().unwrap() {
+        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let want = subla_solid::predict_counts(&d.mesh, 2);
+        for l in 0..=2 {
+            assert_eq!(subla_solid::SolidCounts::of(plan.mesh(l)), want[l as usize], "{name}: level {l}");
+        }
+    }
+}

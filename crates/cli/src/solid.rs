@@ -1,0 +1,285 @@
+//! `subla solid`: volumetric meshes and Catmull-Clark solids.
+//!
+//! ```text
+//! subla solid info IN.vtk|IN.mesh [--json]
+//! subla solid subdivide IN.vtk|IN.mesh --levels N -o OUT.vtk|OUT.mesh [--binary]
+//!       [--surface OUT.obj] [--max-memory 4G]
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use ndarray::{Array2, s};
+use subla_algebra::Par;
+use subla_scheme::{Plan, Refiner, eval};
+use subla_solid::{CatmarkSolid, predict_counts};
+use subla_volume::medit::{MEDIT_REF, read_medit_file, write_medit_file};
+use subla_volume::vtk::{VtkEncoding, read_vtk_file, write_vtk_file};
+use subla_volume::{CellKind, Field, VolMesh, VolumeData};
+
+use crate::memory;
+use crate::output::shown;
+use crate::progress::Progress;
+
+/// `subla solid`'s subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum SolidCommand {
+    /// Counts of a volumetric mesh: cells by kind, boundary, extraordinary
+    /// edges by valence (after validating it).
+    Info(SolidInfoArgs),
+    /// Refine a volumetric mesh with Catmull-Clark solid rules and write
+    /// the result (VTK or Medit), optionally its boundary surface as OBJ.
+    Subdivide(SolidSubdivideArgs),
+}
+
+/// Arguments of `subla solid`.
+#[derive(Args, Debug)]
+pub(crate) struct SolidArgs {
+    #[command(subcommand)]
+    pub(crate) command: SolidCommand,
+}
+
+/// Arguments of `subla solid info`.
+#[derive(Args, Debug)]
+pub(crate) struct SolidInfoArgs {
+    /// A VTK legacy unstructured grid (`.vtk`) or a Medit file (`.mesh`).
+    input: PathBuf,
+    /// One JSON object instead of the text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `subla solid subdivide`.
+#[derive(Args, Debug)]
+pub(crate) struct SolidSubdivideArgs {
+    /// A VTK legacy unstructured grid (`.vtk`) or a Medit file (`.mesh`).
+    input: PathBuf,
+    /// Refinement steps.
+    #[arg(long, default_value_t = 1)]
+    levels: u32,
+    /// The refined mesh: VTK (`.vtk`) or Medit (`.mesh`, by its name).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Write VTK in binary (big-endian, as VTK does) rather than ASCII.
+    #[arg(long)]
+    binary: bool,
+    /// Also write the refined boundary surface as OBJ (quads).
+    #[arg(long)]
+    surface: Option<PathBuf>,
+    /// Memory budget (bytes, or with K/M/G); the default is 80 % of the
+    /// memory available.
+    #[arg(long, value_parser = crate::parse_bytes)]
+    max_memory: Option<u64>,
+}
+
+fn is_medit(p: &Path) -> bool {
+    p.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("mesh"))
+}
+
+/// Reads a volumetric mesh, warning about what a Medit file carried that
+/// is not part of the volume.
+fn read(path: &Path) -> Result<VolumeData, String> {
+    if is_medit(path) {
+        let r = read_medit_file(path).map_err(|e| format!("{}: {e}", shown(path)))?;
+        for (keyword, n) in &r.skipped {
+            eprintln!("warning: {}: {n} {keyword} (not part of the volume) were left out", shown(path));
+        }
+        return Ok(r.data);
+    }
+    read_vtk_file(path).map_err(|e| format!("{}: {e}", shown(path)))
+}
+
+/// Runs `subla solid`.
+pub(crate) fn solid(args: &SolidArgs, progress: Progress, quiet: bool) -> Result<(), String> {
+    match &args.command {
+        SolidCommand::Info(a) => info(a, progress),
+        SolidCommand::Subdivide(a) => subdivide(a, progress, quiet),
+    }
+}
+
+fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
+    let bar = progress.phase(format!("reading {}", shown(&args.input)));
+    let d = read(&args.input)?;
+    bar.finish_and_clear();
+    let m = &d.mesh;
+    let kinds = [CellKind::Hexahedron, CellKind::Tetra, CellKind::Wedge, CellKind::Polyhedron];
+    let by_kind: Vec<(&str, usize)> =
+        kinds.iter().map(|&k| (k.name(), (0..m.num_cells()).filter(|&c| m.kind(c) == k).count())).collect();
+    let bfaces = (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)).count();
+    let bedges: Vec<bool> = (0..m.num_edges()).map(|e| m.is_boundary_edge(e)).collect();
+    let bverts = (0..m.num_vertices()).filter(|&v| m.is_boundary_vertex(v)).count();
+    // Extraordinary edges by (inside or on the boundary, valence).
+    let mut ee: std::collections::BTreeMap<(bool, usize), usize> = Default::default();
+    for e in (0..m.num_edges()).filter(|&e| m.is_extraordinary_edge(e)) {
+        *ee.entry((bedges[e], m.edge_valence(e))).or_default() += 1;
+    }
+    if args.json {
+        let ee: Vec<serde_json::Value> =
+            ee.iter().map(|(&(b, v), &n)| serde_json::json!({"boundary": b, "valence": v, "edges": n})).collect();
+        let kinds: serde_json::Map<String, serde_json::Value> =
+            by_kind.iter().map(|&(k, n)| (k.to_owned(), serde_json::json!(n))).collect();
+        let line = serde_json::json!({
+            "vertices": m.num_vertices(), "cells": m.num_cells(), "faces": m.num_faces(), "edges": m.num_edges(),
+            "cell_kinds": kinds, "boundary_faces": bfaces, "boundary_edges": bedges.iter().filter(|&&b| b).count(),
+            "boundary_vertices": bverts, "extraordinary_edges": ee,
+            "point_fields": d.point_fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+            "cell_fields": d.cell_fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+        });
+        println!("{line}");
+        return Ok(());
+    }
+    println!("{}: valid volumetric mesh", shown(&args.input));
+    println!("  vertices {} ({bverts} on the boundary)", m.num_vertices());
+    let kinds: Vec<String> = by_kind.iter().filter(|k| k.1 > 0).map(|(k, n)| format!("{n} {k}")).collect();
+    println!("  cells {} ({})", m.num_cells(), kinds.join(", "));
+    println!("  faces {} ({bfaces} on the boundary)", m.num_faces());
+    println!("  edges {} ({} on the boundary)", m.num_edges(), bedges.iter().filter(|&&b| b).count());
+    if ee.is_empty() {
+        println!("  extraordinary edges: none");
+    }
+    for ((b, v), n) in &ee {
+        println!("  extraordinary edges: {n} {} of valence {v}", if *b { "on the boundary" } else { "inside" });
+    }
+    for f in d.point_fields.iter().map(|f| ("point", f)).chain(d.cell_fields.iter().map(|f| ("cell", f))) {
+        println!("  {} data {:?} ({} components)", f.0, f.1.name, f.1.values.ncols());
+    }
+    Ok(())
+}
+
+/// The parent cell of each cell after `levels` steps over `m` (each cell
+/// splits into one child per corner, in order).
+fn cell_origin(plan: &subla_solid::SolidPlan, levels: u32) -> Vec<u32> {
+    let mut origin: Vec<u32> = (0..plan.mesh(0).num_cells() as u32).collect();
+    for l in 0..levels {
+        let m = plan.mesh(l);
+        let mut next = Vec::with_capacity(plan.mesh(l + 1).num_cells());
+        for (c, &o) in origin.iter().enumerate() {
+            next.extend(std::iter::repeat_n(o, m.cell_vertices(c).len()));
+        }
+        origin = next;
+    }
+    origin
+}
+
+fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Result<(), String> {
+    let t0 = Instant::now();
+    let bar = progress.phase(format!("reading {}", shown(&args.input)));
+    let d = read(&args.input)?;
+    bar.finish_and_clear();
+    let counts = predict_counts(&d.mesh, args.levels);
+    let fine = counts.last().copied().unwrap_or_default();
+    let channels = 3 + d.point_fields.iter().map(|f| f.values.ncols()).sum::<usize>();
+    let need = fine.plan_bytes() + 16 * fine.vertices * channels as u128;
+    let (budget, what) = memory::budget(args.max_memory);
+    if need > u128::from(budget) {
+        return Err(format!(
+            "{} levels would make {} cells and need about {} MB, over the budget of {} MB ({what}); {}",
+            args.levels,
+            fine.cells,
+            need >> 20,
+            budget >> 20,
+            memory::advice(&what)
+        ));
+    }
+    let bar = progress.phase(format!("refining {} levels", args.levels));
+    let plan =
+        CatmarkSolid.build(&d.mesh, args.levels, Par::Rayon).map_err(|e| format!("{}: {e}", shown(&args.input)))?;
+    // Positions and point data refine together, as columns of one array.
+    let mut x = Array2::zeros((d.mesh.num_vertices(), channels));
+    x.slice_mut(s![.., ..3]).assign(&d.vertices);
+    let mut at = 3;
+    let mut refined_fields = Vec::new();
+    for f in &d.point_fields {
+        if f.name == MEDIT_REF {
+            eprintln!(
+                "warning: {}: vertex references ({MEDIT_REF}) are labels, not refined; left out",
+                shown(&args.input)
+            );
+            continue;
+        }
+        x.slice_mut(s![.., at..at + f.values.ncols()]).assign(&f.values);
+        refined_fields.push((f, at));
+        at += f.values.ncols();
+    }
+    let y = eval(&plan, x.slice(s![.., ..at]), Par::Rayon).map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let levels = plan.levels();
+    let mesh: VolMesh = plan.mesh(levels).clone();
+    let origin = cell_origin(&plan, levels);
+    let point_fields: Vec<Field> = refined_fields
+        .iter()
+        .map(|(f, at)| Field {
+            name: f.name.clone(),
+            kind: f.kind,
+            values: y.slice(s![.., *at..*at + f.values.ncols()]).to_owned(),
+        })
+        .collect();
+    let cell_fields: Vec<Field> = d
+        .cell_fields
+        .iter()
+        .map(|f| Field {
+            name: f.name.clone(),
+            kind: f.kind,
+            values: Array2::from_shape_fn((origin.len(), f.values.ncols()), |(c, k)| f.values[[origin[c] as usize, k]]),
+        })
+        .collect();
+    // The refined connectivity is checked as it is built; its positions
+    // are written as the rules made them.
+    let out = VolumeData { mesh, vertices: y.slice(s![.., ..3]).to_owned(), point_fields, cell_fields };
+    let bar = progress.phase(format!("writing {}", shown(&args.output)));
+    let written = if is_medit(&args.output) {
+        if !out.point_fields.is_empty() || out.cell_fields.iter().any(|f| f.name != MEDIT_REF) {
+            eprintln!("warning: {}: a Medit file holds only references; other data left out", shown(&args.output));
+        }
+        write_medit_file(&out, &args.output)
+    } else {
+        let enc = if args.binary { VtkEncoding::Binary } else { VtkEncoding::Ascii };
+        write_vtk_file(&out, &args.output, enc)
+    };
+    written.map_err(|e| format!("{}: {e}", shown(&args.output)))?;
+    bar.finish_and_clear();
+    if let Some(obj) = &args.surface {
+        write_surface(&out, obj)?;
+    }
+    if !quiet {
+        println!(
+            "{}: {} cells, {} vertices after {levels} levels → {} ({} ms)",
+            shown(&args.input),
+            out.mesh.num_cells(),
+            out.mesh.num_vertices(),
+            shown(&args.output),
+            t0.elapsed().as_millis()
+        );
+    }
+    Ok(())
+}
+
+/// The boundary surface of `d` as OBJ: its boundary vertices (renumbered
+/// in order of first use) and faces, outward.
+fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
+    let m = &d.mesh;
+    let mut id = vec![u32::MAX; m.num_vertices()];
+    let (mut back, mut ptr, mut verts) = (Vec::new(), vec![0u32], Vec::new());
+    for f in (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)) {
+        for &v in m.face(f) {
+            if id[v as usize] == u32::MAX {
+                id[v as usize] = back.len() as u32;
+                back.push(v);
+            }
+            verts.push(id[v as usize]);
+        }
+        ptr.push(verts.len() as u32);
+    }
+    let x = Array2::from_shape_fn((back.len(), 3), |(i, k)| d.vertices[[back[i] as usize, k]]);
+    let faces = subla_mesh::FacesData {
+        vertices: &x,
+        channels: &[],
+        face_ptr: &ptr,
+        face_verts: &verts,
+        groups: &[],
+        options: subla_mesh::Options::default(),
+    };
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", shown(path)))?;
+    subla_mesh::obj::write_obj_faces(&faces, file).map_err(|e| format!("{}: {e}", shown(path)))
+}

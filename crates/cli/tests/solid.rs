@@ -1,0 +1,115 @@
+//! `subla solid` as a user runs it: `info` on the example meshes,
+//! `subdivide` to VTK (ASCII and binary) and Medit with the boundary
+//! surface, and a build over the memory budget refused before any work.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/solids").join(name)
+}
+
+fn subla(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_subla")).args(args).output().expect("run subla")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn info_counts_cells_and_extraordinary_edges() {
+    let o = subla(&["solid", "info", data("block_ee3_ee5.vtk").to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cells"], 16);
+    assert_eq!(v["cell_kinds"]["hexahedron"], 16);
+    let ee = v["extraordinary_edges"].as_array().unwrap();
+    let inside: Vec<(u64, u64)> = ee
+        .iter()
+        .filter(|e| e["boundary"] == false)
+        .map(|e| (e["valence"].as_u64().unwrap(), e["edges"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(inside, vec![(3, 2), (5, 2)]);
+}
+
+#[test]
+fn subdivide_writes_vtk_medit_and_the_surface() {
+    let dir = tempdir();
+    let input = data("cylinder.vtk");
+    for (out, extra) in [("c.vtk", None), ("c_bin.vtk", Some("--binary")), ("c.mesh", None)] {
+        let out = dir.join(out);
+        let surf = dir.join("c.obj");
+        let mut args = vec![
+            "solid",
+            "subdivide",
+            input.to_str().unwrap(),
+            "--levels",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+            "--surface",
+            surf.to_str().unwrap(),
+            "--quiet",
+        ];
+        args.extend(extra);
+        let o = subla(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let back = subla(&["solid", "info", out.to_str().unwrap(), "--json"]);
+        assert!(back.status.success(), "{}", text(&back));
+        let v: serde_json::Value = serde_json::from_slice(&back.stdout).unwrap();
+        assert_eq!(v["cells"], 80 * 64, "{}", out.display());
+        let obj = std::fs::read_to_string(&surf).unwrap();
+        assert_eq!(obj.lines().filter(|l| l.starts_with("f ")).count() as u64, v["boundary_faces"].as_u64().unwrap());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_build_over_the_budget_is_refused_before_work() {
+    let dir = tempdir();
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        data("torus.vtk").to_str().unwrap(),
+        "--levels",
+        "6",
+        "-o",
+        dir.join("t.vtk").to_str().unwrap(),
+        "--max-memory",
+        "64M",
+    ]);
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(t.contains("cells") && t.contains("--max-memory"), "{t}");
+    assert!(!dir.join("t.vtk").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_invalid_mesh_is_named() {
+    let dir = tempdir();
+    let bad = dir.join("pyramid.vtk");
+    std::fs::write(
+        &bad,
+        "# vtk DataFile Version 3.0\nbad\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 5 double\n0 0 0 1 0 0 1 1 0 0 1 0 0.5 0.5 1\nCELLS 1 6\n5 0 1 2 3 4\nCELL_TYPES 1\n14\n",
+    )
+    .unwrap();
+    let o = subla(&["solid", "info", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(t.contains("cell 0") && t.contains("pyramid"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn tempdir() -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "subla-solid-cli-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
