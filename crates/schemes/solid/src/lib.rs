@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod limit;
 mod rules;
 
 use std::sync::OnceLock;

@@ -1,0 +1,193 @@
+//! The limit volume of regular cells: the tricubic B-spline over the
+//! control grid gathered from the mesh, invariant under refinement (a
+//! child cell's limit is its parent's), continuous across shared faces,
+//! approached by refined control points at the rate 1/4 per level.
+
+use ndarray::Array2;
+use subla_algebra::Par;
+use subla_algebra::spmv::spmv_csr;
+use subla_scheme::{Refiner, eval};
+use subla_solid::CatmarkSolid;
+use subla_solid::limit::{Quantity, limit_matrix, regular_grid};
+use subla_volume::VolMesh;
+use subla_volume::shapes::hex_grid;
+
+/// A jittered `n³` grid's positions.
+fn jittered(n: usize, seed: u64) -> (VolMesh, Array2<f64>) {
+    let g = hex_grid(n, n, n).unwrap();
+    let mut s = seed;
+    let x = g.vertices.mapv(|v| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        v + 0.15 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
+    });
+    (g.mesh, x)
+}
+
+fn at(m: &VolMesh, x: &Array2<f64>, samples: &[(u32, [f64; 3])], q: Quantity) -> Array2<f64> {
+    let r = limit_matrix(m, samples, q, Par::Rayon).unwrap();
+    spmv_csr(r.as_ref(), x.view(), |&w, _, _| w, Par::Rayon)
+}
+
+/// Cell `(i, j, k)` of an `n³` grid.
+fn cell(n: usize, i: usize, j: usize, k: usize) -> u32 {
+    (i + n * (j + n * k)) as u32
+}
+
+#[test]
+fn the_control_grid_of_an_interior_cell_is_its_lattice() {
+    let n = 4;
+    let g = hex_grid(n, n, n).unwrap().mesh;
+    let mut regular = 0;
+    for c in 0..g.num_cells() {
+        let (i, j, k) = (c % n, (c / n) % n, c / (n * n));
+        let interior = [i, j, k].iter().all(|&t| t >= 1 && t + 1 < n);
+        let grid = regular_grid(&g, c);
+        assert_eq!(grid.is_some(), interior, "cell {c}");
+        if let Some(grid) = grid {
+            regular += 1;
+            for (e, &v) in grid.iter().enumerate() {
+                let (a, b, d) = (i - 1 + e % 4, j - 1 + (e / 4) % 4, k - 1 + e / 16);
+                assert_eq!(v as usize, a + (n + 1) * (b + (n + 1) * d));
+            }
+        }
+    }
+    assert_eq!(regular, 8);
+    // A block with an extraordinary edge has no regular cell at it.
+    let b = subla_volume::shapes::extraordinary_block(3).unwrap().mesh;
+    assert!((0..b.num_cells()).all(|c| regular_grid(&b, c).is_none()));
+}
+
+#[test]
+fn a_child_cell_has_its_parents_limit() {
+    let (m, x) = jittered(5, 1);
+    let plan = CatmarkSolid.build(&m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let child = plan.mesh(1);
+    let (nv, ne, nf) = (m.num_vertices(), m.num_edges(), m.num_faces());
+    // The parameter in the parent cell `c` of each child point of it.
+    for &c in &[cell(5, 1, 1, 1), cell(5, 2, 1, 3), cell(5, 3, 2, 2)] {
+        let corners = m.cell_vertices(c as usize);
+        let param = |v: u32| -> [f64; 3] {
+            let k = corners.iter().position(|&u| u == v).expect("a corner of the cell");
+            [
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0],
+                [0.0, 0.0, 1.0],
+                [1.0, 0.0, 1.0],
+                [1.0, 1.0, 1.0],
+                [0.0, 1.0, 1.0],
+            ][k]
+        };
+        let mean = |vs: &[u32]| -> [f64; 3] {
+            let ps: Vec<[f64; 3]> = vs.iter().map(|&v| param(v)).collect();
+            std::array::from_fn(|k| ps.iter().map(|p| p[k]).sum::<f64>() / ps.len() as f64)
+        };
+        let of_child = |r: usize| -> [f64; 3] {
+            if r < nv {
+                param(r as u32)
+            } else if r < nv + ne {
+                mean(&m.edge(r - nv))
+            } else if r < nv + ne + nf {
+                mean(m.face(r - nv - ne))
+            } else {
+                [0.5, 0.5, 0.5]
+            }
+        };
+        let corner = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [1.0, 0.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [0.0, 1.0, 1.0],
+        ];
+        for ch in 8 * c..8 * c + 8 {
+            let verts = child.cell_vertices(ch as usize);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for (k, &v) in verts.iter().enumerate() {
+                a.push((ch, corner[k]));
+                b.push((c, of_child(v as usize)));
+            }
+            let (la, lb) = (at(child, &y, &a, Quantity::Position), at(&m, &x, &b, Quantity::Position));
+            let d = la.iter().zip(lb.iter()).fold(0f64, |w, (p, q)| w.max((p - q).abs()));
+            assert!(d < 1e-12, "child {ch} of cell {c}: {d}");
+        }
+    }
+}
+
+#[test]
+fn the_limit_is_continuous_across_faces() {
+    let (m, x) = jittered(5, 2);
+    let (a, b) = (cell(5, 1, 2, 2), cell(5, 2, 2, 2));
+    for q in [Quantity::Position, Quantity::DerivV, Quantity::DerivW, Quantity::DerivU] {
+        let vw: Vec<[f64; 2]> = (0..5).flat_map(|i| (0..5).map(move |j| [i as f64 / 4.0, j as f64 / 3.7])).collect();
+        let sa: Vec<(u32, [f64; 3])> = vw.iter().map(|p| (a, [1.0, p[0], p[1]])).collect();
+        let sb: Vec<(u32, [f64; 3])> = vw.iter().map(|p| (b, [0.0, p[0], p[1]])).collect();
+        let (la, lb) = (at(&m, &x, &sa, q), at(&m, &x, &sb, q));
+        let d = la.iter().zip(lb.iter()).fold(0f64, |w, (p, q)| w.max((p - q).abs()));
+        assert!(d < 1e-12, "{q:?}: {d}");
+    }
+}
+
+#[test]
+fn derivatives_are_the_positions_difference_quotients() {
+    let (m, x) = jittered(4, 3);
+    let c = cell(4, 1, 2, 1);
+    let p = [0.3, 0.55, 0.7];
+    let h = 1e-6;
+    for (axis, q) in [(0, Quantity::DerivU), (1, Quantity::DerivV), (2, Quantity::DerivW)] {
+        let (mut lo, mut hi) = (p, p);
+        lo[axis] -= h;
+        hi[axis] += h;
+        let f = at(&m, &x, &[(c, lo), (c, hi)], Quantity::Position);
+        let d = at(&m, &x, &[(c, p)], q);
+        for k in 0..3 {
+            let fd = (f[[1, k]] - f[[0, k]]) / (2.0 * h);
+            assert!((fd - d[[0, k]]).abs() < 1e-7, "{q:?}[{k}]: {fd} vs {}", d[[0, k]]);
+        }
+    }
+}
+
+#[test]
+fn refined_control_points_converge_at_a_quarter_per_level() {
+    let (m, x) = jittered(4, 4);
+    let c = cell(4, 1, 1, 1);
+    let v = m.cell_vertices(c as usize)[6];
+    let limit = at(&m, &x, &[(c, [1.0, 1.0, 1.0])], Quantity::Position);
+    let mut errors = Vec::new();
+    for levels in 1..=3 {
+        let y = eval(&CatmarkSolid.build(&m, levels, Par::Rayon).unwrap(), x.view(), Par::Rayon).unwrap();
+        // Vertex points keep their ids: `v` is the corner at every level.
+        let e = (0..3).map(|k| (y[[v as usize, k]] - limit[[0, k]]).powi(2)).sum::<f64>().sqrt();
+        errors.push(e);
+    }
+    // The error is dominated by the subdivision matrix's eigenvalue 1/4
+    // (the next ones, 1/8 and below, fade): rates tend to 4.
+    let rates: Vec<f64> = errors.windows(2).map(|w| w[0] / w[1]).collect();
+    assert!(rates.iter().all(|r| (3.8..4.5).contains(r)), "errors {errors:?}, rates {rates:?}");
+    assert!((rates[1] - 4.0).abs() < (rates[0] - 4.0).abs().max(0.05), "rates {rates:?} do not approach 4");
+}
+
+#[test]
+fn cells_not_yet_evaluated_are_refused_by_index() {
+    let (m, _) = jittered(4, 5);
+    let e = limit_matrix(&m, &[(cell(4, 1, 1, 1), [0.5; 3]), (0, [0.5; 3])], Quantity::Position, Par::Seq).unwrap_err();
+    assert!(matches!(e, subla_scheme::SchemeError::Unsupported { ref element, .. } if element == "cell 0"), "{e}");
+}
+
+#[test]
+fn limit_sampling_holds_the_scheme_contract() {
+    let (m, _) = jittered(4, 6);
+    let regular: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| regular_grid(&m, c as usize).is_some()).collect();
+    let r = subla_solid::limit::SolidLimit::grid(regular.iter().copied(), 3, Quantity::Position);
+    subla_scheme::testing::check_contract_of(&r, &m, m.num_vertices(), 1, 1e-12);
+    // Derivatives: rows sum to zero (a constant field has none).
+    for q in [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW] {
+        let d = limit_matrix(&m, &[(regular[0], [0.2, 0.4, 0.9])], q, Par::Seq).unwrap();
+        assert!(d.row(0).1.iter().sum::<f64>().abs() < 1e-14, "{q:?}");
+    }
+}
