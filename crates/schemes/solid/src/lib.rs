@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod algebra;
 pub mod limit;
 mod rules;
 

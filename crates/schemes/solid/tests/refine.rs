@@ -193,3 +193,19 @@ fn predicted_counts_are_the_built_ones() {
         }
     }
 }
+
+#[test]
+fn the_algebra_gives_the_kernel_rows_points() {
+    let mut shapes = examples().unwrap();
+    shapes.push(("grid", hex_grid(3, 2, 4).unwrap()));
+    for (name, d) in shapes {
+        let x = data(d.mesh.num_vertices(), 4, 12);
+        let want = eval(&CatmarkSolid.build(&d.mesh, 1, Par::Rayon).unwrap(), x.view(), Par::Rayon).unwrap();
+        for par in [Par::Seq, Par::Rayon] {
+            let got = subla_solid::algebra::child_points(&d.mesh, x.view(), par).unwrap();
+            assert_eq!(got.dim(), want.dim(), "{name}");
+            let diff = got.iter().zip(want.iter()).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(diff < 1e-14, "{name}: algebra and kernel rows differ by {diff}");
+        }
+    }
+}
