@@ -191,3 +191,24 @@ fn limit_sampling_holds_the_scheme_contract() {
         assert!(d.row(0).1.iter().sum::<f64>().abs() < 1e-14, "{q:?}");
     }
 }
+
+#[test]
+fn the_direct_evaluator_equals_the_limit_matrix() {
+    use subla_solid::limit::RegularEval;
+    let (m, x) = jittered(5, 7);
+    let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| regular_grid(&m, c as usize).is_some()).collect();
+    for k in [1, 3, 4] {
+        let ev = RegularEval::new(&m, &cells, k, Par::Rayon).unwrap();
+        for q in [Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW] {
+            let samples = subla_solid::limit::SolidLimit::grid(cells.iter().copied(), k, q).samples().to_vec();
+            let want = at(&m, &x, &samples, q);
+            for par in [Par::Seq, Par::Rayon] {
+                let mut out = Array2::zeros((ev.num_samples(), 3));
+                ev.eval_into(x.view(), q, out.view_mut(), par);
+                let d = out.iter().zip(want.iter()).fold(0f64, |w, (p, q)| w.max((p - q).abs()));
+                assert!(d < 1e-13, "k {k}, {q:?}: {d}");
+            }
+        }
+    }
+    assert!(RegularEval::new(&m, &[0], 2, Par::Seq).is_err());
+}

@@ -1,0 +1,101 @@
+//! Catmull-Clark solids: limit evaluation of regular cells on the CPU
+//! (`RegularEval`, rayon) against the memory floor measured in the same
+//! run, and refinement (`CatmarkSolid`: build and eval).
+//!
+//! `cargo bench -p subla-bench --bench solid` (`SUBLA_BENCH_QUICK=1`: a
+//! smaller grid)
+//!
+//! The model is an `n³` hexahedral grid (`n = 48`: 110,592 cells, 97,336 of
+//! them regular interior cells), jittered. Evaluation writes `k³` samples
+//! per regular cell (`k = 4`: 64, `k = 8`: 512), positions in `f64`. Its
+//! floor is the bytes it must move: the samples written (24 bytes each)
+//! and the control points read once (24 bytes a vertex); the floor time is
+//! a parallel copy of as many bytes, measured here, so the ratio is
+//! evaluation time over the time the memory system needs for its bytes.
+//! Layered and irregular cells are not evaluated yet (no row for them).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use ndarray::Array2;
+use rayon::prelude::*;
+use subla_algebra::Par;
+use subla_scheme::{Plan, Refiner, eval};
+use subla_solid::CatmarkSolid;
+use subla_solid::limit::{Quantity, RegularEval, regular_grid};
+use subla_volume::shapes::hex_grid;
+
+/// Minimum seconds of `runs` runs of `f` after one warm-up.
+fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
+    black_box(f());
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        black_box(f());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+fn main() {
+    let quick = std::env::var_os("SUBLA_BENCH_QUICK").is_some();
+    let (n, runs) = if quick { (16, 3) } else { (48, 7) };
+    let g = hex_grid(n, n, n).expect("a grid");
+    let mut s = 1u64;
+    let x = g.vertices.mapv(|v| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        v + 0.2 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
+    });
+    let m = &g.mesh;
+    let threads = rayon::current_num_threads();
+    println!("solid bench: {n}³ grid, {} cells, {} vertices; {threads} threads", m.num_cells(), m.num_vertices());
+    let t = Instant::now();
+    let cells: Vec<u32> =
+        (0..m.num_cells() as u32).into_par_iter().filter(|&c| regular_grid(m, c as usize).is_some()).collect();
+    println!("regular interior cells: {} (found in {:.0} ms)", cells.len(), t.elapsed().as_secs_f64() * 1e3);
+    println!("\n== limit evaluation of regular cells (positions, f64)");
+    println!(
+        "{:>4} {:>12} {:>10} {:>14} {:>10} {:>10} {:>8}",
+        "k", "samples", "eval ms", "samples/s", "MB moved", "floor ms", "ratio"
+    );
+    for k in [4usize, 8] {
+        let ev = RegularEval::new(m, &cells, k, Par::Rayon).expect("regular cells");
+        let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
+        let secs = time(runs, || ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon));
+        let bytes = (ev.num_samples() * 24 + m.num_vertices() * 24) as f64;
+        // The floor: a parallel copy of as many bytes, source and
+        // destination already touched.
+        let words = (bytes / 8.0) as usize;
+        let src = vec![1.0f64; words];
+        let mut dst = vec![0.0f64; words];
+        let floor = time(runs, || {
+            dst.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
+        });
+        println!(
+            "{k:>4} {:>12} {:>10.2} {:>14.3e} {:>10.1} {:>10.2} {:>8.2}",
+            ev.num_samples(),
+            secs * 1e3,
+            ev.num_samples() as f64 / secs,
+            bytes / 1e6,
+            floor * 1e3,
+            secs / floor
+        );
+        // The same samples as the limit matrix (a spot check of the bench's
+        // output, not a test).
+        black_box(&out);
+    }
+    println!("\n== refinement (CatmarkSolid), build and eval");
+    let small = hex_grid(n / 2, n / 2, n / 2).expect("a grid");
+    for levels in [1u32, 2] {
+        let build = time(3.min(runs), || CatmarkSolid.build(&small.mesh, levels, Par::Rayon).expect("a build"));
+        let plan = CatmarkSolid.build(&small.mesh, levels, Par::Rayon).expect("a build");
+        let ev = time(runs, || eval(&plan, small.vertices.view(), Par::Rayon).expect("eval"));
+        println!(
+            "{}³ grid, {levels} levels: {} cells out, build {:.1} ms, eval {:.2} ms",
+            n / 2,
+            plan.mesh(plan.levels()).num_cells(),
+            build * 1e3,
+            ev * 1e3
+        );
+    }
+}
