@@ -8,9 +8,14 @@
 //! 1, `v` from 0 to 3, `w` from 0 to 4. Control point `(i, j, k)`
 //! (`0 ..= 3` each, the cell spanning `1 ..= 2`) is entry `i + 4j + 16k`.
 //!
+//! A regular cell with one face on the boundary has a 4 × 4 × 3 grid: the
+//! layer beyond the boundary is a phantom, `2 P₁ − P₂` of the two next to
+//! it, which is what the boundary rules (the boundary surface refining by
+//! itself) make of the cubic B-spline ([`control_grid`]).
+//!
 //! Layered and irregular cells (extraordinary edges; Stam's eigenstructure
-//! and the local volumetric subdivision matrix) and regular cells at the
-//! boundary are not evaluated yet: they are refused, naming the cell.
+//! and the local volumetric subdivision matrix) and cells at boundary edges
+//! are not evaluated yet: they are refused, naming the cell.
 
 use std::collections::HashMap;
 
@@ -30,8 +35,30 @@ const HEX_CORNERS: [[i32; 3]; 8] =
 /// hexahedron inside a regular grid: the 27 hexahedra around it (reached
 /// across faces) form a 3 × 3 × 3 block whose 64 vertices are distinct
 /// and consistently placed, and none of its vertices is on the boundary.
-/// `None` otherwise.
+/// `None` otherwise (see [`control_grid`] for cells on the boundary).
 pub fn regular_grid(m: &VolMesh, c: usize) -> Option<[u32; 64]> {
+    control_grid(m, c).filter(|g| g.phantom.is_none()).map(|g| g.points)
+}
+
+/// The control points of a regular cell, interior or with one face on the
+/// boundary.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ControlGrid {
+    /// Entry `i + 4j + 16k`; [`NONE`] in the phantom layer.
+    pub points: [u32; 64],
+    /// For a cell with a face on the boundary: the axis (0 `u`, 1 `v`, 2
+    /// `w`) and side (`true`: index 3) of the layer beyond it, which the
+    /// boundary rules make `2 P₁ − P₂` of the two layers next to it (the
+    /// cubic B-spline's end condition that Catmull-Clark's boundary rule
+    /// reproduces: the boundary layer refines by itself).
+    pub phantom: Option<(u8, bool)>,
+}
+
+/// The control grid of cell `c` where it is regular: inside the mesh (as
+/// [`regular_grid`]), or with exactly one face on the boundary, the 18
+/// hexahedra of the 3 × 3 × 2 block around it present and its vertices
+/// regular (six edges inside, five on the boundary). `None` otherwise.
+pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
     if m.kind(c) != CellKind::Hexahedron {
         return None;
     }
@@ -60,6 +87,7 @@ pub fn regular_grid(m: &VolMesh, c: usize) -> Option<[u32; 64]> {
         }
     }
     let mut placed: HashMap<u32, [i32; 3]> = HashMap::from([(c as u32, [1, 1, 1])]);
+    let mut missing: Option<(u8, bool)> = None;
     let mut queue = vec![c as u32];
     while let Some(cell) = queue.pop() {
         let lo = placed[&cell];
@@ -80,8 +108,13 @@ pub fn regular_grid(m: &VolMesh, c: usize) -> Option<[u32; 64]> {
                 continue;
             }
             if other == NONE {
-                // A boundary face inside the block: not a regular grid.
-                return None;
+                // A boundary face inside the block: the layer beyond it is
+                // the phantom one, the same for every cell.
+                let side = (axis as u8, high);
+                if *missing.get_or_insert(side) != side {
+                    return None;
+                }
+                continue;
             }
             if let Some(&q) = placed.get(&other) {
                 if q != next {
@@ -119,24 +152,44 @@ pub fn regular_grid(m: &VolMesh, c: usize) -> Option<[u32; 64]> {
             queue.push(other);
         }
     }
-    if placed.len() != 27 || at.len() != 64 {
+    let (cells, points) = if missing.is_some() { (18, 48) } else { (27, 64) };
+    if placed.len() != cells || at.len() != points {
         return None;
     }
-    // Every control point's cells are in the block: no vertex of the 3 × 3
-    // × 3 block's interior 2 × 2 × 2 core touches the boundary, and the
-    // core's vertices have eight cells each (checked through the edges:
-    // six, each of four faces).
+    // The cell's own vertices are regular: inside, six edges (so eight
+    // cells and regular edges around each); on the boundary face, five
+    // (four cells, a regular boundary surface around it).
     for (&v, p) in &at {
-        let core = p.iter().all(|&x| (1..=2).contains(&x));
-        if core && (m.is_boundary_vertex(v as usize) || m.vertex_edges(v as usize).len() != 6) {
+        if !p.iter().all(|&x| (1..=2).contains(&x)) {
+            continue;
+        }
+        let on_boundary = missing.is_some_and(|(ax, high)| p[ax as usize] == if high { 2 } else { 1 });
+        let edges = if on_boundary { 5 } else { 6 };
+        if m.is_boundary_vertex(v as usize) != on_boundary || m.vertex_edges(v as usize).len() != edges {
             return None;
         }
     }
-    let mut out = [0u32; 64];
+    let mut out = [NONE; 64];
     for (p, &v) in &grid {
         out[(p[0] + 4 * p[1] + 16 * p[2]) as usize] = v;
     }
-    Some(out)
+    Some(ControlGrid { points: out, phantom: missing })
+}
+
+/// Folds the phantom layer of `w` (weights in the grid's order) into the
+/// two layers next to it: `P_m = 2 P_near − P_far`.
+fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
+    let Some((axis, high)) = phantom else { return };
+    let stride = [1usize, 4, 16][axis as usize];
+    let (m, near, far) = if high { (3, 2, 1) } else { (0, 1, 2) };
+    for e in 0..64 {
+        if (e / stride) % 4 == m {
+            let base = e - m * stride;
+            let wm = std::mem::take(&mut w[e]);
+            w[base + near * stride] += 2.0 * wm;
+            w[base + far * stride] -= wm;
+        }
+    }
 }
 
 /// The uniform cubic B-spline basis at `t` and its derivative.
@@ -192,25 +245,24 @@ pub fn tricubic_weights(uvw: [f64; 3], q: Quantity) -> [f64; 64] {
 /// cell's 64 control points.
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] naming the first cell (by index) that is
-/// not a regular interior hexahedron, or past the mesh's cells: boundary,
-/// layered and irregular cells are not evaluated yet (refine the mesh so
-/// that the samples fall in regular cells).
+/// [`SchemeError::Unsupported`] naming the first cell (by index) without a
+/// [`control_grid`], or past the mesh's cells: layered and irregular cells
+/// and cells at boundary edges are not evaluated yet.
 pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: Par) -> Result<CsrMat<f64>> {
     let mut cells: Vec<u32> = samples.iter().map(|s| s.0).collect();
     cells.sort_unstable();
     cells.dedup();
-    let mut grids: HashMap<u32, [u32; 64]> = HashMap::with_capacity(cells.len());
+    let mut grids: HashMap<u32, ControlGrid> = HashMap::with_capacity(cells.len());
     for &c in &cells {
         let g = (c as usize) < m.num_cells();
-        match g.then(|| regular_grid(m, c as usize)).flatten() {
+        match g.then(|| control_grid(m, c as usize)).flatten() {
             Some(g) => {
                 grids.insert(c, g);
             }
             None => {
                 return Err(SchemeError::Unsupported {
                     scheme: "catmark-solid-limit",
-                    feature: "a cell that is not a regular interior hexahedron (boundary, layered and irregular cells are not evaluated yet)",
+                    feature: "a cell that is not a regular hexahedron, inside or with one face on the boundary (layered and irregular cells, and cells at boundary edges, are not evaluated yet)",
                     element: format!("cell {c}"),
                     supported_by: "no path yet: refine first, and sample the regular cells",
                 });
@@ -220,8 +272,9 @@ pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: 
     assemble_rows(samples.len(), m.num_vertices(), par, |r, s| {
         let (c, uvw) = samples[r];
         let g = &grids[&c];
-        let w = tricubic_weights(uvw, q);
-        s.extend(g.iter().zip(w).map(|(&v, w)| (v, w)));
+        let mut w = tricubic_weights(uvw, q);
+        fold_phantom(&mut w, g.phantom);
+        s.extend(g.points.iter().zip(w).filter(|&(&v, _)| v != NONE).map(|(&v, w)| (v, w)));
     })
 }
 
@@ -286,7 +339,7 @@ impl RegularEval {
         // Blocks of cells, each run by the widest vector code the CPU has
         // (the same operations in the same order: the same bits).
         const BLOCK: usize = 32;
-        let block = |(gs, o): (&[[u32; 64]], &mut [f64])| {
+        let block = |(gs, o): (&[ControlGrid], &mut [f64])| {
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2, checked just above.
@@ -307,7 +360,7 @@ impl RegularEval {
 #[inline(always)]
 fn cells_fixed<const K: usize>(
     xs: &[f64],
-    gs: &[[u32; 64]],
+    gs: &[ControlGrid],
     tu: &[[f64; K]; 4],
     tv: &[[f64; 4]; K],
     tw: &[[f64; 4]; K],
@@ -327,13 +380,38 @@ fn cells_fixed<const K: usize>(
 #[target_feature(enable = "avx2")]
 unsafe fn cells_avx2<const K: usize>(
     xs: &[f64],
-    gs: &[[u32; 64]],
+    gs: &[ControlGrid],
     tu: &[[f64; K]; 4],
     tv: &[[f64; 4]; K],
     tw: &[[f64; 4]; K],
     o: &mut [f64],
 ) {
     cells_fixed::<K>(xs, gs, tu, tv, tw, o);
+}
+
+/// The 64 control points of `g` from the points `xs` (`V × 3`), the
+/// phantom layer extrapolated (`2 P_near − P_far`).
+#[inline(always)]
+fn gather(xs: &[f64], g: &ControlGrid) -> [[f64; 3]; 64] {
+    let mut pts = [[0.0f64; 3]; 64];
+    for (e, &v) in g.points.iter().enumerate() {
+        if v != NONE {
+            let v = v as usize * 3;
+            pts[e] = [xs[v], xs[v + 1], xs[v + 2]];
+        }
+    }
+    if let Some((axis, high)) = g.phantom {
+        let stride = [1usize, 4, 16][axis as usize];
+        let (m, near, far) = if high { (3, 2, 1) } else { (0, 1, 2) };
+        for e in 0..64 {
+            if (e / stride) % 4 == m {
+                let base = e - m * stride;
+                let (pn, pf) = (pts[base + near * stride], pts[base + far * stride]);
+                pts[e] = std::array::from_fn(|c| 2.0 * pn[c] - pf[c]);
+            }
+        }
+    }
+    pts
 }
 
 /// One regular cell's `K³` samples into `o` (`K³ × 3`, `w` outer): its
@@ -343,18 +421,18 @@ unsafe fn cells_avx2<const K: usize>(
 #[inline(always)]
 fn cell_fixed<const K: usize>(
     xs: &[f64],
-    g: &[u32; 64],
+    g: &ControlGrid,
     tu: &[[f64; K]; 4],
     tv: &[[f64; 4]; K],
     tw: &[[f64; 4]; K],
     o: &mut [f64],
 ) {
+    let pts = gather(xs, g);
     let mut p = [[[[0.0f64; 4]; 4]; 4]; 3];
-    for (e, &v) in g.iter().enumerate() {
-        let v = v as usize * 3;
+    for (e, x) in pts.iter().enumerate() {
         let (i, j, l) = (e % 4, (e / 4) % 4, e / 16);
         for c in 0..3 {
-            p[c][l][j][i] = xs[v + c];
+            p[c][l][j][i] = x[c];
         }
     }
     let mut a = [[[[0.0f64; K]; 4]; 4]; 3];
@@ -520,7 +598,7 @@ impl subla_scheme::Plan for SolidLimitPlan {
 #[derive(Clone, Debug)]
 pub struct RegularEval {
     cells: Vec<u32>,
-    grids: Vec<[u32; 64]>,
+    grids: Vec<ControlGrid>,
     k: usize,
     /// Basis (and derivative) values at the `k` parameters, `[t][i]`.
     basis: Vec<[f64; 4]>,
@@ -533,20 +611,20 @@ impl RegularEval {
     /// (`k ≥ 1`; the centre where `k = 1`).
     ///
     /// # Errors
-    /// [`SchemeError::Unsupported`] naming the first cell that is not a
-    /// regular interior hexahedron.
+    /// [`SchemeError::Unsupported`] naming the first cell without a
+    /// [`control_grid`].
     pub fn new(m: &VolMesh, cells: &[u32], k: usize, par: Par) -> Result<RegularEval> {
         use rayon::prelude::*;
         let k = k.max(1);
-        let gather = |&c: &u32| ((c as usize) < m.num_cells()).then(|| regular_grid(m, c as usize)).flatten().ok_or(c);
-        let grids: std::result::Result<Vec<[u32; 64]>, u32> = if par == Par::Rayon && cells.len() >= 256 {
+        let gather = |&c: &u32| ((c as usize) < m.num_cells()).then(|| control_grid(m, c as usize)).flatten().ok_or(c);
+        let grids: std::result::Result<Vec<ControlGrid>, u32> = if par == Par::Rayon && cells.len() >= 256 {
             cells.par_iter().with_min_len(64).map(gather).collect()
         } else {
             cells.iter().map(gather).collect()
         };
         let grids = grids.map_err(|c| SchemeError::Unsupported {
             scheme: "catmark-solid-limit",
-            feature: "a cell that is not a regular interior hexahedron (boundary, layered and irregular cells are not evaluated yet)",
+            feature: "a cell that is not a regular hexahedron, inside or with one face on the boundary (layered and irregular cells, and cells at boundary edges, are not evaluated yet)",
             element: format!("cell {c}"),
             supported_by: "no path yet: refine first, and sample the regular cells",
         })?;
@@ -596,15 +674,16 @@ impl RegularEval {
         let (bu, bv, bw) = (pick(0), pick(1), pick(2));
         let scratch = || (vec![[0.0f64; 3]; 16 * k], vec![[0.0f64; 3]; 4 * k * k]);
         type Scratch = (Vec<[f64; 3]>, Vec<[f64; 3]>);
-        let cell = |(a, bvals): &mut Scratch, (g, o): (&[u32; 64], &mut [f64])| {
+        let cell = |(a, bvals): &mut Scratch, (g, o): (&ControlGrid, &mut [f64])| {
+            let pts = gather(xs, g);
             // u: 16 rows (j, l) of 4 points → k values each.
             for row in 0..16 {
                 for (iu, b) in bu.iter().enumerate() {
                     let mut acc = [0.0; 3];
                     for i in 0..4 {
-                        let v = g[i + 4 * row] as usize * 3;
+                        let x = pts[i + 4 * row];
                         for c in 0..3 {
-                            acc[c] += b[i] * xs[v + c];
+                            acc[c] += b[i] * x[c];
                         }
                     }
                     a[row * k + iu] = acc;

@@ -8,7 +8,7 @@ use subla_algebra::Par;
 use subla_algebra::spmv::spmv_csr;
 use subla_scheme::{Refiner, eval};
 use subla_solid::CatmarkSolid;
-use subla_solid::limit::{Quantity, limit_matrix, regular_grid};
+use subla_solid::limit::{Quantity, control_grid, limit_matrix, regular_grid};
 use subla_volume::VolMesh;
 use subla_volume::shapes::hex_grid;
 
@@ -52,6 +52,21 @@ fn the_control_grid_of_an_interior_cell_is_its_lattice() {
         }
     }
     assert_eq!(regular, 8);
+    // With one face on the boundary: the cells in the middle of each side
+    // of the box (6 sides × 2 × 2), their phantom layer beyond that face.
+    let mut sides = 0;
+    for c in 0..g.num_cells() {
+        let ijk = [c % n, (c / n) % n, c / (n * n)];
+        let outer: Vec<usize> = (0..3).filter(|&a| ijk[a] == 0 || ijk[a] == n - 1).collect();
+        let grid = control_grid(&g, c);
+        assert_eq!(grid.is_some(), outer.len() <= 1, "cell {c}");
+        if let (Some(grid), [axis]) = (grid, outer.as_slice()) {
+            sides += 1;
+            assert_eq!(grid.phantom, Some((*axis as u8, ijk[*axis] == n - 1)), "cell {c}");
+            assert_eq!(grid.points.iter().filter(|&&v| v == subla_volume::NONE).count(), 16);
+        }
+    }
+    assert_eq!(sides, 24);
     // A block with an extraordinary edge has no regular cell at it.
     let b = subla_volume::shapes::extraordinary_block(3).unwrap().mesh;
     assert!((0..b.num_cells()).all(|c| regular_grid(&b, c).is_none()));
@@ -65,7 +80,11 @@ fn a_child_cell_has_its_parents_limit() {
     let child = plan.mesh(1);
     let (nv, ne, nf) = (m.num_vertices(), m.num_edges(), m.num_faces());
     // The parameter in the parent cell `c` of each child point of it.
-    for &c in &[cell(5, 1, 1, 1), cell(5, 2, 1, 3), cell(5, 3, 2, 2)] {
+    // Interior cells, and cells with one face on the boundary (on each
+    // side of two axes: the phantom layer low and high).
+    for &c in
+        &[cell(5, 1, 1, 1), cell(5, 2, 1, 3), cell(5, 3, 2, 2), cell(5, 0, 2, 2), cell(5, 2, 4, 1), cell(5, 3, 2, 4)]
+    {
         let corners = m.cell_vertices(c as usize);
         let param = |v: u32| -> [f64; 3] {
             let k = corners.iter().position(|&u| u == v).expect("a corner of the cell");
@@ -134,6 +153,22 @@ fn the_limit_is_continuous_across_faces() {
 }
 
 #[test]
+fn the_limit_is_continuous_from_a_boundary_cell_inwards() {
+    let (m, x) = jittered(5, 8);
+    // Cell (2, 2, 0) has its bottom face on the boundary; (2, 2, 1) is
+    // above it, inside.
+    let (a, b) = (cell(5, 2, 2, 0), cell(5, 2, 2, 1));
+    for q in [Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW] {
+        let uv: Vec<[f64; 2]> = (0..4).flat_map(|i| (0..4).map(move |j| [i as f64 / 3.0, j as f64 / 3.0])).collect();
+        let sa: Vec<(u32, [f64; 3])> = uv.iter().map(|p| (a, [p[0], p[1], 1.0])).collect();
+        let sb: Vec<(u32, [f64; 3])> = uv.iter().map(|p| (b, [p[0], p[1], 0.0])).collect();
+        let (la, lb) = (at(&m, &x, &sa, q), at(&m, &x, &sb, q));
+        let d = la.iter().zip(lb.iter()).fold(0f64, |w, (p, q)| w.max((p - q).abs()));
+        assert!(d < 1e-12, "{q:?}: {d}");
+    }
+}
+
+#[test]
 fn derivatives_are_the_positions_difference_quotients() {
     let (m, x) = jittered(4, 3);
     let c = cell(4, 1, 2, 1);
@@ -182,7 +217,7 @@ fn cells_not_yet_evaluated_are_refused_by_index() {
 #[test]
 fn limit_sampling_holds_the_scheme_contract() {
     let (m, _) = jittered(4, 6);
-    let regular: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| regular_grid(&m, c as usize).is_some()).collect();
+    let regular: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| control_grid(&m, c as usize).is_some()).collect();
     let r = subla_solid::limit::SolidLimit::grid(regular.iter().copied(), 3, Quantity::Position);
     subla_scheme::testing::check_contract_of(&r, &m, m.num_vertices(), 1, 1e-12);
     // Derivatives: rows sum to zero (a constant field has none).
@@ -196,7 +231,9 @@ fn limit_sampling_holds_the_scheme_contract() {
 fn the_direct_evaluator_equals_the_limit_matrix() {
     use subla_solid::limit::RegularEval;
     let (m, x) = jittered(5, 7);
-    let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| regular_grid(&m, c as usize).is_some()).collect();
+    // Interior cells and cells with one face on the boundary.
+    let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| control_grid(&m, c as usize).is_some()).collect();
+    assert!(cells.iter().any(|&c| regular_grid(&m, c as usize).is_none()));
     for k in [1, 3, 4] {
         let ev = RegularEval::new(&m, &cells, k, Par::Rayon).unwrap();
         for q in [Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW] {
