@@ -4,6 +4,7 @@
 //! subla solid info IN.vtk|IN.mesh [--json]
 //! subla solid subdivide IN.vtk|IN.mesh --levels N -o OUT.vtk|OUT.mesh [--binary]
 //!       [--surface OUT.obj] [--max-memory 4G]
+//! subla solid limit IN.vtk|IN.mesh --grid K [--derivatives] [--cells all|regular] -o OUT.txt
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -31,6 +32,43 @@ pub(crate) enum SolidCommand {
     /// Refine a volumetric mesh with Catmull-Clark solid rules and write
     /// the result (VTK or Medit), optionally its boundary surface as OBJ.
     Subdivide(SolidSubdivideArgs),
+    /// The limit volume (and its derivatives) on a K × K × K grid of every
+    /// cell, as text: `cell u v w x y z [dx/du dx/dv dx/dw]` per line.
+    Limit(SolidLimitArgs),
+}
+
+/// Which cells `subla solid limit` samples.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LimitCells {
+    /// Every cell; a cell that cannot be evaluated yet is an error naming
+    /// it.
+    All,
+    /// The cells that can be evaluated (regular, inside or with one face on
+    /// the boundary); the others are counted in a warning.
+    Regular,
+}
+
+/// Arguments of `subla solid limit`.
+#[derive(Args, Debug)]
+pub(crate) struct SolidLimitArgs {
+    /// A VTK legacy unstructured grid (`.vtk`) or a Medit file (`.mesh`).
+    input: PathBuf,
+    /// Samples per direction in each cell: `u = i/(K−1)` (the centre for
+    /// K = 1), `w` outer, then `v`, then `u`.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    grid: u32,
+    /// Also write the three derivative vectors.
+    #[arg(long)]
+    derivatives: bool,
+    /// The samples, as text.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Which cells to sample.
+    #[arg(long, value_enum, default_value_t = LimitCells::All)]
+    cells: LimitCells,
+    /// Memory budget (bytes, or with K/M/G).
+    #[arg(long, value_parser = crate::parse_bytes)]
+    max_memory: Option<u64>,
 }
 
 /// Arguments of `subla solid`.
@@ -95,6 +133,7 @@ pub(crate) fn solid(args: &SolidArgs, progress: Progress, quiet: bool) -> Result
     match &args.command {
         SolidCommand::Info(a) => info(a, progress),
         SolidCommand::Subdivide(a) => subdivide(a, progress, quiet),
+        SolidCommand::Limit(a) => limit(a, progress, quiet),
     }
 }
 
@@ -282,4 +321,110 @@ fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
     };
     let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", shown(path)))?;
     subla_mesh::obj::write_obj_faces(&faces, file).map_err(|e| format!("{}: {e}", shown(path)))
+}
+
+fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), String> {
+    use std::io::Write;
+    use subla_solid::limit::{Quantity, RegularEval, control_grid};
+    let t0 = Instant::now();
+    let bar = progress.phase(format!("reading {}", shown(&args.input)));
+    let d = read(&args.input)?;
+    bar.finish_and_clear();
+    let m = &d.mesh;
+    let k = args.grid as usize;
+    let cells: Vec<u32> = match args.cells {
+        LimitCells::All => (0..m.num_cells() as u32).collect(),
+        LimitCells::Regular => {
+            let ok: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| control_grid(m, c as usize).is_some()).collect();
+            if ok.len() < m.num_cells() {
+                eprintln!(
+                    "warning: {}: {} of {} cells are not evaluated yet (layered, irregular, at boundary edges) and were left out",
+                    shown(&args.input),
+                    m.num_cells() - ok.len(),
+                    m.num_cells()
+                );
+            }
+            ok
+        }
+    };
+    let per_sample = if args.derivatives { 12 } else { 3 };
+    let samples = cells.len() as u128 * (k as u128).pow(3);
+    // Values in f64 and their text (about 25 bytes a number).
+    let need = samples * per_sample as u128 * (8 + 25);
+    let (budget, what) = memory::budget(args.max_memory);
+    if need > u128::from(budget) {
+        return Err(format!(
+            "{samples} samples would need about {} MB, over the budget of {} MB ({what}); {}",
+            need >> 20,
+            budget >> 20,
+            memory::advice(&what).replace("fewer levels", "a smaller --grid")
+        ));
+    }
+    let bar = progress.phase(format!("evaluating {samples} samples"));
+    let ev = RegularEval::new(m, &cells, k, Par::Rayon).map_err(|e| format!("{}: {e}", shown(&args.input)))?;
+    let quantities: &[Quantity] = if args.derivatives {
+        &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
+    } else {
+        &[Quantity::Position]
+    };
+    let values: Vec<Array2<f64>> = quantities
+        .iter()
+        .map(|&q| {
+            let mut out = Array2::zeros((ev.num_samples(), 3));
+            ev.eval_into(d.vertices.view(), q, out.view_mut(), Par::Rayon);
+            out
+        })
+        .collect();
+    bar.finish_and_clear();
+    let bar = progress.phase(format!("writing {}", shown(&args.output)));
+    let file = std::fs::File::create(&args.output).map_err(|e| format!("{}: {e}", shown(&args.output)))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let io = |e: std::io::Error| format!("{}: {e}", shown(&args.output));
+    writeln!(w, "# subla solid limit of {}: {} cells, {k}^3 samples each", shown(&args.input), cells.len())
+        .map_err(io)?;
+    let cols = if args.derivatives {
+        "cell u v w x y z dxdu dydu dzdu dxdv dydv dzdv dxdw dydw dzdw"
+    } else {
+        "cell u v w x y z"
+    };
+    writeln!(w, "# {cols}").map_err(io)?;
+    let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+    let mut fbuf = ryu::Buffer::new();
+    let mut line = String::new();
+    for (ci, &c) in cells.iter().enumerate() {
+        for l in 0..k {
+            for j in 0..k {
+                for i in 0..k {
+                    let row = ((ci * k + l) * k + j) * k + i;
+                    line.clear();
+                    line.push_str(&c.to_string());
+                    for p in [t(i), t(j), t(l)] {
+                        line.push(' ');
+                        line.push_str(fbuf.format(p));
+                    }
+                    for v in &values {
+                        for x in v.row(row) {
+                            line.push(' ');
+                            line.push_str(fbuf.format(*x));
+                        }
+                    }
+                    line.push('\n');
+                    w.write_all(line.as_bytes()).map_err(io)?;
+                }
+            }
+        }
+    }
+    w.flush().map_err(io)?;
+    bar.finish_and_clear();
+    if !quiet {
+        println!(
+            "{}: {} samples of {} cells → {} ({} ms)",
+            shown(&args.input),
+            ev.num_samples(),
+            cells.len(),
+            shown(&args.output),
+            t0.elapsed().as_millis()
+        );
+    }
+    Ok(())
 }

@@ -113,3 +113,54 @@ fn tempdir() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+#[test]
+fn limit_writes_every_sample_or_names_the_cell_it_cannot_evaluate() {
+    let dir = tempdir();
+    let out = dir.join("l.txt");
+    let cyl = data("cylinder.vtk");
+    let o = subla(&["solid", "limit", cyl.to_str().unwrap(), "--grid", "2", "-o", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("cell 0 is not evaluated yet"), "{}", text(&o));
+    let o = subla(&[
+        "solid",
+        "limit",
+        cyl.to_str().unwrap(),
+        "--grid",
+        "2",
+        "--cells",
+        "regular",
+        "--derivatives",
+        "-o",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("64 of 80 cells are not evaluated yet"), "{}", text(&o));
+    let lines: Vec<String> = std::fs::read_to_string(&out).unwrap().lines().map(str::to_owned).collect();
+    let data_lines: Vec<&String> = lines.iter().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(data_lines.len(), 16 * 8);
+    assert!(data_lines.iter().all(|l| l.split_whitespace().count() == 16));
+    // Samples run w outer, then v, then u.
+    let uvw: Vec<f64> = data_lines[1].split_whitespace().skip(1).take(3).map(|t| t.parse().unwrap()).collect();
+    assert_eq!(uvw, vec![1.0, 0.0, 0.0]);
+    // A grid: every cell in the middle of a side or inside is evaluated.
+    let grid = dir.join("grid.vtk");
+    let g = subla_volume::shapes::hex_grid(4, 4, 4).unwrap();
+    subla_volume::vtk::write_vtk_file(&g, &grid, subla_volume::vtk::VtkEncoding::Binary).unwrap();
+    let o = subla(&[
+        "solid",
+        "limit",
+        grid.to_str().unwrap(),
+        "--grid",
+        "3",
+        "--cells",
+        "regular",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let n = std::fs::read_to_string(&out).unwrap().lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(n, (8 + 24) * 27);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -192,6 +192,27 @@ fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
     }
 }
 
+/// Why a cell's limit is not evaluated; the source of the
+/// [`SchemeError::Scheme`] the limit functions return (reach it with
+/// `std::error::Error::source` and `downcast_ref`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LimitError {
+    /// The cell is not a regular hexahedron, inside or with one face on
+    /// the boundary (or is past the mesh's cells).
+    #[error(
+        "cell {cell} is not evaluated yet: it is not a regular hexahedron inside or with one face on the boundary (layered and irregular cells and cells at boundary edges are not evaluated yet; sample the regular ones)"
+    )]
+    NotEvaluable {
+        /// The cell.
+        cell: u32,
+    },
+}
+
+fn not_evaluable(cell: u32) -> SchemeError {
+    SchemeError::scheme("catmark-solid-limit", LimitError::NotEvaluable { cell })
+}
+
 /// The uniform cubic B-spline basis at `t` and its derivative.
 pub fn cubic_basis(t: f64) -> ([f64; 4], [f64; 4]) {
     let s = 1.0 - t;
@@ -245,9 +266,10 @@ pub fn tricubic_weights(uvw: [f64; 3], q: Quantity) -> [f64; 64] {
 /// cell's 64 control points.
 ///
 /// # Errors
-/// [`SchemeError::Unsupported`] naming the first cell (by index) without a
-/// [`control_grid`], or past the mesh's cells: layered and irregular cells
-/// and cells at boundary edges are not evaluated yet.
+/// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
+/// naming the first cell (by index) without a [`control_grid`], or past
+/// the mesh's cells: layered and irregular cells and cells at boundary
+/// edges are not evaluated yet.
 pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: Par) -> Result<CsrMat<f64>> {
     let mut cells: Vec<u32> = samples.iter().map(|s| s.0).collect();
     cells.sort_unstable();
@@ -260,12 +282,7 @@ pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: 
                 grids.insert(c, g);
             }
             None => {
-                return Err(SchemeError::Unsupported {
-                    scheme: "catmark-solid-limit",
-                    feature: "a cell that is not a regular hexahedron, inside or with one face on the boundary (layered and irregular cells, and cells at boundary edges, are not evaluated yet)",
-                    element: format!("cell {c}"),
-                    supported_by: "no path yet: refine first, and sample the regular cells",
-                });
+                return Err(not_evaluable(c));
             }
         }
     }
@@ -611,8 +628,8 @@ impl RegularEval {
     /// (`k ≥ 1`; the centre where `k = 1`).
     ///
     /// # Errors
-    /// [`SchemeError::Unsupported`] naming the first cell without a
-    /// [`control_grid`].
+    /// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
+    /// naming the first cell without a [`control_grid`].
     pub fn new(m: &VolMesh, cells: &[u32], k: usize, par: Par) -> Result<RegularEval> {
         use rayon::prelude::*;
         let k = k.max(1);
@@ -622,12 +639,7 @@ impl RegularEval {
         } else {
             cells.iter().map(gather).collect()
         };
-        let grids = grids.map_err(|c| SchemeError::Unsupported {
-            scheme: "catmark-solid-limit",
-            feature: "a cell that is not a regular hexahedron, inside or with one face on the boundary (layered and irregular cells, and cells at boundary edges, are not evaluated yet)",
-            element: format!("cell {c}"),
-            supported_by: "no path yet: refine first, and sample the regular cells",
-        })?;
+        let grids = grids.map_err(not_evaluable)?;
         let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
         let (basis, deriv) = (0..k).map(|i| cubic_basis(t(i))).unzip();
         Ok(RegularEval { cells: cells.to_vec(), grids, k, basis, deriv, num_vertices: m.num_vertices() })

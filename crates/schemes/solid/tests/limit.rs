@@ -210,8 +210,10 @@ fn refined_control_points_converge_at_a_quarter_per_level() {
 #[test]
 fn cells_not_yet_evaluated_are_refused_by_index() {
     let (m, _) = jittered(4, 5);
+    // Cell 0 is at the box's corner: three faces on the boundary.
     let e = limit_matrix(&m, &[(cell(4, 1, 1, 1), [0.5; 3]), (0, [0.5; 3])], Quantity::Position, Par::Seq).unwrap_err();
-    assert!(matches!(e, subla_scheme::SchemeError::Unsupported { ref element, .. } if element == "cell 0"), "{e}");
+    let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
+    assert_eq!(why, Some(&subla_solid::limit::LimitError::NotEvaluable { cell: 0 }), "{e}");
 }
 
 #[test]
