@@ -26,6 +26,7 @@
 //! checks all of it and names the first element that breaks it.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use ndarray::Array2;
 use rayon::prelude::*;
@@ -63,13 +64,76 @@ fn to_u32(what: &'static str, n: usize) -> Result<u32> {
     u32::try_from(n).map_err(|_| VolumeError::TooLarge { what, value: n as u128 })
 }
 
+/// A multiply-and-rotate hash of integer keys (the keys are vertex ids the
+/// caller gave; no adversary to guard against, and ids are assigned in
+/// first-use order, so the map's order never shows).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
 /// A face's vertices rotated to start at the smallest, in the direction
 /// of its smaller neighbour: the same key for both uses of a face.
-fn face_key(f: &[u32]) -> Vec<u32> {
+fn face_key(f: &[u32]) -> impl Iterator<Item = u32> + '_ {
     let n = f.len();
     let m = (0..n).min_by_key(|&k| f[k]).unwrap_or(0);
     let forward = f[(m + 1) % n] <= f[(m + n - 1) % n];
-    (0..n).map(|k| if forward { f[(m + k) % n] } else { f[(m + n - k) % n] }).collect()
+    (0..n).map(move |k| if forward { f[(m + k) % n] } else { f[(m + n - k) % n] })
+}
+
+/// Faces by their key: up to four vertices in an array (padded with
+/// [`NONE`]), larger ones by the whole loop.
+#[derive(Default)]
+struct FaceMap {
+    small: IdMap<[u32; 4], u32>,
+    large: IdMap<Vec<u32>, u32>,
+}
+
+impl FaceMap {
+    /// The face with the key of `f`, or `id` inserted as it.
+    fn get_or_insert(&mut self, f: &[u32], id: u32) -> Option<u32> {
+        if f.len() <= 4 {
+            let mut key = [NONE; 4];
+            for (slot, v) in key.iter_mut().zip(face_key(f)) {
+                *slot = v;
+            }
+            match self.small.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(id);
+                    None
+                }
+            }
+        } else {
+            match self.large.entry(face_key(f).collect()) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(id);
+                    None
+                }
+            }
+        }
+    }
 }
 
 /// Whether `b` is `a` the other way round (up to rotation), the same way
@@ -89,8 +153,17 @@ fn relation(a: &[u32], b: &[u32]) -> Option<bool> {
 /// Checks one cell's faces: at least three distinct vertices each, every
 /// edge used once each way, Euler characteristic 2, three faces at every
 /// vertex.
-fn check_cell(c: usize, kind: CellKind, faces: &[Vec<u32>]) -> Result<()> {
-    let mut directed: Vec<(u32, u32)> = Vec::with_capacity(faces.iter().map(Vec::len).sum());
+/// Buffers [`check_cell`] reuses from cell to cell.
+#[derive(Default)]
+struct CellScratch {
+    directed: Vec<(u32, u32)>,
+    verts: Vec<(u32, usize)>,
+}
+
+fn check_cell(c: usize, kind: CellKind, faces: &[Vec<u32>], scratch: &mut CellScratch) -> Result<()> {
+    let CellScratch { directed, verts } = scratch;
+    directed.clear();
+    verts.clear();
     for (k, f) in faces.iter().enumerate() {
         if f.len() < 3 {
             return Err(VolumeError::DegenerateCell { cell: c, detail: format!("face {k} has {} vertices", f.len()) });
@@ -114,7 +187,6 @@ fn check_cell(c: usize, kind: CellKind, faces: &[Vec<u32>]) -> Result<()> {
         return Err(VolumeError::NotAPolyhedron { cell: c, detail: format!("edge {a}-{b} belongs to one face only") });
     }
     // Faces around each vertex: its outgoing directed edges.
-    let mut verts: Vec<(u32, usize)> = Vec::new();
     for w in directed.chunk_by(|p, q| p.0 == q.0) {
         verts.push((w[0].0, w.len()));
     }
@@ -171,8 +243,9 @@ impl VolMesh {
         let mut face_ptr = vec![0u32];
         let mut face_verts: Vec<u32> = Vec::new();
         let mut face_cells: Vec<[u32; 2]> = Vec::new();
-        let mut face_of: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut face_of = FaceMap::default();
         let mut faces: Vec<Vec<u32>> = Vec::new();
+        let mut scratch = CellScratch::default();
         for (c, cell) in cells.iter().enumerate() {
             let verts = cell.vertices();
             if let Some(&v) = verts.iter().find(|&&v| v as usize >= num_vertices) {
@@ -187,24 +260,32 @@ impl VolMesh {
                     ),
                 });
             }
-            faces.clear();
-            cell.for_each_face(|f| faces.push(f.to_vec()));
-            check_cell(c, cell.kind(), &faces)?;
+            // Reuse the face buffers from cell to cell.
+            let mut used = 0;
+            cell.for_each_face(|f| {
+                if used == faces.len() {
+                    faces.push(Vec::with_capacity(4));
+                }
+                faces[used].clear();
+                faces[used].extend_from_slice(f);
+                used += 1;
+            });
+            let faces = &faces[..used];
+            check_cell(c, cell.kind(), faces, &mut scratch)?;
             kinds.push(cell.kind());
             cell_verts.extend_from_slice(&verts);
             cell_vert_ptr.push(to_u32("cell vertices", cell_verts.len())?);
-            for f in &faces {
-                let key = face_key(f);
-                match face_of.get(&key) {
+            for f in faces {
+                let next = to_u32("faces", face_cells.len())?;
+                match face_of.get_or_insert(f, next) {
                     None => {
-                        let id = to_u32("faces", face_cells.len())?;
-                        face_of.insert(key, id);
+                        let id = next;
                         face_verts.extend_from_slice(f);
                         face_ptr.push(to_u32("face vertices", face_verts.len())?);
                         face_cells.push([c as u32, NONE]);
                         cell_faces.push(2 * id);
                     }
-                    Some(&id) => {
+                    Some(id) => {
                         let i = id as usize;
                         let stored = &face_verts[face_ptr[i] as usize..face_ptr[i + 1] as usize];
                         let first = face_cells[i][0] as usize;
@@ -240,7 +321,7 @@ impl VolMesh {
         }
         drop(face_of);
         // Edges, in the order faces first use them.
-        let mut edge_of: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut edge_of: IdMap<(u32, u32), u32> = IdMap::default();
         let mut edges: Vec<[u32; 2]> = Vec::new();
         let mut face_edges = Vec::with_capacity(face_verts.len());
         for f in 0..face_cells.len() {
