@@ -176,19 +176,26 @@ pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
     Some(ControlGrid { points: out, phantom: missing })
 }
 
-/// Folds the phantom layer of `w` (weights in the grid's order) into the
-/// two layers next to it: `P_m = 2 P_near − P_far`.
-fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
-    let Some((axis, high)) = phantom else { return };
+/// Each entry of the phantom layer with the entries next to it and next
+/// but one along the axis: `P = 2 P_near − P_far`. None without a phantom.
+fn phantom_entries(phantom: Option<(u8, bool)>) -> impl Iterator<Item = (usize, usize, usize)> {
+    let (axis, high) = phantom.unwrap_or((0, false));
     let stride = [1usize, 4, 16][axis as usize];
     let (m, near, far) = if high { (3, 2, 1) } else { (0, 1, 2) };
-    for e in 0..64 {
-        if (e / stride) % 4 == m {
-            let base = e - m * stride;
-            let wm = std::mem::take(&mut w[e]);
-            w[base + near * stride] += 2.0 * wm;
-            w[base + far * stride] -= wm;
-        }
+    let all = if phantom.is_some() { 0..64 } else { 0..0 };
+    all.filter(move |&e| (e / stride) % 4 == m).map(move |e| {
+        let base = e - m * stride;
+        (e, base + near * stride, base + far * stride)
+    })
+}
+
+/// Folds the phantom layer of `w` (weights in the grid's order) into the
+/// two layers next to it.
+fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
+    for (e, near, far) in phantom_entries(phantom) {
+        let wm = std::mem::take(&mut w[e]);
+        w[near] += 2.0 * wm;
+        w[far] -= wm;
     }
 }
 
@@ -417,16 +424,9 @@ fn gather(xs: &[f64], g: &ControlGrid) -> [[f64; 3]; 64] {
             pts[e] = [xs[v], xs[v + 1], xs[v + 2]];
         }
     }
-    if let Some((axis, high)) = g.phantom {
-        let stride = [1usize, 4, 16][axis as usize];
-        let (m, near, far) = if high { (3, 2, 1) } else { (0, 1, 2) };
-        for e in 0..64 {
-            if (e / stride) % 4 == m {
-                let base = e - m * stride;
-                let (pn, pf) = (pts[base + near * stride], pts[base + far * stride]);
-                pts[e] = std::array::from_fn(|c| 2.0 * pn[c] - pf[c]);
-            }
-        }
+    for (e, near, far) in phantom_entries(g.phantom) {
+        let (pn, pf) = (pts[near], pts[far]);
+        pts[e] = std::array::from_fn(|c| 2.0 * pn[c] - pf[c]);
     }
     pts
 }
