@@ -148,6 +148,11 @@ fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
     let bfaces = (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)).count();
     let bedges: Vec<bool> = (0..m.num_edges()).map(|e| m.is_boundary_edge(e)).collect();
     let bverts = (0..m.num_vertices()).filter(|&v| m.is_boundary_vertex(v)).count();
+    // Classes for limit evaluation, in the order of the enum.
+    let mut classes: std::collections::BTreeMap<subla_solid::limit::CellClass, usize> = Default::default();
+    for c in 0..m.num_cells() {
+        *classes.entry(subla_solid::limit::classify(m, c)).or_default() += 1;
+    }
     // Extraordinary edges by (inside or on the boundary, valence).
     let mut ee: std::collections::BTreeMap<(bool, usize), usize> = Default::default();
     for e in (0..m.num_edges()).filter(|&e| m.is_extraordinary_edge(e)) {
@@ -162,6 +167,7 @@ fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
             "vertices": m.num_vertices(), "cells": m.num_cells(), "faces": m.num_faces(), "edges": m.num_edges(),
             "cell_kinds": kinds, "boundary_faces": bfaces, "boundary_edges": bedges.iter().filter(|&&b| b).count(),
             "boundary_vertices": bverts, "extraordinary_edges": ee,
+            "cell_classes": classes.iter().map(|(k, n)| serde_json::json!({"class": k.name(), "cells": n, "evaluated": k.evaluated()})).collect::<Vec<_>>(),
             "point_fields": d.point_fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
             "cell_fields": d.cell_fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         });
@@ -179,6 +185,10 @@ fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
     }
     for ((b, v), n) in &ee {
         println!("  extraordinary edges: {n} {} of valence {v}", if *b { "on the boundary" } else { "inside" });
+    }
+    for (class, n) in &classes {
+        let note = if class.evaluated() { "" } else { " (limit not evaluated yet)" };
+        println!("  cells {}: {n}{note}", class.name());
     }
     for f in d.point_fields.iter().map(|f| ("point", f)).chain(d.cell_fields.iter().map(|f| ("cell", f))) {
         println!("  {} data {:?} ({} components)", f.0, f.1.name, f.1.values.ncols());

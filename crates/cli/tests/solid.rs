@@ -31,6 +31,9 @@ fn info_counts_cells_and_extraordinary_edges() {
         .map(|e| (e["valence"].as_u64().unwrap(), e["edges"].as_u64().unwrap()))
         .collect();
     assert_eq!(inside, vec![(3, 2), (5, 2)]);
+    let classes = v["cell_classes"].as_array().unwrap();
+    assert_eq!(classes.iter().map(|c| c["cells"].as_u64().unwrap()).sum::<u64>(), 16);
+    assert!(classes.iter().all(|c| c["evaluated"] == false), "{classes:?}");
 }
 
 #[test]

@@ -751,3 +751,78 @@ impl RegularEval {
         }
     }
 }
+
+/// The class of a cell for limit evaluation (Altenhofen et al. 2018, §3):
+/// which evaluation applies, and which are not written yet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum CellClass {
+    /// A tricubic patch over a regular 4 × 4 × 4 grid (evaluated).
+    Regular,
+    /// A tricubic patch with one face on the boundary and a phantom layer
+    /// (evaluated).
+    RegularBoundary,
+    /// One extraordinary edge among the cell's edges (Stam's eigenstructure
+    /// × a cubic B-spline; not evaluated yet).
+    Layered,
+    /// Several extraordinary edges sharing one vertex (the local volumetric
+    /// subdivision matrix; not evaluated yet).
+    Irregular,
+    /// Extraordinary edges that share no vertex: several extraordinary
+    /// vertices, which constant-time evaluation does not cover (refine
+    /// first).
+    SeveralExtraordinaryVertices,
+    /// A hexahedron with no extraordinary edge that is still not regular:
+    /// an extraordinary edge or the boundary meets it at a vertex only, or
+    /// it has several faces on the boundary (not evaluated yet).
+    NearFeature,
+    /// Not a hexahedron (one refinement step makes hexahedra of it).
+    NotHexahedron,
+}
+
+impl CellClass {
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            CellClass::Regular => "regular",
+            CellClass::RegularBoundary => "regular at a boundary face",
+            CellClass::Layered => "layered (one extraordinary edge)",
+            CellClass::Irregular => "irregular (extraordinary edges at one vertex)",
+            CellClass::SeveralExtraordinaryVertices => "several extraordinary vertices",
+            CellClass::NearFeature => "near a feature (at a vertex or several boundary faces)",
+            CellClass::NotHexahedron => "not a hexahedron",
+        }
+    }
+
+    /// Whether [`limit_matrix`] and [`RegularEval`] evaluate cells of this
+    /// class.
+    pub fn evaluated(self) -> bool {
+        matches!(self, CellClass::Regular | CellClass::RegularBoundary)
+    }
+}
+
+/// The class of cell `c` of `m`.
+pub fn classify(m: &VolMesh, c: usize) -> CellClass {
+    if m.kind(c) != CellKind::Hexahedron {
+        return CellClass::NotHexahedron;
+    }
+    if let Some(g) = control_grid(m, c) {
+        return if g.phantom.is_some() { CellClass::RegularBoundary } else { CellClass::Regular };
+    }
+    let v = m.cell_vertices(c);
+    let ees: Vec<[u32; 2]> = HEX_EDGES
+        .iter()
+        .filter_map(|&(a, b)| {
+            let e = m.vertex_edges(v[a] as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&v[b]))?;
+            m.is_extraordinary_edge(e as usize).then(|| m.edge(e as usize))
+        })
+        .collect();
+    match ees.len() {
+        0 => CellClass::NearFeature,
+        1 => CellClass::Layered,
+        _ => {
+            let shared = ees[0].iter().any(|&x| ees.iter().all(|e| e.contains(&x)));
+            if shared { CellClass::Irregular } else { CellClass::SeveralExtraordinaryVertices }
+        }
+    }
+}

@@ -251,3 +251,46 @@ fn the_direct_evaluator_equals_the_limit_matrix() {
     }
     assert!(RegularEval::new(&m, &[0], 2, Par::Seq).is_err());
 }
+
+#[test]
+fn cells_are_classified() {
+    use std::collections::BTreeMap;
+    use subla_solid::limit::{CellClass, classify};
+    let count = |m: &VolMesh| {
+        let mut n: BTreeMap<CellClass, usize> = BTreeMap::new();
+        for c in 0..m.num_cells() {
+            *n.entry(classify(m, c)).or_default() += 1;
+        }
+        n
+    };
+    // A 4³ grid: 8 inside, 24 at a face, the 32 along the box's edges
+    // (their boundary edges of valence 2 are extraordinary).
+    let g = count(&hex_grid(4, 4, 4).unwrap().mesh);
+    assert_eq!(g.get(&CellClass::Regular), Some(&8));
+    assert_eq!(g.get(&CellClass::RegularBoundary), Some(&24));
+    assert_eq!(g.values().sum::<usize>(), 64);
+    assert!(g.keys().all(|k| matches!(
+        k,
+        CellClass::Regular | CellClass::RegularBoundary | CellClass::Layered | CellClass::Irregular
+    )));
+    // The block refined once: the cells along the valence-3 and valence-5
+    // edges in its middle layers have that one extraordinary edge.
+    let block = subla_volume::shapes::extraordinary_block(3).unwrap().mesh;
+    let plan =
+        <subla_solid::CatmarkSolid as subla_scheme::Refiner>::build(&subla_solid::CatmarkSolid, &block, 1, Par::Seq)
+            .unwrap();
+    let fine = subla_scheme::Plan::levels(&plan);
+    let b = count(plan.mesh(fine));
+    assert!(b.get(&CellClass::Layered).copied().unwrap_or(0) >= 8 * 2, "{b:?}");
+    assert!(b.get(&CellClass::Regular).is_some(), "{b:?}");
+    // A tetrahedron is not a hexahedron; its four hexahedra after a step
+    // meet at the centre, where four extraordinary edges meet.
+    let t = subla_volume::VolumeData::from_cells(
+        ndarray::array![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        &[subla_volume::Cell::Tetra([0, 1, 2, 3])],
+    )
+    .unwrap();
+    assert_eq!(classify(&t.mesh, 0), CellClass::NotHexahedron);
+    let s = count(&subla_volume::shapes::tetra_split().unwrap().mesh);
+    assert!(s.keys().all(|k| !k.evaluated()), "{s:?}");
+}
