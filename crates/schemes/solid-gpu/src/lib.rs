@@ -1,0 +1,202 @@
+//! Catmull-Clark solids on the GPU: limit evaluation of regular cells
+//! (inside or with one face on the boundary) in WGSL, `f32`, with the two
+//! kernel shapes of GPU limit evaluation — one invocation per sample, and
+//! one workgroup per cell holding the cell's control points in workgroup
+//! memory ([`Shape`]).
+//!
+//! The control grids are gathered on the CPU once per topology
+//! ([`subla_solid::limit::control_grid`]) and uploaded with the basis of
+//! the `k` sample parameters; each evaluation uploads the control points
+//! and reads back `k³` samples per cell (`w` outer, then `v`, then `u`),
+//! the order of [`subla_solid::limit::RegularEval`].
+//!
+//! ```no_run
+//! use subla_solid::limit::Quantity;
+//! use subla_solid_gpu::{Shape, SolidLimitGpu};
+//! let ctx = subla_gpu::GpuContext::new()?;
+//! let grid = subla_volume::shapes::hex_grid(4, 4, 4)?;
+//! let x = grid.vertices.mapv(|v| v as f32);
+//! let ev = SolidLimitGpu::new(&ctx, &grid.mesh, &[21, 22], 4)?;
+//! let y = ev.eval(&ctx, x.view(), Quantity::Position, Shape::PerCell)?;
+//! assert_eq!(y.nrows(), 2 * 64);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+use ndarray::{Array2, ArrayView2};
+use subla_gpu::program::{self, Program};
+use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
+use subla_solid::limit::{ControlGrid, Quantity, control_grid, cubic_basis};
+use subla_volume::VolMesh;
+
+/// The WGSL kernels of this crate (its `shaders/` folder), compiled in.
+pub mod shaders {
+    /// `solid_limit.wgsl`: the limit of regular cells, per sample and per
+    /// cell.
+    pub const SOLID_LIMIT: &str = include_str!("../shaders/solid_limit.wgsl");
+    /// Every kernel as `(file name, source)`.
+    pub const ALL: [(&str, &str); 1] = [("solid_limit.wgsl", SOLID_LIMIT)];
+}
+
+/// Which kernel evaluates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One invocation per sample, reading the cell's control points from
+    /// global memory.
+    PerSample,
+    /// One workgroup (256 invocations) per cell: the control points loaded
+    /// once into workgroup memory, then the cell's samples.
+    PerCell,
+}
+
+/// What can go wrong.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SolidGpuError {
+    /// A cell without a control grid (not a regular hexahedron inside or
+    /// at one boundary face).
+    NotEvaluable {
+        /// The cell.
+        cell: u32,
+    },
+    /// The device failed.
+    Device(GpuError),
+}
+
+impl std::fmt::Display for SolidGpuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SolidGpuError::NotEvaluable { cell } => {
+                write!(
+                    f,
+                    "cell {cell} is not evaluated yet: it is not a regular hexahedron inside or at one boundary face"
+                )
+            }
+            SolidGpuError::Device(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SolidGpuError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SolidGpuError::Device(e) => Some(e),
+            SolidGpuError::NotEvaluable { .. } => None,
+        }
+    }
+}
+
+impl From<GpuError> for SolidGpuError {
+    fn from(e: GpuError) -> Self {
+        SolidGpuError::Device(e)
+    }
+}
+
+/// Limit evaluation of regular cells on the device (see the
+/// [crate docs](crate)).
+#[derive(Debug)]
+pub struct SolidLimitGpu {
+    program: Program,
+    grids: GpuBuffer<u32>,
+    phantom: GpuBuffer<u32>,
+    basis: GpuBuffer<f32>,
+    cells: u32,
+    k: u32,
+    num_vertices: usize,
+}
+
+impl SolidLimitGpu {
+    /// The evaluator of `cells` of `m` at `k` samples per direction (`1 ..=
+    /// 64`; the centre where `k = 1`).
+    ///
+    /// # Errors
+    /// [`SolidGpuError::NotEvaluable`] naming the first cell without a
+    /// control grid; [`SolidGpuError::Device`] where the program does not
+    /// compile or a buffer cannot be made.
+    ///
+    /// # Panics
+    /// If `k` is 0 or over 64.
+    pub fn new(ctx: &GpuContext, m: &VolMesh, cells: &[u32], k: usize) -> Result<SolidLimitGpu, SolidGpuError> {
+        assert!((1..=64).contains(&k), "SolidLimitGpu: k in 1 ..= 64, got {k}");
+        let mut grids = Vec::with_capacity(64 * cells.len());
+        let mut phantom = Vec::with_capacity(cells.len());
+        for &c in cells {
+            let g: ControlGrid = ((c as usize) < m.num_cells())
+                .then(|| control_grid(m, c as usize))
+                .flatten()
+                .ok_or(SolidGpuError::NotEvaluable { cell: c })?;
+            grids.extend_from_slice(&g.points);
+            phantom.push(g.phantom.map_or(0, |(axis, high)| 1 + 2 * u32::from(axis) + u32::from(high)));
+        }
+        let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+        let (b, d): (Vec<[f64; 4]>, Vec<[f64; 4]>) = (0..k).map(|i| cubic_basis(t(i))).unzip();
+        let basis: Vec<f32> = b.iter().chain(&d).flatten().map(|&w| w as f32).collect();
+        let program = program::compile(ctx, "solid_limit.wgsl", shaders::SOLID_LIMIT, &["per_sample", "per_cell"])?;
+        let cells32 = program::to_u32("cells", cells.len() as u64)?;
+        program::to_u32("samples", cells.len() as u64 * (k as u64).pow(3))?;
+        Ok(SolidLimitGpu {
+            program,
+            grids: program::upload_array(ctx, "control grids", &grids)?,
+            phantom: program::upload_array(ctx, "phantom layers", &phantom)?,
+            basis: program::upload_array(ctx, "basis", &basis)?,
+            cells: cells32,
+            k: k as u32,
+            num_vertices: m.num_vertices(),
+        })
+    }
+
+    /// Number of samples (`cells · k³`).
+    pub fn num_samples(&self) -> usize {
+        self.cells as usize * (self.k as usize).pow(3)
+    }
+
+    /// `q` at every sample from the control points `x` (`V × 3`, `f32`),
+    /// by the kernel `shape`.
+    ///
+    /// # Errors
+    /// [`SolidGpuError::Device`] on a device failure.
+    ///
+    /// # Panics
+    /// If `x` is not `V × 3`.
+    pub fn eval(
+        &self,
+        ctx: &GpuContext,
+        x: ArrayView2<'_, f32>,
+        q: Quantity,
+        shape: Shape,
+    ) -> Result<Array2<f32>, SolidGpuError> {
+        assert_eq!(x.dim(), (self.num_vertices, 3), "SolidLimitGpu::eval: control points V × 3");
+        let xs: Vec<f32> = x.iter().copied().collect();
+        let points = program::upload_array(ctx, "control points", &xs)?;
+        let samples = self.num_samples();
+        let out = GpuBuffer::<f32>::zeroed(ctx, 3 * samples)?;
+        let quantity = match q {
+            Quantity::DerivU => 1,
+            Quantity::DerivV => 2,
+            Quantity::DerivW => 3,
+            _ => 0,
+        };
+        let params = program::uniform(ctx, "solid limit params", &[samples as u32, self.k, quantity, self.cells]);
+        let table = [
+            Some(&params),
+            Some(self.grids.as_wgpu()),
+            Some(self.phantom.as_wgpu()),
+            Some(self.basis.as_wgpu()),
+            Some(points.as_wgpu()),
+            Some(out.as_wgpu()),
+        ];
+        let (kernel, items) = match shape {
+            Shape::PerSample => (&self.program[0], samples as u64),
+            Shape::PerCell => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP)),
+        };
+        ctx.scoped("solid limit", || {
+            let mut encoder =
+                ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("solid limit") });
+            program::dispatch(ctx, &mut encoder, kernel, &table, items)?;
+            ctx.queue().submit([encoder.finish()]);
+            Ok(())
+        })?;
+        let y = out.download(ctx)?;
+        Ok(Array2::from_shape_vec((samples, 3), y).expect("3 values per sample"))
+    }
+}
