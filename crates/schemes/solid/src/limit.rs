@@ -345,13 +345,13 @@ impl SolidLimit {
 impl RegularEval {
     /// [`RegularEval::eval_into`] for `k = K`: the three passes on
     /// fixed-size arrays, channel by channel, `K` samples a vector.
-    fn eval_fixed<const K: usize>(
+    fn eval_fixed<T: Sample, const K: usize>(
         &self,
-        xs: &[f64],
+        xs: &[T],
         bu: &[[f64; 4]],
         bv: &[[f64; 4]],
         bw: &[[f64; 4]],
-        out: &mut [f64],
+        out: &mut [T],
         par: Par,
     ) {
         use rayon::prelude::*;
@@ -363,14 +363,14 @@ impl RegularEval {
         // Blocks of cells, each run by the widest vector code the CPU has
         // (the same operations in the same order: the same bits).
         const BLOCK: usize = 32;
-        let block = |(gs, o): (&[ControlGrid], &mut [f64])| {
+        let block = |(gs, o): (&[ControlGrid], &mut [T])| {
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2, checked just above.
-                unsafe { cells_avx2::<K>(xs, gs, &tu, &tv, &tw, o) };
+                unsafe { cells_avx2::<T, K>(xs, gs, &tu, &tv, &tw, o) };
                 return;
             }
-            cells_fixed::<K>(xs, gs, &tu, &tv, &tw, o);
+            cells_fixed::<T, K>(xs, gs, &tu, &tv, &tw, o);
         };
         if par == Par::Rayon && self.grids.len() >= 64 {
             self.grids.par_chunks(BLOCK).zip(out.par_chunks_mut(BLOCK * per)).for_each(block);
@@ -382,16 +382,16 @@ impl RegularEval {
 
 /// [`cell_fixed`] over consecutive cells `gs`, their samples in `o`.
 #[inline(always)]
-fn cells_fixed<const K: usize>(
-    xs: &[f64],
+fn cells_fixed<T: Sample, const K: usize>(
+    xs: &[T],
     gs: &[ControlGrid],
     tu: &[[f64; K]; 4],
     tv: &[[f64; 4]; K],
     tw: &[[f64; 4]; K],
-    o: &mut [f64],
+    o: &mut [T],
 ) {
     for (g, o) in gs.iter().zip(o.chunks_mut(K * K * K * 3)) {
-        cell_fixed::<K>(xs, g, tu, tv, tw, o);
+        cell_fixed::<T, K>(xs, g, tu, tv, tw, o);
     }
 }
 
@@ -402,26 +402,26 @@ fn cells_fixed<const K: usize>(
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn cells_avx2<const K: usize>(
-    xs: &[f64],
+unsafe fn cells_avx2<T: Sample, const K: usize>(
+    xs: &[T],
     gs: &[ControlGrid],
     tu: &[[f64; K]; 4],
     tv: &[[f64; 4]; K],
     tw: &[[f64; 4]; K],
-    o: &mut [f64],
+    o: &mut [T],
 ) {
-    cells_fixed::<K>(xs, gs, tu, tv, tw, o);
+    cells_fixed::<T, K>(xs, gs, tu, tv, tw, o);
 }
 
 /// The 64 control points of `g` from the points `xs` (`V × 3`), the
 /// phantom layer extrapolated (`2 P_near − P_far`).
 #[inline(always)]
-fn gather(xs: &[f64], g: &ControlGrid) -> [[f64; 3]; 64] {
+fn gather<T: Sample>(xs: &[T], g: &ControlGrid) -> [[f64; 3]; 64] {
     let mut pts = [[0.0f64; 3]; 64];
     for (e, &v) in g.points.iter().enumerate() {
         if v != NONE {
             let v = v as usize * 3;
-            pts[e] = [xs[v], xs[v + 1], xs[v + 2]];
+            pts[e] = [xs[v].to_f64(), xs[v + 1].to_f64(), xs[v + 2].to_f64()];
         }
     }
     for (e, near, far) in phantom_entries(g.phantom) {
@@ -436,13 +436,13 @@ fn gather(xs: &[f64], g: &ControlGrid) -> [[f64; 3]; 64] {
 // The passes index several arrays by the same tensor indices.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn cell_fixed<const K: usize>(
-    xs: &[f64],
+fn cell_fixed<T: Sample, const K: usize>(
+    xs: &[T],
     g: &ControlGrid,
     tu: &[[f64; K]; 4],
     tv: &[[f64; 4]; K],
     tw: &[[f64; 4]; K],
-    o: &mut [f64],
+    o: &mut [T],
 ) {
     let pts = gather(xs, g);
     let mut p = [[[[0.0f64; 4]; 4]; 4]; 3];
@@ -496,11 +496,49 @@ fn cell_fixed<const K: usize>(
             }
             let base = (iw * K + iv) * K * 3;
             for t in 0..K {
-                o[base + 3 * t] = acc[0][t];
-                o[base + 3 * t + 1] = acc[1][t];
-                o[base + 3 * t + 2] = acc[2][t];
+                o[base + 3 * t] = T::from_f64(acc[0][t]);
+                o[base + 3 * t + 1] = T::from_f64(acc[1][t]);
+                o[base + 3 * t + 2] = T::from_f64(acc[2][t]);
             }
         }
+    }
+}
+
+/// The scalars [`RegularEval`] reads and writes: `f32` and `f64`. The
+/// arithmetic is in `f64` either way (an `f32` control point is exact in
+/// `f64`); `f32` output is the `f64` result rounded once.
+pub trait Sample: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// As `f64`.
+    fn to_f64(self) -> f64;
+    /// From `f64`, rounded to nearest.
+    fn from_f64(v: f64) -> Self;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+impl Sample for f64 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> f64 {
+        v
+    }
+}
+
+impl Sample for f32 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> f32 {
+        v as f32
     }
 }
 
@@ -656,17 +694,18 @@ impl RegularEval {
     }
 
     /// `q` at every sample from the control points `x` (`V × 3`) into `out`
-    /// (`num_samples × 3`).
+    /// (`num_samples × 3`), in `f32` or `f64` ([`Sample`]: computed in `f64`
+    /// either way).
     ///
     /// # Panics
     /// If the shapes disagree.
     // The passes index several arrays by the same tensor indices.
     #[allow(clippy::needless_range_loop)]
-    pub fn eval_into(
+    pub fn eval_into<T: Sample>(
         &self,
-        x: ndarray::ArrayView2<'_, f64>,
+        x: ndarray::ArrayView2<'_, T>,
         q: Quantity,
-        mut out: ndarray::ArrayViewMut2<'_, f64>,
+        mut out: ndarray::ArrayViewMut2<'_, T>,
         par: Par,
     ) {
         use rayon::prelude::*;
@@ -686,7 +725,7 @@ impl RegularEval {
         let (bu, bv, bw) = (pick(0), pick(1), pick(2));
         let scratch = || (vec![[0.0f64; 3]; 16 * k], vec![[0.0f64; 3]; 4 * k * k]);
         type Scratch = (Vec<[f64; 3]>, Vec<[f64; 3]>);
-        let cell = |(a, bvals): &mut Scratch, (g, o): (&ControlGrid, &mut [f64])| {
+        let cell = |(a, bvals): &mut Scratch, (g, o): (&ControlGrid, &mut [T])| {
             let pts = gather(xs, g);
             // u: 16 rows (j, l) of 4 points → k values each.
             for row in 0..16 {
@@ -728,7 +767,9 @@ impl RegularEval {
                             }
                         }
                         let s = ((iw * k + iv) * k + iu) * 3;
-                        o[s..s + 3].copy_from_slice(&acc);
+                        for (slot, &a) in o[s..s + 3].iter_mut().zip(&acc) {
+                            *slot = T::from_f64(a);
+                        }
                     }
                 }
             }
@@ -737,7 +778,7 @@ impl RegularEval {
         macro_rules! fixed {
             ($($n:literal)*) => {
                 match k {
-                    $($n => return self.eval_fixed::<$n>(xs, bu, bv, bw, out, par),)*
+                    $($n => return self.eval_fixed::<T, $n>(xs, bu, bv, bw, out, par),)*
                     _ => {}
                 }
             };

@@ -294,3 +294,23 @@ fn cells_are_classified() {
     let s = count(&subla_volume::shapes::tetra_split().unwrap().mesh);
     assert!(s.keys().all(|k| !k.evaluated()), "{s:?}");
 }
+
+#[test]
+fn f32_evaluation_is_the_f64_one_rounded() {
+    use subla_solid::limit::RegularEval;
+    let (m, x) = jittered(5, 9);
+    let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| control_grid(&m, c as usize).is_some()).collect();
+    let ev = RegularEval::new(&m, &cells, 3, Par::Rayon).unwrap();
+    let x32 = x.mapv(|v| v as f32);
+    for q in [Quantity::Position, Quantity::DerivW] {
+        let mut y32 = Array2::<f32>::zeros((ev.num_samples(), 3));
+        ev.eval_into(x32.view(), q, y32.view_mut(), Par::Rayon);
+        let mut y64 = Array2::<f64>::zeros((ev.num_samples(), 3));
+        ev.eval_into(x32.mapv(f64::from).view(), q, y64.view_mut(), Par::Rayon);
+        assert!(y32.iter().zip(y64.iter()).all(|(a, b)| a.to_bits() == (*b as f32).to_bits()), "{q:?}");
+        let mut exact = Array2::<f64>::zeros((ev.num_samples(), 3));
+        ev.eval_into(x.view(), q, exact.view_mut(), Par::Rayon);
+        let d = y32.iter().zip(exact.iter()).fold(0f64, |w, (a, b)| w.max((f64::from(*a) - b).abs()));
+        assert!(d < 1e-5 * 5.0, "{q:?}: {d}");
+    }
+}
