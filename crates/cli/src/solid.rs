@@ -4,7 +4,7 @@
 //! subla solid info IN.vtk|IN.mesh [--json]
 //! subla solid subdivide IN.vtk|IN.mesh --levels N -o OUT.vtk|OUT.mesh [--binary]
 //!       [--surface OUT.obj] [--max-memory 4G]
-//! subla solid limit IN.vtk|IN.mesh --grid K [--derivatives] [--cells all|regular] -o OUT.txt
+//! subla solid limit IN.vtk|IN.mesh --grid K [--derivatives] [--cells all|regular] -o OUT.txt|OUT.vtk
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -60,7 +60,8 @@ pub(crate) struct SolidLimitArgs {
     /// Also write the three derivative vectors.
     #[arg(long)]
     derivatives: bool,
-    /// The samples, as text.
+    /// The samples: text, or a VTK point cloud where the name ends in
+    /// `.vtk` (the derivatives, the cell and `(u, v, w)` as point data).
     #[arg(short, long)]
     output: PathBuf,
     /// Which cells to sample.
@@ -387,6 +388,20 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         .collect();
     bar.finish_and_clear();
     let bar = progress.phase(format!("writing {}", shown(&args.output)));
+    if is_vtk(&args.output) {
+        write_samples_vtk(args, &cells, k, &values)?;
+        bar.finish_and_clear();
+        if !quiet {
+            println!(
+                "{}: {} samples of {} cells → {}",
+                shown(&args.input),
+                ev.num_samples(),
+                cells.len(),
+                shown(&args.output)
+            );
+        }
+        return Ok(());
+    }
     let file = std::fs::File::create(&args.output).map_err(|e| format!("{}: {e}", shown(&args.output)))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     let io = |e: std::io::Error| format!("{}: {e}", shown(&args.output));
@@ -437,4 +452,32 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         );
     }
     Ok(())
+}
+
+fn is_vtk(p: &Path) -> bool {
+    p.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("vtk"))
+}
+
+/// The samples as a VTK point cloud: positions as points, the cell, `(u,
+/// v, w)` and the derivatives (if computed) as point data.
+fn write_samples_vtk(args: &SolidLimitArgs, cells: &[u32], k: usize, values: &[Array2<f64>]) -> Result<(), String> {
+    use subla_volume::FieldKind;
+    let n = values[0].nrows();
+    let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+    let kkk = k * k * k;
+    let cell = Array2::from_shape_fn((n, 1), |(s, _)| f64::from(cells[s / kkk]));
+    let uvw = Array2::from_shape_fn((n, 3), |(s, a)| {
+        let r = s % kkk;
+        t([r % k, (r / k) % k, r / (k * k)][a])
+    });
+    let mut fields = vec![
+        Field { name: "cell".into(), kind: FieldKind::Scalars, values: cell },
+        Field { name: "uvw".into(), kind: FieldKind::Vectors, values: uvw },
+    ];
+    for (name, v) in ["d_du", "d_dv", "d_dw"].iter().zip(values.iter().skip(1)) {
+        fields.push(Field { name: (*name).into(), kind: FieldKind::Vectors, values: v.clone() });
+    }
+    let file = std::fs::File::create(&args.output).map_err(|e| format!("{}: {e}", shown(&args.output)))?;
+    subla_volume::vtk::write_vtk_points(values[0].view(), &fields, file, VtkEncoding::Binary)
+        .map_err(|e| format!("{}: {e}", shown(&args.output)))
 }

@@ -165,5 +165,28 @@ fn limit_writes_every_sample_or_names_the_cell_it_cannot_evaluate() {
     assert!(o.status.success(), "{}", text(&o));
     let n = std::fs::read_to_string(&out).unwrap().lines().filter(|l| !l.starts_with('#')).count();
     assert_eq!(n, (8 + 24) * 27);
+    // As a VTK point cloud: one vertex cell per sample.
+    let vtk = dir.join("l.vtk");
+    let o = subla(&[
+        "solid",
+        "limit",
+        grid.to_str().unwrap(),
+        "--grid",
+        "2",
+        "--cells",
+        "regular",
+        "--derivatives",
+        "-o",
+        vtk.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let bytes = std::fs::read(&vtk).unwrap();
+    let head = String::from_utf8_lossy(&bytes[..120]);
+    assert!(head.contains("POINTS 256 double"), "{head}");
+    let tail = String::from_utf8_lossy(&bytes);
+    assert!(
+        tail.contains("CELL_TYPES 256") && tail.contains("VECTORS d_dw double"),
+        "the vertex cells and the derivatives"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1039,6 +1039,67 @@ pub fn write_vtk(data: &VolumeData, w: impl Write, encoding: VtkEncoding) -> io:
     out.w.flush()
 }
 
+/// Writes a point cloud — `points` (`n × 3`) with per-point `fields` —
+/// as a VTK legacy unstructured grid of `VTK_VERTEX` cells (one per point),
+/// version 3.0: how samples of a limit volume are written for ParaView.
+/// The readers of this module read volumes only and refuse it.
+///
+/// # Errors
+/// Errors of `w`; [`io::ErrorKind::InvalidInput`], before anything is
+/// written, for more points than 32-bit `int`s count, `points` without
+/// three columns, or a field that does not fit (as [`write_vtk`]).
+pub fn write_vtk_points(
+    points: ndarray::ArrayView2<'_, f64>,
+    fields: &[Field],
+    w: impl Write,
+    encoding: VtkEncoding,
+) -> io::Result<()> {
+    let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
+    let n = points.nrows();
+    if points.ncols() != 3 {
+        return Err(invalid(format!("points have {} columns, not 3", points.ncols())));
+    }
+    if 2 * n > i32::MAX as usize {
+        return Err(invalid(format!("{n} points: VTK cell lists hold 32-bit ints")));
+    }
+    for f in fields {
+        let (r, cols) = f.values.dim();
+        if f.name.is_empty()
+            || r != n
+            || cols == 0
+            || (matches!(f.kind, FieldKind::Vectors | FieldKind::Normals) && cols != 3)
+        {
+            return Err(invalid(format!("point field {:?}: {r} × {cols} for {n} points", f.name)));
+        }
+    }
+    let binary = encoding == VtkEncoding::Binary;
+    let mut out =
+        Writer { w: BufWriter::new(w), binary, row: Vec::new(), ryu: ryu::Buffer::new(), itoa: itoa::Buffer::new() };
+    writeln!(
+        out.w,
+        "# vtk DataFile Version 3.0\nwritten by subla: {n} points\n{}\nDATASET UNSTRUCTURED_GRID",
+        if binary { "BINARY" } else { "ASCII" }
+    )?;
+    writeln!(out.w, "POINTS {n} double")?;
+    out.floats(points.iter().copied(), 3)?;
+    writeln!(out.w, "CELLS {n} {}", 2 * n)?;
+    for i in 0..n {
+        out.row.clear();
+        out.row.extend([1, i as i32]);
+        out.int_row()?;
+    }
+    out.end_ints()?;
+    writeln!(out.w, "CELL_TYPES {n}")?;
+    for _ in 0..n {
+        out.row.clear();
+        out.row.push(1);
+        out.int_row()?;
+    }
+    out.end_ints()?;
+    out.fields("POINT_DATA", n, fields)?;
+    out.w.flush()
+}
+
 /// Number of values cell `c` takes in a classic `CELLS` list.
 fn cell_size(mesh: &VolMesh, c: usize) -> usize {
     if mesh.kind(c) == CellKind::Polyhedron {

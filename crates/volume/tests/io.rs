@@ -406,3 +406,29 @@ fn binary_vtk_by_hand_with_narrow_types() {
     // The last block cut short.
     assert!(matches!(read_vtk(&file[..file.len() - 2]), Err(VolumeError::Parse { .. })));
 }
+
+#[test]
+fn point_clouds_are_vertex_cells_with_point_data() {
+    use subla_volume::vtk::write_vtk_points;
+    let p = ndarray::array![[0.0, 0.5, 1.0], [2.0, 3.0, 4.25]];
+    let fields = vec![
+        Field { name: "cell".into(), kind: FieldKind::Scalars, values: ndarray::array![[7.0], [8.0]] },
+        Field {
+            name: "d du".into(),
+            kind: FieldKind::Vectors,
+            values: ndarray::array![[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        },
+    ];
+    let mut out = Vec::new();
+    write_vtk_points(p.view(), &fields, &mut out, VtkEncoding::Ascii).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let want = "# vtk DataFile Version 3.0\nwritten by subla: 2 points\nASCII\nDATASET UNSTRUCTURED_GRID\n\
+POINTS 2 double\n0.0 0.5 1.0\n2.0 3.0 4.25\nCELLS 2 4\n1 0\n1 1\nCELL_TYPES 2\n1\n1\n\
+POINT_DATA 2\nSCALARS cell double 1\nLOOKUP_TABLE default\n7.0\n8.0\nVECTORS d%20du double\n1.0 0.0 0.0\n0.0 1.0 0.0\n";
+    assert_eq!(text, want);
+    // A field of the wrong length is refused before anything is written.
+    let mut out = Vec::new();
+    let bad = [Field { name: "x".into(), kind: FieldKind::Scalars, values: ndarray::array![[1.0]] }];
+    assert!(write_vtk_points(p.view(), &bad, &mut out, VtkEncoding::Ascii).is_err());
+    assert!(out.is_empty());
+}
