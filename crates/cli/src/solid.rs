@@ -3,7 +3,7 @@
 //! ```text
 //! subla solid info IN.vtk|IN.mesh [--json]
 //! subla solid subdivide IN.vtk|IN.mesh --levels N -o OUT.vtk|OUT.mesh [--binary]
-//!       [--surface OUT.obj] [--max-memory 4G]
+//!       [--surface OUT.obj] [--png [OUT.png]] [--max-memory 4G]
 //! subla solid limit IN.vtk|IN.mesh --grid K [--derivatives] [--cells all|regular] -o OUT.txt|OUT.vtk
 //! ```
 
@@ -106,6 +106,11 @@ pub(crate) struct SolidSubdivideArgs {
     /// Also write the refined boundary surface as OBJ (quads).
     #[arg(long)]
     surface: Option<PathBuf>,
+    /// Also render the refined boundary surface to PNG (`--png` alone:
+    /// next to the output, with `.png`); needs a GPU adapter (Mesa's
+    /// lavapipe works).
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    png: Option<PathBuf>,
     /// Memory budget (bytes, or with K/M/G); the default is 80 % of the
     /// memory available.
     #[arg(long, value_parser = crate::parse_bytes)]
@@ -292,6 +297,16 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
     if let Some(obj) = &args.surface {
         write_surface(&out, obj)?;
     }
+    if let Some(png) = &args.png {
+        let path = if png.as_os_str().is_empty() { args.output.with_extension("png") } else { png.clone() };
+        let bar = progress.phase(format!("rendering {}", shown(&path)));
+        let (mesh, x) = boundary_surface(&out)?;
+        let pic = crate::picture::Picture::default();
+        let drawn = crate::picture::context()
+            .and_then(|ctx| crate::picture::write_png(ctx, &mesh, x.view(), None, Vec::new(), &pic, &path));
+        bar.finish_and_clear();
+        drawn?;
+    }
     if !quiet {
         println!(
             "{}: {} cells, {} vertices after {levels} levels → {} ({} ms)",
@@ -303,6 +318,32 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
         );
     }
     Ok(())
+}
+
+/// The boundary surface of `d`: its boundary vertices (renumbered in order
+/// of first use) and faces, outward, as a mesh and positions.
+fn boundary_surface(d: &VolumeData) -> Result<(subla_mesh::Mesh, Array2<f64>), String> {
+    let m = &d.mesh;
+    let mut id = vec![u32::MAX; m.num_vertices()];
+    let mut back = Vec::new();
+    let mut faces: Vec<Vec<u32>> = Vec::new();
+    for f in (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)) {
+        let face = m
+            .face(f)
+            .iter()
+            .map(|&v| {
+                if id[v as usize] == u32::MAX {
+                    id[v as usize] = back.len() as u32;
+                    back.push(v);
+                }
+                id[v as usize]
+            })
+            .collect();
+        faces.push(face);
+    }
+    let x = Array2::from_shape_fn((back.len(), 3), |(i, k)| d.vertices[[back[i] as usize, k]]);
+    let mesh = subla_mesh::Mesh::from_faces(back.len(), &faces).map_err(|e| format!("the boundary surface: {e}"))?;
+    Ok((mesh, x))
 }
 
 /// The boundary surface of `d` as OBJ: its boundary vertices (renumbered

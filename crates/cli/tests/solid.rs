@@ -190,3 +190,32 @@ fn limit_writes_every_sample_or_names_the_cell_it_cannot_evaluate() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn subdivide_renders_the_boundary_surface() {
+    let dir = tempdir();
+    let (out, png) = (dir.join("t.vtk"), dir.join("t.png"));
+    let torus = data("torus.vtk");
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        torus.to_str().unwrap(),
+        "--levels",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+        "--png",
+        png.to_str().unwrap(),
+    ]);
+    if !o.status.success()
+        && std::env::var("SUBLA_REQUIRE_GPU").as_deref() != Ok("1")
+        && text(&o).contains("GPU adapter")
+    {
+        eprintln!("skipped: no GPU adapter to render with");
+        return;
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
