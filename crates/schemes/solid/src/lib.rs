@@ -37,10 +37,13 @@ mod rules;
 
 use std::sync::OnceLock;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2};
+use num_traits::Float;
+use subla_algebra::mem::Zeroable;
 use subla_algebra::spmv::{Update, spmv_csr_into};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::Mesh;
+use subla_scheme::kernel::{eval_levels, real};
 use subla_scheme::{Plan, Refiner, Result, SchemeError};
 use subla_volume::{VolMesh, VolumeError};
 
@@ -76,52 +79,21 @@ impl SolidPlan {
         SolidPlan { meshes, ops, surfaces }
     }
 
-    fn eval_t<T: subla_algebra::Scalar + num_like::Real>(
+    fn eval_t<T: Float + Zeroable + subla_algebra::Scalar>(
         &self,
         control: ArrayView2<'_, T>,
-        mut out: ArrayViewMut2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
         par: Par,
     ) -> Result<()> {
-        assert_eq!(control.nrows(), self.input_len(), "{NAME}: control rows");
-        assert_eq!((out.nrows(), out.ncols()), (self.output_len(), control.ncols()), "{NAME}: output shape");
-        if self.ops.is_empty() {
-            out.assign(&control);
-            return Ok(());
-        }
-        let mut cur: Option<Array2<T>> = None;
-        for (l, r) in self.ops.iter().enumerate() {
-            let x = match &cur {
-                Some(c) => c.view(),
-                None => control.view(),
+        eval_levels(self, NAME, control, out, |l, x, y, d| {
+            let r = &self.ops[l];
+            let (x, y) = match (ArrayView2::from_shape((r.ncols(), d), x), ArrayViewMut2::from_shape((r.nrows(), d), y))
+            {
+                (Ok(x), Ok(y)) => (x, y),
+                _ => unreachable!("eval_levels hands out rows of the levels' sizes"),
             };
-            if l + 1 == self.ops.len() {
-                spmv_csr_into(r.as_ref(), x, out.view_mut(), Update::Set, |&w, _, _| T::of(w), par);
-            } else {
-                let mut y = Array2::zeros((r.nrows(), control.ncols()));
-                spmv_csr_into(r.as_ref(), x, y.view_mut(), Update::Set, |&w, _, _| T::of(w), par);
-                cur = Some(y);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `f64` weights in the scalar of the data.
-mod num_like {
-    /// Scalars eval computes in.
-    pub(crate) trait Real: Copy {
-        /// `w` in this scalar.
-        fn of(w: f64) -> Self;
-    }
-    impl Real for f64 {
-        fn of(w: f64) -> f64 {
-            w
-        }
-    }
-    impl Real for f32 {
-        fn of(w: f64) -> f32 {
-            w as f32
-        }
+            spmv_csr_into(r.as_ref(), x, y, Update::Set, |&w, _, _| real::<T>(w), par);
+        })
     }
 }
 
