@@ -349,25 +349,13 @@ fn boundary_surface(d: &VolumeData) -> Result<(subla_mesh::Mesh, Array2<f64>), S
 /// The boundary surface of `d` as OBJ: its boundary vertices (renumbered
 /// in order of first use) and faces, outward.
 fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
-    let m = &d.mesh;
-    let mut id = vec![u32::MAX; m.num_vertices()];
-    let (mut back, mut ptr, mut verts) = (Vec::new(), vec![0u32], Vec::new());
-    for f in (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)) {
-        for &v in m.face(f) {
-            if id[v as usize] == u32::MAX {
-                id[v as usize] = back.len() as u32;
-                back.push(v);
-            }
-            verts.push(id[v as usize]);
-        }
-        ptr.push(verts.len() as u32);
-    }
-    let x = Array2::from_shape_fn((back.len(), 3), |(i, k)| d.vertices[[back[i] as usize, k]]);
+    let (mesh, x) = boundary_surface(d)?;
+    let t = mesh.topology();
     let faces = subla_mesh::FacesData {
         vertices: &x,
         channels: &[],
-        face_ptr: &ptr,
-        face_verts: &verts,
+        face_ptr: t.face_ptr(),
+        face_verts: t.face_verts(),
         groups: &[],
         options: subla_mesh::Options::default(),
     };
@@ -454,7 +442,7 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         "cell u v w x y z"
     };
     writeln!(w, "# {cols}").map_err(io)?;
-    let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+    let t = |i: usize| subla_solid::limit::sample_param(i, k);
     let mut fbuf = ryu::Buffer::new();
     let mut line = String::new();
     for (ci, &c) in cells.iter().enumerate() {
@@ -504,7 +492,7 @@ fn is_vtk(p: &Path) -> bool {
 fn write_samples_vtk(args: &SolidLimitArgs, cells: &[u32], k: usize, values: &[Array2<f64>]) -> Result<(), String> {
     use subla_volume::FieldKind;
     let n = values[0].nrows();
-    let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+    let t = |i: usize| subla_solid::limit::sample_param(i, k);
     let kkk = k * k * k;
     let cell = Array2::from_shape_fn((n, 1), |(s, _)| f64::from(cells[s / kkk]));
     let uvw = Array2::from_shape_fn((n, 3), |(s, a)| {

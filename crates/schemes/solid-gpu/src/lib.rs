@@ -128,7 +128,7 @@ impl SolidLimitGpu {
             grids.extend_from_slice(&g.points);
             phantom.push(g.phantom.map_or(0, |(axis, high)| 1 + 2 * u32::from(axis) + u32::from(high)));
         }
-        let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+        let t = |i: usize| subla_solid::limit::sample_param(i, k);
         let (b, d): (Vec<[f64; 4]>, Vec<[f64; 4]>) = (0..k).map(|i| cubic_basis(t(i))).unzip();
         let basis: Vec<f32> = b.iter().chain(&d).flatten().map(|&w| w as f32).collect();
         let program = program::compile(ctx, "solid_limit.wgsl", shaders::SOLID_LIMIT, &["per_sample", "per_cell"])?;

@@ -220,6 +220,12 @@ fn not_evaluable(cell: u32) -> SchemeError {
     SchemeError::scheme("catmark-solid-limit", LimitError::NotEvaluable { cell })
 }
 
+/// Parameter `i` of `k` samples per direction: `i/(k−1)`, the centre where
+/// `k = 1`.
+pub fn sample_param(i: usize, k: usize) -> f64 {
+    if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 }
+}
+
 /// The uniform cubic B-spline basis at `t` and its derivative.
 pub fn cubic_basis(t: f64) -> ([f64; 4], [f64; 4]) {
     let s = 1.0 - t;
@@ -324,7 +330,7 @@ impl SolidLimit {
     /// `v = j/(k−1)`, `w = l/(k−1)` (`l` outer, then `j`, then `i`; the
     /// centre where `k = 1`).
     pub fn grid(cells: impl IntoIterator<Item = u32>, k: usize, quantity: Quantity) -> SolidLimit {
-        let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+        let t = |i: usize| sample_param(i, k);
         let samples = cells
             .into_iter()
             .flat_map(|c| {
@@ -577,11 +583,10 @@ impl subla_scheme::Refiner for SolidLimit {
 }
 
 impl SolidLimitPlan {
-    fn eval_t<T: subla_algebra::Scalar>(
+    fn eval_t<T: subla_algebra::Scalar + num_traits::Float>(
         &self,
         control: ndarray::ArrayView2<'_, T>,
         out: ndarray::ArrayViewMut2<'_, T>,
-        weight: impl Fn(f64) -> T + Sync,
         par: Par,
     ) -> Result<()> {
         assert_eq!(control.nrows(), self.inputs, "catmark-solid-limit: control rows");
@@ -590,7 +595,7 @@ impl SolidLimitPlan {
             control,
             out,
             subla_algebra::spmv::Update::Set,
-            |&w, _, _| weight(w),
+            |&w, _, _| subla_scheme::kernel::real::<T>(w),
             par,
         );
         Ok(())
@@ -617,7 +622,7 @@ impl subla_scheme::Plan for SolidLimitPlan {
         out: ndarray::ArrayViewMut2<'_, f64>,
         par: Par,
     ) -> Result<()> {
-        self.eval_t(control, out, |w| w, par)
+        self.eval_t(control, out, par)
     }
     fn eval_f32(
         &self,
@@ -625,7 +630,7 @@ impl subla_scheme::Plan for SolidLimitPlan {
         out: ndarray::ArrayViewMut2<'_, f32>,
         par: Par,
     ) -> Result<()> {
-        self.eval_t(control, out, |w| w as f32, par)
+        self.eval_t(control, out, par)
     }
     fn operator(&self, level: u32, _par: Par) -> Result<CsrMat<f64>> {
         if level >= self.levels() {
@@ -678,7 +683,7 @@ impl RegularEval {
             cells.iter().map(gather).collect()
         };
         let grids = grids.map_err(not_evaluable)?;
-        let t = |i: usize| if k > 1 { i as f64 / (k - 1) as f64 } else { 0.5 };
+        let t = |i: usize| sample_param(i, k);
         let (basis, deriv) = (0..k).map(|i| cubic_basis(t(i))).unzip();
         Ok(RegularEval { cells: cells.to_vec(), grids, k, basis, deriv, num_vertices: m.num_vertices() })
     }
