@@ -369,20 +369,18 @@ impl VolMesh {
     /// around each boundary vertex.
     pub(crate) fn check_boundary(&self) -> Result<()> {
         for e in 0..self.num_edges() {
-            let bfaces: Vec<u32> =
-                self.edge_faces(e).iter().copied().filter(|&f| self.is_boundary_face(f as usize)).collect();
-            let n = bfaces.len();
+            let mut bfaces = self.edge_faces(e).iter().copied().filter(|&f| self.is_boundary_face(f as usize));
+            let n = bfaces.clone().count();
             // Each cell around an edge has two faces at it, and interior
             // faces are counted twice: the boundary faces are even.
             debug_assert!(n % 2 == 0, "edge {e}: {n} boundary faces");
             if n >= 4 {
+                let cell = |f: Option<u32>| f.map_or(0, |f| self.face_cells[f as usize][0] as usize);
+                let first = cell(bfaces.next());
                 return Err(VolumeError::NonManifoldEdge {
                     edge: self.edges[e],
                     faces: n,
-                    cells: [
-                        self.face_cells[bfaces[0] as usize][0] as usize,
-                        self.face_cells[bfaces[n - 1] as usize][0] as usize,
-                    ],
+                    cells: [first, cell(bfaces.next_back())],
                 });
             }
         }
@@ -806,8 +804,6 @@ fn invert(n: usize, ptr: &[u32], idx: &[u32]) -> (Vec<u32>, Vec<u32>) {
             fill[i as usize] += 1;
         }
     }
-    // A row may meet the same column twice (an edge used twice by one
-    // face cannot happen on a checked mesh, but keep rows exact).
     (count, out)
 }
 
