@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use clap::Parser;
 use ndarray::{Array2, ArrayView2};
+use subla::catmark::fvar::QuadScheme;
 use subla::registry::{Backend as Site, Setup};
 use subla_algebra::Par;
 use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{FileFormat, Mesh, MeshBuilder, MeshData};
+use subla_mesh::{FVarLinearInterpolation, FaceVarying, FileFormat, Mesh, MeshBuilder, MeshData};
 use subla_scheme::{Plan, Real, Refiner, eval};
 
 use crate::output::shown;
@@ -77,6 +78,11 @@ pub(crate) struct SubdivideArgs {
     /// Write hole faces too (as `t hole` tags) instead of leaving them out.
     #[arg(long)]
     keep_holes: bool,
+    /// How texture coordinates (`vt`) are refined at seams and boundaries
+    /// (OpenSubdiv's face-varying linear interpolation) [default: the
+    /// file's `facevaryinginterpolateboundary` tag, else corners-plus1].
+    #[arg(long, value_enum)]
+    fvar: Option<FVarMode>,
     /// Print one JSON line with timings, counts and peak memory.
     #[arg(long, value_enum)]
     timings: Option<Timings>,
@@ -92,6 +98,76 @@ impl SubdivideArgs {
             Site::Gpu => Precision::F32,
         })
     }
+}
+
+/// OpenSubdiv's face-varying linear interpolation modes, as `--fvar` names
+/// them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FVarMode {
+    /// Smooth everywhere, seams and boundaries as creases.
+    None,
+    /// Linear at corners (values in one face).
+    CornersOnly,
+    /// And at vertices with three or more values.
+    CornersPlus1,
+    /// And at darts and both values beside a corner.
+    CornersPlus2,
+    /// Linear along seams and boundaries.
+    Boundaries,
+    /// Linear everywhere.
+    All,
+}
+
+impl FVarMode {
+    fn mode(self) -> FVarLinearInterpolation {
+        use FVarLinearInterpolation as M;
+        match self {
+            FVarMode::None => M::None,
+            FVarMode::CornersOnly => M::CornersOnly,
+            FVarMode::CornersPlus1 => M::CornersPlus1,
+            FVarMode::CornersPlus2 => M::CornersPlus2,
+            FVarMode::Boundaries => M::Boundaries,
+            FVarMode::All => M::All,
+        }
+    }
+}
+
+/// The input's texture coordinates refined as `args` refines its mesh, one
+/// index per corner of the finest faces (holes included), or the reason
+/// they cannot be.
+fn refined_texcoords(input: &MeshData, args: &SubdivideArgs) -> Result<Option<FaceVarying>, String> {
+    let Some(fv) = &input.texcoords else { return Ok(None) };
+    let mode = args.fvar.map_or(input.mesh.options().fvar_boundary, FVarMode::mode);
+    let (mesh, levels, par) = (&input.mesh, args.levels, Par::Rayon);
+    let refined = match args.scheme.as_str() {
+        "catmark" => subla::catmark::fvar::refine_channel(mesh, fv, levels, mode, QuadScheme::Catmark, par),
+        "bilinear" => subla::catmark::fvar::refine_channel(mesh, fv, levels, mode, QuadScheme::Bilinear, par),
+        "loop" => subla::loop_scheme::fvar::refine_channel(mesh, fv, levels, mode, par),
+        other => return Err(format!("the {other} scheme has no face-varying rules")),
+    };
+    refined.map(Some).map_err(|e| e.to_string())
+}
+
+/// `fv` (over every face of `mesh`, holes included) over the faces a file
+/// holds: hole faces' corners left out unless `keep_holes`.
+fn texcoords_written(
+    fv: FaceVarying,
+    mesh_holes: &[bool],
+    face_sizes: impl Iterator<Item = usize>,
+    keep_holes: bool,
+) -> FaceVarying {
+    if keep_holes || !mesh_holes.contains(&true) {
+        return fv;
+    }
+    let mut indices = Vec::with_capacity(fv.indices.len());
+    let mut at = 0;
+    for (f, n) in face_sizes.enumerate() {
+        if !mesh_holes[f] {
+            indices.extend_from_slice(&fv.indices[at..at + n]);
+        }
+        at += n;
+    }
+    FaceVarying { values: fv.values, indices }
 }
 
 /// `subla subdivide` with these arguments (and defaults for the rest).
@@ -128,6 +204,12 @@ impl Refined {
         match self {
             Refined::Mesh(m) => m.num_faces(),
             Refined::Faces(f) => f.face_ptr.len() - 1,
+        }
+    }
+    fn num_corners(&self) -> usize {
+        match self {
+            Refined::Mesh(m) => m.topology().num_corners(),
+            Refined::Faces(f) => f.face_verts.len(),
         }
     }
     /// The full mesh, for the callers that asked for it.
@@ -296,7 +378,26 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         Some(p) => shown(p),
         None => embedded::NAME.to_owned(),
     };
-    for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none()) {
+    let texcoords = match refined_texcoords(input, args) {
+        Ok(fv) => fv,
+        Err(why) => {
+            eprintln!("warning: {name}: texture coordinates (vt) were left out of {}: {why}", shown(out));
+            None
+        }
+    };
+    // The channel follows the plan's finest faces: the same faces, in the
+    // same order, with the same number of corners.
+    let texcoords = texcoords.filter(|fv| {
+        let fits = fv.indices.len() == run.refined.num_corners();
+        if !fits {
+            eprintln!(
+                "warning: {name}: texture coordinates (vt) were left out of {}: the refined faces do not follow them",
+                shown(out)
+            );
+        }
+        fits
+    });
+    for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none(), texcoords.is_some()) {
         eprintln!("warning: {w}");
     }
     for s in &input.skipped {
@@ -304,6 +405,14 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     }
     let refined = match run.refined {
         Refined::Mesh(m) => m,
+        Refined::Faces(faces) if texcoords.is_some() => {
+            // The corners' values need the faces in a mesh of their own.
+            let nv = run.positions.nrows();
+            MeshBuilder::new(nv, faces.face_ptr, faces.face_verts)
+                .options(faces.options)
+                .build(Par::Rayon)
+                .map_err(|e| e.to_string())?
+        }
         Refined::Faces(faces) => {
             // No holes and no sharpness: every face is written, no tag but
             // the options.
@@ -371,6 +480,10 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         data.channels.clone_from(&input.channels);
     }
     data.groups = groups;
+    data.texcoords = texcoords.map(|fv| {
+        let sizes = (0..t.num_faces()).map(|f| t.face_order(f));
+        texcoords_written(fv, refined.holes(), sizes, keep_holes)
+    });
     Ok(Output::Data(Box::new(data)))
 }
 

@@ -179,10 +179,13 @@ fn groups_survive_subdivision() {
     assert_eq!(ranges, [0..4, 4..20]);
 }
 
-/// Texture coordinates and normals cannot be refined yet: a warning names
-/// each, and the file and the output, even with `--quiet`.
+/// Texture coordinates are refined (each face's corners keep their own
+/// values where every edge is a seam) and written as `vt` with `f v/vt`;
+/// normals cannot be refined yet: a warning names them, and the file and
+/// the output, even with `--quiet`. A scheme without face-varying rules
+/// names the texture coordinates in a warning too.
 #[test]
-fn texture_coordinates_and_normals_are_left_out_with_a_warning() {
+fn texture_coordinates_are_refined_and_normals_left_out_with_a_warning() {
     let d = dir("vt");
     let input = d.join("cube.obj");
     let mut text = String::new();
@@ -196,7 +199,7 @@ fn texture_coordinates_and_normals_are_left_out_with_a_warning() {
     std::fs::write(&input, text).unwrap();
     let out = d.join("out.obj");
     for quiet in [false, true] {
-        let mut args = vec!["subdivide", s(&input), "-o", s(&out)];
+        let mut args = vec!["subdivide", s(&input), "-o", s(&out), "--levels", "2", "--fvar", "all"];
         if quiet {
             args.push("--quiet");
         }
@@ -206,17 +209,47 @@ fn texture_coordinates_and_normals_are_left_out_with_a_warning() {
         let lines: Vec<&str> = err.lines().collect();
         assert_eq!(
             lines,
-            [
-                format!(
-                    "warning: {}: texture coordinates (vt) are not refined yet and were left out of {}",
-                    s(&input),
-                    s(&out)
-                ),
-                format!("warning: {}: normals (vn) are not refined yet and were left out of {}", s(&input), s(&out)),
-            ],
+            [format!("warning: {}: normals (vn) are not refined yet and were left out of {}", s(&input), s(&out))],
             "quiet {quiet}"
         );
     }
+    // Linear values on the unit square of every face: each child face's
+    // corners are the bilinear values at (i/4, j/4).
+    let data = read(&out);
+    let fv = data.texcoords.as_ref().expect("vt written");
+    let t = data.mesh.topology();
+    assert_eq!(t.num_faces(), 96);
+    assert_eq!(fv.indices.len(), t.num_corners());
+    for f in 0..t.num_faces() {
+        let uv: Vec<[f64; 2]> = (t.face_ptr()[f]..t.face_ptr()[f + 1])
+            .map(|c| {
+                let r = fv.indices[c as usize] as usize;
+                [fv.values[(r, 0)], fv.values[(r, 1)]]
+            })
+            .collect();
+        for p in &uv {
+            assert!(p.iter().all(|&x| (0.0..=1.0).contains(&x) && (4.0 * x).fract() == 0.0), "{uv:?}");
+        }
+        // A quarter-by-quarter square.
+        let (lo, hi) = uv.iter().fold(([1f64; 2], [0f64; 2]), |(lo, hi), p| {
+            ([lo[0].min(p[0]), lo[1].min(p[1])], [hi[0].max(p[0]), hi[1].max(p[1])])
+        });
+        assert_eq!([hi[0] - lo[0], hi[1] - lo[1]], [0.25, 0.25], "{uv:?}");
+    }
+    // √3 has no face-varying rules: the values are left out, with a warning.
+    let out3 = d.join("sqrt3.obj");
+    let o = subla(&["subdivide", s(&input), "-o", s(&out3), "--scheme", "sqrt3", "--triangulate", "--quiet"]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: {}: texture coordinates (vt) were left out of {}: the sqrt3 scheme has no face-varying rules",
+            s(&input),
+            s(&out3)
+        )),
+        "{err}"
+    );
+    assert!(read(&out3).texcoords.is_none());
 }
 
 /// The same colours on the GPU backend (the device kernels take any

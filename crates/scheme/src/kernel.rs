@@ -20,7 +20,7 @@ use crate::{Plan, Result, SchemeError};
 /// [`AlgebraError::OutOfMemory`](subla_algebra::AlgebraError::OutOfMemory)
 /// (in [`SchemeError::Algebra`]) naming `what`, or [`SchemeError::TooLarge`]
 /// where the element count overflows: a level's buffer in an eval.
-pub(crate) fn try_zeros<T: Zeroable>(rows: usize, cols: usize, what: &'static str) -> Result<Array2<T>> {
+pub fn try_zeros<T: Zeroable>(rows: usize, cols: usize, what: &'static str) -> Result<Array2<T>> {
     let n = rows
         .checked_mul(cols)
         .ok_or(SchemeError::TooLarge { what: "values of a level", value: rows as u128 * cols as u128 })?;

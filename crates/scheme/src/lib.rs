@@ -103,6 +103,7 @@ pub use operators::{OperatorPlan, OperatorRefiner, OperatorRules, Refined};
 pub use predict::{LevelCounts, Prediction, predict};
 
 mod finest;
+pub mod fvar;
 pub mod halfedge;
 pub mod kernel;
 mod levels;

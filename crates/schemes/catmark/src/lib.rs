@@ -27,6 +27,7 @@
 
 pub mod bilinear;
 pub mod edgefriend;
+pub mod fvar;
 pub mod halfedge;
 mod lak;
 mod level;

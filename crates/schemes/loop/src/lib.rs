@@ -29,6 +29,7 @@
 //! see [`split`] for the face order.
 #![deny(missing_docs)]
 
+pub mod fvar;
 pub mod halfedge;
 mod lak;
 mod lean;

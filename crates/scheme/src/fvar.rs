@@ -1,0 +1,1082 @@
+//! Face-varying data (texture coordinates, any per-corner data) refined with
+//! OpenSubdiv's rules: the scheme-independent part.
+//!
+//! A face-varying channel gives every face corner a *value* (a row of its
+//! own table), so a vertex may carry several values — a *seam* runs where
+//! two faces sharing an edge disagree on a value at one of its ends. The
+//! values form a mesh of their own (the *value mesh*: the faces with value
+//! indices in place of vertex indices); seams are its boundaries where the
+//! vertex mesh has none.
+//!
+//! This module keeps, per level, what OpenSubdiv's `Vtr::FVarLevel` keeps:
+//! * the values of each vertex (its *siblings*), numbered vertex after
+//!   vertex, and the value of each corner ([`FVarLevel`]);
+//! * per edge, whether the values are discontinuous across it
+//!   ([`EdgeTag::mismatch`]) and whether it is interpolated linearly;
+//! * per value, whether its neighbourhood matches the vertex's (then the
+//!   vertex's own mask applies to the values), or else whether it is a
+//!   *corner* (kept), a *crease* (`¾ v + ⅛ (a + b)` along the ends of its
+//!   span of faces) or a semi-sharp corner decaying into a crease
+//!   ([`ValueTag`]).
+//!
+//! The base level is analysed once from the user's indices and the mode
+//! ([`FVarLevel::base`], OpenSubdiv's `completeTopologyFromFaceValues`);
+//! the tags of refined levels are inherited from their parents
+//! ([`FVarLevel::child`], OpenSubdiv's `FVarRefinement`), so that a value
+//! keeps the rule it was given. The schemes write the rows of each level's
+//! operator from these tags with their own masks
+//! (`subla_catmark::fvar`, `subla_loop::fvar`).
+//!
+//! # Modes (`Sdc::Options::FVarLinearInterpolation`)
+//! | mode | values made corners (kept in place) |
+//! |---|---|
+//! | `None` | none: smooth everywhere, seams and boundaries as creases |
+//! | `CornersOnly` | values in a single face |
+//! | `CornersPlus1` | and vertices with more than two values, or two where one span has a sharp edge |
+//! | `CornersPlus2` | and both values where one is in a single face, and darts |
+//! | `Boundaries` | every value on a seam or boundary (linear boundaries) |
+//! | `All` | everything: the values are refined bilinearly |
+
+use std::sync::OnceLock;
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use num_traits::Float;
+use subla_algebra::mem::Zeroable;
+use subla_algebra::spmv::{Update, spmv_csr_into};
+use subla_algebra::{CsrMat, Par, Scalar};
+use subla_mesh::topology::vertex_tag;
+use subla_mesh::{BoundaryInterpolation, FVarLinearInterpolation, FaceVarying, Mesh, MeshError, Topology};
+
+use crate::kernel::real;
+use crate::sdc::{is_infinite, is_semi, vertex_transition_weight};
+use crate::{Plan, Result, SchemeError, get_or_try_init};
+
+/// What a face-varying value is, as OpenSubdiv tags it
+/// (`Vtr::FVarLevel::ValueTag`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ValueTag {
+    /// The value's neighbourhood differs from its vertex's (a seam, a
+    /// sharpened boundary): the vertex's mask does not apply.
+    pub mismatch: bool,
+    /// A smooth seam or boundary value: refined by the crease rule along
+    /// its span. Otherwise (when mismatched) a corner, kept in place.
+    pub crease: bool,
+    /// A corner while a semi-sharp feature in its span lasts, then a crease.
+    pub semi_sharp: bool,
+    /// Semi-sharp because the vertex's other value is.
+    pub dep_sharp: bool,
+    /// Its faces around the vertex form more than one span.
+    pub non_manifold: bool,
+}
+
+impl ValueTag {
+    /// Kept in place when mismatched (not a crease).
+    pub fn is_corner(self) -> bool {
+        !self.crease
+    }
+}
+
+/// What a face-varying edge is (`Vtr::FVarLevel::ETag`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EdgeTag {
+    /// The faces on the edge disagree on a value at one of its ends.
+    pub mismatch: bool,
+    /// Interpolated linearly (a seam or boundary under linear boundaries).
+    pub linear: bool,
+}
+
+/// The interpolation a mode asks for, as flags.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ModeFlags {
+    /// Every value refined linearly (`All`).
+    pub linear: bool,
+    /// Seams and boundaries linear (`All`, `Boundaries`).
+    pub linear_boundaries: bool,
+    /// Sharpness of one value depends on its sibling's (`CornersPlus1`,
+    /// `CornersPlus2`).
+    pub dependent_sharpness: bool,
+}
+
+impl ModeFlags {
+    /// The flags of `mode`.
+    pub fn of(mode: FVarLinearInterpolation) -> ModeFlags {
+        use FVarLinearInterpolation as M;
+        ModeFlags {
+            linear: mode == M::All,
+            linear_boundaries: matches!(mode, M::All | M::Boundaries),
+            dependent_sharpness: matches!(mode, M::CornersPlus1 | M::CornersPlus2),
+        }
+    }
+    /// Seams and boundaries refined smoothly (creases have ends).
+    pub fn smooth_boundaries(self) -> bool {
+        !self.linear_boundaries
+    }
+}
+
+/// The faces and edges around a manifold vertex in turning order: corner
+/// `i` (at the vertex, in face `i`) leaves along `edges[i]` and arrives
+/// along `edges[i + 1]`, which face `i + 1` leaves along. A boundary vertex
+/// starts at the face that leaves along a boundary edge and has one edge
+/// more than faces; an interior vertex has as many (`edges[n]` would be
+/// `edges[0]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ring {
+    /// One corner per face, at the vertex.
+    pub corners: Vec<u32>,
+    /// The edges, as above.
+    pub edges: Vec<u32>,
+    /// The vertex is on the boundary.
+    pub boundary: bool,
+}
+
+impl Ring {
+    /// The ring of vertex `v`, or `None` where its faces do not form one
+    /// fan (non-manifold, repeated in a face, or isolated).
+    pub fn of(t: &Topology, v: usize) -> Option<Ring> {
+        let tags = t.vertex_tags()[v];
+        if tags & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED | vertex_tag::REPEATED) != 0 {
+            return None;
+        }
+        let vc = t.vertex_corners(v);
+        let ce = t.corner_edges();
+        let boundary = tags & vertex_tag::BOUNDARY != 0;
+        let start = if boundary {
+            *vc.iter().find(|&&c| t.edge_corners(ce[c as usize] as usize).len() == 1)?
+        } else {
+            *vc.first()?
+        };
+        let mut ring =
+            Ring { corners: Vec::with_capacity(vc.len()), edges: Vec::with_capacity(vc.len() + 1), boundary };
+        let mut c = start;
+        loop {
+            ring.corners.push(c);
+            ring.edges.push(ce[c as usize]);
+            let p = t.prev_corner(c as usize) as u32;
+            let e = ce[p as usize];
+            let uses = t.edge_corners(e as usize);
+            if uses.len() == 1 {
+                if !boundary {
+                    return None;
+                }
+                ring.edges.push(e);
+                break;
+            }
+            if uses.len() != 2 {
+                return None;
+            }
+            let next = if uses[0] == p { uses[1] } else { uses[0] };
+            if next == start {
+                break;
+            }
+            if ring.corners.len() >= vc.len() {
+                return None;
+            }
+            c = next;
+        }
+        (ring.corners.len() == vc.len()).then_some(ring)
+    }
+
+    /// Number of faces.
+    pub fn len(&self) -> usize {
+        self.corners.len()
+    }
+
+    /// No faces.
+    pub fn is_empty(&self) -> bool {
+        self.corners.is_empty()
+    }
+}
+
+/// The run of faces around a vertex that share one of its values
+/// (OpenSubdiv's `ValueSpan`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    /// Number of faces.
+    pub size: u32,
+    /// Position of its first face in the vertex's [`Ring`].
+    pub start: u32,
+    /// Discontinuous edges inside it, or more than one run of faces.
+    pub discts: u32,
+    /// Semi-sharp edges inside it.
+    pub semi: u32,
+    /// Infinitely sharp edges inside it.
+    pub inf: u32,
+}
+
+impl Span {
+    /// Position in the ring of its last face.
+    pub fn end(self, n: usize) -> usize {
+        (self.start as usize + self.size as usize + n - 1) % n.max(1)
+    }
+    /// The ring positions of the edges inside it (between two of its faces).
+    pub fn interior_edges(self, n: usize) -> impl Iterator<Item = usize> {
+        (1..self.size as usize).map(move |k| (self.start as usize + k) % n)
+    }
+}
+
+/// One level of a face-varying channel: values grouped by vertex, the
+/// value of every corner, and the tags above. See the [module docs](self).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FVarLevel {
+    /// `value_ptr[v]..value_ptr[v + 1]`: the values of vertex `v` (none for
+    /// a vertex in no face).
+    pub value_ptr: Vec<u32>,
+    /// The value of each corner.
+    pub corner_values: Vec<u32>,
+    /// The tag of each value.
+    pub tags: Vec<ValueTag>,
+    /// The tag of each edge.
+    pub edge_tags: Vec<EdgeTag>,
+    /// The mode's flags.
+    pub flags: ModeFlags,
+}
+
+/// The user's table row each base-level value takes, with the base level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BaseLevel {
+    /// The level.
+    pub level: FVarLevel,
+    /// `source[i]`: the row of the user's values that value `i` is.
+    pub source: Vec<u32>,
+}
+
+/// Sharpness facts of a vertex, from its level's mesh.
+#[derive(Copy, Clone, Debug, Default)]
+struct VertexFacts {
+    inf_sharp: bool,
+    semi_sharp: bool,
+    semi_sharp_edges: bool,
+    non_manifold: bool,
+    boundary: bool,
+}
+
+fn vertex_facts(mesh: &Mesh, v: usize) -> VertexFacts {
+    let t = mesh.topology();
+    let s = mesh.vertex_sharpness()[v];
+    let es = mesh.edge_sharpness();
+    let tags = t.vertex_tags()[v];
+    VertexFacts {
+        inf_sharp: is_infinite(s),
+        semi_sharp: is_semi(s),
+        semi_sharp_edges: t.vertex_edges(v).iter().any(|&e| is_semi(es[e as usize])),
+        non_manifold: tags & (vertex_tag::NON_MANIFOLD | vertex_tag::REPEATED) != 0,
+        boundary: tags & vertex_tag::BOUNDARY != 0,
+    }
+}
+
+impl FVarLevel {
+    /// Number of values.
+    pub fn num_values(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// The values of vertex `v`.
+    pub fn values_of(&self, v: usize) -> std::ops::Range<u32> {
+        self.value_ptr[v]..self.value_ptr[v + 1]
+    }
+
+    /// The value of vertex `at` in face `f`'s corner `c`'s neighbourhood:
+    /// the value of the corner of `c`'s face at vertex `at`, where `c` is
+    /// one of the edge's uses — the value at the far end of an edge as one
+    /// of its faces sees it.
+    fn value_at_end(&self, t: &Topology, c: u32, at: u32) -> u32 {
+        let fv = t.face_verts();
+        if fv[c as usize] == at {
+            self.corner_values[c as usize]
+        } else {
+            self.corner_values[t.next_corner(c as usize)]
+        }
+    }
+
+    /// The values at both ends of edge `e` as its use `k` sees them (in the
+    /// order of the edge's vertices).
+    pub fn edge_values(&self, t: &Topology, e: usize, k: usize) -> [u32; 2] {
+        let c = t.edge_corners(e)[k];
+        let [a, b] = t.edge(e);
+        [self.value_at_end(t, c, a), self.value_at_end(t, c, b)]
+    }
+
+    /// The value at the other end of edge `e` from `v`, as its first use
+    /// sees it (for continuous edges, the only one).
+    pub fn neighbor_value(&self, t: &Topology, e: usize, v: usize) -> u32 {
+        let [a, b] = t.edge(e);
+        let other = if a as usize == v { b } else { a };
+        self.value_at_end(t, t.edge_corners(e)[0], other)
+    }
+
+    /// The spans of `v`'s values (OpenSubdiv's `gatherValueSpans`); `ring`
+    /// is `v`'s ring where it has one.
+    pub fn spans(&self, mesh: &Mesh, v: usize, ring: Option<&Ring>) -> Vec<Span> {
+        let es = mesh.edge_sharpness();
+        let vals = self.values_of(v);
+        let nvals = vals.len();
+        let mut spans = vec![Span::default(); nvals];
+        let Some(ring) = ring else {
+            for s in &mut spans {
+                s.discts = 1;
+            }
+            return spans;
+        };
+        let n = ring.len();
+        let sib = |i: usize| (self.corner_values[ring.corners[i] as usize] - vals.start) as usize;
+        let count = |span: &mut Span, e: u32| {
+            if self.edge_tags[e as usize].mismatch {
+                span.discts += 1;
+            } else if is_infinite(es[e as usize]) {
+                span.inf += 1;
+            } else if is_semi(es[e as usize]) {
+                span.semi += 1;
+            }
+        };
+        if nvals == 1 && !ring.boundary {
+            let s = &mut spans[0];
+            let mut started = false;
+            for (i, &e) in ring.edges.iter().enumerate() {
+                if self.edge_tags[e as usize].mismatch {
+                    if started {
+                        s.discts = 1;
+                        break;
+                    }
+                    started = true;
+                    s.start = i as u32;
+                } else if is_infinite(es[e as usize]) {
+                    s.inf += 1;
+                } else if is_semi(es[e as usize]) {
+                    s.semi += 1;
+                }
+            }
+            s.size = n as u32;
+            return spans;
+        }
+        let wraps = !ring.boundary && sib(n - 1) == 0;
+        spans[sib(0)].size = 1;
+        if wraps {
+            count(&mut spans[0], ring.edges[0]);
+        }
+        for i in 1..n {
+            let k = sib(i);
+            if k == sib(i - 1) {
+                count(&mut spans[k], ring.edges[i]);
+            } else {
+                if spans[k].size > 0 {
+                    spans[k].discts += 1;
+                }
+                spans[k].start = i as u32;
+            }
+            spans[k].size += 1;
+        }
+        if wraps {
+            spans[0].discts = spans[0].discts.saturating_sub(1);
+        }
+        spans
+    }
+
+    /// The two values a crease value is refined with: the values at the far
+    /// ends of the first and last edges of its span.
+    pub fn crease_ends(&self, t: &Topology, ring: &Ring, span: Span) -> [u32; 2] {
+        let n = ring.len();
+        let first = ring.corners[span.start as usize] as usize;
+        let last = ring.corners[span.end(n)] as usize;
+        [self.corner_values[t.next_corner(first)], self.corner_values[t.prev_corner(last)]]
+    }
+
+    /// The base level of a channel over `mesh` (with its effective
+    /// sharpness, as the schemes prepare it): `indices` gives the row of
+    /// the user's `num_values` values that each corner takes, and `mode`
+    /// how seams and boundaries are refined. The analysis is OpenSubdiv's
+    /// `completeTopologyFromFaceValues`, vertex by vertex in index order.
+    ///
+    /// # Errors
+    /// [`MeshError::DataLength`] (in [`SchemeError::Mesh`]) when `indices`
+    /// has not one entry per corner or one is not below `num_values`.
+    pub fn base(mesh: &Mesh, indices: &[u32], num_values: usize, mode: FVarLinearInterpolation) -> Result<BaseLevel> {
+        let t = mesh.topology();
+        let what = "face-varying indices";
+        if indices.len() != t.num_corners() {
+            return Err(SchemeError::Mesh(MeshError::DataLength {
+                what,
+                expected: t.num_corners(),
+                found: indices.len(),
+            }));
+        }
+        if let Some(&bad) = indices.iter().find(|&&i| i as usize >= num_values) {
+            return Err(SchemeError::Mesh(MeshError::DataLength {
+                what: "face-varying values",
+                expected: bad as usize + 1,
+                found: num_values,
+            }));
+        }
+        let flags = ModeFlags::of(mode);
+        let nv = t.num_vertices();
+        let fv = t.face_verts();
+        let opts = mesh.options();
+        let corners_smooth_geom = opts.boundary != BoundaryInterpolation::EdgeAndCorner;
+        let fvar_corners_sharp = mode != FVarLinearInterpolation::None;
+        let make_smooth_corners_sharp = corners_smooth_geom && fvar_corners_sharp;
+        let sharpen_both_if_one_corner = mode == FVarLinearInterpolation::CornersPlus2;
+        let sharpen_darts = sharpen_both_if_one_corner || flags.linear_boundaries;
+
+        let rings: Vec<Option<Ring>> = (0..nv).map(|v| Ring::of(t, v)).collect();
+        // The corners of `v` in turning order where it has a ring.
+        let corners_of = |v: usize| -> Vec<u32> {
+            match &rings[v] {
+                Some(r) => r.corners.clone(),
+                None => t.vertex_corners(v).to_vec(),
+            }
+        };
+
+        // First pass: discontinuous edges, mismatched vertices, value counts.
+        let mut edge_tags = vec![EdgeTag::default(); t.num_edges()];
+        let mut mismatch = vec![false; nv];
+        let mut value_ptr = Vec::with_capacity(nv + 1);
+        value_ptr.push(0u32);
+        let mut corner_values = vec![0u32; t.num_corners()];
+        let mut source: Vec<u32> = Vec::with_capacity(nv);
+        for v in 0..nv {
+            for &e in t.vertex_edges(v) {
+                let uses = t.edge_corners(e as usize);
+                if uses.len() < 2 {
+                    continue;
+                }
+                let at_v = |c: u32| -> u32 {
+                    let c = c as usize;
+                    if fv[c] as usize == v { indices[c] } else { indices[t.next_corner(c)] }
+                };
+                let first = at_v(uses[0]);
+                if uses[1..].iter().any(|&c| at_v(c) != first) {
+                    let [a, b] = t.edge(e as usize);
+                    mismatch[a as usize] = true;
+                    mismatch[b as usize] = true;
+                    let tag = &mut edge_tags[e as usize];
+                    tag.mismatch = true;
+                    tag.linear = flags.linear_boundaries;
+                }
+            }
+            let boundary = t.is_boundary_vertex(v);
+            let nfaces = t.face_count(v);
+            if boundary && !mismatch[v] {
+                if flags.linear_boundaries && nfaces > 0 {
+                    mismatch[v] = true;
+                    for &e in t.vertex_edges(v) {
+                        if t.is_boundary_edge(e as usize) {
+                            edge_tags[e as usize].linear = true;
+                        }
+                    }
+                } else if nfaces == 1 && make_smooth_corners_sharp {
+                    mismatch[v] = true;
+                }
+            }
+            // Distinct values in turning order, as OpenSubdiv finds them: a
+            // value equal to the one before keeps its sibling; with two
+            // values so far, a third that is not the first is new even when
+            // it is the second (the pattern `a b a b` gives three values).
+            let start = source.len();
+            let mut prev: Option<(u32, usize)> = None;
+            for c in corners_of(v) {
+                let u = indices[c as usize];
+                let k = match prev {
+                    Some((p, k)) if p == u => k,
+                    _ => {
+                        let found = source.len() - start;
+                        let search = !(found <= 1 || (found == 2 && source[start] != u));
+                        match source[start..].iter().position(|&x| x == u).filter(|_| search) {
+                            Some(k) => k,
+                            None => {
+                                source.push(u);
+                                found
+                            }
+                        }
+                    }
+                };
+                prev = Some((u, k));
+                corner_values[c as usize] = (start + k) as u32;
+            }
+            let count = source.len() - start;
+            if rings[v].is_none() && !mismatch[v] && count > 1 {
+                mismatch[v] = true;
+            }
+            value_ptr.push(SchemeError::to_u32("face-varying values of a level", source.len())?);
+        }
+        let mut level =
+            FVarLevel { value_ptr, corner_values, tags: vec![ValueTag::default(); source.len()], edge_tags, flags };
+
+        // Second pass: tag the values of mismatched vertices.
+        for v in 0..nv {
+            if !mismatch[v] {
+                continue;
+            }
+            let vals = level.values_of(v);
+            let nvals = vals.len();
+            if nvals == 0 {
+                continue;
+            }
+            let facts = vertex_facts(mesh, v);
+            let mut all_sharp = flags.linear_boundaries
+                || facts.inf_sharp
+                || facts.non_manifold
+                || (flags.dependent_sharpness && nvals > 2)
+                || (sharpen_darts && nvals == 1 && !facts.boundary);
+            let spans = level.spans(mesh, v, rings[v].as_ref());
+            let mut dependent = false;
+            if !all_sharp && flags.dependent_sharpness && nvals == 2 {
+                all_sharp = spans[0].inf > 0 || spans[1].inf > 0 || spans[0].discts > 0 || spans[1].discts > 0;
+                if sharpen_both_if_one_corner {
+                    all_sharp |= spans[0].size == 1 || spans[1].size == 1;
+                }
+                dependent = (spans[0].semi > 0) != (spans[1].semi > 0);
+            }
+            for (i, span) in spans.iter().enumerate() {
+                let tag = &mut level.tags[vals.start as usize + i];
+                *tag = ValueTag { mismatch: true, ..ValueTag::default() };
+                if span.discts > 0 {
+                    tag.non_manifold = true;
+                    continue;
+                }
+                let inf = all_sharp || span.inf > 0 || (span.size == 1 && fvar_corners_sharp);
+                if inf {
+                    continue;
+                }
+                if span.semi > 0 || facts.semi_sharp {
+                    tag.semi_sharp = true;
+                } else if dependent {
+                    tag.semi_sharp = true;
+                    tag.dep_sharp = true;
+                } else {
+                    tag.crease = true;
+                }
+            }
+        }
+        Ok(BaseLevel { level, source })
+    }
+
+    /// The level below this one, over `child` (the refined mesh, with its
+    /// effective sharpness) refined from `parent` (this level's mesh) by a
+    /// split that keeps the parent's vertices first (child vertex `v` is
+    /// parent vertex `v`'s) and numbers the others as `split` says. Tags
+    /// are inherited as OpenSubdiv's `FVarRefinement` does; semi-sharp
+    /// values whose features have decayed become creases.
+    pub fn child(&self, parent: &Mesh, child: &Mesh, split: &SplitMap<'_>) -> Result<FVarLevel> {
+        let pt = parent.topology();
+        let ct = child.topology();
+        let (nv, nf, ne) = (pt.num_vertices(), pt.num_faces(), pt.num_edges());
+        let ncv = ct.num_vertices();
+        // Values per child vertex, in child vertex order.
+        let mut counts = vec![0u32; ncv];
+        for (v, k) in counts.iter_mut().enumerate().take(nv) {
+            *k = self.values_of(v).len() as u32;
+        }
+        if let Some(f0) = split.first_face_point {
+            for f in 0..nf {
+                counts[f0 + f] = 1;
+            }
+        }
+        for e in 0..ne {
+            let tag = self.edge_tags[e];
+            counts[split.first_edge_point + e] = if tag.mismatch { pt.edge_corners(e).len() as u32 } else { 1 };
+        }
+        let mut value_ptr = Vec::with_capacity(ncv + 1);
+        value_ptr.push(0u32);
+        let mut acc = 0u64;
+        for &k in &counts {
+            acc += u64::from(k);
+            value_ptr.push(SchemeError::to_u32("face-varying values of a level", acc as usize)?);
+        }
+        // Tags: vertex children inherit, face children match, edge children
+        // of discontinuous or linear edges are creases or corners.
+        let mut tags = vec![ValueTag::default(); acc as usize];
+        for (v, &c0) in value_ptr.iter().enumerate().take(nv) {
+            let p = self.values_of(v);
+            let c0 = c0 as usize;
+            tags[c0..c0 + p.len()].copy_from_slice(&self.tags[p.start as usize..p.end as usize]);
+        }
+        let split_tag = if self.flags.smooth_boundaries() {
+            ValueTag { mismatch: true, crease: true, ..ValueTag::default() }
+        } else {
+            ValueTag { mismatch: true, ..ValueTag::default() }
+        };
+        for e in 0..ne {
+            let tag = self.edge_tags[e];
+            if tag.mismatch || tag.linear {
+                let cv = split.first_edge_point + e;
+                tags[value_ptr[cv] as usize..value_ptr[cv + 1] as usize].fill(split_tag);
+            }
+        }
+        // Corner values.
+        let corner_values: Vec<u32> = (0..ct.num_corners())
+            .map(|cc| match (split.source)(cc) {
+                CornerSource::Vertex(c) => {
+                    let v = pt.face_verts()[c as usize] as usize;
+                    value_ptr[v] + (self.corner_values[c as usize] - self.value_ptr[v])
+                }
+                CornerSource::Face(f) => {
+                    value_ptr[split.first_face_point.expect("a split with face points") + f as usize]
+                }
+                CornerSource::Edge(e, c) => {
+                    let base = value_ptr[split.first_edge_point + e as usize];
+                    if self.edge_tags[e as usize].mismatch {
+                        let k = pt.edge_corners(e as usize).iter().position(|&u| u == c).unwrap_or(0);
+                        base + k as u32
+                    } else {
+                        base
+                    }
+                }
+            })
+            .collect();
+        // Edge tags: halves inherit, the others are continuous.
+        let mut edge_tags = vec![EdgeTag::default(); ct.num_edges()];
+        for e in 0..ne {
+            for j in 0..2 {
+                edge_tags[split.halves[2 * e + j] as usize] = self.edge_tags[e];
+            }
+        }
+        let mut level = FVarLevel { value_ptr, corner_values, tags, edge_tags, flags: self.flags };
+        if self.flags.smooth_boundaries() {
+            level.reclassify_semi_sharp(parent, child, nv);
+        }
+        Ok(level)
+    }
+
+    /// Semi-sharp values of the children of `parent`'s vertices whose
+    /// features have decayed become creases (OpenSubdiv's
+    /// `reclassifySemisharpValues`).
+    fn reclassify_semi_sharp(&mut self, parent: &Mesh, child: &Mesh, nv: usize) {
+        let ct = child.topology();
+        let ces = child.edge_sharpness();
+        for v in 0..nv {
+            let vals = self.values_of(v);
+            if vals.is_empty() || !self.tags[vals.start as usize].mismatch {
+                continue;
+            }
+            let pf = vertex_facts(parent, v);
+            if !pf.semi_sharp && !pf.semi_sharp_edges {
+                continue;
+            }
+            let cf = vertex_facts(child, v);
+            if cf.semi_sharp || cf.inf_sharp {
+                continue;
+            }
+            let range = vals.start as usize..vals.end as usize;
+            if !cf.semi_sharp_edges {
+                for tag in &mut self.tags[range] {
+                    if tag.semi_sharp {
+                        *tag = ValueTag { semi_sharp: false, dep_sharp: false, crease: true, ..*tag };
+                    }
+                }
+                continue;
+            }
+            let ring = Ring::of(ct, v);
+            let spans = self.spans(child, v, ring.as_ref());
+            for (i, span) in spans.iter().enumerate() {
+                let k = range.start + i;
+                if !self.tags[k].semi_sharp || self.tags[k].dep_sharp {
+                    continue;
+                }
+                let still = ring
+                    .as_ref()
+                    .is_some_and(|r| span.interior_edges(r.len()).any(|p| is_semi(ces[r.edges[p] as usize])));
+                if !still {
+                    self.tags[k] = ValueTag { semi_sharp: false, dep_sharp: false, crease: true, ..self.tags[k] };
+                }
+            }
+            if range.len() == 2 && self.flags.dependent_sharpness {
+                let (a, b) = (range.start, range.start + 1);
+                if self.tags[a].dep_sharp && !self.tags[b].semi_sharp {
+                    self.tags[a].dep_sharp = false;
+                } else if self.tags[b].dep_sharp && !self.tags[a].semi_sharp {
+                    self.tags[b].dep_sharp = false;
+                }
+            }
+        }
+    }
+
+    /// The fraction of the corner rule in the refinement of value `sibling`
+    /// of vertex `v` while its semi-sharp features decay (OpenSubdiv's
+    /// `FVarRefinement::getFractionalWeight`): the transition weight of the
+    /// vertex and the edges inside the value's span, `parent` and `child`
+    /// being this level's mesh and the next, `child_half(e)` the child of
+    /// edge `e` at `v`.
+    pub fn fractional_weight(
+        &self,
+        parent: &Mesh,
+        child: &Mesh,
+        v: usize,
+        ring: Option<&Ring>,
+        span: Span,
+        child_half: impl Fn(u32) -> u32,
+    ) -> f64 {
+        let pes = parent.edge_sharpness();
+        let ces = child.edge_sharpness();
+        let (mut sigma, mut tau) = (Vec::new(), Vec::new());
+        if let Some(r) = ring {
+            for p in span.interior_edges(r.len()) {
+                let e = r.edges[p];
+                sigma.push(pes[e as usize]);
+                tau.push(ces[child_half(e) as usize]);
+            }
+        }
+        let chaikin = parent.options().crease_method == subla_mesh::CreaseMethod::Chaikin;
+        f64::from(vertex_transition_weight(
+            parent.vertex_sharpness()[v],
+            child.vertex_sharpness()[v],
+            &sigma,
+            &tau,
+            chaikin,
+        ))
+    }
+}
+
+/// Where a corner of a child face comes from, in its parent.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CornerSource {
+    /// The child of the vertex of this parent corner.
+    Vertex(u32),
+    /// The face point of this parent face.
+    Face(u32),
+    /// The edge point of this parent edge, on the side of this parent
+    /// corner (one of the edge's uses).
+    Edge(u32, u32),
+}
+
+/// How a split numbers the child: parent vertices first, then face points
+/// (if any) and edge points; the two child halves of each parent edge; and
+/// where each child corner comes from.
+pub struct SplitMap<'a> {
+    /// The child vertex of parent face 0's face point, if the split has
+    /// face points.
+    pub first_face_point: Option<usize>,
+    /// The child vertex of parent edge 0's edge point.
+    pub first_edge_point: usize,
+    /// `halves[2e + j]`: the child edge of parent edge `e` at its endpoint
+    /// `j`.
+    pub halves: &'a [u32],
+    /// The source of each child corner.
+    pub source: &'a (dyn Fn(usize) -> CornerSource + Sync),
+}
+
+/// Checks face-varying data against a mesh before a refinement: one index
+/// per corner, each below the number of values.
+///
+/// # Errors
+/// [`MeshError::DataLength`] (in [`SchemeError::Mesh`]).
+pub fn check_channel(t: &Topology, fv: &subla_mesh::FaceVarying) -> Result<()> {
+    if fv.indices.len() != t.num_corners() {
+        return Err(SchemeError::Mesh(MeshError::DataLength {
+            what: "face-varying indices",
+            expected: t.num_corners(),
+            found: fv.indices.len(),
+        }));
+    }
+    if let Some(&bad) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
+        return Err(SchemeError::Mesh(MeshError::DataLength {
+            what: "face-varying values",
+            expected: bad as usize + 1,
+            found: fv.values.nrows(),
+        }));
+    }
+    Ok(())
+}
+
+/// The child face-varying value of each value of `level`'s vertices:
+/// `owners(level)[i]` is the vertex value `i` belongs to.
+pub fn owners(level: &FVarLevel) -> Vec<u32> {
+    let mut owner = vec![0u32; level.num_values()];
+    for v in 0..level.value_ptr.len().saturating_sub(1) {
+        let r = level.values_of(v);
+        owner[r.start as usize..r.end as usize].fill(v as u32);
+    }
+    owner
+}
+
+/// What the rows of one level's operator read, with the rules every
+/// scheme shares: seams' midpoints, corners kept, creases and their
+/// semi-sharp blends.
+pub struct LevelRows<'a> {
+    /// This level's vertex mesh (effective sharpness).
+    pub parent: &'a Mesh,
+    /// The next level's.
+    pub child: &'a Mesh,
+    /// This level's values.
+    pub fp: &'a FVarLevel,
+    /// The next level's.
+    pub fc: &'a FVarLevel,
+    /// `halves[2e + j]`: the child edge of parent edge `e` at endpoint `j`.
+    pub halves: &'a [u32],
+    /// At level 0, the caller's row of each value (columns are the
+    /// caller's values).
+    pub source: Option<&'a [u32]>,
+}
+
+impl LevelRows<'_> {
+    /// Adds `w` times parent value `value` (a column of the caller's table
+    /// at level 0).
+    #[inline]
+    pub fn push(&self, s: &mut crate::kernel::Stencil, value: u32, w: f64) {
+        let col = self.source.map_or(value, |src| src[value as usize]);
+        s.push((col, w));
+    }
+
+    /// The midpoint of edge `e`'s values as its use `k` sees them.
+    pub fn midpoint(&self, s: &mut crate::kernel::Stencil, e: usize, k: usize) {
+        let [a, b] = self.fp.edge_values(self.parent.topology(), e, k);
+        self.push(s, a, 0.5);
+        self.push(s, b, 0.5);
+    }
+
+    /// The row of an edge point's value `sibling` where it does not take
+    /// the edge's mask: on a seam (one value per face) or where values are
+    /// linear, the midpoint. Returns `false` (and writes nothing) where the
+    /// mask applies: a continuous edge, refined smoothly.
+    pub fn edge_default(
+        &self,
+        s: &mut crate::kernel::Stencil,
+        e: usize,
+        sibling: usize,
+        row: usize,
+        linear: bool,
+    ) -> bool {
+        if self.fc.tags[row].mismatch || linear {
+            let k = if self.fp.edge_tags[e].mismatch { sibling } else { 0 };
+            self.midpoint(s, e, k);
+            return true;
+        }
+        false
+    }
+
+    /// The row of vertex `v`'s value `sibling` (child value `row`) where
+    /// it does not take the vertex's mask: linear values and corners are
+    /// kept, creases take `¾ v + ⅛ (a + b)` along their span, blended
+    /// towards the corner while a semi-sharp feature decays (OpenSubdiv's
+    /// `interpFVarFromVerts`). Returns `false` (and writes nothing) where
+    /// the vertex's mask applies: a value matching its vertex, refined
+    /// smoothly.
+    pub fn vertex_default(
+        &self,
+        s: &mut crate::kernel::Stencil,
+        v: usize,
+        sibling: u32,
+        row: usize,
+        linear: bool,
+    ) -> bool {
+        let t = self.parent.topology();
+        let pval = self.fp.values_of(v).start + sibling;
+        let ptag = self.fp.tags[pval as usize];
+        if linear {
+            self.push(s, pval, 1.0);
+            return true;
+        }
+        if !ptag.mismatch {
+            return false;
+        }
+        let ring = Ring::of(t, v);
+        let Some(ring) = ring.filter(|_| !self.fc.tags[row].is_corner()) else {
+            self.push(s, pval, 1.0);
+            return true;
+        };
+        let spans = self.fp.spans(self.parent, v, Some(&ring));
+        let span = spans[sibling as usize];
+        let ends = self.fp.crease_ends(t, &ring, span);
+        let (mut vw, mut ew) = (0.75, 0.125);
+        if ptag.semi_sharp {
+            let from = if ptag.dep_sharp && spans.len() == 2 { spans[1 - sibling as usize] } else { span };
+            let half = |e: u32| {
+                let [a, _] = t.edge(e as usize);
+                self.halves[2 * e as usize + usize::from(a as usize != v)]
+            };
+            let wc = self.fp.fractional_weight(self.parent, self.child, v, Some(&ring), from, half);
+            vw = (1.0 - wc) * 0.75 + wc;
+            ew = (1.0 - wc) * 0.125;
+        }
+        self.push(s, ends[0], ew);
+        self.push(s, ends[1], ew);
+        self.push(s, pval, vw);
+        true
+    }
+
+    /// The value at the far end of `v`'s edge to vertex `end` (`v`'s own
+    /// value `pval` if there is none).
+    pub fn end_value(&self, v: usize, end: u32, pval: u32) -> u32 {
+        let t = self.parent.topology();
+        let e = t.vertex_edges(v).iter().copied().find(|&e| {
+            let [a, b] = t.edge(e as usize);
+            (a == end && b as usize == v) || (b == end && a as usize == v)
+        });
+        e.map_or(pval, |e| self.fp.neighbor_value(t, e as usize, v))
+    }
+}
+
+/// A face-varying channel refined over `L` levels by one of the schemes
+/// (`subla_catmark::fvar`, `subla_loop::fvar`): the operator of each level
+/// and the values of every level's corners. A [`Plan`]: `eval` refines a
+/// table of values (rows: values, columns: channels), `operator(l)` is
+/// `R_l` of the channel, and
+/// [`Refinement`](crate::refinement::Refinement) composes them. Its
+/// [`Plan::refined`] level is the *value mesh*: the level's faces with
+/// value indices in place of vertex indices.
+#[derive(Debug)]
+pub struct FVarPlan {
+    name: &'static str,
+    mode: FVarLinearInterpolation,
+    input_len: usize,
+    levels: Vec<FVarLevel>,
+    meshes: Vec<Mesh>,
+    operators: Vec<CsrMat<f64>>,
+    value_meshes: Vec<OnceLock<Mesh>>,
+}
+
+impl FVarPlan {
+    /// A plan from its parts: `levels[l]` and `meshes[l]` for `l` in
+    /// `0 ..= L`, `operators[l]` from level `l` to `l + 1`, whose level 0
+    /// reads a table of `input_len` values.
+    ///
+    /// # Errors
+    /// [`SchemeError::Internal`] where the parts do not fit together.
+    pub fn from_parts(
+        name: &'static str,
+        mode: FVarLinearInterpolation,
+        input_len: usize,
+        levels: Vec<FVarLevel>,
+        meshes: Vec<Mesh>,
+        operators: Vec<CsrMat<f64>>,
+    ) -> Result<FVarPlan> {
+        let fits = levels.len() == meshes.len()
+            && operators.len() + 1 == levels.len()
+            && operators.iter().enumerate().all(|(l, r)| {
+                let cols = if l == 0 { input_len } else { levels[l].num_values() };
+                r.shape() == (levels[l + 1].num_values(), cols)
+            });
+        if !fits {
+            return Err(SchemeError::Internal {
+                what: "FVarPlan::from_parts",
+                detail: format!("{name}: levels, meshes and operators do not fit together"),
+            });
+        }
+        let value_meshes = (0..levels.len()).map(|_| OnceLock::new()).collect();
+        Ok(FVarPlan { name, mode, input_len, levels, meshes, operators, value_meshes })
+    }
+
+    /// The mode the plan was built with.
+    pub fn mode(&self) -> FVarLinearInterpolation {
+        self.mode
+    }
+
+    /// The value of each corner at `level` (0 ..= levels), in the order of
+    /// that level's faces. At level 0 these are the plan's numbering of the
+    /// control values (one per vertex and value, see [`FVarLevel::base`]),
+    /// not the caller's indices.
+    ///
+    /// # Panics
+    /// If `level` is over the plan's levels.
+    pub fn indices(&self, level: u32) -> &[u32] {
+        &self.levels[level as usize].corner_values
+    }
+
+    /// The face-varying level `level` (tags, values per vertex).
+    ///
+    /// # Panics
+    /// If `level` is over the plan's levels.
+    pub fn level(&self, level: u32) -> &FVarLevel {
+        &self.levels[level as usize]
+    }
+
+    /// The vertex mesh of `level` (with effective sharpness), whose faces
+    /// the channel's corners follow.
+    ///
+    /// # Panics
+    /// If `level` is over the plan's levels.
+    pub fn vertex_mesh(&self, level: u32) -> &Mesh {
+        &self.meshes[level as usize]
+    }
+
+    /// The operators `R_0 … R_{L−1}` of the channel.
+    pub fn operators(&self) -> &[CsrMat<f64>] {
+        &self.operators
+    }
+
+    /// `eval_f64` into a new array.
+    ///
+    /// # Errors
+    /// As [`Plan::eval_f64`].
+    pub fn eval_owned(&self, values: ArrayView2<'_, f64>, par: Par) -> Result<Array2<f64>> {
+        let mut out =
+            crate::kernel::try_zeros::<f64>(self.output_len(), values.ncols(), "refined face-varying values")?;
+        self.eval_f64(values, out.view_mut(), par)?;
+        Ok(out)
+    }
+
+    /// The refined channel: the finest values of `values` and the finest
+    /// corners' indices into them (holes included, in the finest faces'
+    /// order).
+    ///
+    /// # Errors
+    /// As [`Plan::eval_f64`].
+    pub fn refine(&self, values: ArrayView2<'_, f64>, par: Par) -> Result<FaceVarying> {
+        let values = self.eval_owned(values, par)?;
+        Ok(FaceVarying { values, indices: self.indices(self.levels()).to_vec() })
+    }
+
+    fn eval_generic<T: Float + Scalar + Zeroable>(
+        &self,
+        control: ArrayView2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> Result<()> {
+        crate::check_eval_shapes(self, self.name, control.dim(), out.dim());
+        let Some((last, head)) = self.operators.split_last() else {
+            out.assign(&control);
+            return Ok(());
+        };
+        let d = control.ncols();
+        let mut cur: Option<Array2<T>> = None;
+        for r in head {
+            let mut next = crate::kernel::try_zeros::<T>(r.nrows(), d, "a level of a face-varying refinement")?;
+            let x = cur.as_ref().map_or(control.view(), |c| c.view());
+            spmv_csr_into(r.as_ref(), x, next.view_mut(), Update::Set, |&w, _, _| real::<T>(w), par);
+            cur = Some(next);
+        }
+        let x = cur.as_ref().map_or(control.view(), |c| c.view());
+        spmv_csr_into(last.as_ref(), x, out, Update::Set, |&w, _, _| real::<T>(w), par);
+        Ok(())
+    }
+}
+
+impl Plan for FVarPlan {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn levels(&self) -> u32 {
+        self.operators.len() as u32
+    }
+    fn level_len(&self, level: u32) -> usize {
+        match level {
+            0 => self.input_len,
+            l => self.levels.get(l as usize).map_or(0, FVarLevel::num_values),
+        }
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        self.eval_generic(control, out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        self.eval_generic(control, out, par)
+    }
+    fn operator(&self, level: u32, _par: Par) -> Result<CsrMat<f64>> {
+        let levels = self.levels();
+        self.operators.get(level as usize).cloned().ok_or(SchemeError::NoSuchLevel { level, levels })
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.operators.get(level as usize).map(|r| r.nnz() as u64)
+    }
+    /// The value mesh of `level`: the level's faces over its values (at
+    /// level 0, over the plan's numbering of the control values, see
+    /// [`FVarPlan::indices`]).
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        let levels = self.levels();
+        let cell = self.value_meshes.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels })?;
+        get_or_try_init(cell, || {
+            let m = &self.meshes[level as usize];
+            let fl = &self.levels[level as usize];
+            let vt = Topology::build(fl.num_values(), m.topology().face_ptr().to_vec(), fl.corner_values.clone(), par)?;
+            let (ne, nv) = (vt.num_edges(), vt.num_vertices());
+            Ok(Mesh::from_parts(vt, vec![0.0; ne], vec![0.0; nv], m.holes().to_vec(), m.options())?)
+        })
+    }
+}

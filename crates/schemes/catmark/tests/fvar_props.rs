@@ -1,0 +1,120 @@
+//! Properties of face-varying refinement: every operator's rows sum to 1;
+//! in `All` mode values are refined as bilinear vertex data; with one
+//! value per vertex (no seams) in `None` mode, values are refined as the
+//! vertex data are; refinement is the same for any thread count.
+
+use ndarray::Array2;
+use subla_algebra::Par;
+use subla_catmark::fvar::{self, QuadScheme};
+use subla_catmark::{Bilinear, CatmarkSlak};
+use subla_mesh::proptest_support::any_mesh;
+use subla_mesh::{FVarLinearInterpolation as M, Mesh};
+use subla_scheme::{Plan, Refiner, eval};
+
+use proptest::prelude::*;
+
+/// Values of a channel with seams: a value per corner, merged with the
+/// previous corner of the same vertex where `glue` says so.
+fn channel(mesh: &Mesh, glue: &[bool]) -> (Vec<u32>, Array2<f64>) {
+    let t = mesh.topology();
+    let mut idx = vec![0u32; t.num_corners()];
+    let mut n = 0u32;
+    for v in 0..t.num_vertices() {
+        for (k, &c) in t.vertex_corners(v).iter().enumerate() {
+            if k == 0 || !glue[c as usize % glue.len().max(1)] {
+                idx[c as usize] = n;
+                n += 1;
+            } else {
+                idx[c as usize] = n - 1;
+            }
+        }
+    }
+    let values = Array2::from_shape_fn((n as usize, 2), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0);
+    (idx, values)
+}
+
+fn modes() -> [M; 6] {
+    [M::None, M::CornersOnly, M::CornersPlus1, M::CornersPlus2, M::Boundaries, M::All]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn rows_sum_to_one_and_threads_agree(data in any_mesh(), glue in prop::collection::vec(any::<bool>(), 1..9)) {
+        let mesh = data.mesh;
+        let (idx, values) = channel(&mesh, &glue);
+        for mode in modes() {
+            for scheme in [QuadScheme::Catmark, QuadScheme::Bilinear] {
+                let plan = fvar::build(&mesh, &idx, values.nrows(), 2, mode, scheme, Par::Seq).unwrap();
+                for r in plan.operators() {
+                    for i in 0..r.nrows() {
+                        let s: f64 = r.row(i).1.iter().sum();
+                        prop_assert!((s - 1.0).abs() < 1e-12, "{mode:?} row {i} sums to {s}");
+                    }
+                }
+                let a = plan.eval_owned(values.view(), Par::Seq).unwrap();
+                let par = fvar::build(&mesh, &idx, values.nrows(), 2, mode, scheme, Par::Rayon).unwrap();
+                let b = par.eval_owned(values.view(), Par::Rayon).unwrap();
+                prop_assert_eq!(a, b);
+                prop_assert_eq!(plan.indices(2), par.indices(2));
+            }
+        }
+    }
+
+    #[test]
+    fn all_mode_is_bilinear_refinement_of_the_values(data in any_mesh()) {
+        let mesh = data.mesh;
+        // One value per vertex: the value mesh is the vertex mesh, and
+        // linear refinement is bilinear subdivision of the values.
+        let t = mesh.topology();
+        let idx: Vec<u32> = t.face_verts().to_vec();
+        let values = Array2::from_shape_fn((t.num_vertices(), 2), |(i, j)| ((i * 5 + j) % 13) as f64);
+        let plan = fvar::build(&mesh, &idx, values.nrows(), 2, M::All, QuadScheme::Catmark, Par::Seq).unwrap();
+        let got = plan.refine(values.view(), Par::Seq).unwrap();
+        let bil = Bilinear.build(&mesh, 2, Par::Seq).unwrap();
+        let want = eval(&bil, values.view(), Par::Seq).unwrap();
+        let faces = bil.refined(2, Par::Seq).unwrap().topology().face_verts().to_vec();
+        for (c, &v) in faces.iter().enumerate() {
+            let g = got.indices[c] as usize;
+            for j in 0..2 {
+                prop_assert!((got.values[(g, j)] - want[(v as usize, j)]).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn none_mode_without_seams_refines_values_as_vertex_data(data in any_mesh()) {
+        let mesh = data.mesh;
+        let t = mesh.topology();
+        let idx: Vec<u32> = t.face_verts().to_vec();
+        let values = Array2::from_shape_fn((t.num_vertices(), 3), |(i, j)| ((i * 3 + j * 5) % 17) as f64);
+        let plan = fvar::build(&mesh, &idx, values.nrows(), 2, M::None, QuadScheme::Catmark, Par::Seq).unwrap();
+        let got = plan.refine(values.view(), Par::Seq).unwrap();
+        let cc = CatmarkSlak.build(&mesh, 2, Par::Seq).unwrap();
+        let want = eval(&cc, values.view(), Par::Seq).unwrap();
+        let faces = cc.refined(2, Par::Seq).unwrap().topology().face_verts().to_vec();
+        for (c, &v) in faces.iter().enumerate() {
+            let g = got.indices[c] as usize;
+            for j in 0..3 {
+                prop_assert!((got.values[(g, j)] - want[(v as usize, j)]).abs() < 1e-12);
+            }
+        }
+    }
+}
+
+/// Bad input is a typed error naming what is wrong, not a panic.
+#[test]
+fn bad_indices_are_errors() {
+    let mesh = Mesh::from_faces(4, &[[0u32, 1, 2, 3]]).unwrap();
+    let short = fvar::build(&mesh, &[0, 1, 2], 4, 1, M::All, QuadScheme::Catmark, Par::Seq);
+    assert!(matches!(
+        short,
+        Err(subla_scheme::SchemeError::Mesh(subla_mesh::MeshError::DataLength { expected: 4, found: 3, .. }))
+    ));
+    let out_of_range = fvar::build(&mesh, &[0, 1, 2, 9], 4, 1, M::All, QuadScheme::Catmark, Par::Seq);
+    assert!(matches!(
+        out_of_range,
+        Err(subla_scheme::SchemeError::Mesh(subla_mesh::MeshError::DataLength { expected: 10, found: 4, .. }))
+    ));
+}
