@@ -2,7 +2,7 @@
 //! Catmull-Clark or bilinear subdivision with OpenSubdiv's rules
 //! (`Far::PrimvarRefiner::InterpolateFaceVarying`).
 //!
-//! [`FVarPlan::build`] refines the vertex topology level by level, as the
+//! [`build`] refines the vertex topology level by level, as the
 //! kernels do (the quad split's numbering: child face `c` is the child of
 //! parent corner `c`, so the plan's faces are the vertex plans' faces), and
 //! carries the channel's values along with the tags of
