@@ -23,9 +23,9 @@
 //! ([`FVarLevel::base`], OpenSubdiv's `completeTopologyFromFaceValues`);
 //! the tags of refined levels are inherited from their parents
 //! ([`FVarLevel::child`], OpenSubdiv's `FVarRefinement`), so that a value
-//! keeps the rule it was given. The schemes write the rows of each level's
-//! operator from these tags with their own masks
-//! (`subla_catmark::fvar`, `subla_loop::fvar`).
+//! keeps the rule it was given. [`build`] writes the rows of each level's
+//! operator from these tags; a scheme supplies its split and its masks
+//! through [`FVarRules`] (`subla_catmark::fvar`, `subla_loop::fvar`).
 //!
 //! # Modes (`Sdc::Options::FVarLinearInterpolation`)
 //! | mode | values made corners (kept in place) |
@@ -418,10 +418,10 @@ impl FVarLevel {
 
         let rings: Vec<Option<Ring>> = (0..nv).map(|v| Ring::of(t, v)).collect();
         // The corners of `v` in turning order where it has a ring.
-        let corners_of = |v: usize| -> Vec<u32> {
+        let corners_of = |v: usize| -> &[u32] {
             match &rings[v] {
-                Some(r) => r.corners.clone(),
-                None => t.vertex_corners(v).to_vec(),
+                Some(r) => &r.corners,
+                None => t.vertex_corners(v),
             }
         };
 
@@ -472,7 +472,7 @@ impl FVarLevel {
             // it is the second (the pattern `a b a b` gives three values).
             let start = source.len();
             let mut prev: Option<(u32, usize)> = None;
-            for c in corners_of(v) {
+            for &c in corners_of(v) {
                 let u = indices[c as usize];
                 let k = match prev {
                     Some((p, k)) if p == u => k,
@@ -753,29 +753,6 @@ pub struct SplitMap<'a> {
     pub source: &'a (dyn Fn(usize) -> CornerSource + Sync),
 }
 
-/// Checks face-varying data against a mesh before a refinement: one index
-/// per corner, each below the number of values.
-///
-/// # Errors
-/// [`MeshError::DataLength`] (in [`SchemeError::Mesh`]).
-pub fn check_channel(t: &Topology, fv: &subla_mesh::FaceVarying) -> Result<()> {
-    if fv.indices.len() != t.num_corners() {
-        return Err(SchemeError::Mesh(MeshError::DataLength {
-            what: "face-varying indices",
-            expected: t.num_corners(),
-            found: fv.indices.len(),
-        }));
-    }
-    if let Some(&bad) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
-        return Err(SchemeError::Mesh(MeshError::DataLength {
-            what: "face-varying values",
-            expected: bad as usize + 1,
-            found: fv.values.nrows(),
-        }));
-    }
-    Ok(())
-}
-
 /// The child face-varying value of each value of `level`'s vertices:
 /// `owners(level)[i]` is the vertex value `i` belongs to.
 pub fn owners(level: &FVarLevel) -> Vec<u32> {
@@ -813,6 +790,17 @@ impl LevelRows<'_> {
     pub fn push(&self, s: &mut crate::kernel::Stencil, value: u32, w: f64) {
         let col = self.source.map_or(value, |src| src[value as usize]);
         s.push((col, w));
+    }
+
+    /// The values of parent face `f`, each with weight `w / order` (a face
+    /// point's value, scaled).
+    pub fn face_average(&self, s: &mut crate::kernel::Stencil, f: usize, w: f64) {
+        let t = self.parent.topology();
+        let r = t.face_ptr()[f] as usize..t.face_ptr()[f + 1] as usize;
+        let wf = w / r.len() as f64;
+        for c in r {
+            self.push(s, self.fp.corner_values[c], wf);
+        }
     }
 
     /// The midpoint of edge `e`'s values as its use `k` sees them.
@@ -902,6 +890,122 @@ impl LevelRows<'_> {
         });
         e.map_or(pval, |e| self.fp.neighbor_value(t, e as usize, v))
     }
+}
+
+/// One step of a scheme's split, as [`FVarRules::split`] hands it out.
+#[derive(Debug)]
+pub struct FVarSplit {
+    /// The child mesh, with its effective sharpness.
+    pub child: Mesh,
+    /// `halves[2e + j]`: the child edge of parent edge `e` at endpoint `j`.
+    pub halves: Vec<u32>,
+    /// The child vertex of parent face 0's face point, if the split has
+    /// face points.
+    pub first_face_point: Option<usize>,
+    /// The child vertex of parent edge 0's edge point.
+    pub first_edge_point: usize,
+}
+
+/// What a scheme supplies to refine face-varying data with its rules:
+/// its split and its masks. [`build`] does the rest — the face-varying
+/// levels, the shared rules of [`LevelRows`] and face points' averages —
+/// and calls the masks only for values that match their vertex's (or
+/// continuous edges), refined smoothly.
+pub trait FVarRules: Sync {
+    /// The masks of one level, built once per level.
+    type Masks: Sync;
+    /// The scheme's name in messages.
+    fn name(&self) -> &'static str;
+    /// The control mesh with its effective sharpness.
+    ///
+    /// # Errors
+    /// Input the scheme refuses.
+    fn prepare(&self, mesh: &Mesh) -> Result<Mesh>;
+    /// One split of `parent`: its child vertices are `parent`'s vertices
+    /// first, then face points (if any) and edge points.
+    ///
+    /// # Errors
+    /// Sizes over `u32`, memory.
+    fn split(&self, parent: &Mesh, par: Par) -> Result<FVarSplit>;
+    /// Where child corner `cc` of a split of `parent` comes from.
+    fn corner_source(&self, parent: &Topology, cc: usize) -> CornerSource;
+    /// The masks of `parent`'s level; `None` where values are linear.
+    fn masks(&self, parent: &Mesh, mode: FVarLinearInterpolation, par: Par) -> Option<Self::Masks>;
+    /// The row of vertex `v`'s one value, which matches the vertex.
+    fn vertex_mask(&self, rows: &LevelRows<'_>, masks: &Self::Masks, v: usize, s: &mut crate::kernel::Stencil);
+    /// The row of continuous edge `e`'s one value.
+    fn edge_mask(&self, rows: &LevelRows<'_>, masks: &Self::Masks, e: usize, s: &mut crate::kernel::Stencil);
+}
+
+/// Refines the channel whose corner `c` takes row `indices[c]` of a table
+/// of `num_values` values over `mesh`, `levels` times, by `rules`, with
+/// `mode`'s rules for seams and boundaries (the mesh's own `fvar_boundary`
+/// option is not read: pass it as `mode` to honour the file's tag).
+///
+/// # Errors
+/// [`MeshError::DataLength`] (in [`SchemeError::Mesh`]) when `indices` has
+/// not one entry per corner or one is out of range; what `rules` refuses;
+/// the errors of the vertex refinement (sizes over `u32`, memory).
+pub fn build<R: FVarRules>(
+    rules: &R,
+    mesh: &Mesh,
+    indices: &[u32],
+    num_values: usize,
+    levels: u32,
+    mode: FVarLinearInterpolation,
+    par: Par,
+) -> Result<FVarPlan> {
+    let m0 = rules.prepare(mesh)?;
+    let BaseLevel { level, source } = FVarLevel::base(&m0, indices, num_values, mode)?;
+    let mut flevels = vec![level];
+    let mut meshes = vec![m0];
+    let mut operators = Vec::with_capacity(levels as usize);
+    for l in 0..levels as usize {
+        let parent = &meshes[l];
+        let FVarSplit { child, halves, first_face_point, first_edge_point } = rules.split(parent, par)?;
+        let pt = parent.topology();
+        let source_of = |cc: usize| rules.corner_source(pt, cc);
+        let map = SplitMap { first_face_point, first_edge_point, halves: &halves, source: &source_of };
+        let fparent = &flevels[l];
+        let fchild = fparent.child(parent, &child, &map)?;
+        let masks = rules.masks(parent, mode, par);
+        let rows = LevelRows {
+            parent,
+            child: &child,
+            fp: fparent,
+            fc: &fchild,
+            halves: &halves,
+            source: (l == 0).then_some(&source[..]),
+        };
+        let owner = owners(&fchild);
+        let nv = pt.num_vertices();
+        let row = |row: usize, s: &mut crate::kernel::Stencil| {
+            let cv = owner[row] as usize;
+            let sibling = row as u32 - fchild.value_ptr[cv];
+            let linear = masks.is_none();
+            if cv < nv {
+                if !rows.vertex_default(s, cv, sibling, row, linear)
+                    && let Some(m) = &masks
+                {
+                    rules.vertex_mask(&rows, m, cv, s);
+                }
+            } else if cv < first_edge_point {
+                rows.face_average(s, cv - first_face_point.unwrap_or(nv), 1.0);
+            } else {
+                let e = cv - first_edge_point;
+                if !rows.edge_default(s, e, sibling as usize, row, linear)
+                    && let Some(m) = &masks
+                {
+                    rules.edge_mask(&rows, m, e, s);
+                }
+            }
+        };
+        let ncols = if l == 0 { num_values } else { fparent.num_values() };
+        operators.push(crate::kernel::assemble_rows(fchild.num_values(), ncols, par, row)?);
+        flevels.push(fchild);
+        meshes.push(child);
+    }
+    FVarPlan::from_parts(rules.name(), mode, num_values, flevels, meshes, operators)
 }
 
 /// A face-varying channel refined over `L` levels by one of the schemes

@@ -24,13 +24,14 @@
 //! channel.
 
 use subla_algebra::Par;
-use subla_mesh::{FVarLinearInterpolation, FaceVarying, Mesh};
+use subla_mesh::{FVarLinearInterpolation, FaceVarying, Mesh, Topology};
 use subla_scheme::Result;
 pub use subla_scheme::fvar::FVarPlan;
-use subla_scheme::fvar::{BaseLevel, CornerSource, FVarLevel, LevelRows, SplitMap, owners};
-use subla_scheme::kernel::{Stencil, assemble_rows};
+use subla_scheme::fvar::{CornerSource, FVarRules, FVarSplit, LevelRows};
+use subla_scheme::kernel::Stencil;
 
 use crate::level::{Step, child_mesh, masks, prepare};
+use crate::operator::{edge_mask, vertex_mask};
 use crate::refine::refine_topology_direct;
 
 /// Which quad scheme's rules refine the values.
@@ -61,60 +62,7 @@ pub fn build(
     scheme: QuadScheme,
     par: Par,
 ) -> Result<FVarPlan> {
-    let m0 = prepare(mesh)?;
-    let BaseLevel { level, source } = FVarLevel::base(&m0, indices, num_values, mode)?;
-    let mut flevels = vec![level];
-    let mut meshes = vec![m0];
-    let mut operators = Vec::with_capacity(levels as usize);
-    for l in 0..levels as usize {
-        let parent = &meshes[l];
-        let r = refine_topology_direct(parent, par)?;
-        let child = child_mesh(parent, r.topology, r.holes, Some(&r.halves))?;
-        let pt = parent.topology();
-        let (nv, nf) = (pt.num_vertices(), pt.num_faces());
-        let ce = pt.corner_edges();
-        let source_of = |cc: usize| -> CornerSource {
-            let c = (cc / 4) as u32;
-            match cc % 4 {
-                0 => CornerSource::Vertex(c),
-                1 => CornerSource::Edge(ce[c as usize], c),
-                2 => CornerSource::Face(pt.corner_faces()[c as usize]),
-                _ => {
-                    let p = pt.prev_corner(c as usize) as u32;
-                    CornerSource::Edge(ce[p as usize], p)
-                }
-            }
-        };
-        let split =
-            SplitMap { first_face_point: Some(nv), first_edge_point: nv + nf, halves: &r.halves, source: &source_of };
-        let fparent = &flevels[l];
-        let fchild = fparent.child(parent, &child, &split)?;
-        let step = match scheme {
-            QuadScheme::Catmark if mode != FVarLinearInterpolation::All => Some(masks(parent, par)),
-            _ => None,
-        };
-        let rows = QuadRows {
-            base: LevelRows {
-                parent,
-                child: &child,
-                fp: fparent,
-                fc: &fchild,
-                halves: &r.halves,
-                source: (l == 0).then_some(&source[..]),
-            },
-            step: step.as_ref(),
-        };
-        let owner = owners(&fchild);
-        let ncols = if l == 0 { num_values } else { fparent.num_values() };
-        operators.push(assemble_rows(fchild.num_values(), ncols, par, |row, s| rows.row(&owner, row, s))?);
-        flevels.push(fchild);
-        meshes.push(child);
-    }
-    let name = match scheme {
-        QuadScheme::Catmark => "catmark face-varying",
-        QuadScheme::Bilinear => "bilinear face-varying",
-    };
-    FVarPlan::from_parts(name, mode, num_values, flevels, meshes, operators)
+    subla_scheme::fvar::build(&scheme, mesh, indices, num_values, levels, mode, par)
 }
 
 /// [`build`], then the values: the channel `fv` over the finest level.
@@ -132,71 +80,67 @@ pub fn refine_channel(
     build(mesh, &fv.indices, fv.values.nrows(), levels, mode, scheme, par)?.refine(fv.values.view(), par)
 }
 
-/// The rows of one quad level.
-struct QuadRows<'a> {
-    base: LevelRows<'a>,
-    /// Catmull-Clark's masks; `None` where the values are linear.
-    step: Option<&'a Step>,
-}
+/// The quad split (child face `c` the child of parent corner `c`,
+/// `(v, E_out, F, E_in)`) and Catmull-Clark's masks, or none for bilinear.
+impl FVarRules for QuadScheme {
+    type Masks = Step;
 
-impl QuadRows<'_> {
-    /// The values of parent face `f`, each with weight `w / order`.
-    fn face(&self, s: &mut Stencil, f: usize, w: f64) {
-        let t = self.base.parent.topology();
-        let r = t.face_ptr()[f] as usize..t.face_ptr()[f + 1] as usize;
-        let wf = w / r.len() as f64;
-        for c in r {
-            self.base.push(s, self.base.fp.corner_values[c], wf);
+    fn name(&self) -> &'static str {
+        match self {
+            QuadScheme::Catmark => "catmark face-varying",
+            QuadScheme::Bilinear => "bilinear face-varying",
         }
     }
 
-    /// The stencil of child value `row`.
-    fn row(&self, owner: &[u32], row: usize, s: &mut Stencil) {
-        let t = self.base.parent.topology();
-        let (nv, nf) = (t.num_vertices(), t.num_faces());
-        let cv = owner[row] as usize;
-        let sibling = row as u32 - self.base.fc.value_ptr[cv];
-        let linear = self.step.is_none();
-        if cv < nv {
-            if !self.base.vertex_default(s, cv, sibling, row, linear) {
-                self.vertex_mask(cv, s);
-            }
-        } else if cv < nv + nf {
-            self.face(s, cv - nv, 1.0);
-        } else {
-            let e = cv - nv - nf;
-            if !self.base.edge_default(s, e, sibling as usize, row, linear) {
-                self.edge_mask(e, s);
+    fn prepare(&self, mesh: &Mesh) -> Result<Mesh> {
+        prepare(mesh)
+    }
+
+    fn split(&self, parent: &Mesh, par: Par) -> Result<FVarSplit> {
+        let r = refine_topology_direct(parent, par)?;
+        let child = child_mesh(parent, r.topology, r.holes, Some(&r.halves))?;
+        let (nv, nf) = (parent.num_vertices(), parent.num_faces());
+        Ok(FVarSplit { child, halves: r.halves, first_face_point: Some(nv), first_edge_point: nv + nf })
+    }
+
+    fn corner_source(&self, pt: &Topology, cc: usize) -> CornerSource {
+        let ce = pt.corner_edges();
+        let c = (cc / 4) as u32;
+        match cc % 4 {
+            0 => CornerSource::Vertex(c),
+            1 => CornerSource::Edge(ce[c as usize], c),
+            2 => CornerSource::Face(pt.corner_faces()[c as usize]),
+            _ => {
+                let p = pt.prev_corner(c as usize) as u32;
+                CornerSource::Edge(ce[p as usize], p)
             }
         }
     }
 
-    /// Catmull-Clark's mask of continuous edge `e` over its values.
-    fn edge_mask(&self, e: usize, s: &mut Stencil) {
-        let t = self.base.parent.topology();
-        let Some(step) = self.step else { return };
-        let (alpha, beta) = step
-            .edges
-            .binary_search_by_key(&(e as u32), |m| m.edge)
-            .ok()
-            .map_or((0.25, 0.25), |i| (step.edges[i].alpha, step.edges[i].beta));
+    fn masks(&self, parent: &Mesh, mode: FVarLinearInterpolation, par: Par) -> Option<Step> {
+        (*self == QuadScheme::Catmark && mode != FVarLinearInterpolation::All).then(|| masks(parent, par))
+    }
+
+    /// Catmull-Clark's edge mask over the values seen from the edge's faces.
+    fn edge_mask(&self, rows: &LevelRows<'_>, step: &Step, e: usize, s: &mut Stencil) {
+        let t = rows.parent.topology();
+        let (alpha, beta) = edge_mask(step, e).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
         if beta != 0.0 {
             for &c in t.edge_corners(e) {
-                self.face(s, t.corner_faces()[c as usize] as usize, beta);
+                rows.face_average(s, t.corner_faces()[c as usize] as usize, beta);
             }
         }
-        let [a, b] = self.base.fp.edge_values(t, e, 0);
-        self.base.push(s, a, alpha);
-        self.base.push(s, b, alpha);
+        let [a, b] = rows.fp.edge_values(t, e, 0);
+        rows.push(s, a, alpha);
+        rows.push(s, b, alpha);
     }
 
-    /// Catmull-Clark's mask of vertex `v` over its one (matching) value.
-    fn vertex_mask(&self, v: usize, s: &mut Stencil) {
-        let t = self.base.parent.topology();
-        let Some(step) = self.step else { return };
-        let pval = self.base.fp.values_of(v).start;
+    /// Catmull-Clark's vertex mask over the values around the vertex.
+    fn vertex_mask(&self, rows: &LevelRows<'_>, step: &Step, v: usize, s: &mut Stencil) {
+        let t = rows.parent.topology();
+        let pval = rows.fp.values_of(v).start;
         let n = t.valence(v);
-        let special = step.vertices.binary_search_by_key(&(v as u32), |m| m.vertex).ok().map(|i| step.vertices[i]);
+        let special = vertex_mask(step, v);
         let (cv, cs, ce) = match special {
             Some(m) => (m.cv, m.cs, m.ce),
             None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
@@ -204,19 +148,19 @@ impl QuadRows<'_> {
         if cs != 0.0 && n > 0 {
             let w = cs / (n * n) as f64;
             for &c in t.vertex_corners(v) {
-                self.face(s, t.corner_faces()[c as usize] as usize, w);
+                rows.face_average(s, t.corner_faces()[c as usize] as usize, w);
             }
             for &e in t.vertex_edges(v) {
-                self.base.push(s, self.base.fp.neighbor_value(t, e as usize, v), w);
+                rows.push(s, rows.fp.neighbor_value(t, e as usize, v), w);
             }
         }
         if let Some(m) = special
             && ce != 0.0
         {
             for end in [m.ua, m.ub] {
-                self.base.push(s, self.base.end_value(v, end, pval), ce);
+                rows.push(s, rows.end_value(v, end, pval), ce);
             }
         }
-        self.base.push(s, pval, cv);
+        rows.push(s, pval, cv);
     }
 }

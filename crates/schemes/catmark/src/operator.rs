@@ -26,12 +26,12 @@ fn face_into(t: &Topology, s: &mut Stencil, f: usize, w: f64) {
 }
 
 /// The special mask of vertex `v`, if any.
-fn vertex_mask(step: &Step, v: usize) -> Option<VertexMask> {
+pub(crate) fn vertex_mask(step: &Step, v: usize) -> Option<VertexMask> {
     step.vertices.binary_search_by_key(&(v as u32), |m| m.vertex).ok().map(|i| step.vertices[i])
 }
 
 /// The special mask of edge `e`, if any.
-fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
+pub(crate) fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
     step.edges.binary_search_by_key(&(e as u32), |m| m.edge).ok().map(|i| step.edges[i])
 }
 

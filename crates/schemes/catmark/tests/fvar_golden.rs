@@ -8,7 +8,7 @@ mod common;
 #[path = "common/fvar.rs"]
 mod fvar_common;
 
-use fvar_common::{Case, cases, compare_channel, input};
+use fvar_common::{Case, cases, compare_channel, input, run_cases};
 use subla_algebra::Par;
 use subla_catmark::fvar::{self, QuadScheme};
 use subla_catmark::{Bilinear, CatmarkEdgeFriend, CatmarkHalfedge, CatmarkSlak};
@@ -58,18 +58,7 @@ fn known_failure(file: &str) -> Option<&'static str> {
 
 #[test]
 fn catmark_and_bilinear_face_varying_match_opensubdiv() {
-    let mut failures = Vec::new();
-    let mut worst = 0f64;
     let all: Vec<Case> = cases().into_iter().filter(|c| c.scheme == "catmark" || c.scheme == "bilinear").collect();
     assert!(all.len() > 70, "{} cases", all.len());
-    for case in &all {
-        match (check(case), known_failure(&case.file)) {
-            (Ok(w), None) => worst = worst.max(w),
-            (Ok(_), Some(why)) => failures.push(format!("{}: passes but is listed as failing ({why})", case.file)),
-            (Err(e), None) => failures.push(format!("{}: {e}", case.file)),
-            (Err(_), Some(_)) => {}
-        }
-    }
-    eprintln!("{} cases, worst value difference {worst:e} of the diagonal", all.len());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    run_cases(&all, check, known_failure);
 }

@@ -16,21 +16,26 @@ use crate::level::{EdgeMask, Step, VertexMask};
 use crate::rules::{EDGE_END, EDGE_OPPOSITE, Rule, limit_weights};
 
 /// The special mask of vertex `v`, if any.
-fn vertex_mask(step: &Step, v: usize) -> Option<VertexMask> {
+pub(crate) fn vertex_mask(step: &Step, v: usize) -> Option<VertexMask> {
     step.vertices.binary_search_by_key(&(v as u32), |m| m.vertex).ok().map(|i| step.vertices[i])
 }
 
 /// The special mask of edge `e`, if any.
-fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
+pub(crate) fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
     step.edges.binary_search_by_key(&(e as u32), |m| m.edge).ok().map(|i| step.edges[i])
 }
 
-/// The vertex opposite the edge leaving corner `c` in its triangle (the
+/// The corner opposite the edge leaving corner `c` in its triangle (the
 /// corner two places on, OpenSubdiv's `eInFace + 2`).
 #[inline]
+pub(crate) fn opposite_corner(c: u32) -> u32 {
+    3 * (c / 3) + (c % 3 + 2) % 3
+}
+
+/// The vertex opposite the edge leaving corner `c` in its triangle.
+#[inline]
 pub(crate) fn opposite(t: &Topology, c: u32) -> u32 {
-    let c = c as usize;
-    t.face_verts()[3 * (c / 3) + (c % 3 + 2) % 3]
+    t.face_verts()[opposite_corner(c) as usize]
 }
 
 /// The matrix `R` of one level (§6.3): rows are the child's vertices

@@ -8,7 +8,7 @@ mod common;
 #[path = "../../catmark/tests/common/fvar.rs"]
 mod fvar_common;
 
-use fvar_common::{Case, cases, compare_channel, input};
+use fvar_common::{Case, cases, compare_channel, input, run_cases};
 use subla_algebra::Par;
 use subla_loop::{LoopSlak, fvar};
 use subla_scheme::{Plan, Refiner, eval};
@@ -39,18 +39,7 @@ fn known_failure(file: &str) -> Option<&'static str> {
 
 #[test]
 fn loop_face_varying_matches_opensubdiv() {
-    let mut failures = Vec::new();
-    let mut worst = 0f64;
     let all: Vec<Case> = cases().into_iter().filter(|c| c.scheme == "loop").collect();
     assert!(all.len() > 30, "{} cases", all.len());
-    for case in &all {
-        match (check(case), known_failure(&case.file)) {
-            (Ok(w), None) => worst = worst.max(w),
-            (Ok(_), Some(why)) => failures.push(format!("{}: passes but is listed as failing ({why})", case.file)),
-            (Err(e), None) => failures.push(format!("{}: {e}", case.file)),
-            (Err(_), Some(_)) => {}
-        }
-    }
-    eprintln!("{} cases, worst value difference {worst:e} of the diagonal", all.len());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    run_cases(&all, check, known_failure);
 }

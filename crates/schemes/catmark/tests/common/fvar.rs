@@ -152,3 +152,25 @@ pub fn compare_channel(
     }
     Ok(worst)
 }
+
+/// Runs `check` on every case of `cases`: each must pass, except those
+/// `known_failure` lists with a reason, which must still fail (so that a
+/// fix is noticed). Panics with every failure.
+pub fn run_cases(
+    cases: &[Case],
+    check: impl Fn(&Case) -> Result<f64, String>,
+    known_failure: impl Fn(&str) -> Option<&'static str>,
+) {
+    let mut failures = Vec::new();
+    let mut worst = 0f64;
+    for case in cases {
+        match (check(case), known_failure(&case.file)) {
+            (Ok(w), None) => worst = worst.max(w),
+            (Ok(_), Some(why)) => failures.push(format!("{}: passes but is listed as failing ({why})", case.file)),
+            (Err(e), None) => failures.push(format!("{}: {e}", case.file)),
+            (Err(_), Some(_)) => {}
+        }
+    }
+    eprintln!("{} cases, worst value difference {worst:e} of the diagonal", cases.len());
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
