@@ -1,6 +1,7 @@
-//! With the `opensubdiv-petite` feature, compiles `cpp/osd_eval.cpp`, the
-//! shim that times OpenSubdiv's own limit evaluation loop in the adaptive
-//! bench, against the OpenSubdiv sources bundled in `opensubdiv-petite-sys`
+//! With the `opensubdiv-petite` feature, compiles the shims that time
+//! OpenSubdiv's own loops — `cpp/osd_eval.cpp` (limit evaluation, the
+//! adaptive bench) and `cpp/osd_fvar.cpp` (`PrimvarRefiner`'s face-varying
+//! and vertex interpolation, the face-varying bench) — against the OpenSubdiv sources bundled in `opensubdiv-petite-sys`
 //! (whose static `osdCPU` and C++ runtime the final binaries already link).
 
 fn main() {
@@ -19,6 +20,7 @@ mod osd {
 
     pub(super) fn compile() {
         println!("cargo:rerun-if-changed=cpp/osd_eval.cpp");
+        println!("cargo:rerun-if-changed=cpp/osd_fvar.cpp");
         println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
         println!("cargo:rerun-if-env-changed=CARGO_HOME");
         let include = match include_dir() {
@@ -38,6 +40,7 @@ mod osd {
             .define("NDEBUG", None)
             .include(&include)
             .file("cpp/osd_eval.cpp")
+            .file("cpp/osd_fvar.cpp")
             .compile("subla_osd_eval");
     }
 

@@ -18,6 +18,9 @@
 //!   nonzeros that satisfy a predicate (edge numbering, §4.1).
 //! * [`padded`]: [`PaddedCsr`], refinement matrices stored with rows padded
 //!   to groups of four for fast repeated `P_{i+1} = R P_i` (§6.3).
+//! * [`shared`]: [`SharedCsr`], matrices whose rows share their weights
+//!   stored once (four bytes an entry), for repeated SpMV of refinement
+//!   operators.
 //! * [`mtx`]: Matrix Market files, written with exactly round-tripping
 //!   values and read with symmetric expansion and line-numbered errors.
 //! * CSC ↔ CSR layout conversion by a deterministic parallel counting sort
@@ -67,6 +70,7 @@ pub mod mtx;
 pub mod padded;
 pub mod par;
 pub mod scan;
+pub mod shared;
 pub mod spgemm;
 pub mod spmv;
 pub mod storage;
@@ -79,6 +83,7 @@ pub use csr::{CsrMat, CsrMut, CsrPattern, CsrPatternRef, CsrRef};
 pub use error::{AlgebraError, Result};
 pub use padded::PaddedCsr;
 pub use par::Par;
+pub use shared::SharedCsr;
 pub use storage::{Csc, Csr, Layout, Pattern, PatternRef, SparseMat, SparseMut, SparseRef};
 
 /// Scalars the numeric kernels work with: `f32`, `f64`, the integer types,

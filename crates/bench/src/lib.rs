@@ -14,6 +14,8 @@ use subla_mesh::{Mesh, MeshBuilder, MeshData};
 #[cfg(feature = "opensubdiv-petite")]
 pub mod osd_eval;
 #[cfg(feature = "opensubdiv-petite")]
+pub mod osd_fvar;
+#[cfg(feature = "opensubdiv-petite")]
 pub mod petite;
 
 /// Where criterion writes its estimates for these benches.

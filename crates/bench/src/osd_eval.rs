@@ -120,13 +120,32 @@ pub struct OsdLimit {
     pub missing: usize,
 }
 
+/// `Sdc::Options`' enums as numbers: vertex boundary interpolation,
+/// creasing method, triangle subdivision.
+pub(crate) fn sdc_numbers(o: Options) -> (i32, i32, i32) {
+    let boundary = match o.boundary {
+        BoundaryInterpolation::None => 0,
+        BoundaryInterpolation::EdgeOnly => 1,
+        BoundaryInterpolation::EdgeAndCorner => 2,
+    };
+    let crease_method = match o.crease_method {
+        CreaseMethod::Uniform => 0,
+        CreaseMethod::Chaikin => 1,
+    };
+    let triangles = match o.triangle_subdivision {
+        TriangleSubdivision::Catmark => 0,
+        TriangleSubdivision::Smooth => 1,
+    };
+    (boundary, crease_method, triangles)
+}
+
 /// `x` as OpenSubdiv's `int`, or an error naming `what`.
-fn int(x: usize, what: &str) -> Result<i32, String> {
+pub(crate) fn int(x: usize, what: &str) -> Result<i32, String> {
     i32::try_from(x).map_err(|_| format!("{what} ({x}) exceeds OpenSubdiv's int"))
 }
 
 /// `v` as OpenSubdiv's `Index` array (the same bits where every entry fits).
-fn indices<'a>(v: &'a [u32], what: &str) -> Result<&'a [i32], String> {
+pub(crate) fn indices<'a>(v: &'a [u32], what: &str) -> Result<&'a [i32], String> {
     if let Some(&x) = v.iter().find(|&&x| i32::try_from(x).is_err()) {
         return Err(format!("{what} entry {x} exceeds OpenSubdiv's int"));
     }
@@ -158,21 +177,7 @@ impl OsdEval {
         let creases = indices(t.crease_pairs, "crease vertex")?;
         let corners = indices(t.corner_vertices, "corner vertex")?;
         let holes = indices(t.holes, "hole")?;
-        let o = t.options;
-        // Sdc::Options' enums, as numbers.
-        let boundary = match o.boundary {
-            BoundaryInterpolation::None => 0,
-            BoundaryInterpolation::EdgeOnly => 1,
-            BoundaryInterpolation::EdgeAndCorner => 2,
-        };
-        let crease_method = match o.crease_method {
-            CreaseMethod::Uniform => 0,
-            CreaseMethod::Chaikin => 1,
-        };
-        let triangles = match o.triangle_subdivision {
-            TriangleSubdivision::Catmark => 0,
-            TriangleSubdivision::Smooth => 1,
-        };
+        let (boundary, crease_method, triangles) = sdc_numbers(t.options);
         // SAFETY: every pointer is valid for the count passed with it (the
         // lengths were checked above), and the shim copies what it keeps.
         let ptr = unsafe {

@@ -37,19 +37,17 @@
 //! | `Boundaries` | every value on a seam or boundary (linear boundaries) |
 //! | `All` | everything: the values are refined bilinearly |
 
+use std::any::{Any, TypeId};
 use std::sync::OnceLock;
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
-use subla_algebra::mem::Zeroable;
-use subla_algebra::spmv::{Update, spmv_csr_into};
-use subla_algebra::{CsrMat, Par, Scalar};
+use subla_algebra::{CsrMat, Par, SharedCsr};
 use subla_mesh::topology::vertex_tag;
 use subla_mesh::{BoundaryInterpolation, FVarLinearInterpolation, FaceVarying, Mesh, MeshError, Topology};
 
-use crate::kernel::real;
 use crate::sdc::{is_infinite, is_semi, vertex_transition_weight};
-use crate::{Plan, Result, SchemeError, get_or_try_init};
+use crate::{Plan, Real, Result, SchemeError, get_or_try_init};
 
 /// What a face-varying value is, as OpenSubdiv tags it
 /// (`Vtr::FVarLevel::ValueTag`).
@@ -1025,6 +1023,10 @@ pub struct FVarPlan {
     meshes: Vec<Mesh>,
     operators: Vec<CsrMat<f64>>,
     value_meshes: Vec<OnceLock<Mesh>>,
+    // The operators with their rows' weights shared, per evaluation type:
+    // made on the first evaluation (or `level_buffers`) in that type.
+    shared64: OnceLock<Vec<SharedCsr<f64>>>,
+    shared32: OnceLock<Vec<SharedCsr<f32>>>,
 }
 
 impl FVarPlan {
@@ -1055,7 +1057,17 @@ impl FVarPlan {
             });
         }
         let value_meshes = (0..levels.len()).map(|_| OnceLock::new()).collect();
-        Ok(FVarPlan { name, mode, input_len, levels, meshes, operators, value_meshes })
+        Ok(FVarPlan {
+            name,
+            mode,
+            input_len,
+            levels,
+            meshes,
+            operators,
+            value_meshes,
+            shared64: OnceLock::new(),
+            shared32: OnceLock::new(),
+        })
     }
 
     /// The mode the plan was built with.
@@ -1118,14 +1130,95 @@ impl FVarPlan {
         Ok(FaceVarying { values, indices: self.indices(self.levels()).to_vec() })
     }
 
-    fn eval_generic<T: Float + Scalar + Zeroable>(
+    /// Buffers for every refined level's values of a table of `channels`
+    /// columns, for [`FVarPlan::eval_levels`]: allocated once, reused by
+    /// every evaluation (a frame loop then allocates nothing). Also makes
+    /// the plan's evaluation form for `T` (see [`FVarPlan::eval_levels`]),
+    /// so that the first evaluation costs what the others do.
+    ///
+    /// # Errors
+    /// [`SchemeError::Algebra`] (out of memory) or [`SchemeError::TooLarge`]
+    /// where the levels do not fit.
+    pub fn level_buffers<T: Real + Float>(&self, channels: usize) -> Result<LevelBuffers<T>> {
+        self.shared::<T>(Par::Rayon)?;
+        let levels = (1..=self.levels())
+            .map(|l| crate::kernel::try_zeros::<T>(self.level_len(l), channels, "a level of face-varying values"))
+            .collect::<Result<_>>()?;
+        Ok(LevelBuffers { levels })
+    }
+
+    /// Every level's values of `values` (rows: the control values, columns:
+    /// channels), written into `buffers` (made by
+    /// [`FVarPlan::level_buffers`] for as many channels), as OpenSubdiv's
+    /// `InterpolateFaceVarying` level by level: one SpMV per level. The
+    /// finest level is [`LevelBuffers::finest`]. Bitwise equal to
+    /// [`Plan::eval_f64`] / [`Plan::eval_f32`], and to a CSR SpMV by each
+    /// of [`FVarPlan::operators`] (the weights converted to `T`).
+    ///
+    /// The operators are evaluated as [`SharedCsr`]: each distinct row of
+    /// weights stored once, so that a row reads four bytes an entry
+    /// instead of twelve. The plan makes that form on its first evaluation
+    /// in `T` (or in [`FVarPlan::level_buffers`]) and keeps it.
+    ///
+    /// # Errors
+    /// [`SchemeError::Algebra`] where the evaluation form cannot be made
+    /// (out of memory, on the first evaluation in `T`).
+    ///
+    /// # Panics
+    /// Where `values` has not one row per control value, or `buffers` was
+    /// not made by this plan for as many channels (as [`Plan::eval_f64`]
+    /// panics on shapes).
+    #[track_caller]
+    pub fn eval_levels<T: Real + Float>(
+        &self,
+        values: ArrayView2<'_, T>,
+        buffers: &mut LevelBuffers<T>,
+        par: Par,
+    ) -> Result<()> {
+        let d = values.ncols();
+        let fits = values.nrows() == self.input_len
+            && buffers.levels.len() == self.operators.len()
+            && buffers.levels.iter().enumerate().all(|(l, b)| b.dim() == (self.level_len(l as u32 + 1), d));
+        assert!(
+            fits,
+            "{}: {} values × {d} channels for a channel of {} values, or level buffers not made for them",
+            self.name,
+            values.nrows(),
+            self.input_len
+        );
+        for (l, r) in self.shared::<T>(par)?.iter().enumerate() {
+            let (done, rest) = buffers.levels.split_at_mut(l);
+            let x = if l == 0 { values.view() } else { done[l - 1].view() };
+            r.apply(x, rest[0].view_mut(), par);
+        }
+        Ok(())
+    }
+
+    /// The operators as [`SharedCsr`] in `T`, made on the first call.
+    fn shared<T: Real + Float>(&self, par: Par) -> Result<&[SharedCsr<T>]> {
+        fn make<T: Float + Send + Sync>(ops: &[CsrMat<f64>], par: Par) -> Result<Vec<SharedCsr<T>>> {
+            ops.iter().map(|r| Ok(SharedCsr::from_csr(r.as_ref(), par)?)).collect()
+        }
+        let any: &dyn Any = if TypeId::of::<T>() == TypeId::of::<f64>() {
+            get_or_try_init(&self.shared64, || make::<f64>(&self.operators, par))?
+        } else {
+            get_or_try_init(&self.shared32, || make::<f32>(&self.operators, par))?
+        };
+        match any.downcast_ref::<Vec<SharedCsr<T>>>() {
+            Some(v) => Ok(v),
+            None => unreachable!("Real is implemented for f32 and f64 only"),
+        }
+    }
+
+    fn eval_generic<T: Real + Float>(
         &self,
         control: ArrayView2<'_, T>,
         mut out: ArrayViewMut2<'_, T>,
         par: Par,
     ) -> Result<()> {
         crate::check_eval_shapes(self, self.name, control.dim(), out.dim());
-        let Some((last, head)) = self.operators.split_last() else {
+        let shared = self.shared::<T>(par)?;
+        let Some((last, head)) = shared.split_last() else {
             out.assign(&control);
             return Ok(());
         };
@@ -1134,12 +1227,36 @@ impl FVarPlan {
         for r in head {
             let mut next = crate::kernel::try_zeros::<T>(r.nrows(), d, "a level of a face-varying refinement")?;
             let x = cur.as_ref().map_or(control.view(), |c| c.view());
-            spmv_csr_into(r.as_ref(), x, next.view_mut(), Update::Set, |&w, _, _| real::<T>(w), par);
+            r.apply(x, next.view_mut(), par);
             cur = Some(next);
         }
         let x = cur.as_ref().map_or(control.view(), |c| c.view());
-        spmv_csr_into(last.as_ref(), x, out, Update::Set, |&w, _, _| real::<T>(w), par);
+        last.apply(x, out, par);
         Ok(())
+    }
+}
+
+/// Every refined level's values of a face-varying channel (levels
+/// `1 ..= L`), reused across evaluations: [`FVarPlan::level_buffers`],
+/// [`FVarPlan::eval_levels`].
+#[derive(Clone, Debug)]
+pub struct LevelBuffers<T> {
+    levels: Vec<Array2<T>>,
+}
+
+impl<T> LevelBuffers<T> {
+    /// The values of `level` (`1 ..= L`; level 0 is the caller's table).
+    ///
+    /// # Panics
+    /// If `level` is 0 or over the plan's levels.
+    pub fn level(&self, level: u32) -> ArrayView2<'_, T> {
+        assert!(level >= 1 && level as usize <= self.levels.len(), "level {level} of 1..={}", self.levels.len());
+        self.levels[level as usize - 1].view()
+    }
+
+    /// The finest level's values (none for a plan of no levels).
+    pub fn finest(&self) -> Option<ArrayView2<'_, T>> {
+        self.levels.last().map(|a| a.view())
     }
 }
 

@@ -56,8 +56,30 @@ proptest! {
                 let a = plan.eval_owned(values.view(), Par::Seq).unwrap();
                 let par = fvar::build(&mesh, &idx, values.nrows(), 2, mode, scheme, Par::Rayon).unwrap();
                 let b = par.eval_owned(values.view(), Par::Rayon).unwrap();
-                prop_assert_eq!(a, b);
+                prop_assert_eq!(&a, &b);
                 prop_assert_eq!(plan.indices(2), par.indices(2));
+                // Every level into reused buffers, in f64 and f32: the bits
+                // of a CSR SpMV by each operator.
+                let mut bufs = plan.level_buffers::<f64>(2).unwrap();
+                plan.eval_levels(values.view(), &mut bufs, Par::Rayon).unwrap();
+                prop_assert_eq!(bufs.finest().unwrap(), a.view());
+                let mut x = values.clone();
+                for (l, r) in plan.operators().iter().enumerate() {
+                    x = subla_algebra::spmv::spmv_csr(r.as_ref(), x.view(), |&w, _, _| w, Par::Seq);
+                    let same = x.iter().zip(bufs.level(l as u32 + 1)).all(|(p, q)| p.to_bits() == q.to_bits());
+                    prop_assert!(same, "{mode:?} level {}", l + 1);
+                }
+                let v32 = values.mapv(|v| v as f32);
+                let mut b32 = plan.level_buffers::<f32>(2).unwrap();
+                plan.eval_levels(v32.view(), &mut b32, Par::Seq).unwrap();
+                let mut x32 = v32.clone();
+                for r in plan.operators() {
+                    x32 = subla_algebra::spmv::spmv_csr(r.as_ref(), x32.view(), |&w, _, _| w as f32, Par::Seq);
+                }
+                prop_assert!(x32.iter().zip(b32.finest().unwrap()).all(|(p, q)| p.to_bits() == q.to_bits()));
+                let mut o32 = Array2::<f32>::zeros((plan.output_len(), 2));
+                plan.eval_f32(v32.view(), o32.view_mut(), Par::Rayon).unwrap();
+                prop_assert_eq!(o32.view(), b32.finest().unwrap());
             }
         }
     }
