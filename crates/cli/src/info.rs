@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use subla_mesh::tags::SHARPNESS_INFINITE;
 use subla_mesh::topology::{edge_tag, vertex_tag};
-use subla_mesh::{GroupKind, MeshData, Validation};
+use subla_mesh::{FVarLinearInterpolation, FaceVarying, GroupKind, Mesh, MeshData, Validation};
 
 /// At most this many elements are listed per finding.
 const LIST: usize = 8;
@@ -89,10 +89,23 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
         }
         let _ = writeln!(s, "  groups ({}): {}", data.groups.len(), listed.join(", "));
     }
-    let face_varying: Vec<String> = [("texture coordinates (vt)", &data.texcoords), ("normals (vn)", &data.normals)]
-        .into_iter()
-        .filter_map(|(what, fv)| fv.as_ref().map(|fv| format!("{what}: {} values", fv.values.nrows())))
-        .collect();
+    let seams_of = |fv: &Option<FaceVarying>| fv.as_ref().map(|fv| seams(&data.mesh, fv));
+    let (vt_seams, vn_seams) = (seams_of(&data.texcoords), seams_of(&data.normals));
+    let face_varying: Vec<String> =
+        [("texture coordinates (vt)", &data.texcoords, &vt_seams), ("normals (vn)", &data.normals, &vn_seams)]
+            .into_iter()
+            .filter_map(|(what, fv, seams)| {
+                let fv = fv.as_ref()?;
+                let seams = match seams {
+                    Some(Ok(c)) => {
+                        format!(", {} seam edges, {} vertices with several values", c.seam_edges, c.split_vertices)
+                    }
+                    Some(Err(e)) => format!(" (not a channel of this mesh: {e})"),
+                    None => String::new(),
+                };
+                Some(format!("{what}: {} values, {} channels{seams}", fv.values.nrows(), fv.values.ncols()))
+            })
+            .collect();
     if !face_varying.is_empty() {
         let _ = writeln!(s, "  face-varying data: {}", face_varying.join(", "));
     }
@@ -169,6 +182,8 @@ pub(crate) fn report(name: &str, data: &MeshData, strict: Option<String>) -> (St
         })).collect::<Vec<_>>(),
         "texcoords": data.texcoords.as_ref().map(|fv| fv.values.nrows()),
         "normals": data.normals.as_ref().map(|fv| fv.values.nrows()),
+        "texcoord_seams": vt_seams.as_ref().and_then(|r| r.as_ref().ok()).map(Seams::json),
+        "normal_seams": vn_seams.as_ref().and_then(|r| r.as_ref().ok()).map(Seams::json),
         "skipped": data.skipped.iter().map(|k| serde_json::json!({
             "what": k.what, "count": k.count, "line": k.line,
         })).collect::<Vec<_>>(),
@@ -261,4 +276,31 @@ pub(crate) fn strict_verdict(data: &MeshData) -> Option<String> {
     let mut b = subla_mesh::MeshBuilder::from_faces(t.num_vertices(), &faces).validation(Validation::Manifold);
     b = b.options(data.mesh.options());
     b.build(subla_algebra::Par::Rayon).err().map(|e| e.to_string())
+}
+
+/// Where a face-varying channel's values split: the edges across which they
+/// differ (seams, OpenSubdiv's mismatched edges) and the vertices with
+/// more than one value.
+#[derive(Copy, Clone, Debug)]
+struct Seams {
+    seam_edges: usize,
+    split_vertices: usize,
+}
+
+impl Seams {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({ "seam_edges": self.seam_edges, "vertices_with_several_values": self.split_vertices })
+    }
+}
+
+/// The seams of channel `fv` over `mesh`, as the face-varying refinement
+/// sees them (OpenSubdiv's face-varying topology).
+fn seams(mesh: &Mesh, fv: &FaceVarying) -> Result<Seams, String> {
+    let base = subla_scheme::fvar::FVarLevel::base(mesh, &fv.indices, fv.values.nrows(), FVarLinearInterpolation::None)
+        .map_err(|e| e.to_string())?;
+    let l = &base.level;
+    Ok(Seams {
+        seam_edges: l.edge_tags.iter().filter(|t| t.mismatch).count(),
+        split_vertices: l.value_ptr.windows(2).filter(|w| w[1] - w[0] > 1).count(),
+    })
 }

@@ -10,6 +10,7 @@
 //!       [--keep-holes] [--png [OUT.png]] [--max-memory 4G] [--timings json]
 //! subla render [IN] [-o OUT.png] [--levels 2] [--cage] [--creases] [--size 800x600]
 //! subla matrix [IN] --levels 2 -o R.mtx [--path lak|slak|edge-friend|halfedge] [--per-level] [--limit] [--max-memory 8G]
+//!              [--fvar-channel vt|vn [--fvar MODE]]
 //! subla info [IN] [--json]
 //! subla bench [IN] --levels 1,2,3 [--backend cpu|gpu] [--runs 3]
 //! subla limit [IN] --isolation 3 [--endcap gregory|bspline] [--select FACES.txt] --grid 5 -o OUT.txt
@@ -267,6 +268,16 @@ struct MatrixArgs {
     /// limit positions).
     #[arg(long)]
     limit: bool,
+    /// Export the operators of a face-varying channel instead of the
+    /// vertices': `vt` (texture coordinates) or `vn` (normals, refined as
+    /// data). Columns: the file's values of the channel; rows: the refined
+    /// values, in the order `subdivide` writes them (`vt`).
+    #[arg(long, value_enum)]
+    fvar_channel: Option<FVarChannel>,
+    /// Face-varying interpolation mode for --fvar-channel [default: the
+    /// file's `facevaryinginterpolateboundary` tag, else corners-plus1].
+    #[arg(long, value_enum)]
+    fvar: Option<subdivide::FVarMode>,
     /// Refuse to build matrices predicted to need more than this many bytes
     /// (suffixes K, M, G) [default: 80% of the memory the process may use:
     /// available memory, ulimit and cgroup limits, the smallest].
@@ -274,6 +285,15 @@ struct MatrixArgs {
     max_memory: Option<u64>,
     #[command(flatten)]
     mesh: MeshOpts,
+}
+
+/// A face-varying channel of an OBJ file.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum FVarChannel {
+    /// Texture coordinates (`vt`).
+    Vt,
+    /// Normals (`vn`), as data.
+    Vn,
 }
 
 /// `123`, `64K`, `512M`, `8G` as bytes.
@@ -409,10 +429,55 @@ fn matrix(args: &MatrixArgs, progress: progress::Progress) -> Result<(), String>
     };
     let named: Vec<(&str, &Path)> = paths.iter().map(|p| ("-o", p.as_path())).collect();
     output::check_outputs(&inputs, &named)?;
+    if let Some(channel) = args.fvar_channel {
+        return export_fvar_matrices(&data, channel, args, Budget::bytes(budget), &paths);
+    }
     let path = args.path.map_or_else(|| scheme.fastest(Site::Cpu), PathKind::written);
     let choice = schemes::Choice { backend: Site::Cpu, path, fallback: FallbackPolicy::Never };
     let (r, _) = schemes::refiner(scheme, choice, &Default::default())?;
     export_matrices(&*r, &data.mesh, args, Budget::bytes(budget), &paths)
+}
+
+/// `subla matrix --fvar-channel`: the operators of a face-varying channel.
+fn export_fvar_matrices(
+    data: &MeshData,
+    channel: FVarChannel,
+    args: &MatrixArgs,
+    budget: Budget,
+    paths: &[PathBuf],
+) -> Result<(), String> {
+    let (fv, what) = match channel {
+        FVarChannel::Vt => (&data.texcoords, "texture coordinates (vt)"),
+        FVarChannel::Vn => (&data.normals, "normals (vn)"),
+    };
+    let name = args.input.as_deref().map_or_else(|| embedded::NAME.to_owned(), shown);
+    let fv = fv.as_ref().ok_or_else(|| format!("{name} has no {what} on every face"))?;
+    if args.limit {
+        return Err("--limit: face-varying channels have no limit operator here (leave out --limit)".to_owned());
+    }
+    if args.path.is_some() {
+        return Err("--path chooses among the vertex refinements; --fvar-channel has one (leave out --path)".to_owned());
+    }
+    let mode = args.fvar.map_or(data.mesh.options().fvar_boundary, subdivide::FVarMode::mode);
+    let plan = subdivide::fvar_plan(&data.mesh, fv, &args.scheme, args.levels, mode)?;
+    let par = Par::Rayon;
+    let refinement = Refinement::chain(&plan, budget, par).map_err(schemes::error)?;
+    let write = |m: &subla_algebra::CsrMat<f64>, path: &Path| -> Result<(), String> {
+        output::write_file(path, |w| subla_algebra::mtx::write_matrix_market(m.as_ref(), w))?;
+        println!("{}: {} x {}, {} nonzeros", shown(path), m.nrows(), m.ncols(), m.nnz());
+        Ok(())
+    };
+    if args.per_level {
+        for (m, path) in refinement.levels().iter().zip(paths) {
+            write(m, path)?;
+        }
+        return Ok(());
+    }
+    let chain_nnz = refinement.chain_nnz();
+    let mut refinement = refinement;
+    let composed = refinement.compose_with(&plan, budget, par).map_err(|e| e.to_string())?;
+    println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
+    write(composed, &paths[0])
 }
 
 /// Refuses, from counts alone, matrices predicted to need more than the

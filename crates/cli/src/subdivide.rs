@@ -9,6 +9,7 @@ use ndarray::{Array2, ArrayView2};
 use subla::catmark::fvar::QuadScheme;
 use subla::registry::{Backend as Site, Setup};
 use subla_algebra::Par;
+use subla_mesh::normals::vertex_normals;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{FVarLinearInterpolation, FaceVarying, FileFormat, Mesh, MeshBuilder, MeshData};
 use subla_scheme::{Plan, Real, Refiner, eval};
@@ -119,7 +120,7 @@ pub(crate) enum FVarMode {
 }
 
 impl FVarMode {
-    fn mode(self) -> FVarLinearInterpolation {
+    pub(crate) fn mode(self) -> FVarLinearInterpolation {
         use FVarLinearInterpolation as M;
         match self {
             FVarMode::None => M::None,
@@ -138,14 +139,27 @@ impl FVarMode {
 fn refined_texcoords(input: &MeshData, args: &SubdivideArgs) -> Result<Option<FaceVarying>, String> {
     let Some(fv) = &input.texcoords else { return Ok(None) };
     let mode = args.fvar.map_or(input.mesh.options().fvar_boundary, FVarMode::mode);
-    let (mesh, levels, par) = (&input.mesh, args.levels, Par::Rayon);
-    let refined = match args.scheme.as_str() {
-        "catmark" => subla::catmark::fvar::refine_channel(mesh, fv, levels, mode, QuadScheme::Catmark, par),
-        "bilinear" => subla::catmark::fvar::refine_channel(mesh, fv, levels, mode, QuadScheme::Bilinear, par),
-        "loop" => subla::loop_scheme::fvar::refine_channel(mesh, fv, levels, mode, par),
+    let plan = fvar_plan(&input.mesh, fv, &args.scheme, args.levels, mode)?;
+    plan.refine(fv.values.view(), Par::Rayon).map(Some).map_err(|e| e.to_string())
+}
+
+/// The face-varying plan of channel `fv` over `mesh` by `scheme`, or why
+/// there is none (√3 has no face-varying rules).
+pub(crate) fn fvar_plan(
+    mesh: &Mesh,
+    fv: &FaceVarying,
+    scheme: &str,
+    levels: u32,
+    mode: FVarLinearInterpolation,
+) -> Result<subla::scheme::fvar::FVarPlan, String> {
+    let (n, par) = (fv.values.nrows(), Par::Rayon);
+    let plan = match scheme {
+        "catmark" => subla::catmark::fvar::build(mesh, &fv.indices, n, levels, mode, QuadScheme::Catmark, par),
+        "bilinear" => subla::catmark::fvar::build(mesh, &fv.indices, n, levels, mode, QuadScheme::Bilinear, par),
+        "loop" => subla::loop_scheme::fvar::build(mesh, &fv.indices, n, levels, mode, par),
         other => return Err(format!("the {other} scheme has no face-varying rules")),
     };
-    refined.map(Some).map_err(|e| e.to_string())
+    plan.map_err(|e| e.to_string())
 }
 
 /// `fv` (over every face of `mesh`, holes included) over the faces a file
@@ -397,7 +411,10 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         }
         fits
     });
-    for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none(), texcoords.is_some()) {
+    // Normals are not refined as data: the refined surface's are written
+    // (positions needed: three channels at least).
+    let normals = input.normals.is_some() && run.positions.ncols() >= 3;
+    for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none(), texcoords.is_some(), normals) {
         eprintln!("warning: {w}");
     }
     for s in &input.skipped {
@@ -405,8 +422,9 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     }
     let refined = match run.refined {
         Refined::Mesh(m) => m,
-        Refined::Faces(faces) if texcoords.is_some() => {
-            // The corners' values need the faces in a mesh of their own.
+        Refined::Faces(faces) if texcoords.is_some() || normals => {
+            // The corners' values and the normals need the faces in a mesh
+            // of their own.
             let nv = run.positions.nrows();
             MeshBuilder::new(nv, faces.face_ptr, faces.face_verts)
                 .options(faces.options)
@@ -484,6 +502,11 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         let sizes = (0..t.num_faces()).map(|f| t.face_order(f));
         texcoords_written(fv, refined.holes(), sizes, keep_holes)
     });
+    if normals {
+        let wt = data.mesh.topology();
+        let values = vertex_normals(wt, data.mesh.holes(), data.vertices.view(), Par::Rayon);
+        data.normals = Some(FaceVarying { values, indices: wt.face_verts().to_vec() });
+    }
     Ok(Output::Data(Box::new(data)))
 }
 

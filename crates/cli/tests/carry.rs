@@ -127,6 +127,78 @@ fn info_reports_every_channel_and_the_groups() {
     assert_eq!(v["groups"][1], serde_json::json!({"kind": "g", "name": "rest", "faces": [2, 6]}));
 }
 
+/// `info` counts a channel's seams: two quads sharing an edge, each with
+/// texture coordinates of its own, split along that edge (one seam edge,
+/// its two vertices with two values each); with the values shared, none.
+#[test]
+fn info_reports_the_seams_of_texture_coordinates() {
+    let d = dir("info-seams");
+    let input = d.join("two.obj");
+    let head = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nv 1 1 0\nv 2 1 0\n";
+    let split =
+        "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 2 0\nvt 3 0\nvt 3 1\nvt 2 1\nf 1/1 2/2 5/3 4/4\nf 2/5 3/6 6/7 5/8\n";
+    std::fs::write(&input, format!("{head}{split}")).unwrap();
+    let text = ok(&subla(&["info", s(&input)]));
+    assert!(
+        text.contains("texture coordinates (vt): 8 values, 2 channels, 1 seam edges, 2 vertices with several values"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(ok(&subla(&["info", s(&input), "--json"])).trim()).unwrap();
+    assert_eq!(v["texcoord_seams"], serde_json::json!({"seam_edges": 1, "vertices_with_several_values": 2}));
+    let shared = "vt 0 0\nvt 1 0\nvt 2 0\nvt 0 1\nvt 1 1\nvt 2 1\nf 1/1 2/2 5/5 4/4\nf 2/2 3/3 6/6 5/5\n";
+    std::fs::write(&input, format!("{head}{shared}")).unwrap();
+    let text = ok(&subla(&["info", s(&input)]));
+    assert!(text.contains("6 values, 2 channels, 0 seam edges, 0 vertices with several values"), "{text}");
+}
+
+/// `matrix --fvar-channel vt` writes the channel's operators: the product
+/// applied to the file's `vt` gives, row for row, the `vt` that `subdivide`
+/// writes (same scheme, levels and mode), and the per-level matrices chain
+/// to it; a mesh without the channel, `--limit` and √3 are refused.
+#[test]
+fn matrix_exports_the_texture_coordinate_operators() {
+    let d = dir("matrix-fvar");
+    let input = d.join("two.obj");
+    let text = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nv 1 1 0\nv 2 1 0\n\
+                vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 2 0\nvt 3 0\nvt 3 1\nvt 2 1\n\
+                f 1/1 2/2 5/3 4/4\nf 2/5 3/6 6/7 5/8\n";
+    std::fs::write(&input, text).unwrap();
+    let out = d.join("two.L2.obj");
+    ok(&subla(&["subdivide", s(&input), "-o", s(&out), "--levels", "2", "--fvar", "none", "--quiet"]));
+    let refined = read(&out).texcoords.expect("vt written");
+    let r_path = d.join("R.mtx");
+    let o = subla(&["matrix", s(&input), "-o", s(&r_path), "--levels", "2", "--fvar-channel", "vt", "--fvar", "none"]);
+    ok(&o);
+    let r = subla_algebra::mtx::read_matrix_market_file(&r_path).unwrap();
+    let control = read(&input).texcoords.expect("vt").values;
+    assert_eq!(r.shape(), (refined.values.nrows(), 8));
+    let got = subla_algebra::spmv::spmv_csr(r.as_ref(), control.view(), |&w, _, _| w, subla_algebra::Par::Seq);
+    for (a, b) in got.iter().zip(refined.values.iter()) {
+        assert!((a - b).abs() < 1e-12, "{got} vs {}", refined.values);
+    }
+    let per = d.join("per.mtx");
+    let args =
+        ["matrix", s(&input), "-o", s(&per), "--levels", "2", "--fvar-channel", "vt", "--fvar", "none", "--per-level"];
+    ok(&subla(&args));
+    let r0 = subla_algebra::mtx::read_matrix_market_file(d.join("per.0.mtx")).unwrap();
+    let r1 = subla_algebra::mtx::read_matrix_market_file(d.join("per.1.mtx")).unwrap();
+    let x1 = subla_algebra::spmv::spmv_csr(r0.as_ref(), control.view(), |&w, _, _| w, subla_algebra::Par::Seq);
+    let x2 = subla_algebra::spmv::spmv_csr(r1.as_ref(), x1.view(), |&w, _, _| w, subla_algebra::Par::Seq);
+    assert!(x2.iter().zip(got.iter()).all(|(a, b)| (a - b).abs() < 1e-12));
+    for (extra, says) in [
+        (&["--fvar-channel", "vn"][..], "has no normals (vn)"),
+        (&["--fvar-channel", "vt", "--limit"][..], "--limit"),
+        (&["--fvar-channel", "vt", "--scheme", "sqrt3", "--triangulate"][..], "no face-varying rules"),
+    ] {
+        let mut args = vec!["matrix", s(&input), "-o", s(&r_path)];
+        args.extend_from_slice(extra);
+        let o = subla(&args);
+        assert!(!o.status.success(), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+}
+
 /// Groups are carried by face: each refined face belongs to its parent's
 /// group, hole faces left out close up the ranges (regression: the groups
 /// disappeared).
@@ -180,12 +252,12 @@ fn groups_survive_subdivision() {
 }
 
 /// Texture coordinates are refined (each face's corners keep their own
-/// values where every edge is a seam) and written as `vt` with `f v/vt`;
-/// normals cannot be refined yet: a warning names them, and the file and
-/// the output, even with `--quiet`. A scheme without face-varying rules
-/// names the texture coordinates in a warning too.
+/// values where every edge is a seam) and written as `vt` with `f v/vt/vn`;
+/// normals are not refined as data: the refined surface's are written (one
+/// per vertex, from its faces), without a warning. A scheme without
+/// face-varying rules names the texture coordinates in a warning.
 #[test]
-fn texture_coordinates_are_refined_and_normals_left_out_with_a_warning() {
+fn texture_coordinates_are_refined_and_surface_normals_written() {
     let d = dir("vt");
     let input = d.join("cube.obj");
     let mut text = String::new();
@@ -206,12 +278,7 @@ fn texture_coordinates_are_refined_and_normals_left_out_with_a_warning() {
         let o = subla(&args);
         ok(&o);
         let err = String::from_utf8_lossy(&o.stderr);
-        let lines: Vec<&str> = err.lines().collect();
-        assert_eq!(
-            lines,
-            [format!("warning: {}: normals (vn) are not refined yet and were left out of {}", s(&input), s(&out))],
-            "quiet {quiet}"
-        );
+        assert!(!err.contains("warning"), "quiet {quiet}: {err}");
     }
     // Linear values on the unit square of every face: each child face's
     // corners are the bilinear values at (i/4, j/4).
@@ -236,6 +303,22 @@ fn texture_coordinates_are_refined_and_normals_left_out_with_a_warning() {
         });
         assert_eq!([hi[0] - lo[0], hi[1] - lo[1]], [0.25, 0.25], "{uv:?}");
     }
+    // The normals: one per vertex, unit, pointing away from the centre of
+    // the (convex, centred) refined cube, and each the normalised sum of
+    // its faces' area vectors.
+    let vn = data.normals.as_ref().expect("vn written");
+    assert_eq!(vn.indices, t.face_verts());
+    assert_eq!(vn.values.nrows(), t.num_vertices());
+    let p = &data.vertices;
+    for v in 0..t.num_vertices() {
+        let n = vn.values.row(v);
+        let len = n.dot(&n).sqrt();
+        assert!((len - 1.0).abs() < 1e-12, "vertex {v}: |n| = {len}");
+        let out_dir: f64 = (0..3).map(|k| n[k] * (p[(v, k)] - 0.5)).sum();
+        assert!(out_dir > 0.0, "vertex {v}: normal {n} points inwards");
+    }
+    let want = subla_mesh::normals::vertex_normals(t, &[], p.view(), subla_algebra::Par::Seq);
+    assert_eq!(vn.values, want);
     // √3 has no face-varying rules: the values are left out, with a warning.
     let out3 = d.join("sqrt3.obj");
     let o = subla(&["subdivide", s(&input), "-o", s(&out3), "--scheme", "sqrt3", "--triangulate", "--quiet"]);

@@ -13,6 +13,8 @@
 //! * [`obj`] and [`ply`]: readers and writers. Vertex data are
 //!   `ndarray::Array2<f64>` (convert to `f32` with `mapv`); any number of
 //!   channels.
+//! * [`normals`]: vertex normals from the faces (area-weighted, any face
+//!   order, holes left out).
 //! * Validation: see [`Validation`] for what is an error and what is
 //!   accepted and tagged; every [`MeshError`] names the face, edge (as a
 //!   vertex pair), vertex or file line.
@@ -21,6 +23,7 @@
 pub mod data;
 pub mod error;
 pub mod mesh;
+pub mod normals;
 pub mod obj;
 pub mod ply;
 pub mod split;

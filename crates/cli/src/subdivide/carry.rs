@@ -114,20 +114,23 @@ pub(crate) fn without_holes(groups: &[Group], holes: &[bool]) -> Vec<Group> {
 /// What of `data` the output of a refinement leaves out, as warnings (one
 /// line each, without the `warning: ` prefix) for the input `name` and the
 /// output `out`. `groups_lost` says whether the groups could not be
-/// carried; `texcoords_carried` whether the texture coordinates were.
+/// carried; `texcoords_carried` whether the texture coordinates were;
+/// `normals_written` whether the refined surface's normals replace the
+/// input's.
 pub(crate) fn left_out(
     data: &MeshData,
     name: &str,
     out: &str,
     groups_lost: bool,
     texcoords_carried: bool,
+    normals_written: bool,
 ) -> Vec<String> {
     let mut w = Vec::new();
     if data.texcoords.is_some() && !texcoords_carried {
         w.push(format!("{name}: texture coordinates (vt) were not refined and were left out of {out}"));
     }
-    if data.normals.is_some() {
-        w.push(format!("{name}: normals (vn) are not refined yet and were left out of {out}"));
+    if data.normals.is_some() && !normals_written {
+        w.push(format!("{name}: normals (vn) were left out of {out}: the data have fewer than three channels"));
     }
     if groups_lost && !data.groups.is_empty() {
         let names: Vec<String> = data.groups.iter().take(4).map(|g| format!("{:?}", g.name)).collect();
