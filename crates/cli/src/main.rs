@@ -561,6 +561,12 @@ struct RenderArgs {
     /// Flat shading (one normal per face) instead of smooth.
     #[arg(long)]
     flat: bool,
+    /// Draw a checker from the texture coordinates (vt), refined with the
+    /// surface (face-varying, the file's mode), with this many squares per
+    /// unit of texture space [default: 8]: seams show where the squares
+    /// break.
+    #[arg(long, num_args = 0..=1, default_missing_value = "8", value_name = "SQUARES")]
+    checker: Option<f32>,
     /// The up axis [default: y for files, z for the embedded mesh].
     #[arg(long, value_enum)]
     up: Option<Up>,
@@ -619,6 +625,18 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
     };
     let inputs: Vec<&Path> = args.input.as_deref().into_iter().collect();
     output::check_outputs(&inputs, &[("-o", &out)])?;
+    if args.checker.is_some() && data.texcoords.is_none() {
+        return Err(format!("--checker: {name} has no texture coordinates (vt) on every face"));
+    }
+    let texcoords = match (&data.texcoords, args.checker) {
+        (Some(fv), Some(_)) => {
+            let mode = data.mesh.options().fvar_boundary;
+            let plan = subdivide::fvar_plan(&data.mesh, fv, &args.scheme, args.levels, mode)
+                .map_err(|e| format!("--checker: {e}"))?;
+            Some(plan.refine(fv.values.view(), Par::Rayon).map_err(|e| format!("--checker: {e}"))?)
+        }
+        _ => None,
+    };
     let (mesh, positions, creases) = if args.levels == 0 {
         let creases = if args.creases { picture::crease_edges(&data.mesh) } else { Vec::new() };
         (data.mesh.clone(), data.positions().to_owned(), creases)
@@ -643,12 +661,19 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
             Some(u) => u == Up::Z,
             None => args.input.is_none(),
         },
+        checker: args.checker,
     };
+    // The channel follows the refined faces (the kernels' order).
+    if let Some(fv) = &texcoords
+        && fv.indices.len() != mesh.topology().num_corners()
+    {
+        return Err("--checker: the refined faces do not follow the texture coordinates".to_owned());
+    }
     let bar = progress.phase(format!("rendering {}", shown(&out)));
     let cage = args.cage.then_some(&data);
     let r = picture::context().and_then(|ctx| {
         check_image_size(ctx, pic.width, pic.height)?;
-        picture::write_png(ctx, &mesh, positions.view(), cage, creases, &pic, &out)
+        picture::write_png_textured(ctx, &mesh, positions.view(), texcoords.as_ref(), cage, creases, &pic, &out)
     });
     bar.finish_and_clear();
     r.map_err(|e| output::at(&out, &e))?;

@@ -6,7 +6,7 @@ use std::path::Path;
 use ndarray::ArrayView2;
 use subla_gpu::GpuContext;
 use subla_mesh::topology::edge_tag;
-use subla_mesh::{Mesh, MeshData};
+use subla_mesh::{FaceVarying, Mesh, MeshData};
 use subla_render::{CageOverlay, MeshView, RenderOptions, Shading, UpAxis};
 
 /// What to draw besides the surface, and how big.
@@ -18,11 +18,14 @@ pub(crate) struct Picture {
     pub(crate) elevation: f64,
     pub(crate) smooth: bool,
     pub(crate) z_up: bool,
+    /// Squares per unit of texture space of a checker drawn from the
+    /// texture coordinates (`write_png_textured`).
+    pub(crate) checker: Option<f32>,
 }
 
 impl Default for Picture {
     fn default() -> Self {
-        Picture { width: 800, height: 600, azimuth: 35.0, elevation: 25.0, smooth: true, z_up: false }
+        Picture { width: 800, height: 600, azimuth: 35.0, elevation: 25.0, smooth: true, z_up: false, checker: None }
     }
 }
 
@@ -97,17 +100,46 @@ pub(crate) fn write_png(
     picture: &Picture,
     path: &Path,
 ) -> Result<(), String> {
+    write_png_textured(ctx, mesh, positions, None, cage, creases, picture, path)
+}
+
+/// [`write_png`] with texture coordinates (one index per corner of
+/// `mesh`'s faces), drawn as a checker when `picture.checker` is set.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_png_textured(
+    ctx: &GpuContext,
+    mesh: &Mesh,
+    positions: ArrayView2<'_, f64>,
+    texcoords: Option<&FaceVarying>,
+    cage: Option<&MeshData>,
+    creases: Vec<[u32; 2]>,
+    picture: &Picture,
+    path: &Path,
+) -> Result<(), String> {
     let t = mesh.topology();
     // Positions are the first three channels; the others (colours, …) are
     // not drawn.
     let positions = positions.slice(ndarray::s![.., ..positions.ncols().min(3)]);
-    let view = MeshView::new(positions, t.face_ptr(), t.face_verts()).with_holes(mesh.holes());
+    let uv: Option<Vec<[f64; 2]>> = texcoords.map(|fv| {
+        fv.values
+            .rows()
+            .into_iter()
+            .map(|r| [r.get(0).copied().unwrap_or(0.0), r.get(1).copied().unwrap_or(0.0)])
+            .collect()
+    });
+    let mut view = MeshView::new(positions, t.face_ptr(), t.face_verts()).with_holes(mesh.holes());
+    if let (Some(uv), Some(fv)) = (&uv, texcoords) {
+        view = view.with_texcoords(uv, &fv.indices);
+    }
     let mut opts = RenderOptions::default()
         .size(picture.width, picture.height)
         .view(picture.azimuth, picture.elevation)
         .shading(if picture.smooth { Shading::Smooth } else { Shading::Flat })
         .up(if picture.z_up { UpAxis::Z } else { UpAxis::Y })
         .creases(creases);
+    if let Some(c) = picture.checker {
+        opts = opts.checker(c);
+    }
     if let Some(c) = cage {
         let ct = c.mesh.topology();
         let cv = MeshView::new(c.positions(), ct.face_ptr(), ct.face_verts());

@@ -442,3 +442,46 @@ fn an_image_too_large_for_the_device_is_one_line() {
     assert!(err.starts_with("error: ") && err.trim_end().lines().count() == 1, "{err}");
     assert!(err.contains("12000×12000") || err.contains("12000x12000"), "{err}");
 }
+
+/// `render --checker` draws a checker from the texture coordinates,
+/// refined with the surface: warm squares appear only with the option; a
+/// mesh without texture coordinates is refused with the reason.
+#[test]
+fn render_draws_a_checker_from_texture_coordinates() {
+    if gpu().is_none() {
+        return;
+    }
+    let d = dir("render-checker");
+    let input = d.join("cube.obj");
+    let mut text = String::new();
+    for i in 0..8 {
+        text += &format!("v {} {} {}\n", i & 1, i >> 1 & 1, i >> 2);
+    }
+    text += "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n";
+    for f in [[1, 3, 4, 2], [1, 2, 6, 5], [2, 4, 8, 6], [4, 3, 7, 8], [3, 1, 5, 7], [5, 6, 8, 7]] {
+        text += &format!("f {}/1 {}/2 {}/3 {}/4\n", f[0], f[1], f[2], f[3]);
+    }
+    std::fs::write(&input, text).unwrap();
+    let warm = |png: &Path| {
+        let file = std::fs::File::open(png).unwrap();
+        let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("png header");
+        let mut buf = vec![0; reader.output_buffer_size().expect("png size")];
+        let info = reader.next_frame(&mut buf).expect("png frame");
+        buf.truncate(info.buffer_size());
+        buf.chunks_exact(4).filter(|p| u16::from(p[0]) > u16::from(p[2]) + 20).count()
+    };
+    for levels in ["0", "2"] {
+        let with = d.join(format!("checker{levels}.png"));
+        let without = d.join(format!("plain{levels}.png"));
+        let base = ["render", s(&input), "--size", "96x72", "--levels", levels];
+        ok(&subla(&[&base[..], &["-o", s(&with), "--checker", "2"]].concat()));
+        ok(&subla(&[&base[..], &["-o", s(&without)]].concat()));
+        assert!(warm(&with) > 200, "levels {levels}: {} warm pixels", warm(&with));
+        assert_eq!(warm(&without), 0, "levels {levels}");
+    }
+    let bare = d.join("bare.obj");
+    std::fs::write(&bare, cube_obj(|_| String::new(), "")).unwrap();
+    let o = subla(&["render", s(&bare), "-o", s(&d.join("bare.png")), "--checker"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no texture coordinates"));
+}

@@ -19,6 +19,8 @@ struct Frame {
     // x: ambient; y, z: viewport size in pixels; w: overlay depth bias
     // (scene units towards the eye).
     params: vec4<f32>,
+    // x: checker squares per unit of texture space (0: no checker).
+    checker: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> frame: Frame;
@@ -26,12 +28,15 @@ struct Frame {
 struct MeshIn {
     @location(0) position: vec3<f32>,
     @location(1) normal: vec3<f32>,
+    // xy: texture coordinate; z: 1 where the corner has one, else 0.
+    @location(2) uv: vec3<f32>,
 }
 
 struct MeshOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
+    @location(2) uv: vec3<f32>,
 }
 
 @vertex
@@ -40,6 +45,7 @@ fn mesh_vs(v: MeshIn) -> MeshOut {
     out.clip = frame.view_proj * vec4<f32>(v.position, 1.0);
     out.world = v.position;
     out.normal = v.normal;
+    out.uv = v.uv;
     return out;
 }
 
@@ -60,7 +66,16 @@ fn mesh_fs(in: MeshOut, @builtin(front_facing) front: bool) -> @location(0) vec4
     let key = max(dot(n, frame.key.xyz), 0.0) * frame.key.w;
     let head = max(dot(n, frame.head.xyz), 0.0) * frame.head.w;
     let light = frame.params.x + key + head;
-    return vec4<f32>(min(frame.base.rgb * light, vec3<f32>(1.0)), frame.base.a);
+    var base = frame.base.rgb;
+    // The checker: every other square a darker, warmer shade, so that a
+    // seam shows as a break in the squares.
+    if frame.checker.x > 0.0 && in.uv.z > 0.5 {
+        let cell = floor(in.uv.xy * frame.checker.x);
+        if (i32(cell.x) + i32(cell.y)) % 2 != 0 {
+            base = vec3<f32>(0.55, 0.22, 0.08);
+        }
+    }
+    return vec4<f32>(min(base * light, vec3<f32>(1.0)), frame.base.a);
 }
 
 struct LineIn {

@@ -33,7 +33,7 @@ fn normalise(a: V3) -> V3 {
 const KEY_CAMERA: V3 = [-0.45, 0.65, 0.6];
 
 /// Floats in the uniform block (`Frame` in `render_mesh.wgsl`).
-pub(crate) const FRAME_FLOATS: usize = 36;
+pub(crate) const FRAME_FLOATS: usize = 40;
 
 /// The camera of one image.
 #[derive(Clone, Copy, Debug)]
@@ -111,6 +111,7 @@ impl Camera {
             [self.back[0] as f32, self.back[1] as f32, self.back[2] as f32, opts.headlight],
             base,
             [opts.ambient, opts.width as f32, opts.height as f32, bias],
+            [opts.checker.unwrap_or(0.0), 0.0, 0.0, 0.0],
         ];
         for (i, v) in rest.iter().enumerate() {
             out[16 + 4 * i..20 + 4 * i].copy_from_slice(v);

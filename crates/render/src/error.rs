@@ -116,6 +116,24 @@ pub enum RenderError {
         /// Number of faces.
         faces: usize,
     },
+    /// The texture coordinates do not have one index per face corner.
+    #[error("{indices} texture coordinate indices given for {corners} face corners")]
+    TexcoordIndices {
+        /// Number of indices.
+        indices: usize,
+        /// Number of face corners.
+        corners: usize,
+    },
+    /// A face corner refers to a texture coordinate that does not exist.
+    #[error("face corner {corner} refers to texture coordinate {index}, but there are {values}")]
+    TexcoordIndex {
+        /// The corner, in the order of the faces' vertices.
+        corner: usize,
+        /// The index found.
+        index: u32,
+        /// Number of texture coordinates.
+        values: usize,
+    },
     /// A line segment (cage edge or crease) refers to a vertex that does not
     /// exist.
     #[error("{what} segment {segment} refers to vertex {vertex}, but there are {vertices} vertices")]

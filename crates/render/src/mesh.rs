@@ -118,6 +118,7 @@ pub struct MeshView<'a> {
     face_ptr: &'a [u32],
     face_verts: &'a [u32],
     holes: Option<&'a [bool]>,
+    texcoords: Option<(&'a [[f64; 2]], &'a [u32])>,
 }
 
 impl<'a> MeshView<'a> {
@@ -125,7 +126,16 @@ impl<'a> MeshView<'a> {
     /// (see the [module docs](self)). `face_ptr` has one entry more than
     /// there are faces; an empty `face_ptr` means no faces.
     pub fn new(positions: impl Into<Positions<'a>>, face_ptr: &'a [u32], face_verts: &'a [u32]) -> Self {
-        Self { positions: positions.into(), face_ptr, face_verts, holes: None }
+        Self { positions: positions.into(), face_ptr, face_verts, holes: None, texcoords: None }
+    }
+
+    /// The same mesh with texture coordinates: corner `c` (in the order of
+    /// `face_verts`) has `values[indices[c]]`. Drawn as a checker when
+    /// [`RenderOptions::checker`](crate::RenderOptions::checker) is set.
+    #[must_use]
+    pub fn with_texcoords(mut self, values: &'a [[f64; 2]], indices: &'a [u32]) -> Self {
+        self.texcoords = Some((values, indices));
+        self
     }
 
     /// The same mesh with hole flags: face `f` is not drawn when
@@ -168,17 +178,26 @@ impl<'a> MeshView<'a> {
     /// [`RenderError::PositionColumns`], [`RenderError::FacePointers`],
     /// [`RenderError::FaceTooSmall`], [`RenderError::FaceIndex`] (naming
     /// the face), [`RenderError::NonFinite`] (naming the vertex),
-    /// [`RenderError::HoleFlags`].
+    /// [`RenderError::HoleFlags`], [`RenderError::TexcoordIndices`],
+    /// [`RenderError::TexcoordIndex`] (naming the corner).
     pub fn validate(&self) -> Result<(), RenderError> {
         self.positions.check_columns()?;
         self.check_face_ptr()?;
         self.check_faces()?;
-        match self.holes {
-            Some(h) if h.len() != self.num_faces() => {
-                Err(RenderError::HoleFlags { flags: h.len(), faces: self.num_faces() })
-            }
-            _ => Ok(()),
+        if let Some(h) = self.holes
+            && h.len() != self.num_faces()
+        {
+            return Err(RenderError::HoleFlags { flags: h.len(), faces: self.num_faces() });
         }
+        if let Some((values, indices)) = self.texcoords {
+            if indices.len() != self.face_verts.len() {
+                return Err(RenderError::TexcoordIndices { indices: indices.len(), corners: self.face_verts.len() });
+            }
+            if let Some(c) = indices.iter().position(|&i| i as usize >= values.len()) {
+                return Err(RenderError::TexcoordIndex { corner: c, index: indices[c], values: values.len() });
+            }
+        }
+        Ok(())
     }
 
     /// `face_ptr` starts at 0 and ends at the corner count (or is empty
@@ -369,7 +388,7 @@ impl Normalise {
 }
 
 /// Floats per mesh vertex: position, normal.
-pub(crate) const MESH_VERTEX_FLOATS: usize = 6;
+pub(crate) const MESH_VERTEX_FLOATS: usize = 9;
 /// Floats per line instance: endpoints, linear RGBA, width in pixels.
 pub(crate) const LINE_FLOATS: usize = 11;
 
@@ -412,8 +431,8 @@ fn vertex_normals(mesh: &MeshView<'_>, face_normal: impl Fn(usize) -> [f64; 3]) 
     acc.into_iter().map(unit_f32).collect()
 }
 
-/// Triangle-list vertex data (position, normal; [`MESH_VERTEX_FLOATS`]
-/// floats per vertex) of the drawn faces, fanned, in chunks of at most
+/// Triangle-list vertex data (position, normal, texture coordinate and
+/// whether there is one; [`MESH_VERTEX_FLOATS`] floats per vertex) of the drawn faces, fanned, in chunks of at most
 /// `max_triangles` triangles. The mesh is validated.
 pub(crate) fn triangles(
     mesh: &MeshView<'_>,
@@ -439,21 +458,27 @@ pub(crate) fn triangles(
             None => Some(unit_f32(face_normal(f))),
             Some(_) => None,
         };
-        let vertex = |v: u32| -> [f32; 6] {
+        let first = mesh.face_ptr[f] as usize;
+        let vertex = |k: usize| -> [f32; MESH_VERTEX_FLOATS] {
+            let v = face[k];
             let p = point(v).map(|c| c as f32);
             let n = match (&smooth, flat) {
                 (Some(s), _) => s[v as usize],
                 (None, Some(n)) => n,
                 (None, None) => [0.0; 3],
             };
-            [p[0], p[1], p[2], n[0], n[1], n[2]]
+            let uv = mesh.texcoords.map_or([0.0, 0.0, 0.0], |(values, indices)| {
+                let t = values[indices[first + k] as usize];
+                [t[0] as f32, t[1] as f32, 1.0]
+            });
+            [p[0], p[1], p[2], n[0], n[1], n[2], uv[0], uv[1], uv[2]]
         };
         for i in 1..face.len() - 1 {
             if chunk.len() == max_triangles * 3 * MESH_VERTEX_FLOATS {
                 chunks.push(std::mem::take(&mut chunk));
             }
-            for v in [face[0], face[i], face[i + 1]] {
-                chunk.extend_from_slice(&vertex(v));
+            for k in [0, i, i + 1] {
+                chunk.extend_from_slice(&vertex(k));
             }
         }
     }

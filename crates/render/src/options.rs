@@ -133,6 +133,12 @@ pub struct RenderOptions {
     /// split path on small meshes; `None` (default): 64 MiB or the device
     /// limit, whichever is smaller.
     pub max_buffer_bytes: Option<u64>,
+    /// A checker of this many squares per unit of texture space, drawn
+    /// from the mesh's texture coordinates
+    /// ([`MeshView::with_texcoords`](crate::MeshView::with_texcoords)):
+    /// seams show where the squares break (default none; faces without
+    /// texture coordinates keep the surface colour).
+    pub checker: Option<f32>,
     /// Whether an image in which nothing was drawn (every pixel the
     /// background: no face in view, every face a hole, no faces) is
     /// returned; by default (false) it is the error
@@ -166,12 +172,20 @@ impl Default for RenderOptions {
             overlay_depth: OverlayDepth::default(),
             msaa: true,
             max_buffer_bytes: None,
+            checker: None,
             allow_empty: false,
         }
     }
 }
 
 impl RenderOptions {
+    /// Sets [`checker`](Self::checker): squares per unit of texture space.
+    #[must_use]
+    pub fn checker(mut self, squares_per_unit: f32) -> Self {
+        self.checker = Some(squares_per_unit);
+        self
+    }
+
     /// Sets [`width`](Self::width) and [`height`](Self::height).
     #[must_use]
     pub fn size(mut self, width: u32, height: u32) -> Self {

@@ -295,9 +295,10 @@ impl Kind {
     /// Mesh vertices: position, normal; line instances: endpoints, colour,
     /// width.
     fn vertex_layout(self) -> wgpu::VertexBufferLayout<'static> {
-        const MESH: [wgpu::VertexAttribute; 2] = [
+        const MESH: [wgpu::VertexAttribute; 3] = [
             wgpu::VertexAttribute { format: wgpu::VertexFormat::Float32x3, offset: 0, shader_location: 0 },
             wgpu::VertexAttribute { format: wgpu::VertexFormat::Float32x3, offset: 12, shader_location: 1 },
+            wgpu::VertexAttribute { format: wgpu::VertexFormat::Float32x3, offset: 24, shader_location: 2 },
         ];
         const LINE: [wgpu::VertexAttribute; 4] = [
             wgpu::VertexAttribute { format: wgpu::VertexFormat::Float32x3, offset: 0, shader_location: 0 },
@@ -677,6 +678,11 @@ fn check_options(opts: &RenderOptions, max_dimension: u32) -> Result<(), RenderE
             return Err(invalid("overlay_depth bias", bias, "a fraction of the bounding radius in [0, 1]"));
         }
         _ => {}
+    }
+    if let Some(c) = opts.checker
+        && !(c.is_finite() && c > 0.0 && c <= 1e6)
+    {
+        return Err(invalid("checker", c, "squares per unit of texture space in (0, 1e6]"));
     }
     if opts.max_buffer_bytes == Some(0) {
         return Err(invalid("max_buffer_bytes", 0, "a positive byte count"));

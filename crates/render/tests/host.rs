@@ -103,6 +103,25 @@ fn validation_names_the_face() {
     assert!(matches!(err, RenderError::PositionColumns { columns: 1 }), "{err:?}");
 }
 
+/// Texture coordinates need one index per corner, each in range; the
+/// error names the corner.
+#[test]
+fn texture_coordinate_errors_name_the_corner() {
+    let pos = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+    let (ptr, verts) = ([0u32, 3], [0u32, 1, 2]);
+    let uv = [[0.0, 0.0], [1.0, 0.0]];
+    let m = MeshView::new(&pos[..], &ptr, &verts);
+    assert!(m.with_texcoords(&uv, &[0, 1, 1]).validate().is_ok());
+    assert!(matches!(
+        m.with_texcoords(&uv, &[0, 1]).validate(),
+        Err(RenderError::TexcoordIndices { indices: 2, corners: 3 })
+    ));
+    assert!(matches!(
+        m.with_texcoords(&uv, &[0, 2, 1]).validate(),
+        Err(RenderError::TexcoordIndex { corner: 1, index: 2, values: 2 })
+    ));
+}
+
 #[test]
 fn cage_from_mesh_lists_each_edge_once() {
     // Two quads sharing the edge 1-2.

@@ -346,3 +346,28 @@ fn rendered_png_round_trips() {
     assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgba, png::BitDepth::Eight));
     assert!(buf[..info.buffer_size()] == img.pixels[..]);
 }
+
+/// A checker from texture coordinates: each face of the cube maps the unit
+/// square, so with two squares per unit every visible face shows dark
+/// (warm) and light (the surface colour) squares; without the option, or
+/// without texture coordinates, none is warm.
+#[test]
+fn checker_draws_squares_from_the_texture_coordinates() {
+    let Some(r) = renderer() else { return };
+    let verts = cube_verts();
+    let uv = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+    let indices: Vec<u32> = (0..verts.len() as u32).map(|c| c % 4).collect();
+    let mesh = MeshView::new(&CUBE_POSITIONS[..], &CUBE_PTR, &verts).with_texcoords(&uv, &indices);
+    let warm = |img: &RgbaImage| {
+        let fg = foreground(img, WHITE);
+        let n = fg.iter().filter(|&&(_, _, p)| p[0] > p[2]).count();
+        n as f64 / fg.len() as f64
+    };
+    let checked = r.render(&mesh, &opts().checker(2.0)).unwrap();
+    let f = warm(&checked);
+    assert!((0.2..0.8).contains(&f), "warm squares cover {f} of the cube");
+    assert_eq!(warm(&r.render(&mesh, &opts()).unwrap()), 0.0, "no checker unless asked");
+    assert_eq!(warm(&cube(r, &opts().checker(2.0))), 0.0, "no texture coordinates, no checker");
+    let bad = opts().checker(f32::NAN);
+    assert!(matches!(r.render(&mesh, &bad), Err(RenderError::InvalidOption { option: "checker", .. })));
+}

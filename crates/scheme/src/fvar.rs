@@ -1003,7 +1003,7 @@ pub fn build<R: FVarRules>(
         flevels.push(fchild);
         meshes.push(child);
     }
-    FVarPlan::from_parts(rules.name(), mode, num_values, flevels, meshes, operators)
+    FVarPlan::from_parts(rules.name(), mode, num_values, source, flevels, meshes, operators)
 }
 
 /// A face-varying channel refined over `L` levels by one of the schemes
@@ -1019,6 +1019,7 @@ pub struct FVarPlan {
     name: &'static str,
     mode: FVarLinearInterpolation,
     input_len: usize,
+    source: Vec<u32>,
     levels: Vec<FVarLevel>,
     meshes: Vec<Mesh>,
     operators: Vec<CsrMat<f64>>,
@@ -1032,7 +1033,8 @@ pub struct FVarPlan {
 impl FVarPlan {
     /// A plan from its parts: `levels[l]` and `meshes[l]` for `l` in
     /// `0 ..= L`, `operators[l]` from level `l` to `l + 1`, whose level 0
-    /// reads a table of `input_len` values.
+    /// reads a table of `input_len` values; `source[i]` is the row of that
+    /// table that value `i` of `levels[0]` is ([`BaseLevel::source`]).
     ///
     /// # Errors
     /// [`SchemeError::Internal`] where the parts do not fit together.
@@ -1040,12 +1042,15 @@ impl FVarPlan {
         name: &'static str,
         mode: FVarLinearInterpolation,
         input_len: usize,
+        source: Vec<u32>,
         levels: Vec<FVarLevel>,
         meshes: Vec<Mesh>,
         operators: Vec<CsrMat<f64>>,
     ) -> Result<FVarPlan> {
         let fits = levels.len() == meshes.len()
             && operators.len() + 1 == levels.len()
+            && source.len() == levels[0].num_values()
+            && source.iter().all(|&r| (r as usize) < input_len)
             && operators.iter().enumerate().all(|(l, r)| {
                 let cols = if l == 0 { input_len } else { levels[l].num_values() };
                 r.shape() == (levels[l + 1].num_values(), cols)
@@ -1061,6 +1066,7 @@ impl FVarPlan {
             name,
             mode,
             input_len,
+            source,
             levels,
             meshes,
             operators,
@@ -1126,8 +1132,16 @@ impl FVarPlan {
     /// # Errors
     /// As [`Plan::eval_f64`].
     pub fn refine(&self, values: ArrayView2<'_, f64>, par: Par) -> Result<FaceVarying> {
+        let indices = self.indices(self.levels()).to_vec();
+        if self.operators.is_empty() {
+            // No level: the control values in the plan's numbering, which
+            // the level-0 corners use.
+            assert_eq!(values.nrows(), self.input_len, "{}: values for a channel of {}", self.name, self.input_len);
+            let rows: Vec<usize> = self.source.iter().map(|&r| r as usize).collect();
+            return Ok(FaceVarying { values: values.select(ndarray::Axis(0), &rows), indices });
+        }
         let values = self.eval_owned(values, par)?;
-        Ok(FaceVarying { values, indices: self.indices(self.levels()).to_vec() })
+        Ok(FaceVarying { values, indices })
     }
 
     /// Buffers for every refined level's values of a table of `channels`

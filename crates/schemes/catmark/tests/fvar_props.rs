@@ -85,6 +85,18 @@ proptest! {
     }
 
     #[test]
+    fn no_level_gives_every_corner_its_value(data in any_mesh(), glue in prop::collection::vec(any::<bool>(), 1..9)) {
+        let mesh = data.mesh;
+        let (idx, values) = channel(&mesh, &glue);
+        let plan = fvar::build(&mesh, &idx, values.nrows(), 0, M::CornersPlus1, QuadScheme::Catmark, Par::Seq).unwrap();
+        let fv = plan.refine(values.view(), Par::Seq).unwrap();
+        prop_assert_eq!(fv.indices.len(), idx.len());
+        for (c, (&a, &b)) in fv.indices.iter().zip(&idx).enumerate() {
+            prop_assert_eq!(fv.values.row(a as usize), values.row(b as usize), "corner {}", c);
+        }
+    }
+
+    #[test]
     fn all_mode_is_bilinear_refinement_of_the_values(data in any_mesh()) {
         let mesh = data.mesh;
         // One value per vertex: the value mesh is the vertex mesh, and
