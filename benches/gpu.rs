@@ -43,6 +43,12 @@
 //! input and output data). Rows that fail on the device (out of memory, a
 //! binding limit) print the error and end that mesh's levels.
 //!
+//! A table "fvar" refines the paper meshes' texture coordinates (two `f32`
+//! channels, corners-plus1) on the device: the face-varying operators
+//! (`FVarPlan::operators`) by the same load-balanced SpMV chain, one frame
+//! with the data on the device, next to the CPU's `FVarPlan::eval_levels`
+//! (`f64`, all threads), levels 2–5 (quick: 2).
+//!
 //! A fourth table, "limit evaluation", evaluates the limit surface of a
 //! feature-adaptive patch table (isolation 3, Gregory end caps) at about
 //! 1M samples, a uniform grid of every ptex face (`subla-adaptive-gpu`),
@@ -351,8 +357,74 @@ fn main() {
             }
         }
     }
+    if table_on("fvar") {
+        fvar(ctx, copy_rate, quick);
+    }
     if table_on("limit") {
         limit(ctx, copy_rate, quick);
+    }
+}
+
+/// Face-varying values (the paper meshes' texture coordinates, two `f32`
+/// channels, mode corners-plus1) refined on the device: the channel's
+/// operators (`FVarPlan::operators`) by the load-balanced SpMV chain, one
+/// frame with the data on the device; the CPU's `eval_levels` (all
+/// threads, `f64`, buffers reused) for reference.
+fn fvar(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
+    use subla_catmark::fvar::{self as cfvar, QuadScheme};
+    println!("\nface-varying values (texture coordinates, 2 channels), load-balanced SpMV chain\n");
+    println!("| mesh | L | values | nnz | apply ms | GB/s | % copy | cpu eval ms |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let levels: Vec<u32> = if quick { vec![2] } else { vec![2, 3, 4, 5] };
+    for (name, data) in inputs(quick) {
+        let Some(fv) = data.texcoords.as_ref().filter(|fv| fv.values.nrows() * 4 >= data.mesh.num_vertices()) else {
+            continue;
+        };
+        let uv = fv.values.slice(ndarray::s![.., 0..2]).to_owned();
+        for &l in &levels {
+            let mode = subla_mesh::FVarLinearInterpolation::CornersPlus1;
+            let plan = match cfvar::build(&data.mesh, &fv.indices, uv.nrows(), l, mode, QuadScheme::Catmark, Par::Rayon)
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {l} | build failed: {e} | | | | | |");
+                    break;
+                }
+            };
+            let refs: Vec<_> = plan.operators().iter().map(|m| m.as_ref()).collect();
+            let nnz: usize = refs.iter().map(|m| m.nnz()).sum();
+            let bytes: u64 =
+                refs.iter().map(|m| (8 * m.nnz() + 4 * (m.nrows() + 1) + 8 * m.ncols() + 8 * m.nrows()) as u64).sum();
+            let cpu =
+                plan.level_buffers::<f64>(2).map(|mut b| best(7, || plan.eval_levels(uv.view(), &mut b, Par::Rayon)).0);
+            let x: Vec<f32> = uv.iter().map(|&v| v as f32).collect();
+            let run = || -> Result<f64, subla_gpu::GpuError> {
+                let r = GpuRefinement::from_chain(ctx, &refs, 2)?;
+                let input = GpuBuffer::upload(ctx, x.as_slice())?;
+                let mut out = r.output_buffer(ctx)?;
+                r.apply_device(ctx, &input, &mut out)?;
+                ctx.wait_idle()?;
+                let (s, res) = best(7, || -> Result<(), subla_gpu::GpuError> {
+                    r.apply_device(ctx, &input, &mut out)?;
+                    ctx.wait_idle()
+                });
+                res.map(|()| s)
+            };
+            let cpu_ms = cpu.map_or_else(|e| format!("failed: {e}"), |s| format!("{:.3}", s * 1e3));
+            match run() {
+                Ok(s) => println!(
+                    "| {name} | {l} | {} | {nnz} | {:.3} | {:.1} | {:.0} % | {cpu_ms} |",
+                    plan.output_len(),
+                    s * 1e3,
+                    bytes as f64 / s * 1e-9,
+                    100.0 * bytes as f64 / s / copy_rate
+                ),
+                Err(e) => {
+                    println!("| {name} | {l} | {} | {nnz} | failed: {e} | | | {cpu_ms} |", plan.output_len());
+                    break;
+                }
+            }
+        }
     }
 }
 

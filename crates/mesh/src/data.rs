@@ -301,7 +301,7 @@ impl MeshData {
             if !self.groups.is_empty() {
                 out.push(Dropped::Groups(self.groups.len()));
             }
-            if self.texcoords.is_some() {
+            if self.texcoords.as_ref().is_some_and(|fv| fv.values.ncols() < 2) {
                 out.push(Dropped::TexCoords);
             }
             if self.normals.is_some() {

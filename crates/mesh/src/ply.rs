@@ -12,7 +12,13 @@
 //!   vertices are skipped;
 //! * element `face` with a list property `vertex_indices` (or
 //!   `vertex_index`) of an integer type, with any integer count type.
-//!   Indices are 0-based. Other face properties are skipped;
+//!   Indices are 0-based. A face list property `texcoord` (or `texcoords`)
+//!   of reals, two per corner (u, v), becomes the texture coordinates
+//!   ([`MeshData::texcoords`]): the corners of a vertex with the same
+//!   coordinates share a value, so seams run where they differ. Where a
+//!   face has not two finite reals per corner, the property is skipped
+//!   (and named with the face in [`MeshData::skipped`]). Other face
+//!   properties are skipped;
 //! * other elements (`edge`, `material`, …) are skipped; `comment` and
 //!   `obj_info` lines are ignored.
 //!
@@ -35,10 +41,12 @@
 //! `face` element with `property list uchar uint vertex_indices` (`uint`
 //! counts when a face has more than 255 vertices). ASCII floats use the
 //! shortest representation that reads back to the same `f64`, so both
-//! encodings round-trip exactly. Tags (creases, corners, holes), options,
-//! face-varying data and groups have no PLY representation and are not
-//! written.
+//! encodings round-trip exactly. Texture coordinates are written per
+//! corner as `property list uchar double texcoord` (two entries per
+//! corner). Tags (creases, corners, holes), options, normals (`vn`) and
+//! groups have no PLY representation and are not written.
 
+use std::collections::HashMap;
 use std::io::{self, BufWriter, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -46,7 +54,7 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 use subla_algebra::Par;
 
-use crate::data::{FacesData, MeshData, Skipped, default_channel_name};
+use crate::data::{FaceVarying, FacesData, MeshData, Skipped, default_channel_name};
 use crate::error::{Location, MeshError, Result, excerpt};
 use crate::mesh::{MeshBuilder, Validation};
 
@@ -117,7 +125,8 @@ pub fn parse_ply(bytes: &[u8], validation: Validation) -> Result<MeshData> {
 ///
 /// # Errors
 /// Errors of `w`, and [`io::ErrorKind::InvalidInput`] when `data.vertices`
-/// does not have one row per vertex of the mesh.
+/// does not have one row per vertex of the mesh, or the texture
+/// coordinates not one index (in range) per face corner.
 pub fn write_ply(data: &MeshData, w: impl Write, encoding: PlyEncoding) -> io::Result<()> {
     let topo = data.mesh.topology();
     let nv = data.vertices.nrows();
@@ -128,7 +137,28 @@ pub fn write_ply(data: &MeshData, w: impl Write, encoding: PlyEncoding) -> io::R
         ));
     }
     let faces = (0..topo.num_faces()).map(|f| topo.face(f));
-    write_body(&data.vertices, &data.channels, topo.num_faces(), faces, w, encoding)
+    let uv = match &data.texcoords {
+        // One channel is no texture coordinate a PLY reader knows: left out
+        // (`MeshData::dropped_by` names it).
+        Some(fv) if fv.values.ncols() < 2 => None,
+        Some(fv) if fv.indices.len() == topo.num_corners() => {
+            if let Some(&i) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("a corner names texture coordinate {i} of {}", fv.values.nrows()),
+                ));
+            }
+            Some(fv)
+        }
+        Some(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the texture coordinates have not one index per face corner",
+            ));
+        }
+        None => None,
+    };
+    write_body(&data.vertices, &data.channels, topo.num_faces(), faces, uv, w, encoding)
 }
 
 /// Writes faces and vertex data without a mesh's connectivity as PLY: the
@@ -146,7 +176,7 @@ pub fn write_ply_faces(data: &FacesData<'_>, w: impl Write, encoding: PlyEncodin
         ));
     }
     let faces = (0..data.num_faces()).map(|f| data.face(f));
-    write_body(data.vertices, data.channels, data.num_faces(), faces, w, encoding)
+    write_body(data.vertices, data.channels, data.num_faces(), faces, None, w, encoding)
 }
 
 /// The header and body of a PLY file of `vertices` and `faces`.
@@ -155,15 +185,19 @@ fn write_body<'f>(
     channels: &[String],
     nf: usize,
     faces: impl Iterator<Item = &'f [u32]> + Clone,
+    uv: Option<&FaceVarying>,
     w: impl Write,
     encoding: PlyEncoding,
 ) -> io::Result<()> {
-    let big_faces = faces.clone().any(|face| face.len() > usize::from(u8::MAX));
+    // With texture coordinates a face's second list has two entries per
+    // corner: its count must fit too.
+    let per_corner = if uv.is_some() { 2 } else { 1 };
+    let big_faces = faces.clone().any(|face| per_corner * face.len() > usize::from(u8::MAX));
     let mut w = BufWriter::with_capacity(1 << 16, w);
-    write_header(&mut w, vertices, channels, nf, encoding, big_faces)?;
+    write_header(&mut w, vertices, channels, nf, encoding, big_faces, uv.is_some())?;
     match encoding {
-        PlyEncoding::Ascii => write_ascii_body(&mut w, vertices, faces)?,
-        PlyEncoding::BinaryLittleEndian => write_binary_body(&mut w, vertices, faces, big_faces)?,
+        PlyEncoding::Ascii => write_ascii_body(&mut w, vertices, faces, uv)?,
+        PlyEncoding::BinaryLittleEndian => write_binary_body(&mut w, vertices, faces, big_faces, uv)?,
     }
     w.flush()
 }
@@ -177,6 +211,7 @@ fn write_header(
     nf: usize,
     encoding: PlyEncoding,
     big_faces: bool,
+    texcoords: bool,
 ) -> io::Result<()> {
     let format = match encoding {
         PlyEncoding::Ascii => "ascii",
@@ -189,13 +224,18 @@ fn write_header(
         writeln!(w, "property double {}", written_channel_name(channels, nch, k))?;
     }
     let count_type = if big_faces { "uint" } else { "uchar" };
-    writeln!(w, "element face {nf}\nproperty list {count_type} uint vertex_indices\nend_header")
+    writeln!(w, "element face {nf}\nproperty list {count_type} uint vertex_indices")?;
+    if texcoords {
+        writeln!(w, "property list {count_type} double texcoord")?;
+    }
+    writeln!(w, "end_header")
 }
 
 fn write_ascii_body<'f>(
     w: &mut impl Write,
     vertices: &Array2<f64>,
     faces: impl Iterator<Item = &'f [u32]>,
+    uv: Option<&FaceVarying>,
 ) -> io::Result<()> {
     let mut buf = ryu::Buffer::new();
     for row in vertices.rows() {
@@ -207,11 +247,23 @@ fn write_ascii_body<'f>(
         }
         w.write_all(b"\n")?;
     }
+    let mut corner = 0;
     for face in faces {
         write!(w, "{}", face.len())?;
         for &v in face {
             write!(w, " {v}")?;
         }
+        if let Some(fv) = uv {
+            write!(w, " {}", 2 * face.len())?;
+            for c in corner..corner + face.len() {
+                let r = fv.indices[c] as usize;
+                for k in 0..2 {
+                    w.write_all(b" ")?;
+                    w.write_all(format_f64(&mut buf, fv.values[(r, k)]).as_bytes())?;
+                }
+            }
+        }
+        corner += face.len();
         w.write_all(b"\n")?;
     }
     Ok(())
@@ -222,21 +274,31 @@ fn write_binary_body<'f>(
     vertices: &Array2<f64>,
     faces: impl Iterator<Item = &'f [u32]>,
     big_faces: bool,
+    uv: Option<&FaceVarying>,
 ) -> io::Result<()> {
     for row in vertices.rows() {
         for &x in row {
             w.write_all(&x.to_le_bytes())?;
         }
     }
+    let count = |w: &mut dyn Write, n: usize| {
+        if big_faces { w.write_all(&(n as u32).to_le_bytes()) } else { w.write_all(&[n as u8]) }
+    };
+    let mut corner = 0;
     for face in faces {
-        if big_faces {
-            w.write_all(&(face.len() as u32).to_le_bytes())?;
-        } else {
-            w.write_all(&[face.len() as u8])?;
-        }
+        count(w, face.len())?;
         for &v in face {
             w.write_all(&v.to_le_bytes())?;
         }
+        if let Some(fv) = uv {
+            count(w, 2 * face.len())?;
+            for c in corner..corner + face.len() {
+                let r = fv.indices[c] as usize;
+                w.write_all(&fv.values[(r, 0)].to_le_bytes())?;
+                w.write_all(&fv.values[(r, 1)].to_le_bytes())?;
+            }
+        }
+        corner += face.len();
     }
     Ok(())
 }
@@ -566,6 +628,9 @@ struct Layout {
     channels: Vec<String>,
     /// Face element and the index of its `vertex_indices` property.
     face: Option<(usize, usize)>,
+    /// The face element's per-corner texture coordinates (`texcoord`: two
+    /// reals per corner), if it has them.
+    texcoord: Option<usize>,
 }
 
 fn layout(header: &Header, name: &str) -> Result<Layout> {
@@ -582,7 +647,12 @@ fn layout(header: &Header, name: &str) -> Result<Layout> {
         None => None,
         Some(fi) => Some((fi, face_indices_property(&els[fi])?)),
     };
-    Ok(Layout { vertex, nv, columns, channels, face })
+    let texcoord = face.and_then(|(fi, _)| {
+        els[fi].props.iter().position(|p| {
+            TEXCOORD_NAMES.contains(&p.name.as_str()) && matches!(p.kind, PropKind::List { item, .. } if !item.is_int())
+        })
+    });
+    Ok(Layout { vertex, nv, columns, channels, face, texcoord })
 }
 
 /// The output column of each property of the vertex element `vel` and the
@@ -610,6 +680,9 @@ fn vertex_columns(vel: &ElementDef) -> Result<(Vec<Option<usize>>, Vec<String>)>
     Ok((columns, channels))
 }
 
+/// Names of a face list property holding two reals per corner (u, v).
+const TEXCOORD_NAMES: [&str; 2] = ["texcoord", "texcoords"];
+
 /// The `vertex_indices` property of the face element `fel`, checked.
 fn face_indices_property(fel: &ElementDef) -> Result<usize> {
     if fel.count > u64::from(u32::MAX) {
@@ -630,6 +703,11 @@ struct Body {
     values: Vec<f64>,
     face_ptr: Vec<u32>,
     face_verts: Vec<u32>,
+    /// Two reals per face corner, when the faces have `texcoord`.
+    corner_uv: Vec<f64>,
+    /// Why the `texcoord` lists are not a channel (the first face that
+    /// has not two finite reals per corner), if they are not.
+    uv_problem: Option<String>,
 }
 
 fn parse_named<R: Read>(mut src: Source<R>, validation: Validation, name: &str) -> Result<MeshData> {
@@ -638,6 +716,10 @@ fn parse_named<R: Read>(mut src: Source<R>, validation: Validation, name: &str) 
     let body = match header.format {
         Format::Ascii => read_ascii(&mut src, &header, &layout)?,
         Format::Binary { big_endian } => read_binary(&mut src, &header, &layout, big_endian)?,
+    };
+    let texcoords = match (layout.texcoord, &body.uv_problem) {
+        (Some(_), None) => Some(welded_texcoords(&body.face_verts, &body.corner_uv)),
+        _ => None,
     };
     let nch = layout.channels.len();
     let vertices =
@@ -650,12 +732,12 @@ fn parse_named<R: Read>(mut src: Source<R>, validation: Validation, name: &str) 
         .validation(validation)
         .name(name)
         .build(Par::Rayon)?;
-    let skipped = skipped(&header, &layout);
+    let skipped = skipped(&header, &layout, body.uv_problem.as_deref());
     Ok(MeshData {
         mesh,
         vertices,
         channels: layout.channels,
-        texcoords: None,
+        texcoords,
         normals: None,
         groups: Vec::new(),
         left_handed: false,
@@ -663,10 +745,31 @@ fn parse_named<R: Read>(mut src: Source<R>, validation: Validation, name: &str) 
     })
 }
 
+/// The corners' texture coordinates (two per corner) as a channel: corners
+/// of one vertex with the same coordinates (bit for bit) share a value, so
+/// that seams are where the coordinates differ, as in an OBJ's `vt`.
+fn welded_texcoords(face_verts: &[u32], corner_uv: &[f64]) -> FaceVarying {
+    let mut index: HashMap<(u32, u64, u64), u32> = HashMap::new();
+    let mut values: Vec<f64> = Vec::new();
+    let mut indices = Vec::with_capacity(face_verts.len());
+    for (c, &v) in face_verts.iter().enumerate() {
+        let (u, w) = (corner_uv[2 * c], corner_uv[2 * c + 1]);
+        let next = (values.len() / 2) as u32;
+        let i = *index.entry((v, u.to_bits(), w.to_bits())).or_insert_with(|| {
+            values.extend([u, w]);
+            next
+        });
+        indices.push(i);
+    }
+    let n = values.len() / 2;
+    let Ok(values) = Array2::from_shape_vec((n, 2), values) else { unreachable!("two values a row") };
+    FaceVarying { values, indices }
+}
+
 /// What the header declares and the reader does not keep: elements other
 /// than `vertex` and `face`, vertex list properties, face properties other
 /// than the indices.
-fn skipped(header: &Header, layout: &Layout) -> Vec<Skipped> {
+fn skipped(header: &Header, layout: &Layout, uv_problem: Option<&str>) -> Vec<Skipped> {
     let mut out = Vec::new();
     for (i, el) in header.elements.iter().enumerate() {
         let skip = |what: String| Skipped { what, count: el.count, line: el.line };
@@ -675,8 +778,13 @@ fn skipped(header: &Header, layout: &Layout) -> Vec<Skipped> {
                 out.push(skip(format!("PLY vertex list property `{}`", excerpt(p.name.as_bytes()))));
             }
         } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == i) {
-            for p in el.props.iter().enumerate().filter(|&(k, _)| k != ip).map(|(_, p)| p) {
-                out.push(skip(format!("PLY face property `{}`", excerpt(p.name.as_bytes()))));
+            let kept = |k: usize| k == ip || (Some(k) == layout.texcoord && uv_problem.is_none());
+            for (k, p) in el.props.iter().enumerate().filter(|&(k, _)| !kept(k)) {
+                let why = match uv_problem {
+                    Some(why) if Some(k) == layout.texcoord => format!(" (not texture coordinates: {why})"),
+                    _ => String::new(),
+                };
+                out.push(skip(format!("PLY face property `{}`{why}", excerpt(p.name.as_bytes()))));
             }
         } else if el.count > 0 {
             out.push(skip(format!("PLY element `{}`", excerpt(el.name.as_bytes()))));
@@ -984,7 +1092,7 @@ fn read_ascii<R: Read>(src: &mut Source<R>, header: &Header, layout: &Layout) ->
         if e == layout.vertex {
             body.ascii_vertices(&mut lines, el, layout)?;
         } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == e) {
-            body.ascii_faces(&mut lines, el, ip, layout.nv)?;
+            body.ascii_faces(&mut lines, el, ip, layout.texcoord, layout.nv)?;
         } else {
             for i in 0..el.count {
                 let Some((ln, line)) = lines.next_line()? else {
@@ -1011,7 +1119,7 @@ fn read_ascii<R: Read>(src: &mut Source<R>, header: &Header, layout: &Layout) ->
 impl Body {
     /// Nothing read yet.
     fn new() -> Self {
-        Body { values: Vec::new(), face_ptr: vec![0], face_verts: Vec::new() }
+        Body { values: Vec::new(), face_ptr: vec![0], face_verts: Vec::new(), corner_uv: Vec::new(), uv_problem: None }
     }
 
     /// The lines of the vertex element `el`, one row of `values` each.
@@ -1050,12 +1158,14 @@ impl Body {
     }
 
     /// The lines of the face element `el`, whose property `ip` holds the
-    /// vertex indices (checked against `nv` vertices).
+    /// vertex indices (checked against `nv` vertices) and `tp` the corners'
+    /// texture coordinates.
     fn ascii_faces<R: Read>(
         &mut self,
         lines: &mut AsciiLines<'_, R>,
         el: &ElementDef,
         ip: usize,
+        tp: Option<usize>,
         nv: usize,
     ) -> Result<()> {
         let nf = capped(el.count);
@@ -1064,6 +1174,8 @@ impl Body {
         for f in 0..el.count as usize {
             let Some((ln, line)) = lines.next_line()? else { return Err(lines.truncated(el, f)) };
             let face_verts = &mut self.face_verts;
+            let corner_uv = &mut self.corner_uv;
+            let keep_uv = self.uv_problem.is_none();
             ascii_instance(
                 el,
                 f,
@@ -1071,6 +1183,20 @@ impl Body {
                 line,
                 |_, _| Ok(()),
                 |p, n, items| {
+                    if Some(p) == tp {
+                        for t in items {
+                            let v = fast_float2::parse::<f64, _>(t).map_err(|_| MeshError::MalformedNumber {
+                                at: Location::line(ln),
+                                what: "texture coordinate",
+                                text: excerpt(t),
+                            })?;
+                            if keep_uv {
+                                corner_uv.push(v);
+                            }
+                        }
+                        let _ = n;
+                        return Ok(());
+                    }
                     if p != ip {
                         return Ok(());
                     }
@@ -1089,8 +1215,31 @@ impl Body {
                 },
             )?;
             push_face_end(&mut self.face_ptr, self.face_verts.len())?;
+            if tp.is_some() {
+                self.check_texcoords(f);
+            }
         }
         Ok(())
+    }
+
+    /// Face `f` read `corner_uv[uv_before..]`: unless those are two finite
+    /// reals per corner, the lists are not texture coordinates (the first
+    /// such face is kept as the reason, and no more is stored).
+    fn check_texcoords(&mut self, f: usize) {
+        if self.uv_problem.is_some() {
+            return;
+        }
+        let corners = (self.face_ptr[f + 1] - self.face_ptr[f]) as usize;
+        let uv_before = 2 * self.face_ptr[f] as usize;
+        let read = self.corner_uv.len() - uv_before;
+        if read != 2 * corners {
+            self.uv_problem = Some(format!("face {f} has {corners} corners and {read} values, not two per corner"));
+        } else if let Some(k) = self.corner_uv[uv_before..].iter().position(|v| !v.is_finite()) {
+            self.uv_problem = Some(format!("face {f}: corner {} has a non-finite value", k / 2));
+        }
+        if self.uv_problem.is_some() {
+            self.corner_uv = Vec::new();
+        }
     }
 }
 
@@ -1243,7 +1392,7 @@ fn read_binary<R: Read>(src: &mut Source<R>, header: &Header, layout: &Layout, b
         if e == layout.vertex {
             body.binary_vertices(&mut cur, el, layout)?;
         } else if let Some((_, ip)) = layout.face.filter(|&(fi, _)| fi == e) {
-            body.binary_faces(&mut cur, el, ip, layout.nv)?;
+            body.binary_faces(&mut cur, el, ip, layout.texcoord, layout.nv)?;
         } else {
             skip_binary(&mut cur, el)?;
         }
@@ -1294,21 +1443,44 @@ impl Body {
 
     /// The instances of the face element `el`, whose property `ip` holds
     /// the vertex indices (checked against `nv` vertices).
-    fn binary_faces<R: Read>(&mut self, cur: &mut Cursor<'_, R>, el: &ElementDef, ip: usize, nv: usize) -> Result<()> {
+    fn binary_faces<R: Read>(
+        &mut self,
+        cur: &mut Cursor<'_, R>,
+        el: &ElementDef,
+        ip: usize,
+        tp: Option<usize>,
+        nv: usize,
+    ) -> Result<()> {
         let item = match el.props[ip].kind {
             PropKind::List { item, .. } | PropKind::Scalar(item) => item,
         };
+        let uv_item = tp.map(|t| match el.props[t].kind {
+            PropKind::List { item, .. } | PropKind::Scalar(item) => item,
+        });
         let nf = capped(el.count);
         self.face_ptr.reserve(nf);
         self.face_verts.reserve(nf * 4);
         for f in 0..el.count as usize {
             let face_verts = &mut self.face_verts;
+            let corner_uv = &mut self.corner_uv;
+            let keep_uv = self.uv_problem.is_none();
             binary_instance(
                 el,
                 f,
                 cur,
                 |_, s, cur| cur.skip(s.size() as u128),
                 |p, n, at, cur| {
+                    if let (Some(t), Some(s)) = (tp, uv_item)
+                        && p == t
+                    {
+                        for _ in 0..n {
+                            let v = cur.float(s)?;
+                            if keep_uv {
+                                corner_uv.push(v);
+                            }
+                        }
+                        return Ok(());
+                    }
                     if p != ip {
                         return skip_list(el, p, n, cur);
                     }
@@ -1325,6 +1497,9 @@ impl Body {
             )
             .map_err(|s| cur.stopped(s, el, f))?;
             push_face_end(&mut self.face_ptr, self.face_verts.len())?;
+            if tp.is_some() {
+                self.check_texcoords(f);
+            }
         }
         Ok(())
     }

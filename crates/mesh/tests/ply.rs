@@ -758,3 +758,41 @@ fn lying_headers_fail_fast_without_huge_allocations() {
     assert!(matches!(&err, MeshError::Truncated { found, .. } if found == "2 `junk` elements"), "{err:?}");
     assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
 }
+
+/// Per-corner texture coordinates (`property list uchar float texcoord`,
+/// two reals per corner) become a channel: corners of one vertex with equal
+/// coordinates share a value, so seams are where they differ; the writer
+/// writes them back per corner, and both encodings round-trip every
+/// corner's coordinates. Where a face has not two reals per corner, the
+/// property is skipped and named with that face.
+#[test]
+fn per_corner_texture_coordinates_are_read_and_written() {
+    let text = b"ply\nformat ascii 1.0\nelement vertex 6\nproperty float x\nproperty float y\nproperty float z\n\
+element face 2\nproperty list uchar int vertex_indices\nproperty list uchar float texcoord\nend_header\n\
+0 0 0\n1 0 0\n2 0 0\n0 1 0\n1 1 0\n2 1 0\n\
+4 0 1 4 3 8 0 0 0.5 0 0.5 1 0 1\n\
+4 1 2 5 4 8 0.5 0 1 0 1 1 0.5 1\n";
+    let d = parse_ply(text, Validation::OpenSubdiv).unwrap();
+    assert!(d.skipped.is_empty(), "{:?}", d.skipped);
+    let fv = d.texcoords.as_ref().expect("texcoord read");
+    // The shared edge 1–4 has the same coordinates from both faces: six
+    // values, no seam.
+    assert_eq!(fv.values.nrows(), 6);
+    assert_eq!(fv.indices, [0, 1, 2, 3, 1, 4, 5, 2]);
+    assert_eq!(fv.values.row(4).to_vec(), [1.0, 0.0]);
+    for enc in ENCODINGS {
+        let again = round_trip(&d, enc);
+        let a = again.texcoords.as_ref().expect("written and read back");
+        assert_eq!(a, fv, "{enc:?}");
+    }
+    // A seam: the second face's corners on the shared edge differ.
+    let seam = String::from_utf8_lossy(text).replace("4 1 2 5 4 8 0.5 0", "4 1 2 5 4 8 0.7 0");
+    let d = parse_ply(seam.as_bytes(), Validation::OpenSubdiv).unwrap();
+    assert_eq!(d.texcoords.unwrap().values.nrows(), 7);
+    let short = String::from_utf8_lossy(text).replace("4 1 2 5 4 8 0.5 0 1 0 1 1 0.5 1", "4 1 2 5 4 6 0.5 0 1 0 1 1");
+    let d = parse_ply(short.as_bytes(), Validation::OpenSubdiv).unwrap();
+    assert!(d.texcoords.is_none());
+    assert_eq!(d.skipped.len(), 1);
+    let what = &d.skipped[0].what;
+    assert!(what.contains("`texcoord` (not texture coordinates: face 1 has 4 corners and 6 values"), "{what}");
+}

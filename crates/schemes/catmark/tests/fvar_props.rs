@@ -152,3 +152,55 @@ fn bad_indices_are_errors() {
         Err(subla_scheme::SchemeError::Mesh(subla_mesh::MeshError::DataLength { expected: 10, found: 4, .. }))
     ));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// OBJ → refine → OBJ keeps every channel: the refined positions, the
+    /// refined texture coordinates of every corner and the normals written
+    /// per vertex read back bit for bit, on the same faces; PLY keeps the
+    /// positions and the texture coordinates.
+    #[test]
+    fn refined_channels_round_trip_through_obj_and_ply(
+        data in any_mesh(),
+        glue in prop::collection::vec(any::<bool>(), 1..9),
+    ) {
+        use subla_mesh::{FaceVarying, MeshData, Validation};
+        let (idx, values) = channel(&data.mesh, &glue);
+        let plan = CatmarkSlak.build(&data.mesh, 1, Par::Seq).unwrap();
+        let positions = eval(&plan, data.vertices.view(), Par::Seq).unwrap();
+        let mesh = plan.refined(1, Par::Seq).unwrap().clone();
+        let uv = fvar::build(&data.mesh, &idx, values.nrows(), 1, M::CornersPlus1, QuadScheme::Catmark, Par::Seq)
+            .unwrap()
+            .refine(values.view(), Par::Seq)
+            .unwrap();
+        let t = mesh.topology();
+        let normals = subla_mesh::normals::vertex_normals(t, mesh.holes(), positions.view(), Par::Seq);
+        let mut out = MeshData::new(mesh.clone(), positions).unwrap();
+        out.texcoords = Some(uv);
+        out.normals = Some(FaceVarying { values: normals, indices: t.face_verts().to_vec() });
+        let mut bytes = Vec::new();
+        subla_mesh::obj::write_obj(&out, &mut bytes).unwrap();
+        let back = subla_mesh::obj::parse_obj(&bytes, Validation::OpenSubdiv).unwrap();
+        let bt = back.mesh.topology();
+        prop_assert_eq!(bt.face_ptr(), t.face_ptr());
+        prop_assert_eq!(bt.face_verts(), t.face_verts());
+        let bits = |a: &Array2<f64>| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&back.vertices), bits(&out.vertices));
+        let corners = |fv: &FaceVarying| -> Vec<u64> {
+            fv.indices.iter().flat_map(|&i| fv.values.row(i as usize).iter().map(|x| x.to_bits()).collect::<Vec<_>>()).collect()
+        };
+        for (name, a, b) in [("vt", &out.texcoords, &back.texcoords), ("vn", &out.normals, &back.normals)] {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref());
+            prop_assert!(b.is_some(), "{} read back", name);
+            prop_assert_eq!(corners(a), corners(b.unwrap()), "{}", name);
+        }
+        for enc in [subla_mesh::ply::PlyEncoding::Ascii, subla_mesh::ply::PlyEncoding::BinaryLittleEndian] {
+            let mut ply = Vec::new();
+            subla_mesh::ply::write_ply(&out, &mut ply, enc).unwrap();
+            let back = subla_mesh::ply::parse_ply(&ply, Validation::OpenSubdiv).unwrap();
+            prop_assert_eq!(bits(&back.vertices), bits(&out.vertices));
+            prop_assert_eq!(corners(out.texcoords.as_ref().unwrap()), corners(back.texcoords.as_ref().unwrap()));
+        }
+    }
+}
