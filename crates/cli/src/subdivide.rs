@@ -12,6 +12,7 @@ use subla_algebra::Par;
 use subla_mesh::normals::vertex_normals;
 use subla_mesh::topology::{edge_tag, vertex_tag};
 use subla_mesh::{FVarLinearInterpolation, FaceVarying, FileFormat, Mesh, MeshBuilder, MeshData};
+use subla_scheme::tangents::{TangentRules, limit_normals};
 use subla_scheme::{Plan, Real, Refiner, eval};
 
 use crate::output::shown;
@@ -493,6 +494,20 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         }
         b.build(Par::Rayon).map_err(|e| e.to_string())?
     };
+    // The limit surface's normals where the scheme has tangent masks, else
+    // the refined faces'; from the whole refined mesh (hole faces shape the
+    // surface around them), whose vertices the written mesh keeps.
+    let surface_normals = normals.then(|| {
+        let rules = match args.scheme.as_str() {
+            "catmark" => Some(TangentRules::Catmark),
+            "loop" => Some(TangentRules::Loop),
+            _ => None,
+        };
+        match rules {
+            Some(r) => limit_normals(&refined, run.positions.view(), r, Par::Rayon),
+            None => vertex_normals(refined.topology(), refined.holes(), run.positions.view(), Par::Rayon),
+        }
+    });
     let mut data = MeshData::new(mesh, run.positions).map_err(|e| e.to_string())?;
     if data.vertices.ncols() == input.channels.len() {
         data.channels.clone_from(&input.channels);
@@ -502,10 +517,8 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         let sizes = (0..t.num_faces()).map(|f| t.face_order(f));
         texcoords_written(fv, refined.holes(), sizes, keep_holes)
     });
-    if normals {
-        let wt = data.mesh.topology();
-        let values = vertex_normals(wt, data.mesh.holes(), data.vertices.view(), Par::Rayon);
-        data.normals = Some(FaceVarying { values, indices: wt.face_verts().to_vec() });
+    if let Some(values) = surface_normals {
+        data.normals = Some(FaceVarying { values, indices: data.mesh.topology().face_verts().to_vec() });
     }
     Ok(Output::Data(Box::new(data)))
 }

@@ -254,7 +254,8 @@ fn groups_survive_subdivision() {
 /// Texture coordinates are refined (each face's corners keep their own
 /// values where every edge is a seam) and written as `vt` with `f v/vt/vn`;
 /// normals are not refined as data: the refined surface's are written (one
-/// per vertex, from its faces), without a warning. A scheme without
+/// per vertex: the limit surface's for Catmull-Clark and Loop, the faces'
+/// for bilinear), without a warning. A scheme without
 /// face-varying rules names the texture coordinates in a warning.
 #[test]
 fn texture_coordinates_are_refined_and_surface_normals_written() {
@@ -304,8 +305,8 @@ fn texture_coordinates_are_refined_and_surface_normals_written() {
         assert_eq!([hi[0] - lo[0], hi[1] - lo[1]], [0.25, 0.25], "{uv:?}");
     }
     // The normals: one per vertex, unit, pointing away from the centre of
-    // the (convex, centred) refined cube, and each the normalised sum of
-    // its faces' area vectors.
+    // the (convex, centred) refined cube, and each the limit surface's
+    // (Catmull-Clark's tangent masks at the refined vertices).
     let vn = data.normals.as_ref().expect("vn written");
     assert_eq!(vn.indices, t.face_verts());
     assert_eq!(vn.values.nrows(), t.num_vertices());
@@ -317,8 +318,16 @@ fn texture_coordinates_are_refined_and_surface_normals_written() {
         let out_dir: f64 = (0..3).map(|k| n[k] * (p[(v, k)] - 0.5)).sum();
         assert!(out_dir > 0.0, "vertex {v}: normal {n} points inwards");
     }
-    let want = subla_mesh::normals::vertex_normals(t, &[], p.view(), subla_algebra::Par::Seq);
+    let rules = subla_scheme::tangents::TangentRules::Catmark;
+    let want = subla_scheme::tangents::limit_normals(&data.mesh, p.view(), rules, subla_algebra::Par::Seq);
     assert_eq!(vn.values, want);
+    // Bilinear has no limit tangents: the faces' normals.
+    let flat = d.join("bilinear.obj");
+    ok(&subla(&["subdivide", s(&input), "-o", s(&flat), "--scheme", "bilinear", "--quiet"]));
+    let b = read(&flat);
+    let bt = b.mesh.topology();
+    let want = subla_mesh::normals::vertex_normals(bt, &[], b.vertices.view(), subla_algebra::Par::Seq);
+    assert_eq!(b.normals.expect("vn written").values, want);
     // √3 has no face-varying rules: the values are left out, with a warning.
     let out3 = d.join("sqrt3.obj");
     let o = subla(&["subdivide", s(&input), "-o", s(&out3), "--scheme", "sqrt3", "--triangulate", "--quiet"]);

@@ -113,6 +113,7 @@ pub mod predict;
 pub mod refinement;
 pub mod sdc;
 mod stored;
+pub mod tangents;
 pub mod tensor;
 #[cfg(feature = "testing")]
 pub mod testing;
