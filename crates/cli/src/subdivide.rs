@@ -415,6 +415,11 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     // Normals are not refined as data: the refined surface's are written
     // (positions needed: three channels at least).
     let normals = input.normals.is_some() && run.positions.ncols() >= 3;
+    // PLY's vertex normals (`nx`, `ny`, `nz`) were refined with the other
+    // channels, as data: they are replaced by the surface's too.
+    let normal_columns: Option<Vec<usize>> = (run.positions.ncols() == input.channels.len())
+        .then(|| ["nx", "ny", "nz"].iter().map(|n| input.channels.iter().position(|c| c == n)).collect())
+        .flatten();
     for w in carry::left_out(input, &name, &out.display().to_string(), groups.is_none(), texcoords.is_some(), normals) {
         eprintln!("warning: {w}");
     }
@@ -423,7 +428,7 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     }
     let refined = match run.refined {
         Refined::Mesh(m) => m,
-        Refined::Faces(faces) if texcoords.is_some() || normals => {
+        Refined::Faces(faces) if texcoords.is_some() || normals || normal_columns.is_some() => {
             // The corners' values and the normals need the faces in a mesh
             // of their own.
             let nv = run.positions.nrows();
@@ -497,7 +502,7 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     // The limit surface's normals where the scheme has tangent masks, else
     // the refined faces'; from the whole refined mesh (hole faces shape the
     // surface around them), whose vertices the written mesh keeps.
-    let surface_normals = normals.then(|| {
+    let surface_normals = (normals || normal_columns.is_some()).then(|| {
         let rules = match args.scheme.as_str() {
             "catmark" => Some(TangentRules::Catmark),
             "loop" => Some(TangentRules::Loop),
@@ -518,7 +523,14 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         texcoords_written(fv, refined.holes(), sizes, keep_holes)
     });
     if let Some(values) = surface_normals {
-        data.normals = Some(FaceVarying { values, indices: data.mesh.topology().face_verts().to_vec() });
+        if let Some(cols) = &normal_columns {
+            for (k, &c) in cols.iter().enumerate() {
+                data.vertices.column_mut(c).assign(&values.column(k));
+            }
+        }
+        if normals {
+            data.normals = Some(FaceVarying { values, indices: data.mesh.topology().face_verts().to_vec() });
+        }
     }
     Ok(Output::Data(Box::new(data)))
 }

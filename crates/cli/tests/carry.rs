@@ -110,6 +110,29 @@ fn ply_properties_are_refined_with_the_positions() {
         assert!((row[3] - (2.0 * row[0] + 1.0)).abs() < 1e-12, "{row}");
         assert!((row[4] - 200.0).abs() < 1e-12, "{row}");
     }
+    // Vertex normals (`nx`, `ny`, `nz`) are not refined as data: the
+    // refined surface's limit normals take their place.
+    let with_normals = d.join("normals.ply");
+    let mut ply = String::from(
+        "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nelement face 6\nproperty list uchar int vertex_indices\nend_header\n",
+    );
+    for i in 0..8 {
+        let p = [(i & 1) as f64, (i >> 1 & 1) as f64, (i >> 2) as f64];
+        let n = p.map(|x| (2.0 * x - 1.0) / 3f64.sqrt());
+        ply += &format!("{} {} {} {} {} {}\n", p[0], p[1], p[2], n[0], n[1], n[2]);
+    }
+    ply += "4 0 2 3 1\n4 0 1 5 4\n4 1 3 7 5\n4 3 2 6 7\n4 2 0 4 6\n4 4 5 7 6\n";
+    std::fs::write(&with_normals, ply).unwrap();
+    let out = d.join("normals.L2.ply");
+    let o = subla(&["subdivide", s(&with_normals), "--levels", "2", "-o", s(&out), "--quiet"]);
+    ok(&o);
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data = subla_mesh::ply::read_ply(&out, subla_mesh::Validation::OpenSubdiv).unwrap();
+    assert_eq!(data.channels, ["x", "y", "z", "nx", "ny", "nz"]);
+    let p = data.vertices.slice(ndarray::s![.., 0..3]).to_owned();
+    let rules = subla_scheme::tangents::TangentRules::Catmark;
+    let want = subla_scheme::tangents::limit_normals(&data.mesh, p.view(), rules, subla_algebra::Par::Seq);
+    assert_eq!(data.vertices.slice(ndarray::s![.., 3..6]), want);
 }
 
 /// `info` names every channel, and lists the groups and the face-varying

@@ -368,11 +368,11 @@ fn ply_names_what_it_cannot_carry() {
         t crease 2/1/0 1 2 3\nt corner 1/1/0 0 2\nt hole 1/0/0 1\nt interpolateboundary 1/0/0 1\n";
     let d = parse_obj(text.as_bytes(), Validation::OpenSubdiv).unwrap();
     let dropped = d.dropped_by(FileFormat::Ply);
+    // Texture coordinates are carried (a `texcoord` list per face).
     assert_eq!(
         dropped,
         [
             Dropped::Groups(1),
-            Dropped::TexCoords,
             Dropped::Normals,
             Dropped::Creases(1),
             Dropped::Corners(1),
