@@ -1315,3 +1315,115 @@ impl Plan for FVarPlan {
         })
     }
 }
+
+/// The value mesh of a channel over `m0`, a control mesh as its scheme
+/// prepares it (OpenSubdiv's sharpness preparation: boundary and
+/// non-manifold edges infinitely sharp), with the tags that make the
+/// scheme's vertex refinement of it the channel's face-varying refinement:
+/// the algebra formulation of [`build`] (`subla_catmark::fvar::value_mesh`,
+/// `subla_loop::fvar::value_mesh`).
+///
+/// The value mesh has the faces of `m0` over the channel's values (in the
+/// plan's numbering of [`FVarLevel::base`]; `source[i]` is the caller's row
+/// of value `i`). It differs from the vertex mesh at the seams, which are
+/// its boundaries. With
+/// * every edge's sharpness that of the vertex mesh's edge (after
+///   OpenSubdiv's preparation: boundary and non-manifold edges infinitely
+///   sharp) — a seam, as a boundary of the value mesh, is infinitely sharp
+///   too, so its values follow the crease rule and its edge points are
+///   midpoints;
+/// * a value whose neighbourhood matches its vertex's: the vertex's
+///   sharpness, so that the vertex's mask applies; a value the mode makes a
+///   corner: infinitely sharp; a smooth seam or boundary value: none (the
+///   crease rule of its two boundary edges);
+/// * the vertex mesh's options with boundary interpolation "edge only"
+///   (the channel's tags, not the vertex rule, decide its corners),
+///
+/// as [`ValueMesh::mesh`], the scheme's refinement of the value mesh
+/// refines the channel as the scheme's [`build`] does. In `All` mode the
+/// channel is refined linearly: refine the value mesh with the linear
+/// scheme (bilinear, for quads); its edges and values are all infinitely
+/// sharp, which makes Loop's refinement of it linear too (Loop reproduces
+/// linear functions inside each parent triangle), but not Catmull-Clark's
+/// past the first level (the edges inside a face are new and smooth). A
+/// semi-sharp value (a semi-sharp feature in its span) takes its vertex's
+/// sharpness, which with the span's semi-sharp edges gives the value
+/// mesh's vertex rule the corner-then-crease behaviour of OpenSubdiv's
+/// semi-sharp values. Two kinds of values are approximated, and counted in
+/// [`ValueMesh::approximate`]: a value sharpened by its sibling's
+/// semi-sharpness (`CornersPlus1`/`CornersPlus2`), which OpenSubdiv blends
+/// by the sibling's weight, and values at non-manifold vertices.
+///
+/// # Errors
+/// [`MeshError::DataLength`] (in [`SchemeError::Mesh`]) when `indices` has
+/// not one entry per corner or one is out of range.
+pub fn value_mesh_of(
+    m0: &Mesh,
+    indices: &[u32],
+    num_values: usize,
+    mode: FVarLinearInterpolation,
+) -> Result<ValueMesh> {
+    use subla_mesh::tags::SHARPNESS_INFINITE;
+    let base = FVarLevel::base(m0, indices, num_values, mode)?;
+    let (level, source) = (base.level, base.source);
+    let t = m0.topology();
+    let owner = owners(&level);
+    // `All`: every edge and value infinitely sharp (see above).
+    let linear = mode == FVarLinearInterpolation::All;
+    let vt = Topology::build(level.num_values(), t.face_ptr().to_vec(), level.corner_values.clone(), Par::Rayon)?;
+    // Each value-mesh edge is the vertex mesh's edge between its ends'
+    // vertices.
+    let es: Vec<f32> = vt
+        .edges()
+        .iter()
+        .map(|&[a, b]| {
+            let (va, vb) = (owner[a as usize], owner[b as usize]);
+            let s = t.find_edge(va, vb).map_or(SHARPNESS_INFINITE, |e| m0.edge_sharpness()[e as usize]);
+            if linear { SHARPNESS_INFINITE } else { s }
+        })
+        .collect();
+    let mut approximate = 0;
+    let vs: Vec<f32> = (0..level.num_values())
+        .map(|i| {
+            let tag = level.tags[i];
+            let v = owner[i] as usize;
+            if linear {
+                return SHARPNESS_INFINITE;
+            }
+            if tag.dep_sharp || tag.non_manifold {
+                approximate += 1;
+                return m0.vertex_sharpness()[v];
+            }
+            if tag.semi_sharp {
+                // A corner while the semi-sharp features of its span last,
+                // then a crease: the vertex's sharpness, with the span's
+                // semi-sharp edges, gives the value mesh's vertex rule that.
+                return m0.vertex_sharpness()[v];
+            }
+            match (tag.mismatch, tag.is_corner()) {
+                (false, _) => m0.vertex_sharpness()[v],
+                (true, true) => SHARPNESS_INFINITE,
+                (true, false) => 0.0,
+            }
+        })
+        .collect();
+    let mut options = m0.options();
+    options.boundary = subla_mesh::BoundaryInterpolation::EdgeOnly;
+    let mesh = Mesh::from_parts(vt, es, vs, m0.holes().to_vec(), options)?;
+    Ok(ValueMesh { mesh, source, approximate })
+}
+
+/// The tagged value mesh of a channel ([`value_mesh_of`]).
+#[derive(Clone, Debug)]
+pub struct ValueMesh {
+    /// The value mesh: the faces over the values, with the tags that make
+    /// its refinement the channel's.
+    pub mesh: Mesh,
+    /// `source[i]`: the caller's row of value `i` (the rows of the control
+    /// values to refine as the value mesh's vertex data).
+    pub source: Vec<u32>,
+    /// How many values take an approximate tag (sharpened by a semi-sharp
+    /// sibling, or at a non-manifold vertex): where this is zero, the value
+    /// mesh's refinement equals [`build`]'s to rounding.
+    pub approximate: usize,
+}

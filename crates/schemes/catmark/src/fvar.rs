@@ -26,8 +26,8 @@
 use subla_algebra::Par;
 use subla_mesh::{FVarLinearInterpolation, FaceVarying, Mesh, Topology};
 use subla_scheme::Result;
-pub use subla_scheme::fvar::FVarPlan;
 use subla_scheme::fvar::{CornerSource, FVarRules, FVarSplit, LevelRows};
+pub use subla_scheme::fvar::{FVarPlan, ValueMesh};
 use subla_scheme::kernel::Stencil;
 
 use crate::level::{Step, child_mesh, masks, prepare};
@@ -163,4 +163,17 @@ impl FVarRules for QuadScheme {
         }
         rows.push(s, pval, cv);
     }
+}
+
+/// The value mesh of a channel with the tags that make Catmull-Clark
+/// refinement of it (any of the vertex plans, the mapped-algebra
+/// [`crate::CatmarkLak`] included) the channel's face-varying refinement,
+/// and bilinear refinement of it the channel's in `All` mode and for
+/// [`QuadScheme::Bilinear`]: the algebra formulation of [`build`]. See
+/// [`subla_scheme::fvar::value_mesh_of`] for the tags.
+///
+/// # Errors
+/// As [`build`].
+pub fn value_mesh(mesh: &Mesh, indices: &[u32], num_values: usize, mode: FVarLinearInterpolation) -> Result<ValueMesh> {
+    subla_scheme::fvar::value_mesh_of(&prepare(mesh)?, indices, num_values, mode)
 }

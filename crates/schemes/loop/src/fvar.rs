@@ -20,8 +20,8 @@
 use subla_algebra::Par;
 use subla_mesh::{FVarLinearInterpolation, FaceVarying, Mesh, Topology};
 use subla_scheme::Result;
-pub use subla_scheme::fvar::FVarPlan;
 use subla_scheme::fvar::{CornerSource, FVarRules, FVarSplit, LevelRows};
+pub use subla_scheme::fvar::{FVarPlan, ValueMesh};
 use subla_scheme::kernel::Stencil;
 
 use crate::level::{Rules, Step, child_holes, child_mesh, masks, prepare};
@@ -152,4 +152,17 @@ impl FVarRules for LoopFVar {
         }
         rows.push(s, pval, cv);
     }
+}
+
+/// The value mesh of a channel with the tags that make Loop refinement of
+/// it (any of the vertex plans, the mapped-algebra [`crate::LoopLak`]
+/// included) the channel's face-varying refinement, in every mode (in `All`
+/// mode every edge and value is infinitely sharp, and Loop's refinement is
+/// then linear): the algebra formulation of [`build`].
+/// See [`subla_scheme::fvar::value_mesh_of`] for the tags.
+///
+/// # Errors
+/// As [`build`].
+pub fn value_mesh(mesh: &Mesh, indices: &[u32], num_values: usize, mode: FVarLinearInterpolation) -> Result<ValueMesh> {
+    subla_scheme::fvar::value_mesh_of(&LoopFVar.prepare(mesh)?, indices, num_values, mode)
 }
