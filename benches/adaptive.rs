@@ -59,7 +59,6 @@
 //! the best of the runs.
 
 use std::fmt::Write as _;
-use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -501,24 +500,6 @@ mod petite {
 // ---------------------------------------------------------------------------
 // Timing and checks
 
-/// Best time of up to `runs` runs of `f` (fewer once they took
-/// [`ROW_SECONDS`]), and the number of runs; the last result is kept.
-fn best_of<R>(runs: usize, mut f: impl FnMut() -> Result<R, String>) -> Result<(f64, usize, R), String> {
-    let started = Instant::now();
-    let mut best = f64::INFINITY;
-    let mut n = 0;
-    loop {
-        let t = Instant::now();
-        let r = black_box(f()?);
-        best = best.min(t.elapsed().as_secs_f64());
-        n += 1;
-        if n >= runs || started.elapsed().as_secs_f64() >= ROW_SECONDS {
-            return Ok((best, n, r));
-        }
-        drop(r);
-    }
-}
-
 /// Largest difference between `ours` and `theirs` over the samples both
 /// cover, relative to `scale`, and how many samples one side misses.
 fn max_diff(ours: &[[f64; 3]], theirs: &[[f64; 3]], scale: f64) -> (f64, usize) {
@@ -649,7 +630,7 @@ impl Bench<'_> {
     fn time<R>(&mut self, who: &str, f: impl FnMut() -> Result<R, String>) -> Option<R> {
         let line = self.lines.last_mut().expect("a line to add to");
         let label = format!("{} iso{} {} {who}", line.mesh, line.isolation, line.row);
-        match best_of(self.s.runs, f) {
+        match subla_bench::best_of(self.s.runs, 0.0, ROW_SECONDS, f) {
             Ok((secs, runs, r)) => {
                 println!("{label}: {:.3} ms (best of {runs})", secs * 1e3);
                 line.cells.push(Cell { who: who.to_string(), secs, runs });

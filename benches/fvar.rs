@@ -32,9 +32,7 @@
 //! gives each row's ratio (OpenSubdiv / subla, all threads) and the cost of
 //! face-varying against vertex refinement per refined value.
 
-use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use ndarray::Array2;
 use subla_algebra::Par;
@@ -144,26 +142,6 @@ fn load_inputs(s: &Settings, notes: &mut Vec<String>) -> Vec<Input> {
     inputs
 }
 
-/// The best time of `runs` runs of `f` or more, for at least
-/// [`MIN_SECONDS`] (fewer where they pass [`ROW_SECONDS`]), in seconds,
-/// and the last result.
-fn best_of<R>(runs: usize, min_seconds: f64, mut f: impl FnMut() -> Result<R, String>) -> Result<(f64, R), String> {
-    let started = Instant::now();
-    let mut best = f64::INFINITY;
-    let mut n = 0;
-    loop {
-        let t = Instant::now();
-        let r = black_box(f()?);
-        best = best.min(t.elapsed().as_secs_f64());
-        n += 1;
-        let spent = started.elapsed().as_secs_f64();
-        if (n >= runs && spent >= min_seconds) || spent >= ROW_SECONDS {
-            return Ok((best, r));
-        }
-        drop(r);
-    }
-}
-
 /// One (mesh, level) group's times, in seconds, by row and implementation.
 #[derive(Default)]
 struct Group {
@@ -188,8 +166,8 @@ struct Bench<'a> {
 impl Bench<'_> {
     fn time<R>(&mut self, row: &'static str, who: &'static str, f: impl FnMut() -> Result<R, String>) -> Option<R> {
         let g = self.groups.last_mut().expect("a group");
-        match best_of(self.s.runs, if self.s.smoke { 0.0 } else { MIN_SECONDS }, f) {
-            Ok((secs, r)) => {
+        match subla_bench::best_of(self.s.runs, if self.s.smoke { 0.0 } else { MIN_SECONDS }, ROW_SECONDS, f) {
+            Ok((secs, _, r)) => {
                 println!("{} {row} {who}: {:.3} ms", g.label, secs * 1e3);
                 g.cells.push((row, who, secs));
                 Some(r)

@@ -331,19 +331,7 @@ fn main() {
                 .iter()
                 .map(|m| (8 * m.nnz() + 4 * (m.nrows() + 1) + 12 * m.ncols() + 12 * m.nrows()) as u64)
                 .sum();
-            let run = || -> Result<f64, subla_gpu::GpuError> {
-                let r = GpuRefinement::from_chain(ctx, &refs, 3)?;
-                let input = GpuBuffer::upload(ctx, x_flat(&data).as_slice())?;
-                let mut out = r.output_buffer(ctx)?;
-                r.apply_device(ctx, &input, &mut out)?;
-                ctx.wait_idle()?;
-                let (s, res) = best(7, || -> Result<(), subla_gpu::GpuError> {
-                    r.apply_device(ctx, &input, &mut out)?;
-                    ctx.wait_idle()
-                });
-                res.map(|()| s)
-            };
-            match run() {
+            match chain_frame(ctx, &refs, &x_flat(&data), 3) {
                 Ok(s) => println!(
                     "| {name} | {l} | {nnz} | {:.3} | {:.1} | {:.0} % |",
                     s * 1e3,
@@ -363,6 +351,27 @@ fn main() {
     if table_on("limit") {
         limit(ctx, copy_rate, quick);
     }
+}
+
+/// The best time of one frame of the chain `refs` on the device (`d`
+/// channels of `x` uploaded once, the chain applied with the data staying
+/// there, until the device is idle), after a first run.
+fn chain_frame(
+    ctx: &'static GpuContext,
+    refs: &[subla_algebra::CsrRef<'_, f64>],
+    x: &[f32],
+    d: usize,
+) -> Result<f64, subla_gpu::GpuError> {
+    let r = GpuRefinement::from_chain(ctx, refs, d)?;
+    let input = GpuBuffer::upload(ctx, x)?;
+    let mut out = r.output_buffer(ctx)?;
+    r.apply_device(ctx, &input, &mut out)?;
+    ctx.wait_idle()?;
+    let (s, res) = best(7, || -> Result<(), subla_gpu::GpuError> {
+        r.apply_device(ctx, &input, &mut out)?;
+        ctx.wait_idle()
+    });
+    res.map(|()| s)
 }
 
 /// Face-varying values (the paper meshes' texture coordinates, two `f32`
@@ -398,20 +407,8 @@ fn fvar(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             let cpu =
                 plan.level_buffers::<f64>(2).map(|mut b| best(7, || plan.eval_levels(uv.view(), &mut b, Par::Rayon)).0);
             let x: Vec<f32> = uv.iter().map(|&v| v as f32).collect();
-            let run = || -> Result<f64, subla_gpu::GpuError> {
-                let r = GpuRefinement::from_chain(ctx, &refs, 2)?;
-                let input = GpuBuffer::upload(ctx, x.as_slice())?;
-                let mut out = r.output_buffer(ctx)?;
-                r.apply_device(ctx, &input, &mut out)?;
-                ctx.wait_idle()?;
-                let (s, res) = best(7, || -> Result<(), subla_gpu::GpuError> {
-                    r.apply_device(ctx, &input, &mut out)?;
-                    ctx.wait_idle()
-                });
-                res.map(|()| s)
-            };
             let cpu_ms = cpu.map_or_else(|e| format!("failed: {e}"), |s| format!("{:.3}", s * 1e3));
-            match run() {
+            match chain_frame(ctx, &refs, &x, 2) {
                 Ok(s) => println!(
                     "| {name} | {l} | {} | {nnz} | {:.3} | {:.1} | {:.0} % | {cpu_ms} |",
                     plan.output_len(),

@@ -21,6 +21,7 @@ mod osd {
     pub(super) fn compile() {
         println!("cargo:rerun-if-changed=cpp/osd_eval.cpp");
         println!("cargo:rerun-if-changed=cpp/osd_fvar.cpp");
+        println!("cargo:rerun-if-changed=cpp/osd_common.h");
         println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
         println!("cargo:rerun-if-env-changed=CARGO_HOME");
         let include = match include_dir() {

@@ -88,6 +88,48 @@ use crate::CsrRef;
 use crate::error::{AlgebraError, Result, to_u32};
 use crate::par::{Par, balanced_start, for_each_block};
 
+/// `y = A x` for an `shape` matrix `A` applied by `apply(x, y, d)` to
+/// contiguous row-major slices of `d` channels: `x` and `y` in any layout
+/// (standard-layout data used in place, the rest copied). `what` names the
+/// caller in the panics.
+///
+/// # Panics
+/// If `x` does not have `shape.1` rows or `y` is not `shape.0 × x.ncols()`.
+#[track_caller]
+pub(crate) fn apply_in_layout<T: Float>(
+    what: &str,
+    shape: (usize, usize),
+    x: ArrayView2<'_, T>,
+    mut y: ArrayViewMut2<'_, T>,
+    apply: impl FnOnce(&[T], &mut [T], usize),
+) {
+    let (nrows, ncols) = shape;
+    assert_eq!(
+        x.nrows(),
+        ncols,
+        "{what}: x has {} rows but A is {nrows} x {ncols} (x must have A.ncols() rows)",
+        x.nrows()
+    );
+    assert_eq!(
+        y.dim(),
+        (nrows, x.ncols()),
+        "{what}: y is {:?} but A is {nrows} x {ncols} and x has {} channels (y must be A.nrows() x x.ncols())",
+        y.dim(),
+        x.ncols()
+    );
+    let d = x.ncols();
+    let x = x.as_standard_layout();
+    let Some(xs) = x.as_slice() else { unreachable!("standard layout arrays are contiguous") };
+    if let Some(ys) = y.as_slice_mut() {
+        apply(xs, ys, d);
+        return;
+    }
+    let mut tmp = Array2::zeros(y.dim());
+    let Some(ts) = tmp.as_slice_mut() else { unreachable!("fresh arrays are contiguous") };
+    apply(xs, ts, d);
+    y.assign(&tmp);
+}
+
 /// A CSR matrix whose rows are padded to multiples of four entries for fast
 /// repeated SpMV (see the [module docs](self)). `T` is `f32` or `f64`.
 #[derive(Clone, Debug, PartialEq)]
@@ -200,35 +242,10 @@ impl<T: Float + Send + Sync> PaddedCsr<T> {
     /// # Panics
     /// If `x.nrows() != self.ncols()` or `y.dim() != (self.nrows(), x.ncols())`.
     #[track_caller]
-    pub fn apply(&self, x: ArrayView2<'_, T>, mut y: ArrayViewMut2<'_, T>, par: Par) {
-        assert_eq!(
-            x.nrows(),
-            self.ncols(),
-            "PaddedCsr::apply: x has {} rows but A is {} x {} (x must have A.ncols() rows)",
-            x.nrows(),
-            self.nrows,
-            self.ncols
-        );
-        assert_eq!(
-            y.dim(),
-            (self.nrows(), x.ncols()),
-            "PaddedCsr::apply: y is {:?} but A is {} x {} and x has {} channels (y must be A.nrows() x x.ncols())",
-            y.dim(),
-            self.nrows,
-            self.ncols,
-            x.ncols()
-        );
-        let d = x.ncols();
-        let x = x.as_standard_layout();
-        let Some(xs) = x.as_slice() else { unreachable!("standard layout arrays are contiguous") };
-        if let Some(ys) = y.as_slice_mut() {
+    pub fn apply(&self, x: ArrayView2<'_, T>, y: ArrayViewMut2<'_, T>, par: Par) {
+        apply_in_layout("PaddedCsr::apply", (self.nrows(), self.ncols()), x, y, |xs, ys, d| {
             self.apply_slices(xs, ys, d, par);
-            return;
-        }
-        let mut tmp = Array2::zeros(y.dim());
-        let Some(ts) = tmp.as_slice_mut() else { unreachable!("fresh arrays are contiguous") };
-        self.apply_slices(xs, ts, d, par);
-        y.assign(&tmp);
+        });
     }
 
     /// `y = A x` on contiguous row-major data with `d` channels: `x` holds

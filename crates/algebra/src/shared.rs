@@ -52,7 +52,7 @@ use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
 
@@ -229,35 +229,10 @@ impl<T: Float + Send + Sync> SharedCsr<T> {
     /// # Panics
     /// If `x` does not have `ncols` rows or `y` is not `nrows × d`.
     #[track_caller]
-    pub fn apply(&self, x: ArrayView2<'_, T>, mut y: ArrayViewMut2<'_, T>, par: Par) {
-        assert_eq!(
-            x.nrows(),
-            self.ncols(),
-            "SharedCsr::apply: x has {} rows but A is {} x {} (x must have A.ncols() rows)",
-            x.nrows(),
-            self.nrows,
-            self.ncols
-        );
-        assert_eq!(
-            y.dim(),
-            (self.nrows(), x.ncols()),
-            "SharedCsr::apply: y is {:?} but A is {} x {} and x has {} channels (y must be A.nrows() x x.ncols())",
-            y.dim(),
-            self.nrows,
-            self.ncols,
-            x.ncols()
-        );
-        let d = x.ncols();
-        let x = x.as_standard_layout();
-        let Some(xs) = x.as_slice() else { unreachable!("standard layout arrays are contiguous") };
-        if let Some(ys) = y.as_slice_mut() {
+    pub fn apply(&self, x: ArrayView2<'_, T>, y: ArrayViewMut2<'_, T>, par: Par) {
+        crate::padded::apply_in_layout("SharedCsr::apply", (self.nrows(), self.ncols()), x, y, |xs, ys, d| {
             self.apply_slices(xs, ys, d, par);
-            return;
-        }
-        let mut tmp = Array2::zeros(y.dim());
-        let Some(ts) = tmp.as_slice_mut() else { unreachable!("fresh arrays are contiguous") };
-        self.apply_slices(xs, ts, d, par);
-        y.assign(&tmp);
+        });
     }
 
     /// `y = A x` on contiguous row-major data with `d` channels (`x` holds
@@ -340,6 +315,7 @@ mod tests {
     use super::*;
     use crate::CsrMat;
     use crate::spmv::spmv_csr;
+    use ndarray::Array2;
 
     fn random(nrows: usize, ncols: usize, seed: u64) -> CsrMat<f64> {
         // Rows of 1–6 entries whose weights come from a few patterns, some

@@ -24,6 +24,8 @@
 #include <opensubdiv/far/topologyRefiner.h>
 #include <opensubdiv/far/topologyRefinerFactory.h>
 
+#include "osd_common.h"
+
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -74,24 +76,11 @@ SublaOsdEval *subla_osd_eval_new(int num_vertices, int num_faces, int const *fac
                                  int num_holes, int const *holes, int boundary, int crease_method,
                                  int triangle_subdivision, int isolation, int end_cap) {
     try {
-        Far::TopologyDescriptor d;
-        d.numVertices = num_vertices;
-        d.numFaces = num_faces;
-        d.numVertsPerFace = face_counts;
-        d.vertIndicesPerFace = face_verts;
-        d.numCreases = num_creases;
-        d.creaseVertexIndexPairs = crease_pairs;
-        d.creaseWeights = crease_weights;
-        d.numCorners = num_corners;
-        d.cornerVertexIndices = corner_vertices;
-        d.cornerWeights = corner_weights;
-        d.numHoles = num_holes;
-        d.holeIndices = holes;
+        Far::TopologyDescriptor d =
+            subla_osd::descriptor(num_vertices, num_faces, face_counts, face_verts, num_creases, crease_pairs,
+                                  crease_weights, num_corners, corner_vertices, corner_weights, num_holes, holes);
 
-        Sdc::Options sdc;
-        sdc.SetVtxBoundaryInterpolation(static_cast<Sdc::Options::VtxBoundaryInterpolation>(boundary));
-        sdc.SetCreasingMethod(static_cast<Sdc::Options::CreasingMethod>(crease_method));
-        sdc.SetTriangleSubdivision(static_cast<Sdc::Options::TriangleSubdivision>(triangle_subdivision));
+        Sdc::Options sdc = subla_osd::options(boundary, crease_method, triangle_subdivision);
 
         typedef Far::TopologyRefinerFactory<Far::TopologyDescriptor> Factory;
         std::unique_ptr<Far::TopologyRefiner> refiner(

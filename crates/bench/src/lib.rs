@@ -18,6 +18,35 @@ pub mod osd_fvar;
 #[cfg(feature = "opensubdiv-petite")]
 pub mod petite;
 
+/// The best time (seconds) of `f` over at least `runs` runs that together
+/// take at least `min_seconds`, stopping once `max_seconds` have passed,
+/// with the number of runs and the last result (the others are dropped as
+/// they come). An error of `f` ends the timing.
+///
+/// # Errors
+/// The first error of `f`.
+pub fn best_of<R>(
+    runs: usize,
+    min_seconds: f64,
+    max_seconds: f64,
+    mut f: impl FnMut() -> Result<R, String>,
+) -> Result<(f64, usize, R), String> {
+    let started = std::time::Instant::now();
+    let mut best = f64::INFINITY;
+    let mut n = 0;
+    loop {
+        let t = std::time::Instant::now();
+        let r = std::hint::black_box(f()?);
+        best = best.min(t.elapsed().as_secs_f64());
+        n += 1;
+        let spent = started.elapsed().as_secs_f64();
+        if (n >= runs && spent >= min_seconds) || spent >= max_seconds {
+            return Ok((best, n, r));
+        }
+        drop(r);
+    }
+}
+
 /// Where criterion writes its estimates for these benches.
 pub fn criterion_dir() -> PathBuf {
     if let Some(v) = std::env::var_os("CRITERION_HOME") {

@@ -120,6 +120,50 @@ pub struct OsdLimit {
     pub missing: usize,
 }
 
+/// The arrays of an [`OsdTopology`] checked and as OpenSubdiv's `int`s, and
+/// its options as `Sdc::Options`' enum numbers: what both shims take.
+pub(crate) struct TopologyArgs<'a> {
+    pub(crate) counts: &'a [i32],
+    pub(crate) verts: &'a [i32],
+    pub(crate) creases: &'a [i32],
+    pub(crate) corners: &'a [i32],
+    pub(crate) holes: &'a [i32],
+    pub(crate) boundary: i32,
+    pub(crate) crease_method: i32,
+    pub(crate) triangles: i32,
+}
+
+impl<'a> TopologyArgs<'a> {
+    /// Checks that the arrays agree (crease and corner weights, face sizes,
+    /// vertex indices) and fit OpenSubdiv's `int`.
+    pub(crate) fn new(t: &OsdTopology<'a>) -> Result<TopologyArgs<'a>, String> {
+        if t.crease_pairs.len() != 2 * t.crease_weights.len() {
+            return Err(format!("{} crease vertices for {} creases", t.crease_pairs.len(), t.crease_weights.len()));
+        }
+        if t.corner_vertices.len() != t.corner_weights.len() {
+            return Err(format!("{} corners for {} corner weights", t.corner_vertices.len(), t.corner_weights.len()));
+        }
+        let total: u64 = t.face_counts.iter().map(|&c| u64::from(c)).sum();
+        if total != t.face_verts.len() as u64 {
+            return Err(format!("faces count {total} vertices, {} given", t.face_verts.len()));
+        }
+        if let Some(&v) = t.face_verts.iter().find(|&&v| v as usize >= t.num_vertices) {
+            return Err(format!("face vertex {v} of {} vertices", t.num_vertices));
+        }
+        let (boundary, crease_method, triangles) = sdc_numbers(t.options);
+        Ok(TopologyArgs {
+            counts: indices(t.face_counts, "face size")?,
+            verts: indices(t.face_verts, "face vertex")?,
+            creases: indices(t.crease_pairs, "crease vertex")?,
+            corners: indices(t.corner_vertices, "corner vertex")?,
+            holes: indices(t.holes, "hole")?,
+            boundary,
+            crease_method,
+            triangles,
+        })
+    }
+}
+
 /// `Sdc::Options`' enums as numbers: vertex boundary interpolation,
 /// creasing method, triangle subdivision.
 pub(crate) fn sdc_numbers(o: Options) -> (i32, i32, i32) {
@@ -159,27 +203,11 @@ impl OsdEval {
     /// end caps `end_cap`; an error where the arrays disagree or OpenSubdiv
     /// fails (e.g. on topology it rejects).
     pub fn new(t: &OsdTopology<'_>, isolation: u32, end_cap: OsdEndCap) -> Result<OsdEval, String> {
-        if t.crease_pairs.len() != 2 * t.crease_weights.len() {
-            return Err(format!("{} crease vertices for {} creases", t.crease_pairs.len(), t.crease_weights.len()));
-        }
-        if t.corner_vertices.len() != t.corner_weights.len() {
-            return Err(format!("{} corners for {} corner weights", t.corner_vertices.len(), t.corner_weights.len()));
-        }
-        let total: u64 = t.face_counts.iter().map(|&c| u64::from(c)).sum();
-        if total != t.face_verts.len() as u64 {
-            return Err(format!("faces count {total} vertices, {} given", t.face_verts.len()));
-        }
-        if let Some(&v) = t.face_verts.iter().find(|&&v| v as usize >= t.num_vertices) {
-            return Err(format!("face vertex {v} of {} vertices", t.num_vertices));
-        }
-        let counts = indices(t.face_counts, "face size")?;
-        let verts = indices(t.face_verts, "face vertex")?;
-        let creases = indices(t.crease_pairs, "crease vertex")?;
-        let corners = indices(t.corner_vertices, "corner vertex")?;
-        let holes = indices(t.holes, "hole")?;
-        let (boundary, crease_method, triangles) = sdc_numbers(t.options);
+        let TopologyArgs { counts, verts, creases, corners, holes, boundary, crease_method, triangles } =
+            TopologyArgs::new(t)?;
         // SAFETY: every pointer is valid for the count passed with it (the
-        // lengths were checked above), and the shim copies what it keeps.
+        // lengths were checked by `TopologyArgs::new`), and the shim copies
+        // what it keeps.
         let ptr = unsafe {
             subla_osd_eval_new(
                 int(t.num_vertices, "vertex count")?,

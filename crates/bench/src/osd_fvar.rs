@@ -17,7 +17,7 @@ use std::ptr::NonNull;
 use opensubdiv_petite as _;
 use subla_mesh::FVarLinearInterpolation;
 
-use crate::osd_eval::{OsdTopology, indices, int, sdc_numbers};
+use crate::osd_eval::{OsdTopology, TopologyArgs, indices, int};
 
 #[repr(C)]
 struct Handle {
@@ -97,16 +97,17 @@ impl OsdFVar {
         channel: Option<OsdChannel<'_>>,
         level: u32,
     ) -> Result<OsdFVar, String> {
+        let TopologyArgs {
+            counts,
+            verts,
+            creases,
+            corners: corner_vertices,
+            holes,
+            boundary,
+            crease_method,
+            triangles,
+        } = TopologyArgs::new(t)?;
         let corners = t.face_verts.len();
-        if t.face_counts.iter().map(|&c| c as usize).sum::<usize>() != corners {
-            return Err("face sizes do not add up to the face vertices".into());
-        }
-        if t.crease_pairs.len() != 2 * t.crease_weights.len() || t.corner_vertices.len() != t.corner_weights.len() {
-            return Err("tags and their weights differ in length".into());
-        }
-        if let Some(&v) = t.face_verts.iter().find(|&&v| v as usize >= t.num_vertices) {
-            return Err(format!("face vertex {v} of {} vertices", t.num_vertices));
-        }
         let (num_values, values, mode) = match channel {
             Some(c) => {
                 if c.indices.len() != corners {
@@ -127,14 +128,9 @@ impl OsdFVar {
             }
             None => (-1, &[][..], 0),
         };
-        let counts = indices(t.face_counts, "face size")?;
-        let verts = indices(t.face_verts, "face vertex")?;
-        let creases = indices(t.crease_pairs, "crease vertex")?;
-        let corner_vertices = indices(t.corner_vertices, "corner vertex")?;
-        let holes = indices(t.holes, "hole")?;
-        let (boundary, crease_method, triangles) = sdc_numbers(t.options);
         // SAFETY: every pointer is valid for the count passed with it (the
-        // lengths were checked above); the shim copies what it keeps.
+        // lengths were checked by `TopologyArgs::new` and above); the shim
+        // copies what it keeps.
         let ptr = unsafe {
             subla_osd_fvar_new(
                 int(t.num_vertices, "vertex count")?,

@@ -462,22 +462,7 @@ fn export_fvar_matrices(
     let plan = subdivide::fvar_plan(&data.mesh, fv, &args.scheme, args.levels, mode)?;
     let par = Par::Rayon;
     let refinement = Refinement::chain(&plan, budget, par).map_err(schemes::error)?;
-    let write = |m: &subla_algebra::CsrMat<f64>, path: &Path| -> Result<(), String> {
-        output::write_file(path, |w| subla_algebra::mtx::write_matrix_market(m.as_ref(), w))?;
-        println!("{}: {} x {}, {} nonzeros", shown(path), m.nrows(), m.ncols(), m.nnz());
-        Ok(())
-    };
-    if args.per_level {
-        for (m, path) in refinement.levels().iter().zip(paths) {
-            write(m, path)?;
-        }
-        return Ok(());
-    }
-    let chain_nnz = refinement.chain_nnz();
-    let mut refinement = refinement;
-    let composed = refinement.compose_with(&plan, budget, par).map_err(|e| e.to_string())?;
-    println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
-    write(composed, &paths[0])
+    write_refinement(refinement, &plan, args.per_level, budget, paths)
 }
 
 /// Refuses, from counts alone, matrices predicted to need more than the
@@ -513,22 +498,34 @@ fn export_matrices<R: Refiner<Input = Mesh> + ?Sized>(
     if args.limit {
         refinement = refinement.with_limit(&plan, budget, par).map_err(schemes::error)?;
     }
+    write_refinement(refinement, &plan, args.per_level, budget, paths)
+}
+
+/// Writes each of `refinement`'s matrices (`per_level`) or their product
+/// (composed with `plan`'s closed forms) to `paths`, one line each saying
+/// what was written.
+fn write_refinement<P: subla_scheme::Plan + ?Sized>(
+    mut refinement: Refinement,
+    plan: &P,
+    per_level: bool,
+    budget: Budget,
+    paths: &[PathBuf],
+) -> Result<(), String> {
     let write = |m: &subla_algebra::CsrMat<f64>, path: &Path| -> Result<(), String> {
         output::write_file(path, |w| subla_algebra::mtx::write_matrix_market(m.as_ref(), w))?;
         println!("{}: {} x {}, {} nonzeros", shown(path), m.nrows(), m.ncols(), m.nnz());
         Ok(())
     };
-    if args.per_level {
+    if per_level {
         for (m, path) in refinement.levels().iter().zip(paths) {
             write(m, path)?;
         }
-    } else {
-        let chain_nnz = refinement.chain_nnz();
-        let composed = refinement.compose_with(&plan, budget, par).map_err(|e| e.to_string())?;
-        println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
-        write(composed, &paths[0])?;
+        return Ok(());
     }
-    Ok(())
+    let chain_nnz = refinement.chain_nnz();
+    let composed = refinement.compose_with(plan, budget, Par::Rayon).map_err(|e| e.to_string())?;
+    println!("per-level matrices: {chain_nnz} nonzeros in all; product: {} nonzeros", composed.nnz());
+    write(composed, &paths[0])
 }
 
 #[derive(clap::Args, Debug)]

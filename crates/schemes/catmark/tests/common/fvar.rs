@@ -174,3 +174,31 @@ pub fn run_cases(
     eprintln!("{} cases, worst value difference {worst:e} of the diagonal", cases.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The largest difference, over the values' bounding-box diagonal, between
+/// each finest corner's value in `want` and in the refinement by `plan` (a
+/// vertex plan of `levels` levels over a tagged value mesh) of `values`'
+/// rows `source` (the value mesh's control values), corner by corner.
+pub fn value_mesh_difference(
+    plan: &dyn subla_scheme::Plan,
+    levels: u32,
+    source: &[u32],
+    values: &ndarray::Array2<f64>,
+    want: &FaceVarying,
+) -> f64 {
+    let rows: Vec<usize> = source.iter().map(|&r| r as usize).collect();
+    let x = values.select(ndarray::Axis(0), &rows);
+    let out = subla_scheme::eval(plan, x.view(), subla_algebra::Par::Seq).unwrap();
+    let faces = plan.refined(levels, subla_algebra::Par::Seq).unwrap().topology().face_verts().to_vec();
+    assert_eq!(faces.len(), want.indices.len(), "the value mesh's faces are the channel's");
+    let lo = values.fold_axis(ndarray::Axis(0), f64::INFINITY, |a, &b| a.min(b));
+    let hi = values.fold_axis(ndarray::Axis(0), f64::NEG_INFINITY, |a, &b| a.max(b));
+    let diag = (&hi - &lo).mapv(|x| x * x).sum().sqrt().max(1e-300);
+    let worst = faces
+        .iter()
+        .zip(&want.indices)
+        .flat_map(|(&v, &w)| (0..values.ncols()).map(move |k| (v as usize, w as usize, k)))
+        .map(|(v, w, k)| (out[(v, k)] - want.values[(w, k)]).abs())
+        .fold(0.0, f64::max);
+    worst / diag
+}
