@@ -24,11 +24,14 @@
 //! | `fvar build` | `subla_catmark::fvar::build` (vertex levels, the channel's topology and its operators) | `TopologyRefinerFactory::Create` with the channel + `RefineUniform` |
 //! | `vertex build` | `CatmarkEdgeFriend::build` | the same without the channel |
 //! | `fvar eval` | `FVarPlan::eval_levels` (one SpMV per level, into every level's buffer) | `PrimvarRefinerReal<double>::InterpolateFaceVarying` per level |
-//! | `vertex eval` | `EdgeFriendPlan::eval_f64` (into one buffer) | `PrimvarRefinerReal<double>::Interpolate` per level |
+//! | `vertex eval` | `EdgeFriendPlan::eval_f64` (into one buffer) |
+//! | `vm build` | `fvar::value_mesh_refinement`: the tagged value mesh and the edge-friend plan over it (the fast path, where the value mesh is exact) | (compared with `fvar build`) |
+//! | `vm eval` | that plan's `eval_f64` of the value mesh's control values (into one buffer) | | `PrimvarRefinerReal<double>::Interpolate` per level |
 //!
 //! subla runs with one thread and with all; OpenSubdiv's `PrimvarRefiner`
 //! is serial. Before timing, the finest values of subla and OpenSubdiv are
-//! compared corner by corner (both number faces the same way). The summary
+//! compared corner by corner (both number faces the same way), and the
+//! value-mesh path's with the plan's. The summary
 //! gives each row's ratio (OpenSubdiv / subla, all threads) and the cost of
 //! face-varying against vertex refinement per refined value.
 
@@ -40,6 +43,7 @@ use subla_catmark::CatmarkEdgeFriend;
 use subla_catmark::fvar::{FVarPlan, QuadScheme};
 use subla_mesh::obj::read_obj;
 use subla_mesh::{FVarLinearInterpolation, MeshData, Validation};
+use subla_scheme::fvar::ValueMeshRefinement;
 use subla_scheme::{Plan, Refiner};
 
 const ROW_SECONDS: f64 = 20.0;
@@ -222,10 +226,62 @@ fn bench_level(b: &mut Bench<'_>, input: &Input, level: u32) {
     b.time("vertex eval", "subla", || veval(Par::Rayon));
     b.time("vertex eval", "subla 1t", || one.install(|| veval(Par::Seq)));
     let vours = Some(vout);
+    // The fast path: the tagged value mesh refined by the edge-friend plan
+    // (where the value mesh is exact), checked corner by corner against
+    // the plan.
+    let vm_build = || {
+        subla_catmark::fvar::value_mesh_refinement(
+            mesh,
+            &input.indices,
+            input.uv.nrows(),
+            level,
+            mode,
+            QuadScheme::Catmark,
+            Par::Rayon,
+        )
+        .map_err(err)?
+        .ok_or_else(|| "the value mesh only approximates this channel".to_string())
+    };
+    if let Some(fast) = b.time("vm build", "subla", vm_build) {
+        check_fast(b, &fast, &plan, input, level);
+        let plan = fast.plan();
+        let x = fast.control_values(input.uv.view());
+        let mut out = Array2::<f64>::zeros((plan.output_len(), 2));
+        b.time("vm eval", "subla", || plan.eval_f64(x.view(), out.view_mut(), Par::Rayon).map_err(err));
+    }
     #[cfg(feature = "opensubdiv-petite")]
     osd::bench(b, input, level, &plan, ours.as_ref(), vours.as_ref(), &vertex_data);
     #[cfg(not(feature = "opensubdiv-petite"))]
     let _ = (ours, vours);
+}
+
+/// The fast path's finest corners against the plan's.
+fn check_fast(b: &mut Bench<'_>, fast: &ValueMeshRefinement, plan: &FVarPlan, input: &Input, level: u32) {
+    let label = format!("{} L{level}", input.name);
+    let (Ok(got), Ok(want)) = (fast.refine(input.uv.view(), Par::Rayon), plan.refine(input.uv.view(), Par::Rayon))
+    else {
+        b.notes.push(format!("{label}: the value-mesh path or the plan failed to refine"));
+        return;
+    };
+    if got.indices.len() != want.indices.len() {
+        b.notes.push(format!(
+            "{label}: the value-mesh path has {} corners, the plan {}",
+            got.indices.len(),
+            want.indices.len()
+        ));
+        return;
+    }
+    let worst = got
+        .indices
+        .iter()
+        .zip(&want.indices)
+        .flat_map(|(&a, &w)| (0..2).map(move |k| (a as usize, w as usize, k)))
+        .map(|(a, w, k)| (got.values[(a, k)] - want.values[(w, k)]).abs())
+        .fold(0.0, f64::max);
+    println!("{label}: value-mesh path against the plan, largest corner difference {worst:.2e}");
+    if worst > 1e-9 {
+        b.notes.push(format!("{label}: the value-mesh path differs from the plan by {worst:.2e}"));
+    }
 }
 
 #[cfg(feature = "opensubdiv-petite")]
@@ -345,9 +401,9 @@ mod osd {
 fn summary(b: &Bench<'_>) {
     println!("\n== face-varying bench: mode {:?}, {} threads, best of {} runs", b.s.mode, b.s.threads, b.s.runs);
     println!(
-        "| mesh, level | values | fvar eval subla (1t) | OpenSubdiv | ratio | vertex eval subla | OpenSubdiv | ns/value fvar : vertex | fvar build subla | OpenSubdiv | ratio |"
+        "| mesh, level | values | fvar eval subla (1t) | OpenSubdiv | ratio | vertex eval subla | OpenSubdiv | ns/value fvar : vertex | fvar build subla | OpenSubdiv | ratio | value-mesh build | ratio | value-mesh eval |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let ms = |t: Option<f64>| t.map_or_else(|| "–".to_string(), |t| format!("{:.2}", t * 1e3));
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) => format!("{:.2}×", a / b),
@@ -363,7 +419,7 @@ fn summary(b: &Bench<'_>) {
             _ => "–".to_string(),
         };
         println!(
-            "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             g.label,
             g.values,
             ms(fe),
@@ -376,6 +432,9 @@ fn summary(b: &Bench<'_>) {
             ms(g.get("fvar build", "subla")),
             ms(g.get("fvar build", "OpenSubdiv")),
             ratio(g.get("fvar build", "OpenSubdiv"), g.get("fvar build", "subla")),
+            ms(g.get("vm build", "subla")),
+            ratio(g.get("fvar build", "OpenSubdiv"), g.get("vm build", "subla")),
+            ms(g.get("vm eval", "subla")),
         );
     }
     if !b.notes.is_empty() {

@@ -460,9 +460,8 @@ fn export_fvar_matrices(
     }
     let mode = args.fvar.map_or(data.mesh.options().fvar_boundary, subdivide::FVarMode::mode);
     let plan = subdivide::fvar_plan(&data.mesh, fv, &args.scheme, args.levels, mode)?;
-    let par = Par::Rayon;
-    let refinement = Refinement::chain(&plan, budget, par).map_err(schemes::error)?;
-    write_refinement(refinement, &plan, args.per_level, budget, paths)
+    let refinement = Refinement::chain(&*plan, budget, Par::Rayon).map_err(schemes::error)?;
+    write_refinement(refinement, &*plan, args.per_level, budget, paths)
 }
 
 /// Refuses, from counts alone, matrices predicted to need more than the
@@ -628,9 +627,10 @@ fn render(args: &RenderArgs, progress: progress::Progress, quiet: bool) -> Resul
     let texcoords = match (&data.texcoords, args.checker) {
         (Some(fv), Some(_)) => {
             let mode = data.mesh.options().fvar_boundary;
-            let plan = subdivide::fvar_plan(&data.mesh, fv, &args.scheme, args.levels, mode)
-                .map_err(|e| format!("--checker: {e}"))?;
-            Some(plan.refine(fv.values.view(), Par::Rayon).map_err(|e| format!("--checker: {e}"))?)
+            Some(
+                subdivide::refine_channel(&data.mesh, fv, &args.scheme, args.levels, mode)
+                    .map_err(|e| format!("--checker: {e}"))?,
+            )
         }
         _ => None,
     };

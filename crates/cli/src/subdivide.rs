@@ -140,27 +140,58 @@ impl FVarMode {
 fn refined_texcoords(input: &MeshData, args: &SubdivideArgs) -> Result<Option<FaceVarying>, String> {
     let Some(fv) = &input.texcoords else { return Ok(None) };
     let mode = args.fvar.map_or(input.mesh.options().fvar_boundary, FVarMode::mode);
-    let plan = fvar_plan(&input.mesh, fv, &args.scheme, args.levels, mode)?;
-    plan.refine(fv.values.view(), Par::Rayon).map(Some).map_err(|e| e.to_string())
+    refine_channel(&input.mesh, fv, &args.scheme, args.levels, mode).map(Some)
 }
 
-/// The face-varying plan of channel `fv` over `mesh` by `scheme`, or why
-/// there is none (√3 has no face-varying rules).
+/// Channel `fv` over `mesh` refined `levels` times by `scheme` ([`fvar_plan`]):
+/// the finest values and each finest corner's value, in the order of the
+/// vertex plans' finest faces.
+pub(crate) fn refine_channel(
+    mesh: &Mesh,
+    fv: &FaceVarying,
+    scheme: &str,
+    levels: u32,
+    mode: FVarLinearInterpolation,
+) -> Result<FaceVarying, String> {
+    if levels == 0 {
+        return Ok(fv.clone());
+    }
+    let plan = fvar_plan(mesh, fv, scheme, levels, mode)?;
+    let values = eval(&*plan, fv.values.view(), Par::Rayon).map_err(|e| e.to_string())?;
+    let indices = plan.faces(levels, Par::Rayon).map_err(|e| e.to_string())?.face_verts.to_vec();
+    Ok(FaceVarying { values, indices })
+}
+
+/// The face-varying refinement of channel `fv` over `mesh` by `scheme`
+/// (its values numbered as the finest faces' corners use them), or why
+/// there is none (√3 has no face-varying rules). Catmull-Clark and
+/// bilinear take the tagged value mesh through the edge-friend plan where
+/// it is exact (the channel's topology at the vertex plan's speed), every
+/// other case the face-varying plan.
 pub(crate) fn fvar_plan(
     mesh: &Mesh,
     fv: &FaceVarying,
     scheme: &str,
     levels: u32,
     mode: FVarLinearInterpolation,
-) -> Result<subla::scheme::fvar::FVarPlan, String> {
+) -> Result<Box<dyn Plan>, String> {
     let (n, par) = (fv.values.nrows(), Par::Rayon);
-    let plan = match scheme {
-        "catmark" => subla::catmark::fvar::build(mesh, &fv.indices, n, levels, mode, QuadScheme::Catmark, par),
-        "bilinear" => subla::catmark::fvar::build(mesh, &fv.indices, n, levels, mode, QuadScheme::Bilinear, par),
-        "loop" => subla::loop_scheme::fvar::build(mesh, &fv.indices, n, levels, mode, par),
+    let quad = match scheme {
+        "catmark" => QuadScheme::Catmark,
+        "bilinear" => QuadScheme::Bilinear,
+        "loop" => {
+            let plan = subla::loop_scheme::fvar::build(mesh, &fv.indices, n, levels, mode, par);
+            return plan.map(|p| Box::new(p) as Box<dyn Plan>).map_err(|e| e.to_string());
+        }
         other => return Err(format!("the {other} scheme has no face-varying rules")),
     };
-    plan.map_err(|e| e.to_string())
+    let fast = subla::catmark::fvar::value_mesh_refinement(mesh, &fv.indices, n, levels, mode, quad, par)
+        .map_err(|e| e.to_string())?;
+    if let Some(fast) = fast {
+        return Ok(Box::new(fast));
+    }
+    let plan = subla::catmark::fvar::build(mesh, &fv.indices, n, levels, mode, quad, par);
+    plan.map(|p| Box::new(p) as Box<dyn Plan>).map_err(|e| e.to_string())
 }
 
 /// `fv` (over every face of `mesh`, holes included) over the faces a file

@@ -1427,3 +1427,148 @@ pub struct ValueMesh {
     /// mesh's refinement equals [`build`]'s to rounding.
     pub approximate: usize,
 }
+
+/// A channel refined as its tagged value mesh ([`value_mesh_of`]) by a
+/// vertex plan: the fast face-varying path where the value mesh is exact
+/// ([`ValueMesh::approximate`] is zero). Building it costs the value mesh
+/// (one analysis of the control level) and the vertex plan, which can be
+/// any of the scheme's (the edge-friend or halfedge plans keep no
+/// connectivity they do not need); its values are in the vertex plan's
+/// numbering and its corners follow the plan's finest faces.
+pub struct ValueMeshRefinement {
+    plan: Box<dyn Plan>,
+    source: Vec<u32>,
+    input_len: usize,
+}
+
+impl std::fmt::Debug for ValueMeshRefinement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ValueMeshRefinement")
+            .field("plan", &self.plan.name())
+            .field("values", &self.source.len())
+            .finish()
+    }
+}
+
+impl Plan for ValueMeshRefinement {
+    fn name(&self) -> &'static str {
+        "value-mesh face-varying"
+    }
+    fn levels(&self) -> u32 {
+        self.plan.levels()
+    }
+    /// Level 0 is the caller's table; the others the vertex plan's levels.
+    fn level_len(&self, level: u32) -> usize {
+        if level == 0 { self.input_len } else { self.plan.level_len(level) }
+    }
+    fn eval_f64(&self, control: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
+        crate::check_eval_shapes(self, self.name(), control.dim(), out.dim());
+        if self.plan.levels() == 0 {
+            out.assign(&control);
+            return Ok(());
+        }
+        self.plan.eval_f64(self.control_values(control).view(), out, par)
+    }
+    fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
+        crate::check_eval_shapes(self, self.name(), control.dim(), out.dim());
+        if self.plan.levels() == 0 {
+            out.assign(&control);
+            return Ok(());
+        }
+        self.plan.eval_f32(self.control_values(control).view(), out, par)
+    }
+    /// The vertex plan's `R_l`; at level 0 with its columns mapped to the
+    /// caller's table (values sharing a row of it summed).
+    fn operator(&self, level: u32, par: Par) -> Result<CsrMat<f64>> {
+        let r = self.plan.operator(level, par)?;
+        if level > 0 {
+            return Ok(r);
+        }
+        let (mut ptr, mut idx, mut vals) = (vec![0u32], Vec::with_capacity(r.nnz()), Vec::with_capacity(r.nnz()));
+        let mut row: crate::kernel::Stencil = Vec::new();
+        for i in 0..r.nrows() {
+            row.clear();
+            let (cols, ws) = r.row(i);
+            row.extend(cols.iter().zip(ws).map(|(&c, &w)| (self.source[c as usize], w)));
+            crate::kernel::merge_stencil(&mut row);
+            idx.extend(row.iter().map(|e| e.0));
+            vals.extend(row.iter().map(|e| e.1));
+            ptr.push(idx.len() as u32);
+        }
+        Ok(CsrMat::try_new(r.nrows(), self.input_len, ptr, idx, vals)?)
+    }
+    fn operator_bound(&self, level: u32) -> Option<u64> {
+        self.plan.operator_bound(level)
+    }
+    /// The value mesh's levels (level 0 over the value mesh's numbering of
+    /// the control values, see [`ValueMeshRefinement::control_values`]).
+    fn refined(&self, level: u32, par: Par) -> Result<&Mesh> {
+        self.plan.refined(level, par)
+    }
+    fn faces(&self, level: u32, par: Par) -> Result<crate::Faces<'_>> {
+        self.plan.faces(level, par)
+    }
+}
+
+impl ValueMeshRefinement {
+    /// The plan `plan` built over `vm.mesh` refines a table of
+    /// `input_len` control values (the caller's rows, gathered through
+    /// `vm.source`).
+    ///
+    /// # Errors
+    /// [`SchemeError::Internal`] where the plan does not read the value
+    /// mesh's values or a source row is past `input_len`.
+    pub fn new(vm: &ValueMesh, plan: Box<dyn Plan>, input_len: usize) -> Result<ValueMeshRefinement> {
+        if plan.input_len() != vm.source.len() || vm.source.iter().any(|&r| r as usize >= input_len) {
+            return Err(SchemeError::Internal {
+                what: "ValueMeshRefinement::new",
+                detail: format!(
+                    "{}: the plan reads {} values, the value mesh has {}",
+                    plan.name(),
+                    plan.input_len(),
+                    vm.source.len()
+                ),
+            });
+        }
+        Ok(ValueMeshRefinement { plan, source: vm.source.clone(), input_len })
+    }
+
+    /// The vertex plan over the value mesh.
+    pub fn plan(&self) -> &dyn Plan {
+        &*self.plan
+    }
+
+    /// The value mesh's control values: the rows of the caller's table
+    /// `values` that its values are (what [`ValueMeshRefinement::plan`]
+    /// evaluates; a frame loop gathers them once per frame and calls the
+    /// plan's `eval` into its own buffer).
+    ///
+    /// # Panics
+    /// If `values` has not `input_len` rows.
+    pub fn control_values<T: Copy>(&self, values: ArrayView2<'_, T>) -> Array2<T> {
+        assert_eq!(values.nrows(), self.input_len, "{}: values for a channel of {}", self.plan.name(), self.input_len);
+        let rows: Vec<usize> = self.source.iter().map(|&r| r as usize).collect();
+        values.select(ndarray::Axis(0), &rows)
+    }
+
+    /// The refined channel: the finest values of `values` (the caller's
+    /// table, one row per value) and each finest corner's value, in the
+    /// order of the plan's finest faces (holes included).
+    ///
+    /// # Errors
+    /// As [`Plan::eval_f64`] and [`Plan::faces`].
+    ///
+    /// # Panics
+    /// If `values` has not `input_len` rows.
+    pub fn refine(&self, values: ArrayView2<'_, f64>, par: Par) -> Result<FaceVarying> {
+        let x = self.control_values(values);
+        let indices = self.plan.faces(self.plan.levels(), par)?.face_verts.to_vec();
+        if self.plan.levels() == 0 {
+            return Ok(FaceVarying { values: x, indices });
+        }
+        let mut out =
+            crate::kernel::try_zeros::<f64>(self.plan.output_len(), values.ncols(), "refined face-varying values")?;
+        self.plan.eval_f64(x.view(), out.view_mut(), par)?;
+        Ok(FaceVarying { values: out, indices })
+    }
+}

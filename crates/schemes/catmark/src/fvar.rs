@@ -177,3 +177,37 @@ impl FVarRules for QuadScheme {
 pub fn value_mesh(mesh: &Mesh, indices: &[u32], num_values: usize, mode: FVarLinearInterpolation) -> Result<ValueMesh> {
     subla_scheme::fvar::value_mesh_of(&prepare(mesh)?, indices, num_values, mode)
 }
+
+/// The channel refined as its tagged value mesh ([`value_mesh`]) by the
+/// edge-friend plan (Catmull-Clark; bilinear in `All` mode and for
+/// [`QuadScheme::Bilinear`]), or `None` where the value mesh only
+/// approximates the channel's rules (values sharpened by a semi-sharp
+/// sibling, values at non-manifold vertices: use [`build`]). Its corners
+/// follow the faces of the vertex plans in order, and its values equal
+/// [`build`]'s to rounding; it builds at the speed of the edge-friend
+/// vertex plan.
+///
+/// # Errors
+/// As [`build`].
+pub fn value_mesh_refinement(
+    mesh: &Mesh,
+    indices: &[u32],
+    num_values: usize,
+    levels: u32,
+    mode: FVarLinearInterpolation,
+    scheme: QuadScheme,
+    par: Par,
+) -> Result<Option<subla_scheme::fvar::ValueMeshRefinement>> {
+    use subla_scheme::Refiner;
+    let vm = value_mesh(mesh, indices, num_values, mode)?;
+    let linear = scheme == QuadScheme::Bilinear || mode == FVarLinearInterpolation::All;
+    if vm.approximate > 0 && !linear {
+        return Ok(None);
+    }
+    let plan: Box<dyn subla_scheme::Plan> = if linear {
+        Box::new(crate::Bilinear.build(&vm.mesh, levels, par)?)
+    } else {
+        Box::new(crate::CatmarkEdgeFriend::new().build(&vm.mesh, levels, par)?)
+    };
+    Ok(Some(subla_scheme::fvar::ValueMeshRefinement::new(&vm, plan, num_values)?))
+}

@@ -119,3 +119,41 @@ fn the_tagged_value_mesh_refines_as_the_channel() {
     );
     assert_eq!(exact, 77);
 }
+
+/// The fast path (`fvar::value_mesh_refinement`: the edge-friend plan, or
+/// bilinear, over the tagged value mesh) is offered wherever the value
+/// mesh is exact, and there gives every finest corner the face-varying
+/// plan's value (to 1e-12 of the diagonal), its faces in the same order.
+#[test]
+fn the_value_mesh_refinement_matches_the_plan_where_offered() {
+    let (mut offered, mut declined) = (0, Vec::new());
+    for case in cases().into_iter().filter(|c| c.scheme != "loop") {
+        let (data, fv) = input(&case);
+        let scheme = if case.scheme == "bilinear" { QuadScheme::Bilinear } else { QuadScheme::Catmark };
+        let n = fv.values.nrows();
+        let Some(fast) =
+            fvar::value_mesh_refinement(&data.mesh, &fv.indices, n, 2, case.mode, scheme, Par::Rayon).unwrap()
+        else {
+            declined.push(case.file.clone());
+            continue;
+        };
+        let want = fvar::build(&data.mesh, &fv.indices, n, 2, case.mode, scheme, Par::Seq)
+            .unwrap()
+            .refine(fv.values.view(), Par::Seq)
+            .unwrap();
+        let got = fast.refine(fv.values.view(), Par::Rayon).unwrap();
+        assert_eq!(got.indices.len(), want.indices.len(), "{}", case.file);
+        let lo = fv.values.fold_axis(ndarray::Axis(0), f64::INFINITY, |a, &b| a.min(b));
+        let hi = fv.values.fold_axis(ndarray::Axis(0), f64::NEG_INFINITY, |a, &b| a.max(b));
+        let diag = (&hi - &lo).mapv(|x| x * x).sum().sqrt();
+        for (c, (&a, &b)) in got.indices.iter().zip(&want.indices).enumerate() {
+            for k in 0..fv.values.ncols() {
+                let d = (got.values[(a as usize, k)] - want.values[(b as usize, k)]).abs();
+                assert!(d <= 1e-12 * diag, "{}: corner {c} differs by {d:e}", case.file);
+            }
+        }
+        offered += 1;
+    }
+    println!("offered for {offered} cases; declined for {declined:?}");
+    assert!(offered >= 64, "offered for {offered} cases only");
+}
