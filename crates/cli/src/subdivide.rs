@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Parser;
 use ndarray::{Array2, ArrayView2};
 use subla::catmark::fvar::QuadScheme;
-use subla::registry::{Backend as Site, Setup};
+use subla::registry::{Backend as Site, Path as Written, Setup};
 use subla_algebra::Par;
 use subla_mesh::normals::vertex_normals;
 use subla_mesh::topology::{edge_tag, vertex_tag};
@@ -164,10 +164,10 @@ pub(crate) fn refine_channel(
 
 /// The face-varying refinement of channel `fv` over `mesh` by `scheme`
 /// (its values numbered as the finest faces' corners use them), or why
-/// there is none (√3 has no face-varying rules). Catmull-Clark and
-/// bilinear take the tagged value mesh through the edge-friend plan where
-/// it is exact (the channel's topology at the vertex plan's speed), every
-/// other case the face-varying plan.
+/// there is none (√3 has no face-varying rules). The tagged value mesh
+/// through a vertex plan where it is exact (Catmull-Clark and bilinear: the
+/// edge-friend plan; Loop: the kernels), every other case the face-varying
+/// plan.
 pub(crate) fn fvar_plan(
     mesh: &Mesh,
     fv: &FaceVarying,
@@ -180,6 +180,11 @@ pub(crate) fn fvar_plan(
         "catmark" => QuadScheme::Catmark,
         "bilinear" => QuadScheme::Bilinear,
         "loop" => {
+            let fast = subla::loop_scheme::fvar::value_mesh_refinement(mesh, &fv.indices, n, levels, mode, par)
+                .map_err(|e| e.to_string())?;
+            if let Some(fast) = fast {
+                return Ok(Box::new(fast));
+            }
             let plan = subla::loop_scheme::fvar::build(mesh, &fv.indices, n, levels, mode, par);
             return plan.map(|p| Box::new(p) as Box<dyn Plan>).map_err(|e| e.to_string());
         }
@@ -424,11 +429,20 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         Some(p) => shown(p),
         None => embedded::NAME.to_owned(),
     };
-    let texcoords = match refined_texcoords(input, args) {
-        Ok(fv) => fv,
-        Err(why) => {
-            eprintln!("warning: {name}: texture coordinates (vt) were left out of {}: {why}", shown(out));
-            None
+    let texcoords = if input.texcoords.is_some() && !faces_follow_channel(args) {
+        eprintln!(
+            "warning: {name}: texture coordinates (vt) were left out of {}: Loop's halfedge path numbers its faces \
+             otherwise (leave out --path halfedge, or use --path slak)",
+            shown(out)
+        );
+        None
+    } else {
+        match refined_texcoords(input, args) {
+            Ok(fv) => fv,
+            Err(why) => {
+                eprintln!("warning: {name}: texture coordinates (vt) were left out of {}: {why}", shown(out));
+                None
+            }
         }
     };
     // The channel follows the plan's finest faces: the same faces, in the
@@ -573,6 +587,8 @@ struct Ran {
     precision: Precision,
     /// The GPU failed and the CPU took over (`--fallback cpu`).
     fell_back: bool,
+    /// The input had texture coordinates (which choose Loop's path).
+    texcoords: bool,
 }
 
 impl Ran {
@@ -602,12 +618,24 @@ struct Times {
     render: Option<f64>,
 }
 
-/// The path `args` run: `--path`, or the scheme's fastest on the backend.
-fn path_of(args: &SubdivideArgs) -> Result<subla::registry::Path, String> {
+/// The path `args` run: `--path`, or the scheme's fastest on the backend —
+/// except that with texture coordinates Loop takes the kernels on the CPU,
+/// not its halfedge path, whose finest faces are numbered otherwise (the
+/// channel follows the kernels' faces).
+fn path_of(args: &SubdivideArgs, texcoords: bool) -> Result<subla::registry::Path, String> {
     Ok(match args.path {
         Some(p) => p.written(),
-        None => schemes::scheme(&args.scheme)?.fastest(args.backend.site()),
+        None => {
+            let fastest = schemes::scheme(&args.scheme)?.fastest(args.backend.site());
+            if texcoords && args.scheme == "loop" && fastest == Written::Halfedge { Written::Kernels } else { fastest }
+        }
     })
+}
+
+/// Whether the path `args` run numbers its finest faces as the
+/// face-varying refinement does (every path but Loop's halfedge path).
+fn faces_follow_channel(args: &SubdivideArgs) -> bool {
+    !(args.scheme == "loop" && path_of(args, true).is_ok_and(|p| p == Written::Halfedge))
 }
 
 /// The refinement itself: the scheme's refiner for the backend and path
@@ -620,8 +648,8 @@ fn refine(
     progress: progress::Progress,
 ) -> Result<(Run, Site), String> {
     let scheme = schemes::scheme(&args.scheme)?;
-    let choice =
-        schemes::Choice { backend: args.backend.site(), path: path_of(args)?, fallback: args.fallback.policy() };
+    let path = path_of(args, data.texcoords.is_some())?;
+    let choice = schemes::Choice { backend: args.backend.site(), path, fallback: args.fallback.policy() };
     let (r, site) = schemes::refiner(scheme, choice, &Setup::with_fallback(choice.fallback))?;
     let run = run_scheme(&*r, site, &data.mesh, data.vertices.view(), args, want_mesh, progress)?;
     for f in &run.fell_back {
@@ -708,7 +736,7 @@ fn report(args: &SubdivideArgs, ran: Ran, input: (usize, usize), summary: &Summa
     if args.timings == Some(Timings::Json) {
         let line = serde_json::json!({
             "scheme": args.scheme,
-            "path": path_of(args).map_or("?", |p| PathKind::of(p).name()),
+            "path": path_of(args, ran.texcoords).map_or("?", |p| PathKind::of(p).name()),
             "mode": mode,
             "precision": format!("{:?}", ran.precision).to_lowercase(),
             "backend": ran.backend(),
@@ -817,7 +845,12 @@ pub(crate) fn subdivide(
     let input = (data.mesh.num_vertices(), data.mesh.num_faces());
     // A picture is drawn from the full mesh.
     let (run, site) = refine(args, &data, png.is_some(), progress)?;
-    let ran = Ran { site, precision: args.precision(site), fell_back: !run.fell_back.is_empty() };
+    let ran = Ran {
+        site,
+        precision: args.precision(site),
+        fell_back: !run.fell_back.is_empty(),
+        texcoords: data.texcoords.is_some(),
+    };
     let (build, eval) = (run.build_ms, run.eval_ms);
     let t_mesh = Instant::now();
     let derive_ms = run.mesh_ms;

@@ -517,3 +517,48 @@ fn render_draws_a_checker_from_texture_coordinates() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("has no texture coordinates"));
 }
+
+/// The refined texture coordinates follow the written faces: with one value
+/// per vertex equal to the vertex's (x, y) and mode `none`, each corner's
+/// refined value is its vertex's refined (x, y), for Catmull-Clark and for
+/// Loop (whose default halfedge path numbers faces otherwise: with texture
+/// coordinates the tool takes the kernels); `--path halfedge` with Loop
+/// leaves them out with a warning saying why.
+#[test]
+fn texture_coordinates_follow_the_written_faces() {
+    let d = dir("vt-follow");
+    let input = d.join("octa.obj");
+    let mut text = String::new();
+    let pts =
+        [[1.0, 0.2, 0.1], [-1.0, 0.1, -0.2], [0.3, 1.0, 0.0], [0.0, -1.0, 0.3], [0.1, 0.0, 1.0], [-0.2, 0.3, -1.0]];
+    for p in pts {
+        text += &format!("v {} {} {}\nvt {} {}\n", p[0], p[1], p[2], p[0], p[1]);
+    }
+    for f in [[1, 3, 5], [3, 2, 5], [2, 4, 5], [4, 1, 5], [3, 1, 6], [2, 3, 6], [4, 2, 6], [1, 4, 6]] {
+        text += &format!("f {0}/{0} {1}/{1} {2}/{2}\n", f[0], f[1], f[2]);
+    }
+    std::fs::write(&input, text).unwrap();
+    for (scheme, extra) in [("loop", &[][..]), ("catmark", &[][..]), ("loop", &["--path", "slak"][..])] {
+        let out = d.join(format!("{scheme}{}.obj", extra.len()));
+        let mut args =
+            vec!["subdivide", s(&input), "-o", s(&out), "--levels", "2", "--scheme", scheme, "--fvar", "none"];
+        args.extend_from_slice(extra);
+        let o = subla(&args);
+        ok(&o);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", String::from_utf8_lossy(&o.stderr));
+        let data = read(&out);
+        let fv = data.texcoords.as_ref().expect("vt written");
+        let t = data.mesh.topology();
+        for (c, &v) in t.face_verts().iter().enumerate() {
+            let uv = fv.values.row(fv.indices[c] as usize);
+            let p = data.vertices.row(v as usize);
+            assert!((uv[0] - p[0]).abs() < 1e-12 && (uv[1] - p[1]).abs() < 1e-12, "{scheme}: corner {c}: {uv} at {p}");
+        }
+    }
+    let out = d.join("halfedge.obj");
+    let o = subla(&["subdivide", s(&input), "-o", s(&out), "--scheme", "loop", "--path", "halfedge", "--quiet"]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("texture coordinates (vt) were left out") && err.contains("halfedge"), "{err}");
+    assert!(read(&out).texcoords.is_none());
+}

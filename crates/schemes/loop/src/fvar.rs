@@ -166,3 +166,30 @@ impl FVarRules for LoopFVar {
 pub fn value_mesh(mesh: &Mesh, indices: &[u32], num_values: usize, mode: FVarLinearInterpolation) -> Result<ValueMesh> {
     subla_scheme::fvar::value_mesh_of(&LoopFVar.prepare(mesh)?, indices, num_values, mode)
 }
+
+/// The channel refined as its tagged value mesh ([`value_mesh`]) by Loop's
+/// kernels ([`crate::LoopSlak`], whose faces are numbered as this module's
+/// split numbers them), or `None` where the value mesh
+/// only approximates the channel's rules (values sharpened by a semi-sharp
+/// sibling, values at non-manifold vertices: use [`build`]). Its corners
+/// follow the faces of the vertex plans in order, and its values equal
+/// [`build`]'s to rounding; it builds at the speed of the vertex plan.
+///
+/// # Errors
+/// As [`build`].
+pub fn value_mesh_refinement(
+    mesh: &Mesh,
+    indices: &[u32],
+    num_values: usize,
+    levels: u32,
+    mode: FVarLinearInterpolation,
+    par: Par,
+) -> Result<Option<subla_scheme::fvar::ValueMeshRefinement>> {
+    use subla_scheme::Refiner;
+    let vm = value_mesh(mesh, indices, num_values, mode)?;
+    if vm.approximate > 0 {
+        return Ok(None);
+    }
+    let plan = crate::LoopSlak::new().build(&vm.mesh, levels, par)?;
+    Ok(Some(subla_scheme::fvar::ValueMeshRefinement::new(&vm, Box::new(plan), num_values)?))
+}

@@ -80,3 +80,32 @@ fn the_tagged_value_mesh_refines_as_the_channel() {
     assert_eq!(differ, ["fvar/loop_nonman_edges.L2.corners-only.obj"], "the cases the value mesh only approximates");
     assert_eq!(exact, 36);
 }
+
+/// The fast path (`fvar::value_mesh_refinement`: Loop's kernels over the
+/// tagged value mesh) is offered wherever the value mesh is exact, and
+/// there gives every finest corner the face-varying plan's value (to 1e-12
+/// of the diagonal), its faces in the same order.
+#[test]
+fn the_value_mesh_refinement_matches_the_plan_where_offered() {
+    let (mut offered, mut declined) = (0, Vec::new());
+    for case in fvar_common::cases().into_iter().filter(|c| c.scheme == "loop") {
+        let (data, fv) = fvar_common::input(&case);
+        let n = fv.values.nrows();
+        let Some(fast) = fvar::value_mesh_refinement(&data.mesh, &fv.indices, n, 2, case.mode, Par::Rayon).unwrap()
+        else {
+            declined.push(case.file.clone());
+            continue;
+        };
+        let want = fvar::build(&data.mesh, &fv.indices, n, 2, case.mode, Par::Seq)
+            .unwrap()
+            .refine(fv.values.view(), Par::Seq)
+            .unwrap();
+        // As a plan, the refinement reads the caller's table itself.
+        let identity: Vec<u32> = (0..n as u32).collect();
+        let worst = fvar_common::value_mesh_difference(&fast, 2, &identity, &fv.values, &want);
+        assert!(worst <= 1e-12, "{}: differs by {worst:e}", case.file);
+        offered += 1;
+    }
+    println!("offered for {offered} cases; declined for {declined:?}");
+    assert!(offered >= 25, "offered for {offered} cases only");
+}
