@@ -29,6 +29,35 @@ pub fn face_area_vector(t: &Topology, positions: ArrayView2<'_, f64>, f: usize) 
     n.map(|x| 0.5 * x)
 }
 
+/// The normalised sum of `face(f)` over the faces `f` of vertex `v` that
+/// `holes` does not flag, in the order of its corners; zero where it
+/// vanishes.
+fn summed(t: &Topology, holes: &[bool], v: usize, face: impl Fn(usize) -> [f64; 3]) -> [f64; 3] {
+    let cf = t.corner_faces();
+    let mut n = [0.0; 3];
+    for &c in t.vertex_corners(v) {
+        let f = cf[c as usize] as usize;
+        if holes.get(f).copied().unwrap_or(false) {
+            continue;
+        }
+        let a = face(f);
+        for k in 0..3 {
+            n[k] += a[k];
+        }
+    }
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    if len > 0.0 && len.is_finite() { n.map(|x| x / len) } else { [0.0; 3] }
+}
+
+/// The unit normal of vertex `v` alone, as [`vertex_normals`] computes it
+/// (the same bits), its faces' area vectors computed on the way.
+///
+/// # Panics
+/// If `v` or one of its vertices' rows is out of range of `positions`.
+pub fn vertex_normal(t: &Topology, holes: &[bool], positions: ArrayView2<'_, f64>, v: usize) -> [f64; 3] {
+    summed(t, holes, v, |f| face_area_vector(t, positions, f))
+}
+
 /// Unit normal of every vertex of `t` (see the [module docs](self)), one
 /// row per vertex, from `positions` (one row per vertex, at least three
 /// channels: x, y, z). Faces with `holes[f]` are left out; `holes` may be
@@ -55,21 +84,7 @@ pub fn vertex_normals(t: &Topology, holes: &[bool], positions: ArrayView2<'_, f6
         Par::Seq => (0..t.num_faces()).map(|f| face_area_vector(t, positions, f)).collect(),
         _ => (0..t.num_faces()).into_par_iter().map(|f| face_area_vector(t, positions, f)).collect(),
     };
-    let cf = t.corner_faces();
-    let one = |v: usize| -> [f64; 3] {
-        let mut n = [0.0; 3];
-        for &c in t.vertex_corners(v) {
-            let f = cf[c as usize] as usize;
-            if holes.get(f).copied().unwrap_or(false) {
-                continue;
-            }
-            for k in 0..3 {
-                n[k] += faces[f][k];
-            }
-        }
-        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-        if len > 0.0 && len.is_finite() { n.map(|x| x / len) } else { [0.0; 3] }
-    };
+    let one = |v: usize| summed(t, holes, v, |f| faces[f]);
     let rows: Vec<[f64; 3]> = match par {
         Par::Seq => (0..t.num_vertices()).map(one).collect(),
         _ => (0..t.num_vertices()).into_par_iter().map(one).collect(),

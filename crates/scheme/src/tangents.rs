@@ -33,7 +33,7 @@
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use subla_algebra::Par;
-use subla_mesh::normals::face_area_vector;
+use subla_mesh::normals::vertex_normal as faces_normal;
 use subla_mesh::{BoundaryInterpolation, Mesh};
 
 use crate::fvar::Ring;
@@ -98,7 +98,8 @@ pub fn limit_normals(mesh: &Mesh, positions: ArrayView2<'_, f64>, rules: Tangent
         t.num_vertices()
     );
     let one = |v: usize| -> V3 {
-        vertex_normal(mesh, positions, rules, v).unwrap_or_else(|| faces_normal(mesh, positions, v))
+        vertex_normal(mesh, positions, rules, v)
+            .unwrap_or_else(|| faces_normal(mesh.topology(), mesh.holes(), positions, v))
     };
     let rows: Vec<V3> = match par {
         Par::Seq => (0..t.num_vertices()).map(one).collect(),
@@ -108,24 +109,6 @@ pub fn limit_normals(mesh: &Mesh, positions: ArrayView2<'_, f64>, rules: Tangent
         unreachable!("three values a vertex")
     };
     out
-}
-
-/// The area-weighted normal of the faces of `v` (holes left out), or zero.
-fn faces_normal(mesh: &Mesh, positions: ArrayView2<'_, f64>, v: usize) -> V3 {
-    let t = mesh.topology();
-    let cf = t.corner_faces();
-    let mut n = [0.0; 3];
-    for &c in t.vertex_corners(v) {
-        let f = cf[c as usize] as usize;
-        if mesh.holes().get(f).copied().unwrap_or(false) {
-            continue;
-        }
-        let a = face_area_vector(t, positions, f);
-        for k in 0..3 {
-            n[k] += a[k];
-        }
-    }
-    unit(n).unwrap_or([0.0; 3])
 }
 
 fn vertex_normal(mesh: &Mesh, positions: ArrayView2<'_, f64>, rules: TangentRules, v: usize) -> Option<V3> {

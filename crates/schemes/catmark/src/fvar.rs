@@ -31,7 +31,7 @@ pub use subla_scheme::fvar::{FVarPlan, ValueMesh};
 use subla_scheme::kernel::Stencil;
 
 use crate::level::{Step, child_mesh, masks, prepare};
-use crate::operator::{edge_mask, vertex_mask};
+use crate::operator::{edge_weights, vertex_weights};
 use crate::refine::refine_topology_direct;
 
 /// Which quad scheme's rules refine the values.
@@ -124,7 +124,7 @@ impl FVarRules for QuadScheme {
     /// Catmull-Clark's edge mask over the values seen from the edge's faces.
     fn edge_mask(&self, rows: &LevelRows<'_>, step: &Step, e: usize, s: &mut Stencil) {
         let t = rows.parent.topology();
-        let (alpha, beta) = edge_mask(step, e).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
+        let (alpha, beta) = edge_weights(step, e);
         if beta != 0.0 {
             for &c in t.edge_corners(e) {
                 rows.face_average(s, t.corner_faces()[c as usize] as usize, beta);
@@ -140,11 +140,7 @@ impl FVarRules for QuadScheme {
         let t = rows.parent.topology();
         let pval = rows.fp.values_of(v).start;
         let n = t.valence(v);
-        let special = vertex_mask(step, v);
-        let (cv, cs, ce) = match special {
-            Some(m) => (m.cv, m.cs, m.ce),
-            None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
-        };
+        let (cv, cs, ce, special) = vertex_weights(step, v, n);
         if cs != 0.0 && n > 0 {
             let w = cs / (n * n) as f64;
             for &c in t.vertex_corners(v) {

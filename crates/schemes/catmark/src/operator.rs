@@ -26,13 +26,32 @@ fn face_into(t: &Topology, s: &mut Stencil, f: usize, w: f64) {
 }
 
 /// The special mask of vertex `v`, if any.
-pub(crate) fn vertex_mask(step: &Step, v: usize) -> Option<VertexMask> {
+fn vertex_mask(step: &Step, v: usize) -> Option<VertexMask> {
     step.vertices.binary_search_by_key(&(v as u32), |m| m.vertex).ok().map(|i| step.vertices[i])
 }
 
 /// The special mask of edge `e`, if any.
-pub(crate) fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
+fn edge_mask(step: &Step, e: usize) -> Option<EdgeMask> {
     step.edges.binary_search_by_key(&(e as u32), |m| m.edge).ok().map(|i| step.edges[i])
+}
+
+/// The weights of vertex `v`'s mask (valence `n`): `(cv, cs, ce)` — of the
+/// vertex, of its faces and neighbours (over `n²`), of its crease ends —
+/// from its special mask, or the smooth rule's where it has none; and the
+/// special mask.
+pub(crate) fn vertex_weights(step: &Step, v: usize, n: usize) -> (f64, f64, f64, Option<VertexMask>) {
+    let special = vertex_mask(step, v);
+    let (cv, cs, ce) = match special {
+        Some(m) => (m.cv, m.cs, m.ce),
+        None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
+    };
+    (cv, cs, ce, special)
+}
+
+/// The weights `(alpha, beta)` of edge `e`'s mask — of its ends, of its
+/// faces — from its special mask, or the smooth rule's.
+pub(crate) fn edge_weights(step: &Step, e: usize) -> (f64, f64) {
+    edge_mask(step, e).map_or((0.25, 0.25), |m| (m.alpha, m.beta))
 }
 
 /// Stored entries of `R` before duplicates are merged: an upper bound of
@@ -67,11 +86,7 @@ fn row_into(t: &Topology, step: &Step, row: usize, s: &mut Stencil) {
     if row < nv {
         let v = row;
         let n = t.valence(v);
-        let special = vertex_mask(step, v);
-        let (cv, cs, ce) = match special {
-            Some(m) => (m.cv, m.cs, m.ce),
-            None => (if n > 0 { (n as f64 - 2.0) / n as f64 } else { 1.0 }, 1.0, 0.0),
-        };
+        let (cv, cs, ce, special) = vertex_weights(step, v, n);
         if cs != 0.0 && n > 0 {
             let w = cs / (n * n) as f64;
             for &c in t.vertex_corners(v) {
@@ -90,7 +105,7 @@ fn row_into(t: &Topology, step: &Step, row: usize, s: &mut Stencil) {
         face_into(t, s, row - nv, 1.0);
     } else {
         let e = row - nv - nf;
-        let (alpha, beta) = edge_mask(step, e).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
+        let (alpha, beta) = edge_weights(step, e);
         if beta != 0.0 {
             for &c in t.edge_corners(e) {
                 face_into(t, s, cf[c as usize] as usize, beta);
