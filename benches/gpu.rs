@@ -19,7 +19,7 @@
 //! | column | what is timed |
 //! |---|---|
 //! | build | `CatmarkGpu::build` (control mesh prepared on the host, every level refined on the device), until the device is idle |
-//! | eval | `try_eval` of `f32` xyz: upload, the kernels of every level, readback of the finest level (wall) |
+//! | eval | `try_eval_into` of `f32` xyz: upload, the kernels of every level, readback of the finest level into an array reused from frame to frame (wall) |
 //! | kernels | the GPU time of the eval kernels alone (timestamp queries; wall time without them) |
 //! | modeling | `subla_scheme::modeling`: build and eval level by level, one-level plans stepped on the device |
 //! | cpu modeling | the same on the CPU (`CatmarkSlak`, all threads), for reference |
@@ -31,10 +31,13 @@
 //! The "edge-friend" table times `CatmarkEdgeFriendGpu` (the edge-friend
 //! encoding: the first level's connectivity from the host, every later
 //! level's connectivity and every level's points by one dispatch each):
-//! build, eval (wall: upload, kernels, readback), modeling, and the least
-//! bytes an eval moves (every level's points read and written once, its
-//! quads, friends and loop starts read once) over the eval's wall time,
-//! against the copy bandwidth — a lower bound of the kernels' rate.
+//! build, eval (wall: upload, kernels, readback into a reused array), the
+//! GPU time of its kernels (`EdgeFriendGpuPlan::profile_eval`), modeling,
+//! the least bytes an eval moves (every level's points read and written
+//! once, its quads, friends and loop starts read once) over the eval's wall
+//! time, and the rate of the points steps alone (their least bytes over
+//! their GPU time; all levels, and the finest step) against the copy
+//! bandwidth.
 //! A second table runs Loop and √3 (`subla-tri-gpu`) on a 200,000-triangle
 //! icosphere (`SUBLA_BENCH_ICOSPHERE=freq` changes the frequency), 3 levels.
 //! A third table evaluates the per-level refinement matrices `R_i` with
@@ -54,7 +57,7 @@
 //! 1M samples, a uniform grid of every ptex face (`subla-adaptive-gpu`),
 //! on Bigguy and the torus (quick: Bigguy at isolation 2 and a 20 × 20
 //! torus, about 10k samples; `SUBLA_BENCH_LIMIT_SAMPLES=n` changes the
-//! count):
+//! count, `SUBLA_BENCH_MESHES` keeps the meshes named):
 //!
 //! | column | what is timed |
 //! |---|---|
@@ -74,8 +77,19 @@
 //! (`GpuLimit::with_path`), the GPU time of the points' passes and of the
 //! limit kernels, the frame's wall time and the agreement with the CPU.
 //!
-//! `SUBLA_BENCH_TABLES=catmark,edge-friend,triangles,spmv,limit` keeps only the tables
-//! named.
+//! A table "solid" evaluates the limit of Catmull-Clark solids' regular
+//! cells (`subla-solid-gpu`) on a 32 × 32 × 32 hexahedral grid (quick: 8³),
+//! every cell with a control grid, `k³` samples per cell for k = 2, 4, 8,
+//! positions in `f32`, by each kernel shape (`Shape::PerSample`,
+//! `Shape::PerCell`): the frame's wall time (control points uploaded,
+//! kernel, samples read back into a reused array), the kernel's GPU time, samples per second
+//! of kernel time, the least bytes it moves (`profile_eval`: control
+//! grids, control points, samples) over its time and over the copy
+//! bandwidth, next to the CPU's `RegularEval::eval_into` (`f32`, all
+//! threads), with the largest difference from it.
+//!
+//! `SUBLA_BENCH_TABLES=catmark,edge-friend,triangles,spmv,fvar,limit,solid` keeps only
+//! the tables named.
 
 use std::path::Path;
 use std::time::Instant;
@@ -243,7 +257,8 @@ fn main() {
                     }
                 }
             }
-            let (eval_s, _) = best(runs, || plan.try_eval(x.view()));
+            let mut y = Array2::zeros((plan.output_len(), 3));
+            let (eval_s, _) = best(runs, || plan.try_eval_into(x.view(), y.view_mut()));
             let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
             let rate = prof.bytes() as f64 / kernels_s;
             drop(plan);
@@ -350,6 +365,82 @@ fn main() {
     }
     if table_on("limit") {
         limit(ctx, copy_rate, quick);
+    }
+    if table_on("solid") {
+        solid(ctx, copy_rate, quick);
+    }
+}
+
+/// The "solid" table: regular cells of a hexahedral grid by each kernel
+/// shape, against the CPU.
+fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
+    use subla_solid::limit::{Quantity, RegularEval, control_grid};
+    use subla_solid_gpu::{Shape, SolidLimitGpu};
+    let n = if quick { 8 } else { 32 };
+    let grid = match subla_volume::shapes::hex_grid(n, n, n) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("solid: no grid: {e}");
+            return;
+        }
+    };
+    let m = &grid.mesh;
+    let cells: Vec<u32> = (0..m.num_cells()).filter(|&c| control_grid(m, c).is_some()).map(|c| c as u32).collect();
+    let x: Array2<f32> = grid.vertices.mapv(|v| v as f32);
+    println!("\nsolid limit: {n}³ grid, {} cells with a control grid (positions, f32)", cells.len());
+    println!(
+        "\n| k | samples | shape | frame ms | kernel ms | Msamples/s (kernel) | least MB | GB/s | % copy | cpu ms | vs cpu |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for k in [2usize, 4, 8] {
+        let cpu = match RegularEval::new(m, &cells, k, Par::Rayon) {
+            Ok(ev) => ev,
+            Err(e) => {
+                println!("| {k} | – | cpu failed: {e} | | | | |");
+                continue;
+            }
+        };
+        let samples = cpu.num_samples();
+        let mut want = Array2::<f32>::zeros((samples, 3));
+        let (cpu_s, ()) = best(3, || cpu.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon));
+        let gpu = match SolidLimitGpu::new(ctx, m, &cells, k) {
+            Ok(g) => g,
+            Err(e) => {
+                println!("| {k} | {samples} | gpu failed: {e} | | | | |");
+                continue;
+            }
+        };
+        for shape in [Shape::PerSample, Shape::PerCell] {
+            // A first evaluation warms the device's clocks up.
+            let _ = gpu.eval(ctx, x.view(), Quantity::Position, shape);
+            let first = gpu.profile_eval(ctx, x.view(), Quantity::Position, shape);
+            let Ok((first, mut prof)) = first else {
+                println!("| {k} | {samples} | {shape:?} failed | | | | | | | | |");
+                continue;
+            };
+            let diff = first.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            for _ in 0..6 {
+                if let Ok((_, p)) = gpu.profile_eval(ctx, x.view(), Quantity::Position, shape) {
+                    if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
+                        prof = p;
+                    }
+                }
+            }
+            let mut y = Array2::zeros((samples, 3));
+            let (s, _) = best(5, || gpu.eval_into(ctx, x.view(), Quantity::Position, shape, y.view_mut()));
+            let kernel_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+            let rate = prof.bytes() as f64 / kernel_s;
+            println!(
+                "| {k} | {samples} | {shape:?} | {:.3} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} | {diff:.1e} |",
+                s * 1e3,
+                kernel_s * 1e3,
+                samples as f64 / kernel_s * 1e-6,
+                prof.bytes() as f64 * 1e-6,
+                rate * 1e-9,
+                100.0 * rate / copy_rate,
+                cpu_s * 1e3
+            );
+        }
     }
 }
 
@@ -475,7 +566,8 @@ fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
             }
         }
     }
-    let (eval_s, _) = best(runs, || plan.try_eval(x));
+    let mut y = Array2::zeros((plan.level_len(l), 3));
+    let (eval_s, _) = best(runs, || plan.try_eval_into(x, y.view_mut()));
     let (cpu_s, _) = best(runs_for(eval_s).min(5), || subla_scheme::eval(plan.cpu(), x, Par::Rayon).unwrap());
     let kernels_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
     let rate = prof.bytes() as f64 / kernels_s;
@@ -537,6 +629,9 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         format!("torus{torus}d"),
         subla_bench::quad_torus_with_defects(torus, torus, if quick { 5 } else { 7 }),
     ));
+    if let Some(keep) = env_list("SUBLA_BENCH_MESHES") {
+        meshes.retain(|(name, _)| keep.iter().any(|k| k == name));
+    }
     let mut point_paths = Vec::new();
     for (name, data) in meshes {
         let build = || -> Result<(PatchTable, GpuLimit), String> {
@@ -736,9 +831,9 @@ fn edge_friend(ctx: &'static subla_gpu::GpuContext, copy_rate: f64, quick: bool,
     let refiner = CatmarkEdgeFriendGpu::new(ctx);
     println!("\ncatmark edge-friend on the device (xyz f32)\n");
     println!(
-        "| mesh | L | faces | build ms | eval ms (wall) | modeling ms | least MB per eval | GB/s over eval wall | % copy |"
+        "| mesh | L | faces | build ms | eval ms (wall) | kernels ms | modeling ms | least MB per eval | GB/s over eval wall | points GB/s | % copy | finest step GB/s | % copy |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, data) in inputs(quick) {
         let x: Array2<f32> = data.positions().mapv(|v| v as f32);
         for &l in levels {
@@ -764,36 +859,61 @@ fn edge_friend(ctx: &'static subla_gpu::GpuContext, copy_rate: f64, quick: bool,
             };
             let build_s = build_s.min(first_s);
             let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
-            let start = Instant::now();
-            if let Err(e) = plan.try_eval(x.view()) {
-                println!("| {name} | {l} | {faces} | {:.2} | eval failed: {e} | | | | |", build_s * 1e3);
-                break;
+            let (_, mut prof) = match plan.profile_eval(x.view()) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {l} | {faces} | {:.2} | eval failed: {e} | | | | | | | |", build_s * 1e3);
+                    break;
+                }
+            };
+            let runs = runs_for(prof.wall_seconds);
+            for _ in 1..runs {
+                if let Ok((_, p)) = plan.profile_eval(x.view()) {
+                    if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
+                        prof = p;
+                    }
+                }
             }
-            let (eval_s, _) = best(runs_for(start.elapsed().as_secs_f64()), || plan.try_eval(x.view()));
-            // Least bytes: points of every level read and written once
-            // (12 bytes a row), the connectivity of every edge-friend level
-            // but the finest read once (28 bytes a quad, about).
+            let mut y = Array2::zeros((plan.level_len(l), 3));
+            let (eval_s, _) = best(runs, || plan.try_eval_into(x.view(), y.view_mut()));
+            // Least bytes of the whole eval: points of every level read and
+            // written once (12 bytes a row), the connectivity of every
+            // edge-friend level but the finest read once (28 bytes a quad,
+            // about); of the levels' points steps alone: `EvalProfile`.
             let mut bytes = 0f64;
             for k in 0..=l {
                 let rows = plan.level_len(k) as f64;
                 bytes += if k == 0 || k == l { 12.0 * rows } else { 24.0 * rows + 28.0 * rows };
             }
+            let points: Vec<_> = prof.kernels.iter().filter(|k| k.kernel == "points").collect();
+            let points_s: Option<f64> = points.iter().map(|k| k.seconds).sum();
+            let points_bytes: u64 = points.iter().map(|k| k.bytes).sum();
+            let finest = points.last().and_then(|k| Some((k.bytes as f64 / k.seconds?, k.seconds?)));
             let rate = bytes / eval_s;
             drop(plan);
             let (modeling_s, m) =
                 best(runs_for(build_s + eval_s), || modeling(&refiner, &data.mesh, x.view(), l, Par::Rayon));
             if let Err(e) = m {
-                println!("| {name} | {l} | {faces} | modeling failed: {e} | | | | | |");
+                println!("| {name} | {l} | {faces} | modeling failed: {e} | | | | | | | | | |");
                 break;
             }
+            let pct = |r: f64| format!("{:.0} %", 100.0 * r / copy_rate);
+            let (points_rate, points_pct) = match points_s {
+                Some(t) if t > 0.0 => (format!("{:.1}", points_bytes as f64 / t * 1e-9), pct(points_bytes as f64 / t)),
+                _ => ("–".into(), "–".into()),
+            };
+            let (finest_rate, finest_pct) = match finest {
+                Some((r, _)) => (format!("{:.1}", r * 1e-9), pct(r)),
+                None => ("–".into(), "–".into()),
+            };
             println!(
-                "| {name} | {l} | {faces} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0} % |",
+                "| {name} | {l} | {faces} | {:.2} | {:.2} | {} | {:.2} | {:.1} | {:.1} | {points_rate} | {points_pct} | {finest_rate} | {finest_pct} |",
                 build_s * 1e3,
                 eval_s * 1e3,
+                prof.gpu_seconds().map_or("–".into(), |t| format!("{:.3}", t * 1e3)),
                 modeling_s * 1e3,
                 bytes * 1e-6,
                 rate * 1e-9,
-                100.0 * rate / copy_rate
             );
         }
     }

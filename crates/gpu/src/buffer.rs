@@ -152,16 +152,34 @@ impl<T: bytemuck::Pod> GpuBuffer<T> {
     /// wgpu errors, [`GpuError::Map`] if the staging buffer cannot be mapped.
     #[track_caller]
     pub fn download(&self, ctx: &GpuContext) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.download_into(ctx, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads the contents back into `out` (waits for the device): what a
+    /// frame loop calls with the same `out` every frame, so that nothing is
+    /// allocated on the host. Large buffers come back in chunks through one
+    /// staging buffer of at most 64 MiB.
+    ///
+    /// # Panics
+    /// If `out.len()` differs from [`GpuBuffer::len`], or `ctx` did not
+    /// create this buffer.
+    ///
+    /// # Errors
+    /// As [`GpuBuffer::download`].
+    #[track_caller]
+    pub fn download_into(&self, ctx: &GpuContext, out: &mut [T]) -> Result<()> {
         self.check_context(ctx);
-        let bytes = byte_len::<T>("downloaded buffer", self.len)?;
-        if bytes == 0 {
-            ctx.check_alive()?;
-            return Ok(vec![T::zeroed(); self.len]);
-        }
-        ctx.scoped("buffer download", || {
-            let raw = ctx.submit_and_read(ctx.encoder(), &[(&self.buffer, 0, bytes.next_multiple_of(4))])?;
-            Ok(bytemuck::pod_collect_to_vec(&raw[..bytes as usize]))
-        })
+        assert_eq!(
+            out.len(),
+            self.len,
+            "GpuBuffer::download_into: out has {} elements, the buffer {}",
+            out.len(),
+            self.len
+        );
+        byte_len::<T>("downloaded buffer", self.len)?;
+        ctx.scoped("buffer download", || ctx.read_into(&self.buffer, bytemuck::cast_slice_mut(out)))
     }
 }
 

@@ -36,6 +36,10 @@ pub const ADAPTER_ENV: &str = "SUBLA_GPU_ADAPTER";
 /// How long a readback waits for its map callback after the device is idle.
 const MAP_CALLBACK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Largest staging buffer of one readback ([`GpuContext::read_into`]):
+/// larger readbacks go through it in chunks.
+pub(crate) const READBACK_CHUNK: u64 = 64 << 20;
+
 /// Invocations per workgroup of every kernel (along x).
 pub(crate) const WORKGROUP: u32 = 256;
 
@@ -581,9 +585,60 @@ impl GpuContext {
             at += len;
         }
         self.submit(encoder);
-        let slice = staging.slice(..total);
+        self.map_staging(&staging, total)?;
+        let bytes = {
+            let view =
+                staging.slice(..total).get_mapped_range().map_err(|e| GpuError::Map { message: e.to_string() })?;
+            view.to_vec()
+        };
+        staging.unmap();
+        Ok(bytes)
+    }
+
+    /// Reads the first `out.len()` bytes of `buffer` into `out` (waits for
+    /// the device), through one staging buffer of at most
+    /// [`READBACK_CHUNK`] bytes used chunk after chunk, so that a large
+    /// readback neither allocates its size twice nor maps more than a chunk
+    /// at a time. `buffer` must hold `out.len()` rounded up to a multiple
+    /// of 4 bytes (every buffer of this crate does).
+    pub(crate) fn read_into(&self, buffer: &wgpu::Buffer, out: &mut [u8]) -> Result<()> {
+        let total = out.len() as u64;
+        if total == 0 {
+            return self.check_alive();
+        }
+        let chunk = total.next_multiple_of(4).min(READBACK_CHUNK);
+        let staging = self.create_buffer(
+            "readback staging buffer",
+            chunk,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            false,
+        )?;
+        let mut at = 0;
+        while at < total {
+            let len = (total - at).min(chunk);
+            // Copies move multiples of 4 bytes; the last one may read the
+            // buffer's padding, which is not handed out.
+            let copied = len.next_multiple_of(4);
+            let mut encoder = self.encoder();
+            encoder.copy_buffer_to_buffer(buffer, at, &staging, 0, copied);
+            self.submit(encoder);
+            self.map_staging(&staging, copied)?;
+            {
+                let view =
+                    staging.slice(..copied).get_mapped_range().map_err(|e| GpuError::Map { message: e.to_string() })?;
+                out[at as usize..(at + len) as usize].copy_from_slice(&view[..len as usize]);
+            }
+            staging.unmap();
+            at += len;
+        }
+        Ok(())
+    }
+
+    /// Maps the first `len` bytes of `staging` for reading and waits until
+    /// they are.
+    fn map_staging(&self, staging: &wgpu::Buffer, len: u64) -> Result<()> {
         let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
+        staging.slice(..len).map_async(wgpu::MapMode::Read, move |r| {
             // The receiver outlives the poll below; a send error is moot.
             let _ = tx.send(r);
         });
@@ -591,19 +646,13 @@ impl GpuContext {
         // Normally the callback ran during our wait; when another thread
         // polls the same device it may deliver it a moment later.
         match rx.recv_timeout(MAP_CALLBACK_TIMEOUT) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(GpuError::Map { message: e.to_string() }),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(GpuError::Map { message: e.to_string() }),
             Err(e) => {
                 self.check_alive()?;
-                return Err(GpuError::Map { message: format!("the map callback did not run after waiting: {e}") });
+                Err(GpuError::Map { message: format!("the map callback did not run after waiting: {e}") })
             }
         }
-        let bytes = {
-            let view = slice.get_mapped_range().map_err(|e| GpuError::Map { message: e.to_string() })?;
-            view.to_vec()
-        };
-        staging.unmap();
-        Ok(bytes)
     }
 
     /// The cached pipeline for `(kernel, entry, specialisation)`, built from

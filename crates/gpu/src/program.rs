@@ -12,7 +12,7 @@
 //! skipping the surplus invocations.
 
 use bytemuck::Pod;
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
 use crate::{GpuBuffer, GpuContext, GpuError, Result, wgpu};
 
@@ -292,8 +292,32 @@ impl LevelChain {
         what: &'static str,
         lens: &[usize],
         control: ArrayView2<'_, f32>,
-        mut record: impl FnMut(&mut wgpu::CommandEncoder, usize, &wgpu::Buffer, &wgpu::Buffer) -> Result<()>,
+        record: impl FnMut(&mut wgpu::CommandEncoder, usize, &wgpu::Buffer, &wgpu::Buffer) -> Result<()>,
     ) -> Result<Array2<f32>> {
+        assert!(!lens.is_empty(), "{what}: a chain needs at least level 0");
+        let mut out = Array2::zeros((lens[lens.len() - 1], control.ncols()));
+        self.run_into(ctx, what, lens, control, out.view_mut(), record)?;
+        Ok(out)
+    }
+
+    /// [`LevelChain::run`] into `out` (`lens[L] × d`): a frame loop that
+    /// passes the same `out` every frame allocates nothing on the host
+    /// either.
+    ///
+    /// # Panics
+    /// As [`LevelChain::run`], and if `out` is not `lens[L] × d`.
+    ///
+    /// # Errors
+    /// As [`LevelChain::run`].
+    pub fn run_into(
+        &self,
+        ctx: &GpuContext,
+        what: &'static str,
+        lens: &[usize],
+        control: ArrayView2<'_, f32>,
+        mut out: ArrayViewMut2<'_, f32>,
+        mut record: impl FnMut(&mut wgpu::CommandEncoder, usize, &wgpu::Buffer, &wgpu::Buffer) -> Result<()>,
+    ) -> Result<()> {
         assert!(!lens.is_empty(), "{what}: a chain needs at least level 0");
         assert_eq!(
             control.nrows(),
@@ -304,11 +328,19 @@ impl LevelChain {
         );
         let channels = control.ncols();
         let levels = lens.len() - 1;
+        assert_eq!(
+            out.dim(),
+            (lens[levels], channels),
+            "{what}: out is {:?}, the finest level is {} × {channels}",
+            out.dim(),
+            lens[levels]
+        );
         if levels == 0 {
-            return Ok(control.to_owned());
+            out.assign(&control);
+            return Ok(());
         }
         if channels == 0 {
-            return Ok(Array2::zeros((lens[levels], 0)));
+            return Ok(());
         }
         let control = control.as_standard_layout();
         let owned;
@@ -365,10 +397,10 @@ impl LevelChain {
                 }
             }
         };
-        let Frame { x0, scratch, out, .. } = &frame;
+        let Frame { x0, scratch, out: finest, .. } = &frame;
         let level_buffer = |l: usize| -> Result<&wgpu::Buffer> {
             if l == levels {
-                return Ok(out.as_wgpu());
+                return Ok(finest.as_wgpu());
             }
             if l == 0 {
                 return Ok(x0.as_wgpu());
@@ -387,12 +419,19 @@ impl LevelChain {
             ctx.queue().submit([encoder.finish()]);
             Ok(())
         })?;
-        let result = out.download(ctx)?;
+        match out.as_slice_mut() {
+            Some(y) => frame.out.download_into(ctx, y)?,
+            None => {
+                let y = frame.out.download(ctx)?;
+                let y = ArrayView2::from_shape((lens[levels], channels), &y)
+                    .map_err(|e| GpuError::Internal { operation: what, message: e.to_string() })?;
+                out.assign(&y);
+            }
+        }
         if let Ok(mut slot) = self.frame.try_lock() {
             *slot = Some(frame);
         }
-        Array2::from_shape_vec((lens[levels], channels), result)
-            .map_err(|e| GpuError::Internal { operation: what, message: e.to_string() })
+        Ok(())
     }
 }
 

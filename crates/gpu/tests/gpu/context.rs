@@ -40,6 +40,33 @@ fn buffers_round_trip_and_rewrite() {
     assert_eq!(GpuBuffer::<f32>::zeroed(ctx, 3).unwrap().download(ctx).unwrap(), vec![0.0; 3]);
 }
 
+/// `download_into` fills a caller's slice; a buffer larger than one
+/// staging chunk (64 MiB) comes back in pieces, its unpadded tail too.
+#[test]
+fn downloads_into_a_slice_in_chunks() {
+    let Some(ctx) = context_or_skip() else { return };
+    let data: Vec<u16> = (0..1001u16).collect();
+    let buf = GpuBuffer::upload(ctx, &data).unwrap();
+    let mut out = vec![0u16; 1001];
+    buf.download_into(ctx, &mut out).unwrap();
+    assert_eq!(out, data);
+    let n = (64 << 20) + 4099;
+    let big: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+    let buf = GpuBuffer::upload(ctx, &big).unwrap();
+    let mut out = vec![0u8; n];
+    buf.download_into(ctx, &mut out).unwrap();
+    assert!(out == big, "a readback over one chunk differs");
+    assert!(buf.download(ctx).unwrap() == big);
+}
+
+#[test]
+#[should_panic(expected = "out has 2 elements, the buffer 3")]
+fn download_into_a_slice_of_another_length_panics() {
+    let Some(ctx) = context_or_skip() else { panic!("out has 2 elements, the buffer 3") };
+    let buf = GpuBuffer::upload(ctx, &[1u32, 2, 3]).unwrap();
+    let _ = buf.download_into(ctx, &mut [0u32; 2]);
+}
+
 #[test]
 #[should_panic(expected = "data has 2 elements but the buffer holds 3")]
 fn buffer_write_of_another_length_panics() {

@@ -21,6 +21,7 @@ use subla_algebra::{CsrMat, Par};
 use subla_catmark::edgefriend::LevelView;
 use subla_catmark::{CatmarkEdgeFriend, EdgeFriendPlan};
 use subla_gpu::program::{ContextRef as Ctx, LevelChain, uniform};
+use subla_gpu::timing::{EvalProfile, KernelProfile, PassTimer};
 use subla_gpu::{GpuBuffer, GpuContext, GpuError, wgpu};
 use subla_mesh::Mesh;
 use subla_scheme::{Faces, Fallback, FallbackPolicy, FallbackState, Plan, Prediction, Refiner, Result, SchemeError};
@@ -441,6 +442,19 @@ enum Stage {
     Gather,
 }
 
+impl Stage {
+    /// The step's name in an [`EvalProfile`].
+    fn name(self) -> &'static str {
+        match self {
+            Stage::First => "first",
+            Stage::Permute => "permute",
+            Stage::Scatter => "scatter",
+            Stage::Points(_) => "points",
+            Stage::Gather => "gather",
+        }
+    }
+}
+
 impl EdgeFriendGpuPlan {
     fn stages(&self) -> (Vec<usize>, Vec<Stage>) {
         let mut lens = vec![self.n0];
@@ -474,68 +488,161 @@ impl EdgeFriendGpuPlan {
     /// Device, validation and readback errors; levels over a storage
     /// binding.
     pub fn try_eval(&self, control: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
-        let ctx: &GpuContext = &self.ctx;
         let (lens, stages) = self.stages();
         if stages.is_empty() {
             return Ok(control.to_owned());
         }
-        let d = control.ncols() as u32;
-        let k = &self.kernels;
-        self.chain.run(ctx, NAME, &lens, control, |encoder, s, x, y| match stages[s] {
-            Stage::First => {
-                let (first, _, _) = self.first.as_ref().ok_or_else(|| internal("first step"))?;
-                k.first.record_level(ctx, encoder, first, x, y, d, None)
-            }
-            Stage::Permute | Stage::Scatter | Stage::Gather => {
-                let l = if matches!(stages[s], Stage::Gather) { self.levels.last() } else { self.levels.first() };
-                let l = l.ok_or_else(|| internal("level"))?;
-                let (flags, offsets) = match (stages[s], &self.first) {
-                    (Stage::Permute, Some((_, flags, rows))) => (flags, rows),
-                    _ => {
-                        let (f, o) = l.real.as_ref().ok_or_else(|| internal("real vertices"))?;
-                        (f, o)
+        let mut out = Array2::zeros((lens[lens.len() - 1], control.ncols()));
+        self.eval_timed(control, out.view_mut(), None)?;
+        Ok(out)
+    }
+
+    /// [`EdgeFriendGpuPlan::try_eval`] into `out` (the finest level's rows ×
+    /// `d`): a frame loop that passes the same `out` every frame allocates
+    /// nothing on the host or the device.
+    ///
+    /// # Panics
+    /// If `control` or `out` have other numbers of rows than the control
+    /// mesh and the finest level, or their channels differ.
+    ///
+    /// # Errors
+    /// As [`EdgeFriendGpuPlan::try_eval`].
+    pub fn try_eval_into(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>) -> Result<(), GpuError> {
+        if self.stages().1.is_empty() {
+            out.assign(&control);
+            return Ok(());
+        }
+        self.eval_timed(control, out, None)
+    }
+
+    /// [`EdgeFriendGpuPlan::try_eval`], timed: the result with the GPU time
+    /// of every step (timestamp queries, where the adapter has them), the
+    /// bytes each step moves at least (its input level's points, the
+    /// level's quads, friends, loop starts and sharpness read once, its
+    /// output written once; the first step counts its three Catmull-Clark
+    /// kernels as one, data only), and the wall time of the whole eval
+    /// (upload, kernels, readback).
+    ///
+    /// # Errors
+    /// As [`EdgeFriendGpuPlan::try_eval`].
+    pub fn profile_eval(&self, control: ArrayView2<'_, f32>) -> Result<(Array2<f32>, EvalProfile), GpuError> {
+        let (lens, stages) = self.stages();
+        if stages.is_empty() {
+            return Ok((control.to_owned(), EvalProfile { kernels: Vec::new(), wall_seconds: 0.0 }));
+        }
+        let mut timer = PassTimer::new(&self.ctx, stages.len() as u32 + 2)?;
+        let start = std::time::Instant::now();
+        let mut y = Array2::zeros((lens[lens.len() - 1], control.ncols()));
+        self.eval_timed(control, y.view_mut(), Some(&mut timer))?;
+        let wall_seconds = start.elapsed().as_secs_f64();
+        let times = timer.read(&self.ctx)?;
+        let d = control.ncols() as u64;
+        let data = |rows: usize| 4 * rows as u64 * d;
+        let kernels = stages
+            .iter()
+            .enumerate()
+            .map(|(s, stage)| {
+                let arrays = match *stage {
+                    Stage::First => 0,
+                    Stage::Permute | Stage::Scatter => 8 * lens[s + 1] as u64,
+                    Stage::Gather => 8 * lens[s] as u64,
+                    Stage::Points(i) => {
+                        let (l, next) = (&self.levels[i], &self.levels[i + 1]);
+                        let sharp = |b: &Option<GpuBuffer<f32>>| b.as_ref().map_or(0, GpuBuffer::byte_len);
+                        l.quads.byte_len()
+                            + l.friends.byte_len()
+                            + l.loop_start.byte_len()
+                            + sharp(&l.sharp)
+                            + sharp(&l.vsharp)
+                            + sharp(&next.sharp)
                     }
                 };
-                let params = uniform(ctx, "edge-friend params", &[0, l.nv, d, 0]);
-                let table = [
-                    Some(&params),
-                    None,
-                    Some(offsets.as_wgpu()),
-                    Some(flags.as_wgpu()),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(x),
-                    Some(y),
-                ];
-                let kernel = if matches!(stages[s], Stage::Gather) { &k.gather } else { &k.scatter };
-                multi::dispatch(ctx, encoder, kernel, &table, u64::from(l.nv))
-            }
-            Stage::Points(i) => {
-                let (l, next) = (&self.levels[i], &self.levels[i + 1]);
-                let params = uniform(ctx, "edge-friend params", &[l.nq, l.nv, d, self.flags]);
-                let table = [
-                    Some(&params),
-                    Some(l.quads.as_wgpu()),
-                    Some(l.friends.as_wgpu()),
-                    Some(l.loop_start.as_wgpu()),
-                    Some(or_dummy(&l.sharp, &self.dummy)),
-                    Some(or_dummy(&l.vsharp, &self.dummy)),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(or_dummy(&next.sharp, &self.dummy)),
-                    Some(x),
-                    Some(y),
-                ];
-                multi::dispatch(ctx, encoder, &k.points, &table, u64::from(l.nq.max(l.nv)))
+                // The first step's three kernels are labelled by the
+                // Catmull-Clark kernels ("0 face_points", …).
+                let label = format!("{s} ");
+                let timed: Vec<f64> = times.iter().filter(|t| t.label.starts_with(&label)).map(|t| t.seconds).collect();
+                KernelProfile {
+                    level: s as u32,
+                    kernel: stage.name(),
+                    seconds: (!timed.is_empty()).then(|| timed.iter().sum()),
+                    bytes: arrays + data(lens[s]) + data(lens[s + 1]),
+                }
+            })
+            .collect();
+        Ok((y, EvalProfile { kernels, wall_seconds }))
+    }
+
+    fn eval_timed(
+        &self,
+        control: ArrayView2<'_, f32>,
+        out: ArrayViewMut2<'_, f32>,
+        mut timer: Option<&mut PassTimer>,
+    ) -> Result<(), GpuError> {
+        let ctx: &GpuContext = &self.ctx;
+        let (lens, stages) = self.stages();
+        let d = control.ncols() as u32;
+        let k = &self.kernels;
+        self.chain.run_into(ctx, NAME, &lens, control, out, |encoder, s, x, y| {
+            let label = format!("{s} {}", stages[s].name());
+            match stages[s] {
+                Stage::First => {
+                    let (first, _, _) = self.first.as_ref().ok_or_else(|| internal("first step"))?;
+                    // Labelled "0 face_points" and so on.
+                    k.first.record_level(ctx, encoder, first, x, y, d, timer.as_deref_mut().map(|t| (t, s as u32)))
+                }
+                Stage::Permute | Stage::Scatter | Stage::Gather => {
+                    let l = if matches!(stages[s], Stage::Gather) { self.levels.last() } else { self.levels.first() };
+                    let l = l.ok_or_else(|| internal("level"))?;
+                    let (flags, offsets) = match (stages[s], &self.first) {
+                        (Stage::Permute, Some((_, flags, rows))) => (flags, rows),
+                        _ => {
+                            let (f, o) = l.real.as_ref().ok_or_else(|| internal("real vertices"))?;
+                            (f, o)
+                        }
+                    };
+                    let params = uniform(ctx, "edge-friend params", &[0, l.nv, d, 0]);
+                    let table = [
+                        Some(&params),
+                        None,
+                        Some(offsets.as_wgpu()),
+                        Some(flags.as_wgpu()),
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        Some(x),
+                        Some(y),
+                    ];
+                    let kernel = if matches!(stages[s], Stage::Gather) { &k.gather } else { &k.scatter };
+                    let writes = timer.as_deref_mut().and_then(|t| t.writes(label));
+                    multi::dispatch_timed(ctx, encoder, kernel, &table, u64::from(l.nv), writes)
+                }
+                Stage::Points(i) => {
+                    let (l, next) = (&self.levels[i], &self.levels[i + 1]);
+                    let params = uniform(ctx, "edge-friend params", &[l.nq, l.nv, d, self.flags]);
+                    let table = [
+                        Some(&params),
+                        Some(l.quads.as_wgpu()),
+                        Some(l.friends.as_wgpu()),
+                        Some(l.loop_start.as_wgpu()),
+                        Some(or_dummy(&l.sharp, &self.dummy)),
+                        Some(or_dummy(&l.vsharp, &self.dummy)),
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        Some(or_dummy(&next.sharp, &self.dummy)),
+                        Some(x),
+                        Some(y),
+                    ];
+                    let writes = timer.as_deref_mut().and_then(|t| t.writes(label));
+                    multi::dispatch_timed(ctx, encoder, &k.points, &table, u64::from(l.nq.max(l.nv)), writes)
+                }
             }
         })
     }
@@ -616,10 +723,8 @@ impl Plan for EdgeFriendGpuPlan {
     }
     fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, NAME, control.dim(), out.dim());
-        let cpu = || self.cpu(par)?.eval_f32(control, out.view_mut(), par);
-        if let Some(y) = self.fallback.on_device(self.try_eval(control), cpu)? {
-            out.assign(&y);
-        }
+        let on_device = self.try_eval_into(control, out.view_mut());
+        self.fallback.on_device(on_device, || self.cpu(par)?.eval_f32(control, out.view_mut(), par))?;
         Ok(())
     }
     fn last_fallback(&self) -> Option<Fallback> {

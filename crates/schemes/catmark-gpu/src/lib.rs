@@ -640,7 +640,24 @@ impl CatmarkGpuPlan {
     /// readback errors.
     #[track_caller]
     pub fn try_eval(&self, control: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
-        self.eval_timed(control, None)
+        let mut out = Array2::zeros((self.output_len(), control.ncols()));
+        self.eval_timed(control, out.view_mut(), None)?;
+        Ok(out)
+    }
+
+    /// [`CatmarkGpuPlan::try_eval`] into `out` (`output_len() × d`): a frame
+    /// loop that passes the same `out` every frame allocates nothing on
+    /// the host or the device.
+    ///
+    /// # Panics
+    /// If `control` does not have `input_len()` rows or `out` is not
+    /// `output_len() × d`.
+    ///
+    /// # Errors
+    /// As [`CatmarkGpuPlan::try_eval`].
+    #[track_caller]
+    pub fn try_eval_into(&self, control: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>) -> Result<(), GpuError> {
+        self.eval_timed(control, out, None)
     }
 
     /// [`CatmarkGpuPlan::try_eval`], timed: the result with the GPU time of
@@ -659,7 +676,8 @@ impl CatmarkGpuPlan {
         let levels = self.steps.len() as u32;
         let mut timer = PassTimer::new(&self.ctx, 3 * levels.max(1))?;
         let start = std::time::Instant::now();
-        let y = self.eval_timed(control, Some(&mut timer))?;
+        let mut y = Array2::zeros((self.output_len(), control.ncols()));
+        self.eval_timed(control, y.view_mut(), Some(&mut timer))?;
         let wall_seconds = start.elapsed().as_secs_f64();
         let times = timer.read(&self.ctx)?;
         let d = control.ncols() as u64;
@@ -689,8 +707,9 @@ impl CatmarkGpuPlan {
     fn eval_timed(
         &self,
         control: ArrayView2<'_, f32>,
+        out: ArrayViewMut2<'_, f32>,
         mut timer: Option<&mut PassTimer>,
-    ) -> Result<Array2<f32>, GpuError> {
+    ) -> Result<(), GpuError> {
         assert_eq!(
             control.nrows(),
             self.input_len(),
@@ -700,7 +719,7 @@ impl CatmarkGpuPlan {
         );
         let ctx: &GpuContext = &self.ctx;
         let channels = control.ncols() as u32;
-        self.frame.run(ctx, "catmark-gpu eval", &self.lens, control, |encoder, l, x, y| {
+        self.frame.run_into(ctx, "catmark-gpu eval", &self.lens, control, out, |encoder, l, x, y| {
             let timer = timer.as_deref_mut().map(|t| (t, l as u32));
             self.kernels.record_level(ctx, encoder, &self.steps[l], x, y, channels, timer)
         })
@@ -741,10 +760,8 @@ impl Plan for CatmarkGpuPlan {
     /// CPU plan evaluates instead.
     fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, NAME, control.dim(), out.dim());
-        let cpu = || self.cpu(par)?.eval_f32(control, out.view_mut(), par);
-        if let Some(y) = self.fallback.on_device(self.try_eval(control), cpu)? {
-            out.assign(&y);
-        }
+        let on_device = self.try_eval_into(control, out.view_mut());
+        self.fallback.on_device(on_device, || self.cpu(par)?.eval_f32(control, out.view_mut(), par))?;
         Ok(())
     }
     fn last_fallback(&self) -> Option<Fallback> {

@@ -75,6 +75,15 @@ fn gpu_rows_equal_the_cpu_rows() {
             assert!(d < 1e-5, "{name} L{levels}: GPU and CPU differ by {d}");
             let again = plan.try_eval(x.view()).unwrap();
             assert!(got.iter().zip(again.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{name}: bits changed");
+            // Into a caller's array, and timed: the same values.
+            let mut into = Array2::from_elem(got.dim(), f32::NAN);
+            plan.try_eval_into(x.view(), into.view_mut()).unwrap();
+            assert_eq!(into, got, "{name} L{levels}: try_eval_into");
+            let (timed, profile) = plan.profile_eval(x.view()).unwrap();
+            assert_eq!(timed, got, "{name} L{levels}: profile_eval");
+            // One step per level after the first, and the first's.
+            assert!(profile.kernels.iter().filter(|k| k.kernel == "points").count() == levels as usize - 1);
+            assert!(profile.kernels.iter().all(|k| k.bytes > 0), "{name} L{levels}: {:?}", profile.kernels);
             // The finest faces, read back, are the CPU's.
             let (f_gpu, f_cpu) = (plan.faces(levels, Par::Rayon).unwrap(), cpu.faces(levels, Par::Rayon).unwrap());
             assert_eq!(f_gpu.face_verts, f_cpu.face_verts, "{name} L{levels} faces");

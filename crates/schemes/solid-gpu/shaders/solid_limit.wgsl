@@ -7,16 +7,17 @@
 // workgroup memory):
 //
 //   per_sample: one invocation per sample gathers the 64 control points
-//               and sums them with the tensor weights;
-//   per_cell:   one workgroup per cell; its first 64 invocations load the
-//               control points (phantom layer included) into workgroup
-//               memory, then every invocation evaluates samples lid,
-//               lid + 256, ... of the cell from there.
+//               and sums them with the tensor weights (u innermost, then
+//               v, then w);
+//   per_cell:   one workgroup per cell loads the control points (phantom
+//               layer included) and the basis into workgroup memory, then
+//               evaluates the cell's samples by sum factorisation (below).
 //
 // Positions or one first derivative (params.quantity: 0 position, 1-3 the
 // derivative along u, v, w). x and y are row-major f32, 3 channels. Each
-// sample is written by one invocation, summed in the order of the control
-// points: deterministic, no atomics.
+// sample is written by one invocation, its sums in a fixed order:
+// deterministic, no atomics. The two shapes sum in different orders, so
+// their results differ by rounding.
 
 struct Params {
     // Samples in all.
@@ -105,13 +106,46 @@ fn per_sample(
     let iu = r % k;
     let iv = (r / k) % k;
     let iw = r / (k * k);
+    var bu = vec4<f32>(0.0);
+    var bv = vec4<f32>(0.0);
+    var bw = vec4<f32>(0.0);
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        bu[i] = weight(0u, iu, i);
+        bv[i] = weight(1u, iv, i);
+        bw[i] = weight(2u, iw, i);
+    }
+    // Nested sums, u innermost, over the 64 points read once each.
     var acc = vec3<f32>(0.0, 0.0, 0.0);
-    for (var e = 0u; e < 64u; e = e + 1u) {
-        let w = weight(0u, iu, e % 4u) * weight(1u, iv, (e / 4u) % 4u) * weight(2u, iw, e / 16u);
-        acc = acc + w * control(c, e);
+    for (var l = 0u; l < 4u; l = l + 1u) {
+        var plane = vec3<f32>(0.0, 0.0, 0.0);
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            var row = vec3<f32>(0.0, 0.0, 0.0);
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                row = row + bu[i] * control(c, i + 4u * j + 16u * l);
+            }
+            plane = plane + bv[j] * row;
+        }
+        acc = acc + bw[l] * plane;
     }
     write(s, acc);
 }
+
+// Per cell, by sum factorisation (the tensor product contracted one
+// direction at a time), h layers of samples along w at a time (h = the
+// most that fit the tables below: min(k, 16, 64 / k), at least 1):
+//   T1[16 a + i + 4j] = sum_l Bw(iw, l) P[i + 4j + 16l]        (16 h points)
+//   T2[4 (k a + iv) + i] = sum_j Bv(iv, j) T1[16 a + i + 4j]    (4 k h)
+//   sample (iu, iv, iw) = sum_i Bu(iu, i) T2[4 (k a + iv) + i]
+// with iw = w0 + a: 4 terms per sample instead of 64, each sum in a fixed
+// order. 256 invocations; the basis of the three directions in workgroup
+// memory.
+const CELL_WG: u32 = 256u;
+
+var<workgroup> basis_u: array<f32, 256>;
+var<workgroup> basis_v: array<f32, 256>;
+var<workgroup> basis_w: array<f32, 256>;
+var<workgroup> slab1: array<vec3<f32>, 256>;
+var<workgroup> slab2: array<vec3<f32>, 256>;
 
 @compute @workgroup_size(256)
 fn per_cell(
@@ -120,26 +154,56 @@ fn per_cell(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let c = wg.y * nwg.x + wg.x;
-    // The whole workgroup reaches the barrier; cells past the end load
+    let k = params.k;
+    // The whole workgroup reaches every barrier; cells past the end load
     // nothing and write nothing.
-    if (c < params.cells && lid < 64u) {
+    let live = c < params.cells;
+    if (live && lid < 64u) {
         cell_points[lid] = control(c, lid);
     }
-    workgroupBarrier();
-    if (c >= params.cells) {
-        return;
+    for (var e = lid; e < 4u * k; e = e + CELL_WG) {
+        basis_u[e] = weight(0u, e / 4u, e % 4u);
+        basis_v[e] = weight(1u, e / 4u, e % 4u);
+        basis_w[e] = weight(2u, e / 4u, e % 4u);
     }
-    let k = params.k;
-    let kkk = k * k * k;
-    for (var r = lid; r < kkk; r = r + 256u) {
-        let iu = r % k;
-        let iv = (r / k) % k;
-        let iw = r / (k * k);
-        var acc = vec3<f32>(0.0, 0.0, 0.0);
-        for (var e = 0u; e < 64u; e = e + 1u) {
-            let w = weight(0u, iu, e % 4u) * weight(1u, iv, (e / 4u) % 4u) * weight(2u, iw, e / 16u);
-            acc = acc + w * cell_points[e];
+    workgroupBarrier();
+    let kk = k * k;
+    let h = max(1u, min(k, min(16u, 64u / k)));
+    for (var w0 = 0u; w0 < k; w0 = w0 + h) {
+        let layers = min(h, k - w0);
+        for (var e = lid; e < 16u * layers; e = e + CELL_WG) {
+            let iw = w0 + e / 16u;
+            let ij = e % 16u;
+            var t1 = vec3<f32>(0.0, 0.0, 0.0);
+            for (var l = 0u; l < 4u; l = l + 1u) {
+                t1 = t1 + basis_w[4u * iw + l] * cell_points[ij + 16u * l];
+            }
+            slab1[e] = t1;
         }
-        write(c * kkk + r, acc);
+        workgroupBarrier();
+        for (var e = lid; e < 4u * k * layers; e = e + CELL_WG) {
+            let i = e % 4u;
+            let row = e / 4u;
+            let a = row / k;
+            let iv = row % k;
+            var t2 = vec3<f32>(0.0, 0.0, 0.0);
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                t2 = t2 + basis_v[4u * iv + j] * slab1[16u * a + i + 4u * j];
+            }
+            slab2[e] = t2;
+        }
+        workgroupBarrier();
+        if (live) {
+            for (var r = lid; r < kk * layers; r = r + CELL_WG) {
+                let iu = r % k;
+                let row = r / k;
+                var acc = vec3<f32>(0.0, 0.0, 0.0);
+                for (var i = 0u; i < 4u; i = i + 1u) {
+                    acc = acc + basis_u[4u * iu + i] * slab2[4u * row + i];
+                }
+                write(c * kk * k + w0 * kk + r, acc);
+            }
+        }
+        workgroupBarrier();
     }
 }

@@ -24,7 +24,9 @@ fn the_device_agrees_with_the_cpu() {
     assert!(cells.len() > 27, "interior and boundary-face cells");
     let xf = x.mapv(|v| v as f32);
     let scale = x.iter().fold(1f64, |a, v| a.max(v.abs()));
-    for k in [1usize, 3, 5] {
+    // k = 17: more basis rows and samples per slab than the per-cell
+    // workgroup has invocations.
+    for k in [1usize, 3, 5, 17] {
         let cpu = RegularEval::new(m, &cells, k, Par::Rayon).unwrap();
         let gpu = SolidLimitGpu::new(ctx, m, &cells, k).unwrap();
         assert_eq!(gpu.num_samples(), cpu.num_samples());
@@ -37,7 +39,20 @@ fn the_device_agrees_with_the_cpu() {
                 assert!(d <= 1e-5 * scale, "k {k}, {q:?}, {shape:?}: {d}");
                 let again = gpu.eval(ctx, xf.view(), q, shape).unwrap();
                 assert!(got.iter().zip(again.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{shape:?}: bits");
+                // Into a caller's array (the buffers kept from the last
+                // evaluation), and timed: the same bits.
+                let mut into = Array2::from_elem(got.dim(), f32::NAN);
+                gpu.eval_into(ctx, xf.view(), q, shape, into.view_mut()).unwrap();
+                assert!(into == got, "k {k}, {q:?}, {shape:?}: eval_into");
+                let (timed, profile) = gpu.profile_eval(ctx, xf.view(), q, shape).unwrap();
+                assert!(timed == got, "k {k}, {q:?}, {shape:?}: profile_eval");
+                assert_eq!(profile.kernels.len(), 1);
             }
+            // The hybrid choice runs one of the two.
+            let auto = gpu.eval(ctx, xf.view(), q, Shape::Auto).unwrap();
+            let chosen = gpu.eval(ctx, xf.view(), q, Shape::Auto.for_samples(k)).unwrap();
+            assert!(auto == chosen, "k {k}, {q:?}: Auto");
+            assert_eq!(Shape::Auto.for_samples(k), if k < 4 { Shape::PerSample } else { Shape::PerCell });
         }
     }
     // A cell at the box's corner has no control grid.

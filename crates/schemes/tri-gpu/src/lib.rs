@@ -251,7 +251,28 @@ impl<P: Plan> TriGpuPlan<P> {
     /// readback errors.
     #[track_caller]
     pub fn try_eval(&self, control: ArrayView2<'_, f32>) -> std::result::Result<Array2<f32>, GpuError> {
-        self.eval_timed(control, None)
+        let mut out = Array2::zeros((self.lens[self.lens.len() - 1], control.ncols()));
+        self.eval_timed(control, out.view_mut(), None)?;
+        Ok(out)
+    }
+
+    /// [`TriGpuPlan::try_eval`] into `out` (the finest level's rows × `d`):
+    /// a frame loop that passes the same `out` every frame allocates
+    /// nothing on the host or the device.
+    ///
+    /// # Panics
+    /// If `control` does not have the control mesh's rows or `out` is not
+    /// the finest level's rows × `d`.
+    ///
+    /// # Errors
+    /// As [`TriGpuPlan::try_eval`].
+    #[track_caller]
+    pub fn try_eval_into(
+        &self,
+        control: ArrayView2<'_, f32>,
+        out: ArrayViewMut2<'_, f32>,
+    ) -> std::result::Result<(), GpuError> {
+        self.eval_timed(control, out, None)
     }
 
     /// [`TriGpuPlan::try_eval`], timed: the result with the GPU time of
@@ -271,7 +292,8 @@ impl<P: Plan> TriGpuPlan<P> {
     ) -> std::result::Result<(Array2<f32>, EvalProfile), GpuError> {
         let mut timer = PassTimer::new(&self.ctx, 2 * (self.steps.len() as u32).max(1))?;
         let start = std::time::Instant::now();
-        let y = self.eval_timed(control, Some(&mut timer))?;
+        let mut y = Array2::zeros((self.lens[self.lens.len() - 1], control.ncols()));
+        self.eval_timed(control, y.view_mut(), Some(&mut timer))?;
         let wall_seconds = start.elapsed().as_secs_f64();
         let times = timer.read(&self.ctx)?;
         let d = control.ncols() as u64;
@@ -295,8 +317,9 @@ impl<P: Plan> TriGpuPlan<P> {
     fn eval_timed(
         &self,
         control: ArrayView2<'_, f32>,
+        out: ArrayViewMut2<'_, f32>,
         mut timer: Option<&mut PassTimer>,
-    ) -> std::result::Result<Array2<f32>, GpuError> {
+    ) -> std::result::Result<(), GpuError> {
         assert_eq!(
             control.nrows(),
             self.lens[0],
@@ -307,7 +330,7 @@ impl<P: Plan> TriGpuPlan<P> {
         );
         let channels = program::to_u32("tri-gpu channels", control.ncols() as u64)?;
         let ctx: &GpuContext = &self.ctx;
-        self.chain.run(ctx, "tri-gpu eval", &self.lens, control, |encoder, l, x, y| {
+        self.chain.run_into(ctx, "tri-gpu eval", &self.lens, control, out, |encoder, l, x, y| {
             let timer = timer.as_deref_mut().map(|t| (t, l));
             self.steps[l].record(ctx, &self.program, encoder, x, y, channels, timer, self.names)
         })
@@ -336,10 +359,8 @@ impl<P: Plan> Plan for TriGpuPlan<P> {
     /// CPU plan evaluates instead.
     fn eval_f32(&self, control: ArrayView2<'_, f32>, mut out: ArrayViewMut2<'_, f32>, par: Par) -> Result<()> {
         subla_scheme::check_eval_shapes(self, self.scheme, control.dim(), out.dim());
-        let cpu = || self.cpu.eval_f32(control, out.view_mut(), par);
-        if let Some(y) = self.fallback.on_device(self.try_eval(control), cpu)? {
-            out.assign(&y);
-        }
+        let on_device = self.try_eval_into(control, out.view_mut());
+        self.fallback.on_device(on_device, || self.cpu.eval_f32(control, out.view_mut(), par))?;
         Ok(())
     }
     fn last_fallback(&self) -> Option<Fallback> {

@@ -8,7 +8,7 @@
 #[path = "../../catmark/tests/common/mod.rs"]
 mod common;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, ShapeBuilder};
 use std::sync::Arc;
 use subla_algebra::Par;
 use subla_gpu::{GpuContextOptions, GpuError};
@@ -151,6 +151,13 @@ fn contract<P: Plan + 'static, R: Refiner<Input = Mesh, Plan = TriGpuPlan<P>> + 
         let a = plan.try_eval(x.view()).expect("GPU eval");
         let b = plan.try_eval(x.view()).expect("GPU eval");
         assert_eq!(a, b, "{}: d = {d}: two runs differ", refiner.name());
+        // Into a caller's array (row-major, then column-major).
+        let mut into = Array2::from_elem(a.dim(), f32::NAN);
+        plan.try_eval_into(x.view(), into.view_mut()).expect("GPU eval into");
+        assert_eq!(into, a, "{}: d = {d}: try_eval_into differs", refiner.name());
+        let mut column_major = Array2::from_elem(a.dim().f(), f32::NAN);
+        plan.try_eval_into(x.view(), column_major.view_mut()).expect("GPU eval into");
+        assert_eq!(column_major, a, "{}: d = {d}: try_eval_into a column-major array differs", refiner.name());
         let twice = plan.try_eval(x.mapv(|v| 2.0 * v).view()).expect("GPU eval");
         assert_eq!(twice, a.mapv(|v| 2.0 * v), "{}: d = {d}: not exactly linear", refiner.name());
         let cpu = eval(plan.cpu(), x.mapv(f64::from).view(), Par::Rayon).unwrap();
@@ -209,6 +216,9 @@ fn zero_levels_and_zero_channels() {
     let plan = Sqrt3Gpu::new(ctx).build(&tet, 0, Par::Rayon).unwrap();
     let x = Array2::<f32>::from_shape_fn((4, 3), |(i, j)| (i * 3 + j) as f32);
     assert_eq!(plan.try_eval(x.view()).unwrap(), x);
+    let mut into = Array2::<f32>::zeros((4, 3));
+    plan.try_eval_into(x.view(), into.view_mut()).unwrap();
+    assert_eq!(into, x);
     let plan = LoopGpu::new(ctx).build(&tet, 2, Par::Rayon).unwrap();
     assert_eq!(plan.try_eval(Array2::<f32>::zeros((4, 0)).view()).unwrap().dim(), (plan.output_len(), 0));
 }

@@ -1,6 +1,6 @@
 //! GPU eval against the CPU eval of `CatmarkSlak` on golden input shapes.
 
-use ndarray::{Array2, Axis, concatenate};
+use ndarray::{Array2, Axis, ShapeBuilder, concatenate};
 use subla_algebra::Par;
 use subla_catmark::CatmarkSlak;
 use subla_scheme::testing::control_data;
@@ -46,6 +46,13 @@ fn gpu_eval_equals_cpu_eval_on_golden_shapes() {
                 // The trait method takes the same path.
                 let via_trait = eval(&gpu, x.view(), Par::Seq).unwrap();
                 assert!(bits(&y) == bits(&via_trait), "{name} L{levels} d={d}: eval_f32 differs from try_eval");
+                // Into a caller's array, row-major or not.
+                let mut into = Array2::from_elem(y.dim(), f32::NAN);
+                gpu.try_eval_into(x.view(), into.view_mut()).unwrap();
+                assert!(bits(&y) == bits(&into), "{name} L{levels} d={d}: try_eval_into differs from try_eval");
+                let mut column_major = Array2::from_elem(y.dim().f(), f32::NAN);
+                gpu.try_eval_into(x.view(), column_major.view_mut()).unwrap();
+                assert!(y == column_major, "{name} L{levels} d={d}: try_eval_into a column-major array differs");
             }
         }
     }
