@@ -291,6 +291,11 @@ impl FVarLevel {
     pub fn edge_values(&self, t: &Topology, e: usize, k: usize) -> [u32; 2] {
         let c = t.edge_corners(e)[k];
         let [a, b] = t.edge(e);
+        if a == b {
+            // A degenerate edge (a face using a vertex twice in a row): its
+            // ends are the use's two corners, which may hold two values.
+            return [self.corner_values[c as usize], self.corner_values[t.next_corner(c as usize)]];
+        }
         [self.value_at_end(t, c, a), self.value_at_end(t, c, b)]
     }
 
@@ -882,11 +887,36 @@ impl LevelRows<'_> {
     /// value `pval` if there is none).
     pub fn end_value(&self, v: usize, end: u32, pval: u32) -> u32 {
         let t = self.parent.topology();
-        let e = t.vertex_edges(v).iter().copied().find(|&e| {
-            let [a, b] = t.edge(e as usize);
+        self.edge_to(v, end).map_or(pval, |e| self.fp.neighbor_value(t, e, v))
+    }
+
+    /// The values at the far ends of a crease rule's two edges, from `v`
+    /// to `ua` and to `ub` (`v`'s own value `pval` where an edge is
+    /// missing). Where both ends are one vertex, the two edges are the two
+    /// halves of a degenerate parent edge (a face using a vertex twice in a
+    /// row), two edges between the same vertices, as OpenSubdiv keeps them:
+    /// each gives its own far value.
+    pub fn end_values(&self, v: usize, ua: u32, ub: u32, pval: u32) -> [u32; 2] {
+        let t = self.parent.topology();
+        if ua == ub && ua as usize != v {
+            let mut parallel = t.vertex_edges(v).iter().map(|&e| e as usize).filter(|&e| {
+                let [a, b] = t.edge(e);
+                (a == ua && b as usize == v) || (b == ua && a as usize == v)
+            });
+            if let (Some(e0), Some(e1)) = (parallel.next(), parallel.next()) {
+                return [self.fp.neighbor_value(t, e0, v), self.fp.neighbor_value(t, e1, v)];
+            }
+        }
+        [self.end_value(v, ua, pval), self.end_value(v, ub, pval)]
+    }
+
+    /// `v`'s edge to vertex `end`.
+    fn edge_to(&self, v: usize, end: u32) -> Option<usize> {
+        let t = self.parent.topology();
+        t.vertex_edges(v).iter().map(|&e| e as usize).find(|&e| {
+            let [a, b] = t.edge(e);
             (a == end && b as usize == v) || (b == end && a as usize == v)
-        });
-        e.map_or(pval, |e| self.fp.neighbor_value(t, e as usize, v))
+        })
     }
 }
 

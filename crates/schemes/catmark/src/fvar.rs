@@ -153,8 +153,8 @@ impl FVarRules for QuadScheme {
         if let Some(m) = special
             && ce != 0.0
         {
-            for end in [m.ua, m.ub] {
-                rows.push(s, rows.end_value(v, end, pval), ce);
+            for value in rows.end_values(v, m.ua, m.ub, pval) {
+                rows.push(s, value, ce);
             }
         }
         rows.push(s, pval, cv);

@@ -48,19 +48,12 @@ fn check(case: &Case) -> Result<f64, String> {
     Ok(worst)
 }
 
-/// Goldens this crate cannot match yet, with the reason.
-fn known_failure(file: &str) -> Option<&'static str> {
-    file.contains("catmark_nonman_edges.").then_some(
-        "faces that use a vertex twice (degenerate edges): one face's values differ by 5.7e-4 of the diagonal; \
-         the value tags around degenerate edges are not OpenSubdiv's yet",
-    )
-}
-
 #[test]
 fn catmark_and_bilinear_face_varying_match_opensubdiv() {
     let all: Vec<Case> = cases().into_iter().filter(|c| c.scheme == "catmark" || c.scheme == "bilinear").collect();
     assert!(all.len() > 70, "{} cases", all.len());
-    run_cases(&all, check, known_failure);
+    // Every golden matches (none is listed as a known failure).
+    run_cases(&all, check, |_| None);
 }
 
 /// The algebra formulation on every golden's shape and mode: Catmull-Clark

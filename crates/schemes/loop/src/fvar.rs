@@ -134,8 +134,8 @@ impl FVarRules for LoopFVar {
         let (cv, cn) = match vertex_mask(step, v) {
             Some(m) => {
                 if m.ce != 0.0 {
-                    for end in [m.ua, m.ub] {
-                        rows.push(s, rows.end_value(v, end, pval), m.ce);
+                    for value in rows.end_values(v, m.ua, m.ub, pval) {
+                        rows.push(s, value, m.ce);
                     }
                 }
                 (m.cv, m.cn)

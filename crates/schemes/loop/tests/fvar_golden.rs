@@ -29,19 +29,12 @@ fn check(case: &Case) -> Result<f64, String> {
     compare_channel(mesh, pos.view(), &values, plan.indices(2), &case.file)
 }
 
-/// Goldens this crate cannot match yet, with the reason.
-fn known_failure(file: &str) -> Option<&'static str> {
-    file.contains("loop_nonman_edges.").then_some(
-        "faces that use a vertex twice (degenerate edges): one face's values differ by 2.1e-2 of the diagonal; \
-         the value tags around degenerate edges are not OpenSubdiv's yet",
-    )
-}
-
 #[test]
 fn loop_face_varying_matches_opensubdiv() {
     let all: Vec<Case> = cases().into_iter().filter(|c| c.scheme == "loop").collect();
     assert!(all.len() > 30, "{} cases", all.len());
-    run_cases(&all, check, known_failure);
+    // Every golden matches (none is listed as a known failure).
+    run_cases(&all, check, |_| None);
 }
 
 /// The algebra formulation on every Loop golden's shape and mode: Loop by
