@@ -125,6 +125,52 @@ pub enum AlgebraError {
         /// Number of columns.
         ncols: usize,
     },
+    /// A block of a stack does not have the size the others have.
+    #[error("{what}: block {block} has {found} {dimension}s, the blocks before it {expected}")]
+    BlockShape {
+        /// `"vstack"` or `"hstack"`.
+        what: &'static str,
+        /// Position of the block in the list.
+        block: usize,
+        /// `"row"` or `"column"`: the dimension that must agree.
+        dimension: &'static str,
+        /// The size of the blocks before it.
+        expected: usize,
+        /// Its size.
+        found: usize,
+    },
+    /// A selected row or column is past the matrix.
+    #[error("{what} selection, position {position}: index {index} out of range (< {bound} required)")]
+    SelectionOutOfRange {
+        /// `"row"` or `"column"`.
+        what: &'static str,
+        /// Position in the selection.
+        position: usize,
+        /// The offending index.
+        index: u32,
+        /// The dimension.
+        bound: usize,
+    },
+    /// A permutation has another length than the dimension it permutes.
+    #[error("{what} permutation has {found} entries, expected {expected}")]
+    PermutationLength {
+        /// `"row"` or `"column"`.
+        what: &'static str,
+        /// The dimension.
+        expected: usize,
+        /// The list's length.
+        found: usize,
+    },
+    /// A permutation repeats an index.
+    #[error("{what} permutation, position {position}: index {index} appears a second time")]
+    NotAPermutation {
+        /// `"row"` or `"column"`.
+        what: &'static str,
+        /// Position of the second occurrence.
+        position: usize,
+        /// The repeated index.
+        index: u32,
+    },
     /// A product or conversion would exceed a caller-given budget of nonzeros.
     #[error("{what} would have {nnz} nonzeros, over the budget of {budget}")]
     OverBudget {

@@ -60,6 +60,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod blocks;
 mod convert;
 pub mod csc;
 pub mod csr;
