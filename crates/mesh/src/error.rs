@@ -265,6 +265,17 @@ pub enum MeshError {
         /// Rows given.
         found: usize,
     },
+    /// A published test shape ([`crate::shapes`]) was asked for with a size
+    /// it does not have (a bipyramid of two sides, a torus of two rings).
+    #[error("{what} must be at least {min}, got {value}")]
+    ShapeParameter {
+        /// The parameter.
+        what: &'static str,
+        /// The value given.
+        value: usize,
+        /// The smallest it may be.
+        min: usize,
+    },
     /// An algebra error (size overflow of a derived matrix).
     #[error(transparent)]
     Algebra(#[from] subla_algebra::AlgebraError),

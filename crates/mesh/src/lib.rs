@@ -26,6 +26,7 @@ pub mod mesh;
 pub mod normals;
 pub mod obj;
 pub mod ply;
+pub mod shapes;
 pub mod split;
 pub mod split_quad;
 pub mod split_tri;

@@ -7,13 +7,16 @@
 //! in three channels (`x`, `y`, `z`): a jittered embedding of the surface, so
 //! no two vertices coincide and no face is flat by accident. Meshes are small
 //! (at most about 300 faces) so property tests stay fast; [`torus`] builds
-//! quad tori of any size for tests that need the parallel code paths.
+//! quad tori of any size for tests that need the parallel code paths. The
+//! same shapes, with exact positions, are published in [`crate::shapes`].
 //!
 //! | strategy | meshes |
 //! |---|---|
 //! | [`closed_quad_mesh`] | quad tori (valence 4), quad spheres (subdivided cubes: valence 3), quad-split bipyramids, prisms and icosahedra (valences 3 to 8) |
 //! | [`polygon_mesh_with_boundary`] | open grids with merged faces (hexagons, …), split faces (triangles), split edges, poked faces and pentagon fans |
 //! | [`triangle_mesh`] | triangulated tori, tetra-, octa- and icosahedra (refined), bipyramids, triangulated grids and fans |
+//! | [`closed_triangle_mesh`] | the closed ones of [`triangle_mesh`]: every case closed, none to reject |
+//! | [`closed_triangle_mesh_with_creases`] | [`closed_triangle_mesh`] with random edge and vertex sharpness and [`Options`] |
 //! | [`mesh_with_creases`] | any of the above with random edge and vertex sharpness and [`Options`] |
 //! | [`any_mesh`] | any of the above |
 //!
@@ -29,8 +32,7 @@
 //! });
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::f64::consts::TAU;
+use std::collections::BTreeSet;
 
 use ndarray::Array2;
 use proptest::collection::vec;
@@ -40,6 +42,10 @@ use subla_algebra::Par;
 
 use crate::data::MeshData;
 use crate::mesh::{MeshBuilder, Validation};
+use crate::shapes::{
+    Shape, bipyramid_shape, cube_shape, fan_shape, grid_shape, icosahedron_shape, octahedron_shape, prism_shape,
+    quad_split, spherize, tetrahedron_shape, torus_shape, tri_split, triangulate_quads, unit,
+};
 use crate::tags::{BoundaryInterpolation, CreaseMethod, FVarLinearInterpolation, Options, TriangleSubdivision};
 use crate::topology::Topology;
 
@@ -47,355 +53,6 @@ use crate::topology::Topology;
 const MAX_FACES: usize = 300;
 /// Largest face order random operations create.
 const MAX_ORDER: usize = 12;
-
-/// Faces and un-jittered positions of a surface under construction.
-#[derive(Clone, Debug, Default)]
-struct Shape {
-    faces: Vec<Vec<u32>>,
-    points: Vec<[f64; 3]>,
-}
-
-impl Shape {
-    fn add_point(&mut self, p: [f64; 3]) -> u32 {
-        self.points.push(p);
-        (self.points.len() - 1) as u32
-    }
-
-    /// A new point near the centroid of `vs`, moved off it by up to a tenth
-    /// of its distance to the farthest of `vs` (so that centroids of
-    /// collinear points or of centroids never coincide with other points).
-    fn add_derived(&mut self, vs: &[u32]) -> u32 {
-        let c = self.centroid(vs);
-        let r = vs
-            .iter()
-            .map(|&v| {
-                let p = self.points[v as usize];
-                ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2) + (p[2] - c[2]).powi(2)).sqrt()
-            })
-            .fold(0.0, f64::max);
-        let i = self.points.len() as u64;
-        let mut k = 0;
-        let p = c.map(|x| {
-            k += 1;
-            x + 0.1 * r * unit(0x5EED, 3 * i + k)
-        });
-        self.add_point(p)
-    }
-
-    fn centroid(&self, vs: &[u32]) -> [f64; 3] {
-        let mut c = [0.0; 3];
-        for &v in vs {
-            for (ck, pk) in c.iter_mut().zip(self.points[v as usize]) {
-                *ck += pk;
-            }
-        }
-        c.map(|x| x / vs.len() as f64)
-    }
-
-    /// Undirected edges, as sorted pairs.
-    fn edge_set(&self) -> BTreeSet<(u32, u32)> {
-        let mut s = BTreeSet::new();
-        for f in &self.faces {
-            for (i, &a) in f.iter().enumerate() {
-                let b = f[(i + 1) % f.len()];
-                s.insert((a.min(b), a.max(b)));
-            }
-        }
-        s
-    }
-
-    /// Directed edge `(a, b)` → the face traversing it.
-    fn directed(&self) -> HashMap<(u32, u32), usize> {
-        let mut m = HashMap::new();
-        for (fi, f) in self.faces.iter().enumerate() {
-            for (i, &a) in f.iter().enumerate() {
-                m.insert((a, f[(i + 1) % f.len()]), fi);
-            }
-        }
-        m
-    }
-
-    /// Shortest edge length (for the jitter amplitude).
-    fn min_edge_length(&self) -> f64 {
-        self.edge_set()
-            .into_iter()
-            .map(|(a, b)| {
-                let (p, q) = (self.points[a as usize], self.points[b as usize]);
-                ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
-            })
-            .fold(f64::INFINITY, f64::min)
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Base shapes
-// ---------------------------------------------------------------------------
-
-/// Quad torus from an `m × n` grid (`m, n >= 3`): every vertex has valence 4.
-fn torus_shape(m: usize, n: usize) -> Shape {
-    let (big, small) = (2.0, 0.75);
-    let idx = |i: usize, j: usize| ((i % m) * n + j % n) as u32;
-    let mut s = Shape::default();
-    for i in 0..m {
-        for j in 0..n {
-            let (u, v) = (TAU * i as f64 / m as f64, TAU * j as f64 / n as f64);
-            let r = big + small * v.cos();
-            s.points.push([r * u.cos(), r * u.sin(), small * v.sin()]);
-        }
-    }
-    for i in 0..m {
-        for j in 0..n {
-            s.faces.push(vec![idx(i, j), idx(i + 1, j), idx(i + 1, j + 1), idx(i, j + 1)]);
-        }
-    }
-    s
-}
-
-/// Planar grid of `w × h` quads, counter-clockwise.
-fn grid_shape(w: usize, h: usize) -> Shape {
-    let idx = |i: usize, j: usize| (j * (w + 1) + i) as u32;
-    let mut s = Shape::default();
-    for j in 0..=h {
-        for i in 0..=w {
-            s.points.push([i as f64, j as f64, 0.0]);
-        }
-    }
-    for j in 0..h {
-        for i in 0..w {
-            s.faces.push(vec![idx(i, j), idx(i + 1, j), idx(i + 1, j + 1), idx(i, j + 1)]);
-        }
-    }
-    s
-}
-
-/// Cube with each face split into `k × k` quads, projected onto the unit
-/// sphere (a "quad sphere"): the 8 cube corners have valence 3.
-fn cube_shape(k: usize) -> Shape {
-    let k = k as i64;
-    let mut s = Shape::default();
-    let mut index: HashMap<[i64; 3], u32> = HashMap::new();
-    let mut vertex = |s: &mut Shape, p: [i64; 3]| -> u32 {
-        *index.entry(p).or_insert_with(|| {
-            let q = p.map(|x| 2.0 * x as f64 / k as f64 - 1.0);
-            let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
-            s.add_point(q.map(|x| x / len))
-        })
-    };
-    for a in 0..3 {
-        let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-        for side in [0, k] {
-            for u in 0..k {
-                for v in 0..k {
-                    let mut face: Vec<u32> = [(u, v), (u + 1, v), (u + 1, v + 1), (u, v + 1)]
-                        .into_iter()
-                        .map(|(x, y)| {
-                            let mut p = [0; 3];
-                            p[a] = side;
-                            p[b] = x;
-                            p[c] = y;
-                            vertex(&mut s, p)
-                        })
-                        .collect();
-                    if side == 0 {
-                        face.reverse();
-                    }
-                    s.faces.push(face);
-                }
-            }
-        }
-    }
-    s
-}
-
-/// `n`-gonal bipyramid (triangles; the two apexes have valence `n`).
-fn bipyramid(n: usize) -> Shape {
-    let mut s = Shape::default();
-    for i in 0..n {
-        let a = TAU * i as f64 / n as f64;
-        s.points.push([a.cos(), a.sin(), 0.0]);
-    }
-    let top = s.add_point([0.0, 0.0, 1.0]);
-    let bottom = s.add_point([0.0, 0.0, -1.0]);
-    for i in 0..n as u32 {
-        let j = (i + 1) % n as u32;
-        s.faces.push(vec![i, j, top]);
-        s.faces.push(vec![j, i, bottom]);
-    }
-    s
-}
-
-/// `n`-gonal prism: `n` side quads and two `n`-gon caps.
-fn prism(n: usize) -> Shape {
-    let mut s = Shape::default();
-    for z in [-0.5, 0.5] {
-        for i in 0..n {
-            let a = TAU * i as f64 / n as f64;
-            s.points.push([a.cos(), a.sin(), z]);
-        }
-    }
-    let n32 = n as u32;
-    for i in 0..n32 {
-        let j = (i + 1) % n32;
-        s.faces.push(vec![i, j, n32 + j, n32 + i]);
-    }
-    s.faces.push((n32..2 * n32).collect());
-    s.faces.push((0..n32).rev().collect());
-    s
-}
-
-fn tetrahedron() -> Shape {
-    Shape {
-        faces: vec![vec![0, 2, 1], vec![0, 1, 3], vec![0, 3, 2], vec![1, 2, 3]],
-        points: vec![[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]],
-    }
-}
-
-fn octahedron() -> Shape {
-    // +x, -x, +y, -y, +z, -z
-    Shape {
-        faces: vec![
-            vec![0, 2, 4],
-            vec![2, 1, 4],
-            vec![1, 3, 4],
-            vec![3, 0, 4],
-            vec![2, 0, 5],
-            vec![1, 2, 5],
-            vec![3, 1, 5],
-            vec![0, 3, 5],
-        ],
-        points: vec![
-            [1.0, 0.0, 0.0],
-            [-1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, -1.0, 0.0],
-            [0.0, 0.0, 1.0],
-            [0.0, 0.0, -1.0],
-        ],
-    }
-}
-
-/// Icosahedron: every vertex has valence 5.
-fn icosahedron() -> Shape {
-    let t = (1.0 + 5f64.sqrt()) / 2.0;
-    let points = vec![
-        [-1.0, t, 0.0],
-        [1.0, t, 0.0],
-        [-1.0, -t, 0.0],
-        [1.0, -t, 0.0],
-        [0.0, -1.0, t],
-        [0.0, 1.0, t],
-        [0.0, -1.0, -t],
-        [0.0, 1.0, -t],
-        [t, 0.0, -1.0],
-        [t, 0.0, 1.0],
-        [-t, 0.0, -1.0],
-        [-t, 0.0, 1.0],
-    ];
-    let faces: [[u32; 3]; 20] = [
-        [0, 11, 5],
-        [0, 5, 1],
-        [0, 1, 7],
-        [0, 7, 10],
-        [0, 10, 11],
-        [1, 5, 9],
-        [5, 11, 4],
-        [11, 10, 2],
-        [10, 7, 6],
-        [7, 1, 8],
-        [3, 9, 4],
-        [3, 4, 2],
-        [3, 2, 6],
-        [3, 6, 8],
-        [3, 8, 9],
-        [4, 9, 5],
-        [2, 4, 11],
-        [6, 2, 10],
-        [8, 6, 7],
-        [9, 8, 1],
-    ];
-    Shape { faces: faces.iter().map(|f| f.to_vec()).collect(), points }
-}
-
-/// Open disk: `n` triangles around a centre vertex of valence `n`.
-fn fan(n: usize) -> Shape {
-    let mut s = Shape::default();
-    let centre = s.add_point([0.0, 0.0, 0.0]);
-    for i in 0..n {
-        let a = TAU * i as f64 / n as f64;
-        s.points.push([a.cos(), a.sin(), 0.0]);
-    }
-    for i in 0..n as u32 {
-        s.faces.push(vec![centre, 1 + i, 1 + (i + 1) % n as u32]);
-    }
-    s
-}
-
-// ---------------------------------------------------------------------------
-// Shape operations (all keep the surface manifold and consistently oriented)
-// ---------------------------------------------------------------------------
-
-/// Midpoint vertex of each undirected edge, created on first use.
-fn edge_points(s: &mut Shape) -> BTreeMap<(u32, u32), u32> {
-    let mut mid = BTreeMap::new();
-    for (a, b) in s.edge_set() {
-        mid.insert((a, b), s.add_derived(&[a, b]));
-    }
-    mid
-}
-
-/// One Catmull-Clark split of the connectivity: every face of order `n`
-/// becomes `n` quads; valences of the old vertices are kept.
-fn quad_split(mut s: Shape) -> Shape {
-    let mid = edge_points(&mut s);
-    let e = |a: u32, b: u32| mid[&(a.min(b), a.max(b))];
-    let faces = std::mem::take(&mut s.faces);
-    for f in &faces {
-        let c = s.add_derived(f);
-        let n = f.len();
-        for i in 0..n {
-            let (prev, v, next) = (f[(i + n - 1) % n], f[i], f[(i + 1) % n]);
-            s.faces.push(vec![v, e(v, next), c, e(prev, v)]);
-        }
-    }
-    s
-}
-
-/// One 1-to-4 midpoint split of a triangle mesh.
-fn tri_split(mut s: Shape) -> Shape {
-    let mid = edge_points(&mut s);
-    let e = |a: u32, b: u32| mid[&(a.min(b), a.max(b))];
-    let faces = std::mem::take(&mut s.faces);
-    for f in &faces {
-        let [a, b, c] = [f[0], f[1], f[2]];
-        let (ab, bc, ca) = (e(a, b), e(b, c), e(c, a));
-        s.faces.extend([vec![a, ab, ca], vec![ab, b, bc], vec![ca, bc, c], vec![ab, bc, ca]]);
-    }
-    s
-}
-
-/// Projects every point onto the unit sphere (for refined polyhedra).
-fn spherize(mut s: Shape) -> Shape {
-    for p in &mut s.points {
-        let len = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
-        *p = p.map(|x| x / len);
-    }
-    s
-}
-
-/// Splits every quad of a mesh whose quad diagonals are not edges (grids,
-/// tori with `m, n >= 3`) into two triangles, along a diagonal picked from
-/// `seed`.
-fn triangulate_quads(mut s: Shape, seed: u64) -> Shape {
-    let faces = std::mem::take(&mut s.faces);
-    for (i, f) in faces.into_iter().enumerate() {
-        if splitmix(seed ^ i as u64) & 1 == 0 {
-            s.faces.extend([vec![f[0], f[1], f[2]], vec![f[0], f[2], f[3]]]);
-        } else {
-            s.faces.extend([vec![f[0], f[1], f[3]], vec![f[1], f[2], f[3]]]);
-        }
-    }
-    s
-}
 
 /// Inserts a new vertex at the midpoint of edge `(a, b)` in every face that
 /// uses it; `false` (and no change) if a face would get too large.
@@ -494,19 +151,6 @@ fn edit(s: &mut Shape, (kind, x, y): (u8, u32, u32)) {
 // Finishing
 // ---------------------------------------------------------------------------
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// Uniform in `[-1, 1)`, from `seed` and `i`.
-fn unit(seed: u64, i: u64) -> f64 {
-    let bits = splitmix(seed ^ splitmix(i)) >> 11;
-    bits as f64 / (1u64 << 52) as f64 - 1.0
-}
-
 /// Builds the mesh (validated as manifold) with positions jittered by up to
 /// a tenth of the shortest edge.
 fn finish(s: Shape, seed: u64) -> MeshData {
@@ -552,9 +196,9 @@ pub fn closed_quad_mesh() -> impl Strategy<Value = MeshData> {
     let shapes = prop_oneof![
         2 => (3usize..12, 3usize..12).prop_map(|(m, n)| torus_shape(m, n)),
         1 => (1usize..=6).prop_map(cube_shape),
-        1 => (3usize..=8).prop_map(|n| quad_split(bipyramid(n))),
-        1 => (3usize..=8).prop_map(|n| quad_split(prism(n))),
-        1 => Just(()).prop_map(|()| quad_split(icosahedron())),
+        1 => (3usize..=8).prop_map(|n| quad_split(bipyramid_shape(n))),
+        1 => (3usize..=8).prop_map(|n| quad_split(prism_shape(n))),
+        1 => Just(()).prop_map(|()| quad_split(icosahedron_shape())),
     ];
     (shapes, any::<u64>()).prop_map(|(s, seed)| finish(s, seed))
 }
@@ -606,14 +250,44 @@ pub fn triangle_mesh() -> impl Strategy<Value = MeshData> {
     let refine = |s: Shape, levels: usize| spherize((0..levels).fold(s, |s, _| tri_split(s)));
     let shapes = prop_oneof![
         2 => (3usize..12, 3usize..12, any::<u64>()).prop_map(|(m, n, d)| triangulate_quads(torus_shape(m, n), d)),
-        1 => (0usize..=2).prop_map(move |l| refine(tetrahedron(), l)),
-        1 => (0usize..=2).prop_map(move |l| refine(octahedron(), l)),
-        1 => (0usize..=1).prop_map(move |l| refine(icosahedron(), l)),
-        1 => (3usize..=10).prop_map(bipyramid),
+        1 => (0usize..=2).prop_map(move |l| refine(tetrahedron_shape(), l)),
+        1 => (0usize..=2).prop_map(move |l| refine(octahedron_shape(), l)),
+        1 => (0usize..=1).prop_map(move |l| refine(icosahedron_shape(), l)),
+        1 => (3usize..=10).prop_map(bipyramid_shape),
         2 => (1usize..=10, 1usize..=10, any::<u64>()).prop_map(|(w, h, d)| triangulate_quads(grid_shape(w, h), d)),
-        1 => (3usize..=12).prop_map(fan),
+        1 => (3usize..=12).prop_map(fan_shape),
     ];
     (shapes, any::<u64>()).prop_map(|(s, seed)| finish(s, seed))
+}
+
+/// Closed, manifold triangle meshes, every generated case usable (no
+/// filtering): triangulated tori (`m, n` in `3..12`, random diagonals:
+/// valences 4 to 8), tetra-, octa- and icosahedra with up to two (one for
+/// the icosahedron) 1-to-4 splits, and `k`-gonal bipyramids (`k` in
+/// `3..=12`: two vertices of valence `k`).
+pub fn closed_triangle_mesh() -> impl Strategy<Value = MeshData> {
+    let refine = |s: Shape, levels: usize| spherize((0..levels).fold(s, |s, _| tri_split(s)));
+    let shapes = prop_oneof![
+        2 => (3usize..12, 3usize..12, any::<u64>()).prop_map(|(m, n, d)| triangulate_quads(torus_shape(m, n), d)),
+        1 => (0usize..=2).prop_map(move |l| refine(tetrahedron_shape(), l)),
+        1 => (0usize..=2).prop_map(move |l| refine(octahedron_shape(), l)),
+        1 => (0usize..=1).prop_map(move |l| refine(icosahedron_shape(), l)),
+        2 => (3usize..=12).prop_map(bipyramid_shape),
+    ];
+    (shapes, any::<u64>()).prop_map(|(s, seed)| finish(s, seed))
+}
+
+/// [`closed_triangle_mesh`] with random edge sharpness (about half the
+/// edges semi-sharp or infinitely sharp), random vertex sharpness and random
+/// [`Options`]: closed triangle meshes with creases, darts and corners, no
+/// case rejected.
+pub fn closed_triangle_mesh_with_creases() -> impl Strategy<Value = MeshData> {
+    closed_triangle_mesh()
+        .prop_flat_map(|data| {
+            let (ne, nv) = (data.mesh.topology().num_edges(), data.mesh.num_vertices());
+            (Just(data), vec(edge_sharpness(), ne), vec(vertex_sharpness(), nv), options())
+        })
+        .prop_map(|(data, es, vs, opts)| with_tags(&data, &es, &vs, opts))
 }
 
 /// Every combination of [`Options`] values.

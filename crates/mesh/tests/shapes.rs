@@ -1,0 +1,153 @@
+//! The published test shapes: counts, Euler characteristic, closedness,
+//! valences, orientation (outward normals), and the typed errors.
+
+use subla_algebra::Par;
+use subla_mesh::normals::vertex_normals;
+use subla_mesh::topology::vertex_tag;
+use subla_mesh::{MeshData, MeshError, shapes};
+
+/// V − E + F.
+fn euler(d: &MeshData) -> i64 {
+    let t = d.mesh.topology();
+    t.num_vertices() as i64 - t.num_edges() as i64 + t.num_faces() as i64
+}
+
+fn valences(d: &MeshData) -> Vec<usize> {
+    let t = d.mesh.topology();
+    (0..t.num_vertices()).map(|v| t.vertex_edges(v).len()).collect()
+}
+
+/// Closed solids around the origin: every vertex normal points away from it.
+fn outward(d: &MeshData) -> bool {
+    let n = vertex_normals(d.mesh.topology(), d.mesh.holes(), d.positions(), Par::Seq);
+    (0..d.mesh.num_vertices()).all(|v| (0..3).map(|k| n[(v, k)] * d.positions()[(v, k)]).sum::<f64>() > 0.0)
+}
+
+#[test]
+fn platonic_solids() {
+    for (d, v, e, f, order, valence) in [
+        (shapes::tetrahedron(), 4, 6, 4, 3, 3),
+        (shapes::cube(), 8, 12, 6, 4, 3),
+        (shapes::octahedron(), 6, 12, 8, 3, 4),
+        (shapes::icosahedron(), 12, 30, 20, 3, 5),
+        (shapes::dodecahedron(), 20, 30, 12, 5, 3),
+    ] {
+        let t = d.mesh.topology();
+        assert_eq!((t.num_vertices(), t.num_edges(), t.num_faces()), (v, e, f));
+        assert!(t.is_closed() && t.is_manifold());
+        assert!((0..f).all(|i| t.face(i).len() == order));
+        assert!(valences(&d).iter().all(|&n| n == valence));
+        assert!(outward(&d), "faces turn outward: {v} vertices");
+        // On the unit sphere.
+        let pos = d.positions();
+        for p in pos.rows() {
+            assert!((p.dot(&p) - 1.0).abs() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn bipyramids_prisms_tori_and_spheres() {
+    for k in 3..=12 {
+        let b = shapes::bipyramid(k).unwrap();
+        assert_eq!(euler(&b), 2);
+        assert!(b.mesh.topology().is_closed());
+        let val = valences(&b);
+        assert_eq!((val[k], val[k + 1]), (k, k), "apexes");
+        assert!(val[..k].iter().all(|&n| n == 4));
+        assert!(outward(&b));
+        let p = shapes::prism(k).unwrap();
+        assert_eq!(euler(&p), 2);
+        assert!(valences(&p).iter().all(|&n| n == 3));
+        assert!(outward(&p));
+    }
+    let q = shapes::quad_torus(5, 7).unwrap();
+    assert_eq!((euler(&q), q.mesh.num_faces()), (0, 35));
+    assert!(valences(&q).iter().all(|&n| n == 4));
+    let t = shapes::triangle_torus(5, 7).unwrap();
+    assert_eq!((euler(&t), t.mesh.num_faces()), (0, 70));
+    assert!(valences(&t).iter().all(|&n| n == 6));
+    let s = shapes::quad_sphere(3).unwrap();
+    assert_eq!(euler(&s), 2);
+    assert_eq!(valences(&s).iter().filter(|&&n| n == 3).count(), 8);
+    assert!(outward(&s));
+}
+
+#[test]
+fn grids_fans_and_disks() {
+    let g = shapes::quad_grid(3, 2).unwrap();
+    assert_eq!((g.mesh.num_vertices(), g.mesh.num_faces(), euler(&g)), (12, 6, 1));
+    assert!(!g.mesh.topology().is_closed());
+    let tg = shapes::triangle_grid(3, 3).unwrap();
+    assert_eq!((tg.mesh.num_faces(), euler(&tg)), (18, 1));
+    let f = shapes::fan(9).unwrap();
+    assert_eq!((valences(&f)[0], euler(&f)), (9, 1));
+    for k in 3..=12 {
+        for rings in 1..=4 {
+            for (d, regular) in
+                [(shapes::quad_disk(k, rings).unwrap(), 4), (shapes::triangle_disk(k, rings).unwrap(), 6)]
+            {
+                let t = d.mesh.topology();
+                assert_eq!(euler(&d), 1, "a disk");
+                assert!(t.is_manifold());
+                let val = valences(&d);
+                assert_eq!(val[0], k, "the centre");
+                // Every other interior vertex is regular.
+                for (v, (&n, &tag)) in val.iter().zip(t.vertex_tags()).enumerate().skip(1) {
+                    if tag & vertex_tag::BOUNDARY == 0 {
+                        assert_eq!(n, regular, "k {k} rings {rings}: vertex {v}");
+                    }
+                }
+                // Spokes: vertex 1 + s·rings + (i − 1) at distance i.
+                for s in 0..k {
+                    for i in 1..=rings {
+                        let pos = d.positions();
+                        let p = pos.row(1 + s * rings + (i - 1));
+                        assert!((p.dot(&p).sqrt() - i as f64).abs() < 1e-12);
+                    }
+                }
+                // Counter-clockwise from +z.
+                let n = vertex_normals(d.mesh.topology(), d.mesh.holes(), d.positions(), Par::Seq);
+                assert!(n.rows().into_iter().all(|r| r[2] > 0.0));
+            }
+        }
+    }
+}
+
+#[test]
+fn creases_and_errors() {
+    let d = shapes::quad_disk(5, 2).unwrap();
+    // The spokes 0 and 2 (vertices 1 and 1 + 2·2 next to the centre).
+    let c = shapes::with_creases(&d, &[(0, 1), (0, 5)], 2.5).unwrap();
+    let t = c.mesh.topology();
+    let sharp: Vec<[u32; 2]> =
+        (0..t.num_edges()).filter(|&e| c.mesh.edge_sharpness()[e] == 2.5).map(|e| t.edge(e)).collect();
+    assert_eq!(sharp.len(), 2);
+    assert!(sharp.iter().all(|e| e.contains(&0)));
+    assert!(shapes::with_creases(&d, &[(1, 3)], 1.0).is_err(), "not an edge");
+    assert!(matches!(
+        shapes::bipyramid(2),
+        Err(MeshError::ShapeParameter { what: "bipyramid sides", value: 2, min: 3 })
+    ));
+    assert!(matches!(shapes::quad_disk(2, 1), Err(MeshError::ShapeParameter { what: "disk valence", .. })));
+    assert!(matches!(shapes::triangle_disk(5, 0), Err(MeshError::ShapeParameter { what: "disk rings", .. })));
+    assert!(matches!(shapes::quad_torus(2, 5), Err(MeshError::ShapeParameter { .. })));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Every generated case is a closed triangle mesh: nothing to reject.
+    #[test]
+    fn closed_triangle_strategies_need_no_filtering(
+        d in subla_mesh::proptest_support::closed_triangle_mesh(),
+        c in subla_mesh::proptest_support::closed_triangle_mesh_with_creases(),
+    ) {
+        for m in [&d.mesh, &c.mesh] {
+            let t = m.topology();
+            proptest::prop_assert!(t.is_closed() && t.is_manifold());
+            proptest::prop_assert!((0..t.num_faces()).all(|f| t.face(f).len() == 3));
+            let chi = t.num_vertices() as i64 - t.num_edges() as i64 + t.num_faces() as i64;
+            proptest::prop_assert!(chi == 2 || chi == 0, "a sphere or a torus, χ = {}", chi);
+        }
+    }
+}
