@@ -275,43 +275,11 @@ pub fn quad_sphere(k: usize) -> MeshData {
 /// # Panics
 /// If `n` is 0.
 pub fn icosphere(n: usize) -> (Mesh, ndarray::Array2<f64>) {
-    let t = (1.0 + 5f64.sqrt()) / 2.0;
-    let ico = [
-        [-1.0, t, 0.0],
-        [1.0, t, 0.0],
-        [-1.0, -t, 0.0],
-        [1.0, -t, 0.0],
-        [0.0, -1.0, t],
-        [0.0, 1.0, t],
-        [0.0, -1.0, -t],
-        [0.0, 1.0, -t],
-        [t, 0.0, -1.0],
-        [t, 0.0, 1.0],
-        [-t, 0.0, -1.0],
-        [-t, 0.0, 1.0],
-    ];
-    let faces = [
-        [0, 11, 5],
-        [0, 5, 1],
-        [0, 1, 7],
-        [0, 7, 10],
-        [0, 10, 11],
-        [1, 5, 9],
-        [5, 11, 4],
-        [11, 10, 2],
-        [10, 7, 6],
-        [7, 1, 8],
-        [3, 9, 4],
-        [3, 4, 2],
-        [3, 2, 6],
-        [3, 6, 8],
-        [3, 8, 9],
-        [4, 9, 5],
-        [2, 4, 11],
-        [6, 2, 10],
-        [8, 6, 7],
-        [9, 8, 1],
-    ];
+    let base = subla_mesh::shapes::icosahedron();
+    let bt = base.mesh.topology();
+    let bp = base.positions();
+    let ico: Vec<[f64; 3]> = bp.rows().into_iter().map(|r| [r[0], r[1], r[2]]).collect();
+    let faces: Vec<[usize; 3]> = (0..bt.num_faces()).map(|f| std::array::from_fn(|k| bt.face(f)[k] as usize)).collect();
     let mut ids: HashMap<[i64; 3], u32> = HashMap::new();
     let mut pos: Vec<[f64; 3]> = Vec::new();
     let mut id = |p: [f64; 3]| -> u32 {

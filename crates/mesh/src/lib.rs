@@ -22,6 +22,7 @@
 
 pub mod data;
 pub mod error;
+pub mod matrices;
 pub mod mesh;
 pub mod normals;
 pub mod obj;

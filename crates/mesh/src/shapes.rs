@@ -7,8 +7,8 @@
 //! [`Validation::Manifold`], consistently oriented (counter-clockwise seen
 //! from outside, or from `+z` for the flat ones), with exact positions
 //! (closed solids on the unit sphere, flat ones in the `z = 0` plane). The
-//! proptest strategies ([`crate::proptest_support`], feature
-//! `proptest-support`) are built from the same shapes.
+//! proptest strategies (`proptest_support`, feature `proptest-support`)
+//! are built from the same shapes.
 //!
 //! | function | faces | vertices of note |
 //! |---|---|---|

@@ -151,3 +151,43 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// `F` and `G` hold, for every corner of every triangle, the triangle
+    /// and the opposite vertex of its outgoing edge, and nothing else.
+    #[test]
+    fn directed_edge_matrices_match_the_faces(d in subla_mesh::proptest_support::triangle_mesh()) {
+        let t = d.mesh.topology();
+        let f = subla_mesh::matrices::directed_edge_faces(t, Par::Rayon).unwrap();
+        let g = subla_mesh::matrices::opposite_vertices(t, Par::Seq).unwrap();
+        proptest::prop_assert_eq!(f.nnz(), 3 * t.num_faces());
+        proptest::prop_assert_eq!(f.pattern(), g.pattern());
+        for k in 0..t.num_faces() {
+            let v = t.face(k);
+            for i in 0..3 {
+                let (a, b, c) = (v[i], v[(i + 1) % 3], v[(i + 2) % 3]);
+                proptest::prop_assert_eq!(f.as_ref().get(a as usize, b as usize), Some(&(k as u32)));
+                proptest::prop_assert_eq!(g.as_ref().get(a as usize, b as usize), Some(&c));
+            }
+        }
+    }
+}
+
+#[test]
+fn directed_edge_matrices_refuse_what_they_cannot_hold() {
+    use subla_mesh::{MeshBuilder, Validation, matrices};
+    let quads = shapes::cube();
+    assert!(matches!(
+        matrices::opposite_vertices(quads.mesh.topology(), Par::Seq),
+        Err(MeshError::NotTriangle { face: 0, order: 4 })
+    ));
+    // Two triangles traversing 0 → 1 the same way.
+    let m = MeshBuilder::from_faces(4, &[[0u32, 1, 2], [0, 1, 3]]).validation(Validation::OpenSubdiv).build(Par::Seq);
+    if let Ok(m) = m {
+        assert!(matches!(
+            matrices::directed_edge_faces(m.topology(), Par::Seq),
+            Err(MeshError::InconsistentOrientation { v0: 0, v1: 1, face_a: 0, face_b: 1 })
+        ));
+    }
+}

@@ -111,79 +111,9 @@ impl ModeFlags {
     }
 }
 
-/// The faces and edges around a manifold vertex in turning order: corner
-/// `i` (at the vertex, in face `i`) leaves along `edges[i]` and arrives
-/// along `edges[i + 1]`, which face `i + 1` leaves along. A boundary vertex
-/// starts at the face that leaves along a boundary edge and has one edge
-/// more than faces; an interior vertex has as many (`edges[n]` would be
-/// `edges[0]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ring {
-    /// One corner per face, at the vertex.
-    pub corners: Vec<u32>,
-    /// The edges, as above.
-    pub edges: Vec<u32>,
-    /// The vertex is on the boundary.
-    pub boundary: bool,
-}
-
-impl Ring {
-    /// The ring of vertex `v`, or `None` where its faces do not form one
-    /// fan (non-manifold, repeated in a face, or isolated).
-    pub fn of(t: &Topology, v: usize) -> Option<Ring> {
-        let tags = t.vertex_tags()[v];
-        if tags & (vertex_tag::NON_MANIFOLD | vertex_tag::ISOLATED | vertex_tag::REPEATED) != 0 {
-            return None;
-        }
-        let vc = t.vertex_corners(v);
-        let ce = t.corner_edges();
-        let boundary = tags & vertex_tag::BOUNDARY != 0;
-        let start = if boundary {
-            *vc.iter().find(|&&c| t.edge_corners(ce[c as usize] as usize).len() == 1)?
-        } else {
-            *vc.first()?
-        };
-        let mut ring =
-            Ring { corners: Vec::with_capacity(vc.len()), edges: Vec::with_capacity(vc.len() + 1), boundary };
-        let mut c = start;
-        loop {
-            ring.corners.push(c);
-            ring.edges.push(ce[c as usize]);
-            let p = t.prev_corner(c as usize) as u32;
-            let e = ce[p as usize];
-            let uses = t.edge_corners(e as usize);
-            if uses.len() == 1 {
-                if !boundary {
-                    return None;
-                }
-                ring.edges.push(e);
-                break;
-            }
-            if uses.len() != 2 {
-                return None;
-            }
-            let next = if uses[0] == p { uses[1] } else { uses[0] };
-            if next == start {
-                break;
-            }
-            if ring.corners.len() >= vc.len() {
-                return None;
-            }
-            c = next;
-        }
-        (ring.corners.len() == vc.len()).then_some(ring)
-    }
-
-    /// Number of faces.
-    pub fn len(&self) -> usize {
-        self.corners.len()
-    }
-
-    /// No faces.
-    pub fn is_empty(&self) -> bool {
-        self.corners.is_empty()
-    }
-}
+/// The faces and edges around a manifold vertex in turning order
+/// ([`subla_mesh::topology::VertexRing`]).
+pub type Ring = subla_mesh::topology::VertexRing;
 
 /// The run of faces around a vertex that share one of its values
 /// (OpenSubdiv's `ValueSpan`).

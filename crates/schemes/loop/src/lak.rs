@@ -169,31 +169,16 @@ fn build_level(parent: &Mesh, par: Par) -> Result<(LakLevel, Mesh)> {
         e => e.into(),
     })?;
     let mt_csc = m.to_csr(par).into_transpose(); // CSC of Mᵀ
-    // The vertex of triangle k at the position that is neither a nor b.
-    let third = |k: u32, a: u32, b: u32| -> u32 {
-        let (rows, pos) = m.col(k as usize);
-        match pos.iter().position(|&x| x == 6 - a - b) {
-            Some(i) => rows[i],
-            None => unreachable!("triangle {k} has a corner at every position"),
+    // Eq. 30: G(i, j) = the vertex opposite the directed edge i -> j
+    // (`subla_mesh::matrices`); two triangles holding one directed edge
+    // have no such G (the kernel path takes them).
+    let g = match subla_mesh::matrices::opposite_vertices(t, par) {
+        Ok(g) => g.to_csc(par),
+        Err(subla_mesh::MeshError::InconsistentOrientation { .. }) => {
+            return Err(subla_scheme::algebra_path_limit(NAME, t, None));
         }
+        Err(e) => return Err(e.into()),
     };
-    // Eq. 30: G(i, j) = the vertex opposite the directed edge i -> j, with
-    // the number of faces holding that directed edge.
-    let g = spgemm::multiply(
-        m.as_ref(),
-        mt_csc.as_ref(),
-        &Ops::new(
-            |a: &u32, b: &u32| (*a, *b),
-            |(a, b), c: &Collision<'_, u32, u32>| q3(a, b).then(|| (third(c.k, a, b), 1u32)),
-        )
-        .reduce(|(o, n): (u32, u32), (_, n2): (u32, u32)| (o, n + n2)),
-        par,
-    )?;
-    // G (Eq. 30) holds one opposite vertex per directed edge.
-    if g.as_ref().iter().any(|(_, _, v)| v.1 > 1) {
-        return Err(subla_scheme::algebra_path_limit(NAME, t, None));
-    }
-    let g = g.map_values(|(o, _)| o);
     let gt = g.to_csr(par).into_transpose();
     let s = symmetric_sum(g.as_ref(), gt.as_ref())?;
     drop((g, gt));

@@ -25,7 +25,6 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 use num_traits::Float;
 use subla_algebra::mem::{try_filled_vec, try_vec_with_capacity};
 use subla_algebra::scan::offsets_from_counts;
-use subla_algebra::spgemm::{self, Collision, Ops};
 use subla_algebra::spmv::{Update, spmv_csr_into};
 use subla_algebra::{CscMat, CsrMat, Par};
 use subla_mesh::{Mesh, Topology};
@@ -102,12 +101,6 @@ impl Sqrt3LakPlan {
 
 const NAME: &str = "sqrt3-lak";
 
-/// `Q₃(a, b)`: position `b` follows position `a` in a triangle.
-#[inline]
-fn q3(a: u32, b: u32) -> bool {
-    b == a % 3 + 1
-}
-
 /// Appends `entries` as one CSR row: sorted by column, repeated columns
 /// merged (their weights added).
 fn push_row(entries: &[(u32, f64)], idx: &mut Vec<u32>, vals: &mut Vec<f64>) {
@@ -174,16 +167,9 @@ fn build_level(parent: &Mesh, kobbelt: bool, par: Par) -> Result<(LakLevel, Mesh
     check_input(t)?;
     let (nv, nf) = (t.num_vertices(), t.num_faces());
     let m = t.mesh_matrix()?;
-    let mt_csc: CscMat<u32> = m.to_csr(par).into_transpose();
-    // Eq. 6-7: F(i, j) = the triangle k holding the directed edge i -> j.
-    let f = spgemm::multiply(
-        m.as_ref(),
-        mt_csc.as_ref(),
-        &Ops::new(|a: &u32, b: &u32| (*a, *b), |(a, b), c: &Collision<'_, u32, u32>| q3(a, b).then_some(c.k)),
-        par,
-    )?
-    .to_csr(par);
-    drop(mt_csc);
+    // Eq. 6-7: F(i, j) = the triangle k holding the directed edge i -> j
+    // (`subla_mesh::matrices`).
+    let f = subla_mesh::matrices::directed_edge_faces(t, par)?;
     let ft: CsrMat<u32> = f.to_csc(par).into_transpose();
     let (next, prev) = boundary_neighbours(&f, &ft)?;
     drop(ft);
