@@ -22,6 +22,8 @@
 //! | [`quad_disk`]`(k, rings)`, [`triangle_disk`]`(k, rings)` | quads, triangles | vertex 0 of valence `k`, every other interior vertex regular |
 //! | [`fan`]`(k)` | triangles | a centre of valence `k`, boundary |
 //!
+//! [`disk_coordinates`] gives the disks' vertices by sector and place.
+//!
 //! [`with_creases`] tags edges (by their vertex pairs) with a sharpness:
 //!
 //! ```
@@ -678,6 +680,34 @@ pub fn triangle_disk(k: usize, rings: usize) -> Result<MeshData> {
         }
     }
     build(&s)
+}
+
+/// The place of every vertex of [`quad_disk`]`(k, rings)` (`quads`) or
+/// [`triangle_disk`]`(k, rings)` in its sector: `[s, i, j]` for the vertex
+/// at `i` along spoke `s` plus `j` along spoke `s + 1` (spoke points as
+/// `[s, i, 0]`, the centre as `[0, 0, 0]`), in vertex order. Invalid sizes
+/// give what the shapes refuse.
+///
+/// # Errors
+/// [`MeshError::ShapeParameter`] as the disks.
+pub fn disk_coordinates(quads: bool, k: usize, rings: usize) -> Result<Vec<[u32; 3]>> {
+    at_least("disk valence", k, 3)?;
+    at_least("disk rings", rings, 1)?;
+    let mut c = vec![[0u32; 3]];
+    for sp in 0..k {
+        for i in 1..=rings {
+            c.push([sp as u32, i as u32, 0]);
+        }
+    }
+    for sp in 0..k {
+        for j in 1..=rings {
+            let last = if quads { rings } else { rings - j };
+            for i in 1..=last {
+                c.push([sp as u32, i as u32, j as u32]);
+            }
+        }
+    }
+    Ok(c)
 }
 
 /// `data` with the edges between the vertex pairs of `edges` tagged with

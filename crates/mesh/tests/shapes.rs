@@ -1,6 +1,8 @@
 //! The published test shapes: counts, Euler characteristic, closedness,
 //! valences, orientation (outward normals), and the typed errors.
 
+use std::f64::consts::TAU;
+
 use subla_algebra::Par;
 use subla_mesh::normals::vertex_normals;
 use subla_mesh::topology::vertex_tag;
@@ -105,6 +107,16 @@ fn grids_fans_and_disks() {
                         let p = pos.row(1 + s * rings + (i - 1));
                         assert!((p.dot(&p).sqrt() - i as f64).abs() < 1e-12);
                     }
+                }
+                // Every vertex where its sector coordinates put it.
+                let quads = regular == 4;
+                let coords = shapes::disk_coordinates(quads, k, rings).unwrap();
+                assert_eq!(coords.len(), d.mesh.num_vertices());
+                for (v, &[s, i, j]) in coords.iter().enumerate() {
+                    let (a, b) = (TAU * s as f64 / k as f64, TAU * (s + 1) as f64 / k as f64);
+                    let want = [i as f64 * a.cos() + j as f64 * b.cos(), i as f64 * a.sin() + j as f64 * b.sin()];
+                    let p = d.positions();
+                    assert!((p[(v, 0)] - want[0]).abs() < 1e-12 && (p[(v, 1)] - want[1]).abs() < 1e-12, "vertex {v}");
                 }
                 // Counter-clockwise from +z.
                 let n = vertex_normals(d.mesh.topology(), d.mesh.holes(), d.positions(), Par::Seq);

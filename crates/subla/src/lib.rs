@@ -17,6 +17,9 @@
 //!   refinement, patch tables with OpenSubdiv's end caps, and the limit
 //!   surface at (ptex face, u, v): batched evaluation, limit matrices,
 //!   tessellation;
+//! * [`analysis`]: local subdivision analysis — the subdivision matrix of
+//!   any scheme around an extraordinary vertex, its block-circulant
+//!   structure and its spectrum;
 //! * [`registry`]: the table of schemes and their implementations, as
 //!   type-erased refiners that tools dispatch through;
 //! * with the `gpu` feature, `gpu` (wgpu context and kernels),
@@ -38,6 +41,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod analysis;
 pub mod registry;
 
 #[cfg(feature = "nalgebra-sparse")]

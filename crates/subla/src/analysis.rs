@@ -1,0 +1,485 @@
+//! Local subdivision analysis: the subdivision matrix of a scheme around an
+//! extraordinary vertex, and its spectrum.
+//!
+//! [`local_subdivision_matrix`] works for any [`Refiner`] of polygon meshes
+//! whose plans name their child points ([`Plan::child_point`]: vertex,
+//! edge and face points, the primal schemes — subla's and one's own). It
+//! refines a disk of faces around one vertex of valence `k`
+//! ([`subla_mesh::shapes::quad_disk`] or
+//! [`subla_mesh::shapes::triangle_disk`]) by one level, and restricts the
+//! level's operator `R_0` to the neighbourhood of the centre: the points
+//! within `rings` rings (for quads, `max(i, j) ≤ rings`; for triangles,
+//! `i + j ≤ rings`, with `(i, j)` a point's place in its sector), rows the
+//! child points and columns the parent vertices at the same places. A
+//! neighbourhood whose child rows reach outside it (the scheme's support is
+//! wider) is refused, naming the point: ask for more rings.
+//!
+//! **Order.** The centre first; then the places `(i, j)` of one sector,
+//! nearest first (by distance, then `j`), each repeated for the `k` sectors
+//! in counter-clockwise order ([`LocalMatrix::points`]). On an interior
+//! vertex the matrix is then block-circulant: the block of places `(a, b)`
+//! is a `k × k` circulant, and [`LocalMatrix::fourier_blocks`] gives its
+//! discrete Fourier transform, one small block per frequency `ω`, whose
+//! eigenvalues are those of the matrix with Fourier index `ω`.
+//!
+//! ```
+//! use subla::analysis::{DiskFaces, local_subdivision_matrix, spectrum};
+//! use subla::loop_scheme::LoopSlak;
+//! let s = local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, 7, 1)?;
+//! assert_eq!(s.matrix.shape(), (8, 8)); // the centre and its 7 neighbours
+//! let sp = spectrum(&s)?;
+//! let lambda1 = 3.0 / 8.0 + (std::f64::consts::TAU / 7.0).cos() / 4.0;
+//! assert!((sp.subdominant().unwrap().value.re - lambda1).abs() < 1e-12);
+//! assert!(sp.conditions().all());
+//! # Ok::<(), subla::analysis::AnalysisError>(())
+//! ```
+
+use std::f64::consts::TAU;
+
+use nalgebra::{Complex, DMatrix};
+use subla_algebra::{CsrMat, Par};
+use subla_mesh::{Mesh, MeshError, shapes};
+use subla_scheme::{ChildPoint, Plan, Refiner, SchemeError};
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalysisError {
+    /// The configuration could not be made.
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    /// The scheme refused the configuration or its operator.
+    #[error(transparent)]
+    Scheme(#[from] SchemeError),
+    /// An algebra error (a size that does not fit).
+    #[error(transparent)]
+    Algebra(#[from] subla_algebra::AlgebraError),
+    /// The plan does not say which child point a row is.
+    #[error("{scheme}: the plan does not name child row {row} (Plan::child_point), so its place is unknown")]
+    UnknownChildPoint {
+        /// The scheme.
+        scheme: &'static str,
+        /// The row of `R_0`.
+        row: usize,
+    },
+    /// A child point of the neighbourhood depends on a parent vertex outside
+    /// it: the scheme's support is wider than `rings` rings.
+    #[error(
+        "{scheme}: the child point at sector {sector}, place ({i}, {j}) depends on vertices outside {rings} rings: ask for more rings"
+    )]
+    NotClosed {
+        /// The scheme.
+        scheme: &'static str,
+        /// Its sector.
+        sector: u32,
+        /// Its place along spoke `sector`.
+        i: u32,
+        /// Its place along spoke `sector + 1`.
+        j: u32,
+        /// The rings asked for.
+        rings: usize,
+    },
+    /// No child point of the refined configuration lies at a place of the
+    /// neighbourhood (a scheme that does not keep the vertices' places, such
+    /// as √3 or a dual scheme).
+    #[error("{scheme}: no child point at sector {sector}, place ({i}, {j}) of the refined configuration")]
+    MissingPoint {
+        /// The scheme.
+        scheme: &'static str,
+        /// Its sector.
+        sector: u32,
+        /// Its place along spoke `sector`.
+        i: u32,
+        /// Its place along spoke `sector + 1`.
+        j: u32,
+    },
+    /// The valence or the rings are out of range.
+    #[error("{what} must be at least {min}, got {value}")]
+    Parameter {
+        /// Which.
+        what: &'static str,
+        /// The value given.
+        value: usize,
+        /// The least.
+        min: usize,
+    },
+}
+
+/// The faces of the configuration.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DiskFaces {
+    /// Quads (Catmull-Clark, bilinear, schemes of quad meshes).
+    Quads,
+    /// Triangles (Loop, Butterfly, schemes of triangle meshes).
+    Triangles,
+}
+
+/// A point of the neighbourhood: the centre (`i = j = 0`), or the point at
+/// `i` along spoke `sector` plus `j` along spoke `sector + 1` (`i ≥ 1`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RingPoint {
+    /// The sector (0 for the centre).
+    pub sector: u32,
+    /// Along spoke `sector`.
+    pub i: u32,
+    /// Along spoke `sector + 1`.
+    pub j: u32,
+}
+
+/// The local subdivision matrix of a scheme around a vertex of valence `k`
+/// (see the [module docs](self)).
+#[derive(Clone, Debug)]
+pub struct LocalMatrix {
+    /// The scheme.
+    pub scheme: &'static str,
+    /// The valence of the centre.
+    pub valence: usize,
+    /// The rings of the neighbourhood.
+    pub rings: usize,
+    /// Its points, in the rows' and columns' order.
+    pub points: Vec<RingPoint>,
+    /// The matrix `S`: row `p` is the child point at `points[p]`, over the
+    /// parent vertices at `points`.
+    pub matrix: CsrMat<f64>,
+}
+
+/// The refined configuration's size: wide enough that the neighbourhood's
+/// child rows are those of an infinite regular surround.
+fn disk_rings(rings: usize) -> usize {
+    2 * rings + 2
+}
+
+/// `p` moved to its canonical sector: a point on spoke `s + 1` (`i = 0`)
+/// belongs to sector `s + 1`.
+fn canonical(k: u32, sector: u32, i: u32, j: u32) -> RingPoint {
+    match (i, j) {
+        (0, 0) => RingPoint { sector: 0, i: 0, j: 0 },
+        (0, j) => RingPoint { sector: (sector + 1) % k, i: j, j: 0 },
+        (i, j) => RingPoint { sector, i, j },
+    }
+}
+
+/// The place `(i, j)` of vertex `c` in the frame of sector `s` (where it is
+/// one of that sector's points, spokes included).
+fn in_frame(k: u32, c: [u32; 3], s: u32) -> Option<(u32, u32)> {
+    let [cs, i, j] = c;
+    match (i, j) {
+        (0, 0) => Some((0, 0)),
+        (_, 0) if cs == s => Some((i, 0)),
+        (_, 0) if cs == (s + 1) % k => Some((0, i)),
+        _ if cs == s => Some((i, j)),
+        _ => None,
+    }
+}
+
+/// The sector whose frame holds every vertex of `vs`.
+fn common_frame(k: u32, coords: &[[u32; 3]], vs: &[u32]) -> Option<u32> {
+    (0..k).find(|&s| vs.iter().all(|&v| in_frame(k, coords[v as usize], s).is_some()))
+}
+
+/// The points within `rings` rings, in the documented order.
+fn neighbourhood(faces: DiskFaces, k: u32, rings: u32) -> Vec<RingPoint> {
+    let mut places: Vec<(u32, u32)> = Vec::new();
+    for j in 0..=rings {
+        for i in 1..=rings {
+            let d = match faces {
+                DiskFaces::Quads => i.max(j),
+                DiskFaces::Triangles => i + j,
+            };
+            if d <= rings {
+                places.push((i, j));
+            }
+        }
+    }
+    let distance = |&(i, j): &(u32, u32)| match faces {
+        DiskFaces::Quads => i.max(j),
+        DiskFaces::Triangles => i + j,
+    };
+    places.sort_by_key(|p| (distance(p), p.1, p.0));
+    let mut points = vec![RingPoint { sector: 0, i: 0, j: 0 }];
+    for (i, j) in places {
+        points.extend((0..k).map(|sector| RingPoint { sector, i, j }));
+    }
+    points
+}
+
+/// The local subdivision matrix of `refiner` around a vertex of valence
+/// `valence` of a disk of `faces`, over `rings` rings (see the [module
+/// docs](self)).
+///
+/// # Errors
+/// [`AnalysisError::Parameter`] for `valence < 3` or `rings < 1`; the
+/// scheme's errors on the configuration; [`AnalysisError::UnknownChildPoint`]
+/// where the plan does not name its child points;
+/// [`AnalysisError::NotClosed`] where the scheme's support is wider than
+/// `rings` rings.
+pub fn local_subdivision_matrix<R: Refiner<Input = Mesh>>(
+    refiner: &R,
+    faces: DiskFaces,
+    valence: usize,
+    rings: usize,
+) -> Result<LocalMatrix, AnalysisError> {
+    if valence < 3 {
+        return Err(AnalysisError::Parameter { what: "valence", value: valence, min: 3 });
+    }
+    if rings < 1 {
+        return Err(AnalysisError::Parameter { what: "rings", value: rings, min: 1 });
+    }
+    let scheme = refiner.name();
+    let quads = faces == DiskFaces::Quads;
+    let outer = disk_rings(rings);
+    let disk = if quads { shapes::quad_disk(valence, outer)? } else { shapes::triangle_disk(valence, outer)? };
+    let coords = shapes::disk_coordinates(quads, valence, outer)?;
+    let k = valence as u32;
+    let t = disk.mesh.topology();
+    let plan = refiner.build(&disk.mesh, 1, Par::Seq)?;
+    let r0 = plan.operator(0, Par::Seq)?;
+    // Every child row's place (where it is one of the disk's).
+    let mut child_place = std::collections::HashMap::new();
+    for row in 0..r0.nrows() {
+        let place = match plan.child_point(0, row) {
+            Some(ChildPoint::Vertex(v)) => {
+                let [s, i, j] = coords[v as usize];
+                Some(canonical(k, s, 2 * i, 2 * j))
+            }
+            Some(ChildPoint::Edge(e)) => {
+                let [a, b] = t.edge(e as usize);
+                common_frame(k, &coords, &[a, b]).map(|s| {
+                    let (ai, aj) = in_frame(k, coords[a as usize], s).unwrap_or_default();
+                    let (bi, bj) = in_frame(k, coords[b as usize], s).unwrap_or_default();
+                    canonical(k, s, ai + bi, aj + bj)
+                })
+            }
+            Some(ChildPoint::Face(f)) => {
+                let vs = t.face(f as usize);
+                let n = vs.len() as u32;
+                common_frame(k, &coords, vs).and_then(|s| {
+                    let (si, sj) = vs.iter().fold((0, 0), |(x, y), &v| {
+                        let (i, j) = in_frame(k, coords[v as usize], s).unwrap_or_default();
+                        (x + i, y + j)
+                    });
+                    // Twice the centroid: a place of the child grid where
+                    // it is a lattice point.
+                    (2 * si % n == 0 && 2 * sj % n == 0).then(|| canonical(k, s, 2 * si / n, 2 * sj / n))
+                })
+            }
+            Some(_) => None,
+            None => return Err(AnalysisError::UnknownChildPoint { scheme, row }),
+        };
+        if let Some(p) = place {
+            child_place.insert(p, row as u32);
+        }
+    }
+    let mut parent_place = std::collections::HashMap::new();
+    for (v, &[s, i, j]) in coords.iter().enumerate() {
+        parent_place.insert(canonical(k, s, i, j), v as u32);
+    }
+    let points = neighbourhood(faces, k, rings as u32);
+    let rows: Vec<u32> = points
+        .iter()
+        .map(|p| {
+            child_place.get(p).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
+        })
+        .collect::<Result<_, _>>()?;
+    let cols: Vec<u32> = points.iter().map(|p| parent_place[p]).collect();
+    // Closed: each row's weights lie on the neighbourhood's columns.
+    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
+    for (p, &r) in points.iter().zip(&rows) {
+        let (idx, w) = r0.as_ref().slice(r as usize);
+        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
+            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
+        }
+    }
+    let matrix = r0.submatrix(&rows, &cols)?;
+    Ok(LocalMatrix { scheme, valence, rings, points, matrix })
+}
+
+/// One eigenvalue of a local subdivision matrix.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Eigenvalue {
+    /// The value.
+    pub value: Complex<f64>,
+    /// Its Fourier index `ω` (`0 ≤ ω < k`), where the matrix is
+    /// block-circulant.
+    pub fourier: Option<usize>,
+}
+
+/// The spectrum of a local subdivision matrix, by decreasing modulus.
+#[derive(Clone, Debug)]
+pub struct Spectrum {
+    /// The valence.
+    pub valence: usize,
+    /// Every eigenvalue, by decreasing modulus (ties by Fourier index).
+    pub values: Vec<Eigenvalue>,
+}
+
+/// The classical conditions on the leading eigenvalues (Reif; Peters &
+/// Reif, *Subdivision Surfaces*, ch. 5).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Conditions {
+    /// `λ₀ = 1`, simple.
+    pub unit_dominant: bool,
+    /// `λ₁ = λ₂`, real and positive, below 1.
+    pub subdominant_pair: bool,
+    /// `λ₁, λ₂` have Fourier indices 1 and `k − 1` (where known).
+    pub fourier_index_one: bool,
+    /// `|λ₃| < λ₁`.
+    pub gap: bool,
+}
+
+impl Conditions {
+    /// Every condition holds.
+    pub fn all(&self) -> bool {
+        self.unit_dominant && self.subdominant_pair && self.fourier_index_one && self.gap
+    }
+}
+
+/// Tolerance of the spectral comparisons.
+const TOL: f64 = 1e-9;
+
+impl Spectrum {
+    /// `λ₁`, the first eigenvalue after `λ₀ = 1`.
+    pub fn subdominant(&self) -> Option<Eigenvalue> {
+        self.values.get(1).copied()
+    }
+
+    /// The classical conditions.
+    pub fn conditions(&self) -> Conditions {
+        let v = &self.values;
+        let near = |a: Complex<f64>, b: Complex<f64>| (a - b).norm() < TOL;
+        let unit_dominant = v.first().is_some_and(|l| near(l.value, Complex::new(1.0, 0.0)))
+            && v.get(1).is_none_or(|l| l.value.norm() < 1.0 - TOL);
+        let subdominant_pair = match (v.get(1), v.get(2)) {
+            (Some(a), Some(b)) => {
+                near(a.value, b.value) && a.value.im.abs() < TOL && a.value.re > 0.0 && a.value.re < 1.0 - TOL
+            }
+            _ => false,
+        };
+        let k = self.valence;
+        let fourier_index_one = match (v.get(1).and_then(|l| l.fourier), v.get(2).and_then(|l| l.fourier)) {
+            (Some(a), Some(b)) => {
+                let mut ab = [a, b];
+                ab.sort_unstable();
+                ab == [1, k - 1] || (k == 2 && ab == [1, 1])
+            }
+            _ => true,
+        };
+        let gap = match (v.get(1), v.get(3)) {
+            (Some(a), Some(c)) => c.value.norm() < a.value.norm() - TOL,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        Conditions { unit_dominant, subdominant_pair, fourier_index_one, gap }
+    }
+}
+
+impl LocalMatrix {
+    /// Whether the matrix is block-circulant: entry `(a·s, b·t)` depends
+    /// on `t − s` only, for every pair of places (and the centre's row and
+    /// column are constant over the sectors).
+    pub fn is_block_circulant(&self) -> bool {
+        let k = self.valence;
+        let d = self.matrix.to_dense();
+        let m = (self.points.len() - 1) / k;
+        let at = |a: usize, s: usize| 1 + a * k + s % k;
+        for a in 0..m {
+            for b in 0..m {
+                for s in 0..k {
+                    for t in 0..k {
+                        if (d[(at(a, s), at(b, t))] - d[(at(a, 0), at(b, t + k - s))]).abs() > 1e-14 {
+                            return false;
+                        }
+                    }
+                }
+            }
+            for s in 0..k {
+                if (d[(at(a, s), 0)] - d[(at(a, 0), 0)]).abs() > 1e-14
+                    || (d[(0, at(a, s))] - d[(0, at(a, 0))]).abs() > 1e-14
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The discrete Fourier transform of the block-circulant matrix: for each
+    /// frequency `ω` in `0..k`, the block `B_ω[a][b] = Σ_τ S[(a, 0), (b, τ)]
+    /// ζ^{ωτ}` (`ζ = e^{2πi/k}`) over the places `a, b`, with the centre
+    /// added to `B_0` (first row and column). An eigenvector `u` of `B_ω`
+    /// gives the eigenvector `v[(b, t)] = u[b] ζ^{ωt}` of the matrix.
+    /// `None` where the matrix is not block-circulant.
+    pub fn fourier_blocks(&self) -> Option<Vec<DMatrix<Complex<f64>>>> {
+        if !self.is_block_circulant() {
+            return None;
+        }
+        let k = self.valence;
+        let d = self.matrix.to_dense();
+        let m = (self.points.len() - 1) / k;
+        let at = |a: usize, s: usize| 1 + a * k + s % k;
+        let zeta = |w: usize, t: usize| Complex::from_polar(1.0, TAU * (w * t % k) as f64 / k as f64);
+        let blocks = (0..k)
+            .map(|w| {
+                let c = usize::from(w == 0);
+                let mut b = DMatrix::<Complex<f64>>::zeros(m + c, m + c);
+                for a in 0..m {
+                    for bb in 0..m {
+                        b[(a + c, bb + c)] = (0..k).map(|t| d[(at(a, 0), at(bb, t))] * zeta(w, t)).sum();
+                    }
+                }
+                if c == 1 {
+                    b[(0, 0)] = Complex::new(d[(0, 0)], 0.0);
+                    for a in 0..m {
+                        b[(0, a + 1)] = Complex::new((0..k).map(|t| d[(0, at(a, t))]).sum(), 0.0);
+                        b[(a + 1, 0)] = Complex::new(d[(at(a, 0), 0)], 0.0);
+                    }
+                }
+                b
+            })
+            .collect();
+        Some(blocks)
+    }
+}
+
+/// The eigenvalues of a small complex matrix.
+fn eigenvalues(m: DMatrix<Complex<f64>>) -> Vec<Complex<f64>> {
+    if m.nrows() == 0 {
+        return Vec::new();
+    }
+    let t = m.schur().unpack().1;
+    (0..t.nrows()).map(|i| t[(i, i)]).collect()
+}
+
+/// The eigenvalues of `s`, by decreasing modulus, with their Fourier
+/// indices where the matrix is block-circulant (through
+/// [`LocalMatrix::fourier_blocks`]; otherwise the whole matrix's Schur form).
+///
+/// # Errors
+/// [`AnalysisError::Algebra`] for a matrix too large for a dense copy
+/// (over 4096 rows).
+pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
+    let n = s.matrix.nrows();
+    let dense = s.matrix.to_dense_within(4096 * 4096)?;
+    let mut values: Vec<Eigenvalue> = match s.fourier_blocks() {
+        Some(blocks) => blocks
+            .into_iter()
+            .enumerate()
+            .flat_map(|(w, b)| eigenvalues(b).into_iter().map(move |value| Eigenvalue { value, fourier: Some(w) }))
+            .collect(),
+        None => {
+            let m = DMatrix::from_fn(n, n, |i, j| Complex::new(dense[(i, j)], 0.0));
+            eigenvalues(m).into_iter().map(|value| Eigenvalue { value, fourier: None }).collect()
+        }
+    };
+    // Clean rounding: imaginary parts and moduli below the tolerance.
+    for e in &mut values {
+        if e.value.im.abs() < 1e-13 {
+            e.value.im = 0.0;
+        }
+    }
+    values.sort_by(|a, b| {
+        b.value.norm().partial_cmp(&a.value.norm()).unwrap_or(std::cmp::Ordering::Equal).then(a.fourier.cmp(&b.fourier))
+    });
+    // Near-equal moduli ordered by frequency, which the float order may not.
+    Ok(Spectrum { valence: s.valence, values })
+}

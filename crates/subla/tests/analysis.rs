@@ -1,0 +1,85 @@
+//! Local subdivision analysis against closed forms: Loop's and
+//! Catmull-Clark's spectra at valences 3–12, the block-circulant structure,
+//! and the errors.
+
+use std::f64::consts::{PI, TAU};
+
+use subla::analysis::{AnalysisError, DiskFaces, local_subdivision_matrix, spectrum};
+use subla::catmark::CatmarkSlak;
+use subla::loop_scheme::LoopSlak;
+use subla::sqrt3::Sqrt3Slak;
+
+/// Loop's vertex weight β(k) (Loop's original, which OpenSubdiv uses).
+fn loop_beta(k: usize) -> f64 {
+    let c = 3.0 / 8.0 + (TAU / k as f64).cos() / 4.0;
+    (5.0 / 8.0 - c * c) / k as f64
+}
+
+#[test]
+fn loop_spectrum_matches_its_closed_form() {
+    for k in 3..=12 {
+        let s = local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, k, 1).unwrap();
+        assert_eq!(s.matrix.shape(), (k + 1, k + 1));
+        assert!(s.is_block_circulant());
+        // Rows sum to one.
+        let d = s.matrix.to_dense();
+        for r in d.rows() {
+            assert!((r.sum() - 1.0).abs() < 1e-14);
+        }
+        let sp = spectrum(&s).unwrap();
+        assert_eq!(sp.values.len(), k + 1);
+        // 1 and 5/8 − kβ (ω = 0), 3/8 + cos(2πω/k)/4 (ω = 1 .. k − 1).
+        let mut want: Vec<(f64, usize)> = vec![(1.0, 0), (5.0 / 8.0 - k as f64 * loop_beta(k), 0)];
+        want.extend((1..k).map(|w| (3.0 / 8.0 + (TAU * w as f64 / k as f64).cos() / 4.0, w)));
+        for (value, w) in want {
+            assert!(
+                sp.values
+                    .iter()
+                    .any(|e| e.fourier == Some(w) && (e.value.re - value).abs() < 1e-12 && e.value.im.abs() < 1e-12),
+                "k {k}: {value} at ω = {w} in {:?}",
+                sp.values
+            );
+        }
+        let l1 = sp.subdominant().unwrap();
+        assert!((l1.value.re - (3.0 / 8.0 + (TAU / k as f64).cos() / 4.0)).abs() < 1e-12, "k {k}");
+        assert!(sp.conditions().all(), "k {k}: {:?}", sp.conditions());
+    }
+}
+
+#[test]
+fn catmull_clark_subdominant_eigenvalue_matches_its_closed_form() {
+    for k in 3..=12 {
+        let s = local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, k, 1).unwrap();
+        assert_eq!(s.matrix.shape(), (2 * k + 1, 2 * k + 1));
+        assert!(s.is_block_circulant());
+        let sp = spectrum(&s).unwrap();
+        // Doo & Sabin's and Ball & Storry's closed form.
+        let c = (TAU / k as f64).cos();
+        let lambda = (5.0 + c + (PI / k as f64).cos() * (2.0 * (9.0 + c)).sqrt()) / 16.0;
+        let l1 = sp.subdominant().unwrap();
+        assert!((l1.value.re - lambda).abs() < 1e-12, "k {k}: {} against {lambda}", l1.value);
+        assert!(sp.conditions().all(), "k {k}: {:?}", sp.conditions());
+        // ω = 0: 1, 1/(4k)·(something), and the centre block has size 3.
+        assert_eq!(sp.values.iter().filter(|e| e.fourier == Some(0)).count(), 3);
+        // The regular case: 1, 1/2, 1/2, 1/4, ...
+        if k == 4 {
+            assert!((l1.value.re - 0.5).abs() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn a_scheme_without_the_places_of_its_vertices_is_refused() {
+    // √3 rotates the lattice: its child points are not at the parent
+    // vertices' places.
+    let r = local_subdivision_matrix(&Sqrt3Slak::new(), DiskFaces::Triangles, 6, 1);
+    assert!(matches!(r, Err(AnalysisError::MissingPoint { sector: 0, i: 1, j: 0, .. })), "{r:?}");
+    assert!(matches!(
+        local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, 2, 1),
+        Err(AnalysisError::Parameter { what: "valence", value: 2, min: 3 })
+    ));
+    assert!(matches!(
+        local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, 5, 0),
+        Err(AnalysisError::Parameter { what: "rings", .. })
+    ));
+}
