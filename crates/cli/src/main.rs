@@ -23,6 +23,7 @@
 //! schemes are those of subla's registry (`subla::registry`): every
 //! subcommand dispatches through it.
 
+mod analyze;
 mod bench;
 mod embedded;
 mod info;
@@ -99,6 +100,9 @@ enum Command {
     /// Volumetric meshes (VTK, Medit) and Catmull-Clark solids: `info`,
     /// `subdivide`.
     Solid(solid::SolidArgs),
+    /// The local subdivision matrix of a scheme around extraordinary
+    /// vertices: its spectrum and the classical conditions, per valence.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -728,6 +732,7 @@ fn main() -> ExitCode {
         Some(Command::Limit(args)) => limit::limit(args, progress, cli.quiet),
         Some(Command::Tessellate(args)) => limit::tessellate(args, progress, cli.quiet),
         Some(Command::Solid(args)) => solid::solid(args, progress, cli.quiet),
+        Some(Command::Analyze(args)) => analyze::analyze(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

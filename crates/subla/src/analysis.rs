@@ -141,6 +141,11 @@ pub struct LocalMatrix {
     /// The matrix `S`: row `p` is the child point at `points[p]`, over the
     /// parent vertices at `points`.
     pub matrix: CsrMat<f64>,
+    /// The scheme's own limit mask of the centre (`Plan::limit` of the
+    /// refined configuration, its row of the centre over the neighbourhood's
+    /// places, in `points` order), where the scheme has one and it lies in
+    /// the neighbourhood.
+    pub scheme_limit_mask: Option<Vec<f64>>,
 }
 
 /// The refined configuration's size: wide enough that the neighbourhood's
@@ -213,7 +218,7 @@ fn neighbourhood(faces: DiskFaces, k: u32, rings: u32) -> Vec<RingPoint> {
 /// where the plan does not name its child points;
 /// [`AnalysisError::NotClosed`] where the scheme's support is wider than
 /// `rings` rings.
-pub fn local_subdivision_matrix<R: Refiner<Input = Mesh>>(
+pub fn local_subdivision_matrix<R: Refiner<Input = Mesh> + ?Sized>(
     refiner: &R,
     faces: DiskFaces,
     valence: usize,
@@ -291,7 +296,20 @@ pub fn local_subdivision_matrix<R: Refiner<Input = Mesh>>(
         }
     }
     let matrix = r0.submatrix(&rows, &cols)?;
-    Ok(LocalMatrix { scheme, valence, rings, points, matrix })
+    // The scheme's limit mask of the centre, over the child level.
+    let scheme_limit_mask = plan.limit(Par::Seq).ok().and_then(|l| {
+        let centre = rows[0] as usize;
+        let (idx, w) = l.as_ref().slice(centre);
+        let at: std::collections::HashMap<u32, usize> = rows.iter().enumerate().map(|(p, &r)| (r, p)).collect();
+        let mut mask = vec![0.0; rows.len()];
+        for (c, &w) in idx.iter().zip(w) {
+            if w != 0.0 {
+                mask[*at.get(c)?] += w;
+            }
+        }
+        Some(mask)
+    });
+    Ok(LocalMatrix { scheme, valence, rings, points, matrix, scheme_limit_mask })
 }
 
 /// One eigenvalue of a local subdivision matrix.
@@ -438,6 +456,48 @@ impl LocalMatrix {
             })
             .collect();
         Some(blocks)
+    }
+}
+
+impl LocalMatrix {
+    /// A basis of the left eigenspace of the real eigenvalue `lambda`
+    /// (the row vectors `l` with `l S = λ l`), each of unit length: the null
+    /// space of `Sᵀ − λI` by a singular value decomposition, singular values
+    /// below `1e-9` of the largest counted as zero.
+    pub fn left_eigenvectors(&self, lambda: f64) -> Vec<Vec<f64>> {
+        self.eigenspace(lambda, true)
+    }
+
+    /// A basis of the right eigenspace of the real eigenvalue `lambda`
+    /// (`S v = λ v`), as [`LocalMatrix::left_eigenvectors`].
+    pub fn right_eigenvectors(&self, lambda: f64) -> Vec<Vec<f64>> {
+        self.eigenspace(lambda, false)
+    }
+
+    fn eigenspace(&self, lambda: f64, left: bool) -> Vec<Vec<f64>> {
+        let d = self.matrix.to_dense();
+        let n = d.nrows();
+        let m = DMatrix::from_fn(n, n, |i, j| {
+            let x = if left { d[(j, i)] } else { d[(i, j)] };
+            if i == j { x - lambda } else { x }
+        });
+        let svd = m.svd(false, true);
+        let Some(vt) = svd.v_t else { return Vec::new() };
+        let largest = svd.singular_values.iter().fold(0.0f64, |a, &b| a.max(b)).max(1.0);
+        (0..n)
+            .filter(|&i| svd.singular_values[i] <= 1e-9 * largest)
+            .map(|i| vt.row(i).iter().copied().collect())
+            .collect()
+    }
+
+    /// The limit mask of the centre: the left eigenvector of `λ₀ = 1`,
+    /// scaled to sum to 1 (the limit position is `Σ mask[p] · x[points[p]]`).
+    /// `None` where 1 is not a simple eigenvalue.
+    pub fn limit_mask(&self) -> Option<Vec<f64>> {
+        let space = self.left_eigenvectors(1.0);
+        let [l] = space.as_slice() else { return None };
+        let sum: f64 = l.iter().sum();
+        (sum.abs() > 1e-12).then(|| l.iter().map(|x| x / sum).collect())
     }
 }
 

@@ -83,3 +83,34 @@ fn a_scheme_without_the_places_of_its_vertices_is_refused() {
         Err(AnalysisError::Parameter { what: "rings", .. })
     ));
 }
+
+/// The limit masks from the left eigenvector of 1 equal the schemes' own
+/// (`Plan::limit`) and the closed forms: Loop's `χ = 1/(3/(8β) + k)` on the
+/// neighbours, Catmull-Clark's `(k² P + 4 Σ e + Σ f) / (k (k + 5))`.
+#[test]
+fn limit_masks_from_the_left_eigenvector() {
+    for k in 3..=12 {
+        let s = local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, k, 1).unwrap();
+        let mask = s.limit_mask().unwrap();
+        let chi = 1.0 / (3.0 / (8.0 * loop_beta(k)) + k as f64);
+        assert!((mask[0] - (1.0 - k as f64 * chi)).abs() < 1e-12, "Loop k {k}: centre {}", mask[0]);
+        assert!(mask[1..].iter().all(|&w| (w - chi).abs() < 1e-12), "Loop k {k}");
+        let own = s.scheme_limit_mask.as_ref().expect("Loop has limit masks");
+        assert!(mask.iter().zip(own).all(|(a, b)| (a - b).abs() < 1e-12), "Loop k {k}: {mask:?} against {own:?}");
+
+        let s = local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, k, 1).unwrap();
+        let mask = s.limit_mask().unwrap();
+        let n = k as f64;
+        let den = n * (n + 5.0);
+        assert!((mask[0] - n * n / den).abs() < 1e-12, "Catmark k {k}");
+        assert!(mask[1..=k].iter().all(|&w| (w - 4.0 / den).abs() < 1e-12), "Catmark k {k}: edges");
+        assert!(mask[k + 1..].iter().all(|&w| (w - 1.0 / den).abs() < 1e-12), "Catmark k {k}: faces");
+        let own = s.scheme_limit_mask.as_ref().expect("Catmull-Clark has limit masks");
+        assert!(mask.iter().zip(own).all(|(a, b)| (a - b).abs() < 1e-12), "Catmark k {k}");
+        // The subdominant eigenvalue is double: a plane of eigenvectors on
+        // both sides.
+        let l1 = spectrum(&s).unwrap().subdominant().unwrap().value.re;
+        assert_eq!(s.left_eigenvectors(l1).len(), 2, "k {k}");
+        assert_eq!(s.right_eigenvectors(l1).len(), 2, "k {k}");
+    }
+}

@@ -1,0 +1,45 @@
+//! `subla analyze`: the spectrum per valence, as JSON and as a table, and
+//! its refusals.
+
+use std::process::{Command, Output};
+
+fn subla(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_subla")).args(args).output().expect("run subla")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+#[test]
+fn loop_spectra_as_json() {
+    let out = ok(&subla(&["analyze", "--scheme", "loop", "--valence", "3..12", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let rows = v["valences"].as_array().expect("valences");
+    assert_eq!(rows.len(), 10);
+    for r in rows {
+        let k = r["valence"].as_u64().unwrap() as f64;
+        let l1 = r["eigenvalues"][1]["re"].as_f64().unwrap();
+        assert!((l1 - (3.0 / 8.0 + (std::f64::consts::TAU / k).cos() / 4.0)).abs() < 1e-12, "k {k}");
+        assert_eq!(r["conditions"]["all"], true);
+        let mask: Vec<f64> = r["limit_mask"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!((mask.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert_eq!(mask.len(), k as usize + 1);
+    }
+}
+
+#[test]
+fn catmark_table_and_refusals() {
+    let out = ok(&subla(&["analyze", "--valence", "4"]));
+    assert!(out.contains("| 4 | 9 | 1.000000 [0] | 0.500000 [1] | 0.500000 [3] |"), "{out}");
+    assert!(out.contains("all hold"));
+    let bilinear = ok(&subla(&["analyze", "--scheme", "bilinear", "--valence", "5"]));
+    assert!(bilinear.contains("fails:"), "{bilinear}");
+    let o = subla(&["analyze", "--scheme", "sqrt3", "--valence", "6"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no child point"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = subla(&["analyze", "--valence", "2..5"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("valences start at 3"));
+}
