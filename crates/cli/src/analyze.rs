@@ -3,7 +3,7 @@
 //! classical conditions, as a table or JSON (`subla::analysis`).
 
 use clap::Args;
-use subla::analysis::{DiskFaces, Spectrum, local_subdivision_matrix, spectrum};
+use subla::analysis::{CharacteristicMap, DiskFaces, Spectrum, characteristic_map, local_subdivision_matrix, spectrum};
 use subla::registry::{Backend, Faces, Path};
 use subla::scheme::FallbackPolicy;
 
@@ -26,6 +26,10 @@ pub(crate) struct AnalyzeArgs {
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// Write a picture of each valence's characteristic map (its ring, one
+    /// colour per sector) into this folder, as `SCHEME-kK.png`.
+    #[arg(long)]
+    png: Option<std::path::PathBuf>,
 }
 
 /// A list of valences.
@@ -61,6 +65,68 @@ struct Row {
     size: usize,
     spectrum: Spectrum,
     limit_mask: Option<Vec<f64>>,
+    /// The characteristic map, or why there is none.
+    map: Result<CharacteristicMap, String>,
+}
+
+/// A saturated colour of hue `h` in `[0, 1)`, softened.
+fn hue(h: f64) -> [u8; 4] {
+    let channel = |shift: f64| {
+        let x = ((h + shift).rem_euclid(1.0) * 6.0 - 3.0).abs() - 1.0;
+        (60.0 + 170.0 * x.clamp(0.0, 1.0)) as u8
+    };
+    [channel(0.0), channel(2.0 / 3.0), channel(1.0 / 3.0), 255]
+}
+
+/// Levels the characteristic map's ring is refined.
+const MAP_LEVELS: u32 = 3;
+
+/// Draws the ring of `map` into a square picture: its triangles filled,
+/// one hue per sector of the parameter domain.
+fn picture(map: &CharacteristicMap, size: u32) -> subla_render::RgbaImage {
+    let mut img = subla_render::RgbaImage::filled(size, size, [255, 255, 255, 255]);
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for p in &map.points {
+        for c in 0..2 {
+            lo[c] = lo[c].min(p[c]);
+            hi[c] = hi[c].max(p[c]);
+        }
+    }
+    let span = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1e-300);
+    let margin = 0.05 * f64::from(size);
+    let scale = (f64::from(size) - 2.0 * margin) / span;
+    let to_px = |p: [f64; 2]| [margin + (p[0] - lo[0]) * scale, f64::from(size) - margin - (p[1] - lo[1]) * scale];
+    let k = map.valence as f64;
+    for (t, &sector) in map.triangles.iter().zip(&map.sectors) {
+        let [a, b, c] = t.map(|i| to_px(map.points[i as usize]));
+        // One hue per sector of the parameter domain.
+        let colour = hue(f64::from(sector) / k);
+        let (x0, x1) = (
+            a[0].min(b[0]).min(c[0]).floor().max(0.0) as u32,
+            a[0].max(b[0]).max(c[0]).ceil().min(f64::from(size - 1)) as u32,
+        );
+        let (y0, y1) = (
+            a[1].min(b[1]).min(c[1]).floor().max(0.0) as u32,
+            a[1].max(b[1]).max(c[1]).ceil().min(f64::from(size - 1)) as u32,
+        );
+        let edge =
+            |p: [f64; 2], q: [f64; 2], r: [f64; 2]| (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]);
+        let area = edge(a, b, c);
+        if area == 0.0 {
+            continue;
+        }
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let p = [f64::from(x) + 0.5, f64::from(y) + 0.5];
+                let (w0, w1, w2) = (edge(b, c, p) / area, edge(c, a, p) / area, edge(a, b, p) / area);
+                if w0 >= 0.0 && w1 >= 0.0 && w2 >= 0.0 {
+                    let at = 4 * (y as usize * size as usize + x as usize);
+                    img.pixels[at..at + 4].copy_from_slice(&colour);
+                }
+            }
+        }
+    }
+    img
 }
 
 pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
@@ -79,7 +145,17 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         let s = local_subdivision_matrix(&*refiner, faces, k, args.rings)
             .map_err(|e| format!("{} at valence {k}: {e}", args.scheme))?;
         let sp = spectrum(&s).map_err(|e| e.to_string())?;
-        rows.push(Row { valence: k, size: s.matrix.nrows(), limit_mask: s.limit_mask(), spectrum: sp });
+        let map = characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string());
+        rows.push(Row { valence: k, size: s.matrix.nrows(), limit_mask: s.limit_mask(), spectrum: sp, map });
+    }
+    if let Some(dir) = &args.png {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--png {}: {e}", crate::output::shown(dir)))?;
+        for r in &rows {
+            if let Ok(map) = &r.map {
+                let path = dir.join(format!("{}-k{}.png", args.scheme, r.valence));
+                picture(map, 512).write_png(&path).map_err(|e| format!("{}: {e}", crate::output::shown(&path)))?;
+            }
+        }
     }
     if args.json {
         let json: Vec<serde_json::Value> = rows
@@ -100,6 +176,15 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
                         "all": c.all(),
                     },
                     "limit_mask": r.limit_mask,
+                    "characteristic_map": match &r.map {
+                        Ok(m) => serde_json::json!({
+                            "regular": m.regular,
+                            "injective": m.injective,
+                            "area_range": m.area_range,
+                            "triangles": m.triangles.len(),
+                        }),
+                        Err(e) => serde_json::json!({ "error": e }),
+                    },
                 })
             })
             .collect();
@@ -115,8 +200,8 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         if faces == DiskFaces::Quads { "quads" } else { "triangles" }
     );
     println!();
-    println!("| k | size | λ0 | λ1 | λ2 | λ3 | |λ3|/λ1 | conditions |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| k | size | λ0 | λ1 | λ2 | λ3 | |λ3|/λ1 | conditions | characteristic map |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         let v = &r.spectrum.values;
         let show = |i: usize| {
@@ -149,8 +234,14 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
             .collect();
             format!("fails: {}", failed.join(", "))
         };
+        let map = match &r.map {
+            Ok(m) if m.regular && m.injective => "regular, injective".to_owned(),
+            Ok(m) if m.regular => "regular, not injective".to_owned(),
+            Ok(_) => "not regular".to_owned(),
+            Err(_) => "none".to_owned(),
+        };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {ratio} | {verdict} |",
+            "| {} | {} | {} | {} | {} | {} | {ratio} | {verdict} | {map} |",
             r.valence,
             r.size,
             show(0),

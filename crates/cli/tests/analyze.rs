@@ -43,3 +43,22 @@ fn catmark_table_and_refusals() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("valences start at 3"));
 }
+
+#[test]
+fn characteristic_maps_in_the_table_and_as_pictures() {
+    let dir = std::env::temp_dir().join(format!("subla-analyze-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = ok(&subla(&["analyze", "--scheme", "loop", "--valence", "3,7", "--png", dir.to_str().unwrap()]));
+    assert_eq!(out.matches("regular, injective").count(), 2, "{out}");
+    for k in [3, 7] {
+        let path = dir.join(format!("loop-k{k}.png"));
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).expect("picture")));
+        let reader = decoder.read_info().expect("a PNG");
+        let info = reader.info();
+        assert_eq!((info.width, info.height), (512, 512));
+    }
+    let json = ok(&subla(&["analyze", "--valence", "5", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["valences"][0]["characteristic_map"]["injective"], true);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -93,6 +93,15 @@ pub enum AnalysisError {
         /// Its place along spoke `sector + 1`.
         j: u32,
     },
+    /// The subdominant eigenvalue is not a double real eigenvalue whose
+    /// eigenvectors reach the first ring (no characteristic map).
+    #[error("{scheme}: at valence {valence} the subdominant eigenvalue is not a double real one of Fourier index 1")]
+    NoSubdominantPair {
+        /// The scheme.
+        scheme: &'static str,
+        /// The valence.
+        valence: usize,
+    },
     /// The valence or the rings are out of range.
     #[error("{what} must be at least {min}, got {value}")]
     Parameter {
@@ -177,11 +186,6 @@ fn in_frame(k: u32, c: [u32; 3], s: u32) -> Option<(u32, u32)> {
     }
 }
 
-/// The sector whose frame holds every vertex of `vs`.
-fn common_frame(k: u32, coords: &[[u32; 3]], vs: &[u32]) -> Option<u32> {
-    (0..k).find(|&s| vs.iter().all(|&v| in_frame(k, coords[v as usize], s).is_some()))
-}
-
 /// The points within `rings` rings, in the documented order.
 fn neighbourhood(faces: DiskFaces, k: u32, rings: u32) -> Vec<RingPoint> {
     let mut places: Vec<(u32, u32)> = Vec::new();
@@ -206,6 +210,52 @@ fn neighbourhood(faces: DiskFaces, k: u32, rings: u32) -> Vec<RingPoint> {
         points.extend((0..k).map(|sector| RingPoint { sector, i, j }));
     }
     points
+}
+
+/// The place (`[sector, i, j]`, canonical) of every row of level `level +
+/// 1` of `plan`, in that level's grid, from the places of level `level`'s
+/// vertices (`parent`, over the topology `t`); `None` where a row is not at
+/// a lattice place of the configuration.
+fn child_places<P: Plan + ?Sized>(
+    plan: &P,
+    level: u32,
+    t: &subla_mesh::Topology,
+    parent: &[Option<[u32; 3]>],
+    k: u32,
+    scheme: &'static str,
+) -> Result<Vec<Option<[u32; 3]>>, AnalysisError> {
+    let place = |p: RingPoint| Some([p.sector, p.i, p.j]);
+    let frame_of = |vs: &[u32]| -> Option<(u32, Vec<(u32, u32)>)> {
+        let cs: Option<Vec<[u32; 3]>> = vs.iter().map(|&v| parent[v as usize]).collect();
+        let cs = cs?;
+        (0..k).find_map(|s| {
+            let ij: Option<Vec<(u32, u32)>> = cs.iter().map(|&c| in_frame(k, c, s)).collect();
+            ij.map(|ij| (s, ij))
+        })
+    };
+    let rows = plan.level_len(level + 1);
+    (0..rows)
+        .map(|row| {
+            Ok(match plan.child_point(level, row) {
+                Some(ChildPoint::Vertex(v)) => {
+                    parent[v as usize].and_then(|[s, i, j]| place(canonical(k, s, 2 * i, 2 * j)))
+                }
+                Some(ChildPoint::Edge(e)) => frame_of(&t.edge(e as usize))
+                    .and_then(|(s, ij)| place(canonical(k, s, ij[0].0 + ij[1].0, ij[0].1 + ij[1].1))),
+                Some(ChildPoint::Face(f)) => frame_of(t.face(f as usize)).and_then(|(s, ij)| {
+                    let n = ij.len() as u32;
+                    let (si, sj) = ij.iter().fold((0, 0), |(x, y), &(i, j)| (x + i, y + j));
+                    // Twice the centroid: a place of the child grid where it
+                    // is a lattice point.
+                    (2 * si % n == 0 && 2 * sj % n == 0)
+                        .then(|| canonical(k, s, 2 * si / n, 2 * sj / n))
+                        .and_then(place)
+                }),
+                Some(_) => None,
+                None => return Err(AnalysisError::UnknownChildPoint { scheme, row }),
+            })
+        })
+        .collect()
 }
 
 /// The local subdivision matrix of `refiner` around a vertex of valence
@@ -241,38 +291,10 @@ pub fn local_subdivision_matrix<R: Refiner<Input = Mesh> + ?Sized>(
     let r0 = plan.operator(0, Par::Seq)?;
     // Every child row's place (where it is one of the disk's).
     let mut child_place = std::collections::HashMap::new();
-    for row in 0..r0.nrows() {
-        let place = match plan.child_point(0, row) {
-            Some(ChildPoint::Vertex(v)) => {
-                let [s, i, j] = coords[v as usize];
-                Some(canonical(k, s, 2 * i, 2 * j))
-            }
-            Some(ChildPoint::Edge(e)) => {
-                let [a, b] = t.edge(e as usize);
-                common_frame(k, &coords, &[a, b]).map(|s| {
-                    let (ai, aj) = in_frame(k, coords[a as usize], s).unwrap_or_default();
-                    let (bi, bj) = in_frame(k, coords[b as usize], s).unwrap_or_default();
-                    canonical(k, s, ai + bi, aj + bj)
-                })
-            }
-            Some(ChildPoint::Face(f)) => {
-                let vs = t.face(f as usize);
-                let n = vs.len() as u32;
-                common_frame(k, &coords, vs).and_then(|s| {
-                    let (si, sj) = vs.iter().fold((0, 0), |(x, y), &v| {
-                        let (i, j) = in_frame(k, coords[v as usize], s).unwrap_or_default();
-                        (x + i, y + j)
-                    });
-                    // Twice the centroid: a place of the child grid where
-                    // it is a lattice point.
-                    (2 * si % n == 0 && 2 * sj % n == 0).then(|| canonical(k, s, 2 * si / n, 2 * sj / n))
-                })
-            }
-            Some(_) => None,
-            None => return Err(AnalysisError::UnknownChildPoint { scheme, row }),
-        };
-        if let Some(p) = place {
-            child_place.insert(p, row as u32);
+    let parent: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
+    for (row, place) in child_places(&plan, 0, t, &parent, k, scheme)?.into_iter().enumerate() {
+        if let Some([s, i, j]) = place {
+            child_place.insert(RingPoint { sector: s, i, j }, row as u32);
         }
     }
     let mut parent_place = std::collections::HashMap::new();
@@ -490,6 +512,42 @@ impl LocalMatrix {
             .collect()
     }
 
+    /// The tangent masks of the centre: the two left eigenvectors of the
+    /// subdominant eigenvalue `λ₁` that weigh the first place's points (the
+    /// spokes, `points[1..=k]`) by `cos(2πt/k)` and `sin(2πt/k)` — the
+    /// real and imaginary parts of its Fourier-index-1 eigenvector, scaled so.
+    /// Applied to the configuration's positions they give two tangents of
+    /// the limit surface at the centre. `None` where `λ₁` is not a double
+    /// real eigenvalue or its eigenvectors do not reach the spokes.
+    pub fn tangent_masks(&self) -> Option<[Vec<f64>; 2]> {
+        let lambda1 = spectrum(self).ok()?.subdominant()?.value;
+        if lambda1.im.abs() > 1e-12 {
+            return None;
+        }
+        let space = self.left_eigenvectors(lambda1.re);
+        let [p, q] = space.as_slice() else { return None };
+        let k = self.valence;
+        // Least squares on the spokes: α p + β q = target.
+        let (mut a11, mut a12, mut a22) = (0.0, 0.0, 0.0);
+        for t in 1..=k {
+            a11 += p[t] * p[t];
+            a12 += p[t] * q[t];
+            a22 += q[t] * q[t];
+        }
+        let det = a11 * a22 - a12 * a12;
+        if det.abs() < 1e-18 {
+            return None;
+        }
+        let mask = |f: fn(f64) -> f64| -> Vec<f64> {
+            let target = |t: usize| f(TAU * (t - 1) as f64 / k as f64);
+            let (b1, b2) = (1..=k).fold((0.0, 0.0), |(x, y), t| (x + p[t] * target(t), y + q[t] * target(t)));
+            let alpha = (a22 * b1 - a12 * b2) / det;
+            let beta = (a11 * b2 - a12 * b1) / det;
+            p.iter().zip(q).map(|(x, y)| alpha * x + beta * y).collect()
+        };
+        Some([mask(f64::cos), mask(f64::sin)])
+    }
+
     /// The limit mask of the centre: the left eigenvector of `λ₀ = 1`,
     /// scaled to sum to 1 (the limit position is `Σ mask[p] · x[points[p]]`).
     /// `None` where 1 is not a simple eigenvalue.
@@ -542,4 +600,251 @@ pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
     });
     // Near-equal moduli ordered by frequency, which the float order may not.
     Ok(Spectrum { valence: s.valence, values })
+}
+
+/// The characteristic map of a scheme at a vertex of valence `k`,
+/// sampled on its ring, and Reif's criterion checked numerically
+/// ([`characteristic_map`]).
+#[derive(Clone, Debug)]
+pub struct CharacteristicMap {
+    /// The valence.
+    pub valence: usize,
+    /// The subdominant eigenvalue.
+    pub lambda: f64,
+    /// The ring's points in the plane.
+    pub points: Vec<[f64; 2]>,
+    /// Its triangles (quads split along a diagonal), counter-clockwise in
+    /// the parameter domain.
+    pub triangles: Vec<[u32; 3]>,
+    /// The sector (`0..k`, counter-clockwise) of each triangle in the
+    /// parameter domain.
+    pub sectors: Vec<u32>,
+    /// The smallest and largest signed area of the triangles' images over
+    /// their mean: regularity needs both of one sign.
+    pub area_range: [f64; 2],
+    /// Every triangle keeps its orientation (the map is regular on the
+    /// sampled ring).
+    pub regular: bool,
+    /// The ring's image covers the region between its two boundary curves
+    /// once: both curves are simple, wind once around the centre, and the
+    /// triangles' areas add up to the area between them.
+    pub injective: bool,
+}
+
+/// The characteristic map of `refiner` at a vertex of valence `valence`
+/// of a disk of `faces`: the configuration's points placed at the real and
+/// imaginary parts of the subdominant right eigenvector of Fourier index 1
+/// (scaled so that the first ring's points are `(cos 2πt/k, sin 2πt/k)`),
+/// refined `levels` levels with the scheme, and its ring — the faces
+/// between distance ½ and 1 from the centre in the control grid — sampled.
+/// The neighbourhood is four rings, refined as a disk of four rings: the
+/// ring's faces then lie where the disk's boundary does not reach (for
+/// schemes of support up to two rings).
+///
+/// # Errors
+/// As [`local_subdivision_matrix`] (with four rings);
+/// [`AnalysisError::NoSubdominantPair`] where `λ₁` is not a double real
+/// eigenvalue with eigenvectors on the first ring.
+pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
+    refiner: &R,
+    faces: DiskFaces,
+    valence: usize,
+    levels: u32,
+) -> Result<CharacteristicMap, AnalysisError> {
+    let rings = 4;
+    let s = local_subdivision_matrix(refiner, faces, valence, rings)?;
+    let scheme = s.scheme;
+    let missing = || AnalysisError::NoSubdominantPair { scheme, valence };
+    let lambda = spectrum(&s)?.subdominant().ok_or_else(missing)?.value;
+    if lambda.im.abs() > 1e-12 {
+        return Err(missing());
+    }
+    let space = s.right_eigenvectors(lambda.re);
+    let [p, q] = space.as_slice() else { return Err(missing()) };
+    let k = valence;
+    // Least squares on the first ring: α p + β q = cos (then sin).
+    let (mut a11, mut a12, mut a22) = (0.0, 0.0, 0.0);
+    for t in 1..=k {
+        a11 += p[t] * p[t];
+        a12 += p[t] * q[t];
+        a22 += q[t] * q[t];
+    }
+    let det = a11 * a22 - a12 * a12;
+    if det.abs() < 1e-18 {
+        return Err(missing());
+    }
+    let coordinate = |f: fn(f64) -> f64| -> Vec<f64> {
+        let target = |t: usize| f(TAU * (t - 1) as f64 / k as f64);
+        let (b1, b2) = (1..=k).fold((0.0, 0.0), |(x, y), t| (x + p[t] * target(t), y + q[t] * target(t)));
+        let (alpha, beta) = ((a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det);
+        p.iter().zip(q).map(|(x, y)| alpha * x + beta * y).collect()
+    };
+    let (xs, ys) = (coordinate(f64::cos), coordinate(f64::sin));
+    // The disk of exactly the neighbourhood, its vertices at the
+    // eigenvector's coordinates.
+    let quads = faces == DiskFaces::Quads;
+    let disk = if quads { shapes::quad_disk(valence, rings)? } else { shapes::triangle_disk(valence, rings)? };
+    let coords = shapes::disk_coordinates(quads, valence, rings)?;
+    let index: std::collections::HashMap<RingPoint, usize> =
+        s.points.iter().enumerate().map(|(n, &pt)| (pt, n)).collect();
+    let kk = valence as u32;
+    let control = ndarray::Array2::from_shape_fn((coords.len(), 2), |(v, c)| {
+        let [sec, i, j] = coords[v];
+        let n = index[&canonical(kk, sec, i, j)];
+        if c == 0 { xs[n] } else { ys[n] }
+    });
+    let plan = refiner.build(&disk.mesh, levels, Par::Seq)?;
+    let y = subla_scheme::eval(&plan, control.view(), Par::Seq)?;
+    // Every level's places, down to the finest.
+    let mut places: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
+    for l in 0..levels {
+        let t = plan.refined(l, Par::Seq)?.topology();
+        places = child_places(&plan, l, t, &places, kk, scheme)?;
+    }
+    let fine = plan.refined(levels, Par::Seq)?.topology();
+    let unit = 1u32 << levels;
+    let distance = |[_, i, j]: [u32; 3]| if quads { i.max(j) } else { i + j };
+    let in_ring = |d: u32| d >= unit / 2 && d <= unit;
+    let mut triangles = Vec::new();
+    let mut sectors = Vec::new();
+    // The parameter point of a place (the flat disk's layout).
+    let param = |[sec, i, j]: [u32; 3]| {
+        let (a0, a1) = (TAU * f64::from(sec) / k as f64, TAU * f64::from(sec + 1) / k as f64);
+        [f64::from(i) * a0.cos() + f64::from(j) * a1.cos(), f64::from(i) * a0.sin() + f64::from(j) * a1.sin()]
+    };
+    let mut used = vec![u32::MAX; fine.num_vertices()];
+    let mut points = Vec::new();
+    let mut take = |v: u32, points: &mut Vec<[f64; 2]>| -> u32 {
+        if used[v as usize] == u32::MAX {
+            used[v as usize] = points.len() as u32;
+            points.push([y[(v as usize, 0)], y[(v as usize, 1)]]);
+        }
+        used[v as usize]
+    };
+    for f in 0..fine.num_faces() {
+        let vs = fine.face(f);
+        let ds: Option<Vec<u32>> = vs.iter().map(|&v| places[v as usize].map(distance)).collect();
+        let Some(ds) = ds else { continue };
+        if !ds.iter().all(|&d| in_ring(d)) || ds.iter().all(|&d| d == unit / 2) || ds.iter().all(|&d| d == unit) {
+            continue;
+        }
+        let ids: Vec<u32> = vs.iter().map(|&v| take(v, &mut points)).collect();
+        let centre =
+            vs.iter().filter_map(|&v| places[v as usize]).map(param).fold([0.0; 2], |a, p| [a[0] + p[0], a[1] + p[1]]);
+        let sector = ((centre[1].atan2(centre[0]).rem_euclid(TAU) / TAU * k as f64) as u32).min(k as u32 - 1);
+        for i in 1..ids.len() - 1 {
+            triangles.push([ids[0], ids[i], ids[i + 1]]);
+            sectors.push(sector);
+        }
+    }
+    let area = |t: &[u32; 3]| {
+        let [a, b, c] = t.map(|i| points[i as usize]);
+        0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+    };
+    let areas: Vec<f64> = triangles.iter().map(area).collect();
+    let total: f64 = areas.iter().sum();
+    let mean = total / areas.len().max(1) as f64;
+    let (lo, hi) =
+        areas.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &a| (l.min(a / mean), h.max(a / mean)));
+    let regular = !triangles.is_empty() && lo > 1e-9 && hi.is_finite();
+    // The boundary curves: the images of distance ½ and 1, in turning order.
+    let curve = |d: u32| -> Vec<[f64; 2]> {
+        let mut on: Vec<(f64, [f64; 2])> = (0..fine.num_vertices())
+            .filter_map(|v| {
+                let pl = places[v]?;
+                (distance(pl) == d).then(|| {
+                    // The parameter angle of the place, for the order.
+                    let [px, py] = param(pl);
+                    (py.atan2(px).rem_euclid(TAU), [y[(v, 0)], y[(v, 1)]])
+                })
+            })
+            .collect();
+        on.sort_by(|a, b| a.0.total_cmp(&b.0));
+        on.into_iter().map(|(_, p)| p).collect()
+    };
+    let (inner, outer) = (curve(unit / 2), curve(unit));
+    let polygon_area = |c: &[[f64; 2]]| {
+        0.5 * (0..c.len())
+            .map(|i| {
+                let (a, b) = (c[i], c[(i + 1) % c.len()]);
+                a[0] * b[1] - a[1] * b[0]
+            })
+            .sum::<f64>()
+    };
+    let between = polygon_area(&outer) - polygon_area(&inner);
+    let injective = regular
+        && simple(&inner)
+        && simple(&outer)
+        && winds_once(&inner)
+        && winds_once(&outer)
+        && (between - total).abs() <= 1e-9 * total.abs().max(1e-300);
+    Ok(CharacteristicMap {
+        valence,
+        lambda: lambda.re,
+        points,
+        triangles,
+        sectors,
+        area_range: [lo, hi],
+        regular,
+        injective,
+    })
+}
+
+/// A closed polygon does not cross itself.
+fn simple(c: &[[f64; 2]]) -> bool {
+    let n = c.len();
+    let cross = |o: [f64; 2], a: [f64; 2], b: [f64; 2]| (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+    for i in 0..n {
+        let (a, b) = (c[i], c[(i + 1) % n]);
+        for j in i + 2..n {
+            if i == 0 && j == n - 1 {
+                continue;
+            }
+            let (p, q) = (c[j], c[(j + 1) % n]);
+            let (d1, d2) = (cross(a, b, p), cross(a, b, q));
+            let (d3, d4) = (cross(p, q, a), cross(p, q, b));
+            if d1 * d2 < 0.0 && d3 * d4 < 0.0 {
+                return false;
+            }
+        }
+    }
+    n >= 3
+}
+
+/// A closed polygon winds once (either way) around the origin.
+fn winds_once(c: &[[f64; 2]]) -> bool {
+    let total: f64 = (0..c.len())
+        .map(|i| {
+            let (a, b) = (c[i], c[(i + 1) % c.len()]);
+            (a[0] * b[1] - a[1] * b[0]).atan2(a[0] * b[0] + a[1] * b[1])
+        })
+        .sum();
+    ((total.abs() / TAU) - 1.0).abs() < 1e-6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn circle(n: usize, turns: f64) -> Vec<[f64; 2]> {
+        (0..n).map(|i| turns * TAU * i as f64 / n as f64).map(|a| [a.cos(), a.sin()]).collect()
+    }
+
+    #[test]
+    fn curves_that_cross_or_wind_twice_are_caught() {
+        assert!(simple(&circle(40, 1.0)) && winds_once(&circle(40, 1.0)));
+        // Twice round: it crosses itself... and winds twice.
+        let twice: Vec<[f64; 2]> = (0..80)
+            .map(|i| TAU * 2.0 * i as f64 / 80.0 + 0.01 * i as f64)
+            .map(|a| [(1.0 + 0.001 * a) * a.cos(), a.sin()])
+            .collect();
+        assert!(!winds_once(&twice));
+        // A figure eight crosses itself and does not wind round its centre.
+        let eight: Vec<[f64; 2]> =
+            (0..60).map(|i| TAU * i as f64 / 60.0).map(|t| [t.sin(), (2.0 * t).sin() / 2.0]).collect();
+        assert!(!simple(&eight));
+        // Off-centre: no winding.
+        let away: Vec<[f64; 2]> = circle(30, 1.0).into_iter().map(|[x, y]| [x + 5.0, y]).collect();
+        assert!(simple(&away) && !winds_once(&away));
+    }
 }

@@ -114,3 +114,66 @@ fn limit_masks_from_the_left_eigenvector() {
         assert_eq!(s.right_eigenvectors(l1).len(), 2, "k {k}");
     }
 }
+
+/// The tangent masks from the subdominant left eigenvectors are left
+/// eigenvectors (`l S = λ₁ l`) and equal the closed forms: Loop's
+/// `Σ cos(2πj/k) p_j` (centre 0), Catmull-Clark's `A_k cos(2πj/k)` on the
+/// edge neighbours and `cos(2πj/k) + cos(2π(j+1)/k)` on the faces, with
+/// `A_k = 1 + cos(2π/k) + cos(π/k) √(2(9 + cos(2π/k)))` (here scaled by
+/// `1/A_k`); the same with sines.
+#[test]
+fn tangent_masks_from_the_subdominant_left_eigenvectors() {
+    for k in 3..=12 {
+        for (faces, s) in [
+            (DiskFaces::Triangles, local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, k, 1).unwrap()),
+            (DiskFaces::Quads, local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, k, 1).unwrap()),
+        ] {
+            let l1 = spectrum(&s).unwrap().subdominant().unwrap().value.re;
+            let [tc, ts] = s.tangent_masks().expect("tangent masks");
+            let d = s.matrix.to_dense();
+            for t in [&tc, &ts] {
+                let ls = ndarray::Array1::from(t.clone()).dot(&d);
+                assert!(
+                    ls.iter().zip(t.iter()).all(|(a, b)| (a - l1 * b).abs() < 1e-12),
+                    "{faces:?} k {k}: l S = λ1 l"
+                );
+                assert!(t.iter().sum::<f64>().abs() < 1e-12, "annihilates constants");
+                assert!(t[0].abs() < 1e-12, "no centre weight");
+            }
+            let angle = |j: usize| TAU * j as f64 / k as f64;
+            for j in 0..k {
+                assert!((tc[1 + j] - angle(j).cos()).abs() < 1e-12 && (ts[1 + j] - angle(j).sin()).abs() < 1e-12);
+                if faces == DiskFaces::Quads {
+                    let c = angle(1).cos();
+                    let a = 1.0 + c + (PI / k as f64).cos() * (2.0 * (9.0 + c)).sqrt();
+                    let want_c = (angle(j).cos() + angle(j + 1).cos()) / a;
+                    let want_s = (angle(j).sin() + angle(j + 1).sin()) / a;
+                    assert!(
+                        (tc[1 + k + j] - want_c).abs() < 1e-12,
+                        "k {k}: face {j}: {} against {want_c}",
+                        tc[1 + k + j]
+                    );
+                    assert!((ts[1 + k + j] - want_s).abs() < 1e-12, "k {k}: face {j}");
+                }
+            }
+        }
+    }
+}
+
+/// Reif's criterion, numerically: Loop's and Catmull-Clark's characteristic
+/// maps are regular and injective at valences 3–12; bilinear subdivision's
+/// subdominant eigenvalue is not a simple pair, so it has none.
+#[test]
+fn characteristic_maps_are_regular_and_injective() {
+    use subla::analysis::characteristic_map;
+    for k in 3..=12 {
+        for (name, map) in [
+            ("loop", characteristic_map(&LoopSlak::new(), DiskFaces::Triangles, k, 3).unwrap()),
+            ("catmark", characteristic_map(&CatmarkSlak, DiskFaces::Quads, k, 3).unwrap()),
+        ] {
+            assert!(map.regular, "{name} k {k}: areas {:?}", map.area_range);
+            assert!(map.injective, "{name} k {k}");
+            assert!(!map.triangles.is_empty());
+        }
+    }
+}

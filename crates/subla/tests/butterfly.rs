@@ -109,3 +109,13 @@ fn run_writes_the_mesh_and_r() {
     assert_eq!(obj.lines().filter(|l| l.starts_with("f ")).count(), 320);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn characteristic_maps_of_butterfly() {
+    for k in (3..=12).filter(|&k| k != 6) {
+        // Zorin's modification makes the map regular and injective.
+        let map = subla::analysis::characteristic_map(&BUTTERFLY, DiskFaces::Triangles, k, 3).unwrap();
+        assert!(map.regular && map.injective, "k {k}: areas {:?}", map.area_range);
+        assert!((map.lambda - 0.5).abs() < 1e-12);
+    }
+}
