@@ -3,7 +3,9 @@
 //! classical conditions, as a table or JSON (`subla::analysis`).
 
 use clap::Args;
-use subla::analysis::{CharacteristicMap, DiskFaces, Spectrum, characteristic_map, local_subdivision_matrix, spectrum};
+use subla::analysis::{
+    CharacteristicMap, Configuration, DiskFaces, Spectrum, characteristic_map, local_subdivision_matrix_at, spectrum,
+};
 use subla::registry::{Backend, Faces, Path};
 use subla::scheme::FallbackPolicy;
 
@@ -16,9 +18,15 @@ pub(crate) struct AnalyzeArgs {
     #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
     scheme: String,
     /// Valences: one (`5`), a range (`3..12`, both ends included) or a
-    /// list (`3,5,7`).
+    /// list (`3,5,7`); with `--boundary`, the faces around the vertex
+    /// (from 1).
     #[arg(long, default_value = "3..12", value_parser = valences)]
     valence: Valences,
+    /// A boundary vertex instead of an interior one: a half disk of
+    /// `--valence` faces around it (boundary edges sharp, the mesh's
+    /// default rule); no characteristic map is drawn there.
+    #[arg(long)]
+    boundary: bool,
     /// Rings of the neighbourhood (1 for Loop and Catmull-Clark; more for
     /// schemes of wider support).
     #[arg(long, default_value_t = 1)]
@@ -47,8 +55,8 @@ fn valences(s: &str) -> Result<Valences, String> {
     } else {
         s.split(',').map(number).collect::<Result<Vec<_>, _>>()?
     };
-    if let Some(&k) = list.iter().find(|&&k| k < 3) {
-        return Err(format!("valence {k}: valences start at 3"));
+    if let Some(&k) = list.iter().find(|&&k| k < 1) {
+        return Err(format!("valence {k}: valences start at 3 (1 face with --boundary)"));
     }
     if list.len() > 64 {
         return Err(format!("{} valences: at most 64 at a time", list.len()));
@@ -141,11 +149,19 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
     let choice = schemes::Choice { backend: Backend::Cpu, path, fallback: FallbackPolicy::Never };
     let (refiner, _) = schemes::refiner(scheme, choice, &Default::default())?;
     let mut rows = Vec::new();
+    let configuration = if args.boundary { Configuration::Boundary } else { Configuration::Interior };
     for &k in &args.valence.0 {
-        let s = local_subdivision_matrix(&*refiner, faces, k, args.rings)
+        if !args.boundary && k < 3 {
+            return Err(format!("valence {k}: valences start at 3 (1 face with --boundary)"));
+        }
+        let s = local_subdivision_matrix_at(&*refiner, faces, configuration, k, args.rings)
             .map_err(|e| format!("{} at valence {k}: {e}", args.scheme))?;
         let sp = spectrum(&s).map_err(|e| e.to_string())?;
-        let map = characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string());
+        let map = if args.boundary {
+            Err("not drawn at a boundary vertex".to_owned())
+        } else {
+            characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string())
+        };
         rows.push(Row { valence: k, size: s.matrix.nrows(), limit_mask: s.limit_mask(), spectrum: sp, map });
     }
     if let Some(dir) = &args.png {
@@ -188,16 +204,24 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
                 })
             })
             .collect();
-        let out = serde_json::json!({ "scheme": args.scheme, "rings": args.rings, "faces": format!("{faces:?}").to_lowercase(), "valences": json });
+        let out = serde_json::json!({
+            "scheme": args.scheme,
+            "rings": args.rings,
+            "faces": format!("{faces:?}").to_lowercase(),
+            "configuration": if args.boundary { "boundary" } else { "interior" },
+            "valences": json,
+        });
         println!("{out}");
         return Ok(());
     }
     println!(
-        "{} around an interior vertex ({} ring{} of {}): eigenvalues by modulus, Fourier index in brackets",
+        "{} around {} ({} ring{} of {}): eigenvalues by modulus{}",
         args.scheme,
+        if args.boundary { "a boundary vertex, k faces" } else { "an interior vertex" },
         args.rings,
         if args.rings == 1 { "" } else { "s" },
-        if faces == DiskFaces::Quads { "quads" } else { "triangles" }
+        if faces == DiskFaces::Quads { "quads" } else { "triangles" },
+        if args.boundary { "" } else { ", Fourier index in brackets" }
     );
     println!();
     println!("| k | size | λ0 | λ1 | λ2 | λ3 | |λ3|/λ1 | conditions | characteristic map |");
@@ -207,7 +231,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         let show = |i: usize| {
             v.get(i).map_or("–".to_owned(), |e| {
                 let w = e.fourier.map_or(String::new(), |w| format!(" [{w}]"));
-                if e.value.im.abs() > 1e-12 {
+                if e.value.im.abs() > 1e-7 {
                     format!("{:.6}{:+.6}i{w}", e.value.re, e.value.im)
                 } else {
                     format!("{:.6}{w}", e.value.re)
@@ -226,7 +250,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
                 (c.unit_dominant, "λ0 = 1 simple"),
                 (c.subdominant_pair, "λ1 = λ2 real"),
                 (c.fourier_index_one, "Fourier index 1"),
-                (c.gap, "|λ3| < λ1"),
+                (c.gap, "|λ3| < λ2"),
             ]
             .into_iter()
             .filter(|(ok, _)| !ok)

@@ -62,3 +62,17 @@ fn characteristic_maps_in_the_table_and_as_pictures() {
     assert_eq!(v["valences"][0]["characteristic_map"]["injective"], true);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn boundary_vertices() {
+    let out = ok(&subla(&["analyze", "--boundary", "--valence", "1..4", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["configuration"], "boundary");
+    for r in v["valences"].as_array().unwrap() {
+        // The boundary curve's limit mask: 2/3 at the centre.
+        assert!((r["limit_mask"][0].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        assert!(r["characteristic_map"]["error"].is_string());
+    }
+    let table = ok(&subla(&["analyze", "--boundary", "--valence", "3"]));
+    assert!(table.contains("boundary vertex") && table.contains("| 3 | 8 |"), "{table}");
+}

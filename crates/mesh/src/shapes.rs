@@ -20,9 +20,11 @@
 //! | [`quad_grid`]`(w, h)`, [`triangle_grid`]`(w, h)` | quads, triangles | a boundary |
 //! | [`quad_sphere`]`(k)` | quads | eight of valence 3 |
 //! | [`quad_disk`]`(k, rings)`, [`triangle_disk`]`(k, rings)` | quads, triangles | vertex 0 of valence `k`, every other interior vertex regular |
+//! | [`half_disk`]`(quads, k, rings)` | quads or triangles | vertex 0 on the boundary with `k` faces |
 //! | [`fan`]`(k)` | triangles | a centre of valence `k`, boundary |
 //!
-//! [`disk_coordinates`] gives the disks' vertices by sector and place.
+//! [`disk_coordinates`] and [`half_disk_coordinates`] give the disks'
+//! vertices by sector and place.
 //!
 //! [`with_creases`] tags edges (by their vertex pairs) with a sharpness:
 //!
@@ -579,18 +581,68 @@ pub fn fan(k: usize) -> Result<MeshData> {
     build(&fan_shape(k))
 }
 
-/// The vertex on spoke `s` (`0..k`) at distance `i` (`1..=rings`) of a disk
-/// around vertex 0; spokes are numbered counter-clockwise.
-fn spoke(k: usize, rings: usize, s: usize, i: usize) -> u32 {
-    (1 + (s % k) * rings + (i - 1)) as u32
+/// The vertex on spoke `s` at distance `i` (`1..=rings`) of a disk of
+/// `spokes` spokes around vertex 0; spokes are numbered counter-clockwise.
+fn spoke(spokes: usize, rings: usize, s: usize, i: usize) -> u32 {
+    (1 + (s % spokes) * rings + (i - 1)) as u32
 }
 
-/// A point `i` along direction `a` plus `j` along direction `b` (angles
-/// `2π a / k`, `2π b / k`).
-fn sector_point(k: usize, a: usize, b: usize, i: usize, j: usize) -> [f64; 3] {
-    let (ta, tb) = (TAU * a as f64 / k as f64, TAU * b as f64 / k as f64);
+/// A point `i` along spoke `a` plus `j` along spoke `b`, spoke `s` at the
+/// angle `s · step`.
+fn sector_point(step: f64, a: usize, b: usize, i: usize, j: usize) -> [f64; 3] {
+    let (ta, tb) = (step * a as f64, step * b as f64);
     let (i, j) = (i as f64, j as f64);
     [i * ta.cos() + j * tb.cos(), i * ta.sin() + j * tb.sin(), 0.0]
+}
+
+/// `k` sectors of quads (`rings × rings`) or triangles (`rings` rows)
+/// around vertex 0: a whole disk (`open` false: `k` spokes round the full
+/// turn) or a half disk (`open`: `k + 1` spokes over a half turn, vertex 0
+/// on the boundary).
+fn sectors(quads: bool, k: usize, rings: usize, open: bool) -> Shape {
+    let spokes = if open { k + 1 } else { k };
+    let step = if open { std::f64::consts::PI / k as f64 } else { TAU / k as f64 };
+    let mut s = Shape::default();
+    s.add_point([0.0; 3]);
+    for sp in 0..spokes {
+        for i in 1..=rings {
+            s.add_point(sector_point(step, sp, sp, i, 0));
+        }
+    }
+    for sp in 0..k {
+        // Interior points of sector sp: (i, j) with i, j >= 1 (and, for
+        // triangles, i + j <= rings).
+        let mut inner = HashMap::new();
+        for j in 1..=rings {
+            let last = if quads { rings } else { rings - j };
+            for i in 1..=last {
+                inner.insert((i, j), s.add_point(sector_point(step, sp, sp + 1, i, j)));
+            }
+        }
+        let at = |i: usize, j: usize| -> u32 {
+            match (i, j) {
+                (0, 0) => 0,
+                (i, 0) => spoke(spokes, rings, sp, i),
+                (0, j) => spoke(spokes, rings, sp + 1, j),
+                (i, j) => inner[&(i, j)],
+            }
+        };
+        for j in 0..rings {
+            if quads {
+                for i in 0..rings {
+                    s.faces.push(vec![at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
+                }
+            } else {
+                for i in 0..rings - j {
+                    s.faces.push(vec![at(i, j), at(i + 1, j), at(i, j + 1)]);
+                    if i + j + 1 < rings {
+                        s.faces.push(vec![at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
+                    }
+                }
+            }
+        }
+    }
+    s
 }
 
 /// A flat disk of quads around vertex 0 of valence `k`: `k` sectors of
@@ -604,36 +656,7 @@ fn sector_point(k: usize, a: usize, b: usize, i: usize, j: usize) -> [f64; 3] {
 pub fn quad_disk(k: usize, rings: usize) -> Result<MeshData> {
     at_least("disk valence", k, 3)?;
     at_least("disk rings", rings, 1)?;
-    let mut s = Shape::default();
-    s.add_point([0.0; 3]);
-    for sp in 0..k {
-        for i in 1..=rings {
-            s.add_point(sector_point(k, sp, sp, i, 0));
-        }
-    }
-    for sp in 0..k {
-        // Interior points of sector sp, (i, j) with i, j in 1..=rings.
-        let base = s.points.len() as u32;
-        for j in 1..=rings {
-            for i in 1..=rings {
-                s.add_point(sector_point(k, sp, sp + 1, i, j));
-            }
-        }
-        let at = |i: usize, j: usize| -> u32 {
-            match (i, j) {
-                (0, 0) => 0,
-                (i, 0) => spoke(k, rings, sp, i),
-                (0, j) => spoke(k, rings, sp + 1, j),
-                (i, j) => base + ((j - 1) * rings + (i - 1)) as u32,
-            }
-        };
-        for j in 0..rings {
-            for i in 0..rings {
-                s.faces.push(vec![at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
-            }
-        }
-    }
-    build(&s)
+    build(&sectors(true, k, rings, false))
 }
 
 /// A flat disk of triangles around vertex 0 of valence `k`: `k` triangular
@@ -647,39 +670,21 @@ pub fn quad_disk(k: usize, rings: usize) -> Result<MeshData> {
 pub fn triangle_disk(k: usize, rings: usize) -> Result<MeshData> {
     at_least("disk valence", k, 3)?;
     at_least("disk rings", rings, 1)?;
-    let mut s = Shape::default();
-    s.add_point([0.0; 3]);
-    for sp in 0..k {
-        for i in 1..=rings {
-            s.add_point(sector_point(k, sp, sp, i, 0));
-        }
-    }
-    for sp in 0..k {
-        // Interior points of sector sp: (i, j) with i, j >= 1, i + j <= rings.
-        let mut inner = HashMap::new();
-        for j in 1..rings {
-            for i in 1..=rings - j {
-                inner.insert((i, j), s.add_point(sector_point(k, sp, sp + 1, i, j)));
-            }
-        }
-        let at = |i: usize, j: usize| -> u32 {
-            match (i, j) {
-                (0, 0) => 0,
-                (i, 0) => spoke(k, rings, sp, i),
-                (0, j) => spoke(k, rings, sp + 1, j),
-                (i, j) => inner[&(i, j)],
-            }
-        };
-        for j in 0..rings {
-            for i in 0..rings - j {
-                s.faces.push(vec![at(i, j), at(i + 1, j), at(i, j + 1)]);
-                if i + j + 1 < rings {
-                    s.faces.push(vec![at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
-                }
-            }
-        }
-    }
-    build(&s)
+    build(&sectors(false, k, rings, false))
+}
+
+/// A flat half disk of `k` sectors of quads (`quads`) or triangles around
+/// vertex 0 on its boundary: `k + 1` spokes over a half turn, so vertex 0
+/// has `k` faces and `k + 1` edges, spokes 0 and `k` on the boundary — the
+/// configuration around a boundary vertex. Numbered as the whole disks
+/// (vertices `1 + s·rings + (i − 1)` on spoke `s`, `s` in `0..=k`).
+///
+/// # Errors
+/// [`MeshError::ShapeParameter`] for `k < 1` or `rings < 1`.
+pub fn half_disk(quads: bool, k: usize, rings: usize) -> Result<MeshData> {
+    at_least("half disk sectors", k, 1)?;
+    at_least("disk rings", rings, 1)?;
+    build(&sectors(quads, k, rings, true))
 }
 
 /// The place of every vertex of [`quad_disk`]`(k, rings)` (`quads`) or
@@ -693,8 +698,23 @@ pub fn triangle_disk(k: usize, rings: usize) -> Result<MeshData> {
 pub fn disk_coordinates(quads: bool, k: usize, rings: usize) -> Result<Vec<[u32; 3]>> {
     at_least("disk valence", k, 3)?;
     at_least("disk rings", rings, 1)?;
+    Ok(coordinates(quads, k, rings, false))
+}
+
+/// [`disk_coordinates`] of [`half_disk`]`(quads, k, rings)`: spokes `0..=k`.
+///
+/// # Errors
+/// [`MeshError::ShapeParameter`] as [`half_disk`].
+pub fn half_disk_coordinates(quads: bool, k: usize, rings: usize) -> Result<Vec<[u32; 3]>> {
+    at_least("half disk sectors", k, 1)?;
+    at_least("disk rings", rings, 1)?;
+    Ok(coordinates(quads, k, rings, true))
+}
+
+fn coordinates(quads: bool, k: usize, rings: usize, open: bool) -> Vec<[u32; 3]> {
+    let spokes = if open { k + 1 } else { k };
     let mut c = vec![[0u32; 3]];
-    for sp in 0..k {
+    for sp in 0..spokes {
         for i in 1..=rings {
             c.push([sp as u32, i as u32, 0]);
         }
@@ -707,7 +727,7 @@ pub fn disk_coordinates(quads: bool, k: usize, rings: usize) -> Result<Vec<[u32;
             }
         }
     }
-    Ok(c)
+    c
 }
 
 /// `data` with the edges between the vertex pairs of `edges` tagged with

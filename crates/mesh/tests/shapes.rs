@@ -203,3 +203,28 @@ fn directed_edge_matrices_refuse_what_they_cannot_hold() {
         ));
     }
 }
+
+#[test]
+fn half_disks_put_the_centre_on_the_boundary() {
+    for quads in [true, false] {
+        for k in 1..=6 {
+            for rings in 1..=3 {
+                let d = shapes::half_disk(quads, k, rings).unwrap();
+                let t = d.mesh.topology();
+                assert_eq!(euler(&d), 1);
+                assert_eq!((t.vertex_edges(0).len(), t.vertex_corners(0).len()), (k + 1, k));
+                assert!(t.vertex_tags()[0] & vertex_tag::BOUNDARY != 0);
+                let coords = shapes::half_disk_coordinates(quads, k, rings).unwrap();
+                assert_eq!(coords.len(), t.num_vertices());
+                let p = d.positions();
+                for (v, &[s, i, j]) in coords.iter().enumerate() {
+                    let (a, b) =
+                        (std::f64::consts::PI * s as f64 / k as f64, std::f64::consts::PI * (s + 1) as f64 / k as f64);
+                    let want = [i as f64 * a.cos() + j as f64 * b.cos(), i as f64 * a.sin() + j as f64 * b.sin()];
+                    assert!((p[(v, 0)] - want[0]).abs() < 1e-12 && (p[(v, 1)] - want[1]).abs() < 1e-12);
+                }
+            }
+        }
+    }
+    assert!(matches!(shapes::half_disk(true, 0, 2), Err(MeshError::ShapeParameter { what: "half disk sectors", .. })));
+}

@@ -141,7 +141,9 @@ pub struct RingPoint {
 pub struct LocalMatrix {
     /// The scheme.
     pub scheme: &'static str,
-    /// The valence of the centre.
+    /// Where the centre lies.
+    pub configuration: Configuration,
+    /// The valence of the centre (its sectors, on the boundary).
     pub valence: usize,
     /// The rings of the neighbourhood.
     pub rings: usize,
@@ -186,8 +188,9 @@ fn in_frame(k: u32, c: [u32; 3], s: u32) -> Option<(u32, u32)> {
     }
 }
 
-/// The points within `rings` rings, in the documented order.
-fn neighbourhood(faces: DiskFaces, k: u32, rings: u32) -> Vec<RingPoint> {
+/// The points within `rings` rings, in the documented order: `k` sectors
+/// and `spokes` spokes (`k`, or `k + 1` around a boundary vertex).
+fn neighbourhood(faces: DiskFaces, k: u32, spokes: u32, rings: u32) -> Vec<RingPoint> {
     let mut places: Vec<(u32, u32)> = Vec::new();
     for j in 0..=rings {
         for i in 1..=rings {
@@ -207,7 +210,8 @@ fn neighbourhood(faces: DiskFaces, k: u32, rings: u32) -> Vec<RingPoint> {
     places.sort_by_key(|p| (distance(p), p.1, p.0));
     let mut points = vec![RingPoint { sector: 0, i: 0, j: 0 }];
     for (i, j) in places {
-        points.extend((0..k).map(|sector| RingPoint { sector, i, j }));
+        let sectors = if j == 0 { spokes } else { k };
+        points.extend((0..sectors).map(|sector| RingPoint { sector, i, j }));
     }
     points
 }
@@ -258,24 +262,57 @@ fn child_places<P: Plan + ?Sized>(
         .collect()
 }
 
+/// Where the vertex analysed lies.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Configuration {
+    /// Inside: a whole disk of `k` sectors around it (valence `k`).
+    Interior,
+    /// On the boundary: a half disk of `k` sectors (`k` faces, `k + 1`
+    /// edges; spokes 0 and `k` on the boundary), refined with the scheme's
+    /// boundary rules and the mesh's default options.
+    Boundary,
+}
+
 /// The local subdivision matrix of `refiner` around a vertex of valence
 /// `valence` of a disk of `faces`, over `rings` rings (see the [module
-/// docs](self)).
+/// docs](self)): [`local_subdivision_matrix_at`] an interior vertex.
 ///
 /// # Errors
-/// [`AnalysisError::Parameter`] for `valence < 3` or `rings < 1`; the
-/// scheme's errors on the configuration; [`AnalysisError::UnknownChildPoint`]
-/// where the plan does not name its child points;
-/// [`AnalysisError::NotClosed`] where the scheme's support is wider than
-/// `rings` rings.
+/// As [`local_subdivision_matrix_at`].
 pub fn local_subdivision_matrix<R: Refiner<Input = Mesh> + ?Sized>(
     refiner: &R,
     faces: DiskFaces,
     valence: usize,
     rings: usize,
 ) -> Result<LocalMatrix, AnalysisError> {
-    if valence < 3 {
-        return Err(AnalysisError::Parameter { what: "valence", value: valence, min: 3 });
+    local_subdivision_matrix_at(refiner, faces, Configuration::Interior, valence, rings)
+}
+
+/// The local subdivision matrix of `refiner` at a vertex of the
+/// `configuration` with `k` sectors of `faces` around it, over `rings`
+/// rings. Around a boundary vertex the points are ordered as inside, with
+/// `k + 1` copies of the places on the spokes (`j = 0`) and `k` of the
+/// others; the matrix is then not block-circulant.
+///
+/// # Errors
+/// [`AnalysisError::Parameter`] for `k < 3` inside (`k < 1` on the
+/// boundary) or `rings < 1`; the scheme's errors on the configuration;
+/// [`AnalysisError::UnknownChildPoint`] where the plan does not name its
+/// child points; [`AnalysisError::MissingPoint`] where a child point is not
+/// at a place of the configuration; [`AnalysisError::NotClosed`] where the
+/// scheme's support is wider than `rings` rings.
+pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
+    refiner: &R,
+    faces: DiskFaces,
+    configuration: Configuration,
+    k: usize,
+    rings: usize,
+) -> Result<LocalMatrix, AnalysisError> {
+    let valence = k;
+    let open = configuration == Configuration::Boundary;
+    let least = if open { 1 } else { 3 };
+    if valence < least {
+        return Err(AnalysisError::Parameter { what: "valence", value: valence, min: least });
     }
     if rings < 1 {
         return Err(AnalysisError::Parameter { what: "rings", value: rings, min: 1 });
@@ -283,25 +320,33 @@ pub fn local_subdivision_matrix<R: Refiner<Input = Mesh> + ?Sized>(
     let scheme = refiner.name();
     let quads = faces == DiskFaces::Quads;
     let outer = disk_rings(rings);
-    let disk = if quads { shapes::quad_disk(valence, outer)? } else { shapes::triangle_disk(valence, outer)? };
-    let coords = shapes::disk_coordinates(quads, valence, outer)?;
+    let (disk, coords) = if open {
+        (shapes::half_disk(quads, valence, outer)?, shapes::half_disk_coordinates(quads, valence, outer)?)
+    } else if quads {
+        (shapes::quad_disk(valence, outer)?, shapes::disk_coordinates(quads, valence, outer)?)
+    } else {
+        (shapes::triangle_disk(valence, outer)?, shapes::disk_coordinates(quads, valence, outer)?)
+    };
+    // The places' arithmetic wraps round the spokes of a whole disk; a
+    // half disk's `k + 1` spokes never wrap.
     let k = valence as u32;
+    let spokes = if open { k + 1 } else { k };
     let t = disk.mesh.topology();
     let plan = refiner.build(&disk.mesh, 1, Par::Seq)?;
     let r0 = plan.operator(0, Par::Seq)?;
     // Every child row's place (where it is one of the disk's).
     let mut child_place = std::collections::HashMap::new();
     let parent: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
-    for (row, place) in child_places(&plan, 0, t, &parent, k, scheme)?.into_iter().enumerate() {
+    for (row, place) in child_places(&plan, 0, t, &parent, spokes, scheme)?.into_iter().enumerate() {
         if let Some([s, i, j]) = place {
             child_place.insert(RingPoint { sector: s, i, j }, row as u32);
         }
     }
     let mut parent_place = std::collections::HashMap::new();
     for (v, &[s, i, j]) in coords.iter().enumerate() {
-        parent_place.insert(canonical(k, s, i, j), v as u32);
+        parent_place.insert(canonical(spokes, s, i, j), v as u32);
     }
-    let points = neighbourhood(faces, k, rings as u32);
+    let points = neighbourhood(faces, k, spokes, rings as u32);
     let rows: Vec<u32> = points
         .iter()
         .map(|p| {
@@ -331,7 +376,7 @@ pub fn local_subdivision_matrix<R: Refiner<Input = Mesh> + ?Sized>(
         }
         Some(mask)
     });
-    Ok(LocalMatrix { scheme, valence, rings, points, matrix, scheme_limit_mask })
+    Ok(LocalMatrix { scheme, configuration, valence, rings, points, matrix, scheme_limit_mask })
 }
 
 /// One eigenvalue of a local subdivision matrix.
@@ -349,12 +394,17 @@ pub struct Eigenvalue {
 pub struct Spectrum {
     /// The valence.
     pub valence: usize,
+    /// The configuration was a boundary one (see [`Spectrum::conditions`]).
+    pub boundary: bool,
     /// Every eigenvalue, by decreasing modulus (ties by Fourier index).
     pub values: Vec<Eigenvalue>,
 }
 
 /// The classical conditions on the leading eigenvalues (Reif; Peters &
-/// Reif, *Subdivision Surfaces*, ch. 5).
+/// Reif, *Subdivision Surfaces*, ch. 5). Around a boundary vertex the
+/// subdominant pair need not be equal (one along the boundary curve, one
+/// across it): `subdominant_pair` then asks both to be real in `(0, 1)`,
+/// and the Fourier index is not defined (true).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Conditions {
     /// `λ₀ = 1`, simple.
@@ -363,7 +413,7 @@ pub struct Conditions {
     pub subdominant_pair: bool,
     /// `λ₁, λ₂` have Fourier indices 1 and `k − 1` (where known).
     pub fourier_index_one: bool,
-    /// `|λ₃| < λ₁`.
+    /// `|λ₃| < λ₂` (`= λ₁` inside).
     pub gap: bool,
 }
 
@@ -374,8 +424,11 @@ impl Conditions {
     }
 }
 
-/// Tolerance of the spectral comparisons.
-const TOL: f64 = 1e-9;
+/// Tolerance of the spectral comparisons: a repeated eigenvalue whose
+/// eigenvectors do not span its multiplicity (a Jordan block, as at some
+/// boundary vertices) is computed only to about the square root of the
+/// rounding, so equalities are judged to 1e-7.
+const TOL: f64 = 1e-7;
 
 impl Spectrum {
     /// `λ₁`, the first eigenvalue after `λ₀ = 1`.
@@ -389,10 +442,12 @@ impl Spectrum {
         let near = |a: Complex<f64>, b: Complex<f64>| (a - b).norm() < TOL;
         let unit_dominant = v.first().is_some_and(|l| near(l.value, Complex::new(1.0, 0.0)))
             && v.get(1).is_none_or(|l| l.value.norm() < 1.0 - TOL);
+        // Inside, λ₁ = λ₂; on a boundary (the surface along the boundary
+        // curve, and across it) both real and positive, λ₁ ≥ λ₂.
+        let real = |l: &Eigenvalue| l.value.im.abs() < TOL && l.value.re > 0.0 && l.value.re < 1.0 - TOL;
         let subdominant_pair = match (v.get(1), v.get(2)) {
-            (Some(a), Some(b)) => {
-                near(a.value, b.value) && a.value.im.abs() < TOL && a.value.re > 0.0 && a.value.re < 1.0 - TOL
-            }
+            (Some(a), Some(b)) if self.boundary => real(a) && real(b),
+            (Some(a), Some(b)) => near(a.value, b.value) && real(a),
             _ => false,
         };
         let k = self.valence;
@@ -404,8 +459,8 @@ impl Spectrum {
             }
             _ => true,
         };
-        let gap = match (v.get(1), v.get(3)) {
-            (Some(a), Some(c)) => c.value.norm() < a.value.norm() - TOL,
+        let gap = match (v.get(2), v.get(3)) {
+            (Some(b), Some(c)) => c.value.norm() < b.value.norm() - TOL,
             (Some(_), None) => true,
             _ => false,
         };
@@ -418,6 +473,9 @@ impl LocalMatrix {
     /// on `t − s` only, for every pair of places (and the centre's row and
     /// column are constant over the sectors).
     pub fn is_block_circulant(&self) -> bool {
+        if self.configuration != Configuration::Interior {
+            return false;
+        }
         let k = self.valence;
         let d = self.matrix.to_dense();
         let m = (self.points.len() - 1) / k;
@@ -599,7 +657,7 @@ pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
         b.value.norm().partial_cmp(&a.value.norm()).unwrap_or(std::cmp::Ordering::Equal).then(a.fourier.cmp(&b.fourier))
     });
     // Near-equal moduli ordered by frequency, which the float order may not.
-    Ok(Spectrum { valence: s.valence, values })
+    Ok(Spectrum { valence: s.valence, boundary: s.configuration == Configuration::Boundary, values })
 }
 
 /// The characteristic map of a scheme at a vertex of valence `k`,

@@ -177,3 +177,71 @@ fn characteristic_maps_are_regular_and_injective() {
         }
     }
 }
+
+/// Around a boundary vertex (a half disk of k faces, the mesh's default
+/// boundary rule: boundary edges infinitely sharp) the boundary curve is a
+/// cubic B-spline: the spectrum holds its 1 (simple), ½ and ¼, and the
+/// limit mask is the curve's (⅙, ⅔, ⅙) on the centre and its two boundary
+/// neighbours, as the schemes' own limit masks say; the subdominant
+/// eigenvalue of the interior vertex of valence 2k is among the boundary
+/// vertex's.
+#[test]
+fn boundary_configurations() {
+    use subla::analysis::{Configuration, local_subdivision_matrix_at};
+    for k in 1..=6 {
+        for (faces, s) in [
+            (
+                "loop",
+                local_subdivision_matrix_at(&LoopSlak::new(), DiskFaces::Triangles, Configuration::Boundary, k, 1)
+                    .unwrap(),
+            ),
+            (
+                "catmark",
+                local_subdivision_matrix_at(&CatmarkSlak, DiskFaces::Quads, Configuration::Boundary, k, 1).unwrap(),
+            ),
+        ] {
+            assert!(!s.is_block_circulant());
+            // The centre, k + 1 spokes, and for quads k face neighbours.
+            let n = if faces == "loop" { k + 2 } else { 2 * k + 2 };
+            assert_eq!(s.matrix.shape(), (n, n), "{faces} k {k}");
+            let sp = spectrum(&s).unwrap();
+            assert!(sp.boundary && sp.values.iter().all(|e| e.fourier.is_none()));
+            // (¼ can be a double, defective eigenvalue: computed to about
+            // the square root of the rounding.)
+            for want in [1.0, 0.5, 0.25] {
+                assert!(
+                    sp.values.iter().any(|e| (e.value.re - want).abs() < 1e-6 && e.value.im.abs() < 1e-6),
+                    "{faces} k {k}: {want} in {:?}",
+                    sp.values
+                );
+            }
+            let mask = s.limit_mask().unwrap();
+            // Spokes 0 and k are points 1 and k + 1.
+            assert!((mask[0] - 2.0 / 3.0).abs() < 1e-12, "{faces} k {k}: {mask:?}");
+            assert!((mask[1] - 1.0 / 6.0).abs() < 1e-12 && (mask[k + 1] - 1.0 / 6.0).abs() < 1e-12);
+            let own = s.scheme_limit_mask.as_ref().unwrap();
+            assert!(mask.iter().zip(own).all(|(a, b)| (a - b).abs() < 1e-12), "{faces} k {k}");
+            assert!(sp.conditions().unit_dominant, "{faces} k {k}");
+            // The boundary rules mirror the surface: the subdominant
+            // eigenvalue of an interior vertex of valence 2k is one of the
+            // boundary vertex's with k faces.
+            if k >= 2 {
+                let interior = if faces == "loop" {
+                    local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, 2 * k, 1).unwrap()
+                } else {
+                    local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, 2 * k, 1).unwrap()
+                };
+                let l1 = spectrum(&interior).unwrap().subdominant().unwrap().value.re;
+                assert!(
+                    sp.values.iter().any(|e| (e.value.re - l1).abs() < 1e-9),
+                    "{faces} k {k}: {l1} in {:?}",
+                    sp.values
+                );
+            }
+        }
+    }
+    assert!(matches!(
+        local_subdivision_matrix_at(&CatmarkSlak, DiskFaces::Quads, Configuration::Boundary, 0, 1),
+        Err(AnalysisError::Parameter { min: 1, .. })
+    ));
+}
