@@ -578,14 +578,22 @@ impl LocalMatrix {
     /// the limit surface at the centre. `None` where `λ₁` is not a double
     /// real eigenvalue or its eigenvectors do not reach the spokes.
     pub fn tangent_masks(&self) -> Option<[Vec<f64>; 2]> {
+        self.rotation_pair(true)
+    }
+
+    /// The left (`left`) or right eigenvectors of a real subdominant
+    /// eigenvalue `λ₁` of multiplicity two, combined so that their entries
+    /// on the first ring's spokes (`points[1..=k]`) are `cos(2πt/k)` and
+    /// `sin(2πt/k)` (least squares there): the real and imaginary parts of
+    /// the eigenvector of Fourier index 1.
+    fn rotation_pair(&self, left: bool) -> Option<[Vec<f64>; 2]> {
         let lambda1 = spectrum(self).ok()?.subdominant()?.value;
-        if lambda1.im.abs() > 1e-12 {
+        if lambda1.im.abs() > TOL {
             return None;
         }
-        let space = self.left_eigenvectors(lambda1.re);
+        let space = if left { self.left_eigenvectors(lambda1.re) } else { self.right_eigenvectors(lambda1.re) };
         let [p, q] = space.as_slice() else { return None };
         let k = self.valence;
-        // Least squares on the spokes: α p + β q = target.
         let (mut a11, mut a12, mut a22) = (0.0, 0.0, 0.0);
         for t in 1..=k {
             a11 += p[t] * p[t];
@@ -596,14 +604,13 @@ impl LocalMatrix {
         if det.abs() < 1e-18 {
             return None;
         }
-        let mask = |f: fn(f64) -> f64| -> Vec<f64> {
+        let fit = |f: fn(f64) -> f64| -> Vec<f64> {
             let target = |t: usize| f(TAU * (t - 1) as f64 / k as f64);
             let (b1, b2) = (1..=k).fold((0.0, 0.0), |(x, y), t| (x + p[t] * target(t), y + q[t] * target(t)));
-            let alpha = (a22 * b1 - a12 * b2) / det;
-            let beta = (a11 * b2 - a12 * b1) / det;
+            let (alpha, beta) = ((a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det);
             p.iter().zip(q).map(|(x, y)| alpha * x + beta * y).collect()
         };
-        Some([mask(f64::cos), mask(f64::sin)])
+        Some([fit(f64::cos), fit(f64::sin)])
     }
 
     /// The limit mask of the centre: the left eigenvector of `λ₀ = 1`,
@@ -714,30 +721,8 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
     let scheme = s.scheme;
     let missing = || AnalysisError::NoSubdominantPair { scheme, valence };
     let lambda = spectrum(&s)?.subdominant().ok_or_else(missing)?.value;
-    if lambda.im.abs() > 1e-12 {
-        return Err(missing());
-    }
-    let space = s.right_eigenvectors(lambda.re);
-    let [p, q] = space.as_slice() else { return Err(missing()) };
+    let [xs, ys] = s.rotation_pair(false).ok_or_else(missing)?;
     let k = valence;
-    // Least squares on the first ring: α p + β q = cos (then sin).
-    let (mut a11, mut a12, mut a22) = (0.0, 0.0, 0.0);
-    for t in 1..=k {
-        a11 += p[t] * p[t];
-        a12 += p[t] * q[t];
-        a22 += q[t] * q[t];
-    }
-    let det = a11 * a22 - a12 * a12;
-    if det.abs() < 1e-18 {
-        return Err(missing());
-    }
-    let coordinate = |f: fn(f64) -> f64| -> Vec<f64> {
-        let target = |t: usize| f(TAU * (t - 1) as f64 / k as f64);
-        let (b1, b2) = (1..=k).fold((0.0, 0.0), |(x, y), t| (x + p[t] * target(t), y + q[t] * target(t)));
-        let (alpha, beta) = ((a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det);
-        p.iter().zip(q).map(|(x, y)| alpha * x + beta * y).collect()
-    };
-    let (xs, ys) = (coordinate(f64::cos), coordinate(f64::sin));
     // The disk of exactly the neighbourhood, its vertices at the
     // eigenvector's coordinates.
     let quads = faces == DiskFaces::Quads;
