@@ -69,27 +69,35 @@ impl<T, L: Layout> SparseMat<T, L> {
     }
 }
 
+/// The sizes of a stack of `blocks`: the dimension they share
+/// (`shared`, named `dimension` in the error), the sum of the one they are
+/// stacked along (`stacked`), and their entries, each checked to fit `u32`.
+fn stack_sizes<T, L: Layout>(
+    blocks: &[SparseRef<'_, T, L>],
+    what: &'static str,
+    dimension: &'static str,
+    shared: impl Fn(&SparseRef<'_, T, L>) -> usize,
+    stacked: impl Fn(&SparseRef<'_, T, L>) -> usize,
+) -> Result<(usize, usize, usize)> {
+    let common = blocks.first().map_or(0, &shared);
+    let (mut total, mut nnz) = (0usize, 0usize);
+    for (block, b) in blocks.iter().enumerate() {
+        if shared(b) != common {
+            return Err(AlgebraError::BlockShape { what, block, dimension, expected: common, found: shared(b) });
+        }
+        total += stacked(b);
+        nnz += b.nnz();
+    }
+    to_u32(common, what)?;
+    to_u32(total, what)?;
+    to_u32(nnz, what)?;
+    Ok((common, total, nnz))
+}
+
 /// Concatenates `blocks` along the major dimension (rows of CSR, columns of
 /// CSC): every block has the same minor dimension.
 fn concat_major<T: Clone, L: Layout>(blocks: &[SparseRef<'_, T, L>], what: &'static str) -> Result<SparseMat<T, L>> {
-    let minor = blocks.first().map_or(0, |b| b.minor_dim());
-    let mut major = 0usize;
-    let mut nnz = 0usize;
-    for (block, b) in blocks.iter().enumerate() {
-        if b.minor_dim() != minor {
-            return Err(AlgebraError::BlockShape {
-                what,
-                block,
-                dimension: minor_name::<L>(),
-                expected: minor,
-                found: b.minor_dim(),
-            });
-        }
-        major += b.major_dim();
-        nnz += b.nnz();
-    }
-    let (major32, minor32) = (to_u32(major, what)?, to_u32(minor, what)?);
-    to_u32(nnz, what)?;
+    let (minor, major, nnz) = stack_sizes(blocks, what, minor_name::<L>(), |b| b.minor_dim(), |b| b.major_dim())?;
     let mut ptr = Vec::with_capacity(major + 1);
     let mut idx = Vec::with_capacity(nnz);
     let mut values = Vec::with_capacity(nnz);
@@ -102,31 +110,14 @@ fn concat_major<T: Clone, L: Layout>(blocks: &[SparseRef<'_, T, L>], what: &'sta
             ptr.push(idx.len() as u32);
         }
     }
-    Ok(assemble(major32, minor32, ptr, idx, values))
+    Ok(assemble(major as u32, minor as u32, ptr, idx, values))
 }
 
 /// Concatenates `blocks` along the minor dimension: every block has the
 /// same major dimension, and block `b`'s indices move past the blocks
 /// before it.
 fn concat_minor<T: Clone, L: Layout>(blocks: &[SparseRef<'_, T, L>], what: &'static str) -> Result<SparseMat<T, L>> {
-    let major = blocks.first().map_or(0, |b| b.major_dim());
-    let mut minor = 0usize;
-    let mut nnz = 0usize;
-    for (block, b) in blocks.iter().enumerate() {
-        if b.major_dim() != major {
-            return Err(AlgebraError::BlockShape {
-                what,
-                block,
-                dimension: L::MAJOR,
-                expected: major,
-                found: b.major_dim(),
-            });
-        }
-        minor += b.minor_dim();
-        nnz += b.nnz();
-    }
-    let (major32, minor32) = (to_u32(major, what)?, to_u32(minor, what)?);
-    to_u32(nnz, what)?;
+    let (major, minor, nnz) = stack_sizes(blocks, what, L::MAJOR, |b| b.major_dim(), |b| b.minor_dim())?;
     let mut ptr = Vec::with_capacity(major + 1);
     let mut idx = Vec::with_capacity(nnz);
     let mut values = Vec::with_capacity(nnz);
@@ -141,7 +132,7 @@ fn concat_minor<T: Clone, L: Layout>(blocks: &[SparseRef<'_, T, L>], what: &'sta
         }
         ptr.push(idx.len() as u32);
     }
-    Ok(assemble(major32, minor32, ptr, idx, values))
+    Ok(assemble(major as u32, minor as u32, ptr, idx, values))
 }
 
 /// `blocks` one above the other (`[A; B; …]`): every block has the same

@@ -247,17 +247,27 @@ pub fn polygon_mesh_with_boundary() -> impl Strategy<Value = MeshData> {
 /// (`w, h` in `1..=10`) and fans of `n` triangles around a vertex (`n` in
 /// `3..=12`).
 pub fn triangle_mesh() -> impl Strategy<Value = MeshData> {
-    let refine = |s: Shape, levels: usize| spherize((0..levels).fold(s, |s, _| tri_split(s)));
     let shapes = prop_oneof![
-        2 => (3usize..12, 3usize..12, any::<u64>()).prop_map(|(m, n, d)| triangulate_quads(torus_shape(m, n), d)),
-        1 => (0usize..=2).prop_map(move |l| refine(tetrahedron_shape(), l)),
-        1 => (0usize..=2).prop_map(move |l| refine(octahedron_shape(), l)),
-        1 => (0usize..=1).prop_map(move |l| refine(icosahedron_shape(), l)),
+        5 => closed_polyhedra(),
         1 => (3usize..=10).prop_map(bipyramid_shape),
         2 => (1usize..=10, 1usize..=10, any::<u64>()).prop_map(|(w, h, d)| triangulate_quads(grid_shape(w, h), d)),
         1 => (3usize..=12).prop_map(fan_shape),
     ];
     (shapes, any::<u64>()).prop_map(|(s, seed)| finish(s, seed))
+}
+
+/// The closed triangle shapes both triangle strategies draw from:
+/// triangulated tori (`m, n` in `3..12`, random diagonals; weight 2) and
+/// tetra-, octa- and icosahedra with up to two (one for the icosahedron)
+/// 1-to-4 splits (weight 1 each).
+fn closed_polyhedra() -> impl Strategy<Value = Shape> {
+    let refine = |s: Shape, levels: usize| spherize((0..levels).fold(s, |s, _| tri_split(s)));
+    prop_oneof![
+        2 => (3usize..12, 3usize..12, any::<u64>()).prop_map(|(m, n, d)| triangulate_quads(torus_shape(m, n), d)),
+        1 => (0usize..=2).prop_map(move |l| refine(tetrahedron_shape(), l)),
+        1 => (0usize..=2).prop_map(move |l| refine(octahedron_shape(), l)),
+        1 => (0usize..=1).prop_map(move |l| refine(icosahedron_shape(), l)),
+    ]
 }
 
 /// Closed, manifold triangle meshes, every generated case usable (no
@@ -266,14 +276,7 @@ pub fn triangle_mesh() -> impl Strategy<Value = MeshData> {
 /// the icosahedron) 1-to-4 splits, and `k`-gonal bipyramids (`k` in
 /// `3..=12`: two vertices of valence `k`).
 pub fn closed_triangle_mesh() -> impl Strategy<Value = MeshData> {
-    let refine = |s: Shape, levels: usize| spherize((0..levels).fold(s, |s, _| tri_split(s)));
-    let shapes = prop_oneof![
-        2 => (3usize..12, 3usize..12, any::<u64>()).prop_map(|(m, n, d)| triangulate_quads(torus_shape(m, n), d)),
-        1 => (0usize..=2).prop_map(move |l| refine(tetrahedron_shape(), l)),
-        1 => (0usize..=2).prop_map(move |l| refine(octahedron_shape(), l)),
-        1 => (0usize..=1).prop_map(move |l| refine(icosahedron_shape(), l)),
-        2 => (3usize..=12).prop_map(bipyramid_shape),
-    ];
+    let shapes = prop_oneof![5 => closed_polyhedra(), 2 => (3usize..=12).prop_map(bipyramid_shape)];
     (shapes, any::<u64>()).prop_map(|(s, seed)| finish(s, seed))
 }
 

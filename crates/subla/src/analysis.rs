@@ -473,32 +473,7 @@ impl LocalMatrix {
     /// on `t − s` only, for every pair of places (and the centre's row and
     /// column are constant over the sectors).
     pub fn is_block_circulant(&self) -> bool {
-        if self.configuration != Configuration::Interior {
-            return false;
-        }
-        let k = self.valence;
-        let d = self.matrix.to_dense();
-        let m = (self.points.len() - 1) / k;
-        let at = |a: usize, s: usize| 1 + a * k + s % k;
-        for a in 0..m {
-            for b in 0..m {
-                for s in 0..k {
-                    for t in 0..k {
-                        if (d[(at(a, s), at(b, t))] - d[(at(a, 0), at(b, t + k - s))]).abs() > 1e-14 {
-                            return false;
-                        }
-                    }
-                }
-            }
-            for s in 0..k {
-                if (d[(at(a, s), 0)] - d[(at(a, 0), 0)]).abs() > 1e-14
-                    || (d[(0, at(a, s))] - d[(0, at(a, 0))]).abs() > 1e-14
-                {
-                    return false;
-                }
-            }
-        }
-        true
+        self.configuration == Configuration::Interior && block_circulant(&self.matrix.to_dense(), self.valence)
     }
 
     /// The discrete Fourier transform of the block-circulant matrix: for each
@@ -508,35 +483,62 @@ impl LocalMatrix {
     /// gives the eigenvector `v[(b, t)] = u[b] ζ^{ωt}` of the matrix.
     /// `None` where the matrix is not block-circulant.
     pub fn fourier_blocks(&self) -> Option<Vec<DMatrix<Complex<f64>>>> {
-        if !self.is_block_circulant() {
-            return None;
-        }
-        let k = self.valence;
         let d = self.matrix.to_dense();
-        let m = (self.points.len() - 1) / k;
-        let at = |a: usize, s: usize| 1 + a * k + s % k;
-        let zeta = |w: usize, t: usize| Complex::from_polar(1.0, TAU * (w * t % k) as f64 / k as f64);
-        let blocks = (0..k)
-            .map(|w| {
-                let c = usize::from(w == 0);
-                let mut b = DMatrix::<Complex<f64>>::zeros(m + c, m + c);
-                for a in 0..m {
-                    for bb in 0..m {
-                        b[(a + c, bb + c)] = (0..k).map(|t| d[(at(a, 0), at(bb, t))] * zeta(w, t)).sum();
-                    }
-                }
-                if c == 1 {
-                    b[(0, 0)] = Complex::new(d[(0, 0)], 0.0);
-                    for a in 0..m {
-                        b[(0, a + 1)] = Complex::new((0..k).map(|t| d[(0, at(a, t))]).sum(), 0.0);
-                        b[(a + 1, 0)] = Complex::new(d[(at(a, 0), 0)], 0.0);
-                    }
-                }
-                b
-            })
-            .collect();
-        Some(blocks)
+        (self.configuration == Configuration::Interior && block_circulant(&d, self.valence))
+            .then(|| fourier_blocks_of(&d, self.valence))
     }
+}
+
+/// Whether the dense matrix `d` (ordered as [`LocalMatrix::points`] around
+/// an interior vertex of valence `k`) is block-circulant.
+fn block_circulant(d: &ndarray::Array2<f64>, k: usize) -> bool {
+    let m = (d.nrows() - 1) / k;
+    let at = |a: usize, s: usize| 1 + a * k + s % k;
+    for a in 0..m {
+        for b in 0..m {
+            for s in 0..k {
+                for t in 0..k {
+                    if (d[(at(a, s), at(b, t))] - d[(at(a, 0), at(b, t + k - s))]).abs() > 1e-14 {
+                        return false;
+                    }
+                }
+            }
+        }
+        for s in 0..k {
+            if (d[(at(a, s), 0)] - d[(at(a, 0), 0)]).abs() > 1e-14
+                || (d[(0, at(a, s))] - d[(0, at(a, 0))]).abs() > 1e-14
+            {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// [`LocalMatrix::fourier_blocks`] of the dense block-circulant `d`.
+fn fourier_blocks_of(d: &ndarray::Array2<f64>, k: usize) -> Vec<DMatrix<Complex<f64>>> {
+    let m = (d.nrows() - 1) / k;
+    let at = |a: usize, s: usize| 1 + a * k + s % k;
+    let zeta = |w: usize, t: usize| Complex::from_polar(1.0, TAU * (w * t % k) as f64 / k as f64);
+    (0..k)
+        .map(|w| {
+            let c = usize::from(w == 0);
+            let mut b = DMatrix::<Complex<f64>>::zeros(m + c, m + c);
+            for a in 0..m {
+                for bb in 0..m {
+                    b[(a + c, bb + c)] = (0..k).map(|t| d[(at(a, 0), at(bb, t))] * zeta(w, t)).sum();
+                }
+            }
+            if c == 1 {
+                b[(0, 0)] = Complex::new(d[(0, 0)], 0.0);
+                for a in 0..m {
+                    b[(0, a + 1)] = Complex::new((0..k).map(|t| d[(0, at(a, t))]).sum(), 0.0);
+                    b[(a + 1, 0)] = Complex::new(d[(at(a, 0), 0)], 0.0);
+                }
+            }
+            b
+        })
+        .collect()
 }
 
 impl LocalMatrix {
@@ -578,15 +580,15 @@ impl LocalMatrix {
     /// the limit surface at the centre. `None` where `λ₁` is not a double
     /// real eigenvalue or its eigenvectors do not reach the spokes.
     pub fn tangent_masks(&self) -> Option<[Vec<f64>; 2]> {
-        self.rotation_pair(true)
+        self.rotation_pair(true).map(|(_, pair)| pair)
     }
 
     /// The left (`left`) or right eigenvectors of a real subdominant
     /// eigenvalue `λ₁` of multiplicity two, combined so that their entries
     /// on the first ring's spokes (`points[1..=k]`) are `cos(2πt/k)` and
     /// `sin(2πt/k)` (least squares there): the real and imaginary parts of
-    /// the eigenvector of Fourier index 1.
-    fn rotation_pair(&self, left: bool) -> Option<[Vec<f64>; 2]> {
+    /// the eigenvector of Fourier index 1. With `λ₁`.
+    fn rotation_pair(&self, left: bool) -> Option<(f64, [Vec<f64>; 2])> {
         let lambda1 = spectrum(self).ok()?.subdominant()?.value;
         if lambda1.im.abs() > TOL {
             return None;
@@ -610,7 +612,7 @@ impl LocalMatrix {
             let (alpha, beta) = ((a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det);
             p.iter().zip(q).map(|(x, y)| alpha * x + beta * y).collect()
         };
-        Some([fit(f64::cos), fit(f64::sin)])
+        Some((lambda1.re, [fit(f64::cos), fit(f64::sin)]))
     }
 
     /// The limit mask of the centre: the left eigenvector of `λ₀ = 1`,
@@ -643,7 +645,8 @@ fn eigenvalues(m: DMatrix<Complex<f64>>) -> Vec<Complex<f64>> {
 pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
     let n = s.matrix.nrows();
     let dense = s.matrix.to_dense_within(4096 * 4096)?;
-    let mut values: Vec<Eigenvalue> = match s.fourier_blocks() {
+    let circulant = s.configuration == Configuration::Interior && block_circulant(&dense, s.valence);
+    let mut values: Vec<Eigenvalue> = match circulant.then(|| fourier_blocks_of(&dense, s.valence)) {
         Some(blocks) => blocks
             .into_iter()
             .enumerate()
@@ -720,8 +723,7 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
     let s = local_subdivision_matrix(refiner, faces, valence, rings)?;
     let scheme = s.scheme;
     let missing = || AnalysisError::NoSubdominantPair { scheme, valence };
-    let lambda = spectrum(&s)?.subdominant().ok_or_else(missing)?.value;
-    let [xs, ys] = s.rotation_pair(false).ok_or_else(missing)?;
+    let (lambda, [xs, ys]) = s.rotation_pair(false).ok_or_else(missing)?;
     let k = valence;
     // The disk of exactly the neighbourhood, its vertices at the
     // eigenvector's coordinates.
@@ -821,16 +823,7 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         && winds_once(&inner)
         && winds_once(&outer)
         && (between - total).abs() <= 1e-9 * total.abs().max(1e-300);
-    Ok(CharacteristicMap {
-        valence,
-        lambda: lambda.re,
-        points,
-        triangles,
-        sectors,
-        area_range: [lo, hi],
-        regular,
-        injective,
-    })
+    Ok(CharacteristicMap { valence, lambda, points, triangles, sectors, area_range: [lo, hi], regular, injective })
 }
 
 /// A closed polygon does not cross itself.
