@@ -25,8 +25,21 @@ pub(crate) struct AnalyzeArgs {
     /// A boundary vertex instead of an interior one: a half disk of
     /// `--valence` faces around it (boundary edges sharp, the mesh's
     /// default rule); no characteristic map is drawn there.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["dart", "crease", "corner"])]
     boundary: bool,
+    /// A dart: an interior vertex with one infinitely sharp edge (spoke 0)
+    /// running out of it.
+    #[arg(long, conflicts_with_all = ["crease", "corner"])]
+    dart: bool,
+    /// A crease vertex: an interior vertex with spokes 0 and ACROSS
+    /// infinitely sharp (ACROSS sectors on one side; default half the
+    /// valence, rounded down).
+    #[arg(long, value_name = "ACROSS", num_args = 0..=1, default_missing_value = "0", conflicts_with = "corner")]
+    crease: Option<usize>,
+    /// A corner: a boundary vertex (a half disk of `--valence` faces)
+    /// tagged infinitely sharp.
+    #[arg(long)]
+    corner: bool,
     /// Rings of the neighbourhood (1 for Loop and Catmull-Clark; more for
     /// schemes of wider support).
     #[arg(long, default_value_t = 1)]
@@ -149,16 +162,25 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
     let choice = schemes::Choice { backend: Backend::Cpu, path, fallback: FallbackPolicy::Never };
     let (refiner, _) = schemes::refiner(scheme, choice, &Default::default())?;
     let mut rows = Vec::new();
-    let configuration = if args.boundary { Configuration::Boundary } else { Configuration::Interior };
+    let configuration_at = |k: usize| match (args.boundary, args.dart, args.crease, args.corner) {
+        (true, ..) => Configuration::Boundary,
+        (_, true, ..) => Configuration::Dart,
+        (_, _, Some(0), _) => Configuration::Crease { across: k / 2 },
+        (_, _, Some(across), _) => Configuration::Crease { across },
+        (.., true) => Configuration::Corner,
+        _ => Configuration::Interior,
+    };
+    let open = args.boundary || args.corner;
+    let configuration = configuration_at(4);
     for &k in &args.valence.0 {
-        if !args.boundary && k < 3 {
-            return Err(format!("valence {k}: valences start at 3 (1 face with --boundary)"));
+        if !open && k < 3 {
+            return Err(format!("valence {k}: valences start at 3 (1 face with --boundary or --corner)"));
         }
-        let s = local_subdivision_matrix_at(&*refiner, faces, configuration, k, args.rings)
+        let s = local_subdivision_matrix_at(&*refiner, faces, configuration_at(k), k, args.rings)
             .map_err(|e| format!("{} at valence {k}: {e}", args.scheme))?;
         let sp = spectrum(&s).map_err(|e| e.to_string())?;
-        let map = if args.boundary {
-            Err("not drawn at a boundary vertex".to_owned())
+        let map = if configuration != Configuration::Interior {
+            Err(format!("not drawn at a {} vertex", configuration.name()))
         } else {
             characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string())
         };
@@ -208,7 +230,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
             "scheme": args.scheme,
             "rings": args.rings,
             "faces": format!("{faces:?}").to_lowercase(),
-            "configuration": if args.boundary { "boundary" } else { "interior" },
+            "configuration": configuration.name(),
             "valences": json,
         });
         println!("{out}");
@@ -217,11 +239,20 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
     println!(
         "{} around {} ({} ring{} of {}): eigenvalues by modulus{}",
         args.scheme,
-        if args.boundary { "a boundary vertex, k faces" } else { "an interior vertex" },
+        match configuration {
+            Configuration::Interior => "an interior vertex".to_owned(),
+            Configuration::Boundary => "a boundary vertex, k faces".to_owned(),
+            Configuration::Corner => "a corner vertex (boundary, infinitely sharp), k faces".to_owned(),
+            Configuration::Dart => "a dart (one infinitely sharp edge)".to_owned(),
+            Configuration::Crease { .. } => match args.crease {
+                Some(0) | None => "a crease vertex (spokes 0 and k/2 infinitely sharp)".to_owned(),
+                Some(a) => format!("a crease vertex (spokes 0 and {a} infinitely sharp)"),
+            },
+        },
         args.rings,
         if args.rings == 1 { "" } else { "s" },
         if faces == DiskFaces::Quads { "quads" } else { "triangles" },
-        if args.boundary { "" } else { ", Fourier index in brackets" }
+        if configuration == Configuration::Interior { ", Fourier index in brackets" } else { "" }
     );
     println!();
     println!("| k | size | λ0 | λ1 | λ2 | λ3 | |λ3|/λ1 | conditions | characteristic map |");

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use clap::Parser;
 use ndarray::{Array2, ArrayView2};
-use subla::catmark::fvar::QuadScheme;
 use subla::registry::{Backend as Site, Path as Written, Setup};
 use subla_algebra::Par;
 use subla_mesh::normals::vertex_normals;
@@ -175,28 +174,8 @@ pub(crate) fn fvar_plan(
     levels: u32,
     mode: FVarLinearInterpolation,
 ) -> Result<Box<dyn Plan>, String> {
-    let (n, par) = (fv.values.nrows(), Par::Rayon);
-    let quad = match scheme {
-        "catmark" => QuadScheme::Catmark,
-        "bilinear" => QuadScheme::Bilinear,
-        "loop" => {
-            let fast = subla::loop_scheme::fvar::value_mesh_refinement(mesh, &fv.indices, n, levels, mode, par)
-                .map_err(|e| e.to_string())?;
-            if let Some(fast) = fast {
-                return Ok(Box::new(fast));
-            }
-            let plan = subla::loop_scheme::fvar::build(mesh, &fv.indices, n, levels, mode, par);
-            return plan.map(|p| Box::new(p) as Box<dyn Plan>).map_err(|e| e.to_string());
-        }
-        other => return Err(format!("the {other} scheme has no face-varying rules")),
-    };
-    let fast = subla::catmark::fvar::value_mesh_refinement(mesh, &fv.indices, n, levels, mode, quad, par)
-        .map_err(|e| e.to_string())?;
-    if let Some(fast) = fast {
-        return Ok(Box::new(fast));
-    }
-    let plan = subla::catmark::fvar::build(mesh, &fv.indices, n, levels, mode, quad, par);
-    plan.map(|p| Box::new(p) as Box<dyn Plan>).map_err(|e| e.to_string())
+    subla::registry::face_varying_plan(mesh, &fv.indices, fv.values.nrows(), scheme, levels, mode, Par::Rayon)
+        .map_err(|e| e.to_string())
 }
 
 /// `fv` (over every face of `mesh`, holes included) over the faces a file

@@ -76,3 +76,36 @@ fn boundary_vertices() {
     let table = ok(&subla(&["analyze", "--boundary", "--valence", "3"]));
     assert!(table.contains("boundary vertex") && table.contains("| 3 | 8 |"), "{table}");
 }
+
+#[test]
+fn crease_corner_and_dart_configurations() {
+    // Catmull-Clark's crease through a vertex of valence 5, 2 sectors on
+    // one side: the crease curve's limit mask (1/6, 2/3, 1/6).
+    let out = ok(&subla(&["analyze", "--valence", "5", "--crease", "2", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["configuration"], "crease");
+    let mask: Vec<f64> =
+        v["valences"][0]["limit_mask"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert!(
+        (mask[0] - 2.0 / 3.0).abs() < 1e-10
+            && (mask[1] - 1.0 / 6.0).abs() < 1e-10
+            && (mask[3] - 1.0 / 6.0).abs() < 1e-10
+    );
+    // The regular crease (across defaults to half the valence): ½ three
+    // times, so the gap condition fails (the surface is C0 there).
+    let table = ok(&subla(&["analyze", "--scheme", "loop", "--valence", "6", "--crease"]));
+    assert!(table.contains("a crease vertex"), "{table}");
+    assert!(table.contains("| 6 | 7 | 1.000000 | 0.500000 | 0.500000 | 0.500000 |"), "{table}");
+    assert!(table.contains("fails: |λ3| < λ2"), "{table}");
+    let corner = ok(&subla(&["analyze", "--valence", "1..3", "--corner", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&corner).expect("json");
+    for r in v["valences"].as_array().unwrap() {
+        assert!((r["limit_mask"][0].as_f64().unwrap() - 1.0).abs() < 1e-10);
+    }
+    let dart = ok(&subla(&["analyze", "--valence", "4", "--dart"]));
+    assert!(dart.contains("a dart"), "{dart}");
+    let o = subla(&["analyze", "--valence", "4", "--crease", "4"]);
+    assert!(!o.status.success());
+    let o = subla(&["analyze", "--valence", "4", "--crease", "--corner"]);
+    assert!(!o.status.success());
+}

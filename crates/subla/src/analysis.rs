@@ -262,7 +262,10 @@ fn child_places<P: Plan + ?Sized>(
         .collect()
 }
 
-/// Where the vertex analysed lies.
+/// Where the vertex analysed lies, and the tags around it. The sharp
+/// configurations are the stationary ones (infinitely sharp edges and
+/// vertices): a semi-sharp tag changes the rules from level to level, so
+/// it has no single local subdivision matrix.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Configuration {
     /// Inside: a whole disk of `k` sectors around it (valence `k`).
@@ -271,6 +274,79 @@ pub enum Configuration {
     /// edges; spokes 0 and `k` on the boundary), refined with the scheme's
     /// boundary rules and the mesh's default options.
     Boundary,
+    /// Inside, spoke 0 an infinitely sharp edge running from the vertex to
+    /// the disk's rim: a dart (the vertex keeps the smooth rule).
+    Dart,
+    /// Inside, spokes 0 and `across` infinitely sharp: a crease through
+    /// the vertex with `across` sectors on one side and `k − across` on
+    /// the other (`1 ≤ across < k`; the regular crease of Catmull-Clark is
+    /// `k = 4, across = 2`, of Loop `k = 6, across = 3`).
+    Crease {
+        /// Sectors on the counter-clockwise side of spoke 0.
+        across: usize,
+    },
+    /// On the boundary (a half disk of `k` sectors, as
+    /// [`Configuration::Boundary`]), the vertex infinitely sharp: a corner.
+    Corner,
+}
+
+impl Configuration {
+    /// Around a boundary vertex (a half disk).
+    pub fn is_open(self) -> bool {
+        matches!(self, Configuration::Boundary | Configuration::Corner)
+    }
+
+    /// Name in reports: `interior`, `boundary`, `dart`, `crease`, `corner`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Configuration::Interior => "interior",
+            Configuration::Boundary => "boundary",
+            Configuration::Dart => "dart",
+            Configuration::Crease { .. } => "crease",
+            Configuration::Corner => "corner",
+        }
+    }
+}
+
+/// The disk's mesh with the configuration's sharp tags: infinitely sharp
+/// edges along the sharp spokes (every edge joining two points of one
+/// sharp spoke, the centre included), the centre infinitely sharp at a
+/// corner.
+fn tagged(mesh: &Mesh, coords: &[[u32; 3]], configuration: Configuration) -> Result<Mesh, AnalysisError> {
+    use subla_mesh::tags::SHARPNESS_INFINITE;
+    let sharp_spokes: Vec<u32> = match configuration {
+        Configuration::Dart => vec![0],
+        Configuration::Crease { across } => vec![0, across as u32],
+        _ => Vec::new(),
+    };
+    let corner = configuration == Configuration::Corner;
+    if sharp_spokes.is_empty() && !corner {
+        return Ok(mesh.clone());
+    }
+    let t = mesh.topology();
+    let on_spoke = |v: u32, s: u32| {
+        let [sec, i, j] = coords[v as usize];
+        j == 0 && (i == 0 || sec == s)
+    };
+    let mut edges = mesh.edge_sharpness().to_vec();
+    edges.resize(t.num_edges(), 0.0);
+    for (e, [a, b]) in t.edges().iter().copied().enumerate() {
+        if sharp_spokes.iter().any(|&s| on_spoke(a, s) && on_spoke(b, s)) {
+            edges[e] = SHARPNESS_INFINITE;
+        }
+    }
+    let mut vertices = mesh.vertex_sharpness().to_vec();
+    vertices.resize(t.num_vertices(), 0.0);
+    if corner {
+        for (v, c) in coords.iter().enumerate() {
+            if c[1] == 0 && c[2] == 0 {
+                vertices[v] = SHARPNESS_INFINITE;
+            }
+        }
+    }
+    let mut holes = mesh.holes().to_vec();
+    holes.resize(t.num_faces(), false);
+    Ok(mesh.retagged(edges, vertices, holes, mesh.options())?)
 }
 
 /// The local subdivision matrix of `refiner` around a vertex of valence
@@ -290,13 +366,16 @@ pub fn local_subdivision_matrix<R: Refiner<Input = Mesh> + ?Sized>(
 
 /// The local subdivision matrix of `refiner` at a vertex of the
 /// `configuration` with `k` sectors of `faces` around it, over `rings`
-/// rings. Around a boundary vertex the points are ordered as inside, with
-/// `k + 1` copies of the places on the spokes (`j = 0`) and `k` of the
-/// others; the matrix is then not block-circulant.
+/// rings. Around a boundary or corner vertex the points are ordered as
+/// inside, with `k + 1` copies of the places on the spokes (`j = 0`) and
+/// `k` of the others. Only the interior configuration is block-circulant:
+/// a dart or a crease keeps the disk's points and order but not its
+/// symmetry.
 ///
 /// # Errors
 /// [`AnalysisError::Parameter`] for `k < 3` inside (`k < 1` on the
-/// boundary) or `rings < 1`; the scheme's errors on the configuration;
+/// boundary), `rings < 1`, or a crease's `across` outside `1..k`; the
+/// scheme's errors on the configuration;
 /// [`AnalysisError::UnknownChildPoint`] where the plan does not name its
 /// child points; [`AnalysisError::MissingPoint`] where a child point is not
 /// at a place of the configuration; [`AnalysisError::NotClosed`] where the
@@ -309,10 +388,18 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
     rings: usize,
 ) -> Result<LocalMatrix, AnalysisError> {
     let valence = k;
-    let open = configuration == Configuration::Boundary;
+    let open = configuration.is_open();
     let least = if open { 1 } else { 3 };
     if valence < least {
         return Err(AnalysisError::Parameter { what: "valence", value: valence, min: least });
+    }
+    if let Configuration::Crease { across } = configuration {
+        if across < 1 {
+            return Err(AnalysisError::Parameter { what: "across", value: across, min: 1 });
+        }
+        if across >= valence {
+            return Err(AnalysisError::Parameter { what: "valence - across", value: 0, min: 1 });
+        }
     }
     if rings < 1 {
         return Err(AnalysisError::Parameter { what: "rings", value: rings, min: 1 });
@@ -331,8 +418,9 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
     // half disk's `k + 1` spokes never wrap.
     let k = valence as u32;
     let spokes = if open { k + 1 } else { k };
-    let t = disk.mesh.topology();
-    let plan = refiner.build(&disk.mesh, 1, Par::Seq)?;
+    let mesh = tagged(&disk.mesh, &coords, configuration)?;
+    let t = mesh.topology();
+    let plan = refiner.build(&mesh, 1, Par::Seq)?;
     let r0 = plan.operator(0, Par::Seq)?;
     // Every child row's place (where it is one of the disk's).
     let mut child_place = std::collections::HashMap::new();
@@ -394,17 +482,19 @@ pub struct Eigenvalue {
 pub struct Spectrum {
     /// The valence.
     pub valence: usize,
-    /// The configuration was a boundary one (see [`Spectrum::conditions`]).
-    pub boundary: bool,
+    /// The configuration: only an interior one is rotationally symmetric
+    /// (see [`Spectrum::conditions`]).
+    pub configuration: Configuration,
     /// Every eigenvalue, by decreasing modulus (ties by Fourier index).
     pub values: Vec<Eigenvalue>,
 }
 
 /// The classical conditions on the leading eigenvalues (Reif; Peters &
-/// Reif, *Subdivision Surfaces*, ch. 5). Around a boundary vertex the
-/// subdominant pair need not be equal (one along the boundary curve, one
-/// across it): `subdominant_pair` then asks both to be real in `(0, 1)`,
-/// and the Fourier index is not defined (true).
+/// Reif, *Subdivision Surfaces*, ch. 5). Around a boundary, crease,
+/// dart or corner vertex the subdominant pair need not be equal (one
+/// along the boundary curve or crease, one across it): `subdominant_pair`
+/// then asks both to be real in `(0, 1)`, and the Fourier index is not
+/// defined (true).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Conditions {
     /// `λ₀ = 1`, simple.
@@ -446,7 +536,7 @@ impl Spectrum {
         // curve, and across it) both real and positive, λ₁ ≥ λ₂.
         let real = |l: &Eigenvalue| l.value.im.abs() < TOL && l.value.re > 0.0 && l.value.re < 1.0 - TOL;
         let subdominant_pair = match (v.get(1), v.get(2)) {
-            (Some(a), Some(b)) if self.boundary => real(a) && real(b),
+            (Some(a), Some(b)) if self.configuration != Configuration::Interior => real(a) && real(b),
             (Some(a), Some(b)) => near(a.value, b.value) && real(a),
             _ => false,
         };
@@ -667,7 +757,7 @@ pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
         b.value.norm().partial_cmp(&a.value.norm()).unwrap_or(std::cmp::Ordering::Equal).then(a.fourier.cmp(&b.fourier))
     });
     // Near-equal moduli ordered by frequency, which the float order may not.
-    Ok(Spectrum { valence: s.valence, boundary: s.configuration == Configuration::Boundary, values })
+    Ok(Spectrum { valence: s.valence, configuration: s.configuration, values })
 }
 
 /// The characteristic map of a scheme at a vertex of valence `k`,

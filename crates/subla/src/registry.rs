@@ -25,8 +25,9 @@
 
 use std::fmt;
 
-use subla_mesh::Mesh;
-use subla_scheme::{DynRefiner, FallbackPolicy};
+use subla_algebra::Par;
+use subla_mesh::{FVarLinearInterpolation, Mesh};
+use subla_scheme::{DynRefiner, FallbackPolicy, Plan};
 use thiserror::Error;
 
 #[cfg(feature = "gpu")]
@@ -152,6 +153,15 @@ pub enum RegistryError {
     /// The GPU backend was asked for without the `gpu` feature.
     #[error("the GPU backend needs subla's `gpu` feature")]
     NoGpuFeature,
+    /// The scheme has no face-varying rules ([`face_varying_plan`]).
+    #[error("the {scheme} scheme has no face-varying rules (catmark, bilinear and loop have)")]
+    NoFaceVarying {
+        /// The scheme asked for.
+        scheme: String,
+    },
+    /// The scheme refused the face-varying channel.
+    #[error(transparent)]
+    Scheme(#[from] subla_scheme::SchemeError),
 }
 
 /// A boxed, type-erased refiner over meshes.
@@ -378,6 +388,49 @@ impl Scheme {
             Make::Gpu(make) => Ok(make(setup.gpu()?, setup.fallback)),
         }
     }
+}
+
+/// The plan of a face-varying channel: the values `0..num_values` that
+/// the corners of `mesh` use (`indices`, one per corner, face after face),
+/// refined `levels` times by the face-varying rules of `scheme` (`catmark`,
+/// `bilinear` or `loop`, OpenSubdiv's rules) with the boundary mode `mode`.
+/// Its rows are the refined values (`Plan::operator` the per-level
+/// matrices); the corners' indices at every level are those of
+/// [`subla_scheme::fvar::FVarPlan::indices`] or of the value mesh.
+///
+/// The value-mesh refinement (the values' own mesh refined by the vertex
+/// kernels) is taken where it gives the same values, else the
+/// face-varying rules.
+///
+/// # Errors
+/// [`RegistryError::NoFaceVarying`] for another scheme; the scheme's errors
+/// on the channel ([`RegistryError::Scheme`]).
+pub fn face_varying_plan(
+    mesh: &Mesh,
+    indices: &[u32],
+    num_values: usize,
+    scheme: &str,
+    levels: u32,
+    mode: FVarLinearInterpolation,
+    par: Par,
+) -> Result<Box<dyn Plan>, RegistryError> {
+    use subla_catmark::fvar::QuadScheme;
+    let quad = match scheme {
+        "catmark" => QuadScheme::Catmark,
+        "bilinear" => QuadScheme::Bilinear,
+        "loop" => {
+            if let Some(fast) = subla_loop::fvar::value_mesh_refinement(mesh, indices, num_values, levels, mode, par)? {
+                return Ok(Box::new(fast));
+            }
+            return Ok(Box::new(subla_loop::fvar::build(mesh, indices, num_values, levels, mode, par)?));
+        }
+        other => return Err(RegistryError::NoFaceVarying { scheme: other.to_owned() }),
+    };
+    if let Some(fast) = subla_catmark::fvar::value_mesh_refinement(mesh, indices, num_values, levels, mode, quad, par)?
+    {
+        return Ok(Box::new(fast));
+    }
+    Ok(Box::new(subla_catmark::fvar::build(mesh, indices, num_values, levels, mode, quad, par)?))
 }
 
 /// The table of schemes.

@@ -205,7 +205,7 @@ fn boundary_configurations() {
             let n = if faces == "loop" { k + 2 } else { 2 * k + 2 };
             assert_eq!(s.matrix.shape(), (n, n), "{faces} k {k}");
             let sp = spectrum(&s).unwrap();
-            assert!(sp.boundary && sp.values.iter().all(|e| e.fourier.is_none()));
+            assert!(sp.configuration == Configuration::Boundary && sp.values.iter().all(|e| e.fourier.is_none()));
             // (¼ can be a double, defective eigenvalue: computed to about
             // the square root of the rounding.)
             for want in [1.0, 0.5, 0.25] {
@@ -243,5 +243,96 @@ fn boundary_configurations() {
     assert!(matches!(
         local_subdivision_matrix_at(&CatmarkSlak, DiskFaces::Quads, Configuration::Boundary, 0, 1),
         Err(AnalysisError::Parameter { min: 1, .. })
+    ));
+}
+
+/// The sharp configurations (infinitely sharp tags, stationary rules).
+/// A crease through the vertex is a cubic B-spline curve whatever the
+/// sectors on each side: the limit mask is (⅙, ⅔, ⅙) on the centre and the
+/// two crease spokes, ½ is an eigenvalue, and the regular crease
+/// (Catmull-Clark k = 4 with 2 sectors a side, Loop k = 6 with 3) has the
+/// leading spectrum 1, ½, ½, ½, ¼: ½ once along the crease and once across
+/// it on each side, whose tangents are independent — the surface is only
+/// C⁰ there, so the gap condition fails, as it must. A corner
+/// interpolates: its limit mask is the centre alone, and the two boundary
+/// curves' ends make ½ double. Every limit mask from the left eigenvector
+/// is the scheme's own.
+#[test]
+fn sharp_configurations() {
+    use subla::analysis::{Configuration, LocalMatrix, local_subdivision_matrix_at};
+    let make = |quads: bool, c: Configuration, k: usize| -> LocalMatrix {
+        if quads {
+            local_subdivision_matrix_at(&CatmarkSlak, DiskFaces::Quads, c, k, 1).unwrap()
+        } else {
+            local_subdivision_matrix_at(&LoopSlak::new(), DiskFaces::Triangles, c, k, 1).unwrap()
+        }
+    };
+    let has = |s: &LocalMatrix, want: f64| {
+        let sp = spectrum(s).unwrap();
+        sp.values.iter().filter(|e| (e.value.re - want).abs() < 1e-6 && e.value.im.abs() < 1e-6).count()
+    };
+    let same_mask = |s: &LocalMatrix| {
+        let mask = s.limit_mask().unwrap();
+        let own = s.scheme_limit_mask.as_ref().unwrap();
+        mask.iter().zip(own).all(|(a, b)| (a - b).abs() < 1e-10)
+    };
+    for quads in [true, false] {
+        for k in 3..=8 {
+            for across in 1..k {
+                let s = make(quads, Configuration::Crease { across }, k);
+                assert!(!s.is_block_circulant());
+                let mask = s.limit_mask().unwrap();
+                // Spoke 0 is point 1, spoke `across` point 1 + across.
+                let mut want = vec![0.0; mask.len()];
+                want[0] = 2.0 / 3.0;
+                want[1] = 1.0 / 6.0;
+                want[1 + across] = 1.0 / 6.0;
+                assert!(mask.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-10), "k {k} across {across}: {mask:?}");
+                assert!(same_mask(&s), "k {k} across {across}");
+                assert!(has(&s, 0.5) >= 1, "k {k} across {across}");
+                let sp = spectrum(&s).unwrap();
+                assert!(sp.conditions().unit_dominant, "k {k} across {across}");
+                assert_eq!(sp.configuration, Configuration::Crease { across });
+            }
+        }
+        let (k, across) = if quads { (4, 2) } else { (6, 3) };
+        let sp = spectrum(&make(quads, Configuration::Crease { across }, k)).unwrap();
+        let lead: Vec<f64> = sp.values.iter().take(5).map(|e| e.value.re).collect();
+        for (got, want) in lead.iter().zip([1.0, 0.5, 0.5, 0.5, 0.25]) {
+            assert!((got - want).abs() < 1e-6, "regular crease: {lead:?}");
+        }
+        let c = sp.conditions();
+        assert!(c.unit_dominant && c.subdominant_pair && !c.gap);
+        for k in 1..=6 {
+            let s = make(quads, Configuration::Corner, k);
+            let mask = s.limit_mask().unwrap();
+            assert!(
+                (mask[0] - 1.0).abs() < 1e-10 && mask[1..].iter().all(|w| w.abs() < 1e-10),
+                "corner k {k}: {mask:?}"
+            );
+            assert!(same_mask(&s), "corner k {k}");
+            assert!(has(&s, 0.5) >= 2, "corner k {k}");
+        }
+        for k in 3..=8 {
+            // A dart: the limit mask is a positive affine mask, mirror
+            // symmetric about the sharp spoke 0 (spokes j and k − j, and
+            // for quads sectors j and k − 1 − j, weigh the same). It is not
+            // the smooth mask the scheme's (and OpenSubdiv's) limit uses
+            // at darts: see docs/analysis.md.
+            let s = make(quads, Configuration::Dart, k);
+            let mask = s.limit_mask().unwrap();
+            assert!((mask.iter().sum::<f64>() - 1.0).abs() < 1e-12 && mask.iter().all(|&w| w > 0.0), "dart k {k}");
+            for j in 1..k {
+                assert!((mask[1 + j] - mask[1 + k - j]).abs() < 1e-10, "dart k {k}: {mask:?}");
+                if quads {
+                    assert!((mask[1 + k + j] - mask[1 + k + (k - 1 - j)]).abs() < 1e-10, "dart k {k}: {mask:?}");
+                }
+            }
+            assert!(spectrum(&s).unwrap().conditions().unit_dominant);
+        }
+    }
+    assert!(matches!(
+        local_subdivision_matrix_at(&CatmarkSlak, DiskFaces::Quads, Configuration::Crease { across: 5 }, 5, 1),
+        Err(AnalysisError::Parameter { .. })
     ));
 }
