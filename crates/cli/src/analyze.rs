@@ -4,7 +4,8 @@
 
 use clap::Args;
 use subla::analysis::{
-    CharacteristicMap, Configuration, DiskFaces, Spectrum, characteristic_map, local_subdivision_matrix_at, spectrum,
+    CharacteristicMap, Configuration, DiskFaces, Spectrum, characteristic_map, edge_subdivision_matrix,
+    local_subdivision_matrix_at, spectrum,
 };
 use subla::registry::{Backend, Faces, Path};
 use subla::scheme::FallbackPolicy;
@@ -40,6 +41,11 @@ pub(crate) struct AnalyzeArgs {
     /// tagged infinitely sharp.
     #[arg(long)]
     corner: bool,
+    /// An interior extraordinary edge of Catmull-Clark solids (`--scheme
+    /// catmark`): `--valence` hexahedra around it, one layer above and
+    /// below.
+    #[arg(long, conflicts_with_all = ["boundary", "dart", "crease", "corner"])]
+    edge: bool,
     /// Rings of the neighbourhood (1 for Loop and Catmull-Clark; more for
     /// schemes of wider support).
     #[arg(long, default_value_t = 1)]
@@ -171,13 +177,23 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         _ => Configuration::Interior,
     };
     let open = args.boundary || args.corner;
-    let configuration = configuration_at(4);
+    let configuration = if args.edge { Configuration::Edge } else { configuration_at(4) };
+    if args.edge && args.scheme != "catmark" {
+        return Err(format!(
+            "--edge analyses Catmull-Clark solids around an extraordinary edge (--scheme catmark), not {}",
+            args.scheme
+        ));
+    }
     for &k in &args.valence.0 {
         if !open && k < 3 {
             return Err(format!("valence {k}: valences start at 3 (1 face with --boundary or --corner)"));
         }
-        let s = local_subdivision_matrix_at(&*refiner, faces, configuration_at(k), k, args.rings)
-            .map_err(|e| format!("{} at valence {k}: {e}", args.scheme))?;
+        let s = if args.edge {
+            edge_subdivision_matrix(&subla::solid::CatmarkSolid, k, args.rings, 1)
+        } else {
+            local_subdivision_matrix_at(&*refiner, faces, configuration_at(k), k, args.rings)
+        }
+        .map_err(|e| format!("{} at valence {k}: {e}", args.scheme))?;
         let sp = spectrum(&s).map_err(|e| e.to_string())?;
         let map = if configuration != Configuration::Interior {
             Err(format!("not drawn at a {} vertex", configuration.name()))
@@ -244,10 +260,12 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
             Configuration::Boundary => "a boundary vertex, k faces".to_owned(),
             Configuration::Corner => "a corner vertex (boundary, infinitely sharp), k faces".to_owned(),
             Configuration::Dart => "a dart (one infinitely sharp edge)".to_owned(),
+            Configuration::Edge => "an extraordinary edge of Catmull-Clark solids (k hexahedra, 3 layers)".to_owned(),
             Configuration::Crease { .. } => match args.crease {
                 Some(0) | None => "a crease vertex (spokes 0 and k/2 infinitely sharp)".to_owned(),
                 Some(a) => format!("a crease vertex (spokes 0 and {a} infinitely sharp)"),
             },
+            other => format!("a {} configuration", other.name()),
         },
         args.rings,
         if args.rings == 1 { "" } else { "s" },

@@ -109,3 +109,18 @@ fn crease_corner_and_dart_configurations() {
     let o = subla(&["analyze", "--valence", "4", "--crease", "--corner"]);
     assert!(!o.status.success());
 }
+
+#[test]
+fn solid_edges() {
+    let out = ok(&subla(&["analyze", "--valence", "3..5", "--edge", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["configuration"], "edge");
+    let rows = v["valences"].as_array().unwrap();
+    // k = 3: ½ along the edge leads Catmull-Clark's 0.41; k = 5: 0.55.
+    let second: Vec<f64> = rows.iter().map(|r| r["eigenvalues"][1]["re"].as_f64().unwrap()).collect();
+    assert!((second[0] - 0.5).abs() < 1e-9 && (second[1] - 0.5).abs() < 1e-9, "{second:?}");
+    assert!((second[2] - 0.549_988_354_518_3).abs() < 1e-9, "{second:?}");
+    assert_eq!(rows[0]["size"], 21);
+    let o = subla(&["analyze", "--scheme", "loop", "--valence", "4", "--edge"]);
+    assert!(!o.status.success());
+}

@@ -730,6 +730,63 @@ fn coordinates(quads: bool, k: usize, rings: usize, open: bool) -> Vec<[u32; 3]>
     c
 }
 
+/// A flat disk around a `k`-sided face: the `k`-gon at the centre and
+/// `rings` rings of quads around it, every other vertex of valence 4 — the
+/// configuration around an extraordinary face of dual schemes (Doo–Sabin),
+/// the dual of [`quad_disk`]`(k, rings + 1)` without its boundary. Its
+/// vertices are the places `(i, j)`, `0 ≤ i, j ≤ rings`, of each sector
+/// `s` (the dual of the quad disk's face at `(i, j)` in sector `s`), at
+/// `(i + ½)` along spoke `s` plus `(j + ½)` along spoke `s + 1`, numbered
+/// sector after sector, `j` then `i` within a sector; face 0 is the
+/// `k`-gon, its corners the places `(0, 0)` in sector order.
+///
+/// # Errors
+/// [`MeshError::ShapeParameter`] for `k < 3` or `rings < 1`.
+pub fn polygon_disk(k: usize, rings: usize) -> Result<MeshData> {
+    at_least("disk valence", k, 3)?;
+    at_least("disk rings", rings, 1)?;
+    let step = TAU / k as f64;
+    let side = rings + 1;
+    let at = |s: usize, i: usize, j: usize| -> u32 { ((s % k) * side * side + j * side + i) as u32 };
+    let mut shape = Shape::default();
+    for s in 0..k {
+        let (ta, tb) = (step * s as f64, step * (s + 1) as f64);
+        for j in 0..side {
+            for i in 0..side {
+                let (x, y) = (i as f64 + 0.5, j as f64 + 0.5);
+                shape.add_point([x * ta.cos() + y * tb.cos(), x * ta.sin() + y * tb.sin(), 0.0]);
+            }
+        }
+    }
+    // The k-gon, then per sector the quads around the quad disk's spoke
+    // vertices (a, 0) and inner vertices (a, b), counter-clockwise.
+    shape.faces.push((0..k).map(|s| at(s, 0, 0)).collect());
+    for s in 0..k {
+        let prev = s + k - 1;
+        for a in 1..=rings {
+            shape.faces.push(vec![at(s, a, 0), at(s, a - 1, 0), at(prev, 0, a - 1), at(prev, 0, a)]);
+        }
+        for b in 1..=rings {
+            for a in 1..=rings {
+                shape.faces.push(vec![at(s, a - 1, b - 1), at(s, a, b - 1), at(s, a, b), at(s, a - 1, b)]);
+            }
+        }
+    }
+    build(&shape)
+}
+
+/// The place `[s, i, j]` of every vertex of [`polygon_disk`]`(k, rings)`,
+/// in vertex order.
+///
+/// # Errors
+/// [`MeshError::ShapeParameter`] as [`polygon_disk`].
+pub fn polygon_disk_coordinates(k: usize, rings: usize) -> Result<Vec<[u32; 3]>> {
+    at_least("disk valence", k, 3)?;
+    at_least("disk rings", rings, 1)?;
+    let side = rings as u32 + 1;
+    Ok((0..k as u32).flat_map(|s| (0..side).flat_map(move |j| (0..side).map(move |i| [s, i, j]))).collect())
+}
+
 /// `data` with the edges between the vertex pairs of `edges` tagged with
 /// `sharpness` (OpenSubdiv's: ≥ 10 or infinite is infinitely sharp), its
 /// other tags, holes and options kept.

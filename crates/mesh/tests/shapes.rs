@@ -228,3 +228,43 @@ fn half_disks_put_the_centre_on_the_boundary() {
     }
     assert!(matches!(shapes::half_disk(true, 0, 2), Err(MeshError::ShapeParameter { what: "half disk sectors", .. })));
 }
+
+/// The polygon disks (the configuration of dual schemes): a k-gon at the
+/// centre, every other face a quad and every interior vertex of valence 4,
+/// a manifold disk, counter-clockwise, its vertices where their places put
+/// them; the dual of the quad disk's faces.
+#[test]
+fn polygon_disks_put_a_k_gon_in_the_centre() {
+    for k in 3..=10 {
+        for rings in 1..=3 {
+            let d = shapes::polygon_disk(k, rings).unwrap();
+            let t = d.mesh.topology();
+            assert_eq!(euler(&d), 1, "a disk");
+            assert!(t.is_manifold());
+            assert_eq!(t.face(0).len(), k);
+            assert!((1..t.num_faces()).all(|f| t.face(f).len() == 4));
+            assert_eq!(t.num_faces(), 1 + k * rings + k * rings * rings);
+            // The quad disk with one more ring has a face per vertex here.
+            assert_eq!(d.mesh.num_vertices(), shapes::quad_disk(k, rings + 1).unwrap().mesh.num_faces());
+            for (v, (&n, &tag)) in valences(&d).iter().zip(t.vertex_tags()).enumerate() {
+                if tag & vertex_tag::BOUNDARY == 0 {
+                    assert_eq!(n, 4, "k {k} rings {rings}: vertex {v}");
+                }
+            }
+            let coords = shapes::polygon_disk_coordinates(k, rings).unwrap();
+            assert_eq!(coords.len(), d.mesh.num_vertices());
+            let p = d.positions();
+            for (v, &[s, i, j]) in coords.iter().enumerate() {
+                let (a, b) = (TAU * s as f64 / k as f64, TAU * (s + 1) as f64 / k as f64);
+                let (x, y) = (i as f64 + 0.5, j as f64 + 0.5);
+                assert!((p[(v, 0)] - (x * a.cos() + y * b.cos())).abs() < 1e-12, "vertex {v}");
+                assert!((p[(v, 1)] - (x * a.sin() + y * b.sin())).abs() < 1e-12, "vertex {v}");
+            }
+            assert!(t.face(0).iter().all(|&v| coords[v as usize][1] == 0 && coords[v as usize][2] == 0));
+            let n = vertex_normals(t, d.mesh.holes(), d.positions(), Par::Seq);
+            assert!(n.rows().into_iter().all(|r| r[2] > 0.0));
+        }
+    }
+    assert!(matches!(shapes::polygon_disk(2, 1), Err(MeshError::ShapeParameter { .. })));
+    assert!(matches!(shapes::polygon_disk(5, 0), Err(MeshError::ShapeParameter { .. })));
+}

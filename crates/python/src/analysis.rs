@@ -85,6 +85,13 @@ impl PyLocalMatrix {
         self.inner.points.iter().map(|p| (p.sector, p.i, p.j)).collect()
     }
 
+    /// The layer of each point along an extraordinary edge (empty for the
+    /// surface configurations).
+    #[getter]
+    fn layers(&self) -> Vec<i32> {
+        self.inner.layers.clone()
+    }
+
     /// The matrix `S` as a `scipy.sparse.csr_matrix`.
     #[getter]
     fn matrix<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -235,7 +242,9 @@ impl PySpectrum {
 /// disk), `'boundary'` (`valence` faces of a half disk), `'dart'` (inside,
 /// spoke 0 infinitely sharp), `'crease'` (inside, spokes 0 and `across`
 /// infinitely sharp; `across` defaults to half the valence) or `'corner'`
-/// (a half disk, the vertex infinitely sharp).
+/// (a half disk, the vertex infinitely sharp); `'face'` (a `valence`-gon of
+/// a quad lattice at the centre: dual schemes, none of them in the
+/// registry yet).
 #[pyfunction]
 #[pyo3(signature = (scheme, valence, *, rings=1, configuration="interior", across=None, path=None))]
 fn local_subdivision_matrix(
@@ -253,9 +262,10 @@ fn local_subdivision_matrix(
         "dart" => Configuration::Dart,
         "crease" => Configuration::Crease { across: across.unwrap_or(valence / 2) },
         "corner" => Configuration::Corner,
+        "face" => Configuration::Face,
         c => {
             return Err(Failure::Value(format!(
-                "configuration {c:?}: 'interior', 'boundary', 'dart', 'crease' or 'corner'"
+                "configuration {c:?}: 'interior', 'boundary', 'dart', 'crease', 'corner' or 'face'"
             )));
         }
     };
@@ -264,6 +274,17 @@ fn local_subdivision_matrix(
     }
     let (r, faces) = refiner(scheme, path)?;
     let inner = py.detach(|| local_subdivision_matrix_at(&*r, faces, c, valence, rings))?;
+    Ok(PyLocalMatrix { inner })
+}
+
+/// The local subdivision matrix of Catmull-Clark solids around an interior
+/// extraordinary edge of valence `valence` (that many hexahedra around
+/// it): the disk's places within `rings` rings in the layers
+/// `-layers..=layers` along the edge.
+#[pyfunction]
+#[pyo3(signature = (valence, *, rings=1, layers=1))]
+fn edge_subdivision_matrix(py: Python<'_>, valence: usize, rings: usize, layers: usize) -> Res<PyLocalMatrix> {
+    let inner = py.detach(|| analysis::edge_subdivision_matrix(&subla::solid::CatmarkSolid, valence, rings, layers))?;
     Ok(PyLocalMatrix { inner })
 }
 
@@ -302,5 +323,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySpectrum>()?;
     m.add_function(wrap_pyfunction!(local_subdivision_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(characteristic_map, m)?)?;
+    m.add_function(wrap_pyfunction!(edge_subdivision_matrix, m)?)?;
     Ok(())
 }

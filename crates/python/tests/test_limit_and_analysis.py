@@ -144,6 +144,22 @@ def test_crease_and_corner_configurations(scheme, k):
     assert reports[0]["conditions"]["unit_dominant"] and reports[0]["characteristic_map"] is None
 
 
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_solid_edge_configuration(k):
+    s = subla.analysis.edge_subdivision_matrix(k)
+    assert s.configuration == "edge"
+    assert s.matrix.shape == (3 * (2 * k + 1),) * 2
+    assert s.layers[:3] == [0, -1, 1]
+    assert np.allclose(np.asarray(s.matrix.sum(axis=1)).ravel(), 1.0)
+    assert s.is_block_circulant()
+    sp = s.spectrum()
+    cc = subla.analysis.local_subdivision_matrix("catmark", k).spectrum().subdominant.real
+    assert abs(sp.values[0] - 1) < 1e-12
+    assert abs(sp.values[1].real - max(cc, 0.5)) < 1e-9
+    ev = np.sort_complex(np.linalg.eigvals(s.dense()))
+    assert np.abs(ev - np.sort_complex(sp.values)).max() < 1e-7
+
+
 def test_analysis_errors():
     with pytest.raises(subla.AnalysisError) as e:
         subla.analysis.local_subdivision_matrix("loop", 2)

@@ -834,6 +834,8 @@ pub enum ChildPoint {
     /// Doo–Sabin): corners numbered face after face, each in traversal
     /// order.
     Corner(u32),
+    /// The cell point of a parent cell (volumetric schemes).
+    Cell(u32),
 }
 
 impl ChildPoint {

@@ -14,6 +14,13 @@
 //! neighbourhood whose child rows reach outside it (the scheme's support is
 //! wider) is refused, naming the point: ask for more rings.
 //!
+//! Other configurations: boundary, dart, crease and corner vertices
+//! ([`Configuration`], [`local_subdivision_matrix_at`]); a `k`-sided face
+//! for dual schemes whose child points are parent corners
+//! ([`Configuration::Face`], Doo–Sabin); an extraordinary edge of a
+//! hexahedral mesh for volumetric schemes ([`edge_subdivision_matrix`],
+//! Catmull-Clark solids).
+//!
 //! **Order.** The centre first; then the places `(i, j)` of one sector,
 //! nearest first (by distance, then `j`), each repeated for the `k` sectors
 //! in counter-clockwise order ([`LocalMatrix::points`]). On an interior
@@ -102,6 +109,20 @@ pub enum AnalysisError {
         /// The valence.
         valence: usize,
     },
+    /// The configuration does not exist on the lattice of these faces (a
+    /// face configuration of triangles: their dual lattice is hexagonal).
+    #[error("{scheme}: no {configuration} configuration on a lattice of {faces}")]
+    UnsupportedConfiguration {
+        /// The scheme.
+        scheme: &'static str,
+        /// The configuration's name.
+        configuration: &'static str,
+        /// The faces asked for.
+        faces: &'static str,
+    },
+    /// The volumetric configuration could not be made.
+    #[error(transparent)]
+    Volume(#[from] subla_volume::VolumeError),
     /// The valence or the rings are out of range.
     #[error("{what} must be at least {min}, got {value}")]
     Parameter {
@@ -149,6 +170,9 @@ pub struct LocalMatrix {
     pub rings: usize,
     /// Its points, in the rows' and columns' order.
     pub points: Vec<RingPoint>,
+    /// The layer of each point along an extraordinary edge
+    /// ([`Configuration::Edge`]; empty for the surface configurations).
+    pub layers: Vec<i32>,
     /// The matrix `S`: row `p` is the child point at `points[p]`, over the
     /// parent vertices at `points`.
     pub matrix: CsrMat<f64>,
@@ -267,6 +291,7 @@ fn child_places<P: Plan + ?Sized>(
 /// vertices): a semi-sharp tag changes the rules from level to level, so
 /// it has no single local subdivision matrix.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Configuration {
     /// Inside: a whole disk of `k` sectors around it (valence `k`).
     Interior,
@@ -288,6 +313,22 @@ pub enum Configuration {
     /// On the boundary (a half disk of `k` sectors, as
     /// [`Configuration::Boundary`]), the vertex infinitely sharp: a corner.
     Corner,
+    /// A `k`-sided face of a quad lattice at the centre
+    /// ([`subla_mesh::shapes::polygon_disk`]): the configuration of dual
+    /// schemes (Doo–Sabin), whose child points are the parent faces'
+    /// corners ([`ChildPoint::Corner`]). The points are the places `(i, j)`,
+    /// `0 ≤ i, j ≤ rings`, of every sector (no centre point: the `k`-gon's
+    /// corners are the places `(0, 0)`); the child of the corner of face
+    /// `f` at vertex `v` sits at `v`'s place plus the place of `f`'s centre
+    /// (a vertex of the primal lattice). Rotationally symmetric, so
+    /// block-circulant.
+    Face,
+    /// An interior extraordinary edge of a hexahedral mesh: `k` hexahedra
+    /// around it, in layers along it ([`edge_subdivision_matrix`]; the
+    /// volumetric schemes: Catmull-Clark solids). The points are the
+    /// places of the quad disk around a vertex of valence `k` in each layer
+    /// `z` (`LocalMatrix::layers`), the edge's own points first.
+    Edge,
 }
 
 impl Configuration {
@@ -304,6 +345,8 @@ impl Configuration {
             Configuration::Dart => "dart",
             Configuration::Crease { .. } => "crease",
             Configuration::Corner => "corner",
+            Configuration::Face => "face",
+            Configuration::Edge => "edge",
         }
     }
 }
@@ -387,6 +430,9 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
     k: usize,
     rings: usize,
 ) -> Result<LocalMatrix, AnalysisError> {
+    if configuration == Configuration::Face {
+        return face_configuration(refiner, faces, k, rings);
+    }
     let valence = k;
     let open = configuration.is_open();
     let least = if open { 1 } else { 3 };
@@ -464,7 +510,232 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
         }
         Some(mask)
     });
-    Ok(LocalMatrix { scheme, configuration, valence, rings, points, matrix, scheme_limit_mask })
+    Ok(LocalMatrix { scheme, configuration, valence, rings, points, layers: Vec::new(), matrix, scheme_limit_mask })
+}
+
+/// [`local_subdivision_matrix_at`] a `k`-sided face ([`Configuration::Face`]).
+fn face_configuration<R: Refiner<Input = Mesh> + ?Sized>(
+    refiner: &R,
+    faces: DiskFaces,
+    k: usize,
+    rings: usize,
+) -> Result<LocalMatrix, AnalysisError> {
+    let scheme = refiner.name();
+    if faces != DiskFaces::Quads {
+        return Err(AnalysisError::UnsupportedConfiguration { scheme, configuration: "face", faces: "triangles" });
+    }
+    if k < 3 {
+        return Err(AnalysisError::Parameter { what: "valence", value: k, min: 3 });
+    }
+    if rings < 1 {
+        return Err(AnalysisError::Parameter { what: "rings", value: rings, min: 1 });
+    }
+    let outer = disk_rings(rings);
+    let disk = shapes::polygon_disk(k, outer)?;
+    let coords = shapes::polygon_disk_coordinates(k, outer)?;
+    let t = disk.mesh.topology();
+    let plan = refiner.build(&disk.mesh, 1, Par::Seq)?;
+    let r0 = plan.operator(0, Par::Seq)?;
+    let ptr = t.face_ptr();
+    let mut child_place = std::collections::HashMap::new();
+    for row in 0..plan.level_len(1) {
+        match plan.child_point(0, row) {
+            Some(ChildPoint::Corner(c)) => {
+                // The face of corner c, and its centre's place in the frame
+                // of the corner's sector: the largest place of the face's
+                // vertices there.
+                let f = ptr.partition_point(|&p| p <= c) - 1;
+                let [s, i, j] = coords[t.face_verts()[c as usize] as usize];
+                let (a, b) = t
+                    .face(f)
+                    .iter()
+                    .map(|&w| coords[w as usize])
+                    .filter(|w| w[0] == s)
+                    .fold((0, 0), |(a, b), w| (a.max(w[1]), b.max(w[2])));
+                child_place.insert(RingPoint { sector: s, i: i + a, j: j + b }, row as u32);
+            }
+            Some(_) => {}
+            None => return Err(AnalysisError::UnknownChildPoint { scheme, row }),
+        }
+    }
+    let parent_place: std::collections::HashMap<RingPoint, u32> =
+        coords.iter().enumerate().map(|(v, &[sector, i, j])| (RingPoint { sector, i, j }, v as u32)).collect();
+    let r = rings as u32;
+    let mut places: Vec<(u32, u32)> = (0..=r).flat_map(|j| (0..=r).map(move |i| (i, j))).collect();
+    places.sort_by_key(|&(i, j)| (i.max(j), j, i));
+    let points: Vec<RingPoint> =
+        places.iter().flat_map(|&(i, j)| (0..k as u32).map(move |sector| RingPoint { sector, i, j })).collect();
+    let rows: Vec<u32> = points
+        .iter()
+        .map(|p| {
+            child_place.get(p).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
+        })
+        .collect::<Result<_, _>>()?;
+    let cols: Vec<u32> = points.iter().map(|p| parent_place[p]).collect();
+    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
+    for (p, &row) in points.iter().zip(&rows) {
+        let (idx, w) = r0.as_ref().slice(row as usize);
+        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
+            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
+        }
+    }
+    let matrix = r0.submatrix(&rows, &cols)?;
+    Ok(LocalMatrix {
+        scheme,
+        configuration: Configuration::Face,
+        valence: k,
+        rings,
+        points,
+        layers: Vec::new(),
+        matrix,
+        scheme_limit_mask: None,
+    })
+}
+
+/// The local subdivision matrix of a volumetric scheme (`refiner`, whose
+/// plans name their child points: vertex, edge, face and cell points)
+/// around an interior extraordinary edge of valence `valence`: `k`
+/// hexahedra around the edge, the quad disk around a vertex of valence `k`
+/// ([`shapes::quad_disk`]) extruded along it. The neighbourhood is the
+/// disk's places within `rings` rings in each of the layers
+/// `−layers ..= layers` (`z`, along the edge; [`LocalMatrix::layers`]):
+/// first the edge's own points by layer (`z = 0, −1, 1, −2, 2, …`), then
+/// for each layer in the same order the disk's other places in the order
+/// of [`local_subdivision_matrix`], each repeated for the `k` sectors —
+/// block-circulant in the sectors. Catmull-Clark solids need one ring and
+/// one layer.
+///
+/// # Errors
+/// [`AnalysisError::Parameter`] for `valence < 3`, `rings < 1` or
+/// `layers < 1`; the scheme's errors; [`AnalysisError::UnknownChildPoint`],
+/// [`AnalysisError::MissingPoint`] and [`AnalysisError::NotClosed`] as
+/// [`local_subdivision_matrix_at`].
+pub fn edge_subdivision_matrix<R: Refiner<Input = subla_volume::VolMesh> + ?Sized>(
+    refiner: &R,
+    valence: usize,
+    rings: usize,
+    layers: usize,
+) -> Result<LocalMatrix, AnalysisError> {
+    for (what, value, min) in [("valence", valence, 3), ("rings", rings, 1), ("layers", layers, 1)] {
+        if value < min {
+            return Err(AnalysisError::Parameter { what, value, min });
+        }
+    }
+    let scheme = refiner.name();
+    let k = valence as u32;
+    let outer = disk_rings(rings);
+    let depth = disk_rings(layers) as i32;
+    let disk = shapes::quad_disk(valence, outer)?;
+    let coords = shapes::disk_coordinates(true, valence, outer)?;
+    let t = disk.mesh.topology();
+    let np = t.num_vertices() as u32;
+    // The disk extruded over z = −depth ..= depth: vertex `l·np + v` is the
+    // disk's `v` in layer `l − depth`.
+    let mut cells = Vec::with_capacity(t.num_faces() * 2 * depth as usize);
+    for l in 0..2 * depth as u32 {
+        let (lo, hi) = (l * np, (l + 1) * np);
+        for f in 0..t.num_faces() {
+            let q = t.face(f);
+            cells.push(subla_volume::Cell::Hexahedron([
+                q[0] + lo,
+                q[1] + lo,
+                q[2] + lo,
+                q[3] + lo,
+                q[0] + hi,
+                q[1] + hi,
+                q[2] + hi,
+                q[3] + hi,
+            ]));
+        }
+    }
+    let nv = (np * (2 * depth as u32 + 1)) as usize;
+    let mesh = subla_volume::VolMesh::from_cells(nv, &cells)?;
+    let place_of = |v: u32| -> ([u32; 3], i32) { (coords[(v % np) as usize], (v / np) as i32 - depth) };
+    // The place, doubled, of the centroid of vertices `vs` (the child point
+    // of that element), where it is one.
+    let centre_of = |vs: &[u32]| -> Option<(RingPoint, i32)> {
+        let places: Vec<([u32; 3], i32)> = vs.iter().map(|&v| place_of(v)).collect();
+        let (s, ij) = (0..k).find_map(|s| {
+            let ij: Option<Vec<(u32, u32)>> = places.iter().map(|&(c, _)| in_frame(k, c, s)).collect();
+            ij.map(|ij| (s, ij))
+        })?;
+        let n = vs.len() as u32;
+        let (si, sj) = ij.iter().fold((0, 0), |(x, y), &(i, j)| (x + i, y + j));
+        let sz: i32 = places.iter().map(|&(_, z)| z).sum();
+        (2 * si % n == 0 && 2 * sj % n == 0 && (2 * sz) % n as i32 == 0)
+            .then(|| (canonical(k, s, 2 * si / n, 2 * sj / n), 2 * sz / n as i32))
+    };
+    let plan = refiner.build(&mesh, 1, Par::Seq)?;
+    let r0 = plan.operator(0, Par::Seq)?;
+    let mut child_place = std::collections::HashMap::new();
+    for row in 0..plan.level_len(1) {
+        let at = match plan.child_point(0, row) {
+            Some(ChildPoint::Vertex(v)) => {
+                let (c, z) = place_of(v);
+                Some((canonical(k, c[0], 2 * c[1], 2 * c[2]), 2 * z))
+            }
+            Some(ChildPoint::Edge(e)) => centre_of(&mesh.edge(e as usize)),
+            Some(ChildPoint::Face(f)) => centre_of(mesh.face(f as usize)),
+            Some(ChildPoint::Cell(c)) => centre_of(mesh.cell_vertices(c as usize)),
+            Some(_) => None,
+            None => return Err(AnalysisError::UnknownChildPoint { scheme, row }),
+        };
+        if let Some(at) = at {
+            child_place.insert(at, row as u32);
+        }
+    }
+    let mut parent_place = std::collections::HashMap::new();
+    for v in 0..nv as u32 {
+        let (c, z) = place_of(v);
+        parent_place.insert((canonical(k, c[0], c[1], c[2]), z), v);
+    }
+    // The edge's points by layer, then each layer's ring places.
+    let mut zs: Vec<i32> = (-(layers as i32)..=layers as i32).collect();
+    zs.sort_by_key(|&z| (z.abs(), z));
+    let disk_points = neighbourhood(DiskFaces::Quads, k, k, rings as u32);
+    let mut points = Vec::new();
+    let mut point_layers = Vec::new();
+    for &z in &zs {
+        points.push(disk_points[0]);
+        point_layers.push(z);
+    }
+    for &z in &zs {
+        for &p in &disk_points[1..] {
+            points.push(p);
+            point_layers.push(z);
+        }
+    }
+    let rows: Vec<u32> = points
+        .iter()
+        .zip(&point_layers)
+        .map(|(p, &z)| {
+            child_place.get(&(*p, z)).copied().ok_or(AnalysisError::MissingPoint {
+                scheme,
+                sector: p.sector,
+                i: p.i,
+                j: p.j,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let cols: Vec<u32> = points.iter().zip(&point_layers).map(|(p, &z)| parent_place[&(*p, z)]).collect();
+    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
+    for (p, &row) in points.iter().zip(&rows) {
+        let (idx, w) = r0.as_ref().slice(row as usize);
+        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
+            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
+        }
+    }
+    let matrix = r0.submatrix(&rows, &cols)?;
+    Ok(LocalMatrix {
+        scheme,
+        configuration: Configuration::Edge,
+        valence,
+        rings,
+        points,
+        layers: point_layers,
+        matrix,
+        scheme_limit_mask: None,
+    })
 }
 
 /// One eigenvalue of a local subdivision matrix.
@@ -559,11 +830,26 @@ impl Spectrum {
 }
 
 impl LocalMatrix {
+    /// The configuration is rotationally symmetric (an interior vertex, a
+    /// face, an edge).
+    fn symmetric(&self) -> bool {
+        matches!(self.configuration, Configuration::Interior | Configuration::Face | Configuration::Edge)
+    }
+
+    /// The points on the axis of the rotation, first in `points`: the
+    /// centre vertex, none around a face, the edge's points in every layer.
+    fn axis_points(&self) -> usize {
+        match self.configuration {
+            Configuration::Face => 0,
+            _ => self.points.iter().take_while(|p| p.i == 0 && p.j == 0).count(),
+        }
+    }
+
     /// Whether the matrix is block-circulant: entry `(a·s, b·t)` depends
     /// on `t − s` only, for every pair of places (and the centre's row and
     /// column are constant over the sectors).
     pub fn is_block_circulant(&self) -> bool {
-        self.configuration == Configuration::Interior && block_circulant(&self.matrix.to_dense(), self.valence)
+        self.symmetric() && block_circulant(&self.matrix.to_dense(), self.valence, self.axis_points())
     }
 
     /// The discrete Fourier transform of the block-circulant matrix: for each
@@ -574,16 +860,16 @@ impl LocalMatrix {
     /// `None` where the matrix is not block-circulant.
     pub fn fourier_blocks(&self) -> Option<Vec<DMatrix<Complex<f64>>>> {
         let d = self.matrix.to_dense();
-        (self.configuration == Configuration::Interior && block_circulant(&d, self.valence))
-            .then(|| fourier_blocks_of(&d, self.valence))
+        (self.symmetric() && block_circulant(&d, self.valence, self.axis_points()))
+            .then(|| fourier_blocks_of(&d, self.valence, self.axis_points()))
     }
 }
 
 /// Whether the dense matrix `d` (ordered as [`LocalMatrix::points`] around
 /// an interior vertex of valence `k`) is block-circulant.
-fn block_circulant(d: &ndarray::Array2<f64>, k: usize) -> bool {
-    let m = (d.nrows() - 1) / k;
-    let at = |a: usize, s: usize| 1 + a * k + s % k;
+fn block_circulant(d: &ndarray::Array2<f64>, k: usize, c0: usize) -> bool {
+    let m = (d.nrows() - c0) / k;
+    let at = |a: usize, s: usize| c0 + a * k + s % k;
     for a in 0..m {
         for b in 0..m {
             for s in 0..k {
@@ -594,8 +880,8 @@ fn block_circulant(d: &ndarray::Array2<f64>, k: usize) -> bool {
                 }
             }
         }
-        for s in 0..k {
-            if (d[(at(a, s), 0)] - d[(at(a, 0), 0)]).abs() > 1e-14
+        for (s, x) in (0..k).flat_map(|s| (0..c0).map(move |x| (s, x))) {
+            if (d[(at(a, s), x)] - d[(at(a, 0), x)]).abs() > 1e-14
                 || (d[(0, at(a, s))] - d[(0, at(a, 0))]).abs() > 1e-14
             {
                 return false;
@@ -606,24 +892,27 @@ fn block_circulant(d: &ndarray::Array2<f64>, k: usize) -> bool {
 }
 
 /// [`LocalMatrix::fourier_blocks`] of the dense block-circulant `d`.
-fn fourier_blocks_of(d: &ndarray::Array2<f64>, k: usize) -> Vec<DMatrix<Complex<f64>>> {
-    let m = (d.nrows() - 1) / k;
-    let at = |a: usize, s: usize| 1 + a * k + s % k;
+fn fourier_blocks_of(d: &ndarray::Array2<f64>, k: usize, c0: usize) -> Vec<DMatrix<Complex<f64>>> {
+    let m = (d.nrows() - c0) / k;
+    let at = |a: usize, s: usize| c0 + a * k + s % k;
     let zeta = |w: usize, t: usize| Complex::from_polar(1.0, TAU * (w * t % k) as f64 / k as f64);
     (0..k)
         .map(|w| {
-            let c = usize::from(w == 0);
+            let c = if w == 0 { c0 } else { 0 };
             let mut b = DMatrix::<Complex<f64>>::zeros(m + c, m + c);
             for a in 0..m {
                 for bb in 0..m {
                     b[(a + c, bb + c)] = (0..k).map(|t| d[(at(a, 0), at(bb, t))] * zeta(w, t)).sum();
                 }
             }
-            if c == 1 {
-                b[(0, 0)] = Complex::new(d[(0, 0)], 0.0);
+            // Frequency 0 keeps the axis points (fixed by the rotation).
+            for x in 0..c {
+                for y in 0..c {
+                    b[(x, y)] = Complex::new(d[(x, y)], 0.0);
+                }
                 for a in 0..m {
-                    b[(0, a + 1)] = Complex::new((0..k).map(|t| d[(0, at(a, t))]).sum(), 0.0);
-                    b[(a + 1, 0)] = Complex::new(d[(at(a, 0), 0)], 0.0);
+                    b[(x, a + c)] = Complex::new((0..k).map(|t| d[(x, at(a, t))]).sum(), 0.0);
+                    b[(a + c, x)] = Complex::new(d[(at(a, 0), x)], 0.0);
                 }
             }
             b
@@ -664,11 +953,14 @@ impl LocalMatrix {
 
     /// The tangent masks of the centre: the two left eigenvectors of the
     /// subdominant eigenvalue `λ₁` that weigh the first place's points (the
-    /// spokes, `points[1..=k]`) by `cos(2πt/k)` and `sin(2πt/k)` — the
+    /// spokes, `points[1..=k]`; around a face its corners, `points[..k]`, at
+    /// `2π(t + ½)/k`) by `cos(2πt/k)` and `sin(2πt/k)` — the
     /// real and imaginary parts of its Fourier-index-1 eigenvector, scaled so.
     /// Applied to the configuration's positions they give two tangents of
     /// the limit surface at the centre. `None` where `λ₁` is not a double
-    /// real eigenvalue or its eigenvectors do not reach the spokes.
+    /// real eigenvalue or its eigenvectors do not reach the spokes, and
+    /// around an extraordinary edge (whose subdominant eigenvalue may be
+    /// the edge's own ½).
     pub fn tangent_masks(&self) -> Option<[Vec<f64>; 2]> {
         self.rotation_pair(true).map(|(_, pair)| pair)
     }
@@ -686,8 +978,16 @@ impl LocalMatrix {
         let space = if left { self.left_eigenvectors(lambda1.re) } else { self.right_eigenvectors(lambda1.re) };
         let [p, q] = space.as_slice() else { return None };
         let k = self.valence;
+        // The first ring: the spokes at angles 2πt/k after the centre, or a
+        // face's corners at 2π(t + ½)/k.
+        let (first, phase) = match self.configuration {
+            Configuration::Face => (0, 0.5),
+            Configuration::Edge => return None,
+            _ => (1, 0.0),
+        };
+        let ring = first..first + k;
         let (mut a11, mut a12, mut a22) = (0.0, 0.0, 0.0);
-        for t in 1..=k {
+        for t in ring.clone() {
             a11 += p[t] * p[t];
             a12 += p[t] * q[t];
             a22 += q[t] * q[t];
@@ -697,8 +997,8 @@ impl LocalMatrix {
             return None;
         }
         let fit = |f: fn(f64) -> f64| -> Vec<f64> {
-            let target = |t: usize| f(TAU * (t - 1) as f64 / k as f64);
-            let (b1, b2) = (1..=k).fold((0.0, 0.0), |(x, y), t| (x + p[t] * target(t), y + q[t] * target(t)));
+            let target = |t: usize| f(TAU * ((t - first) as f64 + phase) / k as f64);
+            let (b1, b2) = ring.clone().fold((0.0, 0.0), |(x, y), t| (x + p[t] * target(t), y + q[t] * target(t)));
             let (alpha, beta) = ((a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det);
             p.iter().zip(q).map(|(x, y)| alpha * x + beta * y).collect()
         };
@@ -735,8 +1035,9 @@ fn eigenvalues(m: DMatrix<Complex<f64>>) -> Vec<Complex<f64>> {
 pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
     let n = s.matrix.nrows();
     let dense = s.matrix.to_dense_within(4096 * 4096)?;
-    let circulant = s.configuration == Configuration::Interior && block_circulant(&dense, s.valence);
-    let mut values: Vec<Eigenvalue> = match circulant.then(|| fourier_blocks_of(&dense, s.valence)) {
+    let c0 = s.axis_points();
+    let circulant = s.symmetric() && block_circulant(&dense, s.valence, c0);
+    let mut values: Vec<Eigenvalue> = match circulant.then(|| fourier_blocks_of(&dense, s.valence, c0)) {
         Some(blocks) => blocks
             .into_iter()
             .enumerate()

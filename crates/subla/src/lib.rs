@@ -65,7 +65,9 @@ pub use subla_scheme as scheme;
 #[cfg(feature = "testing")]
 pub use subla_scheme::testing;
 pub use subla_scheme::{BoxedPlan, DynRefiner, Plan, Refiner, SchemeError, eval, modeling};
+pub use subla_solid as solid;
 pub use subla_sqrt3 as sqrt3;
 pub use subla_sqrt3::{Sqrt3Lak, Sqrt3Slak};
 #[cfg(feature = "gpu")]
 pub use subla_tri_gpu as tri_gpu;
+pub use subla_volume as volume;

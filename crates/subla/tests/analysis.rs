@@ -336,3 +336,73 @@ fn sharp_configurations() {
         Err(AnalysisError::Parameter { .. })
     ));
 }
+
+/// Catmull-Clark solids around an interior extraordinary edge of valence
+/// k (k hexahedra around it, in layers along it). At the regular valence 4
+/// the local subdivision matrix is the tensor product of Catmull-Clark's
+/// surface matrix and the cubic B-spline curve's along the edge. At every
+/// valence the rows of the points off the edge are that tensor product
+/// too; only the edge's own vertex points differ (Joy and MacCracken's
+/// vertex rule is not Catmull-Clark's times the curve's there). So the
+/// spectrum's frequencies other than 0 are the products of Catmull-Clark's
+/// with the curve's (1, ½, ¼), the second eigenvalue is the larger of
+/// Catmull-Clark's λ₁ (a pair, Fourier index 1) and the curve's ½ (along
+/// the edge, Fourier index 0), and frequency 0 is the solid's own.
+#[test]
+fn solid_edge_configurations() {
+    use subla::analysis::{Configuration, edge_subdivision_matrix};
+    use subla::solid::CatmarkSolid;
+    for k in 3..=8 {
+        let s = edge_subdivision_matrix(&CatmarkSolid, k, 1, 1).unwrap();
+        assert_eq!(s.configuration, Configuration::Edge);
+        let surface = local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, k, 1).unwrap();
+        let n2 = surface.points.len();
+        assert_eq!(n2, 2 * k + 1);
+        assert_eq!(s.matrix.shape(), (3 * n2, 3 * n2));
+        assert_eq!(&s.layers[..3], &[0, -1, 1]);
+        assert!(s.is_block_circulant(), "k {k}");
+        let at2: std::collections::HashMap<_, usize> =
+            surface.points.iter().enumerate().map(|(n, p)| (*p, n)).collect();
+        // The cubic B-spline curve's rows over layers −1, 0, 1: the vertex
+        // point (⅛, ¾, ⅛) and the two edge midpoints.
+        let curve = |zc: i32, zp: i32| -> f64 {
+            match (zc, zp) {
+                (0, 0) => 0.75,
+                (0, _) => 0.125,
+                (1, 0 | 1) | (-1, 0 | -1) => 0.5,
+                _ => 0.0,
+            }
+        };
+        let (d, d2) = (s.matrix.to_dense(), surface.matrix.to_dense());
+        let mut axis_differs = false;
+        for r in 0..3 * n2 {
+            let on_axis = s.points[r].i == 0;
+            for c in 0..3 * n2 {
+                let want = curve(s.layers[r], s.layers[c]) * d2[(at2[&s.points[r]], at2[&s.points[c]])];
+                let same = (d[(r, c)] - want).abs() < 1e-14;
+                assert!(same || (on_axis && s.layers[r] == 0), "k {k}: ({r}, {c}) {} vs {want}", d[(r, c)]);
+                axis_differs |= !same;
+            }
+            assert!((d.row(r).sum() - 1.0).abs() < 1e-14);
+        }
+        assert_eq!(axis_differs, k != 4, "k {k}");
+        let sp = spectrum(&s).unwrap();
+        let cc = spectrum(&surface).unwrap();
+        let l1 = cc.subdominant().unwrap().value.re;
+        assert!((sp.values[0].value.re - 1.0).abs() < 1e-12);
+        assert!(sp.values[1..].iter().all(|e| e.value.norm() < 1.0 - 1e-9));
+        assert!((sp.values[1].value.re - l1.max(0.5)).abs() < 1e-9, "k {k}: {:?} vs {l1}", sp.values[1]);
+        for e in sp.values.iter().filter(|e| e.fourier != Some(0)) {
+            let w = e.fourier.unwrap();
+            let product = cc
+                .values
+                .iter()
+                .filter(|c| c.fourier == Some(w))
+                .any(|c| [1.0, 0.5, 0.25].iter().any(|&m| (c.value * m - e.value).norm() < 1e-9));
+            assert!(product, "k {k}: {:?} (ω = {w}) is no product", e.value);
+        }
+        assert!(sp.values.iter().any(|e| e.fourier == Some(0) && (e.value.re - 0.5).abs() < 1e-9));
+    }
+    assert!(matches!(edge_subdivision_matrix(&CatmarkSolid, 2, 1, 1), Err(AnalysisError::Parameter { .. })));
+    assert!(matches!(edge_subdivision_matrix(&CatmarkSolid, 5, 1, 0), Err(AnalysisError::Parameter { .. })));
+}

@@ -478,3 +478,83 @@ fn bad_input_is_an_error() {
     let plan = DOO_SABIN.build(&cube, 1, Par::Rayon).expect("cube");
     assert!(matches!(plan.operator(1, Par::Rayon), Err(SchemeError::NoSuchLevel { level: 1, levels: 1 })));
 }
+
+/// Doo–Sabin's spectrum around a `k`-sided face (Doo & Sabin 1978): the
+/// `k`-gon's corners are refined from its own corners alone, by a circulant
+/// whose eigenvalues are 1 (`ω = 0`), ½ (`ω = 1, k − 1`) and ¼ (every other
+/// frequency); with the ring of faces around it, 1 stays simple and ½ is
+/// the subdominant pair with Fourier index 1, the classical conditions hold,
+/// the limit of the face's centre is the average of its corners, the
+/// tangent masks are left eigenvectors of ½, and the whole spectrum (the
+/// ring included) is powers of ½.
+#[test]
+fn spectrum_around_a_face() {
+    use subla::analysis::{Configuration, DiskFaces, local_subdivision_matrix_at, spectrum};
+    for k in 3..=12 {
+        let s = local_subdivision_matrix_at(&DOO_SABIN, DiskFaces::Quads, Configuration::Face, k, 1).expect("matrix");
+        assert_eq!(s.matrix.shape(), (4 * k, 4 * k));
+        assert!(s.is_block_circulant(), "k {k}");
+        let d = s.matrix.to_dense();
+        // The k-gon's rows read its corners only; the circulant's weights.
+        for r in 0..k {
+            for c in 0..4 * k {
+                let want = if c >= k {
+                    0.0
+                } else {
+                    let dist = (c + k - r) % k;
+                    let dist = dist.min(k - dist);
+                    if dist == 0 {
+                        0.25 + 5.0 / (4.0 * k as f64)
+                    } else {
+                        (3.0 + 2.0 * (std::f64::consts::TAU * dist as f64 / k as f64).cos()) / (4.0 * k as f64)
+                    }
+                };
+                assert!((d[(r, c)] - want).abs() < 1e-14, "k {k}: ({r}, {c}) {} vs {want}", d[(r, c)]);
+            }
+        }
+        let sp = spectrum(&s).expect("spectrum");
+        assert!((sp.values[0].value.re - 1.0).abs() < 1e-12);
+        for e in &sp.values[1..3] {
+            assert!((e.value.re - 0.5).abs() < 1e-12 && e.value.im.abs() < 1e-12, "k {k}: {:?}", sp.values);
+        }
+        let mut w = [sp.values[1].fourier.unwrap(), sp.values[2].fourier.unwrap()];
+        w.sort_unstable();
+        assert_eq!(w, [1, k - 1]);
+        // ¼ is a repeated, defective eigenvalue: computed to about the
+        // square root of the rounding.
+        let quarters = sp.values.iter().filter(|e| (e.value - 0.25).norm() < 1e-7).count();
+        assert!(quarters >= k - 3, "k {k}: {quarters} quarters in {:?}", sp.values);
+        // The whole spectrum is powers of ½ (and 0 at valence 3).
+        for e in &sp.values {
+            assert!(
+                [1.0, 0.5, 0.25, 0.125, 0.0625, 0.0].iter().any(|&p| (e.value - p).norm() < 1e-7),
+                "k {k}: {:?}",
+                e.value
+            );
+        }
+        assert!(sp.conditions().all(), "k {k}: {:?}", sp.values);
+        let mask = s.limit_mask().expect("limit mask");
+        for (p, &m) in mask.iter().enumerate() {
+            let want = if p < k { 1.0 / k as f64 } else { 0.0 };
+            assert!((m - want).abs() < 1e-12, "k {k}: {mask:?}");
+        }
+        let [t0, t1] = s.tangent_masks().expect("tangent masks");
+        for t in [&t0, &t1] {
+            assert!(t.iter().sum::<f64>().abs() < 1e-10);
+            for c in 0..4 * k {
+                let lt: f64 = (0..4 * k).map(|r| t[r] * d[(r, c)]).sum();
+                assert!((lt - 0.5 * t[c]).abs() < 1e-10);
+            }
+        }
+    }
+    // Triangles have no face configuration; a primal scheme has no corner
+    // points.
+    assert!(matches!(
+        local_subdivision_matrix_at(&DOO_SABIN, DiskFaces::Triangles, Configuration::Face, 5, 1),
+        Err(subla::analysis::AnalysisError::UnsupportedConfiguration { .. })
+    ));
+    assert!(matches!(
+        local_subdivision_matrix_at(&subla::CatmarkSlak, DiskFaces::Quads, Configuration::Face, 5, 1),
+        Err(subla::analysis::AnalysisError::MissingPoint { .. })
+    ));
+}

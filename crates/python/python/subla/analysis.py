@@ -2,7 +2,14 @@
 extraordinary vertex, its spectrum, limit and tangent masks, and its
 characteristic map (see the library's chapter "Analysing a scheme")."""
 
-from ._subla import AnalysisError, LocalMatrix, Spectrum, characteristic_map, local_subdivision_matrix
+from ._subla import (
+    AnalysisError,
+    LocalMatrix,
+    Spectrum,
+    characteristic_map,
+    edge_subdivision_matrix,
+    local_subdivision_matrix,
+)
 
 
 def analyze(scheme, valences, *, configuration="interior", across=None, rings=1, levels=3):
@@ -40,4 +47,11 @@ def analyze(scheme, valences, *, configuration="interior", across=None, rings=1,
     return reports
 
 
-__all__ = ["LocalMatrix", "Spectrum", "analyze", "characteristic_map", "local_subdivision_matrix"]
+__all__ = [
+    "LocalMatrix",
+    "Spectrum",
+    "analyze",
+    "characteristic_map",
+    "edge_subdivision_matrix",
+    "local_subdivision_matrix",
+]

@@ -44,7 +44,7 @@ use subla_algebra::spmv::{Update, spmv_csr_into};
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::Mesh;
 use subla_scheme::kernel::{eval_levels, real};
-use subla_scheme::{Plan, Refiner, Result, SchemeError};
+use subla_scheme::{ChildPoint, Plan, Refiner, Result, SchemeError};
 use subla_volume::{VolMesh, VolumeError};
 
 const NAME: &str = "catmark-solid";
@@ -235,6 +235,27 @@ impl Plan for SolidPlan {
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         self.ops.get(level as usize).map(|r| r.nnz() as u64)
+    }
+    /// Vertex points, then edge, face and cell points of level `level`.
+    fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
+        let m = self.meshes.get(level as usize)?;
+        if level as usize + 1 >= self.meshes.len() {
+            return None;
+        }
+        let r = u32::try_from(row).ok()?;
+        let (nv, ne, nf, nc) = (m.num_vertices(), m.num_edges(), m.num_faces(), m.num_cells());
+        let at = |base: usize| r - base as u32;
+        Some(if row < nv {
+            ChildPoint::Vertex(r)
+        } else if row < nv + ne {
+            ChildPoint::Edge(at(nv))
+        } else if row < nv + ne + nf {
+            ChildPoint::Face(at(nv + ne))
+        } else if row < nv + ne + nf + nc {
+            ChildPoint::Cell(at(nv + ne + nf))
+        } else {
+            return None;
+        })
     }
     /// The boundary surface of the level (see the [crate docs](crate)).
     fn refined(&self, level: u32, _par: Par) -> Result<&Mesh> {
