@@ -14,8 +14,8 @@ use crate::schemes;
 
 #[derive(Args, Debug)]
 pub(crate) struct AnalyzeArgs {
-    /// Subdivision scheme (its plans must name their child points: the
-    /// primal schemes; √3 is refused, its lattice turns).
+    /// Subdivision scheme (its plans must name their child points; √3,
+    /// whose lattice turns, is analysed over two steps).
     #[arg(long, default_value = "catmark", value_parser = schemes::scheme_parser())]
     scheme: String,
     /// Valences: one (`5`), a range (`3..12`, both ends included) or a
@@ -90,6 +90,8 @@ fn valences(s: &str) -> Result<Valences, String> {
 struct Row {
     valence: usize,
     size: usize,
+    /// Subdivision steps the matrix spans (2 for √3).
+    steps: u32,
     spectrum: Spectrum,
     limit_mask: Option<Vec<f64>>,
     /// The characteristic map, or why there is none.
@@ -200,7 +202,14 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         } else {
             characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string())
         };
-        rows.push(Row { valence: k, size: s.matrix.nrows(), limit_mask: s.limit_mask(), spectrum: sp, map });
+        rows.push(Row {
+            valence: k,
+            size: s.matrix.nrows(),
+            steps: s.steps,
+            limit_mask: s.limit_mask(),
+            spectrum: sp,
+            map,
+        });
     }
     if let Some(dir) = &args.png {
         std::fs::create_dir_all(dir).map_err(|e| format!("--png {}: {e}", crate::output::shown(dir)))?;
@@ -219,6 +228,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
                 serde_json::json!({
                     "valence": r.valence,
                     "size": r.size,
+                    "steps": r.steps,
                     "eigenvalues": r.spectrum.values.iter().map(|e| serde_json::json!({
                         "re": e.value.re, "im": e.value.im, "fourier": e.fourier,
                     })).collect::<Vec<_>>(),
@@ -272,6 +282,12 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         if faces == DiskFaces::Quads { "quads" } else { "triangles" },
         if configuration == Configuration::Interior { ", Fourier index in brackets" } else { "" }
     );
+    if rows.iter().any(|r| r.steps == 2) {
+        println!(
+            "(the matrix of two steps: {} turns the lattice, and two steps bring it back at a third of the size)",
+            args.scheme
+        );
+    }
     println!();
     println!("| k | size | λ0 | λ1 | λ2 | λ3 | |λ3|/λ1 | conditions | characteristic map |");
     println!("|---|---|---|---|---|---|---|---|---|");

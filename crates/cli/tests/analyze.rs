@@ -36,9 +36,11 @@ fn catmark_table_and_refusals() {
     assert!(out.contains("all hold"));
     let bilinear = ok(&subla(&["analyze", "--scheme", "bilinear", "--valence", "5"]));
     assert!(bilinear.contains("fails:"), "{bilinear}");
-    let o = subla(&["analyze", "--scheme", "sqrt3", "--valence", "6"]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no child point"), "{}", String::from_utf8_lossy(&o.stderr));
+    // √3 over two steps: ⅓ at the regular valence; no characteristic map.
+    let sqrt3 = ok(&subla(&["analyze", "--scheme", "sqrt3", "--valence", "6"]));
+    assert!(sqrt3.contains("| 6 | 7 | 1.000000 [0] | 0.333333 ["), "{sqrt3}");
+    assert!(sqrt3.contains("two steps"), "{sqrt3}");
+    assert!(sqrt3.contains("| none |"), "{sqrt3}");
     let o = subla(&["analyze", "--valence", "2..5"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("valences start at 3"));

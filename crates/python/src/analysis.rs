@@ -85,6 +85,13 @@ impl PyLocalMatrix {
         self.inner.points.iter().map(|p| (p.sector, p.i, p.j)).collect()
     }
 
+    /// The subdivision steps the matrix spans (2 for √3, whose lattice two
+    /// steps bring back).
+    #[getter]
+    fn steps(&self) -> u32 {
+        self.inner.steps
+    }
+
     /// The layer of each point along an extraordinary edge (empty for the
     /// surface configurations).
     #[getter]

@@ -165,8 +165,14 @@ def test_analysis_errors():
         subla.analysis.local_subdivision_matrix("loop", 2)
     assert e.value.kind == "Parameter"
     with pytest.raises(subla.AnalysisError) as e:
-        subla.analysis.local_subdivision_matrix("sqrt3", 6)
+        subla.analysis.local_subdivision_matrix("catmark", 5, configuration="face")
     assert e.value.kind == "MissingPoint"
+    # sqrt(3) over two steps: 1/3 at the regular valence, no characteristic map.
+    s = subla.analysis.local_subdivision_matrix("sqrt3", 6)
+    assert s.steps == 2 and abs(s.spectrum().subdominant.real - 1 / 3) < 1e-12
+    with pytest.raises(subla.AnalysisError) as e:
+        subla.analysis.characteristic_map("sqrt3", 6)
+    assert e.value.kind == "UnsupportedConfiguration"
     with pytest.raises(ValueError):
         subla.analysis.local_subdivision_matrix("loop", 6, configuration="sharp")
     with pytest.raises(ValueError):

@@ -173,6 +173,10 @@ pub struct LocalMatrix {
     /// The layer of each point along an extraordinary edge
     /// ([`Configuration::Edge`]; empty for the surface configurations).
     pub layers: Vec<i32>,
+    /// The subdivision steps the matrix spans: 1, or 2 for a scheme that
+    /// turns the lattice (√3, whose lattice two steps bring back at a third
+    /// of the size): its eigenvalues are then those of two steps.
+    pub steps: u32,
     /// The matrix `S`: row `p` is the child point at `points[p]`, over the
     /// parent vertices at `points`.
     pub matrix: CsrMat<f64>,
@@ -467,6 +471,23 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
     let mesh = tagged(&disk.mesh, &coords, configuration)?;
     let t = mesh.topology();
     let plan = refiner.build(&mesh, 1, Par::Seq)?;
+    // A triangle scheme of vertex and face points only (√3) turns the
+    // lattice: two steps bring it back, a third of the size.
+    let named =
+        |f: fn(&ChildPoint) -> bool| (0..plan.level_len(1)).any(|r| plan.child_point(0, r).as_ref().is_some_and(f));
+    if faces == DiskFaces::Triangles
+        && named(|c| matches!(c, ChildPoint::Face(_)))
+        && !named(|c| matches!(c, ChildPoint::Edge(_)))
+    {
+        if configuration != Configuration::Interior {
+            return Err(AnalysisError::UnsupportedConfiguration {
+                scheme,
+                configuration: configuration.name(),
+                faces: "triangles turned by each step (√3)",
+            });
+        }
+        return triadic(refiner, &mesh, &coords, valence, rings);
+    }
     let r0 = plan.operator(0, Par::Seq)?;
     // Every child row's place (where it is one of the disk's).
     let mut child_place = std::collections::HashMap::new();
@@ -510,7 +531,150 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
         }
         Some(mask)
     });
-    Ok(LocalMatrix { scheme, configuration, valence, rings, points, layers: Vec::new(), matrix, scheme_limit_mask })
+    Ok(LocalMatrix {
+        scheme,
+        configuration,
+        valence,
+        rings,
+        points,
+        layers: Vec::new(),
+        steps: 1,
+        matrix,
+        scheme_limit_mask,
+    })
+}
+
+/// Frame `s`'s coordinates of the canonical place `c` of a triangle disk
+/// of `k` sectors, where `c` lies in sector `s` or the next one (unfolded
+/// across spoke `s + 1` as the regular triangle lattice continues; one
+/// side only, so that a valence of 3 cannot unfold two ways at once).
+fn tri_in_frame(k: u32, c: [u32; 3], s: u32) -> Option<(i64, i64)> {
+    let [t, a, b] = c;
+    let (a, b) = (i64::from(a), i64::from(b));
+    if a == 0 && b == 0 {
+        Some((0, 0))
+    } else if t == s {
+        Some((a, b))
+    } else if t == (s + 1) % k {
+        Some((-b, a + b))
+    } else {
+        None
+    }
+}
+
+/// The canonical place of frame `s`'s coordinates `(i, j)` (folded back
+/// into the sector beside where one is negative).
+fn tri_canonical(k: u32, mut s: u32, mut i: i64, mut j: i64) -> Option<[u32; 3]> {
+    for _ in 0..3 {
+        if i >= 0 && j >= 0 {
+            let p = canonical(k, s, u32::try_from(i).ok()?, u32::try_from(j).ok()?);
+            return Some([p.sector, p.i, p.j]);
+        }
+        if j < 0 {
+            (s, i, j) = ((s + k - 1) % k, -j, i + j);
+        } else {
+            (s, i, j) = ((s + 1) % k, i + j, -i);
+        }
+    }
+    None
+}
+
+/// The places (in thirds of the control lattice) of level `level + 1`'s
+/// rows of a scheme of vertex and face points (√3): a vertex point at its
+/// vertex's place, a face point at its face's centroid where that is a
+/// place.
+fn tri_child_places<P: Plan + ?Sized>(
+    plan: &P,
+    level: u32,
+    t: &subla_mesh::Topology,
+    parent: &[Option<[u32; 3]>],
+    k: u32,
+) -> Vec<Option<[u32; 3]>> {
+    (0..plan.level_len(level + 1))
+        .map(|row| match plan.child_point(level, row) {
+            Some(ChildPoint::Vertex(v)) => parent[v as usize],
+            Some(ChildPoint::Face(f)) => {
+                let cs: Option<Vec<[u32; 3]>> = t.face(f as usize).iter().map(|&v| parent[v as usize]).collect();
+                let cs = cs?;
+                cs.iter().flat_map(|c| [c[0], (c[0] + k - 1) % k]).find_map(|s| {
+                    let ij: Option<Vec<(i64, i64)>> = cs.iter().map(|&c| tri_in_frame(k, c, s)).collect();
+                    let (si, sj) = ij?.iter().fold((0, 0), |(x, y), &(i, j)| (x + i, y + j));
+                    let n = cs.len() as i64;
+                    (si % n == 0 && sj % n == 0).then(|| tri_canonical(k, s, si / n, sj / n)).flatten()
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`local_subdivision_matrix_at`] an interior vertex for a scheme that
+/// turns the triangle lattice (√3): the matrix of two steps, `R₁ R₀`,
+/// whose child lattice is the control lattice at a third of its size.
+fn triadic<R: Refiner<Input = Mesh> + ?Sized>(
+    refiner: &R,
+    mesh: &Mesh,
+    coords: &[[u32; 3]],
+    valence: usize,
+    rings: usize,
+) -> Result<LocalMatrix, AnalysisError> {
+    use subla_scheme::refinement::{Budget, Refinement};
+    let scheme = refiner.name();
+    let k = valence as u32;
+    let plan = refiner.build(mesh, 2, Par::Seq)?;
+    // Places in thirds of the control lattice.
+    let mut places: Vec<Option<[u32; 3]>> = coords.iter().map(|&[s, i, j]| Some([s, 3 * i, 3 * j])).collect();
+    for level in 0..2 {
+        let t = plan.refined(level, Par::Seq)?.topology();
+        places = tri_child_places(&plan, level, t, &places, k);
+    }
+    let mut refinement = Refinement::chain(&plan, Budget::default(), Par::Seq)?;
+    let r = refinement.compose(Budget::default(), Par::Seq)?.clone();
+    let child_place: std::collections::HashMap<RingPoint, u32> = places
+        .iter()
+        .enumerate()
+        .filter_map(|(row, p)| p.map(|[sector, i, j]| (RingPoint { sector, i, j }, row as u32)))
+        .collect();
+    let parent_place: std::collections::HashMap<RingPoint, u32> =
+        coords.iter().enumerate().map(|(v, &[s, i, j])| (canonical(k, s, i, j), v as u32)).collect();
+    let points = neighbourhood(DiskFaces::Triangles, k, k, rings as u32);
+    let rows: Vec<u32> = points
+        .iter()
+        .map(|p| {
+            child_place.get(p).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
+        })
+        .collect::<Result<_, _>>()?;
+    let cols: Vec<u32> = points.iter().map(|p| parent_place[p]).collect();
+    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
+    for (p, &row) in points.iter().zip(&rows) {
+        let (idx, w) = r.as_ref().slice(row as usize);
+        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
+            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
+        }
+    }
+    let matrix = r.submatrix(&rows, &cols)?;
+    let scheme_limit_mask = plan.limit(Par::Seq).ok().and_then(|l| {
+        let (idx, w) = l.as_ref().slice(rows[0] as usize);
+        let at: std::collections::HashMap<u32, usize> = rows.iter().enumerate().map(|(p, &r)| (r, p)).collect();
+        let mut mask = vec![0.0; rows.len()];
+        for (c, &w) in idx.iter().zip(w) {
+            if w != 0.0 {
+                mask[*at.get(c)?] += w;
+            }
+        }
+        Some(mask)
+    });
+    Ok(LocalMatrix {
+        scheme,
+        configuration: Configuration::Interior,
+        valence,
+        rings,
+        points,
+        layers: Vec::new(),
+        steps: 2,
+        matrix,
+        scheme_limit_mask,
+    })
 }
 
 /// [`local_subdivision_matrix_at`] a `k`-sided face ([`Configuration::Face`]).
@@ -587,6 +751,7 @@ fn face_configuration<R: Refiner<Input = Mesh> + ?Sized>(
         rings,
         points,
         layers: Vec::new(),
+        steps: 1,
         matrix,
         scheme_limit_mask: None,
     })
@@ -733,6 +898,7 @@ pub fn edge_subdivision_matrix<R: Refiner<Input = subla_volume::VolMesh> + ?Size
         rings,
         points,
         layers: point_layers,
+        steps: 1,
         matrix,
         scheme_limit_mask: None,
     })
@@ -1113,6 +1279,13 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
     let rings = 4;
     let s = local_subdivision_matrix(refiner, faces, valence, rings)?;
     let scheme = s.scheme;
+    if s.steps != 1 {
+        return Err(AnalysisError::UnsupportedConfiguration {
+            scheme,
+            configuration: "characteristic map",
+            faces: "triangles turned by each step (√3)",
+        });
+    }
     let missing = || AnalysisError::NoSubdominantPair { scheme, valence };
     let (lambda, [xs, ys]) = s.rotation_pair(false).ok_or_else(missing)?;
     let k = valence;

@@ -69,11 +69,26 @@ fn catmull_clark_subdominant_eigenvalue_matches_its_closed_form() {
 }
 
 #[test]
-fn a_scheme_without_the_places_of_its_vertices_is_refused() {
-    // √3 rotates the lattice: its child points are not at the parent
-    // vertices' places.
-    let r = local_subdivision_matrix(&Sqrt3Slak::new(), DiskFaces::Triangles, 6, 1);
-    assert!(matches!(r, Err(AnalysisError::MissingPoint { sector: 0, i: 1, j: 0, .. })), "{r:?}");
+fn bad_parameters_are_refused() {
+    // √3 turns the lattice: two steps bring it back; a boundary of it is
+    // not analysed.
+    let r = subla::analysis::local_subdivision_matrix_at(
+        &Sqrt3Slak::new(),
+        DiskFaces::Triangles,
+        subla::analysis::Configuration::Boundary,
+        3,
+        1,
+    );
+    assert!(matches!(r, Err(AnalysisError::UnsupportedConfiguration { .. })), "{r:?}");
+    // Loop refuses the k-gon of a face configuration.
+    let r = subla::analysis::local_subdivision_matrix_at(
+        &LoopSlak::new(),
+        DiskFaces::Quads,
+        subla::analysis::Configuration::Face,
+        5,
+        1,
+    );
+    assert!(matches!(r, Err(AnalysisError::Scheme(_))), "{r:?}");
     assert!(matches!(
         local_subdivision_matrix(&LoopSlak::new(), DiskFaces::Triangles, 2, 1),
         Err(AnalysisError::Parameter { what: "valence", value: 2, min: 3 })
@@ -405,4 +420,51 @@ fn solid_edge_configurations() {
     }
     assert!(matches!(edge_subdivision_matrix(&CatmarkSolid, 2, 1, 1), Err(AnalysisError::Parameter { .. })));
     assert!(matches!(edge_subdivision_matrix(&CatmarkSolid, 5, 1, 0), Err(AnalysisError::Parameter { .. })));
+}
+
+/// √3 (Kobbelt 2000) turns the lattice by 30° each step; two steps bring
+/// it back at a third of the size, so its local subdivision matrix is that
+/// of two steps, `R₁ R₀`, over the centre and its neighbours. Its
+/// subdominant eigenvalue is `(2 + 2 cos(2π/k))/9` (the square of one
+/// step's modulus `|1 + e^{2πi/k}|/3`; ⅓ at the regular valence 6), with
+/// Fourier indices 1 and `k − 1`; `ω = 0` gives 1 and the square of
+/// `2/3 − α_k = (2 + 2 cos(2π/k))/9`; every condition holds, and the limit
+/// mask is Kobbelt's.
+#[test]
+fn sqrt3_spectrum_over_two_steps() {
+    for k in 3..=12 {
+        let s = local_subdivision_matrix(&Sqrt3Slak::new(), DiskFaces::Triangles, k, 1).unwrap();
+        assert_eq!((s.matrix.shape(), s.steps), ((k + 1, k + 1), 2));
+        assert!(s.is_block_circulant(), "k {k}");
+        let d = s.matrix.to_dense();
+        for r in d.rows() {
+            assert!((r.sum() - 1.0).abs() < 1e-14);
+        }
+        let sp = spectrum(&s).unwrap();
+        let c = (TAU / k as f64).cos();
+        let l1 = (2.0 + 2.0 * c) / 9.0;
+        for w in 1..k {
+            let want = (2.0 + 2.0 * (TAU * w as f64 / k as f64).cos()) / 9.0;
+            assert!(
+                sp.values.iter().any(|e| e.fourier == Some(w) && (e.value.re - want).abs() < 1e-12),
+                "k {k} ω {w}: {want} in {:?}",
+                sp.values
+            );
+        }
+        assert!(sp.values.iter().any(|e| e.fourier == Some(0) && (e.value.re - l1 * l1).abs() < 1e-12));
+        assert!((sp.subdominant().unwrap().value.re - l1).abs() < 1e-12, "k {k}");
+        assert!(sp.conditions().all(), "k {k}: {:?}", sp.values);
+        // Kobbelt's limit mask: 1/(1 + 3α) at the centre, the rest shared
+        // by the k neighbours, α = (4 − 2 cos(2π/k))/9.
+        let alpha = (4.0 - 2.0 * c) / 9.0;
+        let mask = s.limit_mask().unwrap();
+        assert!((mask[0] - 1.0 / (1.0 + 3.0 * alpha)).abs() < 1e-12, "k {k}: {mask:?}");
+        let ring = 3.0 * alpha / ((1.0 + 3.0 * alpha) * k as f64);
+        assert!(mask[1..].iter().all(|w| (w - ring).abs() < 1e-12), "k {k}: {mask:?}");
+    }
+    // Its characteristic map is not drawn (the ring turns level by level).
+    assert!(matches!(
+        subla::analysis::characteristic_map(&Sqrt3Slak::new(), DiskFaces::Triangles, 5, 3),
+        Err(AnalysisError::UnsupportedConfiguration { .. })
+    ));
 }
