@@ -226,7 +226,9 @@ pub fn check_contract_of<R: Refiner + ?Sized>(refiner: &R, mesh: &R::Input, inpu
 
 /// The plan's [`Plan::child_point`] answers, where it gives them: one per
 /// row of every operator, each naming an element of the parent level, and
-/// none past the rows.
+/// none past the rows. A volumetric plan (cell points) is checked by kind:
+/// a point per parent vertex, and its edge, face and cell points numbered
+/// `0..n` once each.
 ///
 /// # Panics
 /// On a row without an answer (where others have one), an answer naming
@@ -237,6 +239,10 @@ pub fn check_child_points<P: Plan + ?Sized>(plan: &P) {
         let rows = plan.level_len(l + 1);
         if plan.child_point(l, 0).is_none() {
             assert!((0..rows).all(|r| plan.child_point(l, r).is_none()), "{name}: child points of some rows only");
+            continue;
+        }
+        if (0..rows).any(|r| matches!(plan.child_point(l, r), Some(ChildPoint::Cell(_)))) {
+            check_volumetric_child_points(plan, l);
             continue;
         }
         let Ok(parent) = plan.refined(l, Par::Rayon) else { continue };
@@ -253,6 +259,38 @@ pub fn check_child_points<P: Plan + ?Sized>(plan: &P) {
         }
         assert_eq!(plan.child_point(l, rows), None, "{name}: a child point past the rows of R_{l}");
     }
+}
+
+/// A volumetric plan's child points of level `l` (its `refined` level is a
+/// boundary surface, so they are checked by kind): every parent vertex's
+/// point once, and the edge, face and cell points each numbered `0..n`
+/// once.
+fn check_volumetric_child_points<P: Plan + ?Sized>(plan: &P, l: u32) {
+    let name = plan.name();
+    let rows = plan.level_len(l + 1);
+    let mut seen: [Vec<u32>; 4] = Default::default();
+    for r in 0..rows {
+        let (kind, i) = match plan.child_point(l, r) {
+            Some(ChildPoint::Vertex(v)) => (0, v),
+            Some(ChildPoint::Edge(e)) => (1, e),
+            Some(ChildPoint::Face(f)) => (2, f),
+            Some(ChildPoint::Cell(c)) => (3, c),
+            other => panic!("{name}: row {r} of R_{l} is {other:?} in a volumetric plan"),
+        };
+        seen[kind].push(i);
+    }
+    for (kind, mut ids) in seen.into_iter().enumerate() {
+        ids.sort_unstable();
+        assert!(
+            ids.iter().enumerate().all(|(n, &i)| n as u32 == i),
+            "{name}: the {} points of R_{l} are not numbered 0..n once each",
+            ["vertex", "edge", "face", "cell"][kind]
+        );
+        if kind == 0 {
+            assert_eq!(ids.len(), plan.level_len(l), "{name}: a vertex point per vertex of level {l}");
+        }
+    }
+    assert_eq!(plan.child_point(l, rows), None, "{name}: a child point past the rows of R_{l}");
 }
 
 /// The type-erased form of `refiner` ([`DynRefiner`]) builds, steps and
