@@ -20,12 +20,26 @@
 //! each term is one mapped SpMV. The result equals the rows of
 //! [`Plan::operator`](subla_scheme::Plan::operator) applied to `x` (to
 //! rounding; tested).
+//!
+//! The refined cells are a mapped SpGEMM too ([`child_cells`]): `CF · FP`,
+//! the signed cell–face matrix times the faces' position matrix (`FP(f, v)`
+//! the 1-based place of `v` in face `f`), meets each corner `(c, v)` of
+//! every cell once per face of `c` at `v`; the lambda turns each meeting
+//! into the corner's two neighbours along that face, oriented out of `c`
+//! (the sign), with the face and the two edges, and the reduction gathers
+//! the three meetings of a corner into one entry. Each entry is then one
+//! child hexahedron. The result equals the specialised kernels' cells
+//! exactly (tested).
 
 use ndarray::{Array2, ArrayView2, Axis, concatenate};
+use rayon::prelude::*;
+use subla_algebra::spgemm::Collision;
 use subla_algebra::spgemm::{self, Ops};
 use subla_algebra::spmv::spmv_csr;
 use subla_algebra::{CsrMat, Par};
 use subla_scheme::Result;
+use subla_scheme::SchemeError;
+use subla_volume::Cell;
 use subla_volume::VolMesh;
 
 /// `|A| · |B|` of two signed incidence matrices, counting collisions.
@@ -155,4 +169,151 @@ pub fn child_points(m: &VolMesh, x: ArrayView2<'_, f64>, par: Par) -> Result<Arr
         }
     }
     Ok(concatenate(Axis(0), &[vp.view(), ep.view(), fp.view(), cc.view()]).expect("the same number of columns"))
+}
+
+/// One meeting of a cell corner with a face of the cell: the corner's
+/// neighbours along the face, oriented out of the cell, with the face and
+/// the edges to them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Meeting {
+    prev: u32,
+    next: u32,
+    face: u32,
+    edge_prev: u32,
+    edge_next: u32,
+}
+
+/// The meetings of one corner (three at the corner of a cell whose
+/// corners have three faces each; more is refused).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Corner {
+    meetings: [Meeting; 3],
+    len: u8,
+}
+
+impl Corner {
+    fn merge(mut self, other: Corner) -> Corner {
+        for m in &other.meetings[..usize::from(other.len.min(3))] {
+            if usize::from(self.len) < 3 {
+                self.meetings[usize::from(self.len)] = *m;
+            }
+            self.len = self.len.saturating_add(1);
+        }
+        self.len = self.len.saturating_add(other.len.saturating_sub(3));
+        self
+    }
+}
+
+/// The faces' position matrix `FP` (faces × vertices): `FP(f, v)` is the
+/// 1-based place of `v` in face `f`.
+fn face_positions(m: &VolMesh) -> Result<CsrMat<u32>> {
+    let mut ptr = Vec::with_capacity(m.num_faces() + 1);
+    let mut idx = Vec::new();
+    let mut val = Vec::new();
+    ptr.push(0u32);
+    let mut row: Vec<(u32, u32)> = Vec::new();
+    for f in 0..m.num_faces() {
+        row.clear();
+        row.extend(m.face(f).iter().enumerate().map(|(i, &v)| (v, i as u32 + 1)));
+        row.sort_unstable();
+        idx.extend(row.iter().map(|r| r.0));
+        val.extend(row.iter().map(|r| r.1));
+        ptr.push(
+            u32::try_from(idx.len())
+                .map_err(|_| SchemeError::TooLarge { what: "face corners", value: idx.len() as u128 })?,
+        );
+    }
+    Ok(CsrMat::try_new(m.num_faces(), m.num_vertices(), ptr, idx, val)?)
+}
+
+/// The hexahedra of one step over `m` as a mapped SpGEMM (see the [module
+/// docs](self)): one per cell corner, cell after cell, corners in the
+/// cell's vertex order, each `(v, E(n₁), F(n₁n₂), E(n₂), E(n₃), F(n₁n₃), C,
+/// F(n₂n₃))` in the child's numbering (vertex, edge, face, cell points) —
+/// the cells [`CatmarkSolid`](crate::CatmarkSolid)'s kernels make, in the
+/// same order.
+///
+/// # Errors
+/// [`SchemeError::Algebra`] where a product overflows or memory runs out;
+/// [`SchemeError::Unsupported`] naming a cell with a corner of more than
+/// three faces (a pyramid's apex, which the volumetric meshes refuse).
+pub fn child_cells(m: &VolMesh, par: Par) -> Result<Vec<Cell>> {
+    let (nv, ne, nf) = (m.num_vertices() as u32, m.num_edges() as u32, m.num_faces() as u32);
+    let cf = m.cell_face_matrix().map_err(crate::volume)?;
+    let fp = face_positions(m)?;
+    // The meeting of corner (c, v) with face f = k, oriented out of c.
+    let meet = |sign: &i8, pos: &u32| (*sign, *pos);
+    let lambda = |(sign, pos): (i8, u32), hit: &Collision<'_, i8, u32>| {
+        let f = hit.k as usize;
+        let (fv, fe) = (m.face(f), m.face_edges(f));
+        let (k, i) = (fv.len(), pos as usize - 1);
+        let (p, n) = (fv[(i + k - 1) % k], fv[(i + 1) % k]);
+        // Edge i runs from vertex i to i + 1 of the face.
+        let (ep, en) = (fe[(i + k - 1) % k], fe[i]);
+        let mt = if sign > 0 {
+            Meeting { prev: p, next: n, face: hit.k, edge_prev: ep, edge_next: en }
+        } else {
+            Meeting { prev: n, next: p, face: hit.k, edge_prev: en, edge_next: ep }
+        };
+        let mut meetings = [Meeting::default(); 3];
+        meetings[0] = mt;
+        Some(Corner { meetings, len: 1 })
+    };
+    let ops = Ops::new(meet, lambda).reduce(Corner::merge);
+    let corners = spgemm::multiply(cf.as_ref(), fp.as_ref(), &ops, par)?;
+    let cell = |c: usize| -> Result<Vec<Cell>> {
+        let (cols, entries) = corners.as_ref().slice(c);
+        // The first meeting in the order of the cell's faces, as the
+        // kernels take it.
+        let order: Vec<u32> = m.cell_faces(c).iter().map(|&code| code >> 1).collect();
+        let rank = |f: u32| order.iter().position(|&g| g == f).unwrap_or(usize::MAX);
+        m.cell_vertices(c)
+            .iter()
+            .map(|&v| {
+                let at = cols.binary_search(&v).map_err(|_| SchemeError::Unsupported {
+                    scheme: crate::NAME,
+                    feature: "a cell corner on no face of the cell",
+                    element: format!("cell {c}, vertex {v}"),
+                    supported_by: "none",
+                })?;
+                let corner = entries[at];
+                if corner.len != 3 {
+                    return Err(SchemeError::Unsupported {
+                        scheme: crate::NAME,
+                        feature: "a cell corner of other than three faces",
+                        element: format!("cell {c}, vertex {v} ({} faces)", corner.len),
+                        supported_by: "none",
+                    });
+                }
+                let here = &corner.meetings;
+                let first = (0..3).min_by_key(|&i| rank(here[i].face)).unwrap_or(0);
+                let after = |prev: u32| here.iter().find(|x| x.prev == prev).map_or(prev, |x| x.next);
+                let to = |next: u32| here.iter().find(|x| x.next == next).copied().unwrap_or_default();
+                let n1 = here[first].next;
+                let n2 = after(n1);
+                let n3 = after(n2);
+                let (m1, m2, m3) = (to(n1), to(n2), to(n3));
+                Ok(Cell::Hexahedron([
+                    v,
+                    nv + m1.edge_next,
+                    nv + ne + m2.face,
+                    nv + m2.edge_next,
+                    nv + m3.edge_next,
+                    nv + ne + m1.face,
+                    nv + ne + nf + c as u32,
+                    nv + ne + m3.face,
+                ]))
+            })
+            .collect()
+    };
+    let per_cell: Vec<Result<Vec<Cell>>> = if par == Par::Rayon && m.num_cells() >= 256 {
+        (0..m.num_cells()).into_par_iter().with_min_len(64).map(cell).collect()
+    } else {
+        (0..m.num_cells()).map(cell).collect()
+    };
+    let mut out = Vec::with_capacity(8 * m.num_cells());
+    for cells in per_cell {
+        out.extend(cells?);
+    }
+    Ok(out)
 }

@@ -59,6 +59,18 @@ fn volume(e: VolumeError) -> SchemeError {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CatmarkSolid;
 
+/// Catmull-Clark solid refinement written as algebra
+/// ([`algebra`]): each level's cells by the mapped SpGEMM
+/// [`algebra::child_cells`], its points by the mapped products of
+/// [`algebra::child_points`] over the incidence matrices, level by level
+/// (`f32` data evaluated in `f64` and rounded once). Its plans hand out the
+/// same meshes, and `R_l` assembled from the rules' stencils for the
+/// operators; its points equal [`CatmarkSolid`]'s to rounding.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatmarkSolidLak;
+
+const NAME_LAK: &str = "catmark-solid-lak";
+
 /// A built Catmull-Clark solid refinement: the meshes of levels `0 ..= L`
 /// and the matrix of each step.
 #[derive(Debug)]
@@ -66,6 +78,8 @@ pub struct SolidPlan {
     meshes: Vec<VolMesh>,
     ops: Vec<CsrMat<f64>>,
     surfaces: Vec<OnceLock<Mesh>>,
+    /// Evaluated by the algebra ([`CatmarkSolidLak`]) instead of `ops`.
+    algebra: bool,
 }
 
 impl SolidPlan {
@@ -74,17 +88,27 @@ impl SolidPlan {
         &self.meshes[level as usize]
     }
 
-    fn new(meshes: Vec<VolMesh>, ops: Vec<CsrMat<f64>>) -> SolidPlan {
+    fn new(meshes: Vec<VolMesh>, ops: Vec<CsrMat<f64>>, algebra: bool) -> SolidPlan {
         let surfaces = (0..meshes.len()).map(|_| OnceLock::new()).collect();
-        SolidPlan { meshes, ops, surfaces }
+        SolidPlan { meshes, ops, surfaces, algebra }
     }
 
     fn eval_t<T: Float + Zeroable + subla_algebra::Scalar>(
         &self,
         control: ArrayView2<'_, T>,
-        out: ArrayViewMut2<'_, T>,
+        mut out: ArrayViewMut2<'_, T>,
         par: Par,
     ) -> Result<()> {
+        if self.algebra {
+            subla_scheme::check_eval_shapes(self, NAME_LAK, control.dim(), out.dim());
+            let to = |t: T| t.to_f64().unwrap_or(f64::NAN);
+            let mut x = control.mapv(to);
+            for m in &self.meshes[..self.meshes.len() - 1] {
+                x = algebra::child_points(m, x.view(), par)?;
+            }
+            out.zip_mut_with(&x, |o, &v| *o = T::from(v).unwrap_or_else(T::nan));
+            return Ok(());
+        }
         eval_levels(self, NAME, control, out, |l, x, y, d| {
             let r = &self.ops[l];
             let (x, y) = match (ArrayView2::from_shape((r.ncols(), d), x), ArrayViewMut2::from_shape((r.nrows(), d), y))
@@ -180,15 +204,36 @@ pub fn predict_counts(m: &VolMesh, levels: u32) -> Vec<SolidCounts> {
     out
 }
 
-/// One step over `m`: the child mesh and the step's matrix.
-fn step_over(m: &VolMesh, par: Par) -> Result<(VolMesh, CsrMat<f64>)> {
+/// One step over `m`: the child mesh (its cells by the kernels, or by the
+/// mapped SpGEMM where `algebra`) and the step's matrix.
+fn step_over(m: &VolMesh, par: Par, algebra: bool) -> Result<(VolMesh, CsrMat<f64>)> {
     let n = rules::child_len(m);
     if u32::try_from(8 * m.num_cells() as u64 * 8).is_err() || u32::try_from(n).is_err() {
         return Err(SchemeError::TooLarge { what: "a refined solid", value: n as u128 });
     }
-    let cells = rules::child_cells(m, par);
+    let cells = if algebra { algebra::child_cells(m, par)? } else { rules::child_cells(m, par) };
     let child = VolMesh::from_cells(n, &cells).map_err(volume)?;
     Ok((child, rules::operator(m, par)?))
+}
+
+/// `levels` steps over `input`, by the kernels or the algebra.
+fn build_plan(input: &VolMesh, levels: u32, par: Par, algebra: bool) -> Result<SolidPlan> {
+    let mut meshes = vec![input.clone()];
+    let mut ops = Vec::with_capacity(levels as usize);
+    for _ in 0..levels {
+        let (child, r) = step_over(meshes.last().expect("a level"), par, algebra)?;
+        meshes.push(child);
+        ops.push(r);
+    }
+    Ok(SolidPlan::new(meshes, ops, algebra))
+}
+
+/// One more step from the finest level of `plan` (modeling mode).
+fn step_plan(plan: SolidPlan, par: Par) -> Result<SolidPlan> {
+    let algebra = plan.algebra;
+    let finest = plan.meshes.into_iter().last().expect("a plan has a level");
+    let (child, r) = step_over(&finest, par, algebra)?;
+    Ok(SolidPlan::new(vec![finest, child], vec![r], algebra))
 }
 
 impl Refiner for CatmarkSolid {
@@ -198,25 +243,30 @@ impl Refiner for CatmarkSolid {
         NAME
     }
     fn build(&self, input: &VolMesh, levels: u32, par: Par) -> Result<SolidPlan> {
-        let mut meshes = vec![input.clone()];
-        let mut ops = Vec::with_capacity(levels as usize);
-        for _ in 0..levels {
-            let (child, r) = step_over(meshes.last().expect("a level"), par)?;
-            meshes.push(child);
-            ops.push(r);
-        }
-        Ok(SolidPlan::new(meshes, ops))
+        build_plan(input, levels, par, false)
     }
     fn step(&self, plan: SolidPlan, par: Par) -> Result<SolidPlan> {
-        let finest = plan.meshes.into_iter().last().expect("a plan has a level");
-        let (child, r) = step_over(&finest, par)?;
-        Ok(SolidPlan::new(vec![finest, child], vec![r]))
+        step_plan(plan, par)
+    }
+}
+
+impl Refiner for CatmarkSolidLak {
+    type Input = VolMesh;
+    type Plan = SolidPlan;
+    fn name(&self) -> &'static str {
+        NAME_LAK
+    }
+    fn build(&self, input: &VolMesh, levels: u32, par: Par) -> Result<SolidPlan> {
+        build_plan(input, levels, par, true)
+    }
+    fn step(&self, plan: SolidPlan, par: Par) -> Result<SolidPlan> {
+        step_plan(plan, par)
     }
 }
 
 impl Plan for SolidPlan {
     fn name(&self) -> &'static str {
-        NAME
+        if self.algebra { NAME_LAK } else { NAME }
     }
     fn levels(&self) -> u32 {
         self.ops.len() as u32

@@ -209,3 +209,56 @@ fn the_algebra_gives_the_kernel_rows_points() {
         }
     }
 }
+
+/// The refined cells as a mapped SpGEMM (`CF · FP` with a lambda per
+/// corner meeting and a reduction per corner) are the kernels' cells, in
+/// the same order and vertex order, for every example shape (tetrahedra,
+/// prisms and polyhedra split into hexahedra among them) and over two
+/// levels, on one thread and many.
+#[test]
+fn the_algebra_gives_the_kernel_cells() {
+    let mut shapes = examples().unwrap();
+    shapes.push(("grid", hex_grid(3, 2, 4).unwrap()));
+    for (name, d) in shapes {
+        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        for level in 0..2 {
+            let parent = plan.mesh(level);
+            let want: Vec<Cell> = plan.mesh(level + 1).cells().collect();
+            for par in [Par::Seq, Par::Rayon] {
+                let got = subla_solid::algebra::child_cells(parent, par).unwrap();
+                assert_eq!(got, want, "{name}, level {level}");
+            }
+        }
+    }
+}
+
+/// The algebra refiner (`CatmarkSolidLak`: cells by the mapped SpGEMM,
+/// points by mapped products level by level) keeps the scheme contract
+/// (its eval against its operators among the checks), makes the kernels'
+/// meshes, and evaluates the kernels' points to rounding, with the same
+/// bits for any thread count.
+#[test]
+fn the_algebra_refiner_keeps_the_contract_and_the_kernels_points() {
+    use subla_solid::CatmarkSolidLak;
+    for (name, d) in examples().unwrap() {
+        let levels = if name == "torus" { 1 } else { 2 };
+        subla_scheme::testing::check_contract_of(&CatmarkSolidLak, &d.mesh, d.mesh.num_vertices(), levels, 1e-12);
+        let (lak, slak) = (
+            CatmarkSolidLak.build(&d.mesh, levels, Par::Rayon).unwrap(),
+            CatmarkSolid.build(&d.mesh, levels, Par::Rayon).unwrap(),
+        );
+        assert_eq!(lak.name(), "catmark-solid-lak");
+        for l in 0..=levels {
+            assert!(lak.mesh(l).cells().eq(slak.mesh(l).cells()), "{name}: level {l}");
+        }
+        let x = data(d.mesh.num_vertices(), 3, 5);
+        let (a, b) = (eval(&lak, x.view(), Par::Rayon).unwrap(), eval(&slak, x.view(), Par::Rayon).unwrap());
+        let diff = a.iter().zip(b.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+        assert!(diff < 1e-13, "{name}: {diff}");
+        let seq = eval(&lak, x.view(), Par::Seq).unwrap();
+        assert!(seq.iter().zip(a.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{name}");
+        let x32 = x.mapv(|v| v as f32);
+        let a32 = eval(&lak, x32.view(), Par::Rayon).unwrap();
+        assert!(a32.iter().zip(a.iter()).all(|(p, q)| (f64::from(*p) - q).abs() < 1e-6), "{name}");
+    }
+}
