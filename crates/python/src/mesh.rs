@@ -92,6 +92,14 @@ fn options(
     Ok(o)
 }
 
+fn validation_of(v: &str) -> Res<Validation> {
+    match v {
+        "opensubdiv" => Ok(Validation::OpenSubdiv),
+        "manifold" => Ok(Validation::Manifold),
+        v => Err(Failure::Value(format!("validation {v:?}: 'opensubdiv' or 'manifold'"))),
+    }
+}
+
 /// Faces from a sequence of vertex sequences: pointers and vertices; a
 /// negative index is the mesh's error naming the face.
 fn faces_of(obj: &Bound<'_, PyAny>, num_vertices: usize) -> Res<(Vec<u32>, Vec<u32>)> {
@@ -137,11 +145,7 @@ impl PyMesh {
             Data::F64(a) => a.as_array().to_owned(),
             Data::F32(a) => a.as_array().mapv(f64::from),
         };
-        let validation = match validation {
-            "opensubdiv" => Validation::OpenSubdiv,
-            "manifold" => Validation::Manifold,
-            v => return Err(Failure::Value(format!("validation {v:?}: 'opensubdiv' or 'manifold'"))),
-        };
+        let validation = validation_of(validation)?;
         let nv = x.nrows();
         let mut b = MeshBuilder::new(nv, ptr, verts).validation(validation);
         for (v0, v1, s) in creases.unwrap_or_default() {
@@ -274,11 +278,7 @@ impl PyMesh {
     #[staticmethod]
     #[pyo3(signature = (path, *, validation="opensubdiv"))]
     fn read(py: Python<'_>, path: std::path::PathBuf, validation: &str) -> Res<PyMesh> {
-        let validation = match validation {
-            "opensubdiv" => Validation::OpenSubdiv,
-            "manifold" => Validation::Manifold,
-            v => return Err(Failure::Value(format!("validation {v:?}: 'opensubdiv' or 'manifold'"))),
-        };
+        let validation = validation_of(validation)?;
         let ply = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("ply"));
         let mut data = py.detach(|| {
             if ply {

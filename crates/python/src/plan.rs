@@ -73,6 +73,17 @@ fn build(
     Ok((Box::new(plan), s.name(), p))
 }
 
+/// `level`, where it is one of `plan`'s (`0 ..= levels`; `None`: the
+/// finest).
+fn level_of(plan: &dyn Plan, level: Option<u32>) -> Res<u32> {
+    let levels = plan.levels();
+    let level = level.unwrap_or(levels);
+    if level > levels {
+        return Err(SchemeError::NoSuchLevel { level, levels }.into());
+    }
+    Ok(level)
+}
+
 /// `plan` applied to `control` (`float64` or `float32`), into `out` or a
 /// fresh array.
 fn eval_any<'py>(
@@ -190,10 +201,7 @@ impl PyPlan {
 
     /// Rows of level `level`.
     fn level_len(&self, level: u32) -> Res<usize> {
-        if level > self.plan.levels() {
-            return Err(SchemeError::NoSuchLevel { level, levels: self.plan.levels() }.into());
-        }
-        Ok(self.plan.level_len(level))
+        Ok(self.plan.level_len(level_of(&*self.plan, Some(level))?))
     }
 
     /// The finest level's data from the control data (`(input_len, c)`,
@@ -254,10 +262,7 @@ impl PyPlan {
     /// `(face_sizes, face_vertices)` (`uint32`).
     #[pyo3(signature = (level=None))]
     fn faces<'py>(&self, py: Python<'py>, level: Option<u32>) -> Res<FaceArrays<'py>> {
-        let level = level.unwrap_or(self.plan.levels());
-        if level > self.plan.levels() {
-            return Err(SchemeError::NoSuchLevel { level, levels: self.plan.levels() }.into());
-        }
+        let level = level_of(&*self.plan, level)?;
         let f = self.plan.faces(level, Par::Rayon)?;
         let sizes: Vec<u32> = f.face_ptr.windows(2).map(|w| w[1] - w[0]).collect();
         Ok((numpy::PyArray1::from_vec(py, sizes), u32s(py, f.face_verts)))
@@ -346,10 +351,7 @@ impl PyFVarPlan {
     fn indices<'py>(self_: PyRef<'py, Self>, level: Option<u32>) -> Res<Bound<'py, numpy::PyArray1<u32>>> {
         let py = self_.py();
         let base = self_.as_super();
-        let level = level.unwrap_or(base.plan.levels());
-        if level > base.plan.levels() {
-            return Err(SchemeError::NoSuchLevel { level, levels: base.plan.levels() }.into());
-        }
+        let level = level_of(&*base.plan, level)?;
         let f = base.plan.faces(level, Par::Rayon)?;
         Ok(u32s(py, f.face_verts))
     }

@@ -502,35 +502,8 @@ pub fn local_subdivision_matrix_at<R: Refiner<Input = Mesh> + ?Sized>(
         parent_place.insert(canonical(spokes, s, i, j), v as u32);
     }
     let points = neighbourhood(faces, k, spokes, rings as u32);
-    let rows: Vec<u32> = points
-        .iter()
-        .map(|p| {
-            child_place.get(p).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
-        })
-        .collect::<Result<_, _>>()?;
-    let cols: Vec<u32> = points.iter().map(|p| parent_place[p]).collect();
-    // Closed: each row's weights lie on the neighbourhood's columns.
-    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
-    for (p, &r) in points.iter().zip(&rows) {
-        let (idx, w) = r0.as_ref().slice(r as usize);
-        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
-            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
-        }
-    }
-    let matrix = r0.submatrix(&rows, &cols)?;
-    // The scheme's limit mask of the centre, over the child level.
-    let scheme_limit_mask = plan.limit(Par::Seq).ok().and_then(|l| {
-        let centre = rows[0] as usize;
-        let (idx, w) = l.as_ref().slice(centre);
-        let at: std::collections::HashMap<u32, usize> = rows.iter().enumerate().map(|(p, &r)| (r, p)).collect();
-        let mut mask = vec![0.0; rows.len()];
-        for (c, &w) in idx.iter().zip(w) {
-            if w != 0.0 {
-                mask[*at.get(c)?] += w;
-            }
-        }
-        Some(mask)
-    });
+    let (rows, matrix) = restrict(&r0, &points, &child_place, &parent_place, |p| *p, scheme, rings)?;
+    let scheme_limit_mask = own_limit_mask(&plan, &rows);
     Ok(LocalMatrix {
         scheme,
         configuration,
@@ -638,32 +611,8 @@ fn triadic<R: Refiner<Input = Mesh> + ?Sized>(
     let parent_place: std::collections::HashMap<RingPoint, u32> =
         coords.iter().enumerate().map(|(v, &[s, i, j])| (canonical(k, s, i, j), v as u32)).collect();
     let points = neighbourhood(DiskFaces::Triangles, k, k, rings as u32);
-    let rows: Vec<u32> = points
-        .iter()
-        .map(|p| {
-            child_place.get(p).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
-        })
-        .collect::<Result<_, _>>()?;
-    let cols: Vec<u32> = points.iter().map(|p| parent_place[p]).collect();
-    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
-    for (p, &row) in points.iter().zip(&rows) {
-        let (idx, w) = r.as_ref().slice(row as usize);
-        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
-            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
-        }
-    }
-    let matrix = r.submatrix(&rows, &cols)?;
-    let scheme_limit_mask = plan.limit(Par::Seq).ok().and_then(|l| {
-        let (idx, w) = l.as_ref().slice(rows[0] as usize);
-        let at: std::collections::HashMap<u32, usize> = rows.iter().enumerate().map(|(p, &r)| (r, p)).collect();
-        let mut mask = vec![0.0; rows.len()];
-        for (c, &w) in idx.iter().zip(w) {
-            if w != 0.0 {
-                mask[*at.get(c)?] += w;
-            }
-        }
-        Some(mask)
-    });
+    let (rows, matrix) = restrict(&r, &points, &child_place, &parent_place, |p| *p, scheme, rings)?;
+    let scheme_limit_mask = own_limit_mask(&plan, &rows);
     Ok(LocalMatrix {
         scheme,
         configuration: Configuration::Interior,
@@ -729,21 +678,7 @@ fn face_configuration<R: Refiner<Input = Mesh> + ?Sized>(
     places.sort_by_key(|&(i, j)| (i.max(j), j, i));
     let points: Vec<RingPoint> =
         places.iter().flat_map(|&(i, j)| (0..k as u32).map(move |sector| RingPoint { sector, i, j })).collect();
-    let rows: Vec<u32> = points
-        .iter()
-        .map(|p| {
-            child_place.get(p).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
-        })
-        .collect::<Result<_, _>>()?;
-    let cols: Vec<u32> = points.iter().map(|p| parent_place[p]).collect();
-    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
-    for (p, &row) in points.iter().zip(&rows) {
-        let (idx, w) = r0.as_ref().slice(row as usize);
-        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
-            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
-        }
-    }
-    let matrix = r0.submatrix(&rows, &cols)?;
+    let (_, matrix) = restrict(&r0, &points, &child_place, &parent_place, |p| *p, scheme, rings)?;
     Ok(LocalMatrix {
         scheme,
         configuration: Configuration::Face,
@@ -870,27 +805,8 @@ pub fn edge_subdivision_matrix<R: Refiner<Input = subla_volume::VolMesh> + ?Size
             point_layers.push(z);
         }
     }
-    let rows: Vec<u32> = points
-        .iter()
-        .zip(&point_layers)
-        .map(|(p, &z)| {
-            child_place.get(&(*p, z)).copied().ok_or(AnalysisError::MissingPoint {
-                scheme,
-                sector: p.sector,
-                i: p.i,
-                j: p.j,
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let cols: Vec<u32> = points.iter().zip(&point_layers).map(|(p, &z)| parent_place[&(*p, z)]).collect();
-    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
-    for (p, &row) in points.iter().zip(&rows) {
-        let (idx, w) = r0.as_ref().slice(row as usize);
-        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
-            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
-        }
-    }
-    let matrix = r0.submatrix(&rows, &cols)?;
+    let keys: Vec<(RingPoint, i32)> = points.iter().copied().zip(point_layers.iter().copied()).collect();
+    let (_, matrix) = restrict(&r0, &keys, &child_place, &parent_place, |key| key.0, scheme, rings)?;
     Ok(LocalMatrix {
         scheme,
         configuration: Configuration::Edge,
@@ -902,6 +818,56 @@ pub fn edge_subdivision_matrix<R: Refiner<Input = subla_volume::VolMesh> + ?Size
         matrix,
         scheme_limit_mask: None,
     })
+}
+
+/// `r` restricted to the neighbourhood: the rows of the child points at
+/// `keys` (looked up in `child`) over the columns of the parent points at
+/// the same keys (in `parent`), refused where a child point is missing or
+/// reads a parent point outside (`point` names a key's place in errors).
+fn restrict<K: std::hash::Hash + Eq>(
+    r: &CsrMat<f64>,
+    keys: &[K],
+    child: &std::collections::HashMap<K, u32>,
+    parent: &std::collections::HashMap<K, u32>,
+    point: impl Fn(&K) -> RingPoint,
+    scheme: &'static str,
+    rings: usize,
+) -> Result<(Vec<u32>, CsrMat<f64>), AnalysisError> {
+    let rows: Vec<u32> = keys
+        .iter()
+        .map(|key| {
+            let p = point(key);
+            child.get(key).copied().ok_or(AnalysisError::MissingPoint { scheme, sector: p.sector, i: p.i, j: p.j })
+        })
+        .collect::<Result<_, _>>()?;
+    let cols: Vec<u32> = keys.iter().map(|key| parent[key]).collect();
+    // Closed: each row's weights lie on the neighbourhood's columns.
+    let inside: std::collections::HashSet<u32> = cols.iter().copied().collect();
+    for (key, &row) in keys.iter().zip(&rows) {
+        let (idx, w) = r.as_ref().slice(row as usize);
+        if idx.iter().zip(w).any(|(c, &w)| w != 0.0 && !inside.contains(c)) {
+            let p = point(key);
+            return Err(AnalysisError::NotClosed { scheme, sector: p.sector, i: p.i, j: p.j, rings });
+        }
+    }
+    let matrix = r.submatrix(&rows, &cols)?;
+    Ok((rows, matrix))
+}
+
+/// The scheme's own limit mask of the centre (`rows[0]`), over the child
+/// points `rows`, where `plan` has a limit operator and the mask lies on
+/// them.
+fn own_limit_mask<P: Plan + ?Sized>(plan: &P, rows: &[u32]) -> Option<Vec<f64>> {
+    let l = plan.limit(Par::Seq).ok()?;
+    let (idx, w) = l.as_ref().slice(rows[0] as usize);
+    let at: std::collections::HashMap<u32, usize> = rows.iter().enumerate().map(|(p, &r)| (r, p)).collect();
+    let mut mask = vec![0.0; rows.len()];
+    for (c, &w) in idx.iter().zip(w) {
+        if w != 0.0 {
+            mask[*at.get(c)?] += w;
+        }
+    }
+    Some(mask)
 }
 
 /// One eigenvalue of a local subdivision matrix.
