@@ -36,6 +36,17 @@ pub(crate) fn path_of(scheme: &Scheme, path: Option<&str>) -> Res<Path> {
     })
 }
 
+/// The name `path_of` takes for `p`.
+fn path_name(p: Path) -> String {
+    match p {
+        Path::Kernels => "kernels".to_owned(),
+        Path::Algebra => "algebra".to_owned(),
+        Path::EdgeFriend => "edge-friend".to_owned(),
+        Path::Halfedge => "halfedge".to_owned(),
+        other => other.to_string(),
+    }
+}
+
 fn budget(max_memory: Option<u64>) -> Budget {
     max_memory.map_or_else(Budget::default, Budget::bytes)
 }
@@ -173,13 +184,7 @@ impl PyPlan {
     /// The implementation (`None` for a face-varying plan).
     #[getter]
     fn path(&self) -> Option<String> {
-        self.path.map(|p| match p {
-            Path::Kernels => "kernels".to_owned(),
-            Path::Algebra => "algebra".to_owned(),
-            Path::EdgeFriend => "edge-friend".to_owned(),
-            Path::Halfedge => "halfedge".to_owned(),
-            other => other.to_string(),
-        })
+        self.path.map(path_name)
     }
 
     #[getter]
@@ -414,17 +419,8 @@ fn subdivide(
 fn schemes(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let l = PyList::empty(py);
     for s in Registry::builtin().schemes() {
-        let paths: Vec<String> = s
-            .implementations()
-            .filter(|(b, _)| *b == Backend::Cpu)
-            .map(|(_, p)| match p {
-                Path::Kernels => "kernels".to_owned(),
-                Path::Algebra => "algebra".to_owned(),
-                Path::EdgeFriend => "edge-friend".to_owned(),
-                Path::Halfedge => "halfedge".to_owned(),
-                other => other.to_string(),
-            })
-            .collect();
+        let paths: Vec<String> =
+            s.implementations().filter(|(b, _)| *b == Backend::Cpu).map(|(_, p)| path_name(p)).collect();
         let faces = match s.faces() {
             subla::registry::Faces::Triangles => "triangles",
             _ => "polygons",
