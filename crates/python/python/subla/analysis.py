@@ -2,6 +2,8 @@
 extraordinary vertex, its spectrum, limit and tangent masks, and its
 characteristic map (see the library's chapter "Analysing a scheme")."""
 
+from typing import Any, Dict, Iterable, List, Optional
+
 from ._subla import (
     AnalysisError,
     LocalMatrix,
@@ -12,13 +14,21 @@ from ._subla import (
 )
 
 
-def analyze(scheme, valences, *, configuration="interior", across=None, rings=1, levels=3):
+def analyze(
+    scheme: str,
+    valences: Iterable[int],
+    *,
+    configuration: str = "interior",
+    across: Optional[int] = None,
+    rings: int = 1,
+    levels: int = 3,
+) -> List[Dict[str, Any]]:
     """One report per valence, as ``subla analyze --json`` writes it: the
     matrix size, the eigenvalues (by decreasing modulus, with their Fourier
     indices), the classical conditions, the limit mask and, at interior
     vertices, the characteristic map's verdict (or the error that prevented
     it). ``configuration`` as :func:`local_subdivision_matrix`."""
-    reports = []
+    reports: List[Dict[str, Any]] = []
     for k in valences:
         s = local_subdivision_matrix(scheme, k, rings=rings, configuration=configuration, across=across)
         sp = s.spectrum()
