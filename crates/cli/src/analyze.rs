@@ -4,8 +4,8 @@
 
 use clap::Args;
 use subla::analysis::{
-    CharacteristicMap, Configuration, DiskFaces, Spectrum, characteristic_map, edge_subdivision_matrix,
-    local_subdivision_matrix_at, spectrum,
+    CharacteristicMap, Configuration, DiskFaces, Spectrum, boundary_characteristic_map, characteristic_map,
+    edge_subdivision_matrix, local_subdivision_matrix_at, spectrum,
 };
 use subla::registry::{Backend, Faces, Path};
 use subla::scheme::FallbackPolicy;
@@ -25,7 +25,8 @@ pub(crate) struct AnalyzeArgs {
     valence: Valences,
     /// A boundary vertex instead of an interior one: a half disk of
     /// `--valence` faces around it (boundary edges sharp, the mesh's
-    /// default rule); no characteristic map is drawn there.
+    /// default rule); its characteristic map is the half ring's, by the
+    /// eigenvectors of λ1 and λ2.
     #[arg(long, conflicts_with_all = ["dart", "crease", "corner"])]
     boundary: bool,
     /// A dart: an interior vertex with one infinitely sharp edge (spoke 0)
@@ -197,10 +198,12 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
         }
         .map_err(|e| format!("{} at valence {k}: {e}", args.scheme))?;
         let sp = spectrum(&s).map_err(|e| e.to_string())?;
-        let map = if configuration != Configuration::Interior {
-            Err(format!("not drawn at a {} vertex", configuration.name()))
-        } else {
-            characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string())
+        let map = match configuration {
+            Configuration::Interior => characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string()),
+            Configuration::Boundary => {
+                boundary_characteristic_map(&*refiner, faces, k, MAP_LEVELS).map_err(|e| e.to_string())
+            }
+            other => Err(format!("not drawn at a {} vertex", other.name())),
         };
         rows.push(Row {
             valence: k,

@@ -296,21 +296,32 @@ fn edge_subdivision_matrix(py: Python<'_>, valence: usize, rings: usize, layers:
 }
 
 /// The characteristic map of `scheme` at an interior vertex of valence
-/// `valence`, refined `levels` levels and sampled on its ring: a dict of
+/// `valence` (or, `configuration='boundary'`, at a boundary vertex with
+/// `valence` faces: the half ring's map by the eigenvectors of `λ₁ ≥ λ₂`,
+/// `lambda` being `λ₂`), refined `levels` levels and sampled on its ring: a dict of
 /// `lambda`, `points` (`(n, 2)`), `triangles` (`(m, 3)`), `sectors`,
 /// `area_range`, `regular` and `injective` (Reif's criterion, checked
 /// numerically).
 #[pyfunction]
-#[pyo3(signature = (scheme, valence, *, levels=3, path=None))]
+#[pyo3(signature = (scheme, valence, *, levels=3, configuration="interior", path=None))]
 fn characteristic_map<'py>(
     py: Python<'py>,
     scheme: &str,
     valence: usize,
     levels: u32,
+    configuration: &str,
     path: Option<&str>,
 ) -> Res<Bound<'py, PyDict>> {
     let (r, faces) = refiner(scheme, path)?;
-    let m = py.detach(|| char_map(&*r, faces, valence, levels))?;
+    let m = match configuration {
+        "interior" => py.detach(|| char_map(&*r, faces, valence, levels))?,
+        "boundary" => py.detach(|| analysis::boundary_characteristic_map(&*r, faces, valence, levels))?,
+        c => {
+            return Err(Failure::Value(format!(
+                "characteristic map at {c:?}: 'interior' or 'boundary' (valence faces of a half disk)"
+            )));
+        }
+    };
     let d = PyDict::new(py);
     let points = Array2::from_shape_fn((m.points.len(), 2), |(i, j)| m.points[i][j]);
     let triangles = Array2::from_shape_fn((m.triangles.len(), 3), |(i, j)| m.triangles[i][j]);

@@ -160,6 +160,17 @@ def test_solid_edge_configuration(k):
     assert np.abs(ev - np.sort_complex(sp.values)).max() < 1e-7
 
 
+def test_boundary_characteristic_maps():
+    m = subla.analysis.characteristic_map("catmark", 2, configuration="boundary")
+    assert m["regular"] and m["injective"] and abs(m["lambda"] - 0.5) < 1e-9
+    assert not subla.analysis.characteristic_map("catmark", 5, configuration="boundary")["regular"]
+    with pytest.raises(subla.AnalysisError) as e:
+        subla.analysis.characteristic_map("loop", 6, configuration="boundary")
+    assert e.value.kind == "NoBoundaryPair"
+    reports = subla.analysis.analyze("loop", [3], configuration="boundary")
+    assert reports[0]["characteristic_map"]["injective"]
+
+
 def test_analysis_errors():
     with pytest.raises(subla.AnalysisError) as e:
         subla.analysis.local_subdivision_matrix("loop", 2)

@@ -123,6 +123,26 @@ pub enum AnalysisError {
     /// The volumetric configuration could not be made.
     #[error(transparent)]
     Volume(#[from] subla_volume::VolumeError),
+    /// At a boundary vertex, the two leading subdominant eigenvalues are
+    /// not real ones above all the others, so the characteristic map is not
+    /// defined (or not unique).
+    #[error(
+        "{scheme}: at a boundary vertex with {valence} faces, λ1 ≥ λ2 are not two real eigenvalues above |λ3| with one eigenvector each: no unique characteristic map"
+    )]
+    NoBoundaryPair {
+        /// The scheme.
+        scheme: &'static str,
+        /// The faces around the vertex.
+        valence: usize,
+    },
+    /// The eigenvalue iteration did not converge.
+    #[error("{scheme}: the eigenvalues of the {size} × {size} local matrix did not converge")]
+    NoConvergence {
+        /// The scheme.
+        scheme: &'static str,
+        /// The matrix's rows.
+        size: usize,
+    },
     /// The valence or the rings are out of range.
     #[error("{what} must be at least {min}, got {value}")]
     Parameter {
@@ -1148,13 +1168,15 @@ impl LocalMatrix {
     }
 }
 
-/// The eigenvalues of a small complex matrix.
-fn eigenvalues(m: DMatrix<Complex<f64>>) -> Vec<Complex<f64>> {
-    if m.nrows() == 0 {
-        return Vec::new();
+/// The eigenvalues of a small complex matrix (its Schur form, the QR
+/// iteration capped: `None` where it does not converge).
+fn eigenvalues(m: DMatrix<Complex<f64>>) -> Option<Vec<Complex<f64>>> {
+    let n = m.nrows();
+    if n == 0 {
+        return Some(Vec::new());
     }
-    let t = m.schur().unpack().1;
-    (0..t.nrows()).map(|i| t[(i, i)]).collect()
+    let t = m.try_schur(f64::EPSILON, 1000 + 100 * n)?.unpack().1;
+    Some((0..n).map(|i| t[(i, i)]).collect())
 }
 
 /// The eigenvalues of `s`, by decreasing modulus, with their Fourier
@@ -1173,11 +1195,21 @@ pub fn spectrum(s: &LocalMatrix) -> Result<Spectrum, AnalysisError> {
         Some(blocks) => blocks
             .into_iter()
             .enumerate()
-            .flat_map(|(w, b)| eigenvalues(b).into_iter().map(move |value| Eigenvalue { value, fourier: Some(w) }))
+            .map(|(w, b)| {
+                let values = eigenvalues(b).ok_or(AnalysisError::NoConvergence { scheme: s.scheme, size: n })?;
+                Ok(values.into_iter().map(move |value| Eigenvalue { value, fourier: Some(w) }))
+            })
+            .collect::<Result<Vec<_>, AnalysisError>>()?
+            .into_iter()
+            .flatten()
             .collect(),
         None => {
             let m = DMatrix::from_fn(n, n, |i, j| Complex::new(dense[(i, j)], 0.0));
-            eigenvalues(m).into_iter().map(|value| Eigenvalue { value, fourier: None }).collect()
+            eigenvalues(m)
+                .ok_or(AnalysisError::NoConvergence { scheme: s.scheme, size: n })?
+                .into_iter()
+                .map(|value| Eigenvalue { value, fourier: None })
+                .collect()
         }
     };
     // Clean rounding: imaginary parts and moduli below the tolerance.
@@ -1354,6 +1386,209 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         && winds_once(&outer)
         && (between - total).abs() <= 1e-9 * total.abs().max(1e-300);
     Ok(CharacteristicMap { valence, lambda, points, triangles, sectors, area_range: [lo, hi], regular, injective })
+}
+
+/// The characteristic map of `refiner` at a boundary vertex with
+/// `valence` faces (a half disk, [`Configuration::Boundary`]): the
+/// configuration's points placed at the right eigenvectors of the two
+/// leading subdominant eigenvalues `λ₁ ≥ λ₂` — the one antisymmetric under
+/// the half disk's mirror (spoke `s` ↔ spoke `k − s`) as `x`, scaled so that
+/// spoke 0's first point is at `x = 1`, the other as `y`, scaled to at most
+/// 1 on the first ring; oriented so that most of its area is positive —,
+/// refined `levels` levels and sampled on the half ring
+/// between distance ½ and 1. Regular: every triangle keeps its
+/// orientation; injective: the half ring's boundary (the two half curves
+/// and the spokes' pieces between them) is a simple polygon whose area the
+/// triangles fill once. `lambda` is `λ₂`, the smaller of the two.
+///
+/// # Errors
+/// As [`local_subdivision_matrix_at`] (with four rings);
+/// [`AnalysisError::NoBoundaryPair`] where `λ₁`, `λ₂` are not real and
+/// above `|λ₃|` with one eigenvector each (or, double, with an
+/// antisymmetric and a symmetric one). Two eigenvectors of one symmetry
+/// make a map that folds: it is computed, and not regular.
+pub fn boundary_characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
+    refiner: &R,
+    faces: DiskFaces,
+    valence: usize,
+    levels: u32,
+) -> Result<CharacteristicMap, AnalysisError> {
+    let rings = 4;
+    let s = local_subdivision_matrix_at(refiner, faces, Configuration::Boundary, valence, rings)?;
+    let scheme = s.scheme;
+    let missing = || AnalysisError::NoBoundaryPair { scheme, valence };
+    // The leading eigenvalues from the one-ring matrix (a closed block of
+    // the four-ring one: its eigenvalues are among the larger matrix's).
+    let sp = spectrum(&local_subdivision_matrix_at(refiner, faces, Configuration::Boundary, valence, 1)?)?;
+    let v = &sp.values;
+    let real = |i: usize| v.get(i).filter(|e| e.value.im.abs() < TOL && e.value.re > 0.0).map(|e| e.value.re);
+    let (l1, l2) = (real(1).ok_or_else(missing)?, real(2).ok_or_else(missing)?);
+    if v.get(3).is_some_and(|e| e.value.norm() >= l2 - TOL) {
+        return Err(missing());
+    }
+    // The mirror of the half disk: spoke s ↔ k − s, sector s ↔ k − 1 − s
+    // with its two coordinates swapped.
+    let k = valence as u32;
+    let at: std::collections::HashMap<RingPoint, usize> = s.points.iter().enumerate().map(|(n, &pt)| (pt, n)).collect();
+    let mirror: Vec<usize> = s
+        .points
+        .iter()
+        .map(|pt| match (pt.i, pt.j) {
+            (0, 0) => 0,
+            (i, 0) => at[&RingPoint { sector: k - pt.sector, i, j: 0 }],
+            (i, j) => at[&RingPoint { sector: k - 1 - pt.sector, i: j, j: i }],
+        })
+        .collect();
+    let part =
+        |u: &[f64], sign: f64| -> Vec<f64> { (0..u.len()).map(|n| 0.5 * (u[n] + sign * u[mirror[n]])).collect() };
+    let norm = |u: &[f64]| u.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let (mut xs, mut ys) = if (l1 - l2).abs() < TOL {
+        // A double eigenvalue: its antisymmetric and symmetric parts.
+        let space = s.right_eigenvectors(l1);
+        let [p, q] = space.as_slice() else { return Err(missing()) };
+        let pick = |sign: f64| {
+            let (a, b) = (part(p, sign), part(q, sign));
+            if norm(&a) >= norm(&b) { a } else { b }
+        };
+        let (x, y) = (pick(-1.0), pick(1.0));
+        let scale = norm(p).max(norm(q));
+        if norm(&x) < 1e-6 * scale || norm(&y) < 1e-6 * scale {
+            return Err(missing());
+        }
+        (x, y)
+    } else {
+        let (a, b) = (s.right_eigenvectors(l1), s.right_eigenvectors(l2));
+        let ([a], [b]) = (a.as_slice(), b.as_slice()) else { return Err(missing()) };
+        // The antisymmetric one (along the boundary) as x where there is
+        // one; two of one symmetry make a map that folds (not regular).
+        if norm(&part(b, -1.0)) > norm(&part(a, -1.0)) { (b.clone(), a.clone()) } else { (a.clone(), b.clone()) }
+    };
+    // x = 1 at spoke 0's first point (or at most 1 there and beyond); y at
+    // most 1 on the first ring. The orientation is settled by the areas.
+    let quads = faces == DiskFaces::Quads;
+    let first: Vec<usize> = (0..s.points.len())
+        .filter(|&n| {
+            let pt = s.points[n];
+            (if quads { pt.i.max(pt.j) } else { pt.i + pt.j }) == 1
+        })
+        .collect();
+    let x0 = xs[at[&RingPoint { sector: 0, i: 1, j: 0 }]];
+    let xmax = first.iter().fold(0.0f64, |m, &n| m.max(xs[n].abs()));
+    let xscale = if x0.abs() > 1e-9 * xmax { x0 } else { xmax.max(1e-300) };
+    xs.iter_mut().for_each(|x| *x /= xscale);
+    let ymax = first.iter().fold(0.0f64, |m, &n| m.max(ys[n].abs()));
+    ys.iter_mut().for_each(|y| *y /= ymax.max(1e-300));
+    // The half disk of exactly the neighbourhood, refined.
+    let disk = shapes::half_disk(quads, valence, rings)?;
+    let coords = shapes::half_disk_coordinates(quads, valence, rings)?;
+    let spokes = k + 1;
+    let control = ndarray::Array2::from_shape_fn((coords.len(), 2), |(v, c)| {
+        let [sec, i, j] = coords[v];
+        let n = at[&canonical(spokes, sec, i, j)];
+        if c == 0 { xs[n] } else { ys[n] }
+    });
+    let plan = refiner.build(&disk.mesh, levels, Par::Seq)?;
+    let y = subla_scheme::eval(&plan, control.view(), Par::Seq)?;
+    let mut places: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
+    for l in 0..levels {
+        let t = plan.refined(l, Par::Seq)?.topology();
+        places = child_places(&plan, l, t, &places, spokes, scheme)?;
+    }
+    let fine = plan.refined(levels, Par::Seq)?.topology();
+    let unit = 1u32 << levels;
+    let distance = |[_, i, j]: [u32; 3]| if quads { i.max(j) } else { i + j };
+    let in_ring = |d: u32| d >= unit / 2 && d <= unit;
+    // The parameter point of a place: spoke s at angle πs/k (a quarter
+    // turn for a single face).
+    let step = std::f64::consts::PI / f64::from(k.max(2));
+    let last = step * f64::from(k);
+    let param = |[sec, i, j]: [u32; 3]| {
+        let (a0, a1) = (step * f64::from(sec), step * f64::from(sec + 1));
+        [f64::from(i) * a0.cos() + f64::from(j) * a1.cos(), f64::from(i) * a0.sin() + f64::from(j) * a1.sin()]
+    };
+    let mut used = vec![u32::MAX; fine.num_vertices()];
+    let mut points = Vec::new();
+    let mut take = |v: u32, points: &mut Vec<[f64; 2]>| -> u32 {
+        if used[v as usize] == u32::MAX {
+            used[v as usize] = points.len() as u32;
+            points.push([y[(v as usize, 0)], y[(v as usize, 1)]]);
+        }
+        used[v as usize]
+    };
+    let (mut triangles, mut sectors) = (Vec::new(), Vec::new());
+    for f in 0..fine.num_faces() {
+        let vs = fine.face(f);
+        let ds: Option<Vec<u32>> = vs.iter().map(|&v| places[v as usize].map(distance)).collect();
+        let Some(ds) = ds else { continue };
+        if !ds.iter().all(|&d| in_ring(d)) || ds.iter().all(|&d| d == unit / 2) || ds.iter().all(|&d| d == unit) {
+            continue;
+        }
+        let ids: Vec<u32> = vs.iter().map(|&v| take(v, &mut points)).collect();
+        let c =
+            vs.iter().filter_map(|&v| places[v as usize]).map(param).fold([0.0; 2], |a, p| [a[0] + p[0], a[1] + p[1]]);
+        let sector = ((c[1].atan2(c[0]).clamp(0.0, last) / step) as u32).min(k - 1);
+        for i in 1..ids.len() - 1 {
+            triangles.push([ids[0], ids[i], ids[i + 1]]);
+            sectors.push(sector);
+        }
+    }
+    let area = |t: &[u32; 3]| {
+        let [a, b, c] = t.map(|i| points[i as usize]);
+        0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+    };
+    let mut areas: Vec<f64> = triangles.iter().map(area).collect();
+    // Oriented so that most of the area is positive.
+    let orientation = if areas.iter().sum::<f64>() < 0.0 { -1.0 } else { 1.0 };
+    areas.iter_mut().for_each(|a| *a *= orientation);
+    let total: f64 = areas.iter().sum();
+    let mean = total / areas.len().max(1) as f64;
+    let (lo, hi) =
+        areas.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &a| (l.min(a / mean), h.max(a / mean)));
+    let regular = !triangles.is_empty() && lo > 1e-9 && hi.is_finite();
+    // The half ring's boundary: spoke 0 outwards, the outer half curve by
+    // angle, spoke k inwards, the inner half curve back.
+    let mut rim: Vec<(u32, f64, [f64; 2])> = (0..fine.num_vertices())
+        .filter_map(|v| {
+            let pl = places[v]?;
+            let d = distance(pl);
+            let [px, py] = param(pl);
+            let angle = py.atan2(px).clamp(0.0, last);
+            let on_spoke = pl[2] == 0 && (pl[0] == 0 || pl[0] == k);
+            (in_ring(d) && (d == unit / 2 || d == unit || on_spoke)).then(|| (d, angle, [y[(v, 0)], y[(v, 1)]]))
+        })
+        .collect();
+    let key = |&(d, angle, _): &(u32, f64, [f64; 2])| -> (u8, f64) {
+        let end = last - 1e-9;
+        if angle <= 1e-9 && d < unit {
+            (0, f64::from(d))
+        } else if d == unit {
+            (1, angle)
+        } else if angle >= end {
+            (2, -f64::from(d))
+        } else {
+            (3, -angle)
+        }
+    };
+    rim.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+    let polygon: Vec<[f64; 2]> = rim.iter().map(|r| r.2).collect();
+    let enclosed = orientation
+        * 0.5
+        * (0..polygon.len())
+            .map(|i| {
+                let (a, b) = (polygon[i], polygon[(i + 1) % polygon.len()]);
+                a[0] * b[1] - a[1] * b[0]
+            })
+            .sum::<f64>();
+    let injective = regular && simple(&polygon) && (enclosed - total).abs() <= 1e-9 * total.abs().max(1e-300);
+    // Hand out the map turning positively.
+    let mut points = points;
+    if orientation < 0.0 {
+        points.iter_mut().for_each(|p| p[1] = -p[1]);
+    }
+    Ok(CharacteristicMap { valence, lambda: l2, points, triangles, sectors, area_range: [lo, hi], regular, injective })
 }
 
 /// A closed polygon does not cross itself.

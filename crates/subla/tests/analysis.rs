@@ -468,3 +468,39 @@ fn sqrt3_spectrum_over_two_steps() {
         Err(AnalysisError::UnsupportedConfiguration { .. })
     ));
 }
+
+/// The characteristic maps of boundary vertices (the half disk's map by
+/// the eigenvectors of λ₁ ≥ λ₂, Reif's criterion on the half ring):
+/// - the regular boundaries (Catmull-Clark with 2 faces, Loop with 3) map
+///   the half ring onto the lattice's own half ring, every triangle the same
+///   area;
+/// - Loop with 1, 2, 4 and 5 faces and Catmull-Clark with 3 are regular
+///   and injective;
+/// - Catmull-Clark with 5 and 6 faces folds: triangles collapse (not
+///   regular) — the standard boundary rules are not C¹ there;
+/// - where λ₂ = λ₃ (Catmull-Clark with 1 and 4 faces, Loop with 6) there is
+///   no unique map, and the refusal is typed.
+#[test]
+fn boundary_characteristic_maps() {
+    use subla::analysis::boundary_characteristic_map;
+    let catmark = |k| boundary_characteristic_map(&CatmarkSlak, DiskFaces::Quads, k, 3);
+    let lp = |k| boundary_characteristic_map(&LoopSlak::new(), DiskFaces::Triangles, k, 3);
+    for m in [catmark(2).unwrap(), lp(3).unwrap()] {
+        assert!(m.regular && m.injective);
+        assert!((m.area_range[0] - 1.0).abs() < 1e-9 && (m.area_range[1] - 1.0).abs() < 1e-9, "{:?}", m.area_range);
+        assert!((m.lambda - 0.5).abs() < 1e-9);
+    }
+    for k in [1, 2, 4, 5] {
+        let m = lp(k).unwrap();
+        assert!(m.regular && m.injective, "loop k {k}: {:?}", m.area_range);
+    }
+    let m = catmark(3).unwrap();
+    assert!(m.regular && m.injective, "{:?}", m.area_range);
+    for k in [5, 6] {
+        let m = catmark(k).unwrap();
+        assert!(!m.regular && !m.injective, "catmark k {k}: {:?}", m.area_range);
+    }
+    for r in [catmark(1), catmark(4), lp(6)] {
+        assert!(matches!(r, Err(AnalysisError::NoBoundaryPair { .. })), "{r:?}");
+    }
+}

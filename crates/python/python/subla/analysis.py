@@ -40,11 +40,11 @@ def analyze(
             "conditions": sp.conditions,
             "limit_mask": s.limit_mask(),
         }
-        if configuration != "interior":
+        if configuration not in ("interior", "boundary"):
             report["characteristic_map"] = None
         else:
             try:
-                m = characteristic_map(scheme, k, levels=levels)
+                m = characteristic_map(scheme, k, levels=levels, configuration=configuration)
                 report["characteristic_map"] = {
                     "regular": m["regular"],
                     "injective": m["injective"],
