@@ -1584,7 +1584,6 @@ pub fn boundary_characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
             .sum::<f64>();
     let injective = regular && simple(&polygon) && (enclosed - total).abs() <= 1e-9 * total.abs().max(1e-300);
     // Hand out the map turning positively.
-    let mut points = points;
     if orientation < 0.0 {
         points.iter_mut().for_each(|p| p[1] = -p[1]);
     }
