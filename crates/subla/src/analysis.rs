@@ -1300,60 +1300,18 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         let n = index[&canonical(kk, sec, i, j)];
         if c == 0 { xs[n] } else { ys[n] }
     });
-    let plan = refiner.build(&disk.mesh, levels, Par::Seq)?;
-    let y = subla_scheme::eval(&plan, control.view(), Par::Seq)?;
-    // Every level's places, down to the finest.
-    let mut places: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
-    for l in 0..levels {
-        let t = plan.refined(l, Par::Seq)?.topology();
-        places = child_places(&plan, l, t, &places, kk, scheme)?;
-    }
-    let fine = plan.refined(levels, Par::Seq)?.topology();
+    let (y, places, fine) = refine_with_places(refiner, &disk.mesh, &coords, &control, levels, kk)?;
+    let fine = fine.topology();
     let unit = 1u32 << levels;
     let distance = |[_, i, j]: [u32; 3]| if quads { i.max(j) } else { i + j };
-    let in_ring = |d: u32| d >= unit / 2 && d <= unit;
-    let mut triangles = Vec::new();
-    let mut sectors = Vec::new();
     // The parameter point of a place (the flat disk's layout).
     let param = |[sec, i, j]: [u32; 3]| {
         let (a0, a1) = (TAU * f64::from(sec) / k as f64, TAU * f64::from(sec + 1) / k as f64);
         [f64::from(i) * a0.cos() + f64::from(j) * a1.cos(), f64::from(i) * a0.sin() + f64::from(j) * a1.sin()]
     };
-    let mut used = vec![u32::MAX; fine.num_vertices()];
-    let mut points = Vec::new();
-    let mut take = |v: u32, points: &mut Vec<[f64; 2]>| -> u32 {
-        if used[v as usize] == u32::MAX {
-            used[v as usize] = points.len() as u32;
-            points.push([y[(v as usize, 0)], y[(v as usize, 1)]]);
-        }
-        used[v as usize]
-    };
-    for f in 0..fine.num_faces() {
-        let vs = fine.face(f);
-        let ds: Option<Vec<u32>> = vs.iter().map(|&v| places[v as usize].map(distance)).collect();
-        let Some(ds) = ds else { continue };
-        if !ds.iter().all(|&d| in_ring(d)) || ds.iter().all(|&d| d == unit / 2) || ds.iter().all(|&d| d == unit) {
-            continue;
-        }
-        let ids: Vec<u32> = vs.iter().map(|&v| take(v, &mut points)).collect();
-        let centre =
-            vs.iter().filter_map(|&v| places[v as usize]).map(param).fold([0.0; 2], |a, p| [a[0] + p[0], a[1] + p[1]]);
-        let sector = ((centre[1].atan2(centre[0]).rem_euclid(TAU) / TAU * k as f64) as u32).min(k as u32 - 1);
-        for i in 1..ids.len() - 1 {
-            triangles.push([ids[0], ids[i], ids[i + 1]]);
-            sectors.push(sector);
-        }
-    }
-    let area = |t: &[u32; 3]| {
-        let [a, b, c] = t.map(|i| points[i as usize]);
-        0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
-    };
-    let areas: Vec<f64> = triangles.iter().map(area).collect();
-    let total: f64 = areas.iter().sum();
-    let mean = total / areas.len().max(1) as f64;
-    let (lo, hi) =
-        areas.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &a| (l.min(a / mean), h.max(a / mean)));
-    let regular = !triangles.is_empty() && lo > 1e-9 && hi.is_finite();
+    let sector_of = |c: [f64; 2]| ((c[1].atan2(c[0]).rem_euclid(TAU) / TAU * k as f64) as u32).min(kk - 1);
+    let (points, triangles, sectors) = ring_triangles(fine, &places, &y, unit, quads, param, sector_of);
+    let (total, [lo, hi], regular) = regularity(&triangle_areas(&points, &triangles));
     // The boundary curves: the images of distance ½ and 1, in turning order.
     let curve = |d: u32| -> Vec<[f64; 2]> {
         let mut on: Vec<(f64, [f64; 2])> = (0..fine.num_vertices())
@@ -1370,14 +1328,6 @@ pub fn characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         on.into_iter().map(|(_, p)| p).collect()
     };
     let (inner, outer) = (curve(unit / 2), curve(unit));
-    let polygon_area = |c: &[[f64; 2]]| {
-        0.5 * (0..c.len())
-            .map(|i| {
-                let (a, b) = (c[i], c[(i + 1) % c.len()]);
-                a[0] * b[1] - a[1] * b[0]
-            })
-            .sum::<f64>()
-    };
     let between = polygon_area(&outer) - polygon_area(&inner);
     let injective = regular
         && simple(&inner)
@@ -1487,14 +1437,8 @@ pub fn boundary_characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         let n = at[&canonical(spokes, sec, i, j)];
         if c == 0 { xs[n] } else { ys[n] }
     });
-    let plan = refiner.build(&disk.mesh, levels, Par::Seq)?;
-    let y = subla_scheme::eval(&plan, control.view(), Par::Seq)?;
-    let mut places: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
-    for l in 0..levels {
-        let t = plan.refined(l, Par::Seq)?.topology();
-        places = child_places(&plan, l, t, &places, spokes, scheme)?;
-    }
-    let fine = plan.refined(levels, Par::Seq)?.topology();
+    let (y, places, fine) = refine_with_places(refiner, &disk.mesh, &coords, &control, levels, spokes)?;
+    let fine = fine.topology();
     let unit = 1u32 << levels;
     let distance = |[_, i, j]: [u32; 3]| if quads { i.max(j) } else { i + j };
     let in_ring = |d: u32| d >= unit / 2 && d <= unit;
@@ -1506,45 +1450,13 @@ pub fn boundary_characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         let (a0, a1) = (step * f64::from(sec), step * f64::from(sec + 1));
         [f64::from(i) * a0.cos() + f64::from(j) * a1.cos(), f64::from(i) * a0.sin() + f64::from(j) * a1.sin()]
     };
-    let mut used = vec![u32::MAX; fine.num_vertices()];
-    let mut points = Vec::new();
-    let mut take = |v: u32, points: &mut Vec<[f64; 2]>| -> u32 {
-        if used[v as usize] == u32::MAX {
-            used[v as usize] = points.len() as u32;
-            points.push([y[(v as usize, 0)], y[(v as usize, 1)]]);
-        }
-        used[v as usize]
-    };
-    let (mut triangles, mut sectors) = (Vec::new(), Vec::new());
-    for f in 0..fine.num_faces() {
-        let vs = fine.face(f);
-        let ds: Option<Vec<u32>> = vs.iter().map(|&v| places[v as usize].map(distance)).collect();
-        let Some(ds) = ds else { continue };
-        if !ds.iter().all(|&d| in_ring(d)) || ds.iter().all(|&d| d == unit / 2) || ds.iter().all(|&d| d == unit) {
-            continue;
-        }
-        let ids: Vec<u32> = vs.iter().map(|&v| take(v, &mut points)).collect();
-        let c =
-            vs.iter().filter_map(|&v| places[v as usize]).map(param).fold([0.0; 2], |a, p| [a[0] + p[0], a[1] + p[1]]);
-        let sector = ((c[1].atan2(c[0]).clamp(0.0, last) / step) as u32).min(k - 1);
-        for i in 1..ids.len() - 1 {
-            triangles.push([ids[0], ids[i], ids[i + 1]]);
-            sectors.push(sector);
-        }
-    }
-    let area = |t: &[u32; 3]| {
-        let [a, b, c] = t.map(|i| points[i as usize]);
-        0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
-    };
-    let mut areas: Vec<f64> = triangles.iter().map(area).collect();
+    let sector_of = |c: [f64; 2]| ((c[1].atan2(c[0]).clamp(0.0, last) / step) as u32).min(k - 1);
+    let (mut points, triangles, sectors) = ring_triangles(fine, &places, &y, unit, quads, param, sector_of);
+    let mut areas = triangle_areas(&points, &triangles);
     // Oriented so that most of the area is positive.
     let orientation = if areas.iter().sum::<f64>() < 0.0 { -1.0 } else { 1.0 };
     areas.iter_mut().for_each(|a| *a *= orientation);
-    let total: f64 = areas.iter().sum();
-    let mean = total / areas.len().max(1) as f64;
-    let (lo, hi) =
-        areas.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &a| (l.min(a / mean), h.max(a / mean)));
-    let regular = !triangles.is_empty() && lo > 1e-9 && hi.is_finite();
+    let (total, [lo, hi], regular) = regularity(&areas);
     // The half ring's boundary: spoke 0 outwards, the outer half curve by
     // angle, spoke k inwards, the inner half curve back.
     let mut rim: Vec<(u32, f64, [f64; 2])> = (0..fine.num_vertices())
@@ -1574,20 +1486,116 @@ pub fn boundary_characteristic_map<R: Refiner<Input = Mesh> + ?Sized>(
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
     let polygon: Vec<[f64; 2]> = rim.iter().map(|r| r.2).collect();
-    let enclosed = orientation
-        * 0.5
-        * (0..polygon.len())
-            .map(|i| {
-                let (a, b) = (polygon[i], polygon[(i + 1) % polygon.len()]);
-                a[0] * b[1] - a[1] * b[0]
-            })
-            .sum::<f64>();
+    let enclosed = orientation * polygon_area(&polygon);
     let injective = regular && simple(&polygon) && (enclosed - total).abs() <= 1e-9 * total.abs().max(1e-300);
     // Hand out the map turning positively.
     if orientation < 0.0 {
         points.iter_mut().for_each(|p| p[1] = -p[1]);
     }
     Ok(CharacteristicMap { valence, lambda: l2, points, triangles, sectors, area_range: [lo, hi], regular, injective })
+}
+
+/// A refined characteristic map: the finest level's values, places and
+/// mesh.
+type Refined = (ndarray::Array2<f64>, Vec<Option<[u32; 3]>>, Mesh);
+
+/// `control` (one row per vertex of `mesh`, whose places are `coords`)
+/// refined `levels` levels by `refiner`: the finest level's values, the
+/// place of each of its vertices (in a disk of `spokes` spokes) and its
+/// mesh.
+fn refine_with_places<R: Refiner<Input = Mesh> + ?Sized>(
+    refiner: &R,
+    mesh: &Mesh,
+    coords: &[[u32; 3]],
+    control: &ndarray::Array2<f64>,
+    levels: u32,
+    spokes: u32,
+) -> Result<Refined, AnalysisError> {
+    let plan = refiner.build(mesh, levels, Par::Seq)?;
+    let y = subla_scheme::eval(&plan, control.view(), Par::Seq)?;
+    let mut places: Vec<Option<[u32; 3]>> = coords.iter().copied().map(Some).collect();
+    for l in 0..levels {
+        let t = plan.refined(l, Par::Seq)?.topology();
+        places = child_places(&plan, l, t, &places, spokes, refiner.name())?;
+    }
+    Ok((y, places, plan.refined(levels, Par::Seq)?.clone()))
+}
+
+/// The ring of a refined characteristic map: the finest faces whose
+/// vertices all lie between distance `unit / 2` and `unit` (not all on one
+/// of the two), as triangles over their images in `y`, each with the sector
+/// `sector_of` gives the sum of its vertices' parameter points (`param`).
+/// The points used, the triangles and their sectors.
+fn ring_triangles(
+    fine: &subla_mesh::Topology,
+    places: &[Option<[u32; 3]>],
+    y: &ndarray::Array2<f64>,
+    unit: u32,
+    quads: bool,
+    param: impl Fn([u32; 3]) -> [f64; 2],
+    sector_of: impl Fn([f64; 2]) -> u32,
+) -> (Vec<[f64; 2]>, Vec<[u32; 3]>, Vec<u32>) {
+    let distance = |[_, i, j]: [u32; 3]| if quads { i.max(j) } else { i + j };
+    let in_ring = |d: u32| d >= unit / 2 && d <= unit;
+    let mut used = vec![u32::MAX; fine.num_vertices()];
+    let (mut points, mut triangles, mut sectors) = (Vec::new(), Vec::new(), Vec::new());
+    for f in 0..fine.num_faces() {
+        let vs = fine.face(f);
+        let ds: Option<Vec<u32>> = vs.iter().map(|&v| places[v as usize].map(distance)).collect();
+        let Some(ds) = ds else { continue };
+        if !ds.iter().all(|&d| in_ring(d)) || ds.iter().all(|&d| d == unit / 2) || ds.iter().all(|&d| d == unit) {
+            continue;
+        }
+        let ids: Vec<u32> = vs
+            .iter()
+            .map(|&v| {
+                if used[v as usize] == u32::MAX {
+                    used[v as usize] = points.len() as u32;
+                    points.push([y[(v as usize, 0)], y[(v as usize, 1)]]);
+                }
+                used[v as usize]
+            })
+            .collect();
+        let centre =
+            vs.iter().filter_map(|&v| places[v as usize]).map(&param).fold([0.0; 2], |a, p| [a[0] + p[0], a[1] + p[1]]);
+        let sector = sector_of(centre);
+        for i in 1..ids.len() - 1 {
+            triangles.push([ids[0], ids[i], ids[i + 1]]);
+            sectors.push(sector);
+        }
+    }
+    (points, triangles, sectors)
+}
+
+/// The signed areas of `triangles` over `points`.
+fn triangle_areas(points: &[[f64; 2]], triangles: &[[u32; 3]]) -> Vec<f64> {
+    triangles
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|i| points[i as usize]);
+            0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+        })
+        .collect()
+}
+
+/// The total of `areas`, their range over the mean, and regularity: every
+/// area of the mean's sign.
+fn regularity(areas: &[f64]) -> (f64, [f64; 2], bool) {
+    let total: f64 = areas.iter().sum();
+    let mean = total / areas.len().max(1) as f64;
+    let (lo, hi) =
+        areas.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &a| (l.min(a / mean), h.max(a / mean)));
+    (total, [lo, hi], !areas.is_empty() && lo > 1e-9 && hi.is_finite())
+}
+
+/// The signed area of a closed polygon.
+fn polygon_area(c: &[[f64; 2]]) -> f64 {
+    0.5 * (0..c.len())
+        .map(|i| {
+            let (a, b) = (c[i], c[(i + 1) % c.len()]);
+            a[0] * b[1] - a[1] * b[0]
+        })
+        .sum::<f64>()
 }
 
 /// A closed polygon does not cross itself.
