@@ -38,6 +38,14 @@ impl<'py> Data<'py> {
         Ok(Data::F64(a.extract::<PyReadonlyArray2<'py, f64>>()?))
     }
 
+    /// An owned `float64` copy.
+    pub(crate) fn to_f64(&self) -> ndarray::Array2<f64> {
+        match self {
+            Data::F64(a) => a.as_array().to_owned(),
+            Data::F32(a) => a.as_array().mapv(f64::from),
+        }
+    }
+
     /// Rows and columns.
     pub(crate) fn shape(&self) -> (usize, usize) {
         match self {

@@ -132,7 +132,7 @@ impl PyMesh {
     #[allow(clippy::too_many_arguments)]
     fn build(
         py: Python<'_>,
-        vertices: &Bound<'_, PyAny>,
+        x: Array2<f64>,
         ptr: Vec<u32>,
         verts: Vec<u32>,
         creases: Option<Vec<(i64, i64, f32)>>,
@@ -141,10 +141,6 @@ impl PyMesh {
         opts: [Option<&str>; 4],
         validation: &str,
     ) -> Res<PyMesh> {
-        let x = match Data::of(vertices, "vertices")? {
-            Data::F64(a) => a.as_array().to_owned(),
-            Data::F32(a) => a.as_array().mapv(f64::from),
-        };
         let validation = validation_of(validation)?;
         let nv = x.nrows();
         let mut b = MeshBuilder::new(nv, ptr, verts).validation(validation);
@@ -172,10 +168,7 @@ impl PyMesh {
         let Some(obj) = obj else { return Ok(None) };
         let (values, idx): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
             obj.extract().map_err(|_| Failure::Value(format!("{what} must be a pair (values, indices)")))?;
-        let values: Array2<f64> = match Data::of(&values, what)? {
-            Data::F64(a) => a.as_array().to_owned(),
-            Data::F32(a) => a.as_array().mapv(f64::from),
-        };
+        let values = Data::of(&values, what)?.to_f64();
         let indices = indices(&idx, what)?;
         if indices.len() != corners {
             return Err(Failure::Value(format!(
@@ -222,11 +215,11 @@ impl PyMesh {
         normals: Option<&Bound<'_, PyAny>>,
         validation: &str,
     ) -> Res<PyMesh> {
-        let nv = Data::of(vertices, "vertices")?.shape().0;
-        let (ptr, verts) = faces_of(faces, nv)?;
+        let x = Data::of(vertices, "vertices")?.to_f64();
+        let (ptr, verts) = faces_of(faces, x.nrows())?;
         let corners_n = verts.len();
         let opts = [boundary, fvar_boundary, crease_method, triangle_subdivision];
-        let mut m = PyMesh::build(py, vertices, ptr, verts, creases, corners, holes, opts, validation)?;
+        let mut m = PyMesh::build(py, x, ptr, verts, creases, corners, holes, opts, validation)?;
         m.data.texcoords = PyMesh::channel(texcoords, corners_n, "texcoords")?;
         m.data.normals = PyMesh::channel(normals, corners_n, "normals")?;
         Ok(m)
@@ -269,7 +262,8 @@ impl PyMesh {
             )));
         }
         let opts = [boundary, fvar_boundary, crease_method, triangle_subdivision];
-        PyMesh::build(py, vertices, ptr, verts, creases, corners, holes, opts, validation)
+        let x = Data::of(vertices, "vertices")?.to_f64();
+        PyMesh::build(py, x, ptr, verts, creases, corners, holes, opts, validation)
     }
 
     /// Reads an OBJ (with OpenSubdiv's tags, texture coordinates, normals

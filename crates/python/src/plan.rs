@@ -236,8 +236,8 @@ impl PyPlan {
     fn operators<'py>(&self, py: Python<'py>, max_memory: Option<u64>) -> Res<Bound<'py, PyList>> {
         let r = py.detach(|| Refinement::chain(&*self.plan, budget(max_memory), Par::Rayon))?;
         let l = PyList::empty(py);
-        for m in r.levels() {
-            l.append(csr(py, m.clone())?)?;
+        for m in r.into_levels() {
+            l.append(csr(py, m)?)?;
         }
         Ok(l)
     }
@@ -250,8 +250,10 @@ impl PyPlan {
         let b = budget(max_memory);
         let m = py.detach(|| -> Result<_, SchemeError> {
             let mut r = Refinement::chain(&*self.plan, b, Par::Rayon)?;
-            Ok(r.compose_with(&*self.plan, b, Par::Rayon)?.clone())
+            r.compose_with(&*self.plan, b, Par::Rayon)?;
+            Ok(r.into_composed())
         })?;
+        let Some(m) = m else { unreachable!("compose_with stores the product") };
         Ok(csr(py, m)?)
     }
 

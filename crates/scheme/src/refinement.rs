@@ -268,6 +268,17 @@ impl Refinement {
         &self.chain
     }
 
+    /// The per-level matrices, taken out without a copy.
+    pub fn into_levels(self) -> Vec<CsrMat<f64>> {
+        self.chain
+    }
+
+    /// The product, taken out without a copy, where it was built (as
+    /// [`Refinement::composed`]).
+    pub fn into_composed(self) -> Option<CsrMat<f64>> {
+        self.composed
+    }
+
     /// The product, if [`Refinement::compose`] ran or
     /// [`Refinement::composed_of`] built it (a refinement from
     /// [`Refinement::tensor_of`] with tensor rows has it only after

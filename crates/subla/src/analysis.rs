@@ -622,7 +622,8 @@ fn triadic<R: Refiner<Input = Mesh> + ?Sized>(
         places = tri_child_places(&plan, level, t, &places, k);
     }
     let mut refinement = Refinement::chain(&plan, Budget::default(), Par::Seq)?;
-    let r = refinement.compose(Budget::default(), Par::Seq)?.clone();
+    refinement.compose(Budget::default(), Par::Seq)?;
+    let Some(r) = refinement.into_composed() else { unreachable!("compose stores the product") };
     let child_place: std::collections::HashMap<RingPoint, u32> = places
         .iter()
         .enumerate()
