@@ -98,8 +98,24 @@ fn main() {
             ev * 1e3
         );
     }
-    println!("\n== one step's cells and points: specialised kernels against the mapped algebra (same run)");
+    println!("\n== one step's connectivity: written from the parent's against built from the cells (same run)");
     let m = &small.mesh;
+    let child = m.split(Par::Rayon).expect("a split");
+    let child_cells: Vec<subla_volume::Cell> = child.cells().collect();
+    let split = time(runs, || m.split(Par::Rayon).expect("a split"));
+    let split_seq = time(runs, || m.split(Par::Seq).expect("a split"));
+    let from =
+        time(3.min(runs), || subla_volume::VolMesh::from_cells(child.num_vertices(), &child_cells).expect("a mesh"));
+    println!(
+        "{}³ grid, {} cells out: split {:.1} ms (one thread {:.1} ms), from_cells {:.1} ms ({:.1}×)",
+        n / 2,
+        child.num_cells(),
+        split * 1e3,
+        split_seq * 1e3,
+        from * 1e3,
+        from / split
+    );
+    println!("\n== one step's cells and points: specialised kernels against the mapped algebra (same run)");
     let cells_k = time(runs, || CatmarkSolid.build(m, 1, Par::Rayon).expect("a build"));
     let cells_a = time(runs, || CatmarkSolidLak.build(m, 1, Par::Rayon).expect("a build"));
     let lak = CatmarkSolidLak.build(m, 1, Par::Rayon).expect("a build");

@@ -25,6 +25,8 @@
 //! boundary faces, each boundary vertex one fan). [`VolMesh::from_cells`]
 //! checks all of it and names the first element that breaks it.
 
+mod split;
+
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -204,15 +204,20 @@ pub fn predict_counts(m: &VolMesh, levels: u32) -> Vec<SolidCounts> {
     out
 }
 
-/// One step over `m`: the child mesh (its cells by the kernels, or by the
-/// mapped SpGEMM where `algebra`) and the step's matrix.
+/// One step over `m`: the child mesh (written from `m`'s connectivity by
+/// [`VolMesh::split`], or, where `algebra`, its cells by the mapped SpGEMM
+/// and their connectivity by [`VolMesh::from_cells`]) and the step's
+/// matrix.
 fn step_over(m: &VolMesh, par: Par, algebra: bool) -> Result<(VolMesh, CsrMat<f64>)> {
     let n = rules::child_len(m);
     if u32::try_from(8 * m.num_cells() as u64 * 8).is_err() || u32::try_from(n).is_err() {
         return Err(SchemeError::TooLarge { what: "a refined solid", value: n as u128 });
     }
-    let cells = if algebra { algebra::child_cells(m, par)? } else { rules::child_cells(m, par) };
-    let child = VolMesh::from_cells(n, &cells).map_err(volume)?;
+    let child = if algebra {
+        VolMesh::from_cells(n, &algebra::child_cells(m, par)?).map_err(volume)?
+    } else {
+        m.split(par).map_err(volume)?
+    };
     Ok((child, rules::operator(m, par)?))
 }
 

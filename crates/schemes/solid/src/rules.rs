@@ -1,6 +1,6 @@
 //! One Catmull-Clark solid step over a [`VolMesh`]: the stencil of every
 //! child point (Joy & MacCracken 1999 inside; Catmull-Clark surface rules
-//! on the boundary) and the child cells (one hexahedron per cell corner).
+//! on the boundary).
 //!
 //! Child points are numbered vertex points, then edge points, then face
 //! points, then cell points, each in the parent's order. With `C`, `A`,
@@ -21,13 +21,13 @@
 //! edge or vertex of a boundary face) the boundary surface refines by
 //! itself, as a Catmull-Clark surface: face points are centroids, edge
 //! points `(a + b + F₀ + F₁)/4` over the two boundary faces, vertex points
-//! `(F + 2M + (n − 3) v)/n` over the `n` boundary faces and edges.
+//! `(F + 2M + (n − 3) v)/n` over the `n` boundary faces and edges. The
+//! child cells and their connectivity are [`VolMesh::split`]'s.
 
-use rayon::prelude::*;
 use subla_algebra::{CsrMat, Par};
 use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows};
-use subla_volume::{Cell, NONE, VolMesh};
+use subla_volume::{NONE, VolMesh};
 
 /// Pushes the centroid of `verts` with weight `w`.
 fn centroid(s: &mut Stencil, verts: &[u32], w: f64) {
@@ -148,60 +148,4 @@ pub(crate) fn operator(m: &VolMesh, par: Par) -> Result<CsrMat<f64>> {
 /// Number of child points.
 pub(crate) fn child_len(m: &VolMesh) -> usize {
     m.num_vertices() + m.num_edges() + m.num_faces() + m.num_cells()
-}
-
-/// The hexahedra of the step over `m`: one per cell corner, cell after
-/// cell, corners in the cell's vertex order. The corner `v` with
-/// neighbours `n₁ n₂ n₃` turning positively (each the next vertex after `v`
-/// in one outward face, the face whose previous vertex is the one before)
-/// becomes `(v, E(n₁), F(n₁n₂), E(n₂), E(n₃), F(n₁n₃), C, F(n₂n₃))` in VTK's
-/// hexahedron order, so the child keeps the parent's orientation.
-pub(crate) fn child_cells(m: &VolMesh, par: Par) -> Vec<Cell> {
-    let (nv, ne, nf) = (m.num_vertices() as u32, m.num_edges() as u32, m.num_faces() as u32);
-    let cell = |c: usize| -> Vec<Cell> {
-        // (vertex, previous, next, face) of each corner of the cell's
-        // outward faces.
-        let mut corners: Vec<(u32, u32, u32, u32)> = Vec::new();
-        for &code in m.cell_faces(c) {
-            let f = code >> 1;
-            let fv = m.face(f as usize);
-            let k = fv.len();
-            for i in 0..k {
-                let (p, n) = (fv[(i + k - 1) % k], fv[(i + 1) % k]);
-                // A face stored the other way round for this cell.
-                let (p, n) = if code & 1 == 0 { (p, n) } else { (n, p) };
-                corners.push((fv[i], p, n, f));
-            }
-        }
-        let edge = |v: u32, u: u32| -> u32 {
-            let e = m.vertex_edges(v as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&u));
-            nv + e.expect("a cell's neighbouring vertices share an edge")
-        };
-        m.cell_vertices(c)
-            .iter()
-            .map(|&v| {
-                let here: Vec<&(u32, u32, u32, u32)> = corners.iter().filter(|x| x.0 == v).collect();
-                let after = |prev: u32| here.iter().find(|x| x.1 == prev).map_or(prev, |x| x.2);
-                let face_to = |next: u32| nv + ne + here.iter().find(|x| x.2 == next).map_or(0, |x| x.3);
-                let n1 = here[0].2;
-                let n2 = after(n1);
-                let n3 = after(n2);
-                Cell::Hexahedron([
-                    v,
-                    edge(v, n1),
-                    face_to(n2),
-                    edge(v, n2),
-                    edge(v, n3),
-                    face_to(n1),
-                    nv + ne + nf + c as u32,
-                    face_to(n3),
-                ])
-            })
-            .collect()
-    };
-    if par == Par::Rayon && m.num_cells() >= 256 {
-        (0..m.num_cells()).into_par_iter().with_min_len(64).flat_map_iter(cell).collect()
-    } else {
-        (0..m.num_cells()).flat_map(cell).collect()
-    }
 }
