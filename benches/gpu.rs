@@ -86,7 +86,11 @@
 //! of kernel time, the least bytes it moves (`profile_eval`: control
 //! grids, control points, samples) over its time and over the copy
 //! bandwidth, next to the CPU's `RegularEval::eval_into` (`f32`, all
-//! threads), with the largest difference from it.
+//! threads), with the largest difference from it. Its second part
+//! refines a 24³ grid (quick: 6³) one and two levels on the device
+//! (`SolidRefineGpu`'s matrices by the balanced SpMV chain, the data kept
+//! there): frame time, least bytes (matrices, levels read and written)
+//! over the copy bandwidth, and the CPU's SpMV of the same matrices.
 //!
 //! `SUBLA_BENCH_TABLES=catmark,edge-friend,triangles,spmv,fvar,limit,solid` keeps only
 //! the tables named.
@@ -368,6 +372,7 @@ fn main() {
     }
     if table_on("solid") {
         solid(ctx, copy_rate, quick);
+        solid_refinement(ctx, copy_rate, quick);
     }
 }
 
@@ -441,6 +446,55 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                 cpu_s * 1e3
             );
         }
+    }
+}
+
+/// Catmull-Clark solid refinement on the device (the "solid" table's
+/// second part): a plan's matrices applied in turn by the balanced SpMV
+/// chain, positions in `f32`, against the CPU's SpMV of the same matrices
+/// in the same run.
+fn solid_refinement(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
+    use subla_scheme::Refiner;
+    let n = if quick { 6 } else { 24 };
+    let Ok(grid) = subla_volume::shapes::hex_grid(n, n, n) else { return };
+    println!(
+        "\nsolid refinement: {n}³ grid, positions (f32); frame: the levels applied on the device, data kept there"
+    );
+    println!("\n| levels | cells out | rows out | nonzeros | frame ms | least MB | GB/s | % copy | cpu ms | vs cpu |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for levels in [1u32, 2] {
+        let plan = match subla_solid::CatmarkSolid.build(&grid.mesh, levels, Par::Rayon) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("| {levels} | build failed: {e} | | | | | | | | |");
+                continue;
+            }
+        };
+        let refs: Vec<_> = plan.operators().iter().map(|r| r.as_ref()).collect();
+        let x32: Vec<f32> = grid.vertices.iter().map(|&v| v as f32).collect();
+        let x32v = grid.vertices.mapv(|v| v as f32);
+        let (cpu_s, want) = best(5, || subla_scheme::eval(&plan, x32v.view(), Par::Rayon));
+        let Ok(want) = want else { continue };
+        let frame = chain_frame(ctx, &refs, &x32, 3);
+        let got = subla_solid_gpu::SolidRefineGpu::new(ctx, &plan, 3).and_then(|mut g| g.eval(ctx, x32v.view()));
+        let (Ok(frame), Ok(got)) = (frame, got) else {
+            println!("| {levels} | device failed | | | | | | | | |");
+            continue;
+        };
+        let diff = got.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        let nnz: usize = refs.iter().map(|r| r.nnz()).sum();
+        let bytes: usize = refs.iter().map(|r| 8 * r.nnz() + 4 * (r.nrows() + 1) + 12 * (r.nrows() + r.ncols())).sum();
+        let rate = bytes as f64 / frame;
+        println!(
+            "| {levels} | {} | {} | {nnz} | {:.3} | {:.1} | {:.1} | {:.0} % | {:.3} | {diff:.1e} |",
+            plan.mesh(levels).num_cells(),
+            want.nrows(),
+            frame * 1e3,
+            bytes as f64 * 1e-6,
+            rate * 1e-9,
+            100.0 * rate / copy_rate,
+            cpu_s * 1e3
+        );
     }
 }
 

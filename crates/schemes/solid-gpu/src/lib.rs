@@ -23,6 +23,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod refine;
+
+pub use refine::{SolidRefineGpu, split_cells};
+
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_gpu::program::{self, Program};
 use subla_gpu::timing::{EvalProfile, KernelProfile, PassTimer};
@@ -35,8 +39,10 @@ pub mod shaders {
     /// `solid_limit.wgsl`: the limit of regular cells, per sample and per
     /// cell.
     pub const SOLID_LIMIT: &str = include_str!("../shaders/solid_limit.wgsl");
+    /// `solid_split.wgsl`: the child cells of one split, per cell corner.
+    pub const SOLID_SPLIT: &str = include_str!("../shaders/solid_split.wgsl");
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 1] = [("solid_limit.wgsl", SOLID_LIMIT)];
+    pub const ALL: [(&str, &str); 2] = [("solid_limit.wgsl", SOLID_LIMIT), ("solid_split.wgsl", SOLID_SPLIT)];
 }
 
 /// Which kernel evaluates.
@@ -309,5 +315,20 @@ impl SolidLimitGpu {
             *f = Some((points, y));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel validates (naga), with or without a device.
+    #[test]
+    fn every_shader_validates() {
+        for (name, source) in shaders::ALL {
+            if let Err(e) = subla_gpu::shaders::validate(source) {
+                panic!("{name}: {e}");
+            }
+        }
     }
 }

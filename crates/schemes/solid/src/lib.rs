@@ -88,6 +88,12 @@ impl SolidPlan {
         &self.meshes[level as usize]
     }
 
+    /// The matrix `R_l` of each step, coarsest first (what
+    /// [`Plan::operator`] hands out, borrowed).
+    pub fn operators(&self) -> &[CsrMat<f64>] {
+        &self.ops
+    }
+
     fn new(meshes: Vec<VolMesh>, ops: Vec<CsrMat<f64>>, algebra: bool) -> SolidPlan {
         let surfaces = (0..meshes.len()).map(|_| OnceLock::new()).collect();
         SolidPlan { meshes, ops, surfaces, algebra }
