@@ -341,10 +341,8 @@ impl VolMesh {
         }
         to_u32("edges", edges.len())?;
         drop(edge_of);
-        let (edge_face_ptr, edge_faces) = invert(edges.len(), &face_ptr, &face_edges);
-        let edge_ends: Vec<u32> = edges.iter().flatten().copied().collect();
-        let ends_ptr: Vec<u32> = (0..=edges.len() as u32).map(|e| 2 * e).collect();
-        let (vertex_edge_ptr, vertex_edges) = invert(num_vertices, &ends_ptr, &edge_ends);
+        let [edge_face_ptr, edge_faces, vertex_edge_ptr, vertex_edges] =
+            edge_incidence(num_vertices, &face_ptr, &face_edges, &edges);
         let mesh = VolMesh {
             num_vertices,
             kinds,
@@ -786,6 +784,17 @@ impl VolMesh {
         }
         Ok(CsrMat::try_new(rows, cols, ptr, idx, val)?)
     }
+}
+
+/// The faces of each edge and the edges of each vertex (`edge_face_ptr`,
+/// `edge_faces`, `vertex_edge_ptr`, `vertex_edges`), from the faces' edges
+/// and the edges' ends.
+fn edge_incidence(num_vertices: usize, face_ptr: &[u32], face_edges: &[u32], edges: &[[u32; 2]]) -> [Vec<u32>; 4] {
+    let (edge_face_ptr, edge_faces) = invert(edges.len(), face_ptr, face_edges);
+    let edge_ends: Vec<u32> = edges.iter().flatten().copied().collect();
+    let ends_ptr: Vec<u32> = (0..=edges.len() as u32).map(|e| 2 * e).collect();
+    let (vertex_edge_ptr, vertex_edges) = invert(num_vertices, &ends_ptr, &edge_ends);
+    [edge_face_ptr, edge_faces, vertex_edge_ptr, vertex_edges]
 }
 
 /// The transpose of a ragged relation (`ptr`, `idx`) as (`ptr`, `idx`) of

@@ -26,7 +26,7 @@
 use rayon::prelude::*;
 use subla_algebra::Par;
 
-use super::{NONE, VolMesh, invert, to_u32};
+use super::{NONE, VolMesh, edge_incidence, to_u32};
 use crate::cell::CellKind;
 use crate::error::Result;
 
@@ -165,10 +165,8 @@ impl VolMesh {
             }
         }
         drop(edge_of);
-        let (edge_face_ptr, edge_faces) = invert(edges.len(), &face_ptr, &face_edges);
-        let edge_ends: Vec<u32> = edges.iter().flatten().copied().collect();
-        let ends_ptr: Vec<u32> = (0..=edges.len() as u32).map(|e| 2 * e).collect();
-        let (vertex_edge_ptr, vertex_edges) = invert(num_vertices, &ends_ptr, &edge_ends);
+        let [edge_face_ptr, edge_faces, vertex_edge_ptr, vertex_edges] =
+            edge_incidence(num_vertices, &face_ptr, &face_edges, &edges);
         Ok(VolMesh {
             num_vertices,
             kinds: vec![CellKind::Hexahedron; num_cells],
