@@ -461,6 +461,9 @@ fn solid_refinement(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         "\nsolid refinement: {n}³ grid, positions (f32); frame: the levels applied on the device, data kept there"
     );
     println!("\n| levels | cells out | rows out | nonzeros | frame ms | least MB | GB/s | % copy | cpu ms | vs cpu |");
+    // Positions in f32, standard layout: the CPU's input and the device's.
+    let x32v = grid.vertices.mapv(|v| v as f32);
+    let x32 = x32v.as_slice().expect("a fresh array is contiguous");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for levels in [1u32, 2] {
         let plan = match subla_solid::CatmarkSolid.build(&grid.mesh, levels, Par::Rayon) {
@@ -471,11 +474,9 @@ fn solid_refinement(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             }
         };
         let refs: Vec<_> = plan.operators().iter().map(|r| r.as_ref()).collect();
-        let x32: Vec<f32> = grid.vertices.iter().map(|&v| v as f32).collect();
-        let x32v = grid.vertices.mapv(|v| v as f32);
         let (cpu_s, want) = best(5, || subla_scheme::eval(&plan, x32v.view(), Par::Rayon));
         let Ok(want) = want else { continue };
-        let frame = chain_frame(ctx, &refs, &x32, 3);
+        let frame = chain_frame(ctx, &refs, x32, 3);
         let got = subla_solid_gpu::SolidRefineGpu::new(ctx, &plan, 3).and_then(|mut g| g.eval(ctx, x32v.view()));
         let (Ok(frame), Ok(got)) = (frame, got) else {
             println!("| {levels} | device failed | | | | | | | | |");

@@ -76,8 +76,9 @@ impl VolMesh {
         let num_vertices = nv + ne + nf + nc;
         to_u32("vertices", num_vertices)?;
         let num_cells = self.cell_verts.len();
-        to_u32("cell corners", 8 * num_cells)?;
-        to_u32("cell faces", 6 * num_cells)?;
+        // Every count below is at most the face corners, 4 per face of each
+        // child: faces, face vertices, edges and ids all fit once they do.
+        to_u32("face vertices", 24 * num_cells)?;
         let children: Vec<Child> = if par == Par::Rayon && nc >= 256 {
             (0..nc)
                 .into_par_iter()
@@ -104,7 +105,7 @@ impl VolMesh {
             cell_edge_face.clear();
             let first = self.cell_vert_ptr[c] as usize;
             let last = self.cell_vert_ptr[c + 1] as usize;
-            for (child, (verts, names)) in children[first..last].iter().enumerate().map(|(k, x)| (first + k, x)) {
+            for (child, (verts, names)) in (first..last).zip(&children[first..last]) {
                 for (local, &name) in hex.iter().zip(names) {
                     let slot = match name {
                         FaceName::Corner(i) => &mut corner_face[i as usize],
@@ -117,10 +118,10 @@ impl VolMesh {
                         },
                     };
                     if *slot == NONE {
-                        let id = to_u32("faces", face_cells.len())?;
+                        let id = face_cells.len() as u32;
                         *slot = id;
                         face_verts.extend(local.iter().map(|&k| verts[k as usize]));
-                        face_ptr.push(to_u32("face vertices", face_verts.len())?);
+                        face_ptr.push(face_verts.len() as u32);
                         face_cells.push([child as u32, NONE]);
                         cell_faces.push(2 * id);
                     } else {
@@ -158,7 +159,7 @@ impl VolMesh {
                     2 * ne + corner_slots + self.cell_face_ptr[pc] as usize + j
                 };
                 if edge_of[slot] == NONE {
-                    edge_of[slot] = to_u32("edges", edges.len())?;
+                    edge_of[slot] = edges.len() as u32;
                     edges.push([lo, hi]);
                 }
                 face_edges.push(edge_of[slot]);
