@@ -466,7 +466,7 @@ fn solid_refinement(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
     let x32 = x32v.as_slice().expect("a fresh array is contiguous");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for levels in [1u32, 2] {
-        let plan = match subla_solid::CatmarkSolid.build(&grid.mesh, levels, Par::Rayon) {
+        let plan = match subla_solid::CatmarkSolid::default().build(&grid.mesh, levels, Par::Rayon) {
             Ok(p) => p,
             Err(e) => {
                 println!("| {levels} | build failed: {e} | | | | | | | | |");

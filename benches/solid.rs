@@ -12,7 +12,9 @@
 //! and the control points read once (24 bytes a vertex); the floor time is
 //! a parallel copy of as many bytes, measured here, so the ratio is
 //! evaluation time over the time the memory system needs for its bytes.
-//! Layered and irregular cells are not evaluated yet (no row for them).
+//! A second table evaluates by cell class on a solid torus (regular cells
+//! by `RegularEval`, layered ones — one extraordinary edge — by
+//! `LayeredEval`); irregular cells are not evaluated yet (no row).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -24,6 +26,85 @@ use subla_scheme::{Plan, Refiner, eval};
 use subla_solid::limit::{Quantity, RegularEval, regular_grid};
 use subla_solid::{CatmarkSolid, CatmarkSolidLak};
 use subla_volume::shapes::hex_grid;
+
+/// Seconds of a parallel copy of `bytes` (source and destination already
+/// touched): the memory floor of an evaluation that moves that many bytes.
+fn copy_floor(bytes: f64, runs: usize) -> f64 {
+    let words = (bytes / 8.0) as usize;
+    let src = vec![1.0f64; words];
+    let mut dst = vec![0.0f64; words];
+    time(runs, || {
+        dst.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
+    })
+}
+
+/// Limit evaluation by cell class on a solid torus (an O-grid disk of a
+/// 4 × 4 core and 3 rings swept in `segments` segments: the core's corners
+/// make four rings of extraordinary edges of valence 3), regular cells by
+/// `RegularEval`, layered ones by `LayeredEval`, positions in `f64`, with
+/// the same copy floor as above (samples written, the control points the
+/// class reads once).
+fn per_class(quick: bool, runs: usize) {
+    use std::collections::BTreeMap;
+    use subla_solid::layered::LayeredEval;
+    use subla_solid::limit::{CellClass, classify};
+    let segments = if quick { 64 } else { 512 };
+    let t = subla_volume::shapes::torus(4, 3, segments, 3.0, 1.0).expect("a torus");
+    let m = &t.mesh;
+    let classes: Vec<CellClass> = (0..m.num_cells()).into_par_iter().map(|c| classify(m, c)).collect();
+    let mut count: BTreeMap<CellClass, usize> = BTreeMap::new();
+    for &c in &classes {
+        *count.entry(c).or_default() += 1;
+    }
+    println!("\n== limit evaluation by cell class: solid torus, {segments} segments, {} cells", m.num_cells());
+    for (c, n) in &count {
+        println!("  {:<55} {n}", c.name());
+    }
+    let pick = |want: &[CellClass]| -> Vec<u32> {
+        (0..m.num_cells() as u32).filter(|&c| want.contains(&classes[c as usize])).collect()
+    };
+    let regular = pick(&[CellClass::Regular, CellClass::RegularBoundary]);
+    let layered = pick(&[CellClass::Layered, CellClass::LayeredBoundary]);
+    println!(
+        "{:>9} {:>7} {:>4} {:>11} {:>9} {:>12} {:>9} {:>9} {:>7}",
+        "class", "cells", "k", "samples", "eval ms", "samples/s", "MB moved", "floor ms", "ratio"
+    );
+    for k in [4usize, 8] {
+        for (name, cells) in [("regular", &regular), ("layered", &layered)] {
+            if cells.is_empty() {
+                continue;
+            }
+            let (samples, read, secs) = if name == "regular" {
+                let ev = RegularEval::new(m, cells, k, Par::Rayon).expect("regular cells");
+                let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
+                let secs =
+                    time(runs, || ev.eval_into(t.vertices.view(), Quantity::Position, out.view_mut(), Par::Rayon));
+                (ev.num_samples(), 64 * cells.len(), secs)
+            } else {
+                let ev = LayeredEval::new(m, cells, k, Par::Rayon).expect("layered cells");
+                let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
+                let secs =
+                    time(runs, || ev.eval_into(t.vertices.view(), Quantity::Position, out.view_mut(), Par::Rayon));
+                // Valence 3: 4 layers of 14 points.
+                (ev.num_samples(), 56 * cells.len(), secs)
+            };
+            // The points a class reads at least once: its distinct vertices
+            // are bounded by the mesh's; count each cell's reads once per
+            // cell as the gather does, but the floor takes the smaller.
+            let bytes = (samples * 24 + read.min(m.num_vertices()) * 24) as f64;
+            let floor = copy_floor(bytes, runs);
+            println!(
+                "{name:>9} {:>7} {k:>4} {samples:>11} {:>9.2} {:>12.3e} {:>9.1} {:>9.2} {:>7.2}",
+                cells.len(),
+                secs * 1e3,
+                samples as f64 / secs,
+                bytes / 1e6,
+                floor * 1e3,
+                secs / floor
+            );
+        }
+    }
+}
 
 /// Minimum seconds of `runs` runs of `f` after one warm-up.
 fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> f64 {
@@ -84,11 +165,13 @@ fn main() {
         // output, not a test).
         black_box(&out);
     }
+    per_class(quick, runs);
     println!("\n== refinement (CatmarkSolid), build and eval");
     let small = hex_grid(n / 2, n / 2, n / 2).expect("a grid");
     for levels in [1u32, 2] {
-        let build = time(3.min(runs), || CatmarkSolid.build(&small.mesh, levels, Par::Rayon).expect("a build"));
-        let plan = CatmarkSolid.build(&small.mesh, levels, Par::Rayon).expect("a build");
+        let build =
+            time(3.min(runs), || CatmarkSolid::default().build(&small.mesh, levels, Par::Rayon).expect("a build"));
+        let plan = CatmarkSolid::default().build(&small.mesh, levels, Par::Rayon).expect("a build");
         let ev = time(runs, || eval(&plan, small.vertices.view(), Par::Rayon).expect("eval"));
         println!(
             "{}³ grid, {levels} levels: {} cells out, build {:.1} ms, eval {:.2} ms",
@@ -116,10 +199,10 @@ fn main() {
         from / split
     );
     println!("\n== one step's cells and points: specialised kernels against the mapped algebra (same run)");
-    let cells_k = time(runs, || CatmarkSolid.build(m, 1, Par::Rayon).expect("a build"));
-    let cells_a = time(runs, || CatmarkSolidLak.build(m, 1, Par::Rayon).expect("a build"));
-    let lak = CatmarkSolidLak.build(m, 1, Par::Rayon).expect("a build");
-    let kern = CatmarkSolid.build(m, 1, Par::Rayon).expect("a build");
+    let cells_k = time(runs, || CatmarkSolid::default().build(m, 1, Par::Rayon).expect("a build"));
+    let cells_a = time(runs, || CatmarkSolidLak::default().build(m, 1, Par::Rayon).expect("a build"));
+    let lak = CatmarkSolidLak::default().build(m, 1, Par::Rayon).expect("a build");
+    let kern = CatmarkSolid::default().build(m, 1, Par::Rayon).expect("a build");
     let ev_k = time(runs, || eval(&kern, small.vertices.view(), Par::Rayon).expect("eval"));
     let ev_a = time(runs, || eval(&lak, small.vertices.view(), Par::Rayon).expect("eval"));
     let sp_k = time(runs, || subla_solid::algebra::child_cells(m, Par::Rayon).expect("cells"));

@@ -47,6 +47,10 @@ pub(crate) struct AnalyzeArgs {
     /// below.
     #[arg(long, conflicts_with_all = ["boundary", "dart", "crease", "corner"])]
     edge: bool,
+    /// With `--edge`: the solids' vertex rule on the edge (`layered`: the
+    /// surface rule times the curve's; `joy-maccracken`: the original).
+    #[arg(long, value_enum, default_value_t = crate::solid::VertexRuleArg::Layered, requires = "edge")]
+    vertex_rule: crate::solid::VertexRuleArg,
     /// Rings of the neighbourhood (1 for Loop and Catmull-Clark; more for
     /// schemes of wider support).
     #[arg(long, default_value_t = 1)]
@@ -192,7 +196,7 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
             return Err(format!("valence {k}: valences start at 3 (1 face with --boundary or --corner)"));
         }
         let s = if args.edge {
-            edge_subdivision_matrix(&subla::solid::CatmarkSolid, k, args.rings, 1)
+            edge_subdivision_matrix(&subla::solid::CatmarkSolid::new(args.vertex_rule.rule()), k, args.rings, 1)
         } else {
             local_subdivision_matrix_at(&*refiner, faces, configuration_at(k), k, args.rings)
         }
@@ -255,13 +259,16 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
                 })
             })
             .collect();
-        let out = serde_json::json!({
+        let mut out = serde_json::json!({
             "scheme": args.scheme,
             "rings": args.rings,
             "faces": format!("{faces:?}").to_lowercase(),
             "configuration": configuration.name(),
             "valences": json,
         });
+        if args.edge {
+            out["vertex_rule"] = args.vertex_rule.rule().name().into();
+        }
         println!("{out}");
         return Ok(());
     }
@@ -273,7 +280,10 @@ pub(crate) fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
             Configuration::Boundary => "a boundary vertex, k faces".to_owned(),
             Configuration::Corner => "a corner vertex (boundary, infinitely sharp), k faces".to_owned(),
             Configuration::Dart => "a dart (one infinitely sharp edge)".to_owned(),
-            Configuration::Edge => "an extraordinary edge of Catmull-Clark solids (k hexahedra, 3 layers)".to_owned(),
+            Configuration::Edge => format!(
+                "an extraordinary edge of Catmull-Clark solids (k hexahedra, 3 layers, vertex rule {})",
+                args.vertex_rule.rule().name()
+            ),
             Configuration::Crease { .. } => match args.crease {
                 Some(0) | None => "a crease vertex (spokes 0 and k/2 infinitely sharp)".to_owned(),
                 Some(a) => format!("a crease vertex (spokes 0 and {a} infinitely sharp)"),

@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 use ndarray::{Array2, s};
 use subla_algebra::Par;
 use subla_scheme::{Plan, Refiner, eval};
-use subla_solid::{CatmarkSolid, predict_counts};
+use subla_solid::{CatmarkSolid, VertexRule, predict_counts};
 use subla_volume::medit::{MEDIT_REF, read_medit_file, write_medit_file};
 use subla_volume::vtk::{VtkEncoding, read_vtk_file, write_vtk_file};
 use subla_volume::{CellKind, Field, VolMesh, VolumeData};
@@ -37,14 +37,37 @@ pub(crate) enum SolidCommand {
     Limit(SolidLimitArgs),
 }
 
+/// The vertex rule of `subla solid subdivide` and `subla analyze --edge`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum VertexRuleArg {
+    /// Catmull-Clark's surface rule times the cubic B-spline's at a vertex
+    /// on an extraordinary edge in layers.
+    Layered,
+    /// Joy and MacCracken's rule everywhere.
+    JoyMaccracken,
+}
+
+impl VertexRuleArg {
+    /// The library's rule.
+    pub(crate) fn rule(self) -> VertexRule {
+        match self {
+            VertexRuleArg::Layered => VertexRule::Layered,
+            VertexRuleArg::JoyMaccracken => VertexRule::JoyMacCracken,
+        }
+    }
+}
+
 /// Which cells `subla solid limit` samples.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum LimitCells {
     /// Every cell; a cell that cannot be evaluated yet is an error naming
     /// it.
     All,
-    /// The cells that can be evaluated (regular, inside or with one face on
-    /// the boundary); the others are counted in a warning.
+    /// The cells that can be evaluated (regular and layered, inside or with
+    /// one face on the boundary); the others are counted in a warning.
+    Evaluated,
+    /// The regular cells only (inside or with one face on the boundary);
+    /// the others are counted in a warning.
     Regular,
 }
 
@@ -97,6 +120,11 @@ pub(crate) struct SolidSubdivideArgs {
     /// Refinement steps.
     #[arg(long, default_value_t = 1)]
     levels: u32,
+    /// The vertex rule on an extraordinary edge in layers: `layered` (the
+    /// surface rule times the curve's; the limit `solid limit` evaluates)
+    /// or `joy-maccracken` (the original rule; the same elsewhere).
+    #[arg(long, value_enum, default_value_t = VertexRuleArg::Layered)]
+    vertex_rule: VertexRuleArg,
     /// The refined mesh: VTK (`.vtk`) or Medit (`.mesh`, by its name).
     #[arg(short, long)]
     output: PathBuf,
@@ -238,8 +266,9 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
         ));
     }
     let bar = progress.phase(format!("refining {} levels", args.levels));
-    let plan =
-        CatmarkSolid.build(&d.mesh, args.levels, Par::Rayon).map_err(|e| format!("{}: {e}", shown(&args.input)))?;
+    let plan = CatmarkSolid::new(args.vertex_rule.rule())
+        .build(&d.mesh, args.levels, Par::Rayon)
+        .map_err(|e| format!("{}: {e}", shown(&args.input)))?;
     // Positions and point data refine together, as columns of one array.
     let mut x = Array2::zeros((d.mesh.num_vertices(), channels));
     x.slice_mut(s![.., ..3]).assign(&d.vertices);
@@ -365,7 +394,8 @@ fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
 
 fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), String> {
     use std::io::Write;
-    use subla_solid::limit::{Quantity, RegularEval, control_grid};
+    use subla_scheme::Refiner;
+    use subla_solid::limit::{Quantity, RegularEval, SolidLimit, cell_grid, control_grid};
     let t0 = Instant::now();
     let bar = progress.phase(format!("reading {}", shown(&args.input)));
     let d = read(&args.input)?;
@@ -374,11 +404,21 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
     let k = args.grid as usize;
     let cells: Vec<u32> = match args.cells {
         LimitCells::All => (0..m.num_cells() as u32).collect(),
-        LimitCells::Regular => {
-            let ok: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| control_grid(m, c as usize).is_some()).collect();
+        LimitCells::Regular | LimitCells::Evaluated => {
+            let regular = args.cells == LimitCells::Regular;
+            let ok: Vec<u32> = (0..m.num_cells() as u32)
+                .filter(|&c| {
+                    if regular { control_grid(m, c as usize).is_some() } else { cell_grid(m, c as usize).is_some() }
+                })
+                .collect();
             if ok.len() < m.num_cells() {
+                let which = if regular {
+                    "not regular (layered, irregular, at boundary edges)"
+                } else {
+                    "not evaluated yet (irregular, at boundary edges, near other features)"
+                };
                 eprintln!(
-                    "warning: {}: {} of {} cells are not evaluated yet (layered, irregular, at boundary edges) and were left out",
+                    "warning: {}: {} of {} cells are {which} and were left out",
                     shown(&args.input),
                     m.num_cells() - ok.len(),
                     m.num_cells()
@@ -387,10 +427,14 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
             ok
         }
     };
+    // Regular cells only: the direct evaluator; with layered ones, the
+    // limit matrix (at most 4 (2n + 8) entries a row, n ≤ 16).
+    let direct = cells.iter().all(|&c| control_grid(m, c as usize).is_some());
     let per_sample = if args.derivatives { 12 } else { 3 };
     let samples = cells.len() as u128 * (k as u128).pow(3);
     // Values in f64 and their text (about 25 bytes a number).
-    let need = samples * per_sample as u128 * (8 + 25);
+    let matrix = if direct { 0 } else { 160 * 12 };
+    let need = samples * (per_sample as u128 * (8 + 25) + matrix);
     let (budget, what) = memory::budget(args.max_memory);
     if need > u128::from(budget) {
         return Err(format!(
@@ -401,20 +445,33 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         ));
     }
     let bar = progress.phase(format!("evaluating {samples} samples"));
-    let ev = RegularEval::new(m, &cells, k, Par::Rayon).map_err(|e| format!("{}: {e}", shown(&args.input)))?;
     let quantities: &[Quantity] = if args.derivatives {
         &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
     } else {
         &[Quantity::Position]
     };
-    let values: Vec<Array2<f64>> = quantities
-        .iter()
-        .map(|&q| {
-            let mut out = Array2::zeros((ev.num_samples(), 3));
-            ev.eval_into(d.vertices.view(), q, out.view_mut(), Par::Rayon);
-            out
-        })
-        .collect();
+    let failed = |e: subla_scheme::SchemeError| format!("{}: {e}", shown(&args.input));
+    let values: Vec<Array2<f64>> = if direct {
+        let ev = RegularEval::new(m, &cells, k, Par::Rayon).map_err(failed)?;
+        quantities
+            .iter()
+            .map(|&q| {
+                let mut out = Array2::zeros((ev.num_samples(), 3));
+                ev.eval_into(d.vertices.view(), q, out.view_mut(), Par::Rayon);
+                out
+            })
+            .collect()
+    } else {
+        let samples = SolidLimit::grid(cells.iter().copied(), k, Quantity::Position).samples().to_vec();
+        quantities
+            .iter()
+            .map(|&q| {
+                let plan = SolidLimit::new(samples.clone(), q).build(m, 1, Par::Rayon).map_err(failed)?;
+                subla_scheme::eval(&plan, d.vertices.view(), Par::Rayon).map_err(failed)
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let num_samples = cells.len() * k * k * k;
     bar.finish_and_clear();
     let bar = progress.phase(format!("writing {}", shown(&args.output)));
     if is_vtk(&args.output) {
@@ -424,7 +481,7 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
             println!(
                 "{}: {} samples of {} cells → {}",
                 shown(&args.input),
-                ev.num_samples(),
+                num_samples,
                 cells.len(),
                 shown(&args.output)
             );
@@ -474,7 +531,7 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         println!(
             "{}: {} samples of {} cells → {} ({} ms)",
             shown(&args.input),
-            ev.num_samples(),
+            num_samples,
             cells.len(),
             shown(&args.output),
             t0.elapsed().as_millis()

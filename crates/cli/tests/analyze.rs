@@ -126,6 +126,21 @@ fn solid_edges() {
     assert!((second[0] - 0.5).abs() < 1e-9 && (second[1] - 0.5).abs() < 1e-9, "{second:?}");
     assert!((second[2] - 0.549_988_354_518_3).abs() < 1e-9, "{second:?}");
     assert_eq!(rows[0]["size"], 21);
+    // Frequency 0 at k = 3: under the default layered vertex rule the
+    // products of Catmull-Clark's (1, ⅙, 0) with the curve's (1, ½, ¼);
+    // under Joy and MacCracken's the solid's own 0.2186.
+    let freq0 = |rule: &str| -> Vec<f64> {
+        let out = ok(&subla(&["analyze", "--valence", "3", "--edge", "--vertex-rule", rule, "--json"]));
+        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+        assert_eq!(v["vertex_rule"], rule);
+        let e = v["valences"][0]["eigenvalues"].as_array().unwrap().clone();
+        e.iter().filter(|e| e["fourier"] == 0).map(|e| e["re"].as_f64().unwrap()).collect()
+    };
+    let (lay, jm) = (freq0("layered"), freq0("joy-maccracken"));
+    for (got, want) in lay.iter().zip([1.0, 0.5, 0.25, 1.0 / 6.0, 1.0 / 12.0, 1.0 / 24.0]) {
+        assert!((got - want).abs() < 1e-9, "{lay:?}");
+    }
+    assert!((jm[2] - 0.2186).abs() < 1e-4, "{jm:?}");
     let o = subla(&["analyze", "--scheme", "loop", "--valence", "4", "--edge"]);
     assert!(!o.status.success());
 }

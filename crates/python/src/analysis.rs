@@ -287,11 +287,27 @@ fn local_subdivision_matrix(
 /// The local subdivision matrix of Catmull-Clark solids around an interior
 /// extraordinary edge of valence `valence` (that many hexahedra around
 /// it): the disk's places within `rings` rings in the layers
-/// `-layers..=layers` along the edge.
+/// `-layers..=layers` along the edge, under the vertex rule `vertex_rule`
+/// (`'layered'`, the default: Catmull-Clark's surface rule times the cubic
+/// B-spline's at the edge's vertices; `'joy-maccracken'`: the original).
 #[pyfunction]
-#[pyo3(signature = (valence, *, rings=1, layers=1))]
-fn edge_subdivision_matrix(py: Python<'_>, valence: usize, rings: usize, layers: usize) -> Res<PyLocalMatrix> {
-    let inner = py.detach(|| analysis::edge_subdivision_matrix(&subla::solid::CatmarkSolid, valence, rings, layers))?;
+#[pyo3(signature = (valence, *, rings=1, layers=1, vertex_rule="layered"))]
+fn edge_subdivision_matrix(
+    py: Python<'_>,
+    valence: usize,
+    rings: usize,
+    layers: usize,
+    vertex_rule: &str,
+) -> Res<PyLocalMatrix> {
+    use subla::solid::{CatmarkSolid, VertexRule};
+    let rule = match vertex_rule {
+        "layered" => VertexRule::Layered,
+        "joy-maccracken" => VertexRule::JoyMacCracken,
+        other => {
+            return Err(Failure::Value(format!("vertex_rule {other:?}: 'layered' or 'joy-maccracken'")));
+        }
+    };
+    let inner = py.detach(|| analysis::edge_subdivision_matrix(&CatmarkSolid::new(rule), valence, rings, layers))?;
     Ok(PyLocalMatrix { inner })
 }
 

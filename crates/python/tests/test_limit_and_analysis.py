@@ -158,6 +158,12 @@ def test_solid_edge_configuration(k):
     assert abs(sp.values[1].real - max(cc, 0.5)) < 1e-9
     ev = np.sort_complex(np.linalg.eigvals(s.dense()))
     assert np.abs(ev - np.sort_complex(sp.values)).max() < 1e-7
+    # The default (layered) vertex rule makes the whole matrix the tensor
+    # product; Joy and MacCracken's differs at the edge's vertices (k != 4).
+    jm = subla.analysis.edge_subdivision_matrix(k, vertex_rule="joy-maccracken")
+    assert (np.abs(jm.dense() - s.dense()).max() > 1e-3) == (k != 4)
+    with pytest.raises(ValueError):
+        subla.analysis.edge_subdivision_matrix(k, vertex_rule="bajaj")
 
 
 def test_boundary_characteristic_maps():

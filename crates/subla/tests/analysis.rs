@@ -357,18 +357,20 @@ fn sharp_configurations() {
 /// the local subdivision matrix is the tensor product of Catmull-Clark's
 /// surface matrix and the cubic B-spline curve's along the edge. At every
 /// valence the rows of the points off the edge are that tensor product
-/// too; only the edge's own vertex points differ (Joy and MacCracken's
-/// vertex rule is not Catmull-Clark's times the curve's there). So the
-/// spectrum's frequencies other than 0 are the products of Catmull-Clark's
-/// with the curve's (1, ½, ¼), the second eigenvalue is the larger of
+/// too; under Joy and MacCracken's vertex rule the edge's own vertex points
+/// differ (their rule is not Catmull-Clark's times the curve's there), under
+/// the default layered rule they do not: the whole matrix is the product.
+/// So the spectrum's frequencies other than 0 are the products of
+/// Catmull-Clark's with the curve's (1, ½, ¼) — frequency 0 too under the
+/// layered rule —, and the second eigenvalue is the larger of
 /// Catmull-Clark's λ₁ (a pair, Fourier index 1) and the curve's ½ (along
-/// the edge, Fourier index 0), and frequency 0 is the solid's own.
+/// the edge, Fourier index 0).
 #[test]
 fn solid_edge_configurations() {
     use subla::analysis::{Configuration, edge_subdivision_matrix};
-    use subla::solid::CatmarkSolid;
-    for k in 3..=8 {
-        let s = edge_subdivision_matrix(&CatmarkSolid, k, 1, 1).unwrap();
+    use subla::solid::{CatmarkSolid, VertexRule};
+    for (k, rule) in (3..=8).flat_map(|k| [(k, VertexRule::JoyMacCracken), (k, VertexRule::Layered)]) {
+        let s = edge_subdivision_matrix(&CatmarkSolid::new(rule), k, 1, 1).unwrap();
         assert_eq!(s.configuration, Configuration::Edge);
         let surface = local_subdivision_matrix(&CatmarkSlak, DiskFaces::Quads, k, 1).unwrap();
         let n2 = surface.points.len();
@@ -400,14 +402,15 @@ fn solid_edge_configurations() {
             }
             assert!((d.row(r).sum() - 1.0).abs() < 1e-14);
         }
-        assert_eq!(axis_differs, k != 4, "k {k}");
+        assert_eq!(axis_differs, k != 4 && rule == VertexRule::JoyMacCracken, "k {k}, {rule:?}");
         let sp = spectrum(&s).unwrap();
         let cc = spectrum(&surface).unwrap();
         let l1 = cc.subdominant().unwrap().value.re;
         assert!((sp.values[0].value.re - 1.0).abs() < 1e-12);
         assert!(sp.values[1..].iter().all(|e| e.value.norm() < 1.0 - 1e-9));
         assert!((sp.values[1].value.re - l1.max(0.5)).abs() < 1e-9, "k {k}: {:?} vs {l1}", sp.values[1]);
-        for e in sp.values.iter().filter(|e| e.fourier != Some(0)) {
+        let layered = rule == VertexRule::Layered;
+        for e in sp.values.iter().filter(|e| layered || e.fourier != Some(0)) {
             let w = e.fourier.unwrap();
             let product = cc
                 .values
@@ -418,8 +421,8 @@ fn solid_edge_configurations() {
         }
         assert!(sp.values.iter().any(|e| e.fourier == Some(0) && (e.value.re - 0.5).abs() < 1e-9));
     }
-    assert!(matches!(edge_subdivision_matrix(&CatmarkSolid, 2, 1, 1), Err(AnalysisError::Parameter { .. })));
-    assert!(matches!(edge_subdivision_matrix(&CatmarkSolid, 5, 1, 0), Err(AnalysisError::Parameter { .. })));
+    assert!(matches!(edge_subdivision_matrix(&CatmarkSolid::default(), 2, 1, 1), Err(AnalysisError::Parameter { .. })));
+    assert!(matches!(edge_subdivision_matrix(&CatmarkSolid::default(), 5, 1, 0), Err(AnalysisError::Parameter { .. })));
 }
 
 /// √3 (Kobbelt 2000) turns the lattice by 30° each step; two steps bring

@@ -46,7 +46,7 @@ fn the_device_refines_as_the_cpu() {
     let Some(ctx) = context_or_skip() else { return };
     for (name, d) in shapes() {
         let levels = if name == "torus" { 1 } else { 2 };
-        let plan = CatmarkSolid.build(&d.mesh, levels, Par::Rayon).unwrap();
+        let plan = CatmarkSolid::default().build(&d.mesh, levels, Par::Rayon).unwrap();
         let mut gpu = SolidRefineGpu::new(ctx, &plan, 3).unwrap();
         // Positions, then four channels (the levels resized).
         let mut s = 5u64;

@@ -13,6 +13,9 @@
 //! face point  A/2 + (CFᵀ C)/4                    (boundary face: A)
 //! edge point  (EC C/|C_e| + 2 EF A/n + (n − 3) M)/n  (boundary: M/2 + EF_∂ A/4)
 //! vertex point (VC C/n + 3 VF A/|F_v| + 3 VE M/|E_v| + (n − 7) x)/n
+//!             (layered vertex, `k = n/2`: the edge map weighs its two
+//!              extraordinary edges (k − 3)/(2n), the others 2/(nk);
+//!              x weighs (k − 3)/n)
 //!             (boundary: (VF_∂ A/|F_∂| + 2 VE_∂ M/n + (n − 3) x)/n)
 //! ```
 //!
@@ -42,6 +45,8 @@ use subla_scheme::SchemeError;
 use subla_volume::Cell;
 use subla_volume::VolMesh;
 
+use crate::VertexRule;
+
 /// `|A| · |B|` of two signed incidence matrices, counting collisions.
 fn count_product(a: subla_algebra::CsrRef<'_, i8>, b: subla_algebra::CsrRef<'_, i8>, par: Par) -> Result<CsrMat<u32>> {
     Ok(spgemm::multiply(a, b, &Ops::mapped(|_: &i8, _: &i8| 1u32), par)?)
@@ -68,6 +73,20 @@ fn row_len<T>(a: &CsrMat<T>) -> Vec<f64> {
 /// # Panics
 /// If `x` does not have one row per vertex.
 pub fn child_points(m: &VolMesh, x: ArrayView2<'_, f64>, par: Par) -> Result<Array2<f64>> {
+    child_points_with(m, x, VertexRule::default(), par)
+}
+
+/// [`child_points`] with the vertex rule `rule` at layered vertices (the
+/// vertices on an extraordinary edge of a layered neighbourhood, found by
+/// the kernels' test; under [`VertexRule::Layered`] the edge map weighs
+/// their two extraordinary edges apart, see [`VertexRule`]).
+///
+/// # Errors
+/// As [`child_points`].
+///
+/// # Panics
+/// If `x` does not have one row per vertex.
+pub fn child_points_with(m: &VolMesh, x: ArrayView2<'_, f64>, rule: VertexRule, par: Par) -> Result<Array2<f64>> {
     assert_eq!(x.nrows(), m.num_vertices(), "child_points: one row of x per vertex");
     let cf = m.cell_face_matrix().map_err(crate::volume)?;
     let fe = m.face_edge_matrix().map_err(crate::volume)?;
@@ -140,15 +159,22 @@ pub fn child_points(m: &VolMesh, x: ArrayView2<'_, f64>, par: Par) -> Result<Arr
         },
         par,
     );
+    // The two extraordinary edges of each layered vertex.
+    let layered: Vec<Option<[u32; 2]>> =
+        if rule == VertexRule::Layered { crate::rules::layered_vertices(m, par) } else { vec![None; m.num_vertices()] };
     let v_edges = spmv_csr(
         ve.as_ref(),
         mid.view(),
         |_, i, j| {
             let v = i as usize;
+            let n = nv_cells[v];
             if bvert[v] {
                 if bedge[j as usize] { 2.0 / (nb_edges[v] * nb_edges[v]) } else { 0.0 }
+            } else if let Some(ee) = layered[v] {
+                let k = n / 2.0;
+                if ee.contains(&j) { (k - 3.0) / (2.0 * n) } else { 2.0 / (n * k) }
             } else {
-                3.0 / (nv_cells[v] * nv_edges[v])
+                3.0 / (n * nv_edges[v])
             }
         },
         par,
@@ -158,6 +184,9 @@ pub fn child_points(m: &VolMesh, x: ArrayView2<'_, f64>, par: Par) -> Result<Arr
         let wx = if bvert[v] {
             let n = nb_edges[v];
             (n - 3.0) / n
+        } else if layered[v].is_some() {
+            let n = nv_cells[v];
+            (n / 2.0 - 3.0) / n
         } else if nv_cells[v] > 0.0 {
             let n = nv_cells[v];
             (n - 7.0) / n

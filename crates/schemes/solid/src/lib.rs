@@ -23,7 +23,7 @@
 //! use subla_scheme::{Plan, Refiner, eval};
 //! use subla_solid::CatmarkSolid;
 //! let grid = subla_volume::shapes::hex_grid(2, 2, 2)?;
-//! let plan = CatmarkSolid.build(&grid.mesh, 1, Par::Rayon)?;
+//! let plan = CatmarkSolid::default().build(&grid.mesh, 1, Par::Rayon)?;
 //! let y = eval(&plan, grid.vertices.view(), Par::Rayon)?;
 //! // 27 vertices, 54 edges, 36 faces and 8 cells: 125 child points.
 //! assert_eq!((y.nrows(), plan.mesh(1).num_cells()), (125, 64));
@@ -32,8 +32,10 @@
 #![deny(missing_docs)]
 
 pub mod algebra;
+pub mod layered;
 pub mod limit;
 mod rules;
+pub mod stam;
 
 use std::sync::OnceLock;
 
@@ -55,9 +57,53 @@ fn volume(e: VolumeError) -> SchemeError {
     SchemeError::scheme(NAME, e)
 }
 
-/// Catmull-Clark solid refinement.
+/// The vertex rule at a layered vertex: inside the mesh, on a straight
+/// extraordinary edge of valence `k ≠ 4` whose neighbourhood is `k` layers
+/// of a Catmull-Clark surface ring (the vertices along the extraordinary
+/// edge of a layered cell). Everywhere else the two rules are the same.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum VertexRule {
+    /// Catmull-Clark's surface vertex rule times the cubic B-spline's
+    /// `(1, 6, 1)/8` across the layers, so that a layered neighbourhood
+    /// refines as the tensor product of the two and a layered cell's limit
+    /// is Stam's surface evaluation times a cubic B-spline (the premise of
+    /// constant-time layered evaluation; `docs/solids.md` derives it). It
+    /// differs from Joy and MacCracken's only in weighing the two
+    /// extraordinary edges' midpoints apart from the others'.
+    #[default]
+    Layered,
+    /// Joy and MacCracken's `(C + 3A + 3M + (n − 7)v)/n` at layered
+    /// vertices too: not a product at valences other than 4, so layered
+    /// cells have no constant-time limit under it and
+    /// [`limit`] refuses them.
+    JoyMacCracken,
+}
+
+impl VertexRule {
+    /// The rule's name in the tool (`layered`, `joy-maccracken`).
+    pub fn name(self) -> &'static str {
+        match self {
+            VertexRule::Layered => "layered",
+            VertexRule::JoyMacCracken => "joy-maccracken",
+        }
+    }
+}
+
+/// Catmull-Clark solid refinement (`CatmarkSolid::default()`: the
+/// [`VertexRule::Layered`] vertex rule).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CatmarkSolid;
+pub struct CatmarkSolid {
+    /// The vertex rule at layered vertices.
+    pub vertex_rule: VertexRule,
+}
+
+impl CatmarkSolid {
+    /// The refiner with vertex rule `vertex_rule`.
+    pub const fn new(vertex_rule: VertexRule) -> CatmarkSolid {
+        CatmarkSolid { vertex_rule }
+    }
+}
 
 /// Catmull-Clark solid refinement written as algebra
 /// ([`algebra`]): each level's cells by the mapped SpGEMM
@@ -67,7 +113,17 @@ pub struct CatmarkSolid;
 /// same meshes, and `R_l` assembled from the rules' stencils for the
 /// operators; its points equal [`CatmarkSolid`]'s to rounding.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct CatmarkSolidLak;
+pub struct CatmarkSolidLak {
+    /// The vertex rule at layered vertices.
+    pub vertex_rule: VertexRule,
+}
+
+impl CatmarkSolidLak {
+    /// The refiner with vertex rule `vertex_rule`.
+    pub const fn new(vertex_rule: VertexRule) -> CatmarkSolidLak {
+        CatmarkSolidLak { vertex_rule }
+    }
+}
 
 const NAME_LAK: &str = "catmark-solid-lak";
 
@@ -80,6 +136,7 @@ pub struct SolidPlan {
     surfaces: Vec<OnceLock<Mesh>>,
     /// Evaluated by the algebra ([`CatmarkSolidLak`]) instead of `ops`.
     algebra: bool,
+    rule: VertexRule,
 }
 
 impl SolidPlan {
@@ -94,9 +151,14 @@ impl SolidPlan {
         &self.ops
     }
 
-    fn new(meshes: Vec<VolMesh>, ops: Vec<CsrMat<f64>>, algebra: bool) -> SolidPlan {
+    /// The vertex rule the plan was built with.
+    pub fn vertex_rule(&self) -> VertexRule {
+        self.rule
+    }
+
+    fn new(meshes: Vec<VolMesh>, ops: Vec<CsrMat<f64>>, algebra: bool, rule: VertexRule) -> SolidPlan {
         let surfaces = (0..meshes.len()).map(|_| OnceLock::new()).collect();
-        SolidPlan { meshes, ops, surfaces, algebra }
+        SolidPlan { meshes, ops, surfaces, algebra, rule }
     }
 
     fn eval_t<T: Float + Zeroable + subla_algebra::Scalar>(
@@ -110,7 +172,7 @@ impl SolidPlan {
             let to = |t: T| t.to_f64().unwrap_or(f64::NAN);
             let mut x = control.mapv(to);
             for m in &self.meshes[..self.meshes.len() - 1] {
-                x = algebra::child_points(m, x.view(), par)?;
+                x = algebra::child_points_with(m, x.view(), self.rule, par)?;
             }
             out.zip_mut_with(&x, |o, &v| *o = T::from(v).unwrap_or_else(T::nan));
             return Ok(());
@@ -214,7 +276,7 @@ pub fn predict_counts(m: &VolMesh, levels: u32) -> Vec<SolidCounts> {
 /// [`VolMesh::split`], or, where `algebra`, its cells by the mapped SpGEMM
 /// and their connectivity by [`VolMesh::from_cells`]) and the step's
 /// matrix.
-fn step_over(m: &VolMesh, par: Par, algebra: bool) -> Result<(VolMesh, CsrMat<f64>)> {
+fn step_over(m: &VolMesh, rule: VertexRule, par: Par, algebra: bool) -> Result<(VolMesh, CsrMat<f64>)> {
     let n = rules::child_len(m);
     if u32::try_from(8 * m.num_cells() as u64 * 8).is_err() || u32::try_from(n).is_err() {
         return Err(SchemeError::TooLarge { what: "a refined solid", value: n as u128 });
@@ -224,27 +286,28 @@ fn step_over(m: &VolMesh, par: Par, algebra: bool) -> Result<(VolMesh, CsrMat<f6
     } else {
         m.split(par).map_err(volume)?
     };
-    Ok((child, rules::operator(m, par)?))
+    Ok((child, rules::operator(m, rule, par)?))
 }
 
 /// `levels` steps over `input`, by the kernels or the algebra.
-fn build_plan(input: &VolMesh, levels: u32, par: Par, algebra: bool) -> Result<SolidPlan> {
+fn build_plan(input: &VolMesh, levels: u32, rule: VertexRule, par: Par, algebra: bool) -> Result<SolidPlan> {
     let mut meshes = vec![input.clone()];
     let mut ops = Vec::with_capacity(levels as usize);
     for _ in 0..levels {
-        let (child, r) = step_over(meshes.last().expect("a level"), par, algebra)?;
+        let (child, r) = step_over(meshes.last().expect("a level"), rule, par, algebra)?;
         meshes.push(child);
         ops.push(r);
     }
-    Ok(SolidPlan::new(meshes, ops, algebra))
+    Ok(SolidPlan::new(meshes, ops, algebra, rule))
 }
 
-/// One more step from the finest level of `plan` (modeling mode).
-fn step_plan(plan: SolidPlan, par: Par) -> Result<SolidPlan> {
+/// One more step from the finest level of `plan` (modeling mode), by the
+/// refiner's rule.
+fn step_plan(plan: SolidPlan, rule: VertexRule, par: Par) -> Result<SolidPlan> {
     let algebra = plan.algebra;
     let finest = plan.meshes.into_iter().last().expect("a plan has a level");
-    let (child, r) = step_over(&finest, par, algebra)?;
-    Ok(SolidPlan::new(vec![finest, child], vec![r], algebra))
+    let (child, r) = step_over(&finest, rule, par, algebra)?;
+    Ok(SolidPlan::new(vec![finest, child], vec![r], algebra, rule))
 }
 
 impl Refiner for CatmarkSolid {
@@ -254,10 +317,10 @@ impl Refiner for CatmarkSolid {
         NAME
     }
     fn build(&self, input: &VolMesh, levels: u32, par: Par) -> Result<SolidPlan> {
-        build_plan(input, levels, par, false)
+        build_plan(input, levels, self.vertex_rule, par, false)
     }
     fn step(&self, plan: SolidPlan, par: Par) -> Result<SolidPlan> {
-        step_plan(plan, par)
+        step_plan(plan, self.vertex_rule, par)
     }
 }
 
@@ -268,10 +331,10 @@ impl Refiner for CatmarkSolidLak {
         NAME_LAK
     }
     fn build(&self, input: &VolMesh, levels: u32, par: Par) -> Result<SolidPlan> {
-        build_plan(input, levels, par, true)
+        build_plan(input, levels, self.vertex_rule, par, true)
     }
     fn step(&self, plan: SolidPlan, par: Par) -> Result<SolidPlan> {
-        step_plan(plan, par)
+        step_plan(plan, self.vertex_rule, par)
     }
 }
 

@@ -13,9 +13,16 @@
 //! it, which is what the boundary rules (the boundary surface refining by
 //! itself) make of the cubic B-spline ([`control_grid`]).
 //!
-//! Layered and irregular cells (extraordinary edges; Stam's eigenstructure
-//! and the local volumetric subdivision matrix) and cells at boundary edges
-//! are not evaluated yet: they are refused, naming the cell.
+//! Layered cells (one extraordinary edge in layers of a full surface ring,
+//! inside or with the face across the edge on the boundary) are Stam's
+//! surface patch times a cubic B-spline ([`crate::layered`]); the limit
+//! functions here evaluate them too ([`cell_grid`]). Irregular cells
+//! (extraordinary edges at one vertex: the local volumetric subdivision
+//! matrix), cells at boundary edges and cells near other features are not
+//! evaluated yet: they are refused, naming the cell. All of it is the limit
+//! of the default refinement ([`crate::VertexRule::Layered`]).
+//!
+//! [`RegularEval`] evaluates regular cells only.
 
 use std::collections::HashMap;
 
@@ -23,6 +30,8 @@ use subla_algebra::{CsrMat, Par};
 use subla_scheme::kernel::assemble_rows;
 use subla_scheme::{Result, SchemeError};
 use subla_volume::{CellKind, NONE, VolMesh};
+
+use crate::layered::{LayeredGrid, layered_grid, layered_weights};
 
 /// The twelve edges of a VTK hexahedron, as local vertex pairs.
 const HEX_EDGES: [(usize, usize); 12] =
@@ -205,10 +214,10 @@ fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LimitError {
-    /// The cell is not a regular hexahedron, inside or with one face on
-    /// the boundary (or is past the mesh's cells).
+    /// The cell is neither regular nor layered, inside or with one face
+    /// on the boundary (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is not a regular hexahedron inside or with one face on the boundary (layered and irregular cells and cells at boundary edges are not evaluated yet; sample the regular ones)"
+        "cell {cell} is not evaluated yet: it is neither a regular nor a layered hexahedron, inside or with one face on the boundary (irregular cells, cells at boundary edges and cells near other features are not evaluated yet; sample the others)"
     )]
     NotEvaluable {
         /// The cell.
@@ -216,7 +225,7 @@ pub enum LimitError {
     },
 }
 
-fn not_evaluable(cell: u32) -> SchemeError {
+pub(crate) fn not_evaluable(cell: u32) -> SchemeError {
     SchemeError::scheme("catmark-solid-limit", LimitError::NotEvaluable { cell })
 }
 
@@ -275,37 +284,56 @@ pub fn tricubic_weights(uvw: [f64; 3], q: Quantity) -> [f64; 64] {
 }
 
 /// The limit map of `samples` (cell, `(u, v, w)`) for `q`: a sparse matrix
-/// of samples × control points, each row the tricubic weights over the
-/// cell's 64 control points.
+/// of samples × control points, each row the tricubic weights over a
+/// regular cell's 64 control points or a layered cell's `4 (2n + 8)`.
 ///
 /// # Errors
 /// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
-/// naming the first cell (by index) without a [`control_grid`], or past
-/// the mesh's cells: layered and irregular cells and cells at boundary
-/// edges are not evaluated yet.
+/// naming the first cell (by index) without a [`cell_grid`], or past the
+/// mesh's cells: irregular cells, cells at boundary edges and cells near
+/// other features are not evaluated yet.
 pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: Par) -> Result<CsrMat<f64>> {
     let mut cells: Vec<u32> = samples.iter().map(|s| s.0).collect();
     cells.sort_unstable();
     cells.dedup();
-    let mut grids: HashMap<u32, ControlGrid> = HashMap::with_capacity(cells.len());
+    let mut grids: HashMap<u32, CellGrid> = HashMap::with_capacity(cells.len());
     for &c in &cells {
-        let g = (c as usize) < m.num_cells();
-        match g.then(|| control_grid(m, c as usize)).flatten() {
-            Some(g) => {
-                grids.insert(c, g);
-            }
-            None => {
-                return Err(not_evaluable(c));
-            }
-        }
+        grids.insert(c, cell_grid(m, c as usize).ok_or_else(|| not_evaluable(c))?);
     }
     assemble_rows(samples.len(), m.num_vertices(), par, |r, s| {
         let (c, uvw) = samples[r];
-        let g = &grids[&c];
-        let mut w = tricubic_weights(uvw, q);
-        fold_phantom(&mut w, g.phantom);
-        s.extend(g.points.iter().zip(w).filter(|&(&v, _)| v != NONE).map(|(&v, w)| (v, w)));
+        match &grids[&c] {
+            CellGrid::Regular(g) => {
+                let mut w = tricubic_weights(uvw, q);
+                fold_phantom(&mut w, g.phantom);
+                s.extend(g.points.iter().zip(w).filter(|&(&v, _)| v != NONE).map(|(&v, w)| (v, w)));
+            }
+            CellGrid::Layered(g) => layered_weights(g, uvw, q, s),
+        }
     })
+}
+
+/// The control points of a cell that is evaluated: regular
+/// ([`control_grid`]) or layered ([`layered_grid`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+// The regular grid is kept inline: a map of them per sampled cell would
+// otherwise allocate once per regular cell.
+#[allow(clippy::large_enum_variant)]
+pub enum CellGrid {
+    /// A tricubic patch.
+    Regular(ControlGrid),
+    /// Stam's patch times a cubic B-spline.
+    Layered(LayeredGrid),
+}
+
+/// The control points of cell `c`, regular or layered; `None` where the
+/// cell is neither (or past the mesh's cells).
+pub fn cell_grid(m: &VolMesh, c: usize) -> Option<CellGrid> {
+    if c >= m.num_cells() {
+        return None;
+    }
+    control_grid(m, c).map(CellGrid::Regular).or_else(|| layered_grid(m, c).map(CellGrid::Layered))
 }
 
 /// Limit sampling behind the scheme contract: a [`Refiner`] whose plan
@@ -808,9 +836,13 @@ pub enum CellClass {
     /// A tricubic patch with one face on the boundary and a phantom layer
     /// (evaluated).
     RegularBoundary,
-    /// One extraordinary edge among the cell's edges (Stam's eigenstructure
-    /// × a cubic B-spline; not evaluated yet).
+    /// One extraordinary edge among the cell's edges, in layers of a full
+    /// surface ring ([`layered_grid`]): Stam's patch × a cubic B-spline
+    /// (evaluated).
     Layered,
+    /// A layered cell whose face across the edge is on the boundary (a
+    /// phantom layer; evaluated).
+    LayeredBoundary,
     /// Several extraordinary edges sharing one vertex (the local volumetric
     /// subdivision matrix; not evaluated yet).
     Irregular,
@@ -818,9 +850,11 @@ pub enum CellClass {
     /// vertices, which constant-time evaluation does not cover (refine
     /// first).
     SeveralExtraordinaryVertices,
-    /// A hexahedron with no extraordinary edge that is still not regular:
-    /// an extraordinary edge or the boundary meets it at a vertex only, or
-    /// it has several faces on the boundary (not evaluated yet).
+    /// A hexahedron that is neither regular nor layered though it has at
+    /// most one extraordinary edge: an extraordinary edge or the boundary
+    /// meets it at a vertex only, its extraordinary edge is on the boundary
+    /// or its ring meets another feature, or it has several faces on the
+    /// boundary (not evaluated yet).
     NearFeature,
     /// Not a hexahedron (one refinement step makes hexahedra of it).
     NotHexahedron,
@@ -833,6 +867,7 @@ impl CellClass {
             CellClass::Regular => "regular",
             CellClass::RegularBoundary => "regular at a boundary face",
             CellClass::Layered => "layered (one extraordinary edge)",
+            CellClass::LayeredBoundary => "layered at a boundary face",
             CellClass::Irregular => "irregular (extraordinary edges at one vertex)",
             CellClass::SeveralExtraordinaryVertices => "several extraordinary vertices",
             CellClass::NearFeature => "near a feature (at a vertex or several boundary faces)",
@@ -843,7 +878,10 @@ impl CellClass {
     /// Whether [`limit_matrix`] and [`RegularEval`] evaluate cells of this
     /// class.
     pub fn evaluated(self) -> bool {
-        matches!(self, CellClass::Regular | CellClass::RegularBoundary)
+        matches!(
+            self,
+            CellClass::Regular | CellClass::RegularBoundary | CellClass::Layered | CellClass::LayeredBoundary
+        )
     }
 }
 
@@ -855,6 +893,9 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
     if let Some(g) = control_grid(m, c) {
         return if g.phantom.is_some() { CellClass::RegularBoundary } else { CellClass::Regular };
     }
+    if let Some(g) = layered_grid(m, c) {
+        return if g.phantom.is_some() { CellClass::LayeredBoundary } else { CellClass::Layered };
+    }
     let v = m.cell_vertices(c);
     let ees: Vec<[u32; 2]> = HEX_EDGES
         .iter()
@@ -864,8 +905,7 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
         })
         .collect();
     match ees.len() {
-        0 => CellClass::NearFeature,
-        1 => CellClass::Layered,
+        0 | 1 => CellClass::NearFeature,
         _ => {
             let shared = ees[0].iter().any(|&x| ees.iter().all(|e| e.contains(&x)));
             if shared { CellClass::Irregular } else { CellClass::SeveralExtraordinaryVertices }

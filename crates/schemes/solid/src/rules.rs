@@ -15,6 +15,21 @@
 //! vertex point (C + 3A + 3M + (n − 7) v) / n
 //! ```
 //!
+//! At a *layered* vertex ([`layered_edges`]: inside, on a straight
+//! extraordinary edge of valence `k ≠ 4`, `n = 2k` cells) the default
+//! [`VertexRule::Layered`] weighs the edges apart, so that the vertex
+//! point is Catmull-Clark's surface rule times the cubic B-spline's
+//! `(1, 6, 1)/8` (derived in `docs/solids.md`); with `M_x` the average
+//! midpoint of the two extraordinary edges and `M_o` of the others:
+//!
+//! ```text
+//! vertex point (C + 3A + 2M_o + (k − 3)(M_x + v)) / n
+//! ```
+//!
+//! It equals Joy and MacCracken's at `k = 4` and is theirs everywhere
+//! else; [`VertexRule::JoyMacCracken`] keeps their rule at layered
+//! vertices too.
+//!
 //! On a regular hexahedral grid these are the tricubic B-spline's
 //! refinement masks (the tensor product of `(1, 6, 1)/8` and `(1, 1)/2`;
 //! derived in `docs/solids.md`). On the boundary (a face of one cell, an
@@ -28,6 +43,8 @@ use subla_algebra::{CsrMat, Par};
 use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows};
 use subla_volume::{NONE, VolMesh};
+
+use crate::VertexRule;
 
 /// Pushes the centroid of `verts` with weight `w`.
 fn centroid(s: &mut Stencil, verts: &[u32], w: f64) {
@@ -53,11 +70,43 @@ fn cells_of(m: &VolMesh, faces: &[u32]) -> Vec<u32> {
     distinct(faces.iter().flat_map(|&f| m.face_cells(f as usize)).filter(|&c| c != NONE))
 }
 
+/// The two extraordinary edges of `v` where `v` is a *layered* vertex: an
+/// inner vertex on a straight extraordinary edge of valence `n ≠ 4`, its
+/// neighbourhood `n` layers of a Catmull-Clark surface ring — `n + 2`
+/// edges (the two extraordinary ones, `n` cells each, and `n` of valence
+/// 4) and `2n` hexahedra, each holding one of the two.
+pub(crate) fn layered_edges(m: &VolMesh, v: usize) -> Option<[u32; 2]> {
+    if m.is_boundary_vertex(v) {
+        return None;
+    }
+    let edges = m.vertex_edges(v);
+    let mut ext = edges.iter().copied().filter(|&e| m.edge_faces(e as usize).len() != 4);
+    let (a, b) = (ext.next()?, ext.next()?);
+    let n = m.edge_faces(a as usize).len();
+    if ext.next().is_some() || n < 3 || m.edge_faces(b as usize).len() != n || edges.len() != n + 2 {
+        return None;
+    }
+    let (ca, cb) = (cells_of(m, m.edge_faces(a as usize)), cells_of(m, m.edge_faces(b as usize)));
+    let cells = cells_of(m, &vertex_faces(m, v));
+    let hexahedra = cells.iter().all(|&c| m.kind(c as usize) == subla_volume::CellKind::Hexahedron);
+    let apart = ca.iter().all(|c| cb.binary_search(c).is_err());
+    (ca.len() == n && cb.len() == n && cells.len() == 2 * n && hexahedra && apart).then_some([a, b])
+}
+
+/// [`layered_edges`] of every vertex of `m`.
+pub(crate) fn layered_vertices(m: &VolMesh, par: Par) -> Vec<Option<[u32; 2]>> {
+    use rayon::prelude::*;
+    match par {
+        Par::Seq => (0..m.num_vertices()).map(|v| layered_edges(m, v)).collect(),
+        _ => (0..m.num_vertices()).into_par_iter().map(|v| layered_edges(m, v)).collect(),
+    }
+}
+
 /// The stencil of child row `row` of the step over `m`.
-pub(crate) fn stencil(m: &VolMesh, row: usize, s: &mut Stencil) {
+pub(crate) fn stencil(m: &VolMesh, rule: VertexRule, row: usize, s: &mut Stencil) {
     let (nv, ne, nf) = (m.num_vertices(), m.num_edges(), m.num_faces());
     if row < nv {
-        vertex_point(m, row, s);
+        vertex_point(m, rule, row, s);
     } else if row < nv + ne {
         edge_point(m, row - nv, s);
     } else if row < nv + ne + nf {
@@ -67,7 +116,7 @@ pub(crate) fn stencil(m: &VolMesh, row: usize, s: &mut Stencil) {
     }
 }
 
-fn vertex_point(m: &VolMesh, v: usize, s: &mut Stencil) {
+fn vertex_point(m: &VolMesh, rule: VertexRule, v: usize, s: &mut Stencil) {
     let edges = m.vertex_edges(v);
     if edges.is_empty() {
         s.push((v as u32, 1.0));
@@ -99,6 +148,17 @@ fn vertex_point(m: &VolMesh, v: usize, s: &mut Stencil) {
     }
     for &f in &faces {
         centroid(s, m.face(f as usize), 3.0 / (n * faces.len() as f64));
+    }
+    if let Some(ee) = layered_edges(m, v).filter(|_| rule == VertexRule::Layered) {
+        // The product of Catmull-Clark's vertex rule with the curve's: the
+        // `k` edges across the extraordinary one weigh 2/(nk), its own two
+        // (k − 3)/(2n), the vertex (k − 3)/n (n = 2k cells).
+        let k = n / 2.0;
+        for &e in edges {
+            mid(s, e, if ee.contains(&e) { (k - 3.0) / (2.0 * n) } else { 2.0 / (n * k) });
+        }
+        s.push((v32, (k - 3.0) / n));
+        return;
     }
     for &e in edges {
         mid(s, e, 3.0 / (n * edges.len() as f64));
@@ -141,8 +201,8 @@ fn face_point(m: &VolMesh, f: usize, s: &mut Stencil) {
 
 /// The matrix of the step over `m`: rows the child points, columns `m`'s
 /// vertices.
-pub(crate) fn operator(m: &VolMesh, par: Par) -> Result<CsrMat<f64>> {
-    assemble_rows(child_len(m), m.num_vertices(), par, |row, s| stencil(m, row, s))
+pub(crate) fn operator(m: &VolMesh, rule: VertexRule, par: Par) -> Result<CsrMat<f64>> {
+    assemble_rows(child_len(m), m.num_vertices(), par, |row, s| stencil(m, rule, row, s))
 }
 
 /// Number of child points.

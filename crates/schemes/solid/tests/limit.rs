@@ -75,7 +75,7 @@ fn the_control_grid_of_an_interior_cell_is_its_lattice() {
 #[test]
 fn a_child_cell_has_its_parents_limit() {
     let (m, x) = jittered(5, 1);
-    let plan = CatmarkSolid.build(&m, 1, Par::Rayon).unwrap();
+    let plan = CatmarkSolid::default().build(&m, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
     let child = plan.mesh(1);
     let (nv, ne, nf) = (m.num_vertices(), m.num_edges(), m.num_faces());
@@ -195,7 +195,7 @@ fn refined_control_points_converge_at_a_quarter_per_level() {
     let limit = at(&m, &x, &[(c, [1.0, 1.0, 1.0])], Quantity::Position);
     let mut errors = Vec::new();
     for levels in 1..=3 {
-        let y = eval(&CatmarkSolid.build(&m, levels, Par::Rayon).unwrap(), x.view(), Par::Rayon).unwrap();
+        let y = eval(&CatmarkSolid::default().build(&m, levels, Par::Rayon).unwrap(), x.view(), Par::Rayon).unwrap();
         // Vertex points keep their ids: `v` is the corner at every level.
         let e = (0..3).map(|k| (y[[v as usize, k]] - limit[[0, k]]).powi(2)).sum::<f64>().sqrt();
         errors.push(e);
@@ -264,21 +264,27 @@ fn cells_are_classified() {
         n
     };
     // A 4³ grid: 8 inside, 24 at a face, the 32 along the box's edges
-    // (their boundary edges of valence 2 are extraordinary).
+    // (their boundary edges of valence 2 are extraordinary: one such edge
+    // is no layered cell, two at a corner an irregular one).
     let g = count(&hex_grid(4, 4, 4).unwrap().mesh);
     assert_eq!(g.get(&CellClass::Regular), Some(&8));
     assert_eq!(g.get(&CellClass::RegularBoundary), Some(&24));
+    assert_eq!(g.get(&CellClass::NearFeature), Some(&24));
     assert_eq!(g.values().sum::<usize>(), 64);
     assert!(g.keys().all(|k| matches!(
         k,
-        CellClass::Regular | CellClass::RegularBoundary | CellClass::Layered | CellClass::Irregular
+        CellClass::Regular | CellClass::RegularBoundary | CellClass::NearFeature | CellClass::Irregular
     )));
     // The block refined once: the cells along the valence-3 and valence-5
     // edges in its middle layers have that one extraordinary edge.
     let block = subla_volume::shapes::extraordinary_block(3).unwrap().mesh;
-    let plan =
-        <subla_solid::CatmarkSolid as subla_scheme::Refiner>::build(&subla_solid::CatmarkSolid, &block, 1, Par::Seq)
-            .unwrap();
+    let plan = <subla_solid::CatmarkSolid as subla_scheme::Refiner>::build(
+        &subla_solid::CatmarkSolid::default(),
+        &block,
+        1,
+        Par::Seq,
+    )
+    .unwrap();
     let fine = subla_scheme::Plan::levels(&plan);
     let b = count(plan.mesh(fine));
     assert!(b.get(&CellClass::Layered).copied().unwrap_or(0) >= 8 * 2, "{b:?}");

@@ -31,7 +31,7 @@ fn a_regular_grid_refines_as_tricubic_knot_insertion() {
     let mut x = Array2::zeros((g.mesh.num_vertices(), 5));
     x.slice_mut(s![.., ..3]).assign(&g.vertices);
     x.slice_mut(s![.., 3..]).assign(&f);
-    let plan = CatmarkSolid.build(&g.mesh, 1, Par::Rayon).unwrap();
+    let plan = CatmarkSolid::default().build(&g.mesh, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
     let coarse = |i: usize, j: usize, k: usize, c: usize| f[[i + (n + 1) * (j + (n + 1) * k), c]];
     // The 1D cubic B-spline masks: even child 2i from (1, 6, 1)/8 around
@@ -94,7 +94,7 @@ fn surface(m: &subla_volume::VolMesh) -> (Mesh, Vec<u32>) {
 fn the_boundary_refines_as_a_catmull_clark_surface() {
     for (name, d) in [("cylinder", cylinder(2, 1, 2, 1.0).unwrap()), ("block", extraordinary_block(2).unwrap())] {
         let levels = 2;
-        let plan = CatmarkSolid.build(&d.mesh, levels, Par::Rayon).unwrap();
+        let plan = CatmarkSolid::default().build(&d.mesh, levels, Par::Rayon).unwrap();
         let y = eval(&plan, d.vertices.view(), Par::Rayon).unwrap();
         let (s0, back0) = surface(&d.mesh);
         let x0 = Array2::from_shape_fn((back0.len(), 3), |(i, k)| d.vertices[[back0[i] as usize, k]]);
@@ -117,7 +117,7 @@ fn the_boundary_refines_as_a_catmull_clark_surface() {
 #[test]
 fn rows_sum_to_one_and_threads_agree() {
     for (name, d) in examples().unwrap() {
-        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).unwrap();
         for l in 0..2 {
             let r = plan.operator(l, Par::Rayon).unwrap();
             for i in 0..r.nrows() {
@@ -127,9 +127,9 @@ fn rows_sum_to_one_and_threads_agree() {
         }
         let x = data(d.mesh.num_vertices(), 3, 9);
         let a = eval(&plan, x.view(), Par::Rayon).unwrap();
-        let b = eval(&CatmarkSolid.build(&d.mesh, 2, Par::Seq).unwrap(), x.view(), Par::Seq).unwrap();
+        let b = eval(&CatmarkSolid::default().build(&d.mesh, 2, Par::Seq).unwrap(), x.view(), Par::Seq).unwrap();
         assert!(a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{name}");
-        let (_, m) = modeling(&CatmarkSolid, &d.mesh, x.view(), 2, Par::Rayon).unwrap();
+        let (_, m) = modeling(&CatmarkSolid::default(), &d.mesh, x.view(), 2, Par::Rayon).unwrap();
         assert!(m.iter().zip(a.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{name}: modeling");
         // The refined cells keep their orientation: checked positions.
         let p = eval(&plan, d.vertices.view(), Par::Rayon).unwrap();
@@ -164,13 +164,14 @@ fn every_cell_becomes_hexahedra() {
     for (points, cell, hexes) in cases {
         let x = Array2::from_shape_fn((points.len(), 3), |(i, k)| points[i][k]);
         let d = VolumeData::from_cells(x, std::slice::from_ref(&cell)).unwrap();
-        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).unwrap();
         let m1 = plan.mesh(1);
         assert_eq!(m1.num_cells(), hexes, "{:?}", cell.kind());
         assert!((0..m1.num_cells()).all(|c| m1.kind(c) == CellKind::Hexahedron));
         assert_eq!(plan.mesh(2).num_cells(), 8 * hexes);
         // The refined cells keep their orientation: valid positions.
-        let y1 = eval(&CatmarkSolid.build(&d.mesh, 1, Par::Rayon).unwrap(), d.vertices.view(), Par::Rayon).unwrap();
+        let y1 = eval(&CatmarkSolid::default().build(&d.mesh, 1, Par::Rayon).unwrap(), d.vertices.view(), Par::Rayon)
+            .unwrap();
         VolumeData::new(m1.clone(), y1).unwrap();
     }
 }
@@ -179,14 +180,20 @@ fn every_cell_becomes_hexahedra() {
 fn the_scheme_contract_holds() {
     for (name, d) in examples().unwrap() {
         let levels = if name == "torus" { 1 } else { 2 };
-        subla_scheme::testing::check_contract_of(&CatmarkSolid, &d.mesh, d.mesh.num_vertices(), levels, 1e-12);
+        subla_scheme::testing::check_contract_of(
+            &CatmarkSolid::default(),
+            &d.mesh,
+            d.mesh.num_vertices(),
+            levels,
+            1e-12,
+        );
     }
 }
 
 #[test]
 fn predicted_counts_are_the_built_ones() {
     for (name, d) in examples().unwrap() {
-        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).unwrap();
         let want = subla_solid::predict_counts(&d.mesh, 2);
         for l in 0..=2 {
             assert_eq!(subla_solid::SolidCounts::of(plan.mesh(l)), want[l as usize], "{name}: level {l}");
@@ -200,7 +207,7 @@ fn the_algebra_gives_the_kernel_rows_points() {
     shapes.push(("grid", hex_grid(3, 2, 4).unwrap()));
     for (name, d) in shapes {
         let x = data(d.mesh.num_vertices(), 4, 12);
-        let want = eval(&CatmarkSolid.build(&d.mesh, 1, Par::Rayon).unwrap(), x.view(), Par::Rayon).unwrap();
+        let want = eval(&CatmarkSolid::default().build(&d.mesh, 1, Par::Rayon).unwrap(), x.view(), Par::Rayon).unwrap();
         for par in [Par::Seq, Par::Rayon] {
             let got = subla_solid::algebra::child_points(&d.mesh, x.view(), par).unwrap();
             assert_eq!(got.dim(), want.dim(), "{name}");
@@ -220,7 +227,7 @@ fn the_algebra_gives_the_kernel_cells() {
     let mut shapes = examples().unwrap();
     shapes.push(("grid", hex_grid(3, 2, 4).unwrap()));
     for (name, d) in shapes {
-        let plan = CatmarkSolid.build(&d.mesh, 2, Par::Rayon).unwrap();
+        let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).unwrap();
         for level in 0..2 {
             let parent = plan.mesh(level);
             let want: Vec<Cell> = plan.mesh(level + 1).cells().collect();
@@ -236,17 +243,18 @@ fn the_algebra_gives_the_kernel_cells() {
 /// points by mapped products level by level) keeps the scheme contract
 /// (its eval against its operators among the checks), makes the kernels'
 /// meshes, and evaluates the kernels' points to rounding, with the same
-/// bits for any thread count.
+/// bits for any thread count; under both vertex rules.
 #[test]
 fn the_algebra_refiner_keeps_the_contract_and_the_kernels_points() {
-    use subla_solid::CatmarkSolidLak;
-    for (name, d) in examples().unwrap() {
+    use subla_solid::{CatmarkSolidLak, VertexRule};
+    let rules = [VertexRule::Layered, VertexRule::JoyMacCracken];
+    for ((name, d), rule) in examples().unwrap().into_iter().flat_map(|e| rules.map(|r| (e.clone(), r))) {
         let levels = if name == "torus" { 1 } else { 2 };
-        subla_scheme::testing::check_contract_of(&CatmarkSolidLak, &d.mesh, d.mesh.num_vertices(), levels, 1e-12);
-        let (lak, slak) = (
-            CatmarkSolidLak.build(&d.mesh, levels, Par::Rayon).unwrap(),
-            CatmarkSolid.build(&d.mesh, levels, Par::Rayon).unwrap(),
-        );
+        let (lak_r, slak_r) = (CatmarkSolidLak::new(rule), CatmarkSolid::new(rule));
+        subla_scheme::testing::check_contract_of(&lak_r, &d.mesh, d.mesh.num_vertices(), levels, 1e-12);
+        let (lak, slak) =
+            (lak_r.build(&d.mesh, levels, Par::Rayon).unwrap(), slak_r.build(&d.mesh, levels, Par::Rayon).unwrap());
+        assert_eq!((lak.vertex_rule(), slak.vertex_rule()), (rule, rule));
         assert_eq!(lak.name(), "catmark-solid-lak");
         // The whole connectivity: the kernels' split numbers faces and
         // edges as `from_cells` does over the algebra's cells.
@@ -262,5 +270,52 @@ fn the_algebra_refiner_keeps_the_contract_and_the_kernels_points() {
         let x32 = x.mapv(|v| v as f32);
         let a32 = eval(&lak, x32.view(), Par::Rayon).unwrap();
         assert!(a32.iter().zip(a.iter()).all(|(p, q)| (f64::from(*p) - q).abs() < 1e-6), "{name}");
+    }
+}
+
+/// The two vertex rules give the same matrix except in the rows of layered
+/// vertices (inside, on a straight extraordinary edge of valence other than
+/// 4), which exist in the shapes with extraordinary edges and not in a
+/// grid; both keep the rows summing to 1.
+#[test]
+fn the_vertex_rules_differ_only_at_layered_vertices() {
+    use subla_solid::VertexRule;
+    let grid = ("grid", subla_volume::shapes::hex_grid(4, 4, 4).unwrap());
+    for (name, d) in examples().unwrap().into_iter().chain([grid]) {
+        let (a, b) = (
+            CatmarkSolid::new(VertexRule::Layered).build(&d.mesh, 1, Par::Rayon).unwrap(),
+            CatmarkSolid::new(VertexRule::JoyMacCracken).build(&d.mesh, 1, Par::Rayon).unwrap(),
+        );
+        let (ra, rb) = (&a.operators()[0], &b.operators()[0]);
+        let mut differ = 0;
+        for row in 0..ra.nrows() {
+            let (x, y) = (ra.row(row), rb.row(row));
+            let sum: f64 = x.1.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-14, "{name}: row {row} sums to {sum}");
+            if x != y {
+                differ += 1;
+                assert!(row < d.mesh.num_vertices(), "{name}: row {row} is no vertex point");
+                let v = row;
+                let ext: Vec<usize> = d
+                    .mesh
+                    .vertex_edges(v)
+                    .iter()
+                    .map(|&e| d.mesh.edge_faces(e as usize).len())
+                    .filter(|&n| n != 4)
+                    .collect();
+                assert!(
+                    !d.mesh.is_boundary_vertex(v) && ext.len() == 2 && ext[0] == ext[1],
+                    "{name}: vertex {v} {ext:?}"
+                );
+            }
+        }
+        let has_ext = (0..d.mesh.num_edges()).any(|e| !d.mesh.is_boundary_edge(e) && d.mesh.edge_faces(e).len() != 4);
+        println!("{name}: {differ} rows differ");
+        if name == "grid" {
+            assert_eq!(differ, 0);
+        }
+        if name == "block_ee3_ee5" || name == "cylinder" {
+            assert!(has_ext && differ > 0, "{name}");
+        }
     }
 }

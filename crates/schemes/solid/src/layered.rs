@@ -1,0 +1,565 @@
+//! The limit volume of layered cells (Altenhofen et al. 2018, Eq. 2): a
+//! hexahedron with one extraordinary edge, of valence `n`, whose
+//! neighbourhood is layers of a Catmull-Clark surface ring along it.
+//!
+//! Under the default [`VertexRule::Layered`](crate::VertexRule::Layered)
+//! such a neighbourhood refines as the tensor product of Catmull-Clark's
+//! surface rules across the edge and the cubic B-spline's along it (the
+//! derivation is in `docs/solids.md`), so the cell's limit is Stam's
+//! evaluation of the surface patch next to the extraordinary vertex
+//! ([`StamPatch`]) times the cubic B-spline basis across four layers:
+//!
+//! ```text
+//! p(s, t, r) = Σ_l Σ_i B_l(r) φ_i(s, t) P_{l, i}      l = 0 ..= 3, i < 2n + 8
+//! ```
+//!
+//! with `(s, t)` across the edge (the extraordinary vertex at `(0, 0)`)
+//! and `r` along it. The cell's own parameters `(u, v, w)` map to `(s, t,
+//! r)` by a permutation of the axes and reflections ([`LayeredGrid::axes`]).
+//! A cell whose face across the edge is on the boundary has a phantom layer
+//! `2 P₁ − P₂` beyond it, as regular boundary cells do (the boundary rules
+//! make the boundary layer refine by itself: the cubic B-spline's end
+//! condition).
+
+use subla_volume::{CellKind, NONE, VolMesh};
+
+use crate::limit::Quantity;
+use crate::rules::layered_edges;
+use crate::stam::StamPatch;
+
+/// The twelve edges of a VTK hexahedron, as local vertex pairs.
+const HEX_EDGES: [(usize, usize); 12] =
+    [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4), (1, 5), (2, 6), (3, 7)];
+/// The grid offsets of a VTK hexahedron's vertices.
+const HEX_CORNERS: [[u8; 3]; 8] =
+    [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]];
+
+/// The control points of a layered cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayeredGrid {
+    /// The valence `n` of the extraordinary edge.
+    pub valence: usize,
+    /// Four layers of `2n + 8` points each, layer-major: layer 1 holds the
+    /// cell's face at `r = 0`, layer 2 the face at `r = 1`; within a layer
+    /// [`StamPatch`]'s order (the extraordinary vertex, then the ring's
+    /// edge and diagonal vertices, then the seven beyond the patch).
+    /// [`NONE`] in a phantom layer.
+    pub points: Vec<u32>,
+    /// Where the face across the edge at `r = 0` (`false`) or `r = 1`
+    /// (`true`) is on the boundary: the phantom layer 0 or 3.
+    pub phantom: Option<bool>,
+    /// For `s`, `t`, `r` in turn: the cell parameter (0 `u`, 1 `v`, 2 `w`)
+    /// it is and whether it runs backwards (`s = 1 − u`, …).
+    pub axes: [(u8, bool); 3],
+}
+
+impl LayeredGrid {
+    /// The number of points per layer, `2n + 8`.
+    pub fn layer_len(&self) -> usize {
+        2 * self.valence + 8
+    }
+
+    /// The local parameters `(s, t, r)` of the cell's `(u, v, w)`.
+    pub fn local(&self, uvw: [f64; 3]) -> [f64; 3] {
+        self.axes.map(|(a, back)| if back { 1.0 - uvw[a as usize] } else { uvw[a as usize] })
+    }
+}
+
+/// A cell of a layer over a quad of the surface ring: the cell, its face in
+/// the lower plane (`bottom`, a cycle) and the vertices above them (`top`).
+#[derive(Copy, Clone, Debug)]
+struct Column {
+    cell: u32,
+    bottom: [u32; 4],
+    top: [u32; 4],
+}
+
+/// The three neighbours of `v` in hexahedron `c`.
+fn neighbours(m: &VolMesh, c: u32, v: u32) -> Option<[u32; 3]> {
+    let cv = m.cell_vertices(c as usize);
+    let k = cv.iter().position(|&x| x == v)?;
+    let mut out = [NONE; 3];
+    let mut n = 0;
+    for &(a, b) in &HEX_EDGES {
+        let o = if a == k {
+            b
+        } else if b == k {
+            a
+        } else {
+            continue;
+        };
+        out[n] = cv[o];
+        n += 1;
+    }
+    Some(out)
+}
+
+/// The neighbour of `v` in `c` other than `not`.
+fn other_neighbour(m: &VolMesh, c: u32, v: u32, not: [u32; 2]) -> Option<u32> {
+    let mut it = neighbours(m, c, v)?.into_iter().filter(|x| !not.contains(x));
+    let x = it.next()?;
+    it.next().is_none().then_some(x)
+}
+
+/// The cell beyond the face of `c` with vertex set `verts`: `Some(NONE)` on
+/// the boundary, `None` where `c` has no such face.
+fn across(m: &VolMesh, c: u32, verts: [u32; 4]) -> Option<u32> {
+    let mut sorted = verts;
+    sorted.sort_unstable();
+    m.cell_faces(c as usize).iter().find_map(|&code| {
+        let f = (code >> 1) as usize;
+        let fv = m.face(f);
+        let mut s: Vec<u32> = fv.to_vec();
+        s.sort_unstable();
+        (s == sorted).then(|| {
+            let [a, b] = m.face_cells(f);
+            if a == c { b } else { a }
+        })
+    })
+}
+
+/// A hexahedron, or `None`.
+fn hexahedron(m: &VolMesh, c: u32) -> Option<u32> {
+    (c != NONE && m.kind(c as usize) == CellKind::Hexahedron).then_some(c)
+}
+
+/// The column beyond the side face over `x`'s bottom edge `(p, q)`, its
+/// bottom `[p, q, q', p']`.
+fn cross(m: &VolMesh, x: &Column, p: u32, q: u32) -> Option<Column> {
+    let up = |v: u32| x.bottom.iter().position(|&b| b == v).map(|i| x.top[i]);
+    let (pu, qu) = (up(p)?, up(q)?);
+    let y = hexahedron(m, across(m, x.cell, [p, q, qu, pu])?)?;
+    let p2 = other_neighbour(m, y, p, [q, pu])?;
+    let q2 = other_neighbour(m, y, q, [p, qu])?;
+    let p2u = other_neighbour(m, y, p2, [p, q2])?;
+    let q2u = other_neighbour(m, y, q2, [q, p2])?;
+    Some(Column { cell: y, bottom: [p, q, q2, p2], top: [pu, qu, q2u, p2u] })
+}
+
+/// The vertices one layer beyond a column's bottom (`up = false`) or top:
+/// `Some(None)` where that face is on the boundary.
+fn beyond(m: &VolMesh, x: &Column, up: bool) -> Option<Option<[u32; 4]>> {
+    let (face, other) = if up { (x.top, x.bottom) } else { (x.bottom, x.top) };
+    let c = across(m, x.cell, face)?;
+    if c == NONE {
+        return Some(None);
+    }
+    let c = hexahedron(m, c)?;
+    let mut out = [NONE; 4];
+    for i in 0..4 {
+        out[i] = other_neighbour(m, c, face[i], [face[(i + 1) % 4], face[(i + 3) % 4]])?;
+        if other.contains(&out[i]) {
+            return None;
+        }
+    }
+    Some(Some(out))
+}
+
+/// The control points of cell `c` where it is layered: a hexahedron with
+/// exactly one extraordinary edge (inside, valence `n ≠ 4`, `3 ≤ n ≤`
+/// [`MAX_VALENCE`](crate::stam::MAX_VALENCE)) whose neighbourhood is four
+/// layers (three and a phantom where the face across the edge is on the
+/// boundary) of a full Catmull-Clark ring, with the edge's vertices in the
+/// cell layered ([`VertexRule::Layered`](crate::VertexRule)'s test) or on
+/// the boundary, the ring's other vertices in the cell's two planes
+/// regular (six edges inside, five on the boundary), and all `4(2n + 8)`
+/// points distinct. `None` otherwise.
+pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
+    if c >= m.num_cells() || m.kind(c) != CellKind::Hexahedron {
+        return None;
+    }
+    let cv = m.cell_vertices(c);
+    // The cell's one extraordinary edge.
+    let mut ext = HEX_EDGES.iter().filter(|&&(a, b)| {
+        let e = m.vertex_edges(cv[a] as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&cv[b]));
+        e.is_some_and(|e| m.is_extraordinary_edge(e as usize))
+    });
+    let &(a, b) = ext.next()?;
+    if ext.next().is_some() {
+        return None;
+    }
+    // The frame: r from corner a to b, s and t along the other two axes.
+    let (ca, cb) = (HEX_CORNERS[a], HEX_CORNERS[b]);
+    let r_axis = (0..3).find(|&i| ca[i] != cb[i])?;
+    let others: Vec<usize> = (0..3).filter(|&i| i != r_axis).collect();
+    let axes = [others[0], others[1], r_axis].map(|i| (i as u8, ca[i] == 1));
+    let corner = |s: u8, t: u8, r: u8| -> u32 {
+        let mut p = [0u8; 3];
+        for (&(ax, back), l) in axes.iter().zip([s, t, r]) {
+            p[ax as usize] = if back { 1 - l } else { l };
+        }
+        cv[HEX_CORNERS.iter().position(|&q| q == p).expect("a corner")]
+    };
+    let start = Column {
+        cell: c as u32,
+        bottom: [corner(0, 0, 0), corner(1, 0, 0), corner(1, 1, 0), corner(0, 1, 0)],
+        top: [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)],
+    };
+    let ev = start.bottom[0];
+    // The ring: sector k's bottom is (EV, E_k, D_k, E_{k+1}).
+    let mut ring = vec![start];
+    loop {
+        let x = *ring.last().expect("a sector");
+        let next = cross(m, &x, ev, x.bottom[3])?;
+        if next.cell == start.cell {
+            if next.bottom != start.bottom {
+                return None;
+            }
+            break;
+        }
+        if ring.len() > crate::stam::MAX_VALENCE {
+            return None;
+        }
+        ring.push(next);
+    }
+    let n = ring.len();
+    let patch = StamPatch::get(n).ok()?;
+    let k = patch.len();
+    // The five faces beyond the patch, as grid squares of sector 0.
+    let fa = cross(m, &start, start.bottom[1], start.bottom[2])?; // [1,2]×[0,1]: E0, D0, (2,1), (2,0)
+    let fb = cross(m, &start, start.bottom[3], start.bottom[2])?; // [0,1]×[1,2]: E1, D0, (1,2), (0,2)
+    let fc = cross(m, &fa, fa.bottom[1], fa.bottom[2])?; // [1,2]×[1,2]: D0, (2,1), (2,2), (1,2)
+    let fd = cross(m, &fa, fa.bottom[0], fa.bottom[3])?; // [1,2]×[−1,0]: E0, (2,0), (2,−1), (1,−1)
+    let fe = cross(m, &fb, fb.bottom[0], fb.bottom[3])?; // [−1,2]: E1, (0,2), (−1,2), (−1,1)
+    // Each column's bottom and top corners in the layer's order.
+    let mut slots: Vec<(Column, [usize; 4])> =
+        ring.iter().enumerate().map(|(s, x)| (*x, [0, 1 + 2 * s, 2 + 2 * s, 1 + 2 * ((s + 1) % n)])).collect();
+    let o = 2 * n + 1;
+    slots.push((fa, [1, 2, o + 2, o + 1]));
+    slots.push((fb, [3, 2, o + 4, o + 5]));
+    slots.push((fc, [2, o + 2, o + 3, o + 4]));
+    slots.push((fd, [1, o + 1, o, 2 * n]));
+    slots.push((fe, [3, o + 5, o + 6, 4]));
+    // Layers 1 and 2 from the columns, 0 and 3 from the cells below and above.
+    let mut points = vec![NONE; 4 * k];
+    let mut below_missing = false;
+    let mut above_missing = false;
+    let put = |points: &mut [u32], layer: usize, i: usize, v: u32| -> bool {
+        let slot = &mut points[layer * k + i];
+        if *slot == NONE {
+            *slot = v;
+            true
+        } else {
+            *slot == v
+        }
+    };
+    for (x, idx) in &slots {
+        for ((&i, &b), &t) in idx.iter().zip(&x.bottom).zip(&x.top) {
+            if !put(&mut points, 1, i, b) || !put(&mut points, 2, i, t) {
+                return None;
+            }
+        }
+        for (up, layer, missing) in [(false, 0, &mut below_missing), (true, 3, &mut above_missing)] {
+            match beyond(m, x, up)? {
+                Some(vs) => {
+                    for j in 0..4 {
+                        if !put(&mut points, layer, idx[j], vs[j]) {
+                            return None;
+                        }
+                    }
+                }
+                None => *missing = true,
+            }
+        }
+    }
+    let phantom = match (below_missing, above_missing) {
+        (false, false) => None,
+        (true, false) => Some(false),
+        (false, true) => Some(true),
+        (true, true) => return None,
+    };
+    // A phantom layer is wholly missing, every other layer wholly present.
+    for layer in 0..4 {
+        let ghost = phantom == Some(false) && layer == 0 || phantom == Some(true) && layer == 3;
+        let row = &mut points[layer * k..(layer + 1) * k];
+        if ghost {
+            row.fill(NONE);
+        } else if row.contains(&NONE) {
+            return None;
+        }
+    }
+    let mut seen: Vec<u32> = points.iter().copied().filter(|&v| v != NONE).collect();
+    let len = seen.len();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != len {
+        return None;
+    }
+    // The vertices whose points the cell's refinement reads: the edge's
+    // two in the cell layered (or on the boundary), the ring's regular.
+    let boundary_layer = phantom.map(|high| if high { 2 } else { 1 });
+    for layer in 1..=2 {
+        let on_boundary = boundary_layer == Some(layer);
+        for i in 0..=2 * n {
+            let v = points[layer * k + i] as usize;
+            if m.is_boundary_vertex(v) != on_boundary {
+                return None;
+            }
+            let ok = match (i, on_boundary) {
+                (0, false) => layered_edges(m, v).is_some(),
+                (0, true) => m.vertex_edges(v).len() == n + 1,
+                (_, false) => m.vertex_edges(v).len() == 6,
+                (_, true) => m.vertex_edges(v).len() == 5,
+            };
+            if !ok {
+                return None;
+            }
+        }
+    }
+    Some(LayeredGrid { valence: n, points, phantom, axes })
+}
+
+/// The weights of a layered cell's control points at the cell's `(u, v,
+/// w)` for `q`, as `(vertex, weight)` pairs (the phantom layer folded into
+/// the two next to it), appended to `out`.
+pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Vec<(u32, f64)>) {
+    let patch = StamPatch::get(g.valence).expect("a gathered grid's valence is supported");
+    let k = g.layer_len();
+    let [s, t, r] = g.local(uvw);
+    let mut w = vec![0.0; 3 * k];
+    {
+        let (w0, rest) = w.split_at_mut(k);
+        let (w1, w2) = rest.split_at_mut(k);
+        patch.weights(s, t, [w0, w1, w2]);
+    }
+    let (b, db) = crate::limit::cubic_basis(r);
+    // The cell axis of the derivative, as a local one with its sign.
+    let (surface, layers, sign): (usize, [f64; 4], f64) = match q {
+        Quantity::Position => (0, b, 1.0),
+        _ => {
+            let axis = match q {
+                Quantity::DerivU => 0,
+                Quantity::DerivV => 1,
+                _ => 2,
+            };
+            let local = g.axes.iter().position(|&(a, _)| a == axis).expect("a permutation");
+            let sign = if g.axes[local].1 { -1.0 } else { 1.0 };
+            match local {
+                0 => (1, b, sign),
+                1 => (2, b, sign),
+                _ => (0, db, sign),
+            }
+        }
+    };
+    let mut lw = layers.map(|x| x * sign);
+    match g.phantom {
+        Some(false) => {
+            lw[1] += 2.0 * lw[0];
+            lw[2] -= lw[0];
+            lw[0] = 0.0;
+        }
+        Some(true) => {
+            lw[2] += 2.0 * lw[3];
+            lw[1] -= lw[3];
+            lw[3] = 0.0;
+        }
+        None => {}
+    }
+    let phi = &w[surface * k..(surface + 1) * k];
+    for (l, &wl) in lw.iter().enumerate() {
+        if g.phantom == Some(false) && l == 0 || g.phantom == Some(true) && l == 3 {
+            continue;
+        }
+        out.extend(g.points[l * k..(l + 1) * k].iter().zip(phi).map(|(&v, &p)| (v, wl * p)));
+    }
+}
+
+/// Stam's weights of one valence at the `k × k` local parameters `(s_i,
+/// t_j)` (`i` inner): position, `∂/∂s`, `∂/∂t`, each `k² × (2n + 8)`.
+#[derive(Clone, Debug)]
+struct SurfaceTable {
+    valence: usize,
+    w: [Vec<f64>; 3],
+}
+
+/// Limit evaluation of layered cells on a `k × k × k` grid of samples per
+/// cell, without a matrix (the layered counterpart of
+/// [`RegularEval`](crate::limit::RegularEval)): the control points are
+/// gathered once per topology, Stam's weights at the `k²` local surface
+/// parameters once per valence; each evaluation contracts a cell's four
+/// layers with the surface weights (`4 k² (2n + 8)` multiply-adds per
+/// channel), then the layers with the cubic basis (`4 k³`).
+///
+/// Samples are ordered cell by cell, each cell's `w` outer, then `v`, then
+/// `u`, as [`SolidLimit::grid`](crate::limit::SolidLimit::grid) orders
+/// them; a reflected axis reads the local parameter `i/(k−1)` for the cell's
+/// `1 − i/(k−1)`, so the results equal [`limit_matrix`](crate::limit::limit_matrix)'s
+/// to rounding (tested to 1e-13).
+#[derive(Clone, Debug)]
+pub struct LayeredEval {
+    cells: Vec<u32>,
+    grids: Vec<LayeredGrid>,
+    k: usize,
+    tables: Vec<SurfaceTable>,
+    basis: Vec<[f64; 4]>,
+    deriv: Vec<[f64; 4]>,
+    num_vertices: usize,
+}
+
+impl LayeredEval {
+    /// The evaluator of `cells` of `m` (all layered) at `k` samples per
+    /// direction (`k ≥ 1`; the centre where `k = 1`).
+    ///
+    /// # Errors
+    /// [`LimitError::NotEvaluable`](crate::limit::LimitError) (as
+    /// [`SchemeError::Scheme`](subla_scheme::SchemeError)'s source) naming
+    /// the first cell without a [`layered_grid`].
+    pub fn new(m: &VolMesh, cells: &[u32], k: usize, par: subla_algebra::Par) -> subla_scheme::Result<LayeredEval> {
+        use rayon::prelude::*;
+        let k = k.max(1);
+        let gather = |&c: &u32| layered_grid(m, c as usize).ok_or(c);
+        let grids: Result<Vec<LayeredGrid>, u32> = if par == subla_algebra::Par::Rayon && cells.len() >= 64 {
+            cells.par_iter().with_min_len(16).map(gather).collect()
+        } else {
+            cells.iter().map(gather).collect()
+        };
+        let grids = grids.map_err(crate::limit::not_evaluable)?;
+        let t = |i: usize| crate::limit::sample_param(i, k);
+        let mut valences: Vec<usize> = grids.iter().map(|g| g.valence).collect();
+        valences.sort_unstable();
+        valences.dedup();
+        let tables = valences
+            .into_iter()
+            .map(|n| {
+                let patch = StamPatch::get(n).expect("a gathered grid's valence is supported");
+                let len = patch.len();
+                let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; k * k * len]);
+                for j in 0..k {
+                    for i in 0..k {
+                        let at = (j * k + i) * len;
+                        let [w0, w1, w2] = &mut w;
+                        patch.weights(
+                            t(i),
+                            t(j),
+                            [&mut w0[at..at + len], &mut w1[at..at + len], &mut w2[at..at + len]],
+                        );
+                    }
+                }
+                SurfaceTable { valence: n, w }
+            })
+            .collect();
+        let (basis, deriv) = (0..k).map(|i| crate::limit::cubic_basis(t(i))).unzip();
+        Ok(LayeredEval { cells: cells.to_vec(), grids, k, tables, basis, deriv, num_vertices: m.num_vertices() })
+    }
+
+    /// Number of samples (`cells · k³`).
+    pub fn num_samples(&self) -> usize {
+        self.cells.len() * self.k * self.k * self.k
+    }
+
+    /// The cells evaluated, in order.
+    pub fn cells(&self) -> &[u32] {
+        &self.cells
+    }
+
+    /// `q` at every sample from the control points `x` (`V × 3`) into `out`
+    /// (`num_samples × 3`), in `f32` or `f64` (computed in `f64`).
+    ///
+    /// # Panics
+    /// If the shapes disagree.
+    pub fn eval_into<T: crate::limit::Sample>(
+        &self,
+        x: ndarray::ArrayView2<'_, T>,
+        q: Quantity,
+        mut out: ndarray::ArrayViewMut2<'_, T>,
+        par: subla_algebra::Par,
+    ) {
+        use rayon::prelude::*;
+        assert_eq!(x.dim(), (self.num_vertices, 3), "LayeredEval: control points V × 3");
+        assert_eq!(out.dim(), (self.num_samples(), 3), "LayeredEval: output samples × 3");
+        let x = x.as_standard_layout();
+        let xs = x.as_slice().expect("standard layout");
+        let k = self.k;
+        let per = k * k * k * 3;
+        let out = out.as_slice_mut().expect("a standard-layout output");
+        type Scratch = (Vec<[f64; 3]>, Vec<[f64; 3]>);
+        let cell = |(pts, layer): &mut Scratch, (g, o): (&LayeredGrid, &mut [T])| {
+            let table = self.tables.iter().find(|t| t.valence == g.valence).expect("a table per valence");
+            let len = g.layer_len();
+            // The control points, the phantom layer extrapolated.
+            pts.clear();
+            pts.extend(g.points.iter().map(|&v| {
+                if v == NONE {
+                    [0.0; 3]
+                } else {
+                    let v = v as usize * 3;
+                    [xs[v].to_f64(), xs[v + 1].to_f64(), xs[v + 2].to_f64()]
+                }
+            }));
+            if let Some(high) = g.phantom {
+                let (ghost, near, far) = if high { (3, 2, 1) } else { (0, 1, 2) };
+                for i in 0..len {
+                    let (pn, pf) = (pts[near * len + i], pts[far * len + i]);
+                    pts[ghost * len + i] = std::array::from_fn(|c| 2.0 * pn[c] - pf[c]);
+                }
+            }
+            // Which table and which basis along r, and the sign.
+            let (surface, along, sign) = match q {
+                Quantity::Position => (0, &self.basis, 1.0),
+                _ => {
+                    let axis = match q {
+                        Quantity::DerivU => 0,
+                        Quantity::DerivV => 1,
+                        _ => 2,
+                    };
+                    let local = g.axes.iter().position(|&(a, _)| a == axis).expect("a permutation");
+                    let sign = if g.axes[local].1 { -1.0 } else { 1.0 };
+                    match local {
+                        0 => (1, &self.basis, sign),
+                        1 => (2, &self.basis, sign),
+                        _ => (0, &self.deriv, sign),
+                    }
+                }
+            };
+            let w = &table.w[surface];
+            // Layers × surface samples.
+            layer.clear();
+            for l in 0..4 {
+                let p = &pts[l * len..(l + 1) * len];
+                for st in 0..k * k {
+                    let ws = &w[st * len..(st + 1) * len];
+                    let mut acc = [0.0f64; 3];
+                    for (wi, pi) in ws.iter().zip(p) {
+                        for c in 0..3 {
+                            acc[c] += wi * pi[c];
+                        }
+                    }
+                    layer.push(acc);
+                }
+            }
+            // The samples: local (i, j, r) to the cell's (u, v, w) indices.
+            let stride = [1usize, k, k * k];
+            let place = |local: usize, i: usize| {
+                let (axis, back) = g.axes[local];
+                stride[axis as usize] * if back { k - 1 - i } else { i }
+            };
+            for (ir, b) in along.iter().enumerate() {
+                let pr = place(2, ir);
+                for j in 0..k {
+                    let pj = place(1, j);
+                    for i in 0..k {
+                        let st = j * k + i;
+                        let mut acc = [0.0f64; 3];
+                        for (l, &bl) in b.iter().enumerate() {
+                            let v = layer[l * k * k + st];
+                            for c in 0..3 {
+                                acc[c] += bl * v[c];
+                            }
+                        }
+                        let row = (pr + pj + place(0, i)) * 3;
+                        for c in 0..3 {
+                            o[row + c] = T::from_f64(sign * acc[c]);
+                        }
+                    }
+                }
+            }
+        };
+        let scratch = || (Vec::new(), Vec::new());
+        if par == subla_algebra::Par::Rayon && self.grids.len() >= 16 {
+            self.grids.par_iter().zip(out.par_chunks_mut(per)).for_each_init(scratch, cell);
+        } else {
+            let mut s = scratch();
+            self.grids.iter().zip(out.chunks_mut(per)).for_each(|item| cell(&mut s, item));
+        }
+    }
+}

@@ -1,0 +1,1309 @@
+//! Exact evaluation of a Catmull-Clark surface patch next to one
+//! extraordinary vertex (Stam 1998), as weights over the patch's `K = 2n + 8`
+//! control points, with both first derivatives.
+//!
+//! # Control points
+//! Around the extraordinary vertex `EV` of valence `n` (`3 ..= MAX_VALENCE`,
+//! interior), the edges from `EV` reach `E_0 … E_{n−1}` counter-clockwise;
+//! sector `k` is the quad `(EV, E_k, D_k, E_{k+1})`. The patch is the limit
+//! surface over face 0, parametrised by `(s, t) ∈ [0, 1]²` with `EV` at
+//! `(0, 0)`, `E_0` at `(1, 0)`, `D_0` at `(1, 1)` and `E_1` at `(0, 1)`.
+//! Grid coordinates `(i, j)` name points relative to the patch as on a
+//! regular grid (`EV = (0, 0)`, `E_0 = (1, 0)`, `E_1 = (0, 1)`); the points
+//! used here all lie in sectors `n − 1`, 0 and 1, where that naming is
+//! well defined for every `n`. The order is
+//!
+//! | index         | point                                               |
+//! |---------------|-----------------------------------------------------|
+//! | `0`           | `EV`                                                |
+//! | `1 + 2k`      | `E_k` (`k = 0 … n−1`)                               |
+//! | `2 + 2k`      | `D_k`                                               |
+//! | `2n+1 … 2n+7` | `(2,−1) (2,0) (2,1) (2,2) (1,2) (0,2) (−1,2)`       |
+//!
+//! For `n = 4` the patch is the bicubic uniform B-spline over the grid
+//! `{−1, 0, 1, 2}²` (`E_2 = (−1, 0)`, `E_3 = (0, −1)`, `D_1 = (−1, 1)`,
+//! `D_2 = (−1, −1)`, `D_3 = (1, −1)`): the weight of `(i, j)` is
+//! `B_{i+1}(s) B_{j+1}(t)` with
+//!
+//! ```text
+//! B_0(x) = (1 − x)³ / 6            B_1(x) = (3x³ − 6x² + 4) / 6
+//! B_2(x) = (−3x³ + 3x² + 3x + 1) / 6  B_3(x) = x³ / 6
+//! ```
+//!
+//! # Subdivision matrices
+//! One Catmull-Clark step puts a face point at each face's centroid, an
+//! edge point at `(a + b + f₁ + f₂) / 4` (the edge's ends and the face
+//! points of its two faces), and moves each vertex `v` of valence `m` to
+//!
+//! ```text
+//! v' = (m − 3)/m · v + 2/m · R + 1/m · Q
+//! ```
+//!
+//! (`R` the average of the midpoints of its edges, `Q` of the centroids of
+//! its faces). The child patch at `EV` (parameters halved) has control
+//! points in the same order, and they depend on the parent's only:
+//! `c = A p` with the `K × K` subdivision matrix `A`. Its first `2n + 1`
+//! rows (`EV`, `E_k`, `D_k`) read only the first `2n + 1` points, so
+//!
+//! ```text
+//! A = | S    0   |      S: (2n+1) × (2n+1), S₁₂: 7 × 7
+//!     | S₁₁  S₁₂ |
+//! ```
+//!
+//! The extended matrix `Ā` (`(K + 9) × K`) adds the child points
+//! `(3,−1) (3,0) (3,1) (3,2) (3,3) (2,3) (1,3) (0,3) (−1,3)` (child grid
+//! coordinates), which with `A`'s rows hold the 4 × 4 control grids of the
+//! three regular sub-patches of face 0: `k = 1` over `[½,1] × [0,½]`,
+//! `k = 2` over `[½,1]²` and `k = 3` over `[0,½] × [½,1]`. `P_k` (16 ×
+//! (K + 9)) picks sub-patch `k`'s grid. Every stencil is derived here from
+//! the rules above on a local model of the mesh: sector `k` is a quarter
+//! grid `{(a, b) : a ≥ 1, b ≥ 0}` whose points `(0, b)` are sector
+//! `k + 1`'s `(b, 0)`; `EV` is the common corner.
+//!
+//! # Eigenstructure
+//! Catmull-Clark's `A` has real eigenvalues: those of `S` (`1`, the
+//! subdominant pair `λ₁`, …) and of `S₁₂` (`1/8, 1/8, 1/16, 1/16, 1/32,
+//! 1/32, 1/64`). Where `A = V Λ V⁻¹` (the eigenvectors span), powers are
+//! `A^j = V Λ^j V⁻¹`. Eigenvalues come from the real Schur forms of `S` and
+//! `S₁₂`; eigenvectors of each distinct eigenvalue `μ` of multiplicity `p`
+//! are the `p` smallest right singular vectors of `A − μI` (and left ones
+//! from its transpose), sharpened by one step of inverse iteration; `μ` is
+//! refined by the two-sided Rayleigh quotient, and the decomposition is
+//! kept only if `V Λ V⁻¹` reproduces `A` to `1e−11` (relative, max norm).
+//! The eigenvector of `1` is the all-ones vector (every row of `A` sums to
+//! 1).
+//!
+//! For every valence `3 ..= 16` `A` is diagonalisable, including `n = 4, 8,
+//! 12, 16` where `S` shares the eigenvalue `1/8` (and at `n = 4` also
+//! `1/16`) with `S₁₂`, and `V Λ V⁻¹` reproduces it to about `1e−14`. Where
+//! it would not (a defective `A`), the patch falls back to tables of
+//! `P_k Ā A^{m−1}` for `m = 1 ..= 64` and further products by `A` below them
+//! ([`Representation::Powers`]); both give the same weights (to about
+//! `1e−13` in the tests, which force the tables for some valences).
+//!
+//! # Evaluation
+//! For `(s, t) ≠ (0, 0)` the level `m ≥ 1` is the one with
+//! `2^{−m} ≤ max(s, t) < 2^{1−m}` (`m = 1` at `max(s, t) = 1`). Scaled
+//! exactly by a power of two, `(s', t') = 2^{m−1} (s, t)` has
+//! `max(s', t') ∈ [½, 1]`, and picks the sub-patch and its parameters:
+//!
+//! ```text
+//! k = 1: s' ≥ ½, t' < ½   (u, v) = (2s' − 1, 2t')
+//! k = 2: s' ≥ ½, t' ≥ ½   (u, v) = (2s' − 1, 2t' − 1)
+//! k = 3: s' < ½, t' ≥ ½   (u, v) = (2s', 2t' − 1)
+//! ```
+//!
+//! The weights and their derivatives (chain rule: `du/ds = dv/dt = 2^m`) are
+//!
+//! ```text
+//! φ(s, t)    = b(u, v)ᵀ P_k Ā A^{m−1}       = ((b(u, v)ᵀ E_k) ∘ λ^{m−1}) V⁻¹
+//! ∂φ/∂s      = 2^m ∂b/∂u(u, v)ᵀ P_k Ā A^{m−1} = ((∂b/∂uᵀ E_k) ∘ 2(2λ)^{m−1}) V⁻¹
+//! ```
+//!
+//! (`∂/∂t` likewise) with `E_k = P_k Ā V` precomputed and `b` the 16 bicubic
+//! basis products `B_i(u) B_j(v)` (entry `i + 4j`). At `m = 1`
+//! (`A⁰ = I`) the weights are `bᵀ P_k Ā` directly.
+//!
+//! # At the extraordinary vertex
+//! At `(0, 0)` the position weights are the limit mask `ℓ`, the left
+//! eigenvector of eigenvalue 1 scaled to sum 1 (for Catmull-Clark,
+//! `(n², 4, 1) / (n(n + 5))` on `EV`, the `E_k` and the `D_k`). The
+//! parametric derivative there is 0 for `n = 3` and unbounded for `n ≥ 5`
+//! (it behaves as `(2λ₁)^m`), so the derivative weights written at `(0, 0)`
+//! are tangent masks instead:
+//!
+//! ```text
+//! τ_s = φ(1, 0) Π₁      τ_t = φ(0, 1) Π₁      Π₁ = R₁ (L₁ R₁)⁻¹ L₁
+//! ```
+//!
+//! with `Π₁` the spectral projector onto the eigenspace of the subdominant
+//! eigenvalue `λ₁` (the double eigenvalue of Fourier index 1; `R₁` its right
+//! eigenvectors as columns, `L₁` its left ones as rows). They are the
+//! surface's first-order terms along the rays: at `s = 2^{−p}`,
+//! `x(s, 0) − x(0, 0) = λ₁^p τ_s·P + O(μ₂^p)` (`μ₂ < λ₁` the next
+//! eigenvalue), and they span the limit tangent plane. For `n = 4`, `λ₁ = ½`
+//! and its eigenfunctions are the linear functions, so `τ_s`, `τ_t` are the
+//! bicubic patch's `∂/∂s`, `∂/∂t` at its corner exactly.
+use std::sync::{Arc, OnceLock};
+
+use nalgebra::DMatrix;
+
+/// The largest valence [`StamPatch`] is built for.
+pub const MAX_VALENCE: usize = 16;
+
+/// The most control points of a patch: `2 · MAX_VALENCE + 8`.
+const MAX_LEN: usize = 2 * MAX_VALENCE + 8;
+
+/// Levels kept as tables in [`Representation::Powers`].
+const POWER_LEVELS: u32 = 64;
+
+/// Largest relative (max-norm) error of `V Λ V⁻¹` against `A` accepted for
+/// [`Representation::Eigen`].
+const RECONSTRUCTION_TOLERANCE: f64 = 1e-11;
+
+/// Eigenvalues of the Schur forms closer than this are one eigenvalue.
+const CLUSTER_TOLERANCE: f64 = 1e-6;
+
+/// Largest singular value of `A − μI` accepted for an eigenvector of `μ`.
+const NULL_TOLERANCE: f64 = 1e-10;
+
+/// Why a [`StamPatch`] could not be built.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StamError {
+    /// The valence is outside `3 ..= MAX_VALENCE`.
+    #[error("valence {valence} is not supported: Stam patches are built for valences 3 ..= {MAX_VALENCE}")]
+    Valence {
+        /// The valence asked for.
+        valence: usize,
+    },
+    /// A child point's stencil reached outside the patch's control points
+    /// (the local mesh model is inconsistent; not expected for any
+    /// supported valence).
+    #[error("valence {valence}: a child point's stencil reaches outside the {} control points", 2 * valence + 8)]
+    Support {
+        /// The valence.
+        valence: usize,
+    },
+    /// The eigenstructure needed for the limit and tangent masks was not
+    /// found: complex eigenvalues, a multiple eigenvalue 1, no double
+    /// subdominant eigenvalue, or eigenvectors with too large a residual.
+    #[error("valence {valence}: the subdivision matrix's eigenstructure failed: {what} (residual {residual:e})")]
+    Eigen {
+        /// The valence.
+        valence: usize,
+        /// What failed.
+        what: &'static str,
+        /// The residual measured (0 where none applies).
+        residual: f64,
+    },
+}
+
+/// How a [`StamPatch`] raises `A` to a power.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Representation {
+    /// `A^j = V Λ^j V⁻¹` (`A` is diagonalisable).
+    Eigen,
+    /// Tables of `P_k Ā A^{m−1}` for `m ≤ 64`, further products by `A`
+    /// below (for a defective `A`).
+    Powers,
+}
+
+/// A point of the local mesh around `EV`: `EV`, or point `(a, b)` of
+/// sector `k` with `a ≥ 1`, `b ≥ 0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Label {
+    Ev,
+    At { k: usize, a: i64, b: i64 },
+}
+
+/// The point at `(a, b)` relative to sector `k` (`k < n`), where one of `a`,
+/// `b` may be negative (the neighbouring sectors continue the grid:
+/// `(a, −b)` is sector `k − 1`'s `(b, a)`, `(−a, b)` sector `k + 1`'s
+/// `(b, a)`); `None` where both are.
+fn label(n: usize, k: usize, a: i64, b: i64) -> Option<Label> {
+    let (k, a, b) = match (a < 0, b < 0) {
+        (false, false) => (k, a, b),
+        (false, true) => ((k + n - 1) % n, -b, a),
+        (true, false) => ((k + 1) % n, b, -a),
+        (true, true) => return None,
+    };
+    Some(match (a, b) {
+        (0, 0) => Label::Ev,
+        (0, b) => Label::At { k: (k + 1) % n, a: b, b: 0 },
+        (a, b) => Label::At { k, a, b },
+    })
+}
+
+/// The 7 outer control points, in grid coordinates relative to the patch.
+const OUTER: [(i64, i64); 7] = [(2, -1), (2, 0), (2, 1), (2, 2), (1, 2), (0, 2), (-1, 2)];
+/// The 9 further child points of `Ā`, in child grid coordinates.
+const EXTRA: [(i64, i64); 9] = [(3, -1), (3, 0), (3, 1), (3, 2), (3, 3), (2, 3), (1, 3), (0, 3), (-1, 3)];
+/// The lowest corner of sub-patch `k = 1, 2, 3`'s 4 × 4 grid, in child grid
+/// coordinates.
+const SUB_ORIGIN: [(i64, i64); 3] = [(0, -1), (0, 0), (-1, 0)];
+
+/// The `K` control points in their order, then the 9 extra points.
+fn labels(n: usize) -> Option<Vec<Label>> {
+    let mut l = vec![Label::Ev];
+    for k in 0..n {
+        l.push(Label::At { k, a: 1, b: 0 });
+        l.push(Label::At { k, a: 1, b: 1 });
+    }
+    for &(a, b) in OUTER.iter().chain(&EXTRA) {
+        l.push(label(n, 0, a, b)?);
+    }
+    Some(l)
+}
+
+/// A weighted sum of local points.
+type Stencil = Vec<(Label, f64)>;
+
+/// Adds `w` times the centroid of the quad with lowest corner `(a, b)` in
+/// sector `k`.
+fn add_face(n: usize, k: usize, a: i64, b: i64, w: f64, s: &mut Stencil) -> Option<()> {
+    for (da, db) in [(0, 0), (1, 0), (1, 1), (0, 1)] {
+        s.push((label(n, k, a + da, b + db)?, w / 4.0));
+    }
+    Some(())
+}
+
+/// Adds the vertex point of `v`: valence `m` (`n` at `EV`, 4 elsewhere),
+/// `(m − 3)/m v + 2/m R + 1/m Q` with `R = Σ (v + e_i) / (2m)` over its
+/// neighbours and `Q` the average of its faces' centroids.
+fn add_vertex_point(n: usize, v: Label, s: &mut Stencil) -> Option<()> {
+    let mut neighbours = Vec::with_capacity(n.max(4));
+    let mut faces = Vec::with_capacity(n.max(4));
+    match v {
+        Label::Ev => {
+            for k in 0..n {
+                neighbours.push(Label::At { k, a: 1, b: 0 });
+                faces.push((k, 0, 0));
+            }
+        }
+        Label::At { k, a, b } => {
+            for (da, db) in [(1, 0), (0, 1), (-1, 0), (0, -1)] {
+                neighbours.push(label(n, k, a + da, b + db)?);
+            }
+            for (da, db) in [(0, 0), (-1, 0), (-1, -1), (0, -1)] {
+                faces.push((k, a + da, b + db));
+            }
+        }
+    }
+    let m = neighbours.len() as f64;
+    // v: (m − 3)/m, and 1/m from the v halves of R's midpoints; each
+    // neighbour 1/m² (its midpoint's other half); each face centroid 1/m².
+    s.push((v, (m - 3.0) / m + 1.0 / m));
+    for e in neighbours {
+        s.push((e, 1.0 / (m * m)));
+    }
+    for (k, a, b) in faces {
+        add_face(n, k, a, b, 1.0 / (m * m), s)?;
+    }
+    Some(())
+}
+
+/// The stencil over parent points of the child point `c` (named in the
+/// child's grid, where parent point `(a, b)` is child point `(2a, 2b)`).
+fn child_stencil(n: usize, c: Label) -> Option<Stencil> {
+    let mut s = Vec::with_capacity(4 * n + 8);
+    match c {
+        Label::Ev => add_vertex_point(n, Label::Ev, &mut s)?,
+        Label::At { k, a, b } => match (a % 2, b % 2) {
+            (0, 0) => add_vertex_point(n, Label::At { k, a: a / 2, b: b / 2 }, &mut s)?,
+            (1, 0) => {
+                // The edge (a0, b0)–(a0 + 1, b0) along `a`; its faces lie at
+                // b0 and b0 − 1 (the latter in sector k − 1 where b0 = 0).
+                let (a0, b0) = ((a - 1) / 2, b / 2);
+                s.push((label(n, k, a0, b0)?, 0.25));
+                s.push((label(n, k, a0 + 1, b0)?, 0.25));
+                add_face(n, k, a0, b0, 0.25, &mut s)?;
+                add_face(n, k, a0, b0 - 1, 0.25, &mut s)?;
+            }
+            (0, 1) => {
+                // The edge (a0, b0)–(a0, b0 + 1) along `b` (a0 ≥ 1).
+                let (a0, b0) = (a / 2, (b - 1) / 2);
+                s.push((label(n, k, a0, b0)?, 0.25));
+                s.push((label(n, k, a0, b0 + 1)?, 0.25));
+                add_face(n, k, a0, b0, 0.25, &mut s)?;
+                add_face(n, k, a0 - 1, b0, 0.25, &mut s)?;
+            }
+            _ => add_face(n, k, (a - 1) / 2, (b - 1) / 2, 1.0, &mut s)?,
+        },
+    }
+    Some(s)
+}
+
+/// `Ā` (whose first `K` rows are `A`) and the rows of `Ā` that sub-patch
+/// `k`'s grid point `i + 4j` reads.
+fn construct(n: usize) -> Option<(DMatrix<f64>, [[usize; 16]; 3])> {
+    let l = labels(n)?;
+    let kk = 2 * n + 8;
+    let mut ext = DMatrix::zeros(l.len(), kk);
+    for (r, &c) in l.iter().enumerate() {
+        for (p, w) in child_stencil(n, c)? {
+            let j = l[..kk].iter().position(|&q| q == p)?;
+            ext[(r, j)] += w;
+        }
+    }
+    let mut pick = [[0; 16]; 3];
+    for (sub, &(a0, b0)) in SUB_ORIGIN.iter().enumerate() {
+        for (r, slot) in pick[sub].iter_mut().enumerate() {
+            let (i, j) = ((r % 4) as i64, (r / 4) as i64);
+            let p = label(n, 0, a0 + i, b0 + j)?;
+            *slot = l.iter().position(|&q| q == p)?;
+        }
+    }
+    Some((ext, pick))
+}
+
+/// The cubic uniform B-spline basis at `x`.
+fn basis(x: f64) -> [f64; 4] {
+    let y = 1.0 - x;
+    let x2 = x * x;
+    let x3 = x2 * x;
+    [y * y * y / 6.0, (3.0 * x3 - 6.0 * x2 + 4.0) / 6.0, (-3.0 * x3 + 3.0 * x2 + 3.0 * x + 1.0) / 6.0, x3 / 6.0]
+}
+
+/// The derivative of [`basis`].
+fn basis_derivative(x: f64) -> [f64; 4] {
+    let y = 1.0 - x;
+    let x2 = x * x;
+    [-0.5 * y * y, 1.5 * x2 - 2.0 * x, -1.5 * x2 + x + 0.5, 0.5 * x2]
+}
+
+/// `2^e` for `−1022 ≤ e ≤ 1023`.
+fn pow2(e: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&e));
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// `x · 2^e`, exact (powers of two at most `2^1000` at a time).
+fn scale_up(mut x: f64, mut e: u32) -> f64 {
+    while e > 1000 {
+        x *= pow2(1000);
+        e -= 1000;
+    }
+    x * pow2(e as i32)
+}
+
+/// The level `m ≥ 1` with `2^{−m} ≤ x < 2^{1−m}` for `0 < x < 1`, and 1 for
+/// `x ≥ 1`.
+fn level(x: f64) -> u32 {
+    if x >= 1.0 {
+        return 1;
+    }
+    let (y, extra) = if x < f64::MIN_POSITIVE { (x * pow2(64), 64) } else { (x, 0) };
+    // y ∈ [2^{e−1}, 2^e) with e ≤ 0.
+    let e = ((y.to_bits() >> 52) & 0x7ff) as i32 - 1022;
+    (1 - e + extra) as u32
+}
+
+/// The 16 basis products `B_i(u) B_j(v)` (entry `i + 4j`) and their `u`
+/// and `v` derivatives.
+fn tensor_basis(u: f64, v: f64) -> [[f64; 16]; 3] {
+    let (bu, du, bv, dv) = (basis(u), basis_derivative(u), basis(v), basis_derivative(v));
+    let mut out = [[0.0; 16]; 3];
+    for j in 0..4 {
+        for i in 0..4 {
+            out[0][i + 4 * j] = bu[i] * bv[j];
+            out[1][i + 4 * j] = du[i] * bv[j];
+            out[2][i + 4 * j] = bu[i] * dv[j];
+        }
+    }
+    out
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The dot products of `x`, `y` and `z` with `col`, in one pass over `col`.
+fn dot3(x: &[f64], y: &[f64], z: &[f64], col: &[f64]) -> [f64; 3] {
+    let mut out = [0.0; 3];
+    for (((c, a), b), d) in col.iter().zip(x).zip(y).zip(z) {
+        out[0] += a * c;
+        out[1] += b * c;
+        out[2] += d * c;
+    }
+    out
+}
+
+/// The `p` right singular vectors of `m` with the smallest singular values
+/// (as columns), and the largest of those singular values.
+fn null_space(m: DMatrix<f64>, p: usize) -> Option<(DMatrix<f64>, f64)> {
+    let n = m.ncols();
+    if p == 0 || p > n || m.nrows() != n {
+        return None;
+    }
+    let svd = nalgebra::SVD::try_new(m, false, true, f64::EPSILON, 100_000)?;
+    let vt = svd.v_t.as_ref()?;
+    let sigma = svd.singular_values[n - p];
+    Some((DMatrix::from_fn(n, p, |i, j| vt[(n - p + j, i)]), sigma))
+}
+
+/// `(M⁻¹ X)` with orthonormal columns: one step of inverse iteration
+/// towards the null space of `M` (`X` where `M` is singular to rounding).
+fn refine(m: &DMatrix<f64>, x: DMatrix<f64>) -> DMatrix<f64> {
+    let Some(y) = m.clone().lu().solve(&x).filter(|y| y.iter().all(|v| v.is_finite())) else {
+        return x;
+    };
+    let q = y.qr().q();
+    if q.iter().all(|v| v.is_finite()) { q } else { x }
+}
+
+/// One distinct eigenvalue of `A`, its multiplicity and, where they span,
+/// its right (columns) and left (rows) eigenvectors.
+#[derive(Debug)]
+struct Cluster {
+    value: f64,
+    size: usize,
+    vectors: Option<(DMatrix<f64>, DMatrix<f64>)>,
+}
+
+/// The real eigenvalues of `m` (`None` if some are complex).
+fn real_eigenvalues(m: DMatrix<f64>) -> Option<Vec<f64>> {
+    let scale = m.amax().max(1.0);
+    let schur = nalgebra::Schur::try_new(m, f64::EPSILON, 100_000)?;
+    schur.complex_eigenvalues().iter().map(|c| (c.im.abs() <= CLUSTER_TOLERANCE * scale).then_some(c.re)).collect()
+}
+
+/// The distinct eigenvalues of `A` (descending) with their eigenvectors.
+fn clusters(n: usize, a: &DMatrix<f64>) -> Result<Vec<Cluster>, StamError> {
+    let ring = 2 * n + 1;
+    let kk = a.nrows();
+    let complex = StamError::Eigen { valence: n, what: "complex eigenvalues", residual: 0.0 };
+    let mut values = real_eigenvalues(a.view((0, 0), (ring, ring)).into_owned()).ok_or(complex.clone())?;
+    values.extend(real_eigenvalues(a.view((ring, ring), (kk - ring, kk - ring)).into_owned()).ok_or(complex)?);
+    values.sort_by(|x, y| y.total_cmp(x));
+    let mut out: Vec<Cluster> = Vec::new();
+    let mut i = 0;
+    while i < values.len() {
+        let mut j = i + 1;
+        while j < values.len() && values[i] - values[j] <= CLUSTER_TOLERANCE {
+            j += 1;
+        }
+        let size = j - i;
+        let value = values[i..j].iter().sum::<f64>() / size as f64;
+        out.push(eigenvectors(a, value, size));
+        i = j;
+    }
+    Ok(out)
+}
+
+/// The eigenvectors of `a` for the eigenvalue near `value` of algebraic
+/// multiplicity `size`, and the eigenvalue refined by the two-sided
+/// Rayleigh quotient `tr((L R)⁻¹ L A R) / size`.
+fn eigenvectors(a: &DMatrix<f64>, value: f64, size: usize) -> Cluster {
+    let kk = a.nrows();
+    let shifted = a - DMatrix::identity(kk, kk) * value;
+    let scale = a.amax().max(1.0);
+    let found = (|| {
+        let (r, sr) = null_space(shifted.clone(), size)?;
+        let (l, sl) = null_space(shifted.transpose(), size)?;
+        if sr.max(sl) > NULL_TOLERANCE * scale {
+            return None;
+        }
+        // One step of inverse iteration sharpens both bases.
+        let (r, l) = (refine(&shifted, r), refine(&shifted.transpose(), l).transpose());
+        let lr = (&l * &r).try_inverse()?;
+        let refined = (lr * (&l * a * &r)).trace() / size as f64;
+        Some((r, l, refined))
+    })();
+    match found {
+        Some((r, l, refined)) => Cluster { value: refined, size, vectors: Some((r, l)) },
+        None => Cluster { value, size, vectors: None },
+    }
+}
+
+/// The precomputed products that raise `A` to a power.
+#[derive(Debug)]
+enum Powers {
+    /// `A = V Λ V⁻¹`; `e[k] = P_k Ā V` (16 × K).
+    Eigen { v: DMatrix<f64>, v_inv: DMatrix<f64>, e: [DMatrix<f64>; 3], residual: f64 },
+    /// `tables[k][m − 2] = P_k Ā A^{m−1} − 1ℓ` (ℓ the limit mask) for
+    /// `m = 2 ..= POWER_LEVELS`.
+    Tables { tables: [Vec<DMatrix<f64>>; 3] },
+}
+
+/// Stam's exact evaluation of the Catmull-Clark patch next to one interior
+/// extraordinary vertex of a given valence (see the [module docs](self)).
+#[derive(Debug)]
+pub struct StamPatch {
+    valence: usize,
+    len: usize,
+    /// `A` (K × K).
+    a: DMatrix<f64>,
+    /// `Ā` ((K + 9) × K).
+    extended: DMatrix<f64>,
+    /// `P_k Ā` (16 × K) of each sub-patch.
+    picked: [DMatrix<f64>; 3],
+    /// Λ's diagonal, descending.
+    eigenvalues: Vec<f64>,
+    powers: Powers,
+    limit: Vec<f64>,
+    tangents: [Vec<f64>; 2],
+}
+
+/// The built patches, one per valence.
+static PATCHES: [OnceLock<Result<Arc<StamPatch>, StamError>>; MAX_VALENCE + 1] =
+    [const { OnceLock::new() }; MAX_VALENCE + 1];
+
+impl StamPatch {
+    /// The patch of valence `valence`, built on the first call for that
+    /// valence and shared for the rest of the process.
+    ///
+    /// # Errors
+    /// [`StamError::Valence`] outside `3 ..= MAX_VALENCE`; the other
+    /// variants if the construction fails (not expected for any supported
+    /// valence).
+    pub fn get(valence: usize) -> Result<Arc<StamPatch>, StamError> {
+        match PATCHES.get(valence) {
+            Some(cell) if valence >= 3 => cell.get_or_init(|| Self::build(valence, false).map(Arc::new)).clone(),
+            _ => Err(StamError::Valence { valence }),
+        }
+    }
+
+    /// Builds the patch; `tables` forces [`Representation::Powers`].
+    fn build(n: usize, tables: bool) -> Result<StamPatch, StamError> {
+        if !(3..=MAX_VALENCE).contains(&n) {
+            return Err(StamError::Valence { valence: n });
+        }
+        let kk = 2 * n + 8;
+        let (extended, pick) = construct(n).ok_or(StamError::Support { valence: n })?;
+        let a = extended.rows(0, kk).into_owned();
+        let picked = pick.map(|rows| DMatrix::from_fn(16, kk, |r, j| extended[(rows[r], j)]));
+        let mut clusters = clusters(n, &a)?;
+        let eigen_error = |what| StamError::Eigen { valence: n, what, residual: 0.0 };
+
+        // Eigenvalue 1: simple, its left eigenvector the limit mask.
+        let unit = clusters.first().ok_or(eigen_error("no eigenvalues"))?;
+        let Some((_, unit_left)) = unit.vectors.as_ref().filter(|_| unit.size == 1) else {
+            return Err(eigen_error("eigenvalue 1 is not simple"));
+        };
+        if (unit.value - 1.0).abs() > 1e-12 {
+            return Err(StamError::Eigen {
+                valence: n,
+                what: "the dominant eigenvalue is not 1",
+                residual: unit.value - 1.0,
+            });
+        }
+        let sum: f64 = unit_left.iter().sum();
+        let limit: Vec<f64> = unit_left.iter().map(|x| x / sum).collect();
+
+        // The subdominant pair: the tangent masks.
+        let sub = clusters.get(1).ok_or(eigen_error("no subdominant eigenvalue"))?;
+        let Some((r1, l1)) = sub.vectors.as_ref().filter(|_| sub.size == 2) else {
+            return Err(eigen_error("the subdominant eigenvalue is not a non-defective double eigenvalue"));
+        };
+        let projector = r1 * (l1 * r1).try_inverse().ok_or(eigen_error("singular subdominant eigenvectors"))? * l1;
+        let tangents = [(0, 1.0, 0.0), (2, 0.0, 1.0)].map(|(k, u, v)| {
+            let b = tensor_basis(u, v)[0];
+            let phi = DMatrix::from_fn(1, kk, |_, j| dot(&b, picked[k].column(j).as_slice()));
+            (phi * &projector).iter().copied().collect::<Vec<f64>>()
+        });
+
+        // Every row of A sums to 1: the dominant eigenvalue is exactly 1.
+        clusters[0].value = 1.0;
+        let eigenvalues: Vec<f64> = clusters.iter().flat_map(|c| std::iter::repeat_n(c.value, c.size)).collect();
+        let powers = match Self::diagonalise(&a, &clusters) {
+            Some((v, v_inv, residual)) if !tables && residual <= RECONSTRUCTION_TOLERANCE => {
+                let e = picked.clone().map(|p| p * &v);
+                Powers::Eigen { v, v_inv, e, residual }
+            }
+            _ => {
+                // Deflated: (P_k Ā A^{m−1} − 1ℓ) = (P_k Ā − 1ℓ) A^{m−1} as
+                // ℓ A = ℓ, so the entries shrink with the level and the
+                // derivatives' 2^m does not magnify the rounding of ℓ.
+                let ones_limit = DMatrix::from_fn(16, kk, |_, j| limit[j]);
+                let tables = picked.clone().map(|p| {
+                    let mut t = Vec::with_capacity(POWER_LEVELS as usize - 1);
+                    let mut cur = p - &ones_limit;
+                    for _ in 2..=POWER_LEVELS {
+                        cur *= &a;
+                        // Rounding along 1 ℓ would not decay: project it out.
+                        for mut row in cur.row_iter_mut() {
+                            let sum = row.sum();
+                            row.iter_mut().zip(&limit).for_each(|(x, l)| *x -= sum * l);
+                        }
+                        t.push(cur.clone());
+                    }
+                    t
+                });
+                Powers::Tables { tables }
+            }
+        };
+        Ok(StamPatch { valence: n, len: kk, a, extended, picked, eigenvalues, powers, limit, tangents })
+    }
+
+    /// `(V, V⁻¹, ‖V Λ V⁻¹ − A‖ / ‖A‖)` (max norms) where every eigenvalue's
+    /// eigenvectors span; the eigenvector of 1 is the all-ones vector.
+    fn diagonalise(a: &DMatrix<f64>, clusters: &[Cluster]) -> Option<(DMatrix<f64>, DMatrix<f64>, f64)> {
+        let kk = a.nrows();
+        let mut v = DMatrix::zeros(kk, kk);
+        let mut lambda = Vec::with_capacity(kk);
+        let mut col = 0;
+        for (i, c) in clusters.iter().enumerate() {
+            let (r, _) = c.vectors.as_ref()?;
+            if i == 0 {
+                v.column_mut(0).fill(1.0);
+            } else {
+                v.columns_mut(col, c.size).copy_from(r);
+            }
+            lambda.extend(std::iter::repeat_n(c.value, c.size));
+            col += c.size;
+        }
+        if col != kk {
+            return None;
+        }
+        let v_inv = v.clone().lu().try_inverse()?;
+        let mut vl = v.clone();
+        for (j, &l) in lambda.iter().enumerate() {
+            vl.column_mut(j).scale_mut(l);
+        }
+        let residual = (vl * &v_inv - a).amax() / a.amax();
+        Some((v, v_inv, residual))
+    }
+
+    /// The valence `n` of the extraordinary vertex.
+    pub fn valence(&self) -> usize {
+        self.valence
+    }
+
+    /// The number of control points, `K = 2n + 8`.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always `false` (a patch has `2n + 8 ≥ 14` control points); for
+    /// symmetry with [`StamPatch::len`].
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The subdivision matrix `A` (`K × K`): row `i` is child control point
+    /// `i` of the patch at `EV` over the parent's control points.
+    pub fn subdivision_matrix(&self) -> &DMatrix<f64> {
+        &self.a
+    }
+
+    /// The extended subdivision matrix `Ā` (`(K + 9) × K`): `A`'s rows, then
+    /// the child points `(3,−1) (3,0) (3,1) (3,2) (3,3) (2,3) (1,3) (0,3)
+    /// (−1,3)` in child grid coordinates.
+    pub fn extended_matrix(&self) -> &DMatrix<f64> {
+        &self.extended
+    }
+
+    /// The eigenvalues of `A`, descending (each as often as its algebraic
+    /// multiplicity), in the column order of `V`
+    /// ([`StamPatch::eigenvectors`]).
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.eigenvalues
+    }
+
+    /// `(V, V⁻¹)` with `A = V Λ V⁻¹` where `A` is diagonalisable
+    /// ([`Representation::Eigen`]); `None` otherwise.
+    pub fn eigenvectors(&self) -> Option<(&DMatrix<f64>, &DMatrix<f64>)> {
+        match &self.powers {
+            Powers::Eigen { v, v_inv, .. } => Some((v, v_inv)),
+            Powers::Tables { .. } => None,
+        }
+    }
+
+    /// `‖V Λ V⁻¹ − A‖ / ‖A‖` (max norms) where `A` is diagonalised.
+    pub fn reconstruction_error(&self) -> Option<f64> {
+        match &self.powers {
+            Powers::Eigen { residual, .. } => Some(*residual),
+            Powers::Tables { .. } => None,
+        }
+    }
+
+    /// How the patch raises `A` to a power.
+    pub fn representation(&self) -> Representation {
+        match &self.powers {
+            Powers::Eigen { .. } => Representation::Eigen,
+            Powers::Tables { .. } => Representation::Powers,
+        }
+    }
+
+    /// The limit mask: the weights of the limit position of `EV` (the
+    /// position weights at `(0, 0)`).
+    pub fn limit_mask(&self) -> &[f64] {
+        &self.limit
+    }
+
+    /// The tangent masks `τ_s`, `τ_t` written as the derivative weights at
+    /// `(0, 0)` (see the [module docs](self#at-the-extraordinary-vertex)).
+    pub fn tangent_masks(&self) -> [&[f64]; 2] {
+        [&self.tangents[0], &self.tangents[1]]
+    }
+
+    /// Writes the weights of the position, `∂/∂s` and `∂/∂t` of the patch at
+    /// `(s, t)` into `w[0]`, `w[1]` and `w[2]`, one per control point. At
+    /// `(0, 0)` the derivative weights are the tangent masks
+    /// ([`StamPatch::tangent_masks`]). Allocation-free.
+    ///
+    /// The caller passes `0 ≤ s, t ≤ 1` (checked in debug builds only;
+    /// outside, the result is the polynomial of the nearest sub-patch
+    /// continued, and meaningless).
+    ///
+    /// For `n ≥ 5` the derivative weights grow as `(2λ₁)^m` towards `EV`
+    /// (the parametrisation's derivative is unbounded there) and overflow
+    /// only for parameters below about `2^{−1000}`.
+    ///
+    /// # Panics
+    /// If a slice of `w` is not [`StamPatch::len`] long.
+    pub fn weights(&self, s: f64, t: f64, w: [&mut [f64]; 3]) {
+        debug_assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t), "(s, t) = ({s}, {t}) outside [0, 1]²");
+        assert!(w.iter().all(|x| x.len() == self.len), "the weights need {} entries each", self.len);
+        let x = s.max(t);
+        if x.is_nan() || x <= 0.0 {
+            let [w0, w1, w2] = w;
+            w0.copy_from_slice(&self.limit);
+            w1.copy_from_slice(&self.tangents[0]);
+            w2.copy_from_slice(&self.tangents[1]);
+            return;
+        }
+        let m = level(x);
+        let (s1, t1) = (scale_up(s, m - 1), scale_up(t, m - 1));
+        let (k, u, v) = if s1 >= 0.5 {
+            if t1 >= 0.5 { (1, 2.0 * s1 - 1.0, 2.0 * t1 - 1.0) } else { (0, 2.0 * s1 - 1.0, 2.0 * t1) }
+        } else {
+            (2, 2.0 * s1, 2.0 * t1 - 1.0)
+        };
+        self.level_weights(m, k, u, v, w);
+    }
+
+    /// The weights of sub-patch `k` (0, 1, 2 for `k = 1, 2, 3`) of level `m`
+    /// at its local parameters `(u, v)`.
+    fn level_weights(&self, m: u32, k: usize, u: f64, v: f64, w: [&mut [f64]; 3]) {
+        let kk = self.len;
+        let b = tensor_basis(u, v);
+        let [w0, w1, w2] = w;
+        // 16 × K column-major: column j is contiguous.
+        let apply = |g: &DMatrix<f64>, scale: f64, w0: &mut [f64], w1: &mut [f64], w2: &mut [f64]| {
+            for (j, col) in g.as_slice().chunks_exact(16).enumerate() {
+                let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
+                (w0[j], w1[j], w2[j]) = (x, scale * y, scale * z);
+            }
+        };
+        if m <= 1 {
+            apply(&self.picked[k], 2.0, w0, w1, w2);
+            return;
+        }
+        match &self.powers {
+            Powers::Eigen { v_inv, e, .. } => {
+                let mut c = [[0.0; MAX_LEN]; 3];
+                let p = (m - 1) as i32;
+                for (i, col) in e[k].as_slice().chunks_exact(16).enumerate() {
+                    let l = self.eigenvalues[i];
+                    // Column 0 is the constant eigenvector: no derivative.
+                    let d = if i == 0 { 0.0 } else { 2.0 * (2.0 * l).powi(p) };
+                    let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
+                    (c[0][i], c[1][i], c[2][i]) = (x * l.powi(p), y * d, z * d);
+                }
+                for (j, col) in v_inv.as_slice().chunks_exact(kk).enumerate() {
+                    (w0[j], w1[j], w2[j]) = dot3(&c[0][..kk], &c[1][..kk], &c[2][..kk], col).into();
+                }
+            }
+            Powers::Tables { tables } => {
+                let top = m.min(POWER_LEVELS);
+                apply(&tables[k][top as usize - 2], pow2(top as i32), w0, w1, w2);
+                // Below the tables: w ← w A, derivatives also ×2 per level.
+                let mut tmp = [[0.0; MAX_LEN]; 3];
+                for _ in top..m {
+                    for (j, col) in self.a.as_slice().chunks_exact(kk).enumerate() {
+                        let [x, y, z] = dot3(w0, w1, w2, col);
+                        (tmp[0][j], tmp[1][j], tmp[2][j]) = (x, 2.0 * y, 2.0 * z);
+                    }
+                    for (w, t) in [&mut *w0, &mut *w1, &mut *w2].into_iter().zip(&tmp) {
+                        let sum: f64 = t[..kk].iter().sum();
+                        w.iter_mut().zip(&t[..kk]).zip(&self.limit).for_each(|((w, t), l)| *w = t - sum * l);
+                    }
+                }
+                for (w, l) in w0.iter_mut().zip(&self.limit) {
+                    *w += l;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use ndarray::Array2;
+    use subla_algebra::Par;
+    use subla_catmark::CatmarkSlak;
+    use subla_mesh::Mesh;
+    use subla_scheme::{Plan, Refiner, eval};
+
+    use super::*;
+
+    /// SplitMix64: reproducible pseudo-random numbers in `[0, 1)`.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// Parameters on the edges, near them, at the seams and inside.
+    fn samples() -> Vec<(f64, f64)> {
+        let xs =
+            [0.0, 1e-300, 1e-9, 1e-5, 0.01, 0.1, 0.2, 0.25, 0.3, 0.5 - 1e-12, 0.5, 0.6, 0.75, 0.9, 1.0 - 1e-12, 1.0];
+        let mut out: Vec<(f64, f64)> = xs.iter().flat_map(|&s| xs.iter().map(move |&t| (s, t))).collect();
+        let mut rng = Rng(7);
+        for _ in 0..200 {
+            let (s, t) = (rng.next(), rng.next());
+            out.push((s, t));
+            out.push((s * 1e-3, t * 1e-3));
+        }
+        out
+    }
+
+    fn weights(p: &StamPatch, s: f64, t: f64) -> [Vec<f64>; 3] {
+        let mut w = [vec![0.0; p.len()], vec![0.0; p.len()], vec![0.0; p.len()]];
+        let [a, b, c] = &mut w;
+        p.weights(s, t, [a, b, c]);
+        w
+    }
+
+    fn level_weights(p: &StamPatch, m: u32, k: usize, u: f64, v: f64) -> [Vec<f64>; 3] {
+        let mut w = [vec![0.0; p.len()], vec![0.0; p.len()], vec![0.0; p.len()]];
+        let [a, b, c] = &mut w;
+        p.level_weights(m, k, u, v, [a, b, c]);
+        w
+    }
+
+    /// The largest difference of two weight sets, relative to their size
+    /// (at least 1).
+    fn difference(x: &[Vec<f64>; 3], y: &[Vec<f64>; 3]) -> f64 {
+        (0..3)
+            .map(|d| {
+                let scale = x[d].iter().chain(&y[d]).fold(1.0f64, |m, v| m.max(v.abs()));
+                x[d].iter().zip(&y[d]).fold(0.0f64, |m, (a, b)| m.max((a - b).abs())) / scale
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Grid coordinates of the control points for `n = 4`.
+    fn regular_grid() -> Vec<(i64, i64)> {
+        let mut g = vec![(0, 0)];
+        let rays = [(1, 0), (0, 1), (-1, 0), (0, -1)];
+        for k in 0..4 {
+            let (e, f) = (rays[k], rays[(k + 1) % 4]);
+            g.push(e);
+            g.push((e.0 + f.0, e.1 + f.1));
+        }
+        g.extend(OUTER);
+        g
+    }
+
+    #[test]
+    fn regular_valence_is_the_bicubic_b_spline() {
+        let p = StamPatch::get(4).unwrap();
+        let grid = regular_grid();
+        assert_eq!(grid[2 + 2 * 2], (-1, -1));
+        assert_eq!(grid[2 + 2 * 3], (1, -1));
+        let mut worst: f64 = 0.0;
+        for (s, t) in samples() {
+            let w = weights(&p, s, t);
+            let (bs, ds, bt, dt) = (basis(s), basis_derivative(s), basis(t), basis_derivative(t));
+            for (c, &(i, j)) in grid.iter().enumerate() {
+                let (i, j) = ((i + 1) as usize, (j + 1) as usize);
+                let expected = [bs[i] * bt[j], ds[i] * bt[j], bs[i] * dt[j]];
+                for d in 0..3 {
+                    worst = worst.max((w[d][c] - expected[d]).abs());
+                }
+            }
+        }
+        assert!(worst <= 1e-13, "{worst:e}");
+        // The corner: the B-spline's derivatives there are the tangent masks.
+        let w = weights(&p, 0.0, 0.0);
+        assert_eq!(w[0], p.limit_mask());
+        assert_eq!([w[1].as_slice(), w[2].as_slice()], p.tangent_masks());
+    }
+
+    #[test]
+    fn construction_rows_sum_to_one_and_reduce_to_the_tensor_product() {
+        for n in 3..=MAX_VALENCE {
+            let p = StamPatch::get(n).unwrap();
+            let (a, ext) = (p.subdivision_matrix(), p.extended_matrix());
+            assert_eq!((a.nrows(), a.ncols(), ext.nrows(), ext.ncols()), (2 * n + 8, 2 * n + 8, 2 * n + 17, 2 * n + 8));
+            assert_eq!(&ext.rows(0, 2 * n + 8), a);
+            for r in 0..ext.nrows() {
+                let sum: f64 = ext.row(r).iter().sum();
+                assert!((sum - 1.0).abs() < 1e-14, "n = {n}, row {r}: {sum}");
+                assert!(ext.row(r).iter().all(|&x| x >= 0.0));
+            }
+            // EV, E_k and D_k read only EV, E_k and D_k.
+            assert_eq!(a.view((0, 2 * n + 1), (2 * n + 1, 7)).amax(), 0.0);
+        }
+        // n = 4: each child row is the product of the cubic B-spline's 1D
+        // refinement masks (1/8, 6/8, 1/8 at even, 1/2, 1/2 at odd points).
+        let p = StamPatch::get(4).unwrap();
+        let grid = regular_grid();
+        let rows: Vec<(i64, i64)> = grid.iter().copied().chain(EXTRA).collect();
+        let mask = |x: i64| -> Vec<(i64, f64)> {
+            if x % 2 == 0 {
+                vec![(x / 2 - 1, 0.125), (x / 2, 0.75), (x / 2 + 1, 0.125)]
+            } else {
+                vec![(x.div_euclid(2), 0.5), (x.div_euclid(2) + 1, 0.5)]
+            }
+        };
+        for (r, &(i, j)) in rows.iter().enumerate() {
+            let mut expected = vec![0.0; 16];
+            for (pi, wi) in mask(i) {
+                for &(pj, wj) in &mask(j) {
+                    let c = grid.iter().position(|&g| g == (pi, pj)).unwrap();
+                    expected[c] += wi * wj;
+                }
+            }
+            let row: Vec<f64> = p.extended_matrix().row(r).iter().copied().collect();
+            assert_eq!(row, expected, "child ({i}, {j})");
+        }
+    }
+
+    #[test]
+    fn weights_are_affine() {
+        for n in (3..=8).chain([12, 16]) {
+            let p = StamPatch::get(n).unwrap();
+            for (s, t) in samples() {
+                let w = weights(&p, s, t);
+                let scale = w[1].iter().chain(&w[2]).fold(1.0f64, |m, x| m.max(x.abs()));
+                let sums = w.clone().map(|x| x.iter().sum::<f64>());
+                assert!((sums[0] - 1.0).abs() < 1e-12, "n = {n} at ({s}, {t}): {sums:?}");
+                assert!(
+                    sums[1].abs() < 1e-12 * scale && sums[2].abs() < 1e-12 * scale,
+                    "n = {n} at ({s}, {t}): {sums:?}"
+                );
+            }
+        }
+    }
+
+    /// The subdominant eigenvalue of Catmull-Clark at valence `n`.
+    fn subdominant(n: usize) -> f64 {
+        let (c1, c2) = ((std::f64::consts::PI / n as f64).cos(), (2.0 * std::f64::consts::PI / n as f64).cos());
+        (5.0 + c2 + c1 * (2.0 * (9.0 + c2)).sqrt()) / 16.0
+    }
+
+    #[test]
+    fn eigenstructure_reproduces_the_subdivision_matrix() {
+        for n in 3..=MAX_VALENCE {
+            let p = StamPatch::get(n).unwrap();
+            let a = p.subdivision_matrix();
+            let (v, v_inv) = p.eigenvectors().expect("diagonalisable");
+            assert_eq!(p.representation(), Representation::Eigen);
+            let lambda = DMatrix::from_diagonal(&nalgebra::DVector::from_column_slice(p.eigenvalues()));
+            let error = (v * lambda * v_inv - a).amax() / a.amax();
+            assert!(error <= 1e-11, "n = {n}: {error:e}");
+            assert_eq!(p.reconstruction_error().map(|e| e <= 1e-11), Some(true));
+            // Each column is an eigenvector.
+            for (j, &l) in p.eigenvalues().iter().enumerate() {
+                let r = (a * v.column(j) - v.column(j) * l).amax() / v.column(j).amax();
+                assert!(r < 1e-12, "n = {n}, eigenvalue {l}: {r:e}");
+            }
+            let e = p.eigenvalues();
+            assert_eq!(e.len(), 2 * n + 8);
+            assert!(e.windows(2).all(|x| x[0] >= x[1]));
+            // 1 is simple, then the double subdominant eigenvalue.
+            assert_eq!(e[0], 1.0);
+            assert!(e[1] < 1.0 - 1e-3);
+            assert!((e[1] - subdominant(n)).abs() < 1e-13 && (e[2] - subdominant(n)).abs() < 1e-13, "n = {n}: {e:?}");
+            assert!(e[3] < e[2] - 1e-3);
+        }
+    }
+
+    #[test]
+    fn limit_mask_is_catmull_clarks() {
+        for n in 3..=MAX_VALENCE {
+            let p = StamPatch::get(n).unwrap();
+            let d = (n * (n + 5)) as f64;
+            for (c, &w) in p.limit_mask().iter().enumerate() {
+                let expected = match c {
+                    0 => (n * n) as f64 / d,
+                    c if c <= 2 * n => [1.0, 4.0][c % 2] / d,
+                    _ => 0.0,
+                };
+                assert!((w - expected).abs() < 1e-14, "n = {n}, point {c}: {w} vs {expected}");
+            }
+        }
+    }
+
+    #[test]
+    fn seams_between_levels_and_sub_patches_agree() {
+        for n in [3, 4, 5, 6, 8, 16] {
+            let p = StamPatch::get(n).unwrap();
+            let mut worst: f64 = 0.0;
+            for m in 1..=8 {
+                for i in 0..=16 {
+                    let x = f64::from(i) / 16.0;
+                    // s = 2^{−m} (k = 1 below, 1 or 2 a level down) and
+                    // t = 2^{−m} (k = 3, or 2).
+                    let below = if x < 0.5 { (0, 1.0, 2.0 * x) } else { (1, 1.0, 2.0 * x - 1.0) };
+                    let a = level_weights(&p, m, 0, 0.0, x);
+                    let b = level_weights(&p, m + 1, below.0, below.1, below.2);
+                    worst = worst.max(difference(&a, &b));
+                    let below = if x < 0.5 { (2, 2.0 * x, 1.0) } else { (1, 2.0 * x - 1.0, 1.0) };
+                    let a = level_weights(&p, m, 2, x, 0.0);
+                    let b = level_weights(&p, m + 1, below.0, below.1, below.2);
+                    worst = worst.max(difference(&a, &b));
+                    // Between the sub-patches of a level.
+                    worst = worst.max(difference(&level_weights(&p, m, 1, 0.0, x), &level_weights(&p, m, 2, 1.0, x)));
+                    worst = worst.max(difference(&level_weights(&p, m, 1, x, 0.0), &level_weights(&p, m, 0, x, 1.0)));
+                }
+                // Through the public evaluation, on both sides of the seams.
+                let h = f64::from(1u32 << m).recip();
+                for (s, t) in [(h, 0.3 * h), (h, h), (0.6 * h, h), (h, 0.5 * h), (0.5 * h, h), (0.0, h), (h, 0.0)] {
+                    for (ds, dt) in [(1e-12, 0.0), (0.0, 1e-12), (1e-12, 1e-12)] {
+                        let lo = weights(&p, s * (1.0 - ds), t * (1.0 - dt));
+                        let hi = weights(&p, (s * (1.0 + ds)).min(1.0), (t * (1.0 + dt)).min(1.0));
+                        worst = worst.max(difference(&lo, &weights(&p, s, t)));
+                        worst = worst.max(difference(&hi, &weights(&p, s, t)));
+                    }
+                }
+            }
+            assert!(worst < 1e-9, "n = {n}: {worst:e}");
+        }
+    }
+
+    #[test]
+    fn derivatives_match_finite_differences() {
+        for n in [3, 5, 8] {
+            let p = StamPatch::get(n).unwrap();
+            let h = 1e-6;
+            for (s, t) in [(0.3, 0.7), (0.55, 0.2), (0.05, 0.02), (0.9, 0.9), (0.01, 0.3)] {
+                let w = weights(&p, s, t);
+                let (sp, sm) = (weights(&p, s + h, t), weights(&p, s - h, t));
+                let (tp, tm) = (weights(&p, s, t + h), weights(&p, s, t - h));
+                for c in 0..p.len() {
+                    let fd = [(sp[0][c] - sm[0][c]) / (2.0 * h), (tp[0][c] - tm[0][c]) / (2.0 * h)];
+                    assert!((fd[0] - w[1][c]).abs() < 1e-6, "n = {n} ({s}, {t}) point {c}: {fd:?}");
+                    assert!((fd[1] - w[2][c]).abs() < 1e-6, "n = {n} ({s}, {t}) point {c}: {fd:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tangent_masks_are_the_first_order_terms_along_the_rays() {
+        for n in 3..=MAX_VALENCE {
+            let p = StamPatch::get(n).unwrap();
+            let [ts, tt] = p.tangent_masks();
+            let ring = 2 * n + 1;
+            assert!(ts[ring..].iter().chain(&tt[ring..]).all(|x| x.abs() < 1e-14));
+            assert!(ts.iter().sum::<f64>().abs() < 1e-14 && tt.iter().sum::<f64>().abs() < 1e-14);
+            // Left eigenvectors of λ₁.
+            let l1 = p.eigenvalues()[1];
+            for tau in [ts, tt] {
+                let row = DMatrix::from_row_slice(1, p.len(), tau);
+                assert!((&row * p.subdivision_matrix() - &row * l1).amax() < 1e-14);
+            }
+            // The derivative along ray 1 seen from face 0 is the one along
+            // ray 0 seen from face 0, turned by a sector.
+            for k in 0..n {
+                let j = (k + n - 1) % n;
+                assert!((tt[1 + 2 * k] - ts[1 + 2 * j]).abs() < 1e-14, "n = {n} {:e}", tt[1 + 2 * k] - ts[1 + 2 * j]);
+                assert!((tt[2 + 2 * k] - ts[2 + 2 * j]).abs() < 1e-14, "n = {n} {:e}", tt[2 + 2 * k] - ts[2 + 2 * j]);
+            }
+            assert!((tt[0] - ts[0]).abs() < 1e-14);
+            // x(2^{−q}, 0) − x(0, 0) = λ₁^q τ_s + O(μ₂^q).
+            if n != 4 && n <= 6 {
+                let mu2 = p.eigenvalues()[3];
+                let q = 12;
+                let x = pow2(-q);
+                for (w, tau) in [(weights(&p, x, 0.0), ts), (weights(&p, 0.0, x), tt)] {
+                    let scale = l1.powi(q);
+                    let bound = 10.0 * (mu2 / l1).powi(q) + 1e-15 / scale;
+                    for c in 0..p.len() {
+                        let first = (w[0][c] - p.limit_mask()[c]) / scale;
+                        assert!((first - tau[c]).abs() < bound, "n = {n}, point {c}: {first} vs {}", tau[c]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tables_of_powers_agree_with_the_eigenvectors() {
+        for n in [3, 5, 8] {
+            let eigen = StamPatch::get(n).unwrap();
+            let tables = StamPatch::build(n, true).unwrap();
+            assert_eq!(tables.representation(), Representation::Powers);
+            assert!(tables.eigenvectors().is_none() && tables.reconstruction_error().is_none());
+            let mut rng = Rng(11);
+            for j in 0..80 {
+                let (s, t) = (rng.next() * pow2(-j), rng.next() * pow2(-j));
+                let (a, b) = (weights(&eigen, s, t), weights(&tables, s, t));
+                let d = difference(&a, &b);
+                assert!(d < 1e-12, "n = {n} at ({s:e}, {t:e}): {d:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn levels_scale_exactly_down_to_subnormals() {
+        assert_eq!(level(1.0), 1);
+        assert_eq!(level(0.5), 1);
+        assert_eq!(level(0.75), 1);
+        assert_eq!(level(f64::from_bits(0.5f64.to_bits() - 1)), 2);
+        assert_eq!(level(0.25), 2);
+        assert_eq!(level(f64::MIN_POSITIVE), 1022);
+        assert_eq!(level(f64::from_bits(1)), 1074);
+        assert_eq!(scale_up(f64::from_bits(1), 1073), 0.5);
+        assert_eq!(scale_up(3.0 * pow2(-700), 700), 3.0);
+        for n in [3, 4, 5] {
+            let p = StamPatch::get(n).unwrap();
+            let w = weights(&p, f64::from_bits(1), f64::from_bits(1));
+            assert!(w[0].iter().zip(p.limit_mask()).all(|(a, b)| (a - b).abs() < 1e-14));
+            if n <= 4 {
+                assert!(w[1].iter().chain(&w[2]).all(|x| x.is_finite()));
+            }
+        }
+    }
+
+    #[test]
+    fn valences_outside_the_range_are_refused() {
+        for valence in [0, 1, 2, MAX_VALENCE + 1, 100] {
+            assert_eq!(StamPatch::get(valence).unwrap_err(), StamError::Valence { valence });
+        }
+        let (a, b) = (StamPatch::get(5).unwrap(), StamPatch::get(5).unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!((a.valence(), a.len(), a.is_empty()), (5, 18, false));
+    }
+
+    /// A disk of `n` quarter grids of `r × r` quads around a vertex of
+    /// valence `n` (vertex 0), every other inner vertex of valence 4; the
+    /// index of each local point.
+    fn disk(n: usize, r: i64) -> (Mesh, HashMap<(usize, i64, i64), u32>) {
+        let key = |l: Label| match l {
+            Label::Ev => (0, 0, 0),
+            Label::At { k, a, b } => (k, a, b),
+        };
+        let mut index = HashMap::from([((0, 0, 0), 0u32)]);
+        for k in 0..n {
+            for a in 1..=r {
+                for b in 0..=r {
+                    let next = index.len() as u32;
+                    index.insert((k, a, b), next);
+                }
+            }
+        }
+        let mut faces = Vec::new();
+        for k in 0..n {
+            for a in 0..r {
+                for b in 0..r {
+                    let face: Vec<u32> = [(0, 0), (1, 0), (1, 1), (0, 1)]
+                        .iter()
+                        .map(|&(da, db)| index[&key(label(n, k, a + da, b + db).unwrap())])
+                        .collect();
+                    faces.push(face);
+                }
+            }
+        }
+        (Mesh::from_faces(index.len(), &faces).unwrap(), index)
+    }
+
+    #[test]
+    fn agrees_with_uniform_catmull_clark_refinement_and_limits() {
+        const LEVELS: u32 = 3;
+        for n in [3, 5] {
+            let p = StamPatch::get(n).unwrap();
+            let (mesh, index) = disk(n, 5);
+            let t = mesh.topology();
+            assert_eq!(t.valence(0), n);
+            // The control points, gathered in the documented order.
+            let mut control = vec![index[&(0, 0, 0)]];
+            for k in 0..n {
+                control.push(index[&(k, 1, 0)]);
+                control.push(index[&(k, 1, 1)]);
+            }
+            // Sector n − 1's (1, 2); sector 0's (2, 0) (2, 1) (2, 2) (1, 2);
+            // sector 1's (2, 0) (2, 1).
+            let outer = [(n - 1, 1, 2), (0, 2, 0), (0, 2, 1), (0, 2, 2), (0, 1, 2), (1, 2, 0), (1, 2, 1)];
+            control.extend(outer.iter().map(|o| index[o]));
+            let mut rng = Rng(n as u64);
+            let x = Array2::from_shape_fn((mesh.num_vertices(), 3), |_| 2.0 * rng.next() - 1.0);
+            let at = |w: &[f64]| -> [f64; 3] {
+                let mut y = [0.0; 3];
+                for (c, &wc) in w.iter().enumerate() {
+                    for (d, yd) in y.iter_mut().enumerate() {
+                        *yd += wc * x[(control[c] as usize, d)];
+                    }
+                }
+                y
+            };
+
+            // (a) The limit position of EV.
+            let plan = CatmarkSlak.build(&mesh, LEVELS, Par::Seq).unwrap();
+            let fine = eval(&plan, x.view(), Par::Seq).unwrap();
+            let limit = plan.limit(Par::Seq).unwrap();
+            let limit_of = |v: u32| -> [f64; 3] {
+                let (cols, vals) = limit.as_ref().row(v as usize);
+                let mut y = [0.0; 3];
+                for (&c, &w) in cols.iter().zip(vals) {
+                    for (d, yd) in y.iter_mut().enumerate() {
+                        *yd += w * fine[(c as usize, d)];
+                    }
+                }
+                y
+            };
+
+            // (b) The vertices over face 0 at each level: parent vertices
+            // keep their index, then come face points and edge points.
+            let mut grid: HashMap<(u32, u32), u32> =
+                HashMap::from([((0, 0), control[0]), ((1, 0), control[1]), ((1, 1), control[2]), ((0, 1), control[3])]);
+            for level in 0..LEVELS {
+                let t = plan.refined(level, Par::Seq).unwrap().topology();
+                let (nv, nf) = (t.num_vertices() as u32, t.num_faces() as u32);
+                let side = 1u32 << level;
+                let mut next = HashMap::new();
+                for i in 0..=side {
+                    for j in 0..=side {
+                        let v = grid[&(i, j)];
+                        next.insert((2 * i, 2 * j), v);
+                        if i < side {
+                            let e = t.find_edge(v, grid[&(i + 1, j)]).unwrap();
+                            next.insert((2 * i + 1, 2 * j), nv + nf + e);
+                        }
+                        if j < side {
+                            let e = t.find_edge(v, grid[&(i, j + 1)]).unwrap();
+                            next.insert((2 * i, 2 * j + 1), nv + nf + e);
+                        }
+                        if i < side && j < side {
+                            let mut corners = [v, grid[&(i + 1, j)], grid[&(i + 1, j + 1)], grid[&(i, j + 1)]];
+                            corners.sort_unstable();
+                            let f = (0..t.num_faces())
+                                .find(|&f| {
+                                    let mut q: Vec<u32> = t.face(f).to_vec();
+                                    q.sort_unstable();
+                                    q == corners
+                                })
+                                .unwrap();
+                            next.insert((2 * i + 1, 2 * j + 1), nv + f as u32);
+                        }
+                    }
+                }
+                grid = next;
+            }
+            let side = 1u32 << LEVELS;
+            let mut worst: f64 = 0.0;
+            for ((i, j), &v) in &grid {
+                let (s, t) = (f64::from(*i) / f64::from(side), f64::from(*j) / f64::from(side));
+                let ours = at(&weights(&p, s, t)[0]);
+                let theirs = limit_of(v);
+                for d in 0..3 {
+                    worst = worst.max((ours[d] - theirs[d]).abs());
+                }
+            }
+            assert_eq!(grid.len(), ((side + 1) * (side + 1)) as usize);
+            assert!(worst < 1e-12, "n = {n}: {worst:e}");
+
+            // (a) φ(0, 0) is the limit operator's row at EV on level 0.
+            let coarse = CatmarkSlak.build(&mesh, 1, Par::Seq).unwrap();
+            let r0 = coarse.operator(0, Par::Seq).unwrap();
+            let l1 = coarse.limit(Par::Seq).unwrap();
+            let mut row = vec![0.0; mesh.num_vertices()];
+            let (cols, vals) = l1.as_ref().row(0);
+            for (&c, &w) in cols.iter().zip(vals) {
+                let (cols0, vals0) = r0.as_ref().row(c as usize);
+                for (&c0, &w0) in cols0.iter().zip(vals0) {
+                    row[c0 as usize] += w * w0;
+                }
+            }
+            let mut ours = vec![0.0; mesh.num_vertices()];
+            for (c, &w) in weights(&p, 0.0, 0.0)[0].iter().enumerate() {
+                ours[control[c] as usize] += w;
+            }
+            let d = row.iter().zip(&ours).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(d < 1e-14, "n = {n}: {d:e}");
+        }
+    }
+}
