@@ -1,5 +1,6 @@
 //! Catmull-Clark solids on the GPU: limit evaluation of regular cells
-//! (inside or with one face on the boundary) in WGSL, `f32`, with the two
+//! (inside or with one face on the boundary; layered cells by
+//! [`LayeredLimitGpu`]) in WGSL, `f32`, with the two
 //! kernel shapes of GPU limit evaluation — one invocation per sample, and
 //! one workgroup per cell holding the cell's control points in workgroup
 //! memory ([`Shape`]).
@@ -23,8 +24,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod layered;
 pub mod refine;
 
+pub use layered::LayeredLimitGpu;
 pub use refine::{SolidRefineGpu, split_cells};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -39,10 +42,14 @@ pub mod shaders {
     /// `solid_limit.wgsl`: the limit of regular cells, per sample and per
     /// cell.
     pub const SOLID_LIMIT: &str = include_str!("../shaders/solid_limit.wgsl");
+    /// `solid_layered.wgsl`: the limit of layered cells, per sample and
+    /// per cell.
+    pub const SOLID_LAYERED: &str = include_str!("../shaders/solid_layered.wgsl");
     /// `solid_split.wgsl`: the child cells of one split, per cell corner.
     pub const SOLID_SPLIT: &str = include_str!("../shaders/solid_split.wgsl");
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 2] = [("solid_limit.wgsl", SOLID_LIMIT), ("solid_split.wgsl", SOLID_SPLIT)];
+    pub const ALL: [(&str, &str); 3] =
+        [("solid_limit.wgsl", SOLID_LIMIT), ("solid_layered.wgsl", SOLID_LAYERED), ("solid_split.wgsl", SOLID_SPLIT)];
 }
 
 /// Which kernel evaluates.
@@ -80,8 +87,9 @@ impl Shape {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SolidGpuError {
-    /// A cell without a control grid (not a regular hexahedron inside or
-    /// at one boundary face).
+    /// A cell the evaluator does not take: for [`SolidLimitGpu`] one
+    /// without a control grid (not a regular hexahedron inside or at one
+    /// boundary face), for [`LayeredLimitGpu`] one that is not layered.
     NotEvaluable {
         /// The cell.
         cell: u32,
@@ -96,7 +104,7 @@ impl std::fmt::Display for SolidGpuError {
             SolidGpuError::NotEvaluable { cell } => {
                 write!(
                     f,
-                    "cell {cell} is not evaluated yet: it is not a regular hexahedron inside or at one boundary face"
+                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside or at one boundary face; layered: one extraordinary edge in layers of a full ring)"
                 )
             }
             SolidGpuError::Device(e) => write!(f, "{e}"),

@@ -364,6 +364,25 @@ pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Ve
     }
 }
 
+/// Stam's weights of valence `valence` at the `k × k` local surface
+/// parameters `(s_i, t_j) = (i/(k−1), j/(k−1))` (the centre where `k = 1`):
+/// position, `∂/∂s` and `∂/∂t`, each `k² × (2n + 8)`, entry `(j k + i)(2n +
+/// 8) + point`. `None` for a valence [`StamPatch`] does not cover.
+pub fn surface_weights(valence: usize, k: usize) -> Option<[Vec<f64>; 3]> {
+    let patch = StamPatch::get(valence).ok()?;
+    let len = patch.len();
+    let t = |i: usize| crate::limit::sample_param(i, k);
+    let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; k * k * len]);
+    for j in 0..k {
+        for i in 0..k {
+            let at = (j * k + i) * len;
+            let [w0, w1, w2] = &mut w;
+            patch.weights(t(i), t(j), [&mut w0[at..at + len], &mut w1[at..at + len], &mut w2[at..at + len]]);
+        }
+    }
+    Some(w)
+}
+
 /// Stam's weights of one valence at the `k × k` local parameters `(s_i,
 /// t_j)` (`i` inner): position, `∂/∂s`, `∂/∂t`, each `k² × (2n + 8)`.
 #[derive(Clone, Debug)]
@@ -420,22 +439,9 @@ impl LayeredEval {
         valences.dedup();
         let tables = valences
             .into_iter()
-            .map(|n| {
-                let patch = StamPatch::get(n).expect("a gathered grid's valence is supported");
-                let len = patch.len();
-                let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; k * k * len]);
-                for j in 0..k {
-                    for i in 0..k {
-                        let at = (j * k + i) * len;
-                        let [w0, w1, w2] = &mut w;
-                        patch.weights(
-                            t(i),
-                            t(j),
-                            [&mut w0[at..at + len], &mut w1[at..at + len], &mut w2[at..at + len]],
-                        );
-                    }
-                }
-                SurfaceTable { valence: n, w }
+            .map(|n| SurfaceTable {
+                valence: n,
+                w: surface_weights(n, k).expect("a gathered grid's valence is supported"),
             })
             .collect();
         let (basis, deriv) = (0..k).map(|i| crate::limit::cubic_basis(t(i))).unzip();

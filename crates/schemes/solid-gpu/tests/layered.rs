@@ -1,0 +1,66 @@
+//! The device's limit of layered cells (one extraordinary edge) against the
+//! CPU's (`LayeredEval`, `f64`): both kernel shapes, positions and the
+//! three derivatives, valences 3 and 5, cells inside and with a phantom
+//! layer, within 1e-5 of the data's scale; the same bits every run.
+
+use ndarray::Array2;
+use subla_algebra::Par;
+use subla_gpu::testing::context_or_skip;
+use subla_scheme::{Refiner, eval};
+use subla_solid::CatmarkSolid;
+use subla_solid::layered::{LayeredEval, layered_grid};
+use subla_solid::limit::Quantity;
+use subla_solid_gpu::{LayeredLimitGpu, Shape, SolidGpuError};
+
+#[test]
+fn the_device_agrees_with_the_cpu_on_layered_cells() {
+    let Some(ctx) = context_or_skip() else { return };
+    // The block with edges of valence 3 and 5, refined once: full rings.
+    let b = subla_volume::shapes::extraordinary_block(3).unwrap();
+    let plan = CatmarkSolid::default().build(&b.mesh, 1, Par::Rayon).unwrap();
+    let m = plan.mesh(1);
+    let mut s = 5u64;
+    let x = eval(&plan, b.vertices.view(), Par::Rayon).unwrap().mapv(|v| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        v + 0.03 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
+    });
+    let grids: Vec<(u32, usize, bool)> = (0..m.num_cells() as u32)
+        .filter_map(|c| layered_grid(m, c as usize).map(|g| (c, g.valence, g.phantom.is_some())))
+        .collect();
+    assert!(grids.iter().any(|g| g.1 == 3) && grids.iter().any(|g| g.1 == 5), "both valences");
+    assert!(grids.iter().any(|g| g.2) && grids.iter().any(|g| !g.2), "inside and with a phantom layer");
+    let cells: Vec<u32> = grids.iter().map(|g| g.0).collect();
+    let xf = x.mapv(|v| v as f32);
+    let scale = x.iter().fold(1f64, |a, v| a.max(v.abs()));
+    // k = 9: more surface samples (81) than one chunk of the per-cell
+    // kernel (64).
+    for k in [1usize, 3, 4, 9] {
+        let cpu = LayeredEval::new(m, &cells, k, Par::Rayon).unwrap();
+        let gpu = LayeredLimitGpu::new(ctx, m, &cells, k).unwrap();
+        assert_eq!(gpu.num_samples(), cpu.num_samples());
+        for q in [Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW] {
+            let mut want = Array2::zeros((cpu.num_samples(), 3));
+            cpu.eval_into(x.view(), q, want.view_mut(), Par::Rayon);
+            let dscale = want.iter().fold(scale, |a, v| a.max(v.abs()));
+            for shape in [Shape::PerSample, Shape::PerCell] {
+                let got = gpu.eval(ctx, xf.view(), q, shape).unwrap();
+                let d = got.iter().zip(want.iter()).fold(0f64, |a, (p, w)| a.max((f64::from(*p) - w).abs()));
+                assert!(d <= 1e-5 * dscale, "k {k}, {q:?}, {shape:?}: {d}");
+                let again = gpu.eval(ctx, xf.view(), q, shape).unwrap();
+                assert!(got.iter().zip(again.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{shape:?}: bits");
+                let mut into = Array2::from_elem(got.dim(), f32::NAN);
+                gpu.eval_into(ctx, xf.view(), q, shape, into.view_mut()).unwrap();
+                assert!(into == got, "k {k}, {q:?}, {shape:?}: eval_into");
+                let (timed, profile) = gpu.profile_eval(ctx, xf.view(), q, shape).unwrap();
+                assert!(timed == got, "k {k}, {q:?}, {shape:?}: profile_eval");
+                assert_eq!(profile.kernels.len(), 1);
+            }
+        }
+    }
+    // A cell that is not layered is refused, by index.
+    let other = (0..m.num_cells() as u32).find(|&c| layered_grid(m, c as usize).is_none()).unwrap();
+    assert!(matches!(
+        LayeredLimitGpu::new(ctx, m, &[cells[0], other], 2),
+        Err(SolidGpuError::NotEvaluable { cell }) if cell == other
+    ));
+}
