@@ -12,9 +12,10 @@
 //! and the control points read once (24 bytes a vertex); the floor time is
 //! a parallel copy of as many bytes, measured here, so the ratio is
 //! evaluation time over the time the memory system needs for its bytes.
-//! A second table evaluates by cell class on a solid torus (regular cells
-//! by `RegularEval`, layered ones — one extraordinary edge — by
-//! `LayeredEval`); irregular cells are not evaluated yet (no row).
+//! Further tables evaluate by cell class on a solid torus and on a
+//! tetrahedral model refined twice (regular cells by `RegularEval`,
+//! layered ones — one extraordinary edge — by `LayeredEval`, irregular
+//! ones — extraordinary edges at one vertex — by their limit matrix).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -38,25 +39,65 @@ fn copy_floor(bytes: f64, runs: usize) -> f64 {
     })
 }
 
-/// Limit evaluation by cell class on a solid torus (an O-grid disk of a
+/// Limit evaluation by cell class: a solid torus (an O-grid disk of a
 /// 4 × 4 core and 3 rings swept in `segments` segments: the core's corners
-/// make four rings of extraordinary edges of valence 3), regular cells by
-/// `RegularEval`, layered ones by `LayeredEval`, positions in `f64`, with
-/// the same copy floor as above (samples written, the control points the
-/// class reads once).
+/// make four rings of extraordinary edges of valence 3) and a tetrahedral
+/// model refined twice (with irregular cells); regular cells by
+/// `RegularEval`, layered ones by `LayeredEval`, irregular ones by their
+/// limit matrix (made once, then one SpMV), positions in `f64`, with the
+/// copy floor as above (samples written, the control points the class
+/// reads once).
 fn per_class(quick: bool, runs: usize) {
+    let segments = if quick { 64 } else { 512 };
+    let t = subla_volume::shapes::torus(4, 3, segments, 3.0, 1.0).expect("a torus");
+    class_table(&format!("solid torus, {segments} segments"), &t.mesh, &t.vertices, runs);
+    let n = if quick { 3 } else { 8 };
+    let (m, x) = tetrahedral_model(n);
+    class_table(&format!("{n}³ cubes of 6 tetrahedra, refined twice"), &m, &x, runs);
+}
+
+/// An `n³` grid of cubes, each split into six tetrahedra around its main
+/// diagonal, refined twice: the tetrahedra's centres, faces, edges and
+/// vertices become extraordinary, so the model has regular, layered and
+/// irregular cells.
+fn tetrahedral_model(n: usize) -> (subla_volume::VolMesh, Array2<f64>) {
+    use subla_volume::{Cell, VolumeData};
+    let g = hex_grid(n, n, n).expect("a grid");
+    let mut cells = Vec::new();
+    for c in 0..g.mesh.num_cells() {
+        let v = g.mesh.cell_vertices(c);
+        // VTK corners: 0 (000) 1 (100) 2 (110) 3 (010) 4 (001) 5 (101) 6 (111) 7 (011).
+        for [a, b] in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
+            let mut t = [v[0], v[a], v[b], v[6]];
+            // Base 0 1 2 with its normal towards 3.
+            let p = |i: u32| g.vertices.row(i as usize).to_owned();
+            let (o, e1, e2, e3) = (p(t[0]), p(t[1]), p(t[2]), p(t[3]));
+            let (u, w, z) = (&e1 - &o, &e2 - &o, &e3 - &o);
+            let det = u[0] * (w[1] * z[2] - w[2] * z[1]) - u[1] * (w[0] * z[2] - w[2] * z[0])
+                + u[2] * (w[0] * z[1] - w[1] * z[0]);
+            if det < 0.0 {
+                t.swap(1, 2);
+            }
+            cells.push(Cell::Tetra(t));
+        }
+    }
+    let d = VolumeData::from_cells(g.vertices.clone(), &cells).expect("a tetrahedral mesh");
+    let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).expect("a build");
+    let x = eval(&plan, d.vertices.view(), Par::Rayon).expect("eval");
+    (plan.mesh(2).clone(), x)
+}
+
+/// The table of [`per_class`] for one model.
+fn class_table(name: &str, m: &subla_volume::VolMesh, x: &Array2<f64>, runs: usize) {
     use std::collections::BTreeMap;
     use subla_solid::layered::LayeredEval;
     use subla_solid::limit::{CellClass, classify};
-    let segments = if quick { 64 } else { 512 };
-    let t = subla_volume::shapes::torus(4, 3, segments, 3.0, 1.0).expect("a torus");
-    let m = &t.mesh;
     let classes: Vec<CellClass> = (0..m.num_cells()).into_par_iter().map(|c| classify(m, c)).collect();
     let mut count: BTreeMap<CellClass, usize> = BTreeMap::new();
     for &c in &classes {
         *count.entry(c).or_default() += 1;
     }
-    println!("\n== limit evaluation by cell class: solid torus, {segments} segments, {} cells", m.num_cells());
+    println!("\n== limit evaluation by cell class: {name}, {} cells", m.num_cells());
     for (c, n) in &count {
         println!("  {:<55} {n}", c.name());
     }
@@ -65,36 +106,61 @@ fn per_class(quick: bool, runs: usize) {
     };
     let regular = pick(&[CellClass::Regular, CellClass::RegularBoundary]);
     let layered = pick(&[CellClass::Layered, CellClass::LayeredBoundary]);
+    let irregular = pick(&[CellClass::Irregular]);
     println!(
         "{:>9} {:>7} {:>4} {:>11} {:>9} {:>12} {:>9} {:>9} {:>7}",
         "class", "cells", "k", "samples", "eval ms", "samples/s", "MB moved", "floor ms", "ratio"
     );
     for k in [4usize, 8] {
-        for (name, cells) in [("regular", &regular), ("layered", &layered)] {
+        for (class, cells) in [("regular", &regular), ("layered", &layered), ("irregular", &irregular)] {
             if cells.is_empty() {
                 continue;
             }
-            let (samples, read, secs) = if name == "regular" {
-                let ev = RegularEval::new(m, cells, k, Par::Rayon).expect("regular cells");
-                let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
-                let secs =
-                    time(runs, || ev.eval_into(t.vertices.view(), Quantity::Position, out.view_mut(), Par::Rayon));
-                (ev.num_samples(), 64 * cells.len(), secs)
-            } else {
-                let ev = LayeredEval::new(m, cells, k, Par::Rayon).expect("layered cells");
-                let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
-                let secs =
-                    time(runs, || ev.eval_into(t.vertices.view(), Quantity::Position, out.view_mut(), Par::Rayon));
-                // Valence 3: 4 layers of 14 points.
-                (ev.num_samples(), 56 * cells.len(), secs)
+            let (samples, read, secs) = match class {
+                "regular" => {
+                    let ev = RegularEval::new(m, cells, k, Par::Rayon).expect("regular cells");
+                    let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
+                    let secs = time(runs, || ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon));
+                    (ev.num_samples(), 64 * cells.len(), secs)
+                }
+                "layered" => {
+                    let ev = LayeredEval::new(m, cells, k, Par::Rayon).expect("layered cells");
+                    let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
+                    let secs = time(runs, || ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon));
+                    // At least 4 layers of 2n + 8 = 14 points.
+                    (ev.num_samples(), 56 * cells.len(), secs)
+                }
+                _ => {
+                    // No direct evaluator yet: the limit matrix, made once,
+                    // then one SpMV per evaluation (timed).
+                    let samples = subla_solid::limit::SolidLimit::grid(cells.iter().copied(), k, Quantity::Position)
+                        .samples()
+                        .to_vec();
+                    let t0 = Instant::now();
+                    let r = subla_solid::limit::limit_matrix(m, &samples, Quantity::Position, Par::Rayon)
+                        .expect("irregular cells");
+                    let made = t0.elapsed().as_secs_f64();
+                    println!("  (irregular, k = {k}: the limit matrix made in {:.1} ms)", made * 1e3);
+                    let mut out = Array2::<f64>::zeros((samples.len(), 3));
+                    let secs = time(runs, || {
+                        subla_algebra::spmv::spmv_csr_into(
+                            r.as_ref(),
+                            x.view(),
+                            out.view_mut(),
+                            subla_algebra::spmv::Update::Set,
+                            |&w, _, _| w,
+                            Par::Rayon,
+                        )
+                    });
+                    (samples.len(), r.nnz() / samples.len().max(1) * cells.len(), secs)
+                }
             };
-            // The points a class reads at least once: its distinct vertices
-            // are bounded by the mesh's; count each cell's reads once per
-            // cell as the gather does, but the floor takes the smaller.
+            // The control points a class reads at least once: no more than
+            // the mesh's vertices.
             let bytes = (samples * 24 + read.min(m.num_vertices()) * 24) as f64;
             let floor = copy_floor(bytes, runs);
             println!(
-                "{name:>9} {:>7} {k:>4} {samples:>11} {:>9.2} {:>12.3e} {:>9.1} {:>9.2} {:>7.2}",
+                "{class:>9} {:>7} {k:>4} {samples:>11} {:>9.2} {:>12.3e} {:>9.1} {:>9.2} {:>7.2}",
                 cells.len(),
                 secs * 1e3,
                 samples as f64 / secs,

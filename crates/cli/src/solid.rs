@@ -395,7 +395,7 @@ fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
 fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), String> {
     use std::io::Write;
     use subla_scheme::Refiner;
-    use subla_solid::limit::{Quantity, RegularEval, SolidLimit, cell_grid, control_grid};
+    use subla_solid::limit::{CellGrid, Quantity, RegularEval, SolidLimit, cell_grid, control_grid};
     let t0 = Instant::now();
     let bar = progress.phase(format!("reading {}", shown(&args.input)));
     let d = read(&args.input)?;
@@ -408,14 +408,25 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
             let regular = args.cells == LimitCells::Regular;
             let ok: Vec<u32> = (0..m.num_cells() as u32)
                 .filter(|&c| {
-                    if regular { control_grid(m, c as usize).is_some() } else { cell_grid(m, c as usize).is_some() }
+                    if regular {
+                        control_grid(m, c as usize).is_some()
+                    } else {
+                        // An irregular cell's derivatives are singular at its
+                        // extraordinary vertex, a corner of the grid.
+                        cell_grid(m, c as usize)
+                            .is_some_and(|g| !(args.derivatives && matches!(g, CellGrid::Irregular(_))))
+                    }
                 })
                 .collect();
             if ok.len() < m.num_cells() {
                 let which = if regular {
                     "not regular (layered, irregular, at boundary edges)"
                 } else {
-                    "not evaluated yet (irregular, at boundary edges, near other features)"
+                    if args.derivatives {
+                        "not evaluated yet (at boundary edges, near the boundary or other features) or irregular (derivatives are singular at their extraordinary vertex, a corner of the grid)"
+                    } else {
+                        "not evaluated yet (at boundary edges, near the boundary or other features)"
+                    }
                 };
                 eprintln!(
                     "warning: {}: {} of {} cells are {which} and were left out",

@@ -220,6 +220,45 @@ fn limit_writes_every_sample_or_names_the_cell_it_cannot_evaluate() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A tetrahedron split into hexahedra, refined twice: its four irregular
+/// cells at the centre are sampled, positions everywhere, derivatives not
+/// at their extraordinary vertex (a corner of the grid).
+#[test]
+fn limit_samples_irregular_cells() {
+    let dir = tempdir();
+    let (input, out) = (dir.join("t2.vtk"), dir.join("t.txt"));
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        data("tetra_split.vtk").to_str().unwrap(),
+        "--levels",
+        "2",
+        "-o",
+        input.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = |derivatives: bool| {
+        let mut args = vec!["solid", "limit", input.to_str().unwrap(), "--grid", "2", "--cells", "evaluated"];
+        if derivatives {
+            args.push("--derivatives");
+        }
+        args.extend(["-o", out.to_str().unwrap(), "--quiet"]);
+        let o = subla(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let rows = std::fs::read_to_string(&out).unwrap().lines().filter(|l| !l.starts_with('#')).count();
+        (rows, text(&o))
+    };
+    // 256 cells: 216 evaluated (4 irregular), 40 near the boundary.
+    let (rows, warn) = run(false);
+    assert_eq!(rows, 216 * 8, "{warn}");
+    assert!(warn.contains("40 of 256 cells are not evaluated yet"), "{warn}");
+    let (rows, warn) = run(true);
+    assert_eq!(rows, 212 * 8, "{warn}");
+    assert!(warn.contains("44 of 256 cells"), "{warn}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn subdivide_renders_the_boundary_surface() {
     let dir = tempdir();

@@ -75,7 +75,7 @@ struct Column {
 }
 
 /// The three neighbours of `v` in hexahedron `c`.
-fn neighbours(m: &VolMesh, c: u32, v: u32) -> Option<[u32; 3]> {
+pub(crate) fn neighbours(m: &VolMesh, c: u32, v: u32) -> Option<[u32; 3]> {
     let cv = m.cell_vertices(c as usize);
     let k = cv.iter().position(|&x| x == v)?;
     let mut out = [NONE; 3];
@@ -95,7 +95,7 @@ fn neighbours(m: &VolMesh, c: u32, v: u32) -> Option<[u32; 3]> {
 }
 
 /// The neighbour of `v` in `c` other than `not`.
-fn other_neighbour(m: &VolMesh, c: u32, v: u32, not: [u32; 2]) -> Option<u32> {
+pub(crate) fn other_neighbour(m: &VolMesh, c: u32, v: u32, not: [u32; 2]) -> Option<u32> {
     let mut it = neighbours(m, c, v)?.into_iter().filter(|x| !not.contains(x));
     let x = it.next()?;
     it.next().is_none().then_some(x)
@@ -103,7 +103,7 @@ fn other_neighbour(m: &VolMesh, c: u32, v: u32, not: [u32; 2]) -> Option<u32> {
 
 /// The cell beyond the face of `c` with vertex set `verts`: `Some(NONE)` on
 /// the boundary, `None` where `c` has no such face.
-fn across(m: &VolMesh, c: u32, verts: [u32; 4]) -> Option<u32> {
+pub(crate) fn across(m: &VolMesh, c: u32, verts: [u32; 4]) -> Option<u32> {
     let mut sorted = verts;
     sorted.sort_unstable();
     m.cell_faces(c as usize).iter().find_map(|&code| {
@@ -119,7 +119,7 @@ fn across(m: &VolMesh, c: u32, verts: [u32; 4]) -> Option<u32> {
 }
 
 /// A hexahedron, or `None`.
-fn hexahedron(m: &VolMesh, c: u32) -> Option<u32> {
+pub(crate) fn hexahedron(m: &VolMesh, c: u32) -> Option<u32> {
     (c != NONE && m.kind(c as usize) == CellKind::Hexahedron).then_some(c)
 }
 

@@ -32,6 +32,8 @@
 #![deny(missing_docs)]
 
 pub mod algebra;
+pub mod eigen;
+pub mod irregular;
 pub mod layered;
 pub mod limit;
 mod rules;

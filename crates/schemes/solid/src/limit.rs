@@ -16,10 +16,11 @@
 //! Layered cells (one extraordinary edge in layers of a full surface ring,
 //! inside or with the face across the edge on the boundary) are Stam's
 //! surface patch times a cubic B-spline ([`crate::layered`]); the limit
-//! functions here evaluate them too ([`cell_grid`]). Irregular cells
-//! (extraordinary edges at one vertex: the local volumetric subdivision
-//! matrix), cells at boundary edges and cells near other features are not
-//! evaluated yet: they are refused, naming the cell. All of it is the limit
+//! functions here evaluate them too ([`cell_grid`]), and irregular cells
+//! (extraordinary edges at one vertex, inside: the local volumetric
+//! subdivision matrix, [`crate::irregular`]). Cells at boundary edges and
+//! cells near the boundary or other features are not evaluated yet: they
+//! are refused, naming the cell. All of it is the limit
 //! of the default refinement ([`crate::VertexRule::Layered`]).
 //!
 //! [`RegularEval`] evaluates regular cells only.
@@ -31,6 +32,7 @@ use subla_scheme::kernel::assemble_rows;
 use subla_scheme::{Result, SchemeError};
 use subla_volume::{CellKind, NONE, VolMesh};
 
+use crate::irregular::{IrregularGrid, irregular_grid, irregular_weights};
 use crate::layered::{LayeredGrid, layered_grid, layered_weights};
 
 /// The twelve edges of a VTK hexahedron, as local vertex pairs.
@@ -217,9 +219,18 @@ pub enum LimitError {
     /// The cell is neither regular nor layered, inside or with one face
     /// on the boundary (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is neither a regular nor a layered hexahedron, inside or with one face on the boundary (irregular cells, cells at boundary edges and cells near other features are not evaluated yet; sample the others)"
+        "cell {cell} is not evaluated yet: it is not a regular or layered hexahedron (inside or with one face on the boundary) nor an irregular one inside (cells at boundary edges and near the boundary or other features are not evaluated yet; sample the others)"
     )]
     NotEvaluable {
+        /// The cell.
+        cell: u32,
+    },
+    /// A derivative asked for at an irregular cell's extraordinary vertex,
+    /// where the parametrisation is singular (positions are defined there).
+    #[error(
+        "cell {cell}: no derivative at its extraordinary vertex, where the parametrisation is singular (sample next to it, or positions only)"
+    )]
+    SingularDerivative {
         /// The cell.
         cell: u32,
     },
@@ -290,8 +301,10 @@ pub fn tricubic_weights(uvw: [f64; 3], q: Quantity) -> [f64; 64] {
 /// # Errors
 /// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
 /// naming the first cell (by index) without a [`cell_grid`], or past the
-/// mesh's cells: irregular cells, cells at boundary edges and cells near
-/// other features are not evaluated yet.
+/// mesh's cells: cells at boundary edges and cells near the boundary or
+/// other features are not evaluated yet;
+/// [`LimitError::SingularDerivative`] for a derivative at an irregular
+/// cell's extraordinary vertex.
 pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: Par) -> Result<CsrMat<f64>> {
     let mut cells: Vec<u32> = samples.iter().map(|s| s.0).collect();
     cells.sort_unstable();
@@ -299,6 +312,15 @@ pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: 
     let mut grids: HashMap<u32, CellGrid> = HashMap::with_capacity(cells.len());
     for &c in &cells {
         grids.insert(c, cell_grid(m, c as usize).ok_or_else(|| not_evaluable(c))?);
+    }
+    if q != Quantity::Position {
+        for &(c, uvw) in samples {
+            if let CellGrid::Irregular(g) = &grids[&c] {
+                if g.is_singular(uvw) {
+                    return Err(SchemeError::scheme("catmark-solid-limit", LimitError::SingularDerivative { cell: c }));
+                }
+            }
+        }
     }
     assemble_rows(samples.len(), m.num_vertices(), par, |r, s| {
         let (c, uvw) = samples[r];
@@ -309,12 +331,17 @@ pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: 
                 s.extend(g.points.iter().zip(w).filter(|&(&v, _)| v != NONE).map(|(&v, w)| (v, w)));
             }
             CellGrid::Layered(g) => layered_weights(g, uvw, q, s),
+            CellGrid::Irregular(g) => {
+                // Checked above: no derivative at the extraordinary vertex.
+                let _ = irregular_weights(g, uvw, q, s);
+            }
         }
     })
 }
 
 /// The control points of a cell that is evaluated: regular
-/// ([`control_grid`]) or layered ([`layered_grid`]).
+/// ([`control_grid`]), layered ([`layered_grid`]) or irregular
+/// ([`irregular_grid`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 // The regular grid is kept inline: a map of them per sampled cell would
@@ -325,15 +352,21 @@ pub enum CellGrid {
     Regular(ControlGrid),
     /// Stam's patch times a cubic B-spline.
     Layered(LayeredGrid),
+    /// The local subdivision matrix's powers down to a regular or layered
+    /// child.
+    Irregular(IrregularGrid),
 }
 
-/// The control points of cell `c`, regular or layered; `None` where the
-/// cell is neither (or past the mesh's cells).
+/// The control points of cell `c`, regular, layered or irregular; `None`
+/// where the cell is none of them (or past the mesh's cells).
 pub fn cell_grid(m: &VolMesh, c: usize) -> Option<CellGrid> {
     if c >= m.num_cells() {
         return None;
     }
-    control_grid(m, c).map(CellGrid::Regular).or_else(|| layered_grid(m, c).map(CellGrid::Layered))
+    control_grid(m, c)
+        .map(CellGrid::Regular)
+        .or_else(|| layered_grid(m, c).map(CellGrid::Layered))
+        .or_else(|| irregular_grid(m, c).map(CellGrid::Irregular))
 }
 
 /// Limit sampling behind the scheme contract: a [`Refiner`] whose plan
@@ -843,18 +876,21 @@ pub enum CellClass {
     /// A layered cell whose face across the edge is on the boundary (a
     /// phantom layer; evaluated).
     LayeredBoundary,
-    /// Several extraordinary edges sharing one vertex (the local volumetric
-    /// subdivision matrix; not evaluated yet).
+    /// Several extraordinary edges sharing one vertex, inside the mesh,
+    /// whose children away from that vertex are regular or layered
+    /// ([`irregular_grid`](crate::irregular::irregular_grid): the local
+    /// volumetric subdivision matrix; evaluated).
     Irregular,
     /// Extraordinary edges that share no vertex: several extraordinary
     /// vertices, which constant-time evaluation does not cover (refine
     /// first).
     SeveralExtraordinaryVertices,
-    /// A hexahedron that is neither regular nor layered though it has at
-    /// most one extraordinary edge: an extraordinary edge or the boundary
-    /// meets it at a vertex only, its extraordinary edge is on the boundary
-    /// or its ring meets another feature, or it has several faces on the
-    /// boundary (not evaluated yet).
+    /// A hexahedron that is neither regular, layered nor irregular though
+    /// its extraordinary edges share a vertex: an extraordinary edge or the
+    /// boundary meets it at a vertex only, an extraordinary edge of it is on
+    /// the boundary or its neighbourhood meets another feature or the
+    /// boundary, or it has several faces on the boundary (not evaluated
+    /// yet).
     NearFeature,
     /// Not a hexahedron (one refinement step makes hexahedra of it).
     NotHexahedron,
@@ -880,7 +916,11 @@ impl CellClass {
     pub fn evaluated(self) -> bool {
         matches!(
             self,
-            CellClass::Regular | CellClass::RegularBoundary | CellClass::Layered | CellClass::LayeredBoundary
+            CellClass::Regular
+                | CellClass::RegularBoundary
+                | CellClass::Layered
+                | CellClass::LayeredBoundary
+                | CellClass::Irregular
         )
     }
 }
@@ -896,6 +936,9 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
     if let Some(g) = layered_grid(m, c) {
         return if g.phantom.is_some() { CellClass::LayeredBoundary } else { CellClass::Layered };
     }
+    if irregular_grid(m, c).is_some() {
+        return CellClass::Irregular;
+    }
     let v = m.cell_vertices(c);
     let ees: Vec<[u32; 2]> = HEX_EDGES
         .iter()
@@ -908,7 +951,7 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
         0 | 1 => CellClass::NearFeature,
         _ => {
             let shared = ees[0].iter().any(|&x| ees.iter().all(|e| e.contains(&x)));
-            if shared { CellClass::Irregular } else { CellClass::SeveralExtraordinaryVertices }
+            if shared { CellClass::NearFeature } else { CellClass::SeveralExtraordinaryVertices }
         }
     }
 }

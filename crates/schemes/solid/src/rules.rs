@@ -61,12 +61,12 @@ fn distinct(it: impl Iterator<Item = u32>) -> Vec<u32> {
 }
 
 /// The faces around vertex `v`.
-fn vertex_faces(m: &VolMesh, v: usize) -> Vec<u32> {
+pub(crate) fn vertex_faces(m: &VolMesh, v: usize) -> Vec<u32> {
     distinct(m.vertex_edges(v).iter().flat_map(|&e| m.edge_faces(e as usize).iter().copied()))
 }
 
 /// The cells of `faces`.
-fn cells_of(m: &VolMesh, faces: &[u32]) -> Vec<u32> {
+pub(crate) fn cells_of(m: &VolMesh, faces: &[u32]) -> Vec<u32> {
     distinct(faces.iter().flat_map(|&f| m.face_cells(f as usize)).filter(|&c| c != NONE))
 }
 

@@ -64,14 +64,15 @@
 //! Catmull-Clark's `A` has real eigenvalues: those of `S` (`1`, the
 //! subdominant pair `λ₁`, …) and of `S₁₂` (`1/8, 1/8, 1/16, 1/16, 1/32,
 //! 1/32, 1/64`). Where `A = V Λ V⁻¹` (the eigenvectors span), powers are
-//! `A^j = V Λ^j V⁻¹`. Eigenvalues come from the real Schur forms of `S` and
-//! `S₁₂`; eigenvectors of each distinct eigenvalue `μ` of multiplicity `p`
-//! are the `p` smallest right singular vectors of `A − μI` (and left ones
-//! from its transpose), sharpened by one step of inverse iteration; `μ` is
-//! refined by the two-sided Rayleigh quotient, and the decomposition is
-//! kept only if `V Λ V⁻¹` reproduces `A` to `1e−11` (relative, max norm).
-//! The eigenvector of `1` is the all-ones vector (every row of `A` sums to
-//! 1).
+//! `A^j = V Λ^j V⁻¹`. The decomposition is the [`eigen`](crate::eigen)
+//! module's, with the blocks `S` and `S₁₂`: eigenvalues from the real Schur
+//! forms of `S` and `S₁₂`; eigenvectors of each distinct eigenvalue `μ` of
+//! multiplicity `p` are the `p` smallest right singular vectors of `A − μI`
+//! (and left ones from its transpose), sharpened by one step of inverse
+//! iteration; `μ` is refined by the two-sided Rayleigh quotient, and the
+//! decomposition is kept only if `V Λ V⁻¹` reproduces `A` to `1e−11`
+//! (relative, max norm). The eigenvector of `1` is the all-ones vector
+//! (every row of `A` sums to 1: [`RowSums::One`]).
 //!
 //! For every valence `3 ..= 16` `A` is diagonalisable, including `n = 4, 8,
 //! 12, 16` where `S` shares the eigenvalue `1/8` (and at `n = 4` also
@@ -128,6 +129,8 @@ use std::sync::{Arc, OnceLock};
 
 use nalgebra::DMatrix;
 
+use crate::eigen::{Eigen, EigenError, RowSums, Spectrum};
+
 /// The largest valence [`StamPatch`] is built for.
 pub const MAX_VALENCE: usize = 16;
 
@@ -136,16 +139,6 @@ const MAX_LEN: usize = 2 * MAX_VALENCE + 8;
 
 /// Levels kept as tables in [`Representation::Powers`].
 const POWER_LEVELS: u32 = 64;
-
-/// Largest relative (max-norm) error of `V Λ V⁻¹` against `A` accepted for
-/// [`Representation::Eigen`].
-const RECONSTRUCTION_TOLERANCE: f64 = 1e-11;
-
-/// Eigenvalues of the Schur forms closer than this are one eigenvalue.
-const CLUSTER_TOLERANCE: f64 = 1e-6;
-
-/// Largest singular value of `A − μI` accepted for an eigenvector of `μ`.
-const NULL_TOLERANCE: f64 = 1e-10;
 
 /// Why a [`StamPatch`] could not be built.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -409,98 +402,24 @@ fn dot3(x: &[f64], y: &[f64], z: &[f64], col: &[f64]) -> [f64; 3] {
     out
 }
 
-/// The `p` right singular vectors of `m` with the smallest singular values
-/// (as columns), and the largest of those singular values.
-fn null_space(m: DMatrix<f64>, p: usize) -> Option<(DMatrix<f64>, f64)> {
-    let n = m.ncols();
-    if p == 0 || p > n || m.nrows() != n {
-        return None;
-    }
-    let svd = nalgebra::SVD::try_new(m, false, true, f64::EPSILON, 100_000)?;
-    let vt = svd.v_t.as_ref()?;
-    let sigma = svd.singular_values[n - p];
-    Some((DMatrix::from_fn(n, p, |i, j| vt[(n - p + j, i)]), sigma))
-}
-
-/// `(M⁻¹ X)` with orthonormal columns: one step of inverse iteration
-/// towards the null space of `M` (`X` where `M` is singular to rounding).
-fn refine(m: &DMatrix<f64>, x: DMatrix<f64>) -> DMatrix<f64> {
-    let Some(y) = m.clone().lu().solve(&x).filter(|y| y.iter().all(|v| v.is_finite())) else {
-        return x;
-    };
-    let q = y.qr().q();
-    if q.iter().all(|v| v.is_finite()) { q } else { x }
-}
-
-/// One distinct eigenvalue of `A`, its multiplicity and, where they span,
-/// its right (columns) and left (rows) eigenvectors.
-#[derive(Debug)]
-struct Cluster {
-    value: f64,
-    size: usize,
-    vectors: Option<(DMatrix<f64>, DMatrix<f64>)>,
-}
-
-/// The real eigenvalues of `m` (`None` if some are complex).
-fn real_eigenvalues(m: DMatrix<f64>) -> Option<Vec<f64>> {
-    let scale = m.amax().max(1.0);
-    let schur = nalgebra::Schur::try_new(m, f64::EPSILON, 100_000)?;
-    schur.complex_eigenvalues().iter().map(|c| (c.im.abs() <= CLUSTER_TOLERANCE * scale).then_some(c.re)).collect()
-}
-
-/// The distinct eigenvalues of `A` (descending) with their eigenvectors.
-fn clusters(n: usize, a: &DMatrix<f64>) -> Result<Vec<Cluster>, StamError> {
+/// The spectrum of `A` from the Schur forms of its blocks `S` and `S₁₂`.
+fn spectrum(n: usize, a: &DMatrix<f64>) -> Result<Spectrum, StamError> {
     let ring = 2 * n + 1;
-    let kk = a.nrows();
-    let complex = StamError::Eigen { valence: n, what: "complex eigenvalues", residual: 0.0 };
-    let mut values = real_eigenvalues(a.view((0, 0), (ring, ring)).into_owned()).ok_or(complex.clone())?;
-    values.extend(real_eigenvalues(a.view((ring, ring), (kk - ring, kk - ring)).into_owned()).ok_or(complex)?);
-    values.sort_by(|x, y| y.total_cmp(x));
-    let mut out: Vec<Cluster> = Vec::new();
-    let mut i = 0;
-    while i < values.len() {
-        let mut j = i + 1;
-        while j < values.len() && values[i] - values[j] <= CLUSTER_TOLERANCE {
-            j += 1;
-        }
-        let size = j - i;
-        let value = values[i..j].iter().sum::<f64>() / size as f64;
-        out.push(eigenvectors(a, value, size));
-        i = j;
-    }
-    Ok(out)
-}
-
-/// The eigenvectors of `a` for the eigenvalue near `value` of algebraic
-/// multiplicity `size`, and the eigenvalue refined by the two-sided
-/// Rayleigh quotient `tr((L R)⁻¹ L A R) / size`.
-fn eigenvectors(a: &DMatrix<f64>, value: f64, size: usize) -> Cluster {
-    let kk = a.nrows();
-    let shifted = a - DMatrix::identity(kk, kk) * value;
-    let scale = a.amax().max(1.0);
-    let found = (|| {
-        let (r, sr) = null_space(shifted.clone(), size)?;
-        let (l, sl) = null_space(shifted.transpose(), size)?;
-        if sr.max(sl) > NULL_TOLERANCE * scale {
-            return None;
-        }
-        // One step of inverse iteration sharpens both bases.
-        let (r, l) = (refine(&shifted, r), refine(&shifted.transpose(), l).transpose());
-        let lr = (&l * &r).try_inverse()?;
-        let refined = (lr * (&l * a * &r)).trace() / size as f64;
-        Some((r, l, refined))
-    })();
-    match found {
-        Some((r, l, refined)) => Cluster { value: refined, size, vectors: Some((r, l)) },
-        None => Cluster { value, size, vectors: None },
-    }
+    Spectrum::new(a, Some(&[ring, a.nrows() - ring])).map_err(|e| {
+        let what = match e {
+            EigenError::Complex { .. } => "complex eigenvalues",
+            EigenError::NoConvergence => "the Schur iteration did not converge",
+            _ => "the subdivision matrix is malformed",
+        };
+        StamError::Eigen { valence: n, what, residual: 0.0 }
+    })
 }
 
 /// The precomputed products that raise `A` to a power.
 #[derive(Debug)]
 enum Powers {
     /// `A = V Λ V⁻¹`; `e[k] = P_k Ā V` (16 × K).
-    Eigen { v: DMatrix<f64>, v_inv: DMatrix<f64>, e: [DMatrix<f64>; 3], residual: f64 },
+    Eigen { eigen: Eigen, e: [DMatrix<f64>; 3] },
     /// `tables[k][m − 2] = P_k Ā A^{m−1} − 1ℓ` (ℓ the limit mask) for
     /// `m = 2 ..= POWER_LEVELS`.
     Tables { tables: [Vec<DMatrix<f64>>; 3] },
@@ -553,27 +472,28 @@ impl StamPatch {
         let (extended, pick) = construct(n).ok_or(StamError::Support { valence: n })?;
         let a = extended.rows(0, kk).into_owned();
         let picked = pick.map(|rows| DMatrix::from_fn(16, kk, |r, j| extended[(rows[r], j)]));
-        let mut clusters = clusters(n, &a)?;
+        let spectrum = spectrum(n, &a)?;
+        let groups = spectrum.groups();
         let eigen_error = |what| StamError::Eigen { valence: n, what, residual: 0.0 };
 
         // Eigenvalue 1: simple, its left eigenvector the limit mask.
-        let unit = clusters.first().ok_or(eigen_error("no eigenvalues"))?;
-        let Some((_, unit_left)) = unit.vectors.as_ref().filter(|_| unit.size == 1) else {
+        let unit = groups.first().ok_or(eigen_error("no eigenvalues"))?;
+        let Some(unit_left) = unit.left().filter(|_| unit.size() == 1) else {
             return Err(eigen_error("eigenvalue 1 is not simple"));
         };
-        if (unit.value - 1.0).abs() > 1e-12 {
+        if (unit.value() - 1.0).abs() > 1e-12 {
             return Err(StamError::Eigen {
                 valence: n,
                 what: "the dominant eigenvalue is not 1",
-                residual: unit.value - 1.0,
+                residual: unit.value() - 1.0,
             });
         }
         let sum: f64 = unit_left.iter().sum();
         let limit: Vec<f64> = unit_left.iter().map(|x| x / sum).collect();
 
         // The subdominant pair: the tangent masks.
-        let sub = clusters.get(1).ok_or(eigen_error("no subdominant eigenvalue"))?;
-        let Some((r1, l1)) = sub.vectors.as_ref().filter(|_| sub.size == 2) else {
+        let sub = groups.get(1).ok_or(eigen_error("no subdominant eigenvalue"))?;
+        let (Some(r1), Some(l1), 2) = (sub.right(), sub.left(), sub.size()) else {
             return Err(eigen_error("the subdominant eigenvalue is not a non-defective double eigenvalue"));
         };
         let projector = r1 * (l1 * r1).try_inverse().ok_or(eigen_error("singular subdominant eigenvectors"))? * l1;
@@ -583,15 +503,17 @@ impl StamPatch {
             (phi * &projector).iter().copied().collect::<Vec<f64>>()
         });
 
-        // Every row of A sums to 1: the dominant eigenvalue is exactly 1.
-        clusters[0].value = 1.0;
-        let eigenvalues: Vec<f64> = clusters.iter().flat_map(|c| std::iter::repeat_n(c.value, c.size)).collect();
-        let powers = match Self::diagonalise(&a, &clusters) {
-            Some((v, v_inv, residual)) if !tables && residual <= RECONSTRUCTION_TOLERANCE => {
-                let e = picked.clone().map(|p| p * &v);
-                Powers::Eigen { v, v_inv, e, residual }
+        // Every row of A sums to 1: the dominant eigenvalue is exactly 1, its
+        // eigenvector the all-ones vector.
+        let mut eigenvalues = spectrum.values();
+        eigenvalues[0] = 1.0;
+        let powers = match (!tables).then(|| spectrum.decompose(RowSums::One).ok()).flatten() {
+            Some(eigen) => {
+                eigenvalues = eigen.values().to_vec();
+                let e = picked.clone().map(|p| p * eigen.vectors());
+                Powers::Eigen { eigen, e }
             }
-            _ => {
+            None => {
                 // Deflated: (P_k Ā A^{m−1} − 1ℓ) = (P_k Ā − 1ℓ) A^{m−1} as
                 // ℓ A = ℓ, so the entries shrink with the level and the
                 // derivatives' 2^m does not magnify the rounding of ℓ.
@@ -614,35 +536,6 @@ impl StamPatch {
             }
         };
         Ok(StamPatch { valence: n, len: kk, a, extended, picked, eigenvalues, powers, limit, tangents })
-    }
-
-    /// `(V, V⁻¹, ‖V Λ V⁻¹ − A‖ / ‖A‖)` (max norms) where every eigenvalue's
-    /// eigenvectors span; the eigenvector of 1 is the all-ones vector.
-    fn diagonalise(a: &DMatrix<f64>, clusters: &[Cluster]) -> Option<(DMatrix<f64>, DMatrix<f64>, f64)> {
-        let kk = a.nrows();
-        let mut v = DMatrix::zeros(kk, kk);
-        let mut lambda = Vec::with_capacity(kk);
-        let mut col = 0;
-        for (i, c) in clusters.iter().enumerate() {
-            let (r, _) = c.vectors.as_ref()?;
-            if i == 0 {
-                v.column_mut(0).fill(1.0);
-            } else {
-                v.columns_mut(col, c.size).copy_from(r);
-            }
-            lambda.extend(std::iter::repeat_n(c.value, c.size));
-            col += c.size;
-        }
-        if col != kk {
-            return None;
-        }
-        let v_inv = v.clone().lu().try_inverse()?;
-        let mut vl = v.clone();
-        for (j, &l) in lambda.iter().enumerate() {
-            vl.column_mut(j).scale_mut(l);
-        }
-        let residual = (vl * &v_inv - a).amax() / a.amax();
-        Some((v, v_inv, residual))
     }
 
     /// The valence `n` of the extraordinary vertex.
@@ -685,7 +578,7 @@ impl StamPatch {
     /// ([`Representation::Eigen`]); `None` otherwise.
     pub fn eigenvectors(&self) -> Option<(&DMatrix<f64>, &DMatrix<f64>)> {
         match &self.powers {
-            Powers::Eigen { v, v_inv, .. } => Some((v, v_inv)),
+            Powers::Eigen { eigen, .. } => Some((eigen.vectors(), eigen.inverse())),
             Powers::Tables { .. } => None,
         }
     }
@@ -693,7 +586,7 @@ impl StamPatch {
     /// `‖V Λ V⁻¹ − A‖ / ‖A‖` (max norms) where `A` is diagonalised.
     pub fn reconstruction_error(&self) -> Option<f64> {
         match &self.powers {
-            Powers::Eigen { residual, .. } => Some(*residual),
+            Powers::Eigen { eigen, .. } => Some(eigen.residual()),
             Powers::Tables { .. } => None,
         }
     }
@@ -772,7 +665,7 @@ impl StamPatch {
             return;
         }
         match &self.powers {
-            Powers::Eigen { v_inv, e, .. } => {
+            Powers::Eigen { eigen, e } => {
                 let mut c = [[0.0; MAX_LEN]; 3];
                 let p = (m - 1) as i32;
                 for (i, col) in e[k].as_slice().chunks_exact(16).enumerate() {
@@ -782,7 +675,7 @@ impl StamPatch {
                     let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
                     (c[0][i], c[1][i], c[2][i]) = (x * l.powi(p), y * d, z * d);
                 }
-                for (j, col) in v_inv.as_slice().chunks_exact(kk).enumerate() {
+                for (j, col) in eigen.inverse().as_slice().chunks_exact(kk).enumerate() {
                     (w0[j], w1[j], w2[j]) = dot3(&c[0][..kk], &c[1][..kk], &c[2][..kk], col).into();
                 }
             }

@@ -1,0 +1,526 @@
+//! The limit volume of irregular cells (Altenhofen et al. 2018, Eq. 3): a
+//! hexahedron whose extraordinary edges (two or more) share one vertex, the
+//! extraordinary vertex `EV`, and whose neighbourhood is otherwise regular
+//! or layered.
+//!
+//! One subdivision step splits the cell into eight: the child at `EV` has
+//! the same configuration, the seven others are regular or layered (along
+//! the extraordinary edges), and those are evaluated already
+//! ([`crate::limit`], [`crate::layered`]). With the cell's *support* `S`
+//! (the vertices of the cells that share a vertex with it, in a canonical
+//! order), the local subdivision matrix `A` (`|S| × |S|`: the child at
+//! `EV`'s support from the parent's), the extended matrix `R_o` of each
+//! octant `o` (the support of the child there from the parent's) and the
+//! basis `b_o` of that child (tricubic or layered), the limit at the local
+//! parameters `x ∈ (0, 1]³` (`EV` at 0) is, with `2^{−m} ≤ max(x) <
+//! 2^{1−m}` and `x' = 2^{m−1} x` in octant `o` of the level-`m − 1` cell,
+//!
+//! ```text
+//! p(x) = b_o(x'')ᵀ R_o A^{m−1} P_S          x'' the child's parameters of x'
+//! ```
+//!
+//! (the derivatives by the chain rule, `2^{m−1}` per level). `A^{m−1}` is
+//! `V Λ^{m−1} V⁻¹` where `A` has a real eigendecomposition that reproduces
+//! it ([`crate::eigen`]), and a table of powers otherwise; both are computed
+//! once per configuration (cells whose matrices are equal share them) and
+//! cached for the process. At `EV` itself the position is the limit mask
+//! (the row of `EV` in `A^∞`); the parametrisation is singular there, so a
+//! derivative at `EV` is refused ([`LimitError::SingularDerivative`]).
+//!
+//! Everything is derived from the mesh and the refinement rules: the
+//! support is refined once as a sub-mesh (the cells sharing a vertex with
+//! the cell; every rule that reaches a child point in the supports reads
+//! only those cells), the child at `EV`'s support is ordered by the same
+//! canonical walk, and the matrices are the rules' stencils. The limit is
+//! the default [`VertexRule::Layered`](crate::VertexRule)'s.
+//!
+//! [`LimitError::SingularDerivative`]: crate::limit::LimitError::SingularDerivative
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use nalgebra::{DMatrix, DVector};
+use subla_algebra::Par;
+use subla_volume::{Cell, CellKind, NONE, VolMesh};
+
+use crate::VertexRule;
+use crate::layered::{LayeredGrid, across, hexahedron, layered_grid, layered_weights, neighbours, other_neighbour};
+use crate::limit::{Quantity, control_grid, tricubic_weights};
+use crate::rules::{cells_of, stencil, vertex_faces};
+
+/// The grid offsets of a VTK hexahedron's vertices.
+const HEX_CORNERS: [[u8; 3]; 8] =
+    [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]];
+/// The twelve edges of a VTK hexahedron, as local vertex pairs.
+const HEX_EDGES: [(usize, usize); 12] =
+    [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4), (1, 5), (2, 6), (3, 7)];
+/// Powers of `A` kept where it has no eigendecomposition; past the last,
+/// the last (the remaining terms are below rounding).
+const LEVELS: usize = 64;
+
+/// A hexahedron's vertices by corner: entry `i + 2j + 4k` is the vertex at
+/// `(i, j, k)`.
+type Frame = [u32; 8];
+
+fn at(p: [u8; 3]) -> usize {
+    usize::from(p[0]) + 2 * usize::from(p[1]) + 4 * usize::from(p[2])
+}
+
+/// The vertex of `c` next to both `a` and `b`, other than `not`.
+fn common(m: &VolMesh, c: u32, a: u32, b: u32, not: u32) -> Option<u32> {
+    let nb = neighbours(m, c, b)?;
+    let mut it = neighbours(m, c, a)?.into_iter().filter(|v| *v != not && nb.contains(v));
+    let v = it.next()?;
+    it.next().is_none().then_some(v)
+}
+
+/// The frame of hexahedron `c` with `origin` at `(0, 0, 0)` and `ends[a]`
+/// one step along axis `a`.
+fn frame_of(m: &VolMesh, c: u32, origin: u32, ends: [u32; 3]) -> Option<Frame> {
+    let nb = neighbours(m, c, origin)?;
+    if !ends.iter().all(|e| nb.contains(e)) {
+        return None;
+    }
+    let mut f = [NONE; 8];
+    f[0] = origin;
+    f[1] = ends[0];
+    f[2] = ends[1];
+    f[4] = ends[2];
+    f[3] = common(m, c, f[1], f[2], origin)?;
+    f[5] = common(m, c, f[1], f[4], origin)?;
+    f[6] = common(m, c, f[2], f[4], origin)?;
+    f[7] = common(m, c, f[3], f[5], f[1])?;
+    Some(f)
+}
+
+/// The frame of the cell across the face of `f` on side `(axis, high)`:
+/// the shared corners keep their coordinates but along `axis`, where they
+/// become the near side.
+fn cross(m: &VolMesh, c: u32, f: &Frame, axis: usize, high: u8) -> Option<Option<(u32, Frame)>> {
+    let shared: Vec<[u8; 3]> = HEX_CORNERS.iter().copied().filter(|p| p[axis] == high).collect();
+    let verts: [u32; 4] = std::array::from_fn(|i| f[at(shared[i])]);
+    let n = across(m, c, verts)?;
+    if n == NONE {
+        return Some(None);
+    }
+    let n = hexahedron(m, n)?;
+    let mut g = [NONE; 8];
+    for p in &shared {
+        let v = f[at(*p)];
+        // Its two neighbours within the shared face.
+        let others: Vec<u32> = (0..3)
+            .filter(|&a| a != axis)
+            .map(|a| {
+                let mut q = *p;
+                q[a] ^= 1;
+                f[at(q)]
+            })
+            .collect();
+        let far = other_neighbour(m, n, v, [others[0], others[1]])?;
+        let (mut near_p, mut far_p) = (*p, *p);
+        near_p[axis] = 1 - high;
+        far_p[axis] = high;
+        g[at(near_p)] = v;
+        g[at(far_p)] = far;
+    }
+    Some(Some((n, g)))
+}
+
+/// The cells sharing a vertex with `c`, sorted.
+fn ring_cells(m: &VolMesh, c: usize) -> Vec<u32> {
+    let mut out: Vec<u32> =
+        m.cell_vertices(c).iter().flat_map(|&v| cells_of(m, &vertex_faces(m, v as usize))).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The support of `c` (the vertices of its ring of cells) in canonical
+/// order: a walk across faces from `c` in `frame`, each cell's corners in
+/// frame order, faces in the order `u` low, high, `v` low, high, `w` low,
+/// high; vertices numbered as first met. It depends on the mesh's
+/// connectivity around `c` and the frame only, so two neighbourhoods of the
+/// same configuration give corresponding orders.
+fn canonical_support(m: &VolMesh, c: u32, frame: Frame) -> Option<Vec<u32>> {
+    let ring: HashSet<u32> = ring_cells(m, c as usize).into_iter().collect();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut points = Vec::new();
+    let mut visited: HashSet<u32> = HashSet::from([c]);
+    let mut queue = VecDeque::from([(c, frame)]);
+    while let Some((cell, f)) = queue.pop_front() {
+        for &v in &f {
+            if seen.insert(v) {
+                points.push(v);
+            }
+        }
+        for axis in 0..3 {
+            for high in 0..2u8 {
+                let Some((n, g)) = cross(m, cell, &f, axis, high)? else { continue };
+                if ring.contains(&n) && visited.insert(n) {
+                    queue.push_back((n, g));
+                }
+            }
+        }
+    }
+    (visited.len() == ring.len()).then_some(points)
+}
+
+/// The child of one octant: its grid in the refined support mesh, the rows
+/// of its control points over the support, and the map from the octant's
+/// parameters to the child's.
+#[derive(Debug)]
+enum Sub {
+    Regular(Box<[u32; 64]>),
+    Layered(LayeredGrid),
+}
+
+#[derive(Debug)]
+struct Octant {
+    sub: Sub,
+    /// Row of each of the child's control points (by refined-mesh id).
+    row: HashMap<u32, usize>,
+    /// Control points × support.
+    rows: DMatrix<f64>,
+    /// The child's corner 0 and axes in the parent's local parameters:
+    /// `x = p0 + J q`.
+    p0: [f64; 3],
+    /// `J⁻¹` (`q = J⁻¹ (x − p0)`), a signed permutation times 2.
+    jinv: [[f64; 3]; 3],
+}
+
+/// What a configuration shares: the matrices and their powers.
+#[derive(Debug)]
+struct Operator {
+    size: usize,
+    ev: usize,
+    octants: Vec<Option<Octant>>,
+    /// `A^j`, `j = 0 ..= LEVELS` (from the eigendecomposition where there is
+    /// one).
+    powers: Vec<DMatrix<f64>>,
+    /// `A`'s eigenvalues where it has a real eigendecomposition.
+    values: Option<Vec<f64>>,
+}
+
+/// The control points of an irregular cell and its configuration's shared
+/// matrices.
+#[derive(Clone, Debug)]
+pub struct IrregularGrid {
+    /// The support, in canonical order (the extraordinary vertex among
+    /// them).
+    pub points: Vec<u32>,
+    /// For the local `x`, `y`, `z` (the extraordinary vertex at `0`): the
+    /// cell parameter it is (`u`, `v`, `w` in turn) and whether it runs
+    /// backwards.
+    pub axes: [(u8, bool); 3],
+    op: Arc<Operator>,
+}
+
+impl PartialEq for IrregularGrid {
+    fn eq(&self, other: &Self) -> bool {
+        self.points == other.points && self.axes == other.axes && Arc::ptr_eq(&self.op, &other.op)
+    }
+}
+
+impl Eq for IrregularGrid {}
+
+impl IrregularGrid {
+    /// Whether `uvw` is the extraordinary vertex, where the derivatives are
+    /// not defined.
+    pub fn is_singular(&self, uvw: [f64; 3]) -> bool {
+        self.axes.iter().all(|&(a, back)| if back { uvw[a as usize] >= 1.0 } else { uvw[a as usize] <= 0.0 })
+    }
+
+    /// Whether the configuration's powers come from an eigendecomposition
+    /// of its local subdivision matrix (else from a table of powers).
+    pub fn has_eigendecomposition(&self) -> bool {
+        self.op.values.is_some()
+    }
+
+    /// The eigenvalues of the local subdivision matrix (decreasing), where
+    /// it has a real eigendecomposition that reproduces it.
+    pub fn eigenvalues(&self) -> Option<&[f64]> {
+        self.op.values.as_deref()
+    }
+
+    /// The local subdivision matrix `A`.
+    pub fn subdivision_matrix(&self) -> &DMatrix<f64> {
+        &self.op.powers[1]
+    }
+
+    /// The extraordinary vertex.
+    pub fn extraordinary_vertex(&self) -> u32 {
+        self.points[self.op.ev]
+    }
+}
+
+/// The cache of configurations, keyed by their matrices' bits.
+fn cache() -> &'static Mutex<HashMap<Vec<u64>, Arc<Operator>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Vec<u64>, Arc<Operator>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The control points of cell `c` where it is irregular: a hexahedron
+/// inside the mesh (its vertices not on the boundary) whose extraordinary
+/// edges, two or more, share one of its vertices, where the seven children
+/// away from that vertex are regular or layered after one step and the
+/// child at it has the cell's configuration. `None` otherwise.
+pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
+    if c >= m.num_cells() || m.kind(c) != CellKind::Hexahedron {
+        return None;
+    }
+    let cv = m.cell_vertices(c);
+    if cv.iter().any(|&v| m.is_boundary_vertex(v as usize)) {
+        return None;
+    }
+    let edge = |a: usize, b: usize| {
+        m.vertex_edges(cv[a] as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&cv[b]))
+    };
+    let ext: Vec<(usize, usize)> = HEX_EDGES
+        .iter()
+        .copied()
+        .filter(|&(a, b)| edge(a, b).is_some_and(|e| m.is_extraordinary_edge(e as usize)))
+        .collect();
+    if ext.len() < 2 {
+        return None;
+    }
+    let k_ev = [ext[0].0, ext[0].1].into_iter().find(|&k| ext.iter().all(|&(a, b)| a == k || b == k))?;
+    let e = HEX_CORNERS[k_ev];
+    let axes: [(u8, bool); 3] = std::array::from_fn(|a| (a as u8, e[a] == 1));
+    // The support as a sub-mesh, refined once.
+    let ring = ring_cells(m, c);
+    let mut local: HashMap<u32, u32> = HashMap::new();
+    let mut global = Vec::new();
+    let mut cells = Vec::with_capacity(ring.len());
+    for &r in &ring {
+        if m.kind(r as usize) != CellKind::Hexahedron {
+            return None;
+        }
+        let vs: [u32; 8] = std::array::from_fn(|i| {
+            let v = m.cell_vertices(r as usize)[i];
+            *local.entry(v).or_insert_with(|| {
+                global.push(v);
+                global.len() as u32 - 1
+            })
+        });
+        cells.push(Cell::Hexahedron(vs));
+    }
+    let l = VolMesh::from_cells(global.len(), &cells).ok()?;
+    let cl = ring.iter().position(|&r| r as usize == c)? as u32;
+    let lv = |k: usize| local[&cv[k]];
+    let corner_vertex = |p: [u8; 3]| lv(HEX_CORNERS.iter().position(|&q| q == p).expect("a corner"));
+    let ends: [u32; 3] = std::array::from_fn(|a| {
+        let mut p = e;
+        p[a] ^= 1;
+        corner_vertex(p)
+    });
+    let ev = lv(k_ev);
+    let frame = frame_of(&l, cl, ev, ends)?;
+    let support = canonical_support(&l, cl, frame)?;
+    let index: HashMap<u32, usize> = support.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    let l1 = l.split(Par::Seq).ok()?;
+    // The child at EV and its frame: its axes run to the midpoints of the
+    // edges from EV.
+    let child_ev = 8 * cl + k_ev as u32;
+    if l1.cell_vertices(child_ev as usize)[0] != ev {
+        return None;
+    }
+    let nv = l.num_vertices() as u32;
+    let edge_point = |a: u32, b: u32| -> Option<u32> {
+        l.vertex_edges(a as usize).iter().find(|&&x| l.edge(x as usize).contains(&b)).map(|&x| nv + x)
+    };
+    let ends1: [u32; 3] = std::array::from_fn(|a| edge_point(ev, ends[a]).unwrap_or(NONE));
+    let frame1 = frame_of(&l1, child_ev, ev, ends1)?;
+    let support1 = canonical_support(&l1, child_ev, frame1)?;
+    if support1.len() != support.len() {
+        return None;
+    }
+    // A child point's row over the support.
+    let row_of = |id: u32| -> Option<Vec<f64>> {
+        let mut s = Vec::new();
+        stencil(&l, VertexRule::Layered, id as usize, &mut s);
+        let mut row = vec![0.0; support.len()];
+        for (v, w) in s {
+            row[*index.get(&v)?] += w;
+        }
+        Some(row)
+    };
+    let n = support.len();
+    let mut a = DMatrix::zeros(n, n);
+    for (i, &id) in support1.iter().enumerate() {
+        let r = row_of(id)?;
+        for j in 0..n {
+            a[(i, j)] = r[j];
+        }
+    }
+    // The parent-local coordinates of each child point of cell cl.
+    let coords_of = |v: u32| -> Option<[f64; 3]> {
+        let k = frame.iter().position(|&f| f == v)?;
+        Some([k & 1, (k >> 1) & 1, k >> 2].map(|b| b as f64))
+    };
+    let (ne, nf) = (l.num_edges() as u32, l.num_faces() as u32);
+    let child_coords = |id: u32| -> Option<[f64; 3]> {
+        let mean = |vs: &[u32]| -> Option<[f64; 3]> {
+            let ps: Vec<[f64; 3]> = vs.iter().map(|&v| coords_of(v)).collect::<Option<_>>()?;
+            Some(std::array::from_fn(|k| ps.iter().map(|p| p[k]).sum::<f64>() / ps.len() as f64))
+        };
+        if id < nv {
+            coords_of(id)
+        } else if id < nv + ne {
+            mean(&l.edge((id - nv) as usize))
+        } else if id < nv + ne + nf {
+            mean(l.face((id - nv - ne) as usize))
+        } else {
+            (id - nv - ne - nf == cl).then_some([0.5; 3])
+        }
+    };
+    let mut octants: Vec<Option<Octant>> = (0..8).map(|_| None).collect();
+    for k in 0..8 {
+        if k == k_ev {
+            continue;
+        }
+        let ch = 8 * cl + k as u32;
+        let vs = l1.cell_vertices(ch as usize);
+        let p: Vec<[f64; 3]> = [0, 1, 3, 4].iter().map(|&i| child_coords(vs[i])).collect::<Option<_>>()?;
+        let p0 = p[0];
+        // J's columns: the child's axes; J⁻¹ = 4 Jᵀ (J is ½ a signed
+        // permutation).
+        let jinv: [[f64; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|x| 4.0 * (p[i + 1][x] - p0[x])));
+        let centre: [f64; 3] =
+            std::array::from_fn(|x| p0[x] + (0..3).map(|i| 0.5 * (p[i + 1][x] - p0[x])).sum::<f64>());
+        let o = (0..3).map(|x| usize::from(centre[x] > 0.5) << x).sum::<usize>();
+        let (sub, ids): (Sub, Vec<u32>) = match control_grid(&l1, ch as usize).filter(|g| g.phantom.is_none()) {
+            Some(g) => (Sub::Regular(Box::new(g.points)), g.points.to_vec()),
+            None => {
+                let g = layered_grid(&l1, ch as usize).filter(|g| g.phantom.is_none())?;
+                let ids = g.points.clone();
+                (Sub::Layered(g), ids)
+            }
+        };
+        let mut row = HashMap::new();
+        let mut rows = DMatrix::zeros(ids.len(), n);
+        for (i, &id) in ids.iter().enumerate() {
+            row.insert(id, i);
+            let r = row_of(id)?;
+            for j in 0..n {
+                rows[(i, j)] = r[j];
+            }
+        }
+        octants[o] = Some(Octant { sub, row, rows, p0, jinv });
+    }
+    if octants.iter().filter(|o| o.is_some()).count() != 7 || octants[0].is_some() {
+        return None;
+    }
+    let ev_index = index[&ev];
+    // The configuration's key: its matrices.
+    let mut key: Vec<u64> = a.iter().map(|x| x.to_bits()).collect();
+    for o in octants.iter().flatten() {
+        key.extend(o.rows.iter().map(|x| x.to_bits()));
+        key.extend(o.p0.iter().chain(o.jinv.iter().flatten()).map(|x| x.to_bits()));
+    }
+    key.push(ev_index as u64);
+    let op = {
+        let mut cache = cache().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(op) = cache.get(&key) {
+            op.clone()
+        } else {
+            let (powers, values) = powers_of(&a);
+            let op = Arc::new(Operator { size: n, ev: ev_index, octants, powers, values });
+            cache.insert(key, op.clone());
+            op
+        }
+    };
+    Some(IrregularGrid { points: support.iter().map(|&v| global[v as usize]).collect(), axes, op })
+}
+
+/// `A^j` for `j = 0 ..= LEVELS`: by the eigendecomposition where it
+/// reproduces `A` (with its eigenvalues), else by repeated products.
+fn powers_of(a: &DMatrix<f64>) -> (Vec<DMatrix<f64>>, Option<Vec<f64>>) {
+    let n = a.nrows();
+    let eigen = crate::eigen::Spectrum::new(a, None).and_then(|s| s.decompose(crate::eigen::RowSums::One));
+    if let Ok(e) = eigen {
+        return ((0..=LEVELS as u32).map(|j| e.power(j)).collect(), Some(e.values().to_vec()));
+    }
+    let mut powers = vec![DMatrix::identity(n, n)];
+    for j in 1..=LEVELS {
+        let next = &powers[j - 1] * a;
+        powers.push(next);
+    }
+    (powers, None)
+}
+
+/// Why an irregular cell's weights are not given.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Singular;
+
+/// The weights of an irregular cell's support at the cell's `(u, v, w)`
+/// for `q`, appended to `out` as `(vertex, weight)`; `Err` for a derivative
+/// at the extraordinary vertex itself.
+pub(crate) fn irregular_weights(
+    g: &IrregularGrid,
+    uvw: [f64; 3],
+    q: Quantity,
+    out: &mut Vec<(u32, f64)>,
+) -> Result<(), Singular> {
+    let op = &g.op;
+    let x: [f64; 3] = g.axes.map(|(a, back)| if back { 1.0 - uvw[a as usize] } else { uvw[a as usize] });
+    let top = x.iter().copied().fold(0.0, f64::max);
+    if top <= 0.0 {
+        if q != Quantity::Position {
+            return Err(Singular);
+        }
+        let limit = op.powers[LEVELS].row(op.ev);
+        out.extend(g.points.iter().zip(limit.iter()).map(|(&v, &w)| (v, w)));
+        return Ok(());
+    }
+    // The level: 2^{-m} ≤ top < 2^{1-m}; x' = 2^{m-1} x, exactly.
+    let (mut m, mut scale) = (1usize, 1.0f64);
+    while top * scale < 0.5 {
+        scale *= 2.0;
+        m += 1;
+    }
+    let xs = x.map(|t| t * scale);
+    let o = (0..3).map(|a| usize::from(xs[a] >= 0.5) << a).sum::<usize>();
+    let oct = op.octants[o].as_ref().expect("seven octants");
+    let qc: [f64; 3] =
+        std::array::from_fn(|i| (0..3).map(|a| oct.jinv[i][a] * (xs[a] - oct.p0[a])).sum::<f64>().clamp(0.0, 1.0));
+    // The sub-cell's quantity and the factor of the chain rule.
+    let (sub_q, factor) = match q {
+        Quantity::Position => (Quantity::Position, 1.0),
+        _ => {
+            let axis = match q {
+                Quantity::DerivU => 0,
+                Quantity::DerivV => 1,
+                _ => 2,
+            };
+            let a = g.axes.iter().position(|&(c, _)| c == axis).expect("a permutation");
+            let sign = if g.axes[a].1 { -1.0 } else { 1.0 };
+            let i = (0..3).find(|&i| oct.jinv[i][a] != 0.0).expect("a signed permutation");
+            let qi = [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW][i];
+            (qi, sign * scale * oct.jinv[i][a])
+        }
+    };
+    let mut y = DVector::zeros(op.size);
+    let mut add = |id: u32, w: f64| {
+        if w != 0.0 {
+            let r = oct.row[&id];
+            y.axpy(w, &oct.rows.row(r).transpose(), 1.0);
+        }
+    };
+    match &oct.sub {
+        Sub::Regular(points) => {
+            for (&id, w) in points.iter().zip(tricubic_weights(qc, sub_q)) {
+                add(id, w);
+            }
+        }
+        Sub::Layered(lg) => {
+            let mut s = Vec::new();
+            layered_weights(lg, qc, sub_q, &mut s);
+            for (id, w) in s {
+                add(id, w);
+            }
+        }
+    }
+    let z = op.powers[(m - 1).min(LEVELS)].tr_mul(&y);
+    out.extend(g.points.iter().zip(z.iter()).map(|(&v, &w)| (v, factor * w)));
+    Ok(())
+}
