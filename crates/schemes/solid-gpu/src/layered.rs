@@ -1,7 +1,7 @@
 //! Limit evaluation of layered cells on the device (`solid_layered.wgsl`,
 //! `f32`): Stam's surface patch times a cubic B-spline (see
 //! [`subla_solid::layered`]), with the two kernel shapes of
-//! [`Shape`](crate::Shape).
+//! [`Shape`].
 //!
 //! The cells' control points (`4 (2n + 8)` each), their frames and phantom
 //! layers are gathered on the CPU once per topology

@@ -878,8 +878,8 @@ pub enum CellClass {
     LayeredBoundary,
     /// Several extraordinary edges sharing one vertex, inside the mesh,
     /// whose children away from that vertex are regular or layered
-    /// ([`irregular_grid`](crate::irregular::irregular_grid): the local
-    /// volumetric subdivision matrix; evaluated).
+    /// ([`irregular_grid`]: the local volumetric subdivision matrix;
+    /// evaluated).
     Irregular,
     /// Extraordinary edges that share no vertex: several extraordinary
     /// vertices, which constant-time evaluation does not cover (refine
