@@ -13,13 +13,13 @@
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_gpu::program::{self, Program};
-use subla_gpu::timing::{EvalProfile, KernelProfile, PassTimer};
-use subla_gpu::{GpuBuffer, GpuContext, wgpu};
+use subla_gpu::timing::EvalProfile;
+use subla_gpu::{GpuBuffer, GpuContext};
 use subla_solid::layered::{LayeredGrid, layered_grid, surface_weights};
 use subla_solid::limit::{Quantity, cubic_basis, sample_param};
 use subla_volume::VolMesh;
 
-use crate::{Shape, SolidGpuError, shaders};
+use crate::{FrameBuffers, LimitRun, Shape, SolidGpuError, quantity_code, shaders};
 
 /// Limit evaluation of layered cells on the device (see the
 /// [module docs](self)).
@@ -35,7 +35,7 @@ pub struct LayeredLimitGpu {
     num_vertices: usize,
     /// The control points and samples of the last evaluation, reused by the
     /// next.
-    frame: std::sync::Mutex<Option<(GpuBuffer<f32>, GpuBuffer<f32>)>>,
+    frame: FrameBuffers,
 }
 
 /// A cell's frame and phantom layer as the kernel's code word.
@@ -126,9 +126,7 @@ impl LayeredLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<Array2<f32>, SolidGpuError> {
-        let mut y = Array2::zeros((self.num_samples(), 3));
-        self.eval_timed(ctx, x, q, shape, y.view_mut(), None)?;
-        Ok(y)
+        self.limit_run(q, shape).eval(ctx, x)
     }
 
     /// [`LayeredLimitGpu::eval`] into `out` (`samples × 3`).
@@ -146,7 +144,7 @@ impl LayeredLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.eval_timed(ctx, x, q, shape, out, None)
+        self.limit_run(q, shape).run(ctx, x, out, None)
     }
 
     /// [`LayeredLimitGpu::eval`], timed: the kernel's GPU time (timestamp
@@ -166,87 +164,26 @@ impl LayeredLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
-        let mut timer = PassTimer::new(ctx, 1)?;
-        let start = std::time::Instant::now();
-        let mut y = Array2::zeros((self.num_samples(), 3));
-        self.eval_timed(ctx, x, q, shape, y.view_mut(), Some(&mut timer))?;
-        let wall_seconds = start.elapsed().as_secs_f64();
-        let seconds = timer.read(ctx)?.first().map(|t| t.seconds);
-        let bytes = self.meta.byte_len()
-            + self.points.byte_len()
-            + self.tables.byte_len()
-            + 12 * self.num_vertices as u64
-            + 12 * y.nrows() as u64;
-        let kernel = match shape.for_samples(self.k as usize) {
-            Shape::PerSample => "layered_per_sample",
-            _ => "layered_per_cell",
-        };
-        Ok((y, EvalProfile { kernels: vec![KernelProfile { level: 0, kernel, seconds, bytes }], wall_seconds }))
+        self.limit_run(q, shape).profile(ctx, x)
     }
 
-    fn eval_timed(
-        &self,
-        ctx: &GpuContext,
-        x: ArrayView2<'_, f32>,
-        q: Quantity,
-        shape: Shape,
-        mut out: ArrayViewMut2<'_, f32>,
-        timer: Option<&mut PassTimer>,
-    ) -> Result<(), SolidGpuError> {
-        assert_eq!(x.dim(), (self.num_vertices, 3), "LayeredLimitGpu::eval: control points V × 3");
+    /// The evaluation of `q` by the kernel `shape`.
+    fn limit_run(&self, q: Quantity, shape: Shape) -> LimitRun<'_> {
         let samples = self.num_samples();
-        assert_eq!(out.dim(), (samples, 3), "LayeredLimitGpu::eval: out is samples × 3");
-        if samples == 0 {
-            return Ok(());
-        }
-        let x = x.as_standard_layout();
-        let xs = x.as_slice().expect("standard layout");
-        let cached = self.frame.try_lock().ok().and_then(|mut f| f.take());
-        let (points, y) = match cached {
-            Some((mut points, y)) => {
-                points.write(ctx, xs)?;
-                (points, y)
-            }
-            None => (program::upload_array(ctx, "control points", xs)?, GpuBuffer::<f32>::zeroed(ctx, 3 * samples)?),
+        let (kernel, items, kernel_name) = match shape.for_samples(self.k as usize) {
+            Shape::PerSample => (&self.program[0], samples as u64, "layered_per_sample"),
+            _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP), "layered_per_cell"),
         };
-        let quantity = match q {
-            Quantity::DerivU => 1,
-            Quantity::DerivV => 2,
-            Quantity::DerivW => 3,
-            _ => 0,
-        };
-        let params = program::uniform(ctx, "layered limit params", &[samples as u32, self.k, quantity, self.cells]);
-        let table = [
-            Some(&params),
-            Some(self.meta.as_wgpu()),
-            Some(self.points.as_wgpu()),
-            Some(self.tables.as_wgpu()),
-            Some(self.basis.as_wgpu()),
-            Some(points.as_wgpu()),
-            Some(y.as_wgpu()),
-        ];
-        let (kernel, items) = match shape.for_samples(self.k as usize) {
-            Shape::PerSample => (&self.program[0], samples as u64),
-            _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP)),
-        };
-        ctx.scoped("layered limit", || {
-            let mut encoder =
-                ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("layered limit") });
-            let writes = timer.and_then(|t| t.writes("layered limit"));
-            program::dispatch_timed(ctx, &mut encoder, kernel, &table, items, writes)?;
-            ctx.queue().submit([encoder.finish()]);
-            Ok(())
-        })?;
-        match out.as_slice_mut() {
-            Some(o) => y.download_into(ctx, o)?,
-            None => {
-                let v = y.download(ctx)?;
-                out.assign(&ArrayView2::from_shape((samples, 3), &v).expect("3 values per sample"));
-            }
+        LimitRun {
+            label: "layered limit",
+            frame: &self.frame,
+            params: [samples as u32, self.k, quantity_code(q), self.cells],
+            tables: vec![self.meta.as_wgpu(), self.points.as_wgpu(), self.tables.as_wgpu(), self.basis.as_wgpu()],
+            table_bytes: self.meta.byte_len() + self.points.byte_len() + self.tables.byte_len(),
+            kernel,
+            kernel_name,
+            items,
+            num_vertices: self.num_vertices,
         }
-        if let Ok(mut f) = self.frame.try_lock() {
-            *f = Some((points, y));
-        }
-        Ok(())
     }
 }

@@ -140,7 +140,7 @@ pub struct SolidLimitGpu {
     num_vertices: usize,
     /// The control points and samples of the last evaluation, reused by the
     /// next (a frame loop allocates nothing on the device).
-    frame: std::sync::Mutex<Option<(GpuBuffer<f32>, GpuBuffer<f32>)>>,
+    frame: FrameBuffers,
 }
 
 impl SolidLimitGpu {
@@ -204,9 +204,7 @@ impl SolidLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<Array2<f32>, SolidGpuError> {
-        let mut y = Array2::zeros((self.num_samples(), 3));
-        self.eval_timed(ctx, x, q, shape, y.view_mut(), None)?;
-        Ok(y)
+        self.limit_run(q, shape).eval(ctx, x)
     }
 
     /// [`SolidLimitGpu::eval`] into `out` (`samples × 3`): a frame loop
@@ -226,7 +224,7 @@ impl SolidLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.eval_timed(ctx, x, q, shape, out, None)
+        self.limit_run(q, shape).run(ctx, x, out, None)
     }
 
     /// [`SolidLimitGpu::eval`], timed: the samples with the GPU time of the
@@ -247,33 +245,104 @@ impl SolidLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
+        self.limit_run(q, shape).profile(ctx, x)
+    }
+
+    /// The evaluation of `q` by the kernel `shape`.
+    fn limit_run(&self, q: Quantity, shape: Shape) -> LimitRun<'_> {
+        let samples = self.num_samples();
+        let (kernel, items, kernel_name) = match shape.for_samples(self.k as usize) {
+            Shape::PerSample => (&self.program[0], samples as u64, "per_sample"),
+            _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP), "per_cell"),
+        };
+        LimitRun {
+            label: "solid limit",
+            frame: &self.frame,
+            params: [samples as u32, self.k, quantity_code(q), self.cells],
+            tables: vec![self.grids.as_wgpu(), self.phantom.as_wgpu(), self.basis.as_wgpu()],
+            table_bytes: self.grids.byte_len() + self.phantom.byte_len(),
+            kernel,
+            kernel_name,
+            items,
+            num_vertices: self.num_vertices,
+        }
+    }
+}
+
+/// The control points and samples an evaluator keeps from one evaluation
+/// to the next (a frame loop allocates nothing on the device).
+type FrameBuffers = std::sync::Mutex<Option<(GpuBuffer<f32>, GpuBuffer<f32>)>>;
+
+/// A limit kernel's code of the quantity: 0 position, 1–3 the derivative
+/// along `u`, `v`, `w`.
+fn quantity_code(q: Quantity) -> u32 {
+    match q {
+        Quantity::DerivU => 1,
+        Quantity::DerivV => 2,
+        Quantity::DerivW => 3,
+        _ => 0,
+    }
+}
+
+/// One evaluation by a limit kernel whose bindings are the parameters, the
+/// evaluator's `tables`, the control points and the samples, in that order.
+struct LimitRun<'a> {
+    label: &'static str,
+    frame: &'a FrameBuffers,
+    /// Samples, `k`, the quantity's code, cells.
+    params: [u32; 4],
+    tables: Vec<&'a wgpu::Buffer>,
+    /// The bytes of the tables the kernel reads at least once.
+    table_bytes: u64,
+    kernel: &'a program::Kernel,
+    kernel_name: &'static str,
+    items: u64,
+    num_vertices: usize,
+}
+
+impl LimitRun<'_> {
+    /// The samples from the control points `x`.
+    fn eval(&self, ctx: &GpuContext, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, SolidGpuError> {
+        let mut y = Array2::zeros((self.params[0] as usize, 3));
+        self.run(ctx, x, y.view_mut(), None)?;
+        Ok(y)
+    }
+
+    /// [`LimitRun::eval`], timed: the kernel's GPU time (timestamp queries,
+    /// where the adapter has them), the bytes it moves at least (the
+    /// tables, the control points and the samples, once each) and the wall
+    /// time of the whole evaluation (upload, kernel, readback).
+    fn profile(&self, ctx: &GpuContext, x: ArrayView2<'_, f32>) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
         let mut timer = PassTimer::new(ctx, 1)?;
         let start = std::time::Instant::now();
-        let mut y = Array2::zeros((self.num_samples(), 3));
-        self.eval_timed(ctx, x, q, shape, y.view_mut(), Some(&mut timer))?;
+        let mut y = Array2::zeros((self.params[0] as usize, 3));
+        self.run(ctx, x, y.view_mut(), Some(&mut timer))?;
         let wall_seconds = start.elapsed().as_secs_f64();
         let seconds = timer.read(ctx)?.first().map(|t| t.seconds);
-        let bytes =
-            self.grids.byte_len() + self.phantom.byte_len() + 12 * self.num_vertices as u64 + 12 * y.nrows() as u64;
-        let kernel = match shape.for_samples(self.k as usize) {
-            Shape::PerSample => "per_sample",
-            _ => "per_cell",
-        };
+        let bytes = self.table_bytes + 12 * self.num_vertices as u64 + 12 * y.nrows() as u64;
+        let kernel = self.kernel_name;
         Ok((y, EvalProfile { kernels: vec![KernelProfile { level: 0, kernel, seconds, bytes }], wall_seconds }))
     }
 
-    fn eval_timed(
+    /// Writes the control points `x` (`V × 3`) into the kept buffers (or
+    /// new ones), dispatches the kernel and reads the samples into `out`.
+    ///
+    /// # Panics
+    /// If `x` is not `V × 3` or `out` not `samples × 3`.
+    fn run(
         &self,
         ctx: &GpuContext,
         x: ArrayView2<'_, f32>,
-        q: Quantity,
-        shape: Shape,
         mut out: ArrayViewMut2<'_, f32>,
         timer: Option<&mut PassTimer>,
     ) -> Result<(), SolidGpuError> {
-        assert_eq!(x.dim(), (self.num_vertices, 3), "SolidLimitGpu::eval: control points V × 3");
-        let samples = self.num_samples();
-        assert_eq!(out.dim(), (samples, 3), "SolidLimitGpu::eval: out is samples × 3");
+        let label = self.label;
+        assert_eq!(x.dim(), (self.num_vertices, 3), "{label}: control points V × 3");
+        let samples = self.params[0] as usize;
+        assert_eq!(out.dim(), (samples, 3), "{label}: out is samples × 3");
+        if samples == 0 {
+            return Ok(());
+        }
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
         // The buffers of the last evaluation, when no other one holds them.
@@ -285,30 +354,15 @@ impl SolidLimitGpu {
             }
             None => (program::upload_array(ctx, "control points", xs)?, GpuBuffer::<f32>::zeroed(ctx, 3 * samples)?),
         };
-        let quantity = match q {
-            Quantity::DerivU => 1,
-            Quantity::DerivV => 2,
-            Quantity::DerivW => 3,
-            _ => 0,
-        };
-        let params = program::uniform(ctx, "solid limit params", &[samples as u32, self.k, quantity, self.cells]);
-        let table = [
-            Some(&params),
-            Some(self.grids.as_wgpu()),
-            Some(self.phantom.as_wgpu()),
-            Some(self.basis.as_wgpu()),
-            Some(points.as_wgpu()),
-            Some(y.as_wgpu()),
-        ];
-        let (kernel, items) = match shape.for_samples(self.k as usize) {
-            Shape::PerSample => (&self.program[0], samples as u64),
-            _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP)),
-        };
-        ctx.scoped("solid limit", || {
+        let params = program::uniform(ctx, label, &self.params);
+        let mut table: Vec<Option<&wgpu::Buffer>> = vec![Some(&params)];
+        table.extend(self.tables.iter().map(|&b| Some(b)));
+        table.extend([Some(points.as_wgpu()), Some(y.as_wgpu())]);
+        ctx.scoped(label, || {
             let mut encoder =
-                ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("solid limit") });
-            let writes = timer.and_then(|t| t.writes("solid limit"));
-            program::dispatch_timed(ctx, &mut encoder, kernel, &table, items, writes)?;
+                ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+            let writes = timer.and_then(|t| t.writes(label));
+            program::dispatch_timed(ctx, &mut encoder, self.kernel, &table, self.items, writes)?;
             ctx.queue().submit([encoder.finish()]);
             Ok(())
         })?;

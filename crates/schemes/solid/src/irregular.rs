@@ -44,7 +44,9 @@ use subla_algebra::Par;
 use subla_volume::{Cell, CellKind, NONE, VolMesh};
 
 use crate::VertexRule;
-use crate::layered::{LayeredGrid, across, hexahedron, layered_grid, layered_weights, neighbours, other_neighbour};
+use crate::layered::{
+    LayeredGrid, across, hexahedron, layered_grid, layered_weights, local_axis, neighbours, other_neighbour,
+};
 use crate::limit::{Quantity, control_grid, tricubic_weights};
 use crate::rules::{cells_of, stencil, vertex_faces};
 
@@ -484,16 +486,9 @@ pub(crate) fn irregular_weights(
     let qc: [f64; 3] =
         std::array::from_fn(|i| (0..3).map(|a| oct.jinv[i][a] * (xs[a] - oct.p0[a])).sum::<f64>().clamp(0.0, 1.0));
     // The sub-cell's quantity and the factor of the chain rule.
-    let (sub_q, factor) = match q {
-        Quantity::Position => (Quantity::Position, 1.0),
-        _ => {
-            let axis = match q {
-                Quantity::DerivU => 0,
-                Quantity::DerivV => 1,
-                _ => 2,
-            };
-            let a = g.axes.iter().position(|&(c, _)| c == axis).expect("a permutation");
-            let sign = if g.axes[a].1 { -1.0 } else { 1.0 };
+    let (sub_q, factor) = match local_axis(&g.axes, q) {
+        None => (Quantity::Position, 1.0),
+        Some((a, sign)) => {
             let i = (0..3).find(|&i| oct.jinv[i][a] != 0.0).expect("a signed permutation");
             let qi = [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW][i];
             (qi, sign * scale * oct.jinv[i][a])

@@ -309,6 +309,21 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
     Some(LayeredGrid { valence: n, points, phantom, axes })
 }
 
+/// For a derivative `q` along a cell parameter, the local axis of `axes`
+/// (for each local axis: the cell parameter and whether it runs backwards)
+/// it is and its sign (−1 where that axis runs backwards); `None` for the
+/// position.
+pub(crate) fn local_axis(axes: &[(u8, bool); 3], q: Quantity) -> Option<(usize, f64)> {
+    let axis = match q {
+        Quantity::DerivU => 0,
+        Quantity::DerivV => 1,
+        Quantity::DerivW => 2,
+        _ => return None,
+    };
+    let local = axes.iter().position(|&(a, _)| a == axis).expect("a permutation");
+    Some((local, if axes[local].1 { -1.0 } else { 1.0 }))
+}
+
 /// The weights of a layered cell's control points at the cell's `(u, v,
 /// w)` for `q`, as `(vertex, weight)` pairs (the phantom layer folded into
 /// the two next to it), appended to `out`.
@@ -324,22 +339,11 @@ pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Ve
     }
     let (b, db) = crate::limit::cubic_basis(r);
     // The cell axis of the derivative, as a local one with its sign.
-    let (surface, layers, sign): (usize, [f64; 4], f64) = match q {
-        Quantity::Position => (0, b, 1.0),
-        _ => {
-            let axis = match q {
-                Quantity::DerivU => 0,
-                Quantity::DerivV => 1,
-                _ => 2,
-            };
-            let local = g.axes.iter().position(|&(a, _)| a == axis).expect("a permutation");
-            let sign = if g.axes[local].1 { -1.0 } else { 1.0 };
-            match local {
-                0 => (1, b, sign),
-                1 => (2, b, sign),
-                _ => (0, db, sign),
-            }
-        }
+    let (surface, layers, sign): (usize, [f64; 4], f64) = match local_axis(&g.axes, q) {
+        None => (0, b, 1.0),
+        Some((0, sign)) => (1, b, sign),
+        Some((1, sign)) => (2, b, sign),
+        Some((_, sign)) => (0, db, sign),
     };
     let mut lw = layers.map(|x| x * sign);
     match g.phantom {
@@ -500,22 +504,11 @@ impl LayeredEval {
                 }
             }
             // Which table and which basis along r, and the sign.
-            let (surface, along, sign) = match q {
-                Quantity::Position => (0, &self.basis, 1.0),
-                _ => {
-                    let axis = match q {
-                        Quantity::DerivU => 0,
-                        Quantity::DerivV => 1,
-                        _ => 2,
-                    };
-                    let local = g.axes.iter().position(|&(a, _)| a == axis).expect("a permutation");
-                    let sign = if g.axes[local].1 { -1.0 } else { 1.0 };
-                    match local {
-                        0 => (1, &self.basis, sign),
-                        1 => (2, &self.basis, sign),
-                        _ => (0, &self.deriv, sign),
-                    }
-                }
+            let (surface, along, sign) = match local_axis(&g.axes, q) {
+                None => (0, &self.basis, 1.0),
+                Some((0, sign)) => (1, &self.basis, sign),
+                Some((1, sign)) => (2, &self.basis, sign),
+                Some((_, sign)) => (0, &self.deriv, sign),
             };
             let w = &table.w[surface];
             // Layers × surface samples.

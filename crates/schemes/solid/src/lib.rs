@@ -394,3 +394,27 @@ impl Plan for SolidPlan {
         Ok(self.surfaces[level as usize].get_or_init(|| s))
     }
 }
+
+/// Reproducible pseudo-random numbers for the unit tests.
+#[cfg(test)]
+mod test_rng {
+    use nalgebra::DMatrix;
+
+    /// SplitMix64: reproducible pseudo-random numbers in `[0, 1)`.
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        pub(crate) fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        /// An `n × n` matrix with entries in `[−1, 1)`.
+        pub(crate) fn matrix(&mut self, n: usize) -> DMatrix<f64> {
+            DMatrix::from_fn(n, n, |_, _| 2.0 * self.next() - 1.0)
+        }
+    }
+}
