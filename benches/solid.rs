@@ -15,7 +15,7 @@
 //! Further tables evaluate by cell class on a solid torus and on a
 //! tetrahedral model refined twice (regular cells by `RegularEval`,
 //! layered ones — one extraordinary edge — by `LayeredEval`, irregular
-//! ones — extraordinary edges at one vertex — by their limit matrix).
+//! ones — extraordinary edges at one vertex — by `IrregularEval`).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -43,15 +43,15 @@ fn copy_floor(bytes: f64, runs: usize) -> f64 {
 /// 4 × 4 core and 3 rings swept in `segments` segments: the core's corners
 /// make four rings of extraordinary edges of valence 3) and a tetrahedral
 /// model refined twice (with irregular cells); regular cells by
-/// `RegularEval`, layered ones by `LayeredEval`, irregular ones by their
-/// limit matrix (made once, then one SpMV), positions in `f64`, with the
+/// `RegularEval`, layered ones by `LayeredEval`, irregular ones by
+/// `IrregularEval`, positions in `f64`, with the
 /// copy floor as above (samples written, the control points the class
 /// reads once).
 fn per_class(quick: bool, runs: usize) {
     let segments = if quick { 64 } else { 512 };
     let t = subla_volume::shapes::torus(4, 3, segments, 3.0, 1.0).expect("a torus");
     class_table(&format!("solid torus, {segments} segments"), &t.mesh, &t.vertices, runs);
-    let n = if quick { 3 } else { 8 };
+    let n = if quick { 3 } else { 4 };
     let (m, x) = tetrahedral_model(n);
     class_table(&format!("{n}³ cubes of 6 tetrahedra, refined twice"), &m, &x, runs);
 }
@@ -90,6 +90,7 @@ fn tetrahedral_model(n: usize) -> (subla_volume::VolMesh, Array2<f64>) {
 /// The table of [`per_class`] for one model.
 fn class_table(name: &str, m: &subla_volume::VolMesh, x: &Array2<f64>, runs: usize) {
     use std::collections::BTreeMap;
+    use subla_solid::irregular::IrregularEval;
     use subla_solid::layered::LayeredEval;
     use subla_solid::limit::{CellClass, classify};
     let classes: Vec<CellClass> = (0..m.num_cells()).into_par_iter().map(|c| classify(m, c)).collect();
@@ -131,28 +132,17 @@ fn class_table(name: &str, m: &subla_volume::VolMesh, x: &Array2<f64>, runs: usi
                     (ev.num_samples(), 56 * cells.len(), secs)
                 }
                 _ => {
-                    // No direct evaluator yet: the limit matrix, made once,
-                    // then one SpMV per evaluation (timed).
-                    let samples = subla_solid::limit::SolidLimit::grid(cells.iter().copied(), k, Quantity::Position)
-                        .samples()
-                        .to_vec();
+                    // The configurations' weight tables are made by the
+                    // first (warm-up) run.
                     let t0 = Instant::now();
-                    let r = subla_solid::limit::limit_matrix(m, &samples, Quantity::Position, Par::Rayon)
-                        .expect("irregular cells");
+                    let ev = IrregularEval::new(m, cells, k, Par::Rayon).expect("irregular cells");
+                    let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
+                    ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon).expect("positions");
                     let made = t0.elapsed().as_secs_f64();
-                    println!("  (irregular, k = {k}: the limit matrix made in {:.1} ms)", made * 1e3);
-                    let mut out = Array2::<f64>::zeros((samples.len(), 3));
-                    let secs = time(runs, || {
-                        subla_algebra::spmv::spmv_csr_into(
-                            r.as_ref(),
-                            x.view(),
-                            out.view_mut(),
-                            subla_algebra::spmv::Update::Set,
-                            |&w, _, _| w,
-                            Par::Rayon,
-                        )
-                    });
-                    (samples.len(), r.nnz() / samples.len().max(1) * cells.len(), secs)
+                    println!("  (irregular, k = {k}: gathered and tables made in {:.1} ms)", made * 1e3);
+                    let secs = time(runs, || ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon));
+                    // About 4 (2n + 8) to 100 support points a cell.
+                    (ev.num_samples(), 64 * cells.len(), secs)
                 }
             };
             // The control points a class reads at least once: no more than

@@ -394,8 +394,7 @@ fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
 
 fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), String> {
     use std::io::Write;
-    use subla_scheme::Refiner;
-    use subla_solid::limit::{CellGrid, Quantity, RegularEval, SolidLimit, cell_grid, control_grid};
+    use subla_solid::limit::{CellGrid, GridEval, Quantity, cell_grid, control_grid};
     let t0 = Instant::now();
     let bar = progress.phase(format!("reading {}", shown(&args.input)));
     let d = read(&args.input)?;
@@ -438,14 +437,11 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
             ok
         }
     };
-    // Regular cells only: the direct evaluator; with layered ones, the
-    // limit matrix (at most 4 (2n + 8) entries a row, n ≤ 16).
-    let direct = cells.iter().all(|&c| control_grid(m, c as usize).is_some());
+
     let per_sample = if args.derivatives { 12 } else { 3 };
     let samples = cells.len() as u128 * (k as u128).pow(3);
     // Values in f64 and their text (about 25 bytes a number).
-    let matrix = if direct { 0 } else { 160 * 12 };
-    let need = samples * (per_sample as u128 * (8 + 25) + matrix);
+    let need = samples * per_sample as u128 * (8 + 25);
     let (budget, what) = memory::budget(args.max_memory);
     if need > u128::from(budget) {
         return Err(format!(
@@ -462,26 +458,16 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         &[Quantity::Position]
     };
     let failed = |e: subla_scheme::SchemeError| format!("{}: {e}", shown(&args.input));
-    let values: Vec<Array2<f64>> = if direct {
-        let ev = RegularEval::new(m, &cells, k, Par::Rayon).map_err(failed)?;
-        quantities
-            .iter()
-            .map(|&q| {
-                let mut out = Array2::zeros((ev.num_samples(), 3));
-                ev.eval_into(d.vertices.view(), q, out.view_mut(), Par::Rayon);
-                out
-            })
-            .collect()
-    } else {
-        let samples = SolidLimit::grid(cells.iter().copied(), k, Quantity::Position).samples().to_vec();
-        quantities
-            .iter()
-            .map(|&q| {
-                let plan = SolidLimit::new(samples.clone(), q).build(m, 1, Par::Rayon).map_err(failed)?;
-                subla_scheme::eval(&plan, d.vertices.view(), Par::Rayon).map_err(failed)
-            })
-            .collect::<Result<_, _>>()?
-    };
+    // Each class by its direct evaluator, the samples in the cells' order.
+    let ev = GridEval::new(m, &cells, k, Par::Rayon).map_err(failed)?;
+    let values: Vec<Array2<f64>> = quantities
+        .iter()
+        .map(|&q| {
+            let mut out = Array2::zeros((ev.num_samples(), 3));
+            ev.eval_into(d.vertices.view(), q, out.view_mut(), Par::Rayon).map_err(failed)?;
+            Ok(out)
+        })
+        .collect::<Result<_, String>>()?;
     let num_samples = cells.len() * k * k * k;
     bar.finish_and_clear();
     let bar = progress.phase(format!("writing {}", shown(&args.output)));

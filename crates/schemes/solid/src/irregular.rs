@@ -454,25 +454,16 @@ fn powers_of(a: &DMatrix<f64>) -> (Vec<DMatrix<f64>>, Option<Vec<f64>>) {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Singular;
 
-/// The weights of an irregular cell's support at the cell's `(u, v, w)`
-/// for `q`, appended to `out` as `(vertex, weight)`; `Err` for a derivative
-/// at the extraordinary vertex itself.
-pub(crate) fn irregular_weights(
-    g: &IrregularGrid,
-    uvw: [f64; 3],
-    q: Quantity,
-    out: &mut Vec<(u32, f64)>,
-) -> Result<(), Singular> {
-    let op = &g.op;
-    let x: [f64; 3] = g.axes.map(|(a, back)| if back { 1.0 - uvw[a as usize] } else { uvw[a as usize] });
+/// The weights over a configuration's support at the local parameters `x`
+/// (the extraordinary vertex at 0) of the position (`deriv` `None`) or the
+/// derivative along local axis `a` times `sign` (`Some((a, sign))`).
+fn local_weights(op: &Operator, x: [f64; 3], deriv: Option<(usize, f64)>) -> Result<DVector<f64>, Singular> {
     let top = x.iter().copied().fold(0.0, f64::max);
     if top <= 0.0 {
-        if q != Quantity::Position {
+        if deriv.is_some() {
             return Err(Singular);
         }
-        let limit = op.powers[LEVELS].row(op.ev);
-        out.extend(g.points.iter().zip(limit.iter()).map(|(&v, &w)| (v, w)));
-        return Ok(());
+        return Ok(op.powers[LEVELS].row(op.ev).transpose());
     }
     // The level: 2^{-m} ≤ top < 2^{1-m}; x' = 2^{m-1} x, exactly.
     let (mut m, mut scale) = (1usize, 1.0f64);
@@ -486,7 +477,7 @@ pub(crate) fn irregular_weights(
     let qc: [f64; 3] =
         std::array::from_fn(|i| (0..3).map(|a| oct.jinv[i][a] * (xs[a] - oct.p0[a])).sum::<f64>().clamp(0.0, 1.0));
     // The sub-cell's quantity and the factor of the chain rule.
-    let (sub_q, factor) = match local_axis(&g.axes, q) {
+    let (sub_q, factor) = match deriv {
         None => (Quantity::Position, 1.0),
         Some((a, sign)) => {
             let i = (0..3).find(|&i| oct.jinv[i][a] != 0.0).expect("a signed permutation");
@@ -515,7 +506,200 @@ pub(crate) fn irregular_weights(
             }
         }
     }
-    let z = op.powers[(m - 1).min(LEVELS)].tr_mul(&y);
-    out.extend(g.points.iter().zip(z.iter()).map(|(&v, &w)| (v, factor * w)));
+    Ok(op.powers[(m - 1).min(LEVELS)].tr_mul(&y) * factor)
+}
+
+/// The weights of an irregular cell's support at the cell's `(u, v, w)`
+/// for `q`, appended to `out` as `(vertex, weight)`; `Err` for a derivative
+/// at the extraordinary vertex itself.
+pub(crate) fn irregular_weights(
+    g: &IrregularGrid,
+    uvw: [f64; 3],
+    q: Quantity,
+    out: &mut Vec<(u32, f64)>,
+) -> Result<(), Singular> {
+    let x: [f64; 3] = g.axes.map(|(a, back)| if back { 1.0 - uvw[a as usize] } else { uvw[a as usize] });
+    let z = local_weights(&g.op, x, local_axis(&g.axes, q))?;
+    out.extend(g.points.iter().zip(z.iter()).map(|(&v, &w)| (v, w)));
     Ok(())
+}
+
+/// One configuration's weights at the `k³` local samples (`x = i/(k−1)`,
+/// `z` outer) for the position and the three local derivatives, made on
+/// first use: `k³ × |S|` each.
+#[derive(Debug)]
+struct Table {
+    op: Arc<Operator>,
+    w: [OnceLock<Vec<f64>>; 4],
+}
+
+/// Limit evaluation of irregular cells on a `k × k × k` grid of samples per
+/// cell without a matrix (the irregular counterpart of
+/// [`RegularEval`](crate::limit::RegularEval)): the weights of each
+/// configuration at the grid's local parameters are made once (on first
+/// use of a quantity), so each evaluation is one dense `k³ × |S|` product
+/// per cell with its support's points.
+///
+/// Samples are ordered cell by cell, each cell's `w` outer, then `v`, then
+/// `u`, as [`SolidLimit::grid`](crate::limit::SolidLimit::grid) orders them;
+/// a reflected axis reads the local parameter `i/(k−1)` for the cell's `1 −
+/// i/(k−1)`, so the results equal
+/// [`limit_matrix`](crate::limit::limit_matrix)'s to rounding (tested).
+#[derive(Debug)]
+pub struct IrregularEval {
+    cells: Vec<u32>,
+    grids: Vec<IrregularGrid>,
+    /// The table of each grid's configuration.
+    table_of: Vec<usize>,
+    tables: Vec<Table>,
+    k: usize,
+    num_vertices: usize,
+}
+
+impl IrregularEval {
+    /// The evaluator of `cells` of `m` (all irregular) at `k` samples per
+    /// direction (`k ≥ 1`; the centre where `k = 1`).
+    ///
+    /// # Errors
+    /// [`LimitError::NotEvaluable`](crate::limit::LimitError) (as
+    /// [`SchemeError::Scheme`](subla_scheme::SchemeError)'s source) naming
+    /// the first cell without an [`irregular_grid`].
+    pub fn new(m: &VolMesh, cells: &[u32], k: usize, par: Par) -> subla_scheme::Result<IrregularEval> {
+        use rayon::prelude::*;
+        let k = k.max(1);
+        let gather = |&c: &u32| irregular_grid(m, c as usize).ok_or(c);
+        let grids: Result<Vec<IrregularGrid>, u32> = if par == Par::Rayon && cells.len() >= 8 {
+            cells.par_iter().map(gather).collect()
+        } else {
+            cells.iter().map(gather).collect()
+        };
+        let grids = grids.map_err(crate::limit::not_evaluable)?;
+        let mut tables: Vec<Table> = Vec::new();
+        let table_of = grids
+            .iter()
+            .map(|g| match tables.iter().position(|t| Arc::ptr_eq(&t.op, &g.op)) {
+                Some(i) => i,
+                None => {
+                    tables.push(Table { op: g.op.clone(), w: std::array::from_fn(|_| OnceLock::new()) });
+                    tables.len() - 1
+                }
+            })
+            .collect();
+        Ok(IrregularEval { cells: cells.to_vec(), grids, table_of, tables, k, num_vertices: m.num_vertices() })
+    }
+
+    /// Number of samples (`cells · k³`).
+    pub fn num_samples(&self) -> usize {
+        self.cells.len() * self.k * self.k * self.k
+    }
+
+    /// The cells evaluated, in order.
+    pub fn cells(&self) -> &[u32] {
+        &self.cells
+    }
+
+    /// The weights of table `t` for the position (`which` 0) or the
+    /// derivative along local axis `which − 1`.
+    fn weights(&self, t: usize, which: usize) -> Result<&[f64], Singular> {
+        let table = &self.tables[t];
+        let k = self.k;
+        if which > 0 && k > 1 {
+            // The grid's corner at the extraordinary vertex.
+            return Err(Singular);
+        }
+        Ok(table.w[which].get_or_init(|| {
+            let param = |i: usize| crate::limit::sample_param(i, k);
+            let n = table.op.size;
+            let mut w = Vec::with_capacity(k * k * k * n);
+            for l in 0..k {
+                for j in 0..k {
+                    for i in 0..k {
+                        let deriv = (which > 0).then(|| (which - 1, 1.0));
+                        let z = local_weights(&table.op, [param(i), param(j), param(l)], deriv)
+                            .expect("off the extraordinary vertex");
+                        w.extend(z.iter());
+                    }
+                }
+            }
+            w
+        }))
+    }
+
+    /// `q` at every sample from the control points `x` (`V × 3`) into `out`
+    /// (`num_samples × 3`), in `f32` or `f64` (computed in `f64`).
+    ///
+    /// # Errors
+    /// [`LimitError::SingularDerivative`](crate::limit::LimitError) naming
+    /// the first cell for a derivative where `k > 1`: the grid has a
+    /// sample at every cell's extraordinary vertex, where the
+    /// parametrisation is singular.
+    ///
+    /// # Panics
+    /// If the shapes disagree.
+    pub fn eval_into<T: crate::limit::Sample>(
+        &self,
+        x: ndarray::ArrayView2<'_, T>,
+        q: Quantity,
+        mut out: ndarray::ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> subla_scheme::Result<()> {
+        use rayon::prelude::*;
+        assert_eq!(x.dim(), (self.num_vertices, 3), "IrregularEval: control points V × 3");
+        assert_eq!(out.dim(), (self.num_samples(), 3), "IrregularEval: output samples × 3");
+        if self.grids.is_empty() {
+            return Ok(());
+        }
+        let which = |g: &IrregularGrid| local_axis(&g.axes, q).map_or(0, |(a, _)| a + 1);
+        // The tables first (made once, in parallel over configurations).
+        let singular = |c: u32| {
+            subla_scheme::SchemeError::scheme(
+                "catmark-solid-limit",
+                crate::limit::LimitError::SingularDerivative { cell: c },
+            )
+        };
+        for (g, &t) in self.grids.iter().zip(&self.table_of) {
+            self.weights(t, which(g)).map_err(|_| singular(self.cells[0]))?;
+        }
+        let x = x.as_standard_layout();
+        let xs = x.as_slice().expect("standard layout");
+        let k = self.k;
+        let per = k * k * k * 3;
+        let out = out.as_slice_mut().expect("a standard-layout output");
+        let cell = |pts: &mut Vec<[f64; 3]>, ((g, &t), o): ((&IrregularGrid, &usize), &mut [T])| {
+            let w = self.weights(t, which(g)).expect("made above");
+            let sign = local_axis(&g.axes, q).map_or(1.0, |(_, s)| s);
+            pts.clear();
+            pts.extend(g.points.iter().map(|&v| {
+                let v = v as usize * 3;
+                [xs[v].to_f64(), xs[v + 1].to_f64(), xs[v + 2].to_f64()]
+            }));
+            let n = pts.len();
+            let place = |a: usize, i: usize| if g.axes[a].1 { k - 1 - i } else { i };
+            for l in 0..k {
+                for j in 0..k {
+                    for i in 0..k {
+                        let ws = &w[((l * k + j) * k + i) * n..][..n];
+                        let mut acc = [0.0f64; 3];
+                        for (wi, p) in ws.iter().zip(pts.iter()) {
+                            for c in 0..3 {
+                                acc[c] += wi * p[c];
+                            }
+                        }
+                        let row = ((place(2, l) * k + place(1, j)) * k + place(0, i)) * 3;
+                        for c in 0..3 {
+                            o[row + c] = T::from_f64(sign * acc[c]);
+                        }
+                    }
+                }
+            }
+        };
+        let items = self.grids.iter().zip(&self.table_of);
+        if par == Par::Rayon && self.grids.len() >= 16 {
+            items.collect::<Vec<_>>().into_par_iter().zip(out.par_chunks_mut(per)).for_each_init(Vec::new, cell);
+        } else {
+            let mut s = Vec::new();
+            items.zip(out.chunks_mut(per)).for_each(|item| cell(&mut s, item));
+        }
+        Ok(())
+    }
 }

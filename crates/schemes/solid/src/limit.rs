@@ -955,3 +955,118 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
         }
     }
 }
+
+/// Limit evaluation of any cells [`cell_grid`] takes (regular, layered and
+/// irregular) on a `k × k × k` grid of samples per cell, without a matrix:
+/// each class by its direct evaluator ([`RegularEval`],
+/// [`LayeredEval`](crate::layered::LayeredEval),
+/// [`IrregularEval`](crate::irregular::IrregularEval)), the samples in the
+/// cells' order (each cell's `w` outer, then `v`, then `u`).
+#[derive(Debug)]
+pub struct GridEval {
+    cells: Vec<u32>,
+    k: usize,
+    regular: Option<(RegularEval, Vec<usize>)>,
+    layered: Option<(crate::layered::LayeredEval, Vec<usize>)>,
+    irregular: Option<(crate::irregular::IrregularEval, Vec<usize>)>,
+    num_vertices: usize,
+}
+
+impl GridEval {
+    /// The evaluator of `cells` of `m` at `k` samples per direction (`k ≥
+    /// 1`; the centre where `k = 1`).
+    ///
+    /// # Errors
+    /// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
+    /// naming the first cell without a [`cell_grid`].
+    pub fn new(m: &VolMesh, cells: &[u32], k: usize, par: Par) -> Result<GridEval> {
+        use rayon::prelude::*;
+        let k = k.max(1);
+        let class = |&c: &u32| -> std::result::Result<u8, u32> {
+            match cell_grid(m, c as usize) {
+                Some(CellGrid::Regular(_)) => Ok(0),
+                Some(CellGrid::Layered(_)) => Ok(1),
+                Some(CellGrid::Irregular(_)) => Ok(2),
+                None => Err(c),
+            }
+        };
+        let classes: std::result::Result<Vec<u8>, u32> = if par == Par::Rayon && cells.len() >= 256 {
+            cells.par_iter().with_min_len(64).map(class).collect()
+        } else {
+            cells.iter().map(class).collect()
+        };
+        let classes = classes.map_err(not_evaluable)?;
+        let pick = |want: u8| -> (Vec<u32>, Vec<usize>) {
+            classes.iter().enumerate().filter(|&(_, &c)| c == want).map(|(i, _)| (cells[i], i)).unzip()
+        };
+        let (rc, ri) = pick(0);
+        let (lc, li) = pick(1);
+        let (ic, ii) = pick(2);
+        Ok(GridEval {
+            cells: cells.to_vec(),
+            k,
+            regular: if rc.is_empty() { None } else { Some((RegularEval::new(m, &rc, k, par)?, ri)) },
+            layered: if lc.is_empty() { None } else { Some((crate::layered::LayeredEval::new(m, &lc, k, par)?, li)) },
+            irregular: if ic.is_empty() {
+                None
+            } else {
+                Some((crate::irregular::IrregularEval::new(m, &ic, k, par)?, ii))
+            },
+            num_vertices: m.num_vertices(),
+        })
+    }
+
+    /// Number of samples (`cells · k³`).
+    pub fn num_samples(&self) -> usize {
+        self.cells.len() * self.k * self.k * self.k
+    }
+
+    /// The cells evaluated, in order.
+    pub fn cells(&self) -> &[u32] {
+        &self.cells
+    }
+
+    /// `q` at every sample from the control points `x` (`V × 3`) into `out`
+    /// (`num_samples × 3`), in `f32` or `f64` (computed in `f64`).
+    ///
+    /// # Errors
+    /// [`LimitError::SingularDerivative`] for a derivative where irregular
+    /// cells are sampled with `k > 1` (their grids meet the extraordinary
+    /// vertex).
+    ///
+    /// # Panics
+    /// If the shapes disagree.
+    pub fn eval_into<T: Sample + num_traits::Zero>(
+        &self,
+        x: ndarray::ArrayView2<'_, T>,
+        q: Quantity,
+        mut out: ndarray::ArrayViewMut2<'_, T>,
+        par: Par,
+    ) -> Result<()> {
+        assert_eq!(x.dim(), (self.num_vertices, 3), "GridEval: control points V × 3");
+        assert_eq!(out.dim(), (self.num_samples(), 3), "GridEval: output samples × 3");
+        let per = self.k * self.k * self.k;
+        let mut scatter = |part: &ndarray::Array2<T>, at: &[usize]| {
+            for (j, &i) in at.iter().enumerate() {
+                out.slice_mut(ndarray::s![i * per..(i + 1) * per, ..])
+                    .assign(&part.slice(ndarray::s![j * per..(j + 1) * per, ..]));
+            }
+        };
+        if let Some((ev, at)) = &self.regular {
+            let mut part = ndarray::Array2::zeros((ev.num_samples(), 3));
+            ev.eval_into(x, q, part.view_mut(), par);
+            scatter(&part, at);
+        }
+        if let Some((ev, at)) = &self.layered {
+            let mut part = ndarray::Array2::zeros((ev.num_samples(), 3));
+            ev.eval_into(x, q, part.view_mut(), par);
+            scatter(&part, at);
+        }
+        if let Some((ev, at)) = &self.irregular {
+            let mut part = ndarray::Array2::zeros((ev.num_samples(), 3));
+            ev.eval_into(x, q, part.view_mut(), par)?;
+            scatter(&part, at);
+        }
+        Ok(())
+    }
+}

@@ -205,3 +205,84 @@ fn refined_control_points_at_the_vertex_converge() {
     let off: Vec<f64> = rates.iter().map(|r| (r - want).abs() / want).collect();
     assert!(off[1] < off[0] && off[1] < 0.02, "errors {errors:?}, rates {rates:?} vs {want}");
 }
+
+/// The direct evaluator of irregular cells equals the limit matrix at the
+/// same samples (positions; derivatives at the centre), on one thread and
+/// many (the same bits), its `f32` output the `f64` one rounded, and it
+/// refuses derivatives on a grid through the extraordinary vertex.
+#[test]
+fn the_direct_irregular_evaluator_equals_the_limit_matrix() {
+    use subla_solid::irregular::IrregularEval;
+    let (m, x) = shape();
+    let cells = irregular(&m);
+    for (k, qs) in [
+        (1usize, vec![Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]),
+        (3, vec![Quantity::Position]),
+        (4, vec![Quantity::Position]),
+    ] {
+        let ev = IrregularEval::new(&m, &cells, k, Par::Rayon).unwrap();
+        assert_eq!(ev.num_samples(), cells.len() * k * k * k);
+        for q in qs {
+            let samples = subla_solid::limit::SolidLimit::grid(cells.iter().copied(), k, q).samples().to_vec();
+            let want = at(&m, &x, &samples, q);
+            let scale = want.iter().fold(1f64, |w, v| w.max(v.abs()));
+            let mut outs = Vec::new();
+            for par in [Par::Seq, Par::Rayon] {
+                let mut out = Array2::zeros((ev.num_samples(), 3));
+                ev.eval_into(x.view(), q, out.view_mut(), par).unwrap();
+                let d = common::max_diff(&out, &want);
+                assert!(d < 1e-13 * scale, "k {k}, {q:?}: {d}");
+                outs.push(out);
+            }
+            assert!(outs[0].iter().zip(outs[1].iter()).all(|(a, b)| a.to_bits() == b.to_bits()));
+            let x32 = x.mapv(|v| v as f32);
+            let mut y32 = Array2::<f32>::zeros((ev.num_samples(), 3));
+            ev.eval_into(x32.view(), q, y32.view_mut(), Par::Rayon).unwrap();
+            let mut y64 = Array2::<f64>::zeros((ev.num_samples(), 3));
+            ev.eval_into(x32.mapv(f64::from).view(), q, y64.view_mut(), Par::Rayon).unwrap();
+            assert!(y32.iter().zip(y64.iter()).all(|(a, b)| a.to_bits() == (*b as f32).to_bits()));
+        }
+    }
+    let ev = IrregularEval::new(&m, &cells, 2, Par::Rayon).unwrap();
+    let mut out = Array2::zeros((ev.num_samples(), 3));
+    let e = ev.eval_into(x.view(), Quantity::DerivW, out.view_mut(), Par::Rayon).unwrap_err();
+    let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
+    assert!(matches!(why, Some(subla_solid::limit::LimitError::SingularDerivative { .. })), "{e}");
+    // A cell that is not irregular is refused.
+    let other = (0..m.num_cells() as u32).find(|&c| classify(&m, c as usize) == CellClass::Regular).unwrap();
+    assert!(IrregularEval::new(&m, &[cells[0], other], 2, Par::Seq).is_err());
+}
+
+/// The evaluator of mixed classes puts each class's samples in the cells'
+/// order: it equals the limit matrix over regular, layered and irregular
+/// cells together, and names a cell it cannot evaluate.
+#[test]
+fn the_mixed_evaluator_equals_the_limit_matrix() {
+    use subla_solid::limit::GridEval;
+    let (m, x) = shape();
+    let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(&m, c as usize).is_some()).collect();
+    let classes: std::collections::BTreeSet<CellClass> = cells.iter().map(|&c| classify(&m, c as usize)).collect();
+    assert!(classes.contains(&CellClass::Regular) && classes.contains(&CellClass::Layered));
+    assert!(classes.contains(&CellClass::Irregular));
+    let ev = GridEval::new(&m, &cells, 3, Par::Rayon).unwrap();
+    let samples = subla_solid::limit::SolidLimit::grid(cells.iter().copied(), 3, Quantity::Position).samples().to_vec();
+    let want = at(&m, &x, &samples, Quantity::Position);
+    let mut out = Array2::zeros((ev.num_samples(), 3));
+    ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon).unwrap();
+    assert!(common::max_diff(&out, &want) < 1e-12);
+    // Derivatives: refused through the irregular cells' vertex, fine
+    // without them.
+    assert!(ev.eval_into(x.view(), Quantity::DerivU, out.view_mut(), Par::Rayon).is_err());
+    let smooth: Vec<u32> =
+        cells.iter().copied().filter(|&c| classify(&m, c as usize) != CellClass::Irregular).collect();
+    let ev = GridEval::new(&m, &smooth, 3, Par::Rayon).unwrap();
+    let samples = subla_solid::limit::SolidLimit::grid(smooth.iter().copied(), 3, Quantity::DerivU).samples().to_vec();
+    let want = at(&m, &x, &samples, Quantity::DerivU);
+    let mut out = Array2::zeros((ev.num_samples(), 3));
+    ev.eval_into(x.view(), Quantity::DerivU, out.view_mut(), Par::Rayon).unwrap();
+    assert!(common::max_diff(&out, &want) < 1e-11);
+    let near = (0..m.num_cells() as u32).find(|&c| cell_grid(&m, c as usize).is_none()).unwrap();
+    let e = GridEval::new(&m, &[cells[0], near], 2, Par::Seq).unwrap_err();
+    let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
+    assert_eq!(why, Some(&subla_solid::limit::LimitError::NotEvaluable { cell: near }));
+}
