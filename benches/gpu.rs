@@ -92,10 +92,12 @@
 //! there): frame time, least bytes (matrices, levels read and written)
 //! over the copy bandwidth, and the CPU's SpMV of the same matrices. Its
 //! third part evaluates by cell class on a solid torus (512 segments,
-//! quick 32): regular cells (`SolidLimitGpu`) and layered ones
-//! (`LayeredLimitGpu`), `k` = 4 and 8, both kernel shapes, kernel time,
-//! samples per second, least bytes over the copy bandwidth, and the CPU's
-//! evaluator of the class (`RegularEval`, `LayeredEval`) in the same run.
+//! quick 32) and on a grid of cubes split into tetrahedra and refined twice
+//! (4³ cubes, quick 2³): regular cells (`SolidLimitGpu`), layered ones
+//! (`LayeredLimitGpu`) and irregular ones (`IrregularLimitGpu`), `k` = 4
+//! and 8, both kernel shapes, kernel time, samples per second, least bytes
+//! over the copy bandwidth, and the CPU's evaluator of the class
+//! (`RegularEval`, `LayeredEval`, `IrregularEval`) in the same run.
 //!
 //! `SUBLA_BENCH_TABLES=catmark,edge-friend,triangles,spmv,fvar,limit,solid` keeps only
 //! the tables named.
@@ -384,52 +386,79 @@ fn main() {
 
 /// The "solid" table's third part: the limit by cell class on a solid torus
 /// (an O-grid of a 4 × 4 core and 3 rings swept in 512 segments, quick 32:
-/// regular cells and layered ones of valence 3), each class by its
-/// evaluator and both kernel shapes, positions in `f32`, against the CPU's
-/// evaluator of the class in the same run.
+/// regular cells and layered ones of valence 3) and on a grid of cubes
+/// split into tetrahedra and refined twice (`shapes::tetrahedral_grid(4)`,
+/// quick 2: with irregular cells), each class by its evaluator and both
+/// kernel shapes, positions in `f32`, against the CPU's evaluator of the
+/// class in the same run.
 fn solid_classes(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
+    use subla_scheme::Refiner;
+    let segments = if quick { 32 } else { 512 };
+    if let Ok(t) = subla_volume::shapes::torus(4, 3, segments, 3.0, 1.0) {
+        let x: Array2<f32> = t.vertices.mapv(|v| v as f32);
+        solid_class_table(ctx, copy_rate, &format!("torus, {segments} segments"), &t.mesh, &x);
+    }
+    let n = if quick { 2 } else { 4 };
+    let Ok(d) = subla_volume::shapes::tetrahedral_grid(n) else { return };
+    let Ok(plan) = subla_solid::CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon) else { return };
+    let Ok(x) = subla_scheme::eval(&plan, d.vertices.view(), Par::Rayon) else { return };
+    let x: Array2<f32> = x.mapv(|v| v as f32);
+    solid_class_table(ctx, copy_rate, &format!("{n}³ cubes of 6 tetrahedra, refined twice"), plan.mesh(2), &x);
+}
+
+/// One model's rows of [`solid_classes`].
+fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &subla_volume::VolMesh, x: &Array2<f32>) {
+    use subla_solid::irregular::IrregularEval;
     use subla_solid::layered::LayeredEval;
     use subla_solid::limit::{CellClass, Quantity, RegularEval, classify};
-    use subla_solid_gpu::{LayeredLimitGpu, Shape, SolidLimitGpu};
-    let segments = if quick { 32 } else { 512 };
-    let Ok(t) = subla_volume::shapes::torus(4, 3, segments, 3.0, 1.0) else { return };
-    let m = &t.mesh;
-    let x: Array2<f32> = t.vertices.mapv(|v| v as f32);
-    let pick = |want: [CellClass; 2]| -> Vec<u32> {
+    use subla_solid_gpu::{IrregularLimitGpu, LayeredLimitGpu, Shape, SolidLimitGpu};
+    let pick = |want: &[CellClass]| -> Vec<u32> {
         (0..m.num_cells()).filter(|&c| want.contains(&classify(m, c))).map(|c| c as u32).collect()
     };
-    let regular = pick([CellClass::Regular, CellClass::RegularBoundary]);
-    let layered = pick([CellClass::Layered, CellClass::LayeredBoundary]);
+    let regular = pick(&[CellClass::Regular, CellClass::RegularBoundary]);
+    let layered = pick(&[CellClass::Layered, CellClass::LayeredBoundary]);
+    let irregular = pick(&[CellClass::Irregular]);
     println!(
-        "\nsolid limit by class: torus, {segments} segments, {} cells: {} regular, {} layered (positions, f32)",
+        "\nsolid limit by class: {name}, {} cells: {} regular, {} layered, {} irregular (positions, f32)",
         m.num_cells(),
         regular.len(),
-        layered.len()
+        layered.len(),
+        irregular.len()
     );
     println!("\n| class | k | samples | shape | kernel ms | Msamples/s (kernel) | least MB | GB/s | % copy | cpu ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for k in [4usize, 8] {
-        for class in ["regular", "layered"] {
-            let cells = if class == "regular" { &regular } else { &layered };
+        for (class, cells) in [("regular", &regular), ("layered", &layered), ("irregular", &irregular)] {
+            if cells.is_empty() {
+                continue;
+            }
             let samples = cells.len() * k * k * k;
             let mut want = Array2::<f32>::zeros((samples, 3));
-            let cpu_s = if class == "regular" {
-                let Ok(ev) = RegularEval::new(m, cells, k, Par::Rayon) else { continue };
-                best(3, || ev.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0
-            } else {
-                let Ok(ev) = LayeredEval::new(m, cells, k, Par::Rayon) else { continue };
-                best(3, || ev.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0
+            let cpu_s = match class {
+                "regular" => {
+                    let Ok(ev) = RegularEval::new(m, cells, k, Par::Rayon) else { continue };
+                    best(3, || ev.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0
+                }
+                "layered" => {
+                    let Ok(ev) = LayeredEval::new(m, cells, k, Par::Rayon) else { continue };
+                    best(3, || ev.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0
+                }
+                _ => {
+                    let Ok(ev) = IrregularEval::new(m, cells, k, Par::Rayon) else { continue };
+                    best(3, || ev.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0
+                }
             };
             // The class's evaluator, made once.
-            let (reg, lay) = if class == "regular" {
-                (SolidLimitGpu::new(ctx, m, cells, k).ok(), None)
-            } else {
-                (None, LayeredLimitGpu::new(ctx, m, cells, k).ok())
+            let (reg, lay, irr) = match class {
+                "regular" => (SolidLimitGpu::new(ctx, m, cells, k).ok(), None, None),
+                "layered" => (None, LayeredLimitGpu::new(ctx, m, cells, k).ok(), None),
+                _ => (None, None, IrregularLimitGpu::new(ctx, m, cells, k).ok()),
             };
             for shape in [Shape::PerSample, Shape::PerCell] {
-                let run = || match (&reg, &lay) {
-                    (Some(g), _) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
-                    (_, Some(g)) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
+                let run = || match (&reg, &lay, &irr) {
+                    (Some(g), _, _) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
+                    (_, Some(g), _) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
+                    (_, _, Some(g)) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
                     _ => None,
                 };
                 let secs = |q: &subla_gpu::timing::EvalProfile| q.gpu_seconds().unwrap_or(q.wall_seconds);
@@ -447,7 +476,7 @@ fn solid_classes(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                     println!("| {class} | {k} | {samples} | {shape:?} failed | | | | | | |");
                     continue;
                 };
-                let kernel_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
+                let kernel_s = secs(&prof);
                 let rate = prof.bytes() as f64 / kernel_s;
                 println!(
                     "| {class} | {k} | {samples} | {shape:?} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} |",

@@ -56,32 +56,10 @@ fn per_class(quick: bool, runs: usize) {
     class_table(&format!("{n}³ cubes of 6 tetrahedra, refined twice"), &m, &x, runs);
 }
 
-/// An `n³` grid of cubes, each split into six tetrahedra around its main
-/// diagonal, refined twice: the tetrahedra's centres, faces, edges and
-/// vertices become extraordinary, so the model has regular, layered and
+/// `shapes::tetrahedral_grid(n)` refined twice: regular, layered and
 /// irregular cells.
 fn tetrahedral_model(n: usize) -> (subla_volume::VolMesh, Array2<f64>) {
-    use subla_volume::{Cell, VolumeData};
-    let g = hex_grid(n, n, n).expect("a grid");
-    let mut cells = Vec::new();
-    for c in 0..g.mesh.num_cells() {
-        let v = g.mesh.cell_vertices(c);
-        // VTK corners: 0 (000) 1 (100) 2 (110) 3 (010) 4 (001) 5 (101) 6 (111) 7 (011).
-        for [a, b] in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
-            let mut t = [v[0], v[a], v[b], v[6]];
-            // Base 0 1 2 with its normal towards 3.
-            let p = |i: u32| g.vertices.row(i as usize).to_owned();
-            let (o, e1, e2, e3) = (p(t[0]), p(t[1]), p(t[2]), p(t[3]));
-            let (u, w, z) = (&e1 - &o, &e2 - &o, &e3 - &o);
-            let det = u[0] * (w[1] * z[2] - w[2] * z[1]) - u[1] * (w[0] * z[2] - w[2] * z[0])
-                + u[2] * (w[0] * z[1] - w[1] * z[0]);
-            if det < 0.0 {
-                t.swap(1, 2);
-            }
-            cells.push(Cell::Tetra(t));
-        }
-    }
-    let d = VolumeData::from_cells(g.vertices.clone(), &cells).expect("a tetrahedral mesh");
+    let d = subla_volume::shapes::tetrahedral_grid(n).expect("a tetrahedral mesh");
     let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).expect("a build");
     let x = eval(&plan, d.vertices.view(), Par::Rayon).expect("eval");
     (plan.mesh(2).clone(), x)

@@ -1,7 +1,8 @@
 //! Volumetric test and example meshes, made here: a regular hexahedral
 //! grid, an O-grid cylinder and torus (hexahedra only, all edges regular
 //! but the core's corners), a block with extraordinary edges of valence 3
-//! and 5, and a tetrahedron split into four hexahedra. Every shape comes
+//! and 5, a tetrahedron split into four hexahedra, and a grid of cubes
+//! split into tetrahedra. Every shape comes
 //! checked ([`VolumeData::new`]), its cells positively oriented.
 
 use std::collections::HashMap;
@@ -204,6 +205,40 @@ pub fn extraordinary_block(layers: usize) -> Result<VolumeData> {
     }
     let (points, cells) = extrude(&Quads { points, quads }, layers.max(1), 1.0);
     finish(points, &cells)
+}
+
+/// An `n × n × n` grid of unit cubes, each split into six tetrahedra
+/// around its main diagonal (Kuhn's triangulation: they share every face
+/// with their neighbours): a tetrahedral mesh whose Catmull-Clark solid
+/// refinement has extraordinary edges and vertices everywhere (the
+/// tetrahedra's centres, faces, edges and vertices), so refined twice it
+/// has regular, layered and irregular cells.
+///
+/// # Errors
+/// Only where the sizes overflow 32-bit ids.
+pub fn tetrahedral_grid(n: usize) -> Result<VolumeData> {
+    let g = hex_grid(n, n, n)?;
+    let mut cells = Vec::with_capacity(6 * g.mesh.num_cells());
+    let p = |i: u32| -> [f64; 3] { std::array::from_fn(|k| g.vertices[[i as usize, k]]) };
+    for c in 0..g.mesh.num_cells() {
+        let v = g.mesh.cell_vertices(c);
+        // VTK corners: 0 (000) 1 (100) 2 (110) 3 (010) 4 (001) 5 (101)
+        // 6 (111) 7 (011); the six paths from 0 to 6 along the cube's edges.
+        for [a, b] in [[1, 2], [2, 3], [3, 7], [7, 4], [4, 5], [5, 1]] {
+            let mut t = [v[0], v[a], v[b], v[6]];
+            // Base 0 1 2 with its normal towards 3.
+            let (o, e1, e2, e3) = (p(t[0]), p(t[1]), p(t[2]), p(t[3]));
+            let d = |e: [f64; 3]| -> [f64; 3] { std::array::from_fn(|k| e[k] - o[k]) };
+            let (u, w, z) = (d(e1), d(e2), d(e3));
+            let det = u[0] * (w[1] * z[2] - w[2] * z[1]) - u[1] * (w[0] * z[2] - w[2] * z[0])
+                + u[2] * (w[0] * z[1] - w[1] * z[0]);
+            if det < 0.0 {
+                t.swap(1, 2);
+            }
+            cells.push(Cell::Tetra(t));
+        }
+    }
+    VolumeData::from_cells(g.vertices, &cells)
 }
 
 /// A tetrahedron split into four hexahedra, one per corner (its corner,

@@ -301,3 +301,20 @@ proptest! {
         }
     }
 }
+
+/// Six tetrahedra per cube, conforming (every interior face shared), all
+/// positively oriented (checked on construction).
+#[test]
+fn a_tetrahedral_grid_is_conforming() {
+    let d = subla_volume::shapes::tetrahedral_grid(3).unwrap();
+    let m = &d.mesh;
+    assert_eq!(m.num_cells(), 6 * 27);
+    assert_eq!(m.num_vertices(), 64);
+    assert!((0..m.num_cells()).all(|c| m.kind(c) == subla_volume::CellKind::Tetra));
+    // Boundary faces: two triangles per unit square of the box's surface.
+    let boundary = (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)).count();
+    assert_eq!(boundary, 2 * 6 * 9);
+    // Euler's formula for a ball: V − E + F − C = 1.
+    let euler = m.num_vertices() as i64 - m.num_edges() as i64 + m.num_faces() as i64 - m.num_cells() as i64;
+    assert_eq!(euler, 1);
+}

@@ -24,9 +24,11 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod irregular;
 pub mod layered;
 pub mod refine;
 
+pub use irregular::IrregularLimitGpu;
 pub use layered::LayeredLimitGpu;
 pub use refine::{SolidRefineGpu, split_cells};
 
@@ -42,6 +44,9 @@ pub mod shaders {
     /// `solid_limit.wgsl`: the limit of regular cells, per sample and per
     /// cell.
     pub const SOLID_LIMIT: &str = include_str!("../shaders/solid_limit.wgsl");
+    /// `solid_irregular.wgsl`: the limit of irregular cells, per sample
+    /// and per cell.
+    pub const SOLID_IRREGULAR: &str = include_str!("../shaders/solid_irregular.wgsl");
     /// `solid_layered.wgsl`: the limit of layered cells, per sample and
     /// per cell.
     pub const SOLID_LAYERED: &str = include_str!("../shaders/solid_layered.wgsl");
@@ -89,9 +94,17 @@ impl Shape {
 pub enum SolidGpuError {
     /// A cell the evaluator does not take: for [`SolidLimitGpu`] one
     /// without a control grid (not a regular hexahedron inside or at one
-    /// boundary face), for [`LayeredLimitGpu`] one that is not layered.
+    /// boundary face), for [`LayeredLimitGpu`] one that is not layered, for
+    /// [`IrregularLimitGpu`] one that is not irregular.
     NotEvaluable {
         /// The cell.
+        cell: u32,
+    },
+    /// A derivative asked of [`IrregularLimitGpu`] on a grid of more than
+    /// one sample per direction: every cell's grid meets its extraordinary
+    /// vertex, where the parametrisation is singular.
+    SingularDerivative {
+        /// The first cell.
         cell: u32,
     },
     /// The device failed.
@@ -104,9 +117,13 @@ impl std::fmt::Display for SolidGpuError {
             SolidGpuError::NotEvaluable { cell } => {
                 write!(
                     f,
-                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside or at one boundary face; layered: one extraordinary edge in layers of a full ring)"
+                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside or at one boundary face; layered: one extraordinary edge in layers of a full ring; irregular: extraordinary edges at one vertex, inside)"
                 )
             }
+            SolidGpuError::SingularDerivative { cell } => write!(
+                f,
+                "cell {cell}: no derivative on a grid through its extraordinary vertex, where the parametrisation is singular (positions, or one sample per direction)"
+            ),
             SolidGpuError::Device(e) => write!(f, "{e}"),
         }
     }
@@ -116,7 +133,7 @@ impl std::error::Error for SolidGpuError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SolidGpuError::Device(e) => Some(e),
-            SolidGpuError::NotEvaluable { .. } => None,
+            SolidGpuError::NotEvaluable { .. } | SolidGpuError::SingularDerivative { .. } => None,
         }
     }
 }

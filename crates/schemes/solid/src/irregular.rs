@@ -598,6 +598,56 @@ impl IrregularEval {
         &self.cells
     }
 
+    /// The number of distinct configurations among the cells.
+    pub fn num_configurations(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// The configuration of the `i`-th cell (an index below
+    /// [`IrregularEval::num_configurations`]).
+    pub fn configuration(&self, i: usize) -> usize {
+        self.table_of[i]
+    }
+
+    /// The support (control points, in the configuration's order) of the
+    /// `i`-th cell.
+    pub fn support(&self, i: usize) -> &[u32] {
+        &self.grids[i].points
+    }
+
+    /// Whether the `i`-th cell's `u`, `v`, `w` run backwards from its
+    /// extraordinary vertex (its local axes are `u`, `v`, `w` in that
+    /// order, reflected where this says so).
+    pub fn reflected(&self, i: usize) -> [bool; 3] {
+        self.grids[i].axes.map(|(_, back)| back)
+    }
+
+    /// The weights of configuration `config` at the `k³` local grid
+    /// parameters (`z` outer, then `y`, then `x`; `k³ × |S|`, row-major) for
+    /// the position, or for a derivative along the local axis of that cell
+    /// parameter (times −1 in a cell where it is [`reflected`]).
+    ///
+    /// # Errors
+    /// [`LimitError::SingularDerivative`](crate::limit::LimitError) naming
+    /// a cell of the configuration for a derivative where `k > 1`.
+    ///
+    /// [`reflected`]: IrregularEval::reflected
+    pub fn table(&self, config: usize, q: Quantity) -> subla_scheme::Result<&[f64]> {
+        let which = match q {
+            Quantity::DerivU => 1,
+            Quantity::DerivV => 2,
+            Quantity::DerivW => 3,
+            _ => 0,
+        };
+        self.weights(config, which).map_err(|_| {
+            let i = self.table_of.iter().position(|&t| t == config).unwrap_or(0);
+            subla_scheme::SchemeError::scheme(
+                "catmark-solid-limit",
+                crate::limit::LimitError::SingularDerivative { cell: self.cells[i] },
+            )
+        })
+    }
+
     /// The weights of table `t` for the position (`which` 0) or the
     /// derivative along local axis `which − 1`.
     fn weights(&self, t: usize, which: usize) -> Result<&[f64], Singular> {
