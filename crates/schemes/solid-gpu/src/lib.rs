@@ -117,7 +117,7 @@ impl std::fmt::Display for SolidGpuError {
             SolidGpuError::NotEvaluable { cell } => {
                 write!(
                     f,
-                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside or at one boundary face; layered: one extraordinary edge in layers of a full ring; irregular: extraordinary edges at one vertex, inside)"
+                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside or at one boundary face; layered: one extraordinary edge in layers of a full ring; irregular: extraordinary edges at one vertex)"
                 )
             }
             SolidGpuError::SingularDerivative { cell } => write!(

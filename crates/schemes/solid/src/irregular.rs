@@ -5,7 +5,8 @@
 //!
 //! One subdivision step splits the cell into eight: the child at `EV` has
 //! the same configuration, the seven others are regular or layered (along
-//! the extraordinary edges), and those are evaluated already
+//! the extraordinary edges; inside, or with a phantom layer at a boundary
+//! face), and those are evaluated already
 //! ([`crate::limit`], [`crate::layered`]). With the cell's *support* `S`
 //! (the vertices of the cells that share a vertex with it, in a canonical
 //! order), the local subdivision matrix `A` (`|S| × |S|`: the child at
@@ -172,7 +173,7 @@ fn canonical_support(m: &VolMesh, c: u32, frame: Frame) -> Option<Vec<u32>> {
 /// parameters to the child's.
 #[derive(Debug)]
 enum Sub {
-    Regular(Box<[u32; 64]>),
+    Regular(Box<crate::limit::ControlGrid>),
     Layered(LayeredGrid),
 }
 
@@ -262,18 +263,15 @@ fn cache() -> &'static Mutex<HashMap<Vec<u64>, Arc<Operator>>> {
 }
 
 /// The control points of cell `c` where it is irregular: a hexahedron
-/// inside the mesh (its vertices not on the boundary) whose extraordinary
-/// edges, two or more, share one of its vertices, where the seven children
-/// away from that vertex are regular or layered after one step and the
-/// child at it has the cell's configuration. `None` otherwise.
+/// whose extraordinary edges, two or more, share one of its vertices,
+/// where the seven children away from that vertex are regular or layered
+/// after one step (inside, or with a phantom layer at a boundary face) and
+/// the child at it has the cell's configuration. `None` otherwise.
 pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
     if c >= m.num_cells() || m.kind(c) != CellKind::Hexahedron {
         return None;
     }
     let cv = m.cell_vertices(c);
-    if cv.iter().any(|&v| m.is_boundary_vertex(v as usize)) {
-        return None;
-    }
     let edge = |a: usize, b: usize| {
         m.vertex_edges(cv[a] as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&cv[b]))
     };
@@ -390,11 +388,12 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
         let centre: [f64; 3] =
             std::array::from_fn(|x| p0[x] + (0..3).map(|i| 0.5 * (p[i + 1][x] - p0[x])).sum::<f64>());
         let o = (0..3).map(|x| usize::from(centre[x] > 0.5) << x).sum::<usize>();
-        let (sub, ids): (Sub, Vec<u32>) = match control_grid(&l1, ch as usize).filter(|g| g.phantom.is_none()) {
-            Some(g) => (Sub::Regular(Box::new(g.points)), g.points.to_vec()),
+        // A child may have a face on the boundary (a phantom layer).
+        let (sub, ids): (Sub, Vec<u32>) = match control_grid(&l1, ch as usize) {
+            Some(g) => (Sub::Regular(Box::new(g)), g.points.iter().copied().filter(|&v| v != NONE).collect()),
             None => {
-                let g = layered_grid(&l1, ch as usize).filter(|g| g.phantom.is_none())?;
-                let ids = g.points.clone();
+                let g = layered_grid(&l1, ch as usize)?;
+                let ids = g.points.iter().copied().filter(|&v| v != NONE).collect();
                 (Sub::Layered(g), ids)
             }
         };
@@ -493,9 +492,13 @@ fn local_weights(op: &Operator, x: [f64; 3], deriv: Option<(usize, f64)>) -> Res
         }
     };
     match &oct.sub {
-        Sub::Regular(points) => {
-            for (&id, w) in points.iter().zip(tricubic_weights(qc, sub_q)) {
-                add(id, w);
+        Sub::Regular(g) => {
+            let mut w = tricubic_weights(qc, sub_q);
+            crate::limit::fold_phantom(&mut w, g.phantom);
+            for (&id, w) in g.points.iter().zip(w) {
+                if id != NONE {
+                    add(id, w);
+                }
             }
         }
         Sub::Layered(lg) => {

@@ -17,7 +17,7 @@
 //! inside or with the face across the edge on the boundary) are Stam's
 //! surface patch times a cubic B-spline ([`crate::layered`]); the limit
 //! functions here evaluate them too ([`cell_grid`]), and irregular cells
-//! (extraordinary edges at one vertex, inside: the local volumetric
+//! (extraordinary edges at one vertex: the local volumetric
 //! subdivision matrix, [`crate::irregular`]). Cells at boundary edges and
 //! cells near the boundary or other features are not evaluated yet: they
 //! are refused, naming the cell. All of it is the limit
@@ -202,7 +202,7 @@ fn phantom_entries(phantom: Option<(u8, bool)>) -> impl Iterator<Item = (usize, 
 
 /// Folds the phantom layer of `w` (weights in the grid's order) into the
 /// two layers next to it.
-fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
+pub(crate) fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
     for (e, near, far) in phantom_entries(phantom) {
         let wm = std::mem::take(&mut w[e]);
         w[near] += 2.0 * wm;
@@ -219,7 +219,7 @@ pub enum LimitError {
     /// The cell is neither regular nor layered, inside or with one face
     /// on the boundary (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is not a regular or layered hexahedron (inside or with one face on the boundary) nor an irregular one inside (cells at boundary edges and near the boundary or other features are not evaluated yet; sample the others)"
+        "cell {cell} is not evaluated yet: it is not a regular or layered hexahedron (inside or with one face on the boundary) nor an irregular one (cells at boundary edges and near the boundary or other features are not evaluated yet; sample the others)"
     )]
     NotEvaluable {
         /// The cell.
@@ -876,10 +876,10 @@ pub enum CellClass {
     /// A layered cell whose face across the edge is on the boundary (a
     /// phantom layer; evaluated).
     LayeredBoundary,
-    /// Several extraordinary edges sharing one vertex, inside the mesh,
-    /// whose children away from that vertex are regular or layered
-    /// ([`irregular_grid`]: the local volumetric subdivision matrix;
-    /// evaluated).
+    /// Several extraordinary edges sharing one vertex, whose children away
+    /// from that vertex are regular or layered (inside or at a boundary
+    /// face) after one step ([`irregular_grid`]: the local volumetric
+    /// subdivision matrix; evaluated).
     Irregular,
     /// Extraordinary edges that share no vertex: several extraordinary
     /// vertices, which constant-time evaluation does not cover (refine

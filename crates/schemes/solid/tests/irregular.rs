@@ -286,3 +286,25 @@ fn the_mixed_evaluator_equals_the_limit_matrix() {
     let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
     assert_eq!(why, Some(&subla_solid::limit::LimitError::NotEvaluable { cell: near }));
 }
+
+/// Irregular cells with vertices on the boundary (their children with a
+/// phantom layer at a boundary face): a grid of cubes split into
+/// tetrahedra, refined twice, has such cells, and every child of each has
+/// its parent's limit.
+#[test]
+fn irregular_cells_at_the_boundary_have_their_childrens_limit() {
+    let d = subla_volume::shapes::tetrahedral_grid(2).unwrap();
+    let plan = CatmarkSolid::default().build(&d.mesh, 2, Par::Rayon).unwrap();
+    let m = plan.mesh(2).clone();
+    let x = jitter(&eval(&plan, d.vertices.view(), Par::Rayon).unwrap(), 3, 0.005);
+    let at_boundary: Vec<u32> = irregular(&m)
+        .into_iter()
+        .filter(|&c| m.cell_vertices(c as usize).iter().any(|&v| m.is_boundary_vertex(v as usize)))
+        .collect();
+    assert!(at_boundary.len() >= 8, "{} irregular cells at the boundary", at_boundary.len());
+    let refined = CatmarkSolid::default().build(&m, 1, Par::Rayon).unwrap();
+    let y = eval(&refined, x.view(), Par::Rayon).unwrap();
+    for &c in &at_boundary {
+        check_children(&m, &x, refined.mesh(1), &y, c, &[[0.2, 0.5, 0.8], [0.6, 0.1, 0.3], [0.9, 0.9, 0.05]]);
+    }
+}
