@@ -484,13 +484,9 @@ fn local_weights(op: &Operator, x: [f64; 3], deriv: Option<(usize, f64)>) -> Res
             (qi, sign * scale * oct.jinv[i][a])
         }
     };
-    let mut y = DVector::zeros(op.size);
-    let mut add = |id: u32, w: f64| {
-        if w != 0.0 {
-            let r = oct.row[&id];
-            y.axpy(w, &oct.rows.row(r).transpose(), 1.0);
-        }
-    };
+    // The child's weights by row of `R_o`, then `y = R_oᵀ w` in one product.
+    let mut ws = DVector::zeros(oct.rows.nrows());
+    let mut add = |id: u32, w: f64| ws[oct.row[&id]] += w;
     match &oct.sub {
         Sub::Regular(g) => {
             let mut w = tricubic_weights(qc, sub_q);
@@ -509,6 +505,7 @@ fn local_weights(op: &Operator, x: [f64; 3], deriv: Option<(usize, f64)>) -> Res
             }
         }
     }
+    let y = oct.rows.tr_mul(&ws);
     Ok(op.powers[(m - 1).min(LEVELS)].tr_mul(&y) * factor)
 }
 
