@@ -401,31 +401,35 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
     bar.finish_and_clear();
     let m = &d.mesh;
     let k = args.grid as usize;
-    let cells: Vec<u32> = match args.cells {
-        LimitCells::All => (0..m.num_cells() as u32).collect(),
+    let failed = |e: subla_scheme::SchemeError| format!("{}: {e}", shown(&args.input));
+    // Each class by its direct evaluator, the samples in the cells' order;
+    // each cell's grid gathered once.
+    let ev = match args.cells {
+        // Every cell, or an error naming the first that is not evaluated.
+        LimitCells::All => {
+            GridEval::new(m, &(0..m.num_cells() as u32).collect::<Vec<_>>(), k, Par::Rayon).map_err(failed)?
+        }
         LimitCells::Regular | LimitCells::Evaluated => {
             let regular = args.cells == LimitCells::Regular;
-            let ok: Vec<u32> = (0..m.num_cells() as u32)
-                .filter(|&c| {
-                    if regular {
-                        control_grid(m, c as usize).is_some()
+            let ok: Vec<(u32, CellGrid)> = (0..m.num_cells() as u32)
+                .filter_map(|c| {
+                    let g = if regular {
+                        control_grid(m, c as usize).map(CellGrid::Regular)
                     } else {
-                        // An irregular cell's derivatives are singular at its
-                        // extraordinary vertex, a corner of the grid.
                         cell_grid(m, c as usize)
-                            .is_some_and(|g| !(args.derivatives && matches!(g, CellGrid::Irregular(_))))
-                    }
+                    };
+                    // An irregular cell's derivatives are singular at its
+                    // extraordinary vertex, a corner of the grid.
+                    g.filter(|g| !(args.derivatives && matches!(g, CellGrid::Irregular(_)))).map(|g| (c, g))
                 })
                 .collect();
             if ok.len() < m.num_cells() {
                 let which = if regular {
                     "not regular (layered, irregular, at boundary edges)"
+                } else if args.derivatives {
+                    "not evaluated yet (at boundary edges, near the boundary or other features) or irregular (derivatives are singular at their extraordinary vertex, a corner of the grid)"
                 } else {
-                    if args.derivatives {
-                        "not evaluated yet (at boundary edges, near the boundary or other features) or irregular (derivatives are singular at their extraordinary vertex, a corner of the grid)"
-                    } else {
-                        "not evaluated yet (at boundary edges, near the boundary or other features)"
-                    }
+                    "not evaluated yet (at boundary edges, near the boundary or other features)"
                 };
                 eprintln!(
                     "warning: {}: {} of {} cells are {which} and were left out",
@@ -434,9 +438,10 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
                     m.num_cells()
                 );
             }
-            ok
+            GridEval::from_grids(m, ok, k)
         }
     };
+    let cells: Vec<u32> = ev.cells().to_vec();
 
     let per_sample = if args.derivatives { 12 } else { 3 };
     let samples = cells.len() as u128 * (k as u128).pow(3);
@@ -457,9 +462,6 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
     } else {
         &[Quantity::Position]
     };
-    let failed = |e: subla_scheme::SchemeError| format!("{}: {e}", shown(&args.input));
-    // Each class by its direct evaluator, the samples in the cells' order.
-    let ev = GridEval::new(m, &cells, k, Par::Rayon).map_err(failed)?;
     let values: Vec<Array2<f64>> = quantities
         .iter()
         .map(|&q| {

@@ -574,6 +574,17 @@ impl IrregularEval {
             cells.iter().map(gather).collect()
         };
         let grids = grids.map_err(crate::limit::not_evaluable)?;
+        Ok(IrregularEval::from_grids(cells.to_vec(), grids, k, m.num_vertices()))
+    }
+
+    /// The evaluator of cells already gathered (`grids[i]` the grid of
+    /// `cells[i]`), `k ≥ 1`.
+    pub(crate) fn from_grids(
+        cells: Vec<u32>,
+        grids: Vec<IrregularGrid>,
+        k: usize,
+        num_vertices: usize,
+    ) -> IrregularEval {
         let mut tables: Vec<Table> = Vec::new();
         let table_of = grids
             .iter()
@@ -585,7 +596,7 @@ impl IrregularEval {
                 }
             })
             .collect();
-        Ok(IrregularEval { cells: cells.to_vec(), grids, table_of, tables, k, num_vertices: m.num_vertices() })
+        IrregularEval { cells, grids, table_of, tables, k, num_vertices }
     }
 
     /// Number of samples (`cells · k³`).

@@ -437,6 +437,12 @@ impl LayeredEval {
             cells.iter().map(gather).collect()
         };
         let grids = grids.map_err(crate::limit::not_evaluable)?;
+        Ok(LayeredEval::from_grids(cells.to_vec(), grids, k, m.num_vertices()))
+    }
+
+    /// The evaluator of cells already gathered (`grids[i]` the grid of
+    /// `cells[i]`), `k ≥ 1`.
+    pub(crate) fn from_grids(cells: Vec<u32>, grids: Vec<LayeredGrid>, k: usize, num_vertices: usize) -> LayeredEval {
         let t = |i: usize| crate::limit::sample_param(i, k);
         let mut valences: Vec<usize> = grids.iter().map(|g| g.valence).collect();
         valences.sort_unstable();
@@ -449,7 +455,7 @@ impl LayeredEval {
             })
             .collect();
         let (basis, deriv) = (0..k).map(|i| crate::limit::cubic_basis(t(i))).unzip();
-        Ok(LayeredEval { cells: cells.to_vec(), grids, k, tables, basis, deriv, num_vertices: m.num_vertices() })
+        LayeredEval { cells, grids, k, tables, basis, deriv, num_vertices }
     }
 
     /// Number of samples (`cells · k³`).

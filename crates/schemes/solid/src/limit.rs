@@ -744,9 +744,15 @@ impl RegularEval {
             cells.iter().map(gather).collect()
         };
         let grids = grids.map_err(not_evaluable)?;
+        Ok(RegularEval::from_grids(cells.to_vec(), grids, k, m.num_vertices()))
+    }
+
+    /// The evaluator of cells already gathered (`grids[i]` the grid of
+    /// `cells[i]`), `k ≥ 1`.
+    fn from_grids(cells: Vec<u32>, grids: Vec<ControlGrid>, k: usize, num_vertices: usize) -> RegularEval {
         let t = |i: usize| sample_param(i, k);
         let (basis, deriv) = (0..k).map(|i| cubic_basis(t(i))).unzip();
-        Ok(RegularEval { cells: cells.to_vec(), grids, k, basis, deriv, num_vertices: m.num_vertices() })
+        RegularEval { cells, grids, k, basis, deriv, num_vertices }
     }
 
     /// Number of samples (`cells · k³`).
@@ -981,39 +987,53 @@ impl GridEval {
     /// naming the first cell without a [`cell_grid`].
     pub fn new(m: &VolMesh, cells: &[u32], k: usize, par: Par) -> Result<GridEval> {
         use rayon::prelude::*;
-        let k = k.max(1);
-        let class = |&c: &u32| -> std::result::Result<u8, u32> {
-            match cell_grid(m, c as usize) {
-                Some(CellGrid::Regular(_)) => Ok(0),
-                Some(CellGrid::Layered(_)) => Ok(1),
-                Some(CellGrid::Irregular(_)) => Ok(2),
-                None => Err(c),
-            }
-        };
-        let classes: std::result::Result<Vec<u8>, u32> = if par == Par::Rayon && cells.len() >= 256 {
-            cells.par_iter().with_min_len(64).map(class).collect()
+        let gather = |&c: &u32| cell_grid(m, c as usize).map(|g| (c, g)).ok_or(c);
+        let grids: std::result::Result<Vec<(u32, CellGrid)>, u32> = if par == Par::Rayon && cells.len() >= 256 {
+            cells.par_iter().with_min_len(64).map(gather).collect()
         } else {
-            cells.iter().map(class).collect()
+            cells.iter().map(gather).collect()
         };
-        let classes = classes.map_err(not_evaluable)?;
-        let pick = |want: u8| -> (Vec<u32>, Vec<usize>) {
-            classes.iter().enumerate().filter(|&(_, &c)| c == want).map(|(i, _)| (cells[i], i)).unzip()
-        };
-        let (rc, ri) = pick(0);
-        let (lc, li) = pick(1);
-        let (ic, ii) = pick(2);
-        Ok(GridEval {
-            cells: cells.to_vec(),
+        Ok(GridEval::from_grids(m, grids.map_err(not_evaluable)?, k))
+    }
+
+    /// The evaluator of cells already gathered by [`cell_grid`] (each cell
+    /// with its grid, in the samples' order), at `k` samples per direction
+    /// (`k ≥ 1`): nothing is gathered again.
+    pub fn from_grids(m: &VolMesh, grids: Vec<(u32, CellGrid)>, k: usize) -> GridEval {
+        let k = k.max(1);
+        let nv = m.num_vertices();
+        let cells: Vec<u32> = grids.iter().map(|g| g.0).collect();
+        let (mut regular, mut layered, mut irregular) =
+            ((vec![], vec![], vec![]), (vec![], vec![], vec![]), (vec![], vec![], vec![]));
+        for (i, (c, g)) in grids.into_iter().enumerate() {
+            match g {
+                CellGrid::Regular(g) => {
+                    regular.0.push(c);
+                    regular.1.push(g);
+                    regular.2.push(i);
+                }
+                CellGrid::Layered(g) => {
+                    layered.0.push(c);
+                    layered.1.push(g);
+                    layered.2.push(i);
+                }
+                CellGrid::Irregular(g) => {
+                    irregular.0.push(c);
+                    irregular.1.push(g);
+                    irregular.2.push(i);
+                }
+            }
+        }
+        GridEval {
+            cells,
             k,
-            regular: if rc.is_empty() { None } else { Some((RegularEval::new(m, &rc, k, par)?, ri)) },
-            layered: if lc.is_empty() { None } else { Some((crate::layered::LayeredEval::new(m, &lc, k, par)?, li)) },
-            irregular: if ic.is_empty() {
-                None
-            } else {
-                Some((crate::irregular::IrregularEval::new(m, &ic, k, par)?, ii))
-            },
-            num_vertices: m.num_vertices(),
-        })
+            regular: (!regular.0.is_empty()).then(|| (RegularEval::from_grids(regular.0, regular.1, k, nv), regular.2)),
+            layered: (!layered.0.is_empty())
+                .then(|| (crate::layered::LayeredEval::from_grids(layered.0, layered.1, k, nv), layered.2)),
+            irregular: (!irregular.0.is_empty())
+                .then(|| (crate::irregular::IrregularEval::from_grids(irregular.0, irregular.1, k, nv), irregular.2)),
+            num_vertices: nv,
+        }
     }
 
     /// Number of samples (`cells · k³`).
