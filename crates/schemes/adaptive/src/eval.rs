@@ -20,8 +20,10 @@ use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
 use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights, bspline_curves};
+use crate::endcap;
 use crate::sparse::Scheme;
-use crate::table::PatchTable;
+use crate::sparse::Stencils;
+use crate::table::{EndCapRows, PatchTable, Square};
 
 /// A point of the limit surface to evaluate: ptex face and its parameters.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -119,7 +121,7 @@ impl PatchTable {
             apply_rows(&mut out, ch, start, next, st, par);
             start = next;
         }
-        apply_rows(&mut out, ch, 0, self.num_level_points(), self.end_cap_rows(), par);
+        apply_end_caps(&mut out, ch, self.num_level_points(), self.end_cap_rows(), par);
         out
     }
 
@@ -169,8 +171,10 @@ impl PatchTable {
                     let curves = bspline_curves(u, v, pa.param.boundary() & 0xF);
                     let k = cast::<T>(f64::from(1u32 << pa.param.depth()));
                     let mut c = [[T::zero(); 4]; 4];
-                    for (c, w) in c.iter_mut().flatten().zip(curves.iter().flatten()) {
-                        *c = cast::<T>(*w);
+                    for (c, w) in c.iter_mut().zip(&curves) {
+                        for (c, &w) in c.iter_mut().zip(w) {
+                            *c = cast::<T>(w);
+                        }
                     }
                     if ch == 3 {
                         regular::<T, 3>(near, 3, 0, &c, k, pos, du, dv);
@@ -492,8 +496,7 @@ impl<'a, T: Float> Locator<'a, T> {
             if s.ptex >= num_ptex {
                 return Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex });
             }
-            let nq = u8::from(table.refinement().ptex_is_sub_face(s.ptex));
-            self.descend(bits, s.ptex, nq, nq, 0, 0);
+            self.descend(bits, table.quad_root(s.ptex), 0, 0, 0);
         } else if let Some(p) = locate_patch(table, s)? {
             let param = &table.patches()[p].param;
             let slot = self.new_slot(p);
@@ -523,19 +526,22 @@ impl<'a, T: Float> Locator<'a, T> {
         }
     }
 
-    /// Finds the patches of the square of ptex face `ptex` at `depth` with
-    /// origin `(i, j)` and below, as `find` would for the samples in it;
-    /// `nq`: whether the ptex face is a sub-face (depth counts from 1).
-    fn descend(&mut self, bits: u8, ptex: u32, nq: u8, depth: u8, i: u32, j: u32) {
-        if let Some(p) = self.table.patch_at(ptex, depth, i, j) {
-            let slot = self.new_slot(p);
-            self.fill(bits, depth - nq, i, j, slot);
-        } else if depth < self.table.max_depth() {
-            for (di, dj) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                self.descend(bits, ptex, nq, depth + 1, 2 * i + di, 2 * j + dj);
+    /// Finds the patches of quadtree entry `entry`, the square at local
+    /// `depth` (counted from the ptex face) with origin `(i, j)`, and
+    /// below, as `find` would for the samples in it.
+    fn descend(&mut self, bits: u8, entry: u32, depth: u8, i: u32, j: u32) {
+        match self.table.square(entry) {
+            Square::Patch(p) => {
+                let slot = self.new_slot(p);
+                self.fill(bits, depth, i, j, slot);
             }
-        } else {
-            self.fill(bits, depth - nq, i, j, Self::NONE);
+            Square::Split(node) => {
+                for c in 0..4 {
+                    let e = self.table.quad_child(node, c);
+                    self.descend(bits, e, depth + 1, 2 * i + (c & 1) as u32, 2 * j + (c >> 1) as u32);
+                }
+            }
+            Square::Empty => self.fill(bits, depth, i, j, Self::NONE),
         }
     }
 
@@ -647,30 +653,57 @@ fn weighted<T: Float, const N: usize>(
     }
 }
 
-/// Points `dst_start..` of `out` (rows of `ch` channels) as `rows` applied
-/// to the points from `src_start` (all before `dst_start`).
-fn apply_rows<T: Float + Send + Sync, R: RowSource>(
+/// Points `dst_start..` of `out` (rows of `ch` channels) as the stencils
+/// `rows` applied to the points from `src_start` (all before `dst_start`).
+fn apply_rows<T: Float + Send + Sync>(
     out: &mut [T],
     ch: usize,
     src_start: usize,
     dst_start: usize,
-    rows: &R,
+    rows: &Stencils,
     par: Par,
 ) {
     let (src, dst) = out.split_at_mut(dst_start * ch);
-    let dst = &mut dst[..rows.rows() * ch];
+    let dst = &mut dst[..rows.num_rows() * ch];
     let src = &src[src_start * ch..];
     let one = |(r, d): (usize, &mut [T])| {
-        let (cols, ws, names) = rows.get(r);
-        match names {
-            None => combine_rows::<T>(src, ch, cols.iter().copied(), ws, d),
-            Some(names) => combine_rows::<T>(src, ch, cols.iter().map(|&c| names[c as usize]), ws, d),
-        }
+        let (cols, ws) = rows.row(r);
+        combine_rows::<T>(src, ch, cols.iter().copied(), ws, d);
     };
     if par == Par::Rayon {
         dst.par_chunks_mut(ch).enumerate().with_min_len(1 << 10).for_each(one);
     } else {
         dst.chunks_mut(ch).enumerate().for_each(one);
+    }
+}
+
+/// The end caps' points, from `start` on in `out` (rows of `ch` channels),
+/// from the level points before them: per end cap, its source points are
+/// gathered once, then its conversion's rows applied to them (the terms in
+/// the order of the rows, as [`EndCapRows::to_rows`] writes them).
+fn apply_end_caps<T: Float + Send + Sync>(out: &mut [T], ch: usize, start: usize, caps: &EndCapRows, par: Par) {
+    let (src, mut dst) = out.split_at_mut(start * ch);
+    let mut parts = Vec::with_capacity(caps.num_caps());
+    for (conv, names) in caps.caps() {
+        let (d, rest) = std::mem::take(&mut dst).split_at_mut(conv.num_rows() * ch);
+        parts.push((conv, names, d));
+        dst = rest;
+    }
+    let one = |near: &mut Vec<T>, (conv, names, d): (&endcap::Rows, &[u32], &mut [T])| {
+        near.clear();
+        for &p in names {
+            near.extend_from_slice(&src[p as usize * ch..][..ch]);
+        }
+        for (r, d) in d.chunks_mut(ch).enumerate() {
+            let (cols, ws) = conv.row(r);
+            combine_rows::<T>(near, ch, cols.iter().copied(), ws, d);
+        }
+    };
+    if par == Par::Rayon {
+        parts.into_par_iter().with_min_len(64).for_each_init(Vec::new, one);
+    } else {
+        let mut near = Vec::new();
+        parts.into_iter().for_each(|p| one(&mut near, p));
     }
 }
 
@@ -703,34 +736,6 @@ fn combine<T: Float, const N: usize>(src: &[T], cols: impl Iterator<Item = u32>,
         }
     }
     d.copy_from_slice(&acc);
-}
-
-/// Rows of weights, as the levels' stencils and the end caps' points have them.
-trait RowSource: Sync {
-    fn rows(&self) -> usize;
-    /// Row `r`: its columns, weights, and the points its columns name
-    /// (`None`: the columns are the points).
-    fn get(&self, r: usize) -> (&[u32], &[f64], Option<&[u32]>);
-}
-
-impl RowSource for crate::sparse::Stencils {
-    fn rows(&self) -> usize {
-        self.num_rows()
-    }
-    fn get(&self, r: usize) -> (&[u32], &[f64], Option<&[u32]>) {
-        let (c, w) = self.row(r);
-        (c, w, None)
-    }
-}
-
-impl RowSource for crate::table::EndCapRows {
-    fn rows(&self) -> usize {
-        self.num_rows()
-    }
-    fn get(&self, r: usize) -> (&[u32], &[f64], Option<&[u32]>) {
-        let (c, w, s) = self.row(r).parts();
-        (c, w, Some(s))
-    }
 }
 
 #[inline]

@@ -71,6 +71,9 @@ pub struct PatchTable {
     local: EndCapRows,
     patches: Vec<Patch>,
     points: Vec<u32>,
+    /// Where the quad patches lie (Catmull-Clark tables).
+    tree: QuadTree,
+    /// Where the triangular patches lie (Loop tables), by square key.
     map: HashMap<u64, u32, BuildHasherDefault<SquareHasher>>,
     max_depth: u8,
 }
@@ -108,10 +111,12 @@ impl PatchTable {
         let mut patches = Vec::new();
         let mut points = Vec::new();
         let mut local = EndCapRows::default();
+        let triangles = scheme == Scheme::Loop;
         let mut map = HashMap::with_capacity_and_hasher(
-            levels.iter().map(|l| l.num_faces()).sum::<usize>() / 2,
+            if triangles { levels.iter().map(|l| l.num_faces()).sum::<usize>() / 2 } else { 0 },
             BuildHasherDefault::default(),
         );
+        let mut tree = QuadTree::new(if triangles { 0 } else { refinement.num_ptex_faces() });
         let mut max_depth = 0u8;
         // The conversions depend on the corners' configuration alone: most
         // end caps share one, kept once in `local`. The keys are small
@@ -202,13 +207,21 @@ impl PatchTable {
                         (ty, param)
                     }
                 };
-                map.insert(square_key(px.ptex, px.depth, px.u, px.v), patches.len() as u32);
+                let index = u32::try_from(patches.len())
+                    .ok()
+                    .filter(|&i| i < QuadTree::NODE)
+                    .ok_or(AdaptiveError::TooLarge { what: "a patch table" })?;
+                if triangles {
+                    map.insert(square_key(px.ptex, px.depth, px.u, px.v), index);
+                } else {
+                    tree.insert(px.ptex, px.depth - u8::from(px.non_quad), px.u, px.v, index)?;
+                }
                 max_depth = max_depth.max(px.depth);
                 patches.push(Patch { ty, param, level: k as u8, first });
             }
         }
         local.num_columns = total as usize;
-        Ok(PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, map, max_depth })
+        Ok(PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, tree, map, max_depth })
     }
 
     /// The patch of a Loop ptex face that holds `(u, v)`: OpenSubdiv's
@@ -304,17 +317,25 @@ impl PatchTable {
         if self.refinement.scheme() == Scheme::Loop {
             return self.find_triangle(ptex, u, v).ok_or(AdaptiveError::NoPatch { ptex });
         }
-        let nq = self.refinement.ptex_is_sub_face(ptex);
-        for d in u8::from(nq)..=self.max_depth {
-            let cells = 1u32 << (d - u8::from(nq));
-            let i = ((u * f64::from(cells)) as u32).min(cells - 1);
-            let j = ((v * f64::from(cells)) as u32).min(cells - 1);
-            if let Some(&p) = self.map.get(&square_key(ptex, d, i, j)) {
-                return Ok(p as usize);
+        // Down the ptex face's quadtree: the square of local depth `d`
+        // holding `(u, v)` is `⌊u 2^d⌋` (exact: a scaling by a power of
+        // two), so its child is the last bit of the next depth's index.
+        let mut entry = self.tree.roots[ptex as usize];
+        let mut d = 0u32;
+        loop {
+            match self.tree.square(entry) {
+                Square::Patch(p) => return Ok(p),
+                // Every sample of a face that is not a hole lies in some patch.
+                Square::Empty => return Err(AdaptiveError::NoPatch { ptex }),
+                Square::Split(node) => {
+                    d += 1;
+                    let cells = 1u32 << d;
+                    let i = ((u * f64::from(cells)) as u32).min(cells - 1);
+                    let j = ((v * f64::from(cells)) as u32).min(cells - 1);
+                    entry = self.tree.nodes[node][((i & 1) | ((j & 1) << 1)) as usize];
+                }
             }
         }
-        // Every sample of a face that is not a hole lies in some patch.
-        Err(AdaptiveError::NoPatch { ptex })
     }
 
     /// Whether `(u, v)` of ptex face `ptex` lies in quad patch `p`'s square
@@ -338,10 +359,20 @@ impl PatchTable {
         self.max_depth
     }
 
-    /// The quad patch whose square of ptex face `ptex` at `depth` has
-    /// origin `(i, j)` (in squares of that depth), if there is one.
-    pub(crate) fn patch_at(&self, ptex: u32, depth: u8, i: u32, j: u32) -> Option<usize> {
-        self.map.get(&square_key(ptex, depth, i, j)).map(|&p| p as usize)
+    /// The root square of quad ptex face `ptex`'s quadtree (a
+    /// [`QuadTree`] entry; see [`PatchTable::square`]).
+    pub(crate) fn quad_root(&self, ptex: u32) -> u32 {
+        self.tree.roots[ptex as usize]
+    }
+
+    /// What a quadtree entry holds.
+    pub(crate) fn square(&self, entry: u32) -> Square {
+        self.tree.square(entry)
+    }
+
+    /// The entry of child `c` (`u` bit + 2 `v` bit) of quadtree node `node`.
+    pub(crate) fn quad_child(&self, node: usize, c: usize) -> u32 {
+        self.tree.nodes[node][c]
     }
 
     /// The weights of patch `p`'s points at `(u, v)` of its ptex face with
@@ -391,6 +422,83 @@ impl PatchTable {
     /// `num_level_points() + r` is row `r`.
     pub fn end_cap_rows(&self) -> &EndCapRows {
         &self.local
+    }
+}
+
+/// What a square of a ptex face's quadtree holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Square {
+    /// No patch (a hole, or a face left out of a selective refinement).
+    Empty,
+    /// A patch covers it.
+    Patch(usize),
+    /// It is split in four: the node of its children.
+    Split(usize),
+}
+
+/// OpenSubdiv's `PatchMap` for quad patches: per ptex face, a quadtree of
+/// its squares whose leaves are patches. An entry is a patch index, a node
+/// index with [`QuadTree::NODE`] set, or [`QuadTree::EMPTY`]; a node's four
+/// children are numbered `u` bit + 2 `v` bit. Looking a sample up reads one
+/// entry per depth, next to the previous ptex face's for samples in order,
+/// where a hash of the squares missed the cache at every look-up.
+#[derive(Clone, Debug, Default)]
+struct QuadTree {
+    roots: Vec<u32>,
+    nodes: Vec<[u32; 4]>,
+}
+
+impl QuadTree {
+    const EMPTY: u32 = u32::MAX;
+    const NODE: u32 = 1 << 31;
+
+    fn new(num_ptex: u32) -> Self {
+        QuadTree { roots: vec![Self::EMPTY; num_ptex as usize], nodes: Vec::new() }
+    }
+
+    fn square(&self, entry: u32) -> Square {
+        if entry == Self::EMPTY {
+            Square::Empty
+        } else if entry & Self::NODE != 0 {
+            Square::Split((entry & !Self::NODE) as usize)
+        } else {
+            Square::Patch(entry as usize)
+        }
+    }
+
+    /// The node an entry names, a new one if it is empty.
+    fn node_of(&mut self, entry: &mut u32) -> Result<usize, AdaptiveError> {
+        if *entry == Self::EMPTY {
+            let n = u32::try_from(self.nodes.len())
+                .ok()
+                .filter(|&n| n < Self::NODE)
+                .ok_or(AdaptiveError::TooLarge { what: "a patch map" })?;
+            self.nodes.push([Self::EMPTY; 4]);
+            *entry = n | Self::NODE;
+        }
+        debug_assert!(*entry & Self::NODE != 0, "a patch above another");
+        Ok((*entry & !Self::NODE) as usize)
+    }
+
+    /// Patch `patch` at the square of local depth `depth` (counted from the
+    /// ptex face) with origin `(u, v)` of ptex face `ptex`.
+    fn insert(&mut self, ptex: u32, depth: u8, u: u32, v: u32, patch: u32) -> Result<(), AdaptiveError> {
+        let child = |s: u8| (((u >> s) & 1) | (((v >> s) & 1) << 1)) as usize;
+        let mut entry = self.roots[ptex as usize];
+        if depth == 0 {
+            self.roots[ptex as usize] = patch;
+            return Ok(());
+        }
+        let mut node = self.node_of(&mut entry)?;
+        self.roots[ptex as usize] = entry;
+        for s in (1..depth).rev() {
+            let mut e = self.nodes[node][child(s)];
+            let next = self.node_of(&mut e)?;
+            self.nodes[node][child(s)] = e;
+            node = next;
+        }
+        self.nodes[node][child(0)] = patch;
+        Ok(())
     }
 }
 
@@ -576,6 +684,21 @@ impl EndCapRows {
             out.offsets.push(out.columns.len());
         }
         out
+    }
+
+    /// Number of end caps.
+    pub(crate) fn num_caps(&self) -> usize {
+        self.caps.len()
+    }
+
+    /// The end caps in order, their rows one after the other: each one's
+    /// conversion and the level points its columns name.
+    pub(crate) fn caps(&self) -> impl Iterator<Item = (&endcap::Rows, &[u32])> + '_ {
+        self.caps.iter().map(|c| {
+            let conv = &self.conversions[c.conversion as usize];
+            let s = c.source as usize;
+            (conv, &self.sources[s..s + conv.num_columns])
+        })
     }
 
     /// Row `r` of end cap `cap`.
