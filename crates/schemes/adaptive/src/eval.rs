@@ -691,8 +691,14 @@ fn apply_end_caps<T: Float + Send + Sync>(out: &mut [T], ch: usize, start: usize
     }
     let one = |near: &mut Vec<T>, (conv, names, d): (&endcap::Rows, &[u32], &mut [T])| {
         near.clear();
-        for &p in names {
-            near.extend_from_slice(&src[p as usize * ch..][..ch]);
+        if ch == 3 {
+            near.extend(
+                names.iter().flat_map(|&p| <[T; 3]>::try_from(&src[p as usize * 3..][..3]).expect("3 channels")),
+            );
+        } else {
+            for &p in names {
+                near.extend_from_slice(&src[p as usize * ch..][..ch]);
+            }
         }
         for (r, d) in d.chunks_mut(ch).enumerate() {
             let (cols, ws) = conv.row(r);
