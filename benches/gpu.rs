@@ -97,7 +97,10 @@
 //! (`LayeredLimitGpu`) and irregular ones (`IrregularLimitGpu`), `k` = 4
 //! and 8, both kernel shapes, kernel time, samples per second, least bytes
 //! over the copy bandwidth, and the CPU's evaluator of the class
-//! (`RegularEval`, `LayeredEval`, `IrregularEval`) in the same run.
+//! (`RegularEval`, `LayeredEval`, `IrregularEval`) in the same run; then
+//! all of them at once (`GridLimitGpu`, each class by its kernel, both
+//! shapes and the hybrid choice; kernel time summed over the classes, wall
+//! time with the uploads, readbacks and reordering) against `GridEval`.
 //!
 //! `SUBLA_BENCH_TABLES=catmark,edge-friend,triangles,spmv,fvar,limit,solid` keeps only
 //! the tables named.
@@ -410,8 +413,8 @@ fn solid_classes(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
 fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &subla_volume::VolMesh, x: &Array2<f32>) {
     use subla_solid::irregular::IrregularEval;
     use subla_solid::layered::LayeredEval;
-    use subla_solid::limit::{CellClass, Quantity, RegularEval, classify};
-    use subla_solid_gpu::{IrregularLimitGpu, LayeredLimitGpu, Shape, SolidLimitGpu};
+    use subla_solid::limit::{CellClass, GridEval, Quantity, RegularEval, classify};
+    use subla_solid_gpu::{GridLimitGpu, IrregularLimitGpu, LayeredLimitGpu, Shape, SolidLimitGpu};
     let pick = |want: &[CellClass]| -> Vec<u32> {
         (0..m.num_cells()).filter(|&c| want.contains(&classify(m, c))).map(|c| c as u32).collect()
     };
@@ -488,6 +491,37 @@ fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &s
                     cpu_s * 1e3
                 );
             }
+        }
+        // Every class at once, each by its kernel (`GridLimitGpu`), against
+        // the CPU's `GridEval`.
+        let all: Vec<u32> = regular.iter().chain(&layered).chain(&irregular).copied().collect();
+        let (Ok(cpu), Ok(gpu)) = (GridEval::new(m, &all, k, Par::Rayon), GridLimitGpu::new(ctx, m, &all, k)) else {
+            continue;
+        };
+        let samples = gpu.num_samples();
+        let mut want = Array2::<f32>::zeros((samples, 3));
+        let cpu_s = best(3, || cpu.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0;
+        for shape in [Shape::PerSample, Shape::PerCell, Shape::Auto] {
+            let run = || gpu.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1);
+            let secs = |q: &subla_gpu::timing::EvalProfile| q.gpu_seconds().unwrap_or(q.wall_seconds);
+            let _ = run();
+            let bestp = (0..7).filter_map(|_| run()).min_by(|a, b| secs(a).total_cmp(&secs(b)));
+            let Some(prof) = bestp else {
+                println!("| all | {k} | {samples} | {shape:?} failed | | | | | | |");
+                continue;
+            };
+            let kernel_s = secs(&prof);
+            let rate = prof.bytes() as f64 / kernel_s;
+            println!(
+                "| all (wall {:.3} ms) | {k} | {samples} | {shape:?} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} |",
+                prof.wall_seconds * 1e3,
+                kernel_s * 1e3,
+                samples as f64 / kernel_s * 1e-6,
+                prof.bytes() as f64 * 1e-6,
+                rate * 1e-9,
+                100.0 * rate / copy_rate,
+                cpu_s * 1e3
+            );
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Catmull-Clark solids on the GPU: limit evaluation of regular cells
 //! (inside or with one face on the boundary; layered cells by
-//! [`LayeredLimitGpu`]) in WGSL, `f32`, with the two
+//! [`LayeredLimitGpu`], irregular ones by [`IrregularLimitGpu`], any mix
+//! of the three by [`GridLimitGpu`]) in WGSL, `f32`, with the two
 //! kernel shapes of GPU limit evaluation — one invocation per sample, and
 //! one workgroup per cell holding the cell's control points in workgroup
 //! memory ([`Shape`]).
@@ -24,10 +25,12 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod grid;
 pub mod irregular;
 pub mod layered;
 pub mod refine;
 
+pub use grid::GridLimitGpu;
 pub use irregular::IrregularLimitGpu;
 pub use layered::LayeredLimitGpu;
 pub use refine::{SolidRefineGpu, split_cells};
@@ -53,8 +56,12 @@ pub mod shaders {
     /// `solid_split.wgsl`: the child cells of one split, per cell corner.
     pub const SOLID_SPLIT: &str = include_str!("../shaders/solid_split.wgsl");
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 3] =
-        [("solid_limit.wgsl", SOLID_LIMIT), ("solid_layered.wgsl", SOLID_LAYERED), ("solid_split.wgsl", SOLID_SPLIT)];
+    pub const ALL: [(&str, &str); 4] = [
+        ("solid_limit.wgsl", SOLID_LIMIT),
+        ("solid_irregular.wgsl", SOLID_IRREGULAR),
+        ("solid_layered.wgsl", SOLID_LAYERED),
+        ("solid_split.wgsl", SOLID_SPLIT),
+    ];
 }
 
 /// Which kernel evaluates.
@@ -95,12 +102,14 @@ pub enum SolidGpuError {
     /// A cell the evaluator does not take: for [`SolidLimitGpu`] one
     /// without a control grid (not a regular hexahedron inside or at one
     /// boundary face), for [`LayeredLimitGpu`] one that is not layered, for
-    /// [`IrregularLimitGpu`] one that is not irregular.
+    /// [`IrregularLimitGpu`] one that is not irregular, for
+    /// [`GridLimitGpu`] one of none of these classes.
     NotEvaluable {
         /// The cell.
         cell: u32,
     },
-    /// A derivative asked of [`IrregularLimitGpu`] on a grid of more than
+    /// A derivative asked of [`IrregularLimitGpu`] (or of a
+    /// [`GridLimitGpu`] with irregular cells) on a grid of more than
     /// one sample per direction: every cell's grid meets its extraordinary
     /// vertex, where the parametrisation is singular.
     SingularDerivative {
