@@ -151,6 +151,20 @@ pub enum VolumeError {
         /// The coordinate.
         value: f64,
     },
+    /// A pair of vertices given as a sharp edge is not an edge of the mesh.
+    #[error("sharp edge {}–{}: not an edge of the mesh", vertices[0], vertices[1])]
+    NoSuchEdge {
+        /// The two vertices.
+        vertices: [u32; 2],
+    },
+    /// A vertex given as a corner is past the mesh's vertices.
+    #[error("corner {vertex}: the mesh has {num_vertices} vertices")]
+    NoSuchVertex {
+        /// The vertex.
+        vertex: u32,
+        /// Vertices of the mesh.
+        num_vertices: usize,
+    },
     /// A count does not fit the 32-bit ids the crate uses.
     #[error("{what}: {value} does not fit 32-bit ids")]
     TooLarge {

@@ -59,6 +59,11 @@ pub struct VolMesh {
     edge_faces: Vec<u32>,
     vertex_edge_ptr: Vec<u32>,
     vertex_edges: Vec<u32>,
+    /// Per edge, whether it is an infinitely sharp crease; empty where no
+    /// edge is.
+    sharp: Vec<bool>,
+    /// Per vertex, whether it is a corner; empty where no vertex is.
+    corners: Vec<bool>,
 }
 
 /// `n` as a 32-bit id count.
@@ -359,6 +364,8 @@ impl VolMesh {
             edge_faces,
             vertex_edge_ptr,
             vertex_edges,
+            sharp: Vec::new(),
+            corners: Vec::new(),
         };
         Ok(mesh)
     }
@@ -696,6 +703,71 @@ impl VolMesh {
     /// Whether vertex `v` is on the boundary.
     pub fn is_boundary_vertex(&self, v: usize) -> bool {
         self.vertex_edges(v).iter().any(|&e| self.is_boundary_edge(e as usize))
+    }
+
+    /// This mesh with the edges `sharp` (each by its two vertices, either
+    /// way round) infinitely sharp creases and the vertices `corners`
+    /// corners, in addition to those it has: the features the refinement
+    /// rules keep (see `docs/solids.md`).
+    ///
+    /// # Errors
+    /// [`VolumeError::NoSuchEdge`] naming the first pair that is not an
+    /// edge; [`VolumeError::NoSuchVertex`] for a corner past the vertices.
+    pub fn with_features(mut self, sharp: &[[u32; 2]], corners: &[u32]) -> Result<VolMesh> {
+        let nv = self.num_vertices;
+        if !sharp.is_empty() && self.sharp.is_empty() {
+            self.sharp = vec![false; self.num_edges()];
+        }
+        for &[a, b] in sharp {
+            let e = (a as usize)
+                .lt(&nv)
+                .then(|| self.vertex_edges(a as usize).iter().copied().find(|&e| self.edge(e as usize).contains(&b)))
+                .flatten()
+                .filter(|_| a != b)
+                .ok_or(VolumeError::NoSuchEdge { vertices: [a, b] })?;
+            self.sharp[e as usize] = true;
+        }
+        if !corners.is_empty() && self.corners.is_empty() {
+            self.corners = vec![false; nv];
+        }
+        for &v in corners {
+            if v as usize >= nv {
+                return Err(VolumeError::NoSuchVertex { vertex: v, num_vertices: nv });
+            }
+            self.corners[v as usize] = true;
+        }
+        Ok(self)
+    }
+
+    /// Whether edge `e` is an infinitely sharp crease.
+    pub fn is_sharp_edge(&self, e: usize) -> bool {
+        self.sharp.get(e).copied().unwrap_or(false)
+    }
+
+    /// Whether vertex `v` is a corner.
+    pub fn is_corner(&self, v: usize) -> bool {
+        self.corners.get(v).copied().unwrap_or(false)
+    }
+
+    /// Whether any edge is sharp or any vertex a corner.
+    pub fn has_features(&self) -> bool {
+        self.sharp.iter().chain(&self.corners).any(|&x| x)
+    }
+
+    /// The sharp edges, in order.
+    pub fn sharp_edges(&self) -> impl Iterator<Item = u32> + '_ {
+        self.sharp.iter().enumerate().filter(|p| *p.1).map(|p| p.0 as u32)
+    }
+
+    /// The corners, in order.
+    pub fn corners(&self) -> impl Iterator<Item = u32> + '_ {
+        self.corners.iter().enumerate().filter(|p| *p.1).map(|p| p.0 as u32)
+    }
+
+    /// Whether vertex `v` is a corner or has a sharp edge: the refinement
+    /// rules around it differ from the smooth ones.
+    pub fn touches_feature(&self, v: usize) -> bool {
+        self.is_corner(v) || self.vertex_edges(v).iter().any(|&e| self.is_sharp_edge(e as usize))
     }
     /// The cells as [`Cell`]s, in order.
     pub fn cells(&self) -> impl Iterator<Item = Cell> + '_ {

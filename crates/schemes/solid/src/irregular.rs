@@ -430,7 +430,11 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
             op
         }
     };
-    Some(IrregularGrid { points: support.iter().map(|&v| global[v as usize]).collect(), axes, op })
+    let points: Vec<u32> = support.iter().map(|&v| global[v as usize]).collect();
+    if crate::limit::near_feature(m, &points) {
+        return None;
+    }
+    Some(IrregularGrid { points, axes, op })
 }
 
 /// `A^j` for `j = 0 ..= LEVELS`: by the eigendecomposition where it

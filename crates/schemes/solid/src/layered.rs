@@ -306,6 +306,9 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
             }
         }
     }
+    if crate::limit::near_feature(m, &points) {
+        return None;
+    }
     Some(LayeredGrid { valence: n, points, phantom, axes })
 }
 

@@ -283,6 +283,14 @@ fn step_over(m: &VolMesh, rule: VertexRule, par: Par, algebra: bool) -> Result<(
     if u32::try_from(8 * m.num_cells() as u64 * 8).is_err() || u32::try_from(n).is_err() {
         return Err(SchemeError::TooLarge { what: "a refined solid", value: n as u128 });
     }
+    if algebra && m.has_features() {
+        // The mapped products carry the smooth rules only.
+        let (tag, element) = match m.sharp_edges().next() {
+            Some(e) => ("crease", format!("edge {e}")),
+            None => ("corner", format!("vertex {}", m.corners().next().unwrap_or(0))),
+        };
+        return Err(SchemeError::UnsupportedTag { scheme: NAME_LAK, tag, element, honoured_by: NAME });
+    }
     let child = if algebra {
         VolMesh::from_cells(n, &algebra::child_cells(m, par)?).map_err(volume)?
     } else {

@@ -184,6 +184,9 @@ pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
     for (p, &v) in &grid {
         out[(p[0] + 4 * p[1] + 16 * p[2]) as usize] = v;
     }
+    if near_feature(m, &out) {
+        return None;
+    }
     Some(ControlGrid { points: out, phantom: missing })
 }
 
@@ -337,6 +340,13 @@ pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: 
             }
         }
     })
+}
+
+/// Whether any of a cell's control points (phantom entries, [`NONE`],
+/// aside) is a corner or on a sharp edge: its refinement then leaves the
+/// smooth rules, so no smooth patch is its limit.
+pub(crate) fn near_feature(m: &VolMesh, points: &[u32]) -> bool {
+    m.has_features() && points.iter().any(|&p| p != NONE && m.touches_feature(p as usize))
 }
 
 /// The control points of a cell that is evaluated: regular
@@ -895,8 +905,8 @@ pub enum CellClass {
     /// its extraordinary edges share a vertex: an extraordinary edge or the
     /// boundary meets it at a vertex only, an extraordinary edge of it is on
     /// the boundary or its neighbourhood meets another feature or the
-    /// boundary, or it has several faces on the boundary (not evaluated
-    /// yet).
+    /// boundary, it has several faces on the boundary, or its control
+    /// points meet a sharp edge or a corner (not evaluated yet).
     NearFeature,
     /// Not a hexahedron (one refinement step makes hexahedra of it).
     NotHexahedron,
@@ -912,7 +922,7 @@ impl CellClass {
             CellClass::LayeredBoundary => "layered at a boundary face",
             CellClass::Irregular => "irregular (extraordinary edges at one vertex)",
             CellClass::SeveralExtraordinaryVertices => "several extraordinary vertices",
-            CellClass::NearFeature => "near a feature (at a vertex or several boundary faces)",
+            CellClass::NearFeature => "near a feature (at a vertex, several boundary faces, a crease or a corner)",
             CellClass::NotHexahedron => "not a hexahedron",
         }
     }

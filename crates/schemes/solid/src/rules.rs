@@ -30,6 +30,16 @@
 //! else; [`VertexRule::JoyMacCracken`] keeps their rule at layered
 //! vertices too.
 //!
+//! Sharp edges and corners ([`VolMesh::with_features`], infinitely sharp
+//! only) take the curve rules wherever they are, inside or on the
+//! boundary: a sharp edge's point is its midpoint; a vertex on two sharp
+//! edges `(a, v)`, `(v, b)` becomes `(a + 6v + b)/8`; a corner, or a vertex
+//! on three or more sharp edges, stays. A vertex on one sharp edge keeps
+//! the smooth rule (a dart), as on a Catmull-Clark surface; face and cell
+//! points never change. On the boundary these are Catmull-Clark's surface
+//! crease rules, so the boundary surface still refines as the surface
+//! scheme with the same creases and corners.
+//!
 //! On a regular hexahedral grid these are the tricubic B-spline's
 //! refinement masks (the tensor product of `(1, 6, 1)/8` and `(1, 1)/2`;
 //! derived in `docs/solids.md`). On the boundary (a face of one cell, an
@@ -118,8 +128,22 @@ pub(crate) fn stencil(m: &VolMesh, rule: VertexRule, row: usize, s: &mut Stencil
 
 fn vertex_point(m: &VolMesh, rule: VertexRule, v: usize, s: &mut Stencil) {
     let edges = m.vertex_edges(v);
-    if edges.is_empty() {
+    if edges.is_empty() || m.is_corner(v) {
         s.push((v as u32, 1.0));
+        return;
+    }
+    // On sharp edges: two make a crease curve, refined by the cubic
+    // B-spline's (1, 6, 1)/8; three or more a corner. One alone leaves the
+    // smooth rules.
+    let mut sharp = edges.iter().filter(|&&e| m.is_sharp_edge(e as usize));
+    if let (Some(&a), Some(&b)) = (sharp.next(), sharp.next()) {
+        if sharp.next().is_some() {
+            s.push((v as u32, 1.0));
+        } else {
+            let other =
+                |e: u32| m.edge(e as usize).into_iter().find(|&x| x as usize != v).expect("an edge's other end");
+            s.extend([(other(a), 0.125), (v as u32, 0.75), (other(b), 0.125)]);
+        }
         return;
     }
     let faces = vertex_faces(m, v);
@@ -169,6 +193,10 @@ fn vertex_point(m: &VolMesh, rule: VertexRule, v: usize, s: &mut Stencil) {
 fn edge_point(m: &VolMesh, e: usize, s: &mut Stencil) {
     let [a, b] = m.edge(e);
     let faces = m.edge_faces(e);
+    if m.is_sharp_edge(e) {
+        s.extend([(a, 0.5), (b, 0.5)]);
+        return;
+    }
     if m.is_boundary_edge(e) {
         s.extend([(a, 0.25), (b, 0.25)]);
         for &f in faces.iter().filter(|&&f| m.is_boundary_face(f as usize)) {

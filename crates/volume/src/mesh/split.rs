@@ -165,6 +165,23 @@ impl VolMesh {
                 face_edges.push(edge_of[slot]);
             }
         }
+        // A sharp edge's halves are sharp; a corner's vertex point is a
+        // corner.
+        let sharp = if self.sharp.is_empty() {
+            Vec::new()
+        } else {
+            let mut sharp = vec![false; edges.len()];
+            for (s, &half) in self.sharp.iter().flat_map(|s| [s, s]).zip(&edge_of[..2 * ne]) {
+                if *s && half != NONE {
+                    sharp[half as usize] = true;
+                }
+            }
+            sharp
+        };
+        let mut corners = self.corners.clone();
+        if !corners.is_empty() {
+            corners.resize(num_vertices, false);
+        }
         drop(edge_of);
         let [edge_face_ptr, edge_faces, vertex_edge_ptr, vertex_edges] =
             edge_incidence(num_vertices, &face_ptr, &face_edges, &edges);
@@ -184,6 +201,8 @@ impl VolMesh {
             edge_faces,
             vertex_edge_ptr,
             vertex_edges,
+            sharp,
+            corners,
         })
     }
 
