@@ -133,7 +133,7 @@ fn an_interior_crease_refines_as_a_curve_and_nothing_else_changes() {
             special[nv + e as usize] = true;
         }
         let mut curve = 0;
-        for v in 0..nv {
+        for (v, special) in special.iter_mut().enumerate().take(nv) {
             let sharp: Vec<u32> = m.vertex_edges(v).iter().copied().filter(|&e| m.is_sharp_edge(e as usize)).collect();
             if m.is_corner(v) {
                 assert_eq!(row(v), vec![(v as u32, 1.0)], "level {l}: corner {v}");
@@ -146,7 +146,7 @@ fn an_interior_crease_refines_as_a_curve_and_nothing_else_changes() {
             } else {
                 continue;
             }
-            special[v] = true;
+            *special = true;
         }
         // The line's inner vertices: 3 at level 0, 7 at level 1.
         assert_eq!(curve, [3, 7][l as usize], "level {l}");
