@@ -201,6 +201,7 @@ fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
             "vertices": m.num_vertices(), "cells": m.num_cells(), "faces": m.num_faces(), "edges": m.num_edges(),
             "cell_kinds": kinds, "boundary_faces": bfaces, "boundary_edges": bedges.iter().filter(|&&b| b).count(),
             "boundary_vertices": bverts, "extraordinary_edges": ee,
+            "sharp_edges": m.sharp_edges().count(), "corners": m.corners().count(),
             "cell_classes": classes.iter().map(|(k, n)| serde_json::json!({"class": k.name(), "cells": n, "evaluated": k.evaluated()})).collect::<Vec<_>>(),
             "point_fields": d.point_fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
             "cell_fields": d.cell_fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
@@ -219,6 +220,9 @@ fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
     }
     for ((b, v), n) in &ee {
         println!("  extraordinary edges: {n} {} of valence {v}", if *b { "on the boundary" } else { "inside" });
+    }
+    if m.has_features() {
+        println!("  sharp edges {}, corners {}", m.sharp_edges().count(), m.corners().count());
     }
     for (class, n) in &classes {
         let note = if class.evaluated() { "" } else { " (limit not evaluated yet)" };
@@ -311,6 +315,15 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
     // The refined connectivity is checked as it is built; its positions
     // are written as the rules made them.
     let out = VolumeData { mesh, vertices: y.slice(s![.., ..3]).to_owned(), point_fields, cell_fields };
+    // The rules can fold cells where a coarse mesh's features pull hard
+    // (three ridges at a corner of a single cube, say): said, not hidden,
+    // as readers that check cells refuse them.
+    if let Err(e) = out.mesh.check_cells(&out.vertices) {
+        eprintln!(
+            "warning: {}: the refined cells do not all pass the geometry check ({e}); written as the rules made them",
+            shown(&args.output)
+        );
+    }
     let bar = progress.phase(format!("writing {}", shown(&args.output)));
     let written = if is_medit(&args.output) {
         if !out.point_fields.is_empty() || out.cell_fields.iter().any(|f| f.name != MEDIT_REF) {
@@ -318,6 +331,14 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
         }
         write_medit_file(&out, &args.output)
     } else {
+        if out.mesh.has_features() {
+            eprintln!(
+                "warning: {}: a VTK file has no place for sharp edges and corners ({} and {}); left out (a Medit .mesh keeps them)",
+                shown(&args.output),
+                out.mesh.sharp_edges().count(),
+                out.mesh.corners().count()
+            );
+        }
         let enc = if args.binary { VtkEncoding::Binary } else { VtkEncoding::Ascii };
         write_vtk_file(&out, &args.output, enc)
     };

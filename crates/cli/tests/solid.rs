@@ -287,3 +287,112 @@ fn subdivide_renders_the_boundary_surface() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sharp_edges_and_corners_go_through_medit_files() {
+    let dir = tempdir();
+    // A 2 × 2 × 2 block of cubes with its twelve outline edges (24 lattice
+    // edges) as ridges, so that it stays a box with sharp edges, and one of
+    // its corners tagged as well.
+    let id = |i: usize, j: usize, k: usize| 1 + i + 3 * j + 9 * k;
+    let mut text_in = String::from("MeshVersionFormatted 2\nDimension 3\nVertices 27\n");
+    for k in 0..3 {
+        for j in 0..3 {
+            for i in 0..3 {
+                text_in += &format!("{i} {j} {k} 0\n");
+            }
+        }
+    }
+    text_in += "Hexahedra 8\n";
+    for k in 0..2 {
+        for j in 0..2 {
+            for i in 0..2 {
+                let (a, b, c, d) = (id(i, j, k), id(i + 1, j, k), id(i + 1, j + 1, k), id(i, j + 1, k));
+                text_in += &format!("{a} {b} {c} {d} {} {} {} {} 0\n", a + 9, b + 9, c + 9, d + 9);
+            }
+        }
+    }
+    let mut ridges = Vec::new();
+    for t in 0..2 {
+        for (a, b) in [(0, 0), (2, 0), (0, 2), (2, 2)] {
+            ridges.push((id(t, a, b), id(t + 1, a, b)));
+            ridges.push((id(a, t, b), id(a, t + 1, b)));
+            ridges.push((id(a, b, t), id(a, b, t + 1)));
+        }
+    }
+    text_in += &format!("Edges {}\n", ridges.len());
+    for (a, b) in &ridges {
+        text_in += &format!("{a} {b} 0\n");
+    }
+    text_in += &format!("Ridges {}\n", ridges.len());
+    for k in 1..=ridges.len() {
+        text_in += &format!("{k}\n");
+    }
+    text_in += "Corners 1\n1\nEnd\n";
+    let input = dir.join("box.mesh");
+    std::fs::write(&input, text_in).unwrap();
+    let counts = |path: &std::path::Path| -> (u64, u64) {
+        let o = subla(&["solid", "info", path.to_str().unwrap(), "--json"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["sharp_edges"].as_u64().unwrap(), v["corners"].as_u64().unwrap())
+    };
+    assert_eq!(counts(&input), (24, 1));
+    let info = subla(&["solid", "info", input.to_str().unwrap()]);
+    assert!(text(&info).contains("sharp edges 24, corners 1"), "{}", text(&info));
+    let refined = dir.join("box2.mesh");
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        "2",
+        "-o",
+        refined.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Each sharp edge in four after two steps; the corner kept.
+    assert_eq!(counts(&refined), (96, 1));
+    let vtk = dir.join("box1.vtk");
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        "1",
+        "-o",
+        vtk.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning") && err.contains("sharp edges and corners (48 and 1)"), "{err}");
+    assert_eq!(counts(&vtk), (0, 0));
+    // One cube with three ridges at a corner: the spike the corner pulls
+    // folds a cell next to it at the second step. Written, and said.
+    let cube = dir.join("cube.mesh");
+    std::fs::write(
+        &cube,
+        "MeshVersionFormatted 2\nDimension 3\nVertices 8\n0 0 0 0\n1 0 0 0\n1 1 0 0\n0 1 0 0\n\
+         0 0 1 0\n1 0 1 0\n1 1 1 0\n0 1 1 0\nHexahedra 1\n1 2 3 4 5 6 7 8 0\n\
+         Edges 3\n1 2 0\n1 4 0\n1 5 0\nRidges 3\n1 2 3\nEnd\n",
+    )
+    .unwrap();
+    let folded = dir.join("cube2.mesh");
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        cube.to_str().unwrap(),
+        "--levels",
+        "2",
+        "-o",
+        folded.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("do not all pass the geometry check") && err.contains("inverted"), "{err}");
+    assert!(folded.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

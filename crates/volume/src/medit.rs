@@ -16,11 +16,16 @@
 //! point field and a cell field named [`MEDIT_REF`] ([`FieldKind::Scalars`],
 //! one column).
 //!
+//! `Ridges` (indices into the `Edges` section) become sharp edges and
+//! `Corners` corners of the volume ([`VolMesh::with_features`]; a ridge
+//! that is not an edge of the volume is [`VolumeError::NoSuchEdge`]); the
+//! edges' references are not kept.
+//!
 //! Boundary and other elements that are not part of the volume
-//! (`Triangles`, `Quadrilaterals`, `Edges`, `Corners`, `Ridges`,
-//! `Required…`, `Normals`, `Tangents`, `NormalAt…`, `TangentAt…` and the
-//! second-order surface elements) are skipped and reported in
-//! [`MeditRead::skipped`], so that a caller can warn.
+//! (`Triangles`, `Quadrilaterals`, `Edges` no ridge names, `Required…`,
+//! `Normals`, `Tangents`, `NormalAt…`, `TangentAt…` and the second-order
+//! surface elements) are skipped and reported in [`MeditRead::skipped`],
+//! so that a caller can warn.
 //!
 //! Refused, with an error naming them:
 //! * `Prisms` and `Pyramids` sections
@@ -40,7 +45,9 @@
 //! `Dimension 3`, the vertices with the [`MEDIT_REF`] point field as their
 //! references (0 without one), then a `Hexahedra` or `Tetrahedra` section
 //! per kind, in the order each kind first appears, with the [`MEDIT_REF`]
-//! cell field: cells come back grouped by kind. Floats are the shortest text
+//! cell field: cells come back grouped by kind; then sharp edges as an
+//! `Edges` section (reference 0) with `Ridges` naming all of them, and
+//! `Corners`. Floats are the shortest text
 //! that reads back to the same `f64`. Other cell kinds are refused; other
 //! fields have no place in a Medit file and are not written (a caller that
 //! converts from VTK may want to warn about them).
@@ -62,12 +69,9 @@ pub const MEDIT_REF: &str = "medit_ref";
 
 /// Sections that are not part of the volume, skipped, with the number of
 /// values per element.
-const SKIPPED: [(&str, usize); 19] = [
-    ("Edges", 3),
+const SKIPPED: [(&str, usize); 16] = [
     ("Triangles", 4),
     ("Quadrilaterals", 5),
-    ("Corners", 1),
-    ("Ridges", 1),
     ("RequiredVertices", 1),
     ("RequiredEdges", 1),
     ("RequiredTriangles", 1),
@@ -172,6 +176,12 @@ struct Sections {
     vertices: Option<(Vec<f64>, Vec<f64>)>,
     cells: Vec<Cell>,
     cell_refs: Vec<f64>,
+    /// The `Edges` (vertex pairs, 0-based).
+    edges: Vec<[u32; 2]>,
+    /// The `Ridges` (0-based indices into `edges`), each with its line.
+    ridges: Vec<(u32, usize)>,
+    /// The `Corners` (0-based vertices).
+    corners: Vec<u32>,
     skipped: Vec<(String, usize)>,
 }
 
@@ -190,6 +200,19 @@ impl Sections {
             "vertices" => self.read_vertices(lx, t.line),
             "tetrahedra" => self.read_cells(lx, "Tetrahedra", Cell::Tetra),
             "hexahedra" => self.read_cells(lx, "Hexahedra", Cell::Hexahedron),
+            "edges" => {
+                let edges = read_ids::<3>(lx, "Edges")?;
+                self.edges.extend(edges.iter().map(|&([a, b, _], _)| [a, b]));
+                Ok(())
+            }
+            "ridges" => {
+                self.ridges.extend(read_ids::<1>(lx, "Ridges")?.iter().map(|&([e], line)| (e, line)));
+                Ok(())
+            }
+            "corners" => {
+                self.corners.extend(read_ids::<1>(lx, "Corners")?.iter().map(|&([v], _)| v));
+                Ok(())
+            }
             _ => {
                 if let Some(name) = REFUSED.iter().find(|k| t.is(k)) {
                     return Err(VolumeError::UnsupportedCellType {
@@ -280,10 +303,53 @@ impl Sections {
         };
         let point_fields = vec![refs(vertex_refs, nv)?];
         let cell_fields = vec![refs(self.cell_refs, nc)?];
-        let mesh = VolMesh::from_cells(nv, &self.cells)?;
+        let mut mesh = VolMesh::from_cells(nv, &self.cells)?;
+        // Ridges are sharp edges, corners corners; edges no ridge names
+        // have no place in the volume.
+        let mut used = vec![false; self.edges.len()];
+        let mut sharp = Vec::with_capacity(self.ridges.len());
+        for &(e, at) in &self.ridges {
+            let pair = self.edges.get(e as usize).ok_or_else(|| {
+                parse_error(at, format!("ridge {}: the file has {} edges", u64::from(e) + 1, self.edges.len()))
+            })?;
+            used[e as usize] = true;
+            sharp.push(*pair);
+        }
+        if !sharp.is_empty() || !self.corners.is_empty() {
+            mesh = mesh.with_features(&sharp, &self.corners)?;
+        }
+        let mut skipped = self.skipped;
+        let unused = used.iter().filter(|&&u| !u).count();
+        if unused > 0 {
+            skipped.push(("Edges".to_string(), unused));
+        }
         let data = VolumeData::new(mesh, positions)?.with_fields(point_fields, cell_fields)?;
-        Ok(MeditRead { data, skipped: self.skipped })
+        Ok(MeditRead { data, skipped })
     }
+}
+
+/// A section of `n` elements of `N` 1-based ids each (`Edges` carry a
+/// reference as their third value, read as an id too and dropped by the
+/// caller), 0-based, each with its line.
+fn read_ids<const N: usize>(lx: &mut Lexer<'_>, name: &str) -> Result<Vec<([u32; N], usize)>> {
+    let (n, _) = lx.count(&format!("the number of {name}"))?;
+    let mut out = Vec::with_capacity(n.min(lx.remaining() / (2 * N)));
+    for e in 1..=n {
+        let mut ids = [0; N];
+        for (i, id) in ids.iter_mut().enumerate() {
+            let reference = name == "Edges" && i == 2;
+            let k = number(lx, Token::int, || format!("a value of {name} element {e} of {n}"))?;
+            *id = if reference {
+                0
+            } else {
+                k.checked_sub(1).and_then(|k| u32::try_from(k).ok()).ok_or_else(|| {
+                    parse_error(lx.line(), format!("{name} element {e}: {k} is not an id (ids start at 1)"))
+                })?
+            };
+        }
+        out.push((ids, lx.line()));
+    }
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------
@@ -382,6 +448,27 @@ impl Plan {
                 }
                 w.write_all(ibuf.format(self.cell_refs[c]).as_bytes())?;
                 w.write_all(b"\n")?;
+            }
+        }
+        // Sharp edges as ridges over an `Edges` section of theirs, corners.
+        let mesh = &data.mesh;
+        let sharp: Vec<u32> = mesh.sharp_edges().collect();
+        if !sharp.is_empty() {
+            write!(w, "\nEdges\n{}\n", sharp.len())?;
+            for &e in &sharp {
+                let [a, b] = mesh.edge(e as usize);
+                writeln!(w, "{} {} 0", u64::from(a) + 1, u64::from(b) + 1)?;
+            }
+            write!(w, "\nRidges\n{}\n", sharp.len())?;
+            for k in 1..=sharp.len() {
+                writeln!(w, "{k}")?;
+            }
+        }
+        let corners: Vec<u32> = mesh.corners().collect();
+        if !corners.is_empty() {
+            write!(w, "\nCorners\n{}\n", corners.len())?;
+            for &v in &corners {
+                writeln!(w, "{}", u64::from(v) + 1)?;
             }
         }
         w.write_all(b"\nEnd\n")?;

@@ -448,6 +448,19 @@ impl VolMesh {
     /// for the first cell that fails; [`VolumeError::NonConforming`] for
     /// the first hanging vertex (by vertex id).
     pub fn check_geometry(&self, positions: &Array2<f64>) -> Result<()> {
+        self.check_cells(positions)?;
+        self.check_hanging(positions)
+    }
+
+    /// The cell checks of [`VolMesh::check_geometry`] alone (shape, finite
+    /// positions, volumes and corners), in parallel, without the
+    /// hanging-vertex test: for positions of a mesh whose boundary cannot
+    /// have hanging vertices, a refined one, say.
+    ///
+    /// # Errors
+    /// As [`VolMesh::check_geometry`], but never
+    /// [`VolumeError::NonConforming`].
+    pub fn check_cells(&self, positions: &Array2<f64>) -> Result<()> {
         let (rows, cols) = positions.dim();
         if rows != self.num_vertices || cols != 3 {
             return Err(VolumeError::Positions { rows, cols, num_vertices: self.num_vertices });
@@ -514,10 +527,10 @@ impl VolMesh {
             }
             Ok(())
         };
-        if let Some(e) = (0..self.num_cells()).into_par_iter().with_min_len(1024).find_map_first(|c| check(c).err()) {
-            return Err(e);
+        match (0..self.num_cells()).into_par_iter().with_min_len(1024).find_map_first(|c| check(c).err()) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        self.check_hanging(positions)
     }
 
     /// The hanging-vertex test of [`VolMesh::check_geometry`]: boundary

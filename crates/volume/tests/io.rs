@@ -325,12 +325,44 @@ const MEDIT_CUBE: &str = "MeshVersionFormatted 2\n# a unit cube\nDimension\n3\nV
 #[test]
 fn medit_boundary_sections_are_skipped_and_reported() {
     let text =
-        format!("{MEDIT_CUBE}Triangles 2\n1 2 3 5\n1 3 4 5\nhexahedra\n1\n1 2 3 4\n5 6 7 8 42\nCorners 1 1\nEnd\n");
+        format!("{MEDIT_CUBE}Triangles 2\n1 2 3 5\n1 3 4 5\nhexahedra\n1\n1 2 3 4\n5 6 7 8 42\nEdges 1 1 3 0\nEnd\n");
     let read = read_medit(text.as_bytes()).expect("a valid Medit file");
-    assert_eq!(read.skipped, [("Triangles".to_string(), 2), ("Corners".to_string(), 1)]);
+    // An edge no ridge names (here a face diagonal) is not the volume's.
+    assert_eq!(read.skipped, [("Triangles".to_string(), 2), ("Edges".to_string(), 1)]);
+    assert!(!read.data.mesh.has_features());
     assert_eq!(read.data.mesh.cells().collect::<Vec<_>>(), [Cell::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7])]);
     assert_eq!(read.data.point_fields[0].values.column(0).to_vec(), [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0]);
     assert_eq!(read.data.cell_fields[0].values, array![[42.0]]);
+}
+
+#[test]
+fn medit_ridges_and_corners_are_sharp_edges_and_corners() {
+    // Two ridges of the cube (one named twice), a third edge kept as a
+    // boundary edge, a corner.
+    let text = format!(
+        "{MEDIT_CUBE}Hexahedra 1\n1 2 3 4 5 6 7 8 0\nEdges 3\n1 2 7\n2 3 7\n3 7 0\n\
+         Ridges 3\n1 2 1\nCorners 1\n5\nEnd\n"
+    );
+    let read = read_medit(text.as_bytes()).expect("a valid Medit file");
+    let m = &read.data.mesh;
+    assert_eq!(read.skipped, [("Edges".to_string(), 1)]);
+    let sharp: Vec<[u32; 2]> = m.sharp_edges().map(|e| m.edge(e as usize)).collect();
+    assert_eq!(sharp.len(), 2);
+    assert!(sharp.contains(&[0, 1]) && sharp.contains(&[1, 2]), "{sharp:?}");
+    assert_eq!(m.corners().collect::<Vec<_>>(), [4]);
+    // Written back: an Edges section of the sharp edges, all ridges.
+    let mut file = Vec::new();
+    write_medit(&read.data, &mut file).expect("writing to memory");
+    let text = String::from_utf8(file.clone()).expect("Medit files are text");
+    assert!(text.contains("\nRidges\n2\n1\n2\n") && text.contains("\nCorners\n1\n5\n"), "{text}");
+    let back = read_medit(&file).expect("reading it back");
+    assert!(back.skipped.is_empty());
+    assert_eq!(back.data.mesh, read.data.mesh);
+    // A ridge past the edges, and a ridge that is no edge of the volume.
+    let past = format!("{MEDIT_CUBE}Hexahedra 1\n1 2 3 4 5 6 7 8 0\nEdges 1\n1 2 0\nRidges 1\n2\nEnd\n");
+    assert!(matches!(read_medit(past.as_bytes()), Err(VolumeError::Parse { .. })));
+    let diagonal = format!("{MEDIT_CUBE}Hexahedra 1\n1 2 3 4 5 6 7 8 0\nEdges 1\n1 3 0\nRidges 1\n1\nEnd\n");
+    assert!(matches!(read_medit(diagonal.as_bytes()), Err(VolumeError::NoSuchEdge { vertices: [0, 2] })));
 }
 
 #[test]
