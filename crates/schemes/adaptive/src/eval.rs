@@ -13,7 +13,7 @@
 //! where no patch covers it) gets NaN in every channel and is listed in
 //! [`Limit::missing`], as OpenSubdiv's evaluation reports no patch there.
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
 use subla_algebra::{CsrMat, Par};
@@ -97,32 +97,58 @@ impl PatchTable {
     /// If `control` does not have one row per control vertex.
     #[track_caller]
     pub fn points_of<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, par: Par) -> Array2<T> {
-        let ch = control.ncols();
-        let flat = self.points_flat(control, par);
-        Array2::from_shape_vec((self.num_points(), ch), flat).expect("one row per point")
+        let mut out = Array2::zeros((self.num_points(), control.ncols()));
+        self.points_into(control, par, out.view_mut());
+        out
     }
 
+    /// [`PatchTable::points_of`] into `out` (`num_points × channels`), every
+    /// entry written: a loop over frames reuses one array.
+    ///
+    /// # Panics
+    /// If `control` does not have one row per control vertex, or `out` is
+    /// not `num_points ×` the channels of `control`.
     #[track_caller]
-    fn points_flat<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, par: Par) -> Vec<T> {
-        let levels = self.refinement().levels();
-        let n0 = levels[0].num_vertices();
+    pub fn points_into<T: Float + Send + Sync>(
+        &self,
+        control: ArrayView2<'_, T>,
+        par: Par,
+        mut out: ArrayViewMut2<'_, T>,
+    ) {
+        let n0 = self.refinement().levels()[0].num_vertices();
         assert_eq!(control.nrows(), n0, "control data has {} rows for {n0} control vertices", control.nrows());
-        let ch = control.ncols().max(1);
-        let mut out = vec![T::zero(); self.num_points() * ch];
-        for (i, row) in control.outer_iter().enumerate() {
-            for (j, &x) in row.iter().enumerate() {
-                out[i * ch + j] = x;
+        let shape = (self.num_points(), control.ncols());
+        assert_eq!(out.dim(), shape, "points_into: out is {:?}, the points are {shape:?}", out.dim());
+        match out.as_slice_mut() {
+            Some(flat) => self.fill_points(control, par, flat),
+            None => {
+                let mut flat = vec![T::zero(); shape.0 * shape.1];
+                self.fill_points(control, par, &mut flat);
+                out.assign(&ArrayView2::from_shape(shape, &flat).expect("one row per point"));
+            }
+        }
+    }
+
+    /// Every point's channels into `out` (rows one after the other).
+    fn fill_points<T: Float + Send + Sync>(&self, control: ArrayView2<'_, T>, par: Par, out: &mut [T]) {
+        let ch = control.ncols();
+        if ch == 0 {
+            return;
+        }
+        for (row, o) in control.outer_iter().zip(out.chunks_exact_mut(ch)) {
+            for (o, &x) in o.iter_mut().zip(row.iter()) {
+                *o = x;
             }
         }
         // Level k+1 from level k, then the end caps' points from the levels.
+        let levels = self.refinement().levels();
         let mut start = 0usize;
         for (k, st) in self.refinement().stencils().iter().enumerate() {
             let next = start + levels[k].num_vertices();
-            apply_rows(&mut out, ch, start, next, st, par);
+            apply_rows(out, ch, start, next, st, par);
             start = next;
         }
-        apply_end_caps(&mut out, ch, self.num_level_points(), self.end_cap_rows(), par);
-        out
+        apply_end_caps(out, ch, self.num_level_points(), self.end_cap_rows(), par);
     }
 
     /// Limit positions and first derivatives of `control`'s channels at
@@ -141,15 +167,117 @@ impl PatchTable {
         samples: &[Sample],
         par: Par,
     ) -> Result<Limit<T>, AdaptiveError> {
-        let points = self.points_flat(control, par);
-        let ch = control.ncols().max(1);
-        let n = samples.len();
-        let (mut pos, mut du, mut dv) = (vec![T::zero(); n * ch], vec![T::zero(); n * ch], vec![T::zero(); n * ch]);
+        self.check_samples(samples)?;
+        let points = self.points_of(control, par);
+        let shape = (samples.len(), control.ncols());
+        let mut out = Limit {
+            position: Array2::zeros(shape),
+            du: Array2::zeros(shape),
+            dv: Array2::zeros(shape),
+            missing: vec![],
+        };
+        self.evaluate_points_into(points.view(), samples, par, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`PatchTable::evaluate`] from the table's points (from
+    /// [`PatchTable::points_of`] or [`PatchTable::points_into`]) into `out`,
+    /// whose arrays are `samples × channels` (`missing` is replaced): a
+    /// loop over frames that keeps the points and `out` allocates nothing.
+    /// The same bits as [`PatchTable::evaluate`].
+    ///
+    /// # Errors
+    /// [`AdaptiveError::NoSuchPtexFace`] for a sample's ptex face out of
+    /// range, before anything is written.
+    ///
+    /// # Panics
+    /// If `points` is not `num_points × channels` or an array of `out` not
+    /// `samples × channels`.
+    #[track_caller]
+    pub fn evaluate_points_into<T: Float + Send + Sync>(
+        &self,
+        points: ArrayView2<'_, T>,
+        samples: &[Sample],
+        par: Par,
+        out: &mut Limit<T>,
+    ) -> Result<(), AdaptiveError> {
+        let ch = points.ncols();
+        assert_eq!(
+            points.nrows(),
+            self.num_points(),
+            "{} rows of points for {} points",
+            points.nrows(),
+            self.num_points()
+        );
+        let shape = (samples.len(), ch);
+        for (name, a) in [("position", &out.position), ("du", &out.du), ("dv", &out.dv)] {
+            assert_eq!(a.dim(), shape, "evaluate_points_into: out.{name} is {:?}, not samples × channels", a.dim());
+        }
+        self.check_samples(samples)?;
+        let points = points.as_standard_layout();
+        let points = points.as_slice().expect("standard layout");
+        if ch == 0 {
+            // No data: only which samples no patch covers.
+            let mut w = Weights::new(DerivOrder::First);
+            out.missing.clear();
+            for (i, s) in samples.iter().enumerate() {
+                if locate(self, s, &mut w)?.is_none() {
+                    out.missing.push(i);
+                }
+            }
+            return Ok(());
+        }
+        let Limit { position, du, dv, missing } = out;
+        let standard = [&*position, &*du, &*dv].iter().all(|a| a.is_standard_layout());
+        *missing = if standard {
+            let (p, u, v) = (
+                position.as_slice_mut().expect("standard layout"),
+                du.as_slice_mut().expect("standard layout"),
+                dv.as_slice_mut().expect("standard layout"),
+            );
+            self.evaluate_flat(points, ch, samples, par, p, u, v)?
+        } else {
+            // Arrays in another layout: through rows in order.
+            let n = samples.len() * ch;
+            let (mut p, mut u, mut v) = (vec![T::zero(); n], vec![T::zero(); n], vec![T::zero(); n]);
+            let found = self.evaluate_flat(points, ch, samples, par, &mut p, &mut u, &mut v)?;
+            for (a, flat) in [(position, p), (du, u), (dv, v)] {
+                a.assign(&ArrayView2::from_shape(shape, &flat).expect("one row per sample"));
+            }
+            found
+        };
+        Ok(())
+    }
+
+    /// [`AdaptiveError::NoSuchPtexFace`] for the first sample past the ptex
+    /// faces.
+    fn check_samples(&self, samples: &[Sample]) -> Result<(), AdaptiveError> {
+        let num_ptex = self.refinement().num_ptex_faces();
+        match samples.iter().find(|s| s.ptex >= num_ptex) {
+            Some(s) => Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex }),
+            None => Ok(()),
+        }
+    }
+
+    /// The samples' positions and derivatives into `pos`, `du`, `dv` (rows
+    /// of `ch > 0` channels) from the points (rows of `ch`); the samples no
+    /// patch covers.
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate_flat<T: Float + Send + Sync>(
+        &self,
+        points: &[T],
+        ch: usize,
+        samples: &[Sample],
+        par: Par,
+        pos: &mut [T],
+        du: &mut [T],
+        dv: &mut [T],
+    ) -> Result<Vec<usize>, AdaptiveError> {
         // Blocks of samples: one weight buffer per block, outputs written once.
         const BLOCK: usize = 512;
         let block = |(b, ((pos, du), dv)): Block<'_, T>| -> Result<Vec<usize>, AdaptiveError> {
             let mut w = Weights::new(DerivOrder::First);
-            let mut locator = Locator::new(self, &points, ch);
+            let mut locator = Locator::new(self, points, ch);
             let mut missing = Vec::new();
             let first = b * BLOCK;
             let block = &samples[first..first + pos.len() / ch];
@@ -214,12 +342,7 @@ impl PatchTable {
                 .map(block)
                 .collect::<Result<_, _>>()?
         };
-        let missing = missing.concat();
-        let shape = (n, ch);
-        let position = Array2::from_shape_vec(shape, pos).expect("one row per sample");
-        let du = Array2::from_shape_vec(shape, du).expect("one row per sample");
-        let dv = Array2::from_shape_vec(shape, dv).expect("one row per sample");
-        Ok(Limit { position, du, dv, missing })
+        Ok(missing.concat())
     }
 
     /// Every point of the table (see [`PatchTable::num_points`]) as a row of
@@ -720,6 +843,7 @@ fn combine_rows<T: Float>(src: &[T], ch: usize, cols: impl Iterator<Item = u32>,
     if ch == 3 {
         combine::<T, 3>(src, cols, ws, d);
     } else {
+        d.fill(T::zero());
         for (c, &w) in cols.zip(ws) {
             let w = cast::<T>(w);
             let s = &src[c as usize * ch..][..ch];

@@ -143,3 +143,56 @@ fn a_ptex_face_out_of_range_is_an_error_in_a_long_run() {
         other => panic!("expected NoSuchPtexFace, got {other:?}"),
     }
 }
+
+/// The same bits, or both NaN.
+fn same(a: &Array2<f64>, b: &Array2<f64>) -> bool {
+    a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan())
+}
+
+#[test]
+fn a_frame_loop_reuses_its_buffers_and_gives_the_same_bits() {
+    for (name, channels) in [("catmark_hole_test1", 3), ("catmark_pole8", 5), ("loop_cube", 3)] {
+        let d = read_obj(data().join(format!("meshes/osd/{name}.obj")), Validation::OpenSubdiv).expect("mesh");
+        let t = PatchTable::new(SparseRefinement::build(&d.mesh, 3, None).expect("refine"), EndCap::GregoryBasis)
+            .expect("table");
+        let pos = d.positions();
+        let frame = |k: usize| {
+            Array2::from_shape_fn((pos.nrows(), channels), |(i, c)| pos[[i, c % 3]] * (1.0 + 0.1 * k as f64) + c as f64)
+        };
+        let s = samples(t.refinement().num_ptex_faces(), 12);
+        // Buffers from another frame, and output arrays in column-major
+        // layout for the second: each call overwrites every entry.
+        let mut points = Array2::from_elem((t.num_points(), channels), f64::NAN);
+        let shape = (s.len(), channels);
+        let mut out = subla_adaptive::Limit {
+            position: Array2::from_elem(shape, 7.0),
+            du: Array2::from_elem(shape, 7.0),
+            dv: Array2::from_elem(shape, 7.0),
+            missing: vec![0, 1, 2],
+        };
+        for k in 0..3 {
+            let x = frame(k);
+            let want = t.evaluate(x.view(), &s, Par::Rayon).expect("evaluate");
+            t.points_into(x.view(), Par::Rayon, points.view_mut());
+            assert!(same(&points, &t.points_of(x.view(), Par::Seq)), "{name} frame {k}: points");
+            if k == 1 {
+                use ndarray::ShapeBuilder;
+                out.position = Array2::from_elem(shape.f(), 7.0);
+                out.dv = Array2::from_elem(shape.f(), 7.0);
+            }
+            t.evaluate_points_into(points.view(), &s, Par::Rayon, &mut out).expect("frame");
+            assert!(same(&out.position, &want.position), "{name} frame {k}: positions");
+            assert!(same(&out.du, &want.du) && same(&out.dv, &want.dv), "{name} frame {k}: derivatives");
+            assert_eq!(out.missing, want.missing, "{name} frame {k}");
+        }
+        // A ptex face past the last: refused before anything is written.
+        let before = out.clone();
+        let mut bad = s.clone();
+        bad[3].ptex = t.refinement().num_ptex_faces();
+        assert!(matches!(
+            t.evaluate_points_into(points.view(), &bad, Par::Rayon, &mut out),
+            Err(AdaptiveError::NoSuchPtexFace { .. })
+        ));
+        assert!(same(&out.position, &before.position) && out.missing == before.missing, "{name}: untouched");
+    }
+}
