@@ -30,10 +30,12 @@
 //! | `build` | `SparseRefinement::build` + `PatchTable::new` on a built `Mesh` | factory + `refine_adaptive` + `PatchTableFactory::create` | through petite: `TopologyRefiner::new` + `RefineAdaptive` + `PatchTableFactory::Create` (the same end caps as subla's) |
 //! | `build_faces` | the same from face lists (`MeshBuilder::build` first, as the peers start from face lists) | – | – |
 //! | `eval` | `PatchTable::evaluate` (levels' points, end caps' points, position + d/du + d/dv, f64) | `PrimvarRefiner::interpolate_all` + `PatchMap::new` + `PatchMap::find_patch` + `PatchTable::evaluate` per sample (f32 weights, f64 data) | `PrimvarRefinerReal<double>::Interpolate` per level + local points (`UpdateValues` of the double local point stencil table) + `PatchMap::FindPatch` + `PatchTable::EvaluateBasis` + sums over `GetPatchVertices` per sample (double throughout; serial) |
+//! | `frame` | the same samples as a frame loop: `PatchTable::points_into` + `evaluate_points_into` into the last frame's points and outputs | – | the shim's loop into the last frame's points and outputs |
 //! | `stencils` | `PatchTable::limit_matrices` + applying them to xyz | – | through petite: `LimitStencilTableFactory::Create` with the patch table + applying it to xyz (f32) |
 //!
 //! Every `eval` cell allocates its outputs inside the timer, as subla's
-//! `evaluate` does. OpenSubdiv's `eval` cell is its own loop, as its Far
+//! `evaluate` does; every `frame` cell reuses the buffers of the run
+//! before (an animation evaluating the same samples every frame). OpenSubdiv's `eval` cell is its own loop, as its Far
 //! tutorials write it, in a C++ shim of this crate
 //! (`subla_bench::osd_eval`, `crates/bench/cpp/osd_eval.cpp`): the shim
 //! builds its refiner, patch table (same options and end caps as the
@@ -67,6 +69,9 @@ use subla::adaptive::{Limit, PatchTable, Sample};
 use subla_algebra::Par;
 use subla_bench::{pool, quad_torus_with_defects};
 use subla_mesh::{MeshData, Options, Validation};
+
+#[cfg(feature = "opensubdiv-petite")]
+use subla_bench::osd_eval::{OsdEval, OsdLimit};
 
 /// Targets: subla's build at least this many times faster than the fastest
 /// peer...
@@ -731,8 +736,52 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
             }
         }
         #[cfg(feature = "opensubdiv-petite")]
-        if s.peers {
-            osd_cpp_eval(b, input, flat, iso, &samples, &ours_eval, &table, cpp.as_ref().map(|c| c.1.patch_count()));
+        let osd = if s.peers {
+            osd_cpp_eval(b, input, flat, iso, &samples, &ours_eval, &table, cpp.as_ref().map(|c| c.1.patch_count()))
+        } else {
+            None
+        };
+
+        // A frame loop: the same samples again, the last frame's buffers
+        // (points and outputs) kept.
+        b.line(&input.name, iso, "frame", Some(EVAL_TARGET));
+        let shape = (samples.len(), control.ncols());
+        let fresh = || Limit {
+            position: Array2::zeros(shape),
+            du: Array2::zeros(shape),
+            dv: Array2::zeros(shape),
+            missing: Vec::new(),
+        };
+        let frame_with = |pool: &rayon::ThreadPool, par: Par, points: &mut Array2<f64>, out: &mut Limit<f64>| {
+            pool.install(|| {
+                table.points_into(control.view(), par, points.view_mut());
+                table.evaluate_points_into(points.view(), &samples, par, out).map_err(|e| e.to_string())
+            })
+        };
+        for (who, pool, par) in [("subla", &one, Par::Seq), ("subla_all", &all, Par::Rayon)] {
+            if who != "subla" && threads < 2 {
+                continue;
+            }
+            let who = if who == "subla" { who.to_string() } else { format!("subla_{threads}threads") };
+            let (mut points, mut out) = (table.points_of(control.view(), par), fresh());
+            // The first frame allocates nothing either: its buffers exist.
+            if b.time(&who, || frame_with(pool, par, &mut points, &mut out)).is_some() {
+                let (d, _) = max_diff(&ours_eval.p, &Eval::from_limit(&out).p, 1.0);
+                if d != 0.0 || out.missing.len() != ours_eval.p.iter().filter(|p| p[0].is_nan()).count() {
+                    b.note(format!("WARNING {} iso{iso}: subla's frame loop ({who}) differs by {d:e}", input.name));
+                }
+            }
+        }
+        #[cfg(feature = "opensubdiv-petite")]
+        if let Some((e, ptex, u, v)) = &osd {
+            let n = samples.len();
+            let mut out = OsdLimit { p: vec![[0.0; 3]; n], du: vec![[0.0; 3]; n], dv: vec![[0.0; 3]; n], missing: 0 };
+            let mut points = Vec::new();
+            if b.time("OpenSubdiv", || e.evaluate_into(&flat.ctrl, ptex, u, v, &mut out, &mut points)).is_some() {
+                let theirs = petite::eval_result(out);
+                let line = check("OpenSubdiv C++ frame loop", &ours_eval, &theirs, diag, &table, &samples);
+                b.note(format!("check {} iso{iso} frame ({} samples): {line}", input.name, samples.len()));
+            }
         }
 
         // Limit stencils.
@@ -760,8 +809,13 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
     }
 }
 
+/// The shim's evaluator with the samples as it takes them.
+#[cfg(feature = "opensubdiv-petite")]
+type OsdFrame = (OsdEval, Vec<i32>, Vec<f64>, Vec<f64>);
+
 /// OpenSubdiv's own evaluation loop (the shim): its setup timed once and
-/// printed, the loop timed in the `eval` line, and checked against subla.
+/// printed, the loop timed in the `eval` line, and checked against subla;
+/// the evaluator and samples returned for the `frame` line.
 #[cfg(feature = "opensubdiv-petite")]
 #[allow(clippy::too_many_arguments)]
 fn osd_cpp_eval(
@@ -773,16 +827,20 @@ fn osd_cpp_eval(
     ours: &Eval,
     table: &PatchTable,
     petite_patches: Option<usize>,
-) {
+) -> Option<OsdFrame> {
     let name = &input.name;
     let t0 = Instant::now();
     let mut e = match petite::eval_setup(flat, iso, b.s.gregory) {
         Ok(e) => e,
-        Err(err) => return b.note(format!("{name} iso{iso} eval OpenSubdiv: setup failed: {err}")),
+        Err(err) => {
+            b.note(format!("{name} iso{iso} eval OpenSubdiv: setup failed: {err}"));
+            return None;
+        }
     };
     let t1 = Instant::now();
     if let Err(err) = e.build_map() {
-        return b.note(format!("{name} iso{iso} eval OpenSubdiv: {err}"));
+        b.note(format!("{name} iso{iso} eval OpenSubdiv: {err}"));
+        return None;
     }
     println!(
         "{name} iso{iso} eval OpenSubdiv setup (not in the eval time): refiner + RefineAdaptive + PatchTableFactory::Create (double) {:.3} ms, PatchMap {:.3} ms; {} patches",
@@ -810,6 +868,7 @@ fn osd_cpp_eval(
         );
         b.note(format!("check {name} iso{iso} ({} samples): {line}", samples.len()));
     }
+    Some((e, ptex, u, v))
 }
 
 /// The final table: per line, each side's best time, the ratio of the

@@ -125,6 +125,12 @@ int subla_osd_eval_build_map(SublaOsdEval *h) {
 // Number of patches in the table.
 int subla_osd_eval_num_patches(SublaOsdEval const *h) { return h->table->GetNumPatchesTotal(); }
 
+// Number of refined and local points (the xyz triples subla_osd_eval_run's
+// `points_buf` holds).
+int64_t subla_osd_eval_num_points(SublaOsdEval const *h) {
+    return int64_t(h->refiner->GetNumVerticesTotal()) + h->table->GetNumLocalPoints();
+}
+
 // Number of ptex faces of the control mesh (the face ids FindPatch takes).
 int subla_osd_eval_num_ptex_faces(SublaOsdEval const *h) { return h->table->GetNumPtexFaces(); }
 
@@ -137,10 +143,13 @@ void subla_osd_eval_free(SublaOsdEval *h) { delete h; }
 // sample FindPatch, EvaluateBasis (position, d/du, d/dv weights, derivatives
 // with respect to the ptex face's u and v) and the weighted sums over
 // GetPatchVertices. Writes xyz per sample to `pos`, `du` and `dv` (NaN where
-// no patch covers the sample). Returns the number of such samples, or -1 on
-// failure (the patch map not built, or out of memory).
+// no patch covers the sample). The refined and local points go to
+// `points_buf` (xyz for subla_osd_eval_num_points points) where it is not
+// null, else to a vector allocated here. Returns the number of samples no
+// patch covers, or -1 on failure (the patch map not built, or out of
+// memory).
 int64_t subla_osd_eval_run(SublaOsdEval const *h, double const *control, int64_t n, int const *ptex, double const *u,
-                           double const *v, double *pos, double *du, double *dv) {
+                           double const *v, double *pos, double *du, double *dv, double *points_buf) {
     try {
         if (!h->map) {
             return -1;
@@ -151,7 +160,8 @@ int64_t subla_osd_eval_run(SublaOsdEval const *h, double const *control, int64_t
 
         int num_refined = refiner.GetNumVerticesTotal();
         int num_local = table.GetNumLocalPoints();
-        std::vector<Point> points(num_refined + num_local);
+        std::vector<Point> owned(points_buf ? 0 : num_refined + num_local);
+        Point *points = points_buf ? reinterpret_cast<Point *>(points_buf) : owned.data();
         int num_control = refiner.GetLevel(0).GetNumVertices();
         for (int i = 0; i < num_control; ++i) {
             for (int k = 0; k < 3; ++k) {
@@ -160,14 +170,14 @@ int64_t subla_osd_eval_run(SublaOsdEval const *h, double const *control, int64_t
         }
 
         Far::PrimvarRefinerReal<double> primvar(refiner);
-        Point *src = points.data();
+        Point *src = points;
         for (int level = 1; level <= refiner.GetMaxLevel(); ++level) {
             Point *dst = src + refiner.GetLevel(level - 1).GetNumVertices();
             primvar.Interpolate(level, src, dst);
             src = dst;
         }
         if (num_local > 0) {
-            table.GetLocalPointStencilTable<double>()->UpdateValues(points.data(), points.data() + num_refined);
+            table.GetLocalPointStencilTable<double>()->UpdateValues(points, points + num_refined);
         }
 
         double wp[MAX_PATCH_POINTS], wu[MAX_PATCH_POINTS], wv[MAX_PATCH_POINTS];

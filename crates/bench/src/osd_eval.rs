@@ -52,6 +52,7 @@ unsafe extern "C" {
     fn subla_osd_eval_build_map(h: *mut Handle) -> i32;
     fn subla_osd_eval_num_patches(h: *const Handle) -> i32;
     fn subla_osd_eval_num_ptex_faces(h: *const Handle) -> i32;
+    fn subla_osd_eval_num_points(h: *const Handle) -> i64;
     fn subla_osd_eval_free(h: *mut Handle);
     fn subla_osd_eval_run(
         h: *const Handle,
@@ -63,6 +64,7 @@ unsafe extern "C" {
         pos: *mut f64,
         du: *mut f64,
         dv: *mut f64,
+        points_buf: *mut f64,
     ) -> i64;
 }
 
@@ -255,11 +257,53 @@ impl OsdEval {
         unsafe { subla_osd_eval_num_ptex_faces(self.ptr.as_ptr()) }.max(0) as usize
     }
 
+    /// Number of refined and local points (the buffer
+    /// [`OsdEval::evaluate_into`] reuses).
+    pub fn num_points(&self) -> usize {
+        // SAFETY: the handle is live.
+        unsafe { subla_osd_eval_num_points(self.ptr.as_ptr()) }.max(0) as usize
+    }
+
     /// The limit at the samples `(ptex[i], u[i], v[i])` from the control
     /// points `control`: levels' points, local points and the per-sample
     /// loop, all inside OpenSubdiv. The output arrays are allocated here.
     #[track_caller]
     pub fn evaluate(&self, control: &[[f64; 3]], ptex: &[i32], u: &[f64], v: &[f64]) -> Result<OsdLimit, String> {
+        let n = ptex.len();
+        let mut out = OsdLimit { p: vec![[0.0; 3]; n], du: vec![[0.0; 3]; n], dv: vec![[0.0; 3]; n], missing: 0 };
+        self.run(control, ptex, u, v, &mut out, None)?;
+        Ok(out)
+    }
+
+    /// [`OsdEval::evaluate`] into `out` (`n` samples) with the refined and
+    /// local points in `points` (grown to [`OsdEval::num_points`]): a loop
+    /// over frames that passes the same buffers allocates nothing.
+    #[track_caller]
+    pub fn evaluate_into(
+        &self,
+        control: &[[f64; 3]],
+        ptex: &[i32],
+        u: &[f64],
+        v: &[f64],
+        out: &mut OsdLimit,
+        points: &mut Vec<[f64; 3]>,
+    ) -> Result<(), String> {
+        let n = ptex.len();
+        assert!(out.p.len() == n && out.du.len() == n && out.dv.len() == n, "out holds one row per sample");
+        points.resize(self.num_points(), [0.0; 3]);
+        self.run(control, ptex, u, v, out, Some(points))
+    }
+
+    #[track_caller]
+    fn run(
+        &self,
+        control: &[[f64; 3]],
+        ptex: &[i32],
+        u: &[f64],
+        v: &[f64],
+        out: &mut OsdLimit,
+        points: Option<&mut Vec<[f64; 3]>>,
+    ) -> Result<(), String> {
         assert_eq!(control.len(), self.num_vertices, "one control point per vertex");
         assert!(ptex.len() == u.len() && u.len() == v.len(), "ptex, u and v of one length");
         if !self.has_map {
@@ -270,10 +314,11 @@ impl OsdEval {
         if let Some(&f) = ptex.iter().find(|&&f| f < 0 || f as usize >= ptex_faces) {
             return Err(format!("ptex face {f} of {ptex_faces}"));
         }
-        let mut out = OsdLimit { p: vec![[0.0; 3]; n], du: vec![[0.0; 3]; n], dv: vec![[0.0; 3]; n], missing: 0 };
+        let points_buf = points.map_or(std::ptr::null_mut(), |p| p.as_mut_ptr().cast::<f64>());
         // SAFETY: `control` holds xyz for every vertex of the descriptor;
         // the sample arrays and the three outputs hold `n` entries (xyz for
-        // the outputs); the handle is live and its patch map built.
+        // the outputs); `points_buf` is null or holds xyz for every refined
+        // and local point; the handle is live and its patch map built.
         let missing = unsafe {
             subla_osd_eval_run(
                 self.ptr.as_ptr(),
@@ -285,10 +330,11 @@ impl OsdEval {
                 out.p.as_mut_ptr().cast::<f64>(),
                 out.du.as_mut_ptr().cast::<f64>(),
                 out.dv.as_mut_ptr().cast::<f64>(),
+                points_buf,
             )
         };
         out.missing = usize::try_from(missing).map_err(|_| "OpenSubdiv's evaluation failed".to_string())?;
-        Ok(out)
+        Ok(())
     }
 }
 
