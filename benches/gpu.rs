@@ -464,32 +464,7 @@ fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &s
                     (_, _, Some(g)) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
                     _ => None,
                 };
-                let secs = |q: &subla_gpu::timing::EvalProfile| q.gpu_seconds().unwrap_or(q.wall_seconds);
-                // A first evaluation warms the device's clocks up.
-                let _ = run();
-                let mut bestp: Option<subla_gpu::timing::EvalProfile> = None;
-                for _ in 0..7 {
-                    if let Some(p) = run() {
-                        if bestp.as_ref().is_none_or(|b| secs(&p) < secs(b)) {
-                            bestp = Some(p);
-                        }
-                    }
-                }
-                let Some(prof) = bestp else {
-                    println!("| {class} | {k} | {samples} | {shape:?} failed | | | | | | |");
-                    continue;
-                };
-                let kernel_s = secs(&prof);
-                let rate = prof.bytes() as f64 / kernel_s;
-                println!(
-                    "| {class} | {k} | {samples} | {shape:?} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} |",
-                    kernel_s * 1e3,
-                    samples as f64 / kernel_s * 1e-6,
-                    prof.bytes() as f64 * 1e-6,
-                    rate * 1e-9,
-                    100.0 * rate / copy_rate,
-                    cpu_s * 1e3
-                );
+                class_row(class, k, samples, shape, best_profile(run), copy_rate, cpu_s);
             }
         }
         // Every class at once, each by its kernel (`GridLimitGpu`), against
@@ -502,28 +477,52 @@ fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &s
         let mut want = Array2::<f32>::zeros((samples, 3));
         let cpu_s = best(3, || cpu.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0;
         for shape in [Shape::PerSample, Shape::PerCell, Shape::Auto] {
-            let run = || gpu.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1);
-            let secs = |q: &subla_gpu::timing::EvalProfile| q.gpu_seconds().unwrap_or(q.wall_seconds);
-            let _ = run();
-            let bestp = (0..7).filter_map(|_| run()).min_by(|a, b| secs(a).total_cmp(&secs(b)));
-            let Some(prof) = bestp else {
-                println!("| all | {k} | {samples} | {shape:?} failed | | | | | | |");
-                continue;
-            };
-            let kernel_s = secs(&prof);
-            let rate = prof.bytes() as f64 / kernel_s;
-            println!(
-                "| all (wall {:.3} ms) | {k} | {samples} | {shape:?} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} |",
-                prof.wall_seconds * 1e3,
-                kernel_s * 1e3,
-                samples as f64 / kernel_s * 1e-6,
-                prof.bytes() as f64 * 1e-6,
-                rate * 1e-9,
-                100.0 * rate / copy_rate,
-                cpu_s * 1e3
-            );
+            let prof = best_profile(|| gpu.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1));
+            let class =
+                prof.as_ref().map_or("all".to_string(), |p| format!("all (wall {:.3} ms)", p.wall_seconds * 1e3));
+            class_row(&class, k, samples, shape, prof, copy_rate, cpu_s);
         }
     }
+}
+
+/// The seconds a profile counts: its kernels' GPU time where timed, else
+/// its wall time.
+fn profile_seconds(p: &subla_gpu::timing::EvalProfile) -> f64 {
+    p.gpu_seconds().unwrap_or(p.wall_seconds)
+}
+
+/// The fastest of seven profiled runs, after one that warms the device's
+/// clocks up; `None` where every run failed.
+fn best_profile(run: impl Fn() -> Option<subla_gpu::timing::EvalProfile>) -> Option<subla_gpu::timing::EvalProfile> {
+    let _ = run();
+    (0..7).filter_map(|_| run()).min_by(|a, b| profile_seconds(a).total_cmp(&profile_seconds(b)))
+}
+
+/// One row of the class table.
+fn class_row(
+    class: &str,
+    k: usize,
+    samples: usize,
+    shape: subla_solid_gpu::Shape,
+    prof: Option<subla_gpu::timing::EvalProfile>,
+    copy_rate: f64,
+    cpu_s: f64,
+) {
+    let Some(prof) = prof else {
+        println!("| {class} | {k} | {samples} | {shape:?} failed | | | | | | |");
+        return;
+    };
+    let kernel_s = profile_seconds(&prof);
+    let rate = prof.bytes() as f64 / kernel_s;
+    println!(
+        "| {class} | {k} | {samples} | {shape:?} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} |",
+        kernel_s * 1e3,
+        samples as f64 / kernel_s * 1e-6,
+        prof.bytes() as f64 * 1e-6,
+        rate * 1e-9,
+        100.0 * rate / copy_rate,
+        cpu_s * 1e3
+    );
 }
 
 /// The "solid" table: regular cells of a hexahedral grid by each kernel

@@ -288,6 +288,24 @@ fn subdivide_renders_the_boundary_surface() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `subla solid subdivide IN --levels N -o OUT --quiet`, which must
+/// succeed.
+fn subdivide(input: &std::path::Path, levels: u32, output: &std::path::Path) -> Output {
+    let levels = levels.to_string();
+    let o = subla(&[
+        "solid",
+        "subdivide",
+        input.to_str().unwrap(),
+        "--levels",
+        &levels,
+        "-o",
+        output.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
 #[test]
 fn sharp_edges_and_corners_go_through_medit_files() {
     let dir = tempdir();
@@ -341,31 +359,11 @@ fn sharp_edges_and_corners_go_through_medit_files() {
     let info = subla(&["solid", "info", input.to_str().unwrap()]);
     assert!(text(&info).contains("sharp edges 24, corners 1"), "{}", text(&info));
     let refined = dir.join("box2.mesh");
-    let o = subla(&[
-        "solid",
-        "subdivide",
-        input.to_str().unwrap(),
-        "--levels",
-        "2",
-        "-o",
-        refined.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    subdivide(&input, 2, &refined);
     // Each sharp edge in four after two steps; the corner kept.
     assert_eq!(counts(&refined), (96, 1));
     let vtk = dir.join("box1.vtk");
-    let o = subla(&[
-        "solid",
-        "subdivide",
-        input.to_str().unwrap(),
-        "--levels",
-        "1",
-        "-o",
-        vtk.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = subdivide(&input, 1, &vtk);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("warning") && err.contains("sharp edges and corners (48 and 1)"), "{err}");
     assert_eq!(counts(&vtk), (0, 0));
@@ -380,17 +378,7 @@ fn sharp_edges_and_corners_go_through_medit_files() {
     )
     .unwrap();
     let folded = dir.join("cube2.mesh");
-    let o = subla(&[
-        "solid",
-        "subdivide",
-        cube.to_str().unwrap(),
-        "--levels",
-        "2",
-        "-o",
-        folded.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = subdivide(&cube, 2, &folded);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("do not all pass the geometry check") && err.contains("inverted"), "{err}");
     assert!(folded.exists());

@@ -4,28 +4,19 @@
 //! within 1e-5 of the data's scale; the same bits every run; a refused
 //! derivative leaves the output as it was.
 
+mod common;
+
 use ndarray::Array2;
 use subla_algebra::Par;
 use subla_gpu::testing::context_or_skip;
-use subla_scheme::{Refiner, eval};
-use subla_solid::CatmarkSolid;
 use subla_solid::limit::{GridEval, Quantity, cell_grid};
 use subla_solid_gpu::{GridLimitGpu, Shape, SolidGpuError};
 
 #[test]
 fn the_device_agrees_with_the_cpu_on_every_class() {
     let Some(ctx) = context_or_skip() else { return };
-    // A tetrahedron split into hexahedra, refined twice: irregular cells at
-    // its centre, layered ones along its extraordinary edges, regular ones
-    // elsewhere.
-    let t = subla_volume::shapes::tetra_split().unwrap();
-    let plan = CatmarkSolid::default().build(&t.mesh, 2, Par::Rayon).unwrap();
+    let (plan, x) = common::tetra_refined_twice(5);
     let m = plan.mesh(2);
-    let mut s = 5u64;
-    let x = eval(&plan, t.vertices.view(), Par::Rayon).unwrap().mapv(|v| {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        v + 0.01 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
-    });
     // Evaluated cells, last first, so that the classes interleave.
     let mut cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(m, c as usize).is_some()).collect();
     cells.reverse();
@@ -49,7 +40,7 @@ fn the_device_agrees_with_the_cpu_on_every_class() {
             let dscale = want.iter().fold(scale, |a, v| a.max(v.abs()));
             for shape in [Shape::PerSample, Shape::PerCell, Shape::Auto] {
                 let got = gpu.eval(ctx, xf.view(), q, shape).unwrap();
-                let d = got.iter().zip(want.iter()).fold(0f64, |a, (p, w)| a.max((f64::from(*p) - w).abs()));
+                let d = common::max_diff(&got, &want);
                 assert!(d <= 1e-5 * dscale, "k {k}, {q:?}, {shape:?}: {d}");
                 let again = gpu.eval(ctx, xf.view(), q, shape).unwrap();
                 assert!(got.iter().zip(again.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{shape:?}: bits");

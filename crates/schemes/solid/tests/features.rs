@@ -5,56 +5,22 @@
 //! rules; the tags follow the split; the algebra path refuses them; the
 //! limit refuses cells whose control points meet them.
 
+mod common;
+mod surface;
+
 use ndarray::Array2;
 use subla_algebra::Par;
 use subla_catmark::CatmarkSlak;
-use subla_mesh::{Mesh, MeshBuilder};
 use subla_scheme::{Plan, Refiner, SchemeError, eval};
 use subla_solid::limit::{CellClass, cell_grid, classify};
 use subla_solid::{CatmarkSolid, CatmarkSolidLak};
+use subla_volume::VolumeError;
 use subla_volume::shapes::hex_grid;
-use subla_volume::{VolMesh, VolumeError};
-
-/// Pseudo-random data, `rows × cols`, in `[-scale/2, scale/2]`.
-fn noise(rows: usize, cols: usize, seed: u64, scale: f64) -> Array2<f64> {
-    let mut s = seed;
-    Array2::from_shape_fn((rows, cols), |_| {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        scale * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
-    })
-}
+use surface::{assert_surface_in_volume, boundary_surface};
 
 /// The id of lattice point `(i, j, k)` of `hex_grid(n, n, n)`.
 fn id(n: usize, i: usize, j: usize, k: usize) -> u32 {
     (i + (n + 1) * (j + (n + 1) * k)) as u32
-}
-
-/// The boundary surface of a volume (its own vertex numbering) with the
-/// volume's sharp boundary edges and corners as infinitely sharp tags, and
-/// the volume vertex of each surface vertex.
-fn surface(m: &VolMesh) -> (Mesh, Vec<u32>) {
-    let mut sid = vec![u32::MAX; m.num_vertices()];
-    let mut back = Vec::new();
-    let mut faces: Vec<Vec<u32>> = Vec::new();
-    for f in (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)) {
-        let face = m.face(f).iter().map(|&v| {
-            if sid[v as usize] == u32::MAX {
-                sid[v as usize] = back.len() as u32;
-                back.push(v);
-            }
-            sid[v as usize]
-        });
-        faces.push(face.collect());
-    }
-    let mut b = MeshBuilder::from_faces(back.len(), &faces);
-    for e in m.sharp_edges() {
-        let [p, q] = m.edge(e as usize);
-        b = b.crease(sid[p as usize], sid[q as usize], 10.0);
-    }
-    for v in m.corners() {
-        b = b.corner(sid[v as usize], 10.0);
-    }
-    (b.build(Par::Seq).unwrap(), back)
 }
 
 /// A 3 × 3 × 3 box with its twelve outline edges sharp (its corners meet
@@ -77,7 +43,7 @@ fn creased_box() -> subla_volume::VolumeData {
     let corners = [id(n, 0, 1, 2)];
     d.mesh = d.mesh.with_features(&sharp, &corners).unwrap();
     // Jittered, so that no two rules give the same point by accident.
-    d.vertices = &d.vertices + &noise(d.vertices.nrows(), 3, 7, 0.1);
+    d.vertices = common::jitter(&d.vertices, 7, 0.1);
     d
 }
 
@@ -88,19 +54,11 @@ fn sharp_boundary_edges_refine_as_surface_creases() {
     let levels = 2;
     let plan = CatmarkSolid::default().build(&d.mesh, levels, Par::Rayon).unwrap();
     let y = eval(&plan, d.vertices.view(), Par::Rayon).unwrap();
-    let (s0, back0) = surface(&d.mesh);
+    let (s0, back0) = boundary_surface(&d.mesh);
     let x0 = Array2::from_shape_fn((back0.len(), 3), |(i, k)| d.vertices[[back0[i] as usize, k]]);
     let sp = CatmarkSlak.build(&s0, levels, Par::Rayon).unwrap();
     let ys = eval(&sp, x0.view(), Par::Rayon).unwrap();
-    let (_, back) = surface(plan.mesh(levels));
-    assert_eq!(back.len(), ys.nrows(), "boundary vertices");
-    for i in 0..ys.nrows() {
-        let best = back
-            .iter()
-            .map(|&v| (0..3).map(|k| (y[[v as usize, k]] - ys[[i, k]]).abs()).fold(0.0, f64::max))
-            .fold(f64::INFINITY, f64::min);
-        assert!(best < 1e-12, "surface point {i} is {best} from the volume's boundary");
-    }
+    assert_surface_in_volume("creased box", &ys, &y, &boundary_surface(plan.mesh(levels)).1);
     // Without the tags the boundary differs: the test sees them.
     let smooth = CatmarkSolid::default().build(&hex_grid(3, 3, 3).unwrap().mesh, levels, Par::Rayon).unwrap();
     let z = eval(&smooth, d.vertices.view(), Par::Rayon).unwrap();

@@ -4,14 +4,16 @@
 //! modeling steps give the same bits; every cell becomes hexahedra, none
 //! inverted.
 
+mod surface;
+
 use ndarray::{Array2, s};
 use subla_algebra::Par;
 use subla_catmark::CatmarkSlak;
-use subla_mesh::Mesh;
 use subla_scheme::{Plan, Refiner, eval, modeling};
 use subla_solid::CatmarkSolid;
 use subla_volume::shapes::{cylinder, examples, extraordinary_block, hex_grid};
 use subla_volume::{Cell, CellKind, VolumeData};
+use surface::{assert_surface_in_volume, boundary_surface};
 
 /// Pseudo-random data, `rows × cols`.
 fn data(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
@@ -67,50 +69,19 @@ fn a_regular_grid_refines_as_tricubic_knot_insertion() {
     assert_eq!(checked, (2 * n - 1).pow(3));
 }
 
-/// The boundary surface of a volume, with its own vertex numbering, and
-/// the volume vertex of each surface vertex.
-fn surface(m: &subla_volume::VolMesh) -> (Mesh, Vec<u32>) {
-    let mut id = vec![u32::MAX; m.num_vertices()];
-    let mut back = Vec::new();
-    let mut faces: Vec<Vec<u32>> = Vec::new();
-    for f in (0..m.num_faces()).filter(|&f| m.is_boundary_face(f)) {
-        faces.push(
-            m.face(f)
-                .iter()
-                .map(|&v| {
-                    if id[v as usize] == u32::MAX {
-                        id[v as usize] = back.len() as u32;
-                        back.push(v);
-                    }
-                    id[v as usize]
-                })
-                .collect(),
-        );
-    }
-    (Mesh::from_faces(back.len(), &faces).unwrap(), back)
-}
-
 #[test]
 fn the_boundary_refines_as_a_catmull_clark_surface() {
     for (name, d) in [("cylinder", cylinder(2, 1, 2, 1.0).unwrap()), ("block", extraordinary_block(2).unwrap())] {
         let levels = 2;
         let plan = CatmarkSolid::default().build(&d.mesh, levels, Par::Rayon).unwrap();
         let y = eval(&plan, d.vertices.view(), Par::Rayon).unwrap();
-        let (s0, back0) = surface(&d.mesh);
+        let (s0, back0) = boundary_surface(&d.mesh);
         let x0 = Array2::from_shape_fn((back0.len(), 3), |(i, k)| d.vertices[[back0[i] as usize, k]]);
         let sp = CatmarkSlak.build(&s0, levels, Par::Rayon).unwrap();
         let ys = eval(&sp, x0.view(), Par::Rayon).unwrap();
-        let (_, back) = surface(plan.mesh(levels));
-        assert_eq!(back.len(), ys.nrows(), "{name}: boundary vertices");
         // Match by position: every surface point is a boundary point of the
         // refined volume.
-        for i in 0..ys.nrows() {
-            let best = back
-                .iter()
-                .map(|&v| (0..3).map(|k| (y[[v as usize, k]] - ys[[i, k]]).abs()).fold(0.0, f64::max))
-                .fold(f64::INFINITY, f64::min);
-            assert!(best < 1e-12, "{name}: surface point {i} is {best} from the volume's boundary");
-        }
+        assert_surface_in_volume(name, &ys, &y, &boundary_surface(plan.mesh(levels)).1);
     }
 }
 
