@@ -6,7 +6,7 @@ use subla_gpu::timing::EvalProfile;
 use subla_solid::limit::{CellGrid, Quantity, cell_grid};
 use subla_volume::VolMesh;
 
-use crate::{IrregularLimitGpu, LayeredLimitGpu, Shape, SolidGpuError, SolidLimitGpu};
+use crate::{IrregularLimitGpu, LayeredLimitGpu, LimitKernel, Shape, SolidGpuError, SolidLimitGpu};
 
 /// Limit evaluation on the device of any cells [`cell_grid`] takes
 /// (regular, layered and irregular) on a `k × k × k` grid of samples per
@@ -209,64 +209,21 @@ impl GridLimitGpu {
     }
 }
 
-/// The evaluators of one class, as [`GridLimitGpu`] calls them.
-trait ClassEval {
-    fn eval(
-        &self,
-        ctx: &GpuContext,
-        x: ArrayView2<'_, f32>,
-        q: Quantity,
-        shape: Shape,
-    ) -> Result<Array2<f32>, SolidGpuError>;
-    fn profile_eval(
-        &self,
-        ctx: &GpuContext,
-        x: ArrayView2<'_, f32>,
-        q: Quantity,
-        shape: Shape,
-    ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError>;
-}
-
-macro_rules! class_eval {
-    ($($t:ty),*) => {$(
-        impl ClassEval for $t {
-            fn eval(
-                &self,
-                ctx: &GpuContext,
-                x: ArrayView2<'_, f32>,
-                q: Quantity,
-                shape: Shape,
-            ) -> Result<Array2<f32>, SolidGpuError> {
-                <$t>::eval(self, ctx, x, q, shape)
-            }
-            fn profile_eval(
-                &self,
-                ctx: &GpuContext,
-                x: ArrayView2<'_, f32>,
-                q: Quantity,
-                shape: Shape,
-            ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
-                <$t>::profile_eval(self, ctx, x, q, shape)
-            }
-        }
-    )*};
-}
-class_eval!(SolidLimitGpu, LayeredLimitGpu, IrregularLimitGpu);
-
 /// One class's samples, its kernel's profile added to `profile` where
 /// given.
 fn part(
-    ev: &impl ClassEval,
+    ev: &impl LimitKernel,
     ctx: &GpuContext,
     x: ArrayView2<'_, f32>,
     q: Quantity,
     shape: Shape,
     profile: Option<&mut EvalProfile>,
 ) -> Result<Array2<f32>, SolidGpuError> {
+    let run = ev.limit_run(q, shape)?;
     match profile {
-        None => ev.eval(ctx, x, q, shape),
+        None => run.eval(ctx, x),
         Some(p) => {
-            let (y, one) = ev.profile_eval(ctx, x, q, shape)?;
+            let (y, one) = run.profile(ctx, x)?;
             p.kernels.extend(one.kernels);
             Ok(y)
         }

@@ -20,7 +20,7 @@ use subla_solid::irregular::IrregularEval;
 use subla_solid::limit::Quantity;
 use subla_volume::VolMesh;
 
-use crate::{FrameBuffers, LimitRun, Shape, SolidGpuError, quantity_code, shaders};
+use crate::{FrameBuffers, LimitKernel, LimitRun, Shape, SolidGpuError, quantity_code, shaders};
 
 /// The most support points the per-cell kernel holds in workgroup memory;
 /// beyond it [`Shape::PerCell`] runs the per-sample kernel.
@@ -180,8 +180,9 @@ impl IrregularLimitGpu {
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
         self.limit_run(q, shape)?.profile(ctx, x)
     }
+}
 
-    /// The evaluation of `q` by the kernel `shape`.
+impl LimitKernel for IrregularLimitGpu {
     fn limit_run(&self, q: Quantity, shape: Shape) -> Result<LimitRun<'_>, SolidGpuError> {
         let code = quantity_code(q);
         let table = self.tables.get(code as usize).or_else(|| self.first.is_none().then(|| &self.tables[0]));

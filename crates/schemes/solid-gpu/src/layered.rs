@@ -19,7 +19,7 @@ use subla_solid::layered::{LayeredGrid, layered_grid, surface_weights};
 use subla_solid::limit::{Quantity, cubic_basis, sample_param};
 use subla_volume::VolMesh;
 
-use crate::{FrameBuffers, LimitRun, Shape, SolidGpuError, quantity_code, shaders};
+use crate::{FrameBuffers, LimitKernel, LimitRun, Shape, SolidGpuError, quantity_code, shaders};
 
 /// Limit evaluation of layered cells on the device (see the
 /// [module docs](self)).
@@ -126,7 +126,7 @@ impl LayeredLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<Array2<f32>, SolidGpuError> {
-        self.limit_run(q, shape).eval(ctx, x)
+        self.limit_run(q, shape)?.eval(ctx, x)
     }
 
     /// [`LayeredLimitGpu::eval`] into `out` (`samples × 3`).
@@ -144,7 +144,7 @@ impl LayeredLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.limit_run(q, shape).run(ctx, x, out, None)
+        self.limit_run(q, shape)?.run(ctx, x, out, None)
     }
 
     /// [`LayeredLimitGpu::eval`], timed: the kernel's GPU time (timestamp
@@ -164,17 +164,18 @@ impl LayeredLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
-        self.limit_run(q, shape).profile(ctx, x)
+        self.limit_run(q, shape)?.profile(ctx, x)
     }
+}
 
-    /// The evaluation of `q` by the kernel `shape`.
-    fn limit_run(&self, q: Quantity, shape: Shape) -> LimitRun<'_> {
+impl LimitKernel for LayeredLimitGpu {
+    fn limit_run(&self, q: Quantity, shape: Shape) -> Result<LimitRun<'_>, SolidGpuError> {
         let samples = self.num_samples();
         let (kernel, items, kernel_name) = match shape.for_samples(self.k as usize) {
             Shape::PerSample => (&self.program[0], samples as u64, "layered_per_sample"),
             _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP), "layered_per_cell"),
         };
-        LimitRun {
+        Ok(LimitRun {
             label: "layered limit",
             frame: &self.frame,
             params: [samples as u32, self.k, quantity_code(q), self.cells],
@@ -184,6 +185,6 @@ impl LayeredLimitGpu {
             kernel_name,
             items,
             num_vertices: self.num_vertices,
-        }
+        })
     }
 }

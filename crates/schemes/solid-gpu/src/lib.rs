@@ -230,7 +230,7 @@ impl SolidLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<Array2<f32>, SolidGpuError> {
-        self.limit_run(q, shape).eval(ctx, x)
+        self.limit_run(q, shape)?.eval(ctx, x)
     }
 
     /// [`SolidLimitGpu::eval`] into `out` (`samples × 3`): a frame loop
@@ -250,7 +250,7 @@ impl SolidLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.limit_run(q, shape).run(ctx, x, out, None)
+        self.limit_run(q, shape)?.run(ctx, x, out, None)
     }
 
     /// [`SolidLimitGpu::eval`], timed: the samples with the GPU time of the
@@ -271,17 +271,18 @@ impl SolidLimitGpu {
         q: Quantity,
         shape: Shape,
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
-        self.limit_run(q, shape).profile(ctx, x)
+        self.limit_run(q, shape)?.profile(ctx, x)
     }
+}
 
-    /// The evaluation of `q` by the kernel `shape`.
-    fn limit_run(&self, q: Quantity, shape: Shape) -> LimitRun<'_> {
+impl LimitKernel for SolidLimitGpu {
+    fn limit_run(&self, q: Quantity, shape: Shape) -> Result<LimitRun<'_>, SolidGpuError> {
         let samples = self.num_samples();
         let (kernel, items, kernel_name) = match shape.for_samples(self.k as usize) {
             Shape::PerSample => (&self.program[0], samples as u64, "per_sample"),
             _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP), "per_cell"),
         };
-        LimitRun {
+        Ok(LimitRun {
             label: "solid limit",
             frame: &self.frame,
             params: [samples as u32, self.k, quantity_code(q), self.cells],
@@ -291,8 +292,19 @@ impl SolidLimitGpu {
             kernel_name,
             items,
             num_vertices: self.num_vertices,
-        }
+        })
     }
+}
+
+/// A limit evaluator whose evaluation is one kernel run: what its
+/// `eval`, `eval_into` and `profile_eval` and [`GridLimitGpu`] run.
+trait LimitKernel {
+    /// The evaluation of `q` by the kernel `shape`.
+    ///
+    /// # Errors
+    /// Where the evaluator cannot evaluate `q`
+    /// ([`SolidGpuError::SingularDerivative`]).
+    fn limit_run(&self, q: Quantity, shape: Shape) -> Result<LimitRun<'_>, SolidGpuError>;
 }
 
 /// The control points and samples an evaluator keeps from one evaluation
