@@ -60,9 +60,10 @@ pub struct VolMesh {
     vertex_edge_ptr: Vec<u32>,
     vertex_edges: Vec<u32>,
     /// Per edge, whether it is an infinitely sharp crease; empty where no
-    /// edge is.
+    /// edge is (never all `false`).
     sharp: Vec<bool>,
-    /// Per vertex, whether it is a corner; empty where no vertex is.
+    /// Per vertex, whether it is a corner; empty where no vertex is (never
+    /// all `false`).
     corners: Vec<bool>,
 }
 
@@ -762,9 +763,10 @@ impl VolMesh {
         self.corners.get(v).copied().unwrap_or(false)
     }
 
-    /// Whether any edge is sharp or any vertex a corner.
+    /// Whether any edge is sharp or any vertex a corner (in constant time:
+    /// the flags exist only where one of them is set).
     pub fn has_features(&self) -> bool {
-        self.sharp.iter().chain(&self.corners).any(|&x| x)
+        !self.sharp.is_empty() || !self.corners.is_empty()
     }
 
     /// The sharp edges, in order.
