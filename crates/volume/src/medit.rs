@@ -334,10 +334,11 @@ impl Sections {
 fn read_ids<const N: usize>(lx: &mut Lexer<'_>, name: &str) -> Result<Vec<([u32; N], usize)>> {
     let (n, _) = lx.count(&format!("the number of {name}"))?;
     let mut out = Vec::with_capacity(n.min(lx.remaining() / (2 * N)));
+    let has_reference = name == "Edges";
     for e in 1..=n {
         let mut ids = [0; N];
         for (i, id) in ids.iter_mut().enumerate() {
-            let reference = name == "Edges" && i == 2;
+            let reference = has_reference && i == 2;
             let k = number(lx, Token::int, || format!("a value of {name} element {e} of {n}"))?;
             *id = if reference {
                 0
