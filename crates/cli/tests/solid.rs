@@ -358,6 +358,28 @@ fn sharp_edges_and_corners_go_through_medit_files() {
     assert_eq!(counts(&input), (24, 1));
     let info = subla(&["solid", "info", input.to_str().unwrap()]);
     assert!(text(&info).contains("sharp edges 24, corners 1"), "{}", text(&info));
+    // Every cell is at three sharp boundary edges, so evaluated: a
+    // tricubic patch with a phantom layer beyond each boundary face. The
+    // box's corners (fixed by the crease rules) are their limits.
+    let o = subla(&["solid", "info", input.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let classes = v["cell_classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 1, "{classes:?}");
+    assert_eq!(classes[0]["class"], "regular at sharp boundary edges");
+    assert_eq!((classes[0]["cells"].as_u64(), classes[0]["evaluated"].as_bool()), (Some(8), Some(true)));
+    let samples = dir.join("box.txt");
+    let o = subla(&["solid", "limit", input.to_str().unwrap(), "--grid", "2", "-o", samples.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let lines: Vec<Vec<f64>> = std::fs::read_to_string(&samples)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(|w| w.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(lines.len(), 8 * 8);
+    // Cell 0's sample at (0, 0, 0) is the box's corner.
+    assert_eq!(&lines[0][..4], &[0.0; 4]);
+    assert!(lines[0][4..7].iter().all(|x| x.abs() < 1e-12), "{:?}", lines[0]);
     let refined = dir.join("box2.mesh");
     subdivide(&input, 2, &refined);
     // Each sharp edge in four after two steps; the corner kept.

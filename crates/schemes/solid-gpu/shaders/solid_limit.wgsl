@@ -1,7 +1,7 @@
 // The limit of regular Catmull-Clark solid cells (Altenhofen et al. 2018,
 // Eq. 1): a tricubic B-spline over each cell's 4 x 4 x 4 control points
-// (entry i + 4j + 16l; a cell with one face on the boundary has a phantom
-// layer, extrapolated as 2 P_near - P_far). k x k x k samples per cell,
+// (entry i + 4j + 16l; a cell with faces on the boundary has a phantom
+// layer beyond each, extrapolated as 2 P_near - P_far). k x k x k samples per cell,
 // w outer, then v, then u. The two kernel shapes of GPU limit evaluation
 // of Catmull-Clark solids (per sample, and per cell with the cell's data in
 // workgroup memory):
@@ -35,7 +35,8 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(0) var<uniform> params: Params;
 // 64 control points per cell.
 @group(0) @binding(1) var<storage, read> grids: array<u32>;
-// Per cell: 0, or 1 + 2 axis + (1 if the phantom layer is at index 3).
+// Per cell, two bits per axis (bits 2a, 2a + 1): 0 no phantom layer, 1 at
+// index 0, 2 at index 3.
 @group(0) @binding(2) var<storage, read> phantom: array<u32>;
 // basis[4 t + i] = B_i(t_t), then deriv at 4 k + 4 t + i.
 @group(0) @binding(3) var<storage, read> basis: array<f32>;
@@ -57,30 +58,48 @@ fn point(v: u32) -> vec3<f32> {
     return vec3<f32>(x[3u * v], x[3u * v + 1u], x[3u * v + 2u]);
 }
 
-// Control point e of cell c, the phantom layer extrapolated.
+// Control point e of cell c, the phantom layers extrapolated: along each
+// axis whose phantom layer e is in, 2 P_near - P_far; over several axes,
+// the product of those (up to 8 real points).
 fn control(c: u32, e: u32) -> vec3<f32> {
     let v = grids[64u * c + e];
     if (v != NONE) {
         return point(v);
     }
-    let code = phantom[c] - 1u;
-    let axis = code / 2u;
-    var stride = 1u;
-    if (axis == 1u) {
-        stride = 4u;
-    } else if (axis == 2u) {
-        stride = 16u;
+    let code = phantom[c];
+    let idx = vec3<u32>(e % 4u, (e / 4u) % 4u, e / 16u);
+    // Per axis: the index taken first (weight 2 if a phantom, else 1) and
+    // the second (weight -1), and how many are taken.
+    var first = idx;
+    var second = idx;
+    var n = vec3<u32>(1u, 1u, 1u);
+    for (var a = 0u; a < 3u; a = a + 1u) {
+        let side = (code >> (2u * a)) & 3u;
+        if (side == 1u && idx[a] == 0u) {
+            first[a] = 1u;
+            second[a] = 2u;
+            n[a] = 2u;
+        } else if (side == 2u && idx[a] == 3u) {
+            first[a] = 2u;
+            second[a] = 1u;
+            n[a] = 2u;
+        }
     }
-    var near = 1u;
-    var far = 2u;
-    var m = 0u;
-    if ((code & 1u) == 1u) {
-        near = 2u;
-        far = 1u;
-        m = 3u;
+    var acc = vec3<f32>(0.0, 0.0, 0.0);
+    for (var l = 0u; l < n.z; l = l + 1u) {
+        for (var j = 0u; j < n.y; j = j + 1u) {
+            for (var i = 0u; i < n.x; i = i + 1u) {
+                let ii = select(first.x, second.x, i == 1u);
+                let jj = select(first.y, second.y, j == 1u);
+                let ll = select(first.z, second.z, l == 1u);
+                let wi = select(select(1.0, 2.0, n.x == 2u), -1.0, i == 1u);
+                let wj = select(select(1.0, 2.0, n.y == 2u), -1.0, j == 1u);
+                let wl = select(select(1.0, 2.0, n.z == 2u), -1.0, l == 1u);
+                acc = acc + (wi * wj * wl) * point(grids[64u * c + ii + 4u * jj + 16u * ll]);
+            }
+        }
     }
-    let base = e - m * stride;
-    return 2.0 * point(grids[64u * c + base + near * stride]) - point(grids[64u * c + base + far * stride]);
+    return acc;
 }
 
 fn write(s: u32, acc: vec3<f32>) {

@@ -1,5 +1,5 @@
 //! Catmull-Clark solids on the GPU: limit evaluation of regular cells
-//! (inside or with one face on the boundary; layered cells by
+//! (inside, at a boundary face or at sharp boundary edges; layered cells by
 //! [`LayeredLimitGpu`], irregular ones by [`IrregularLimitGpu`], any mix
 //! of the three by [`GridLimitGpu`]) in WGSL, `f32`, with the two
 //! kernel shapes of GPU limit evaluation — one invocation per sample, and
@@ -100,8 +100,8 @@ impl Shape {
 #[non_exhaustive]
 pub enum SolidGpuError {
     /// A cell the evaluator does not take: for [`SolidLimitGpu`] one
-    /// without a control grid (not a regular hexahedron inside or at one
-    /// boundary face), for [`LayeredLimitGpu`] one that is not layered, for
+    /// without a control grid (not a regular hexahedron inside, at a
+    /// boundary face or at sharp boundary edges), for [`LayeredLimitGpu`] one that is not layered, for
     /// [`IrregularLimitGpu`] one that is not irregular, for
     /// [`GridLimitGpu`] one of none of these classes.
     NotEvaluable {
@@ -126,7 +126,7 @@ impl std::fmt::Display for SolidGpuError {
             SolidGpuError::NotEvaluable { cell } => {
                 write!(
                     f,
-                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside or at one boundary face; layered: one extraordinary edge in layers of a full ring; irregular: extraordinary edges at one vertex)"
+                    "cell {cell} is not of this evaluator's class (regular: a regular hexahedron inside, at a boundary face or at sharp boundary edges; layered: one extraordinary edge in layers of a full ring; irregular: extraordinary edges at one vertex)"
                 )
             }
             SolidGpuError::SingularDerivative { cell } => write!(
@@ -190,7 +190,8 @@ impl SolidLimitGpu {
                 .flatten()
                 .ok_or(SolidGpuError::NotEvaluable { cell: c })?;
             grids.extend_from_slice(&g.points);
-            phantom.push(g.phantom.map_or(0, |(axis, high)| 1 + 2 * u32::from(axis) + u32::from(high)));
+            // Two bits per axis: 0 none, 1 at index 0, 2 at index 3.
+            phantom.push((0..3).map(|ax| g.phantoms[ax].map_or(0, |high| 1 + u32::from(high)) << (2 * ax)).sum());
         }
         let t = |i: usize| subla_solid::limit::sample_param(i, k);
         let (b, d): (Vec<[f64; 4]>, Vec<[f64; 4]>) = (0..k).map(|i| cubic_basis(t(i))).unzip();

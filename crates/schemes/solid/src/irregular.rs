@@ -494,7 +494,7 @@ fn local_weights(op: &Operator, x: [f64; 3], deriv: Option<(usize, f64)>) -> Res
     match &oct.sub {
         Sub::Regular(g) => {
             let mut w = tricubic_weights(qc, sub_q);
-            crate::limit::fold_phantom(&mut w, g.phantom);
+            crate::limit::fold_phantom(&mut w, g.phantoms);
             for (&id, w) in g.points.iter().zip(w) {
                 if id != NONE {
                     add(id, w);

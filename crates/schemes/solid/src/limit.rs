@@ -11,17 +11,28 @@
 //! A regular cell with one face on the boundary has a 4 × 4 × 3 grid: the
 //! layer beyond the boundary is a phantom, `2 P₁ − P₂` of the two next to
 //! it, which is what the boundary rules (the boundary surface refining by
-//! itself) make of the cubic B-spline ([`control_grid`]).
+//! itself) make of the cubic B-spline ([`control_grid`]). A cell with two
+//! or three faces on the boundary has a phantom layer beyond each where
+//! the boundary edges between them are sharp (and so its boundary corner
+//! a corner): there the crease rules are the end condition in both
+//! directions. At an untagged boundary edge the boundary surface wraps
+//! smoothly round the edge, which no tensor product does.
+//!
+//! Features near a regular cell matter only where their rules produce
+//! points its limit depends on: the cell's own eight vertices and the
+//! edges through its own layers ([`control_grid`]). A sharp edge or a
+//! corner further out leaves the cell regular.
 //!
 //! Layered cells (one extraordinary edge in layers of a full surface ring,
 //! inside or with the face across the edge on the boundary) are Stam's
 //! surface patch times a cubic B-spline ([`crate::layered`]); the limit
 //! functions here evaluate them too ([`cell_grid`]), and irregular cells
 //! (extraordinary edges at one vertex: the local volumetric
-//! subdivision matrix, [`crate::irregular`]). Cells at boundary edges and
-//! cells near the boundary or other features are not evaluated yet: they
-//! are refused, naming the cell. All of it is the limit
-//! of the default refinement ([`crate::VertexRule::Layered`]).
+//! subdivision matrix, [`crate::irregular`]). Cells at untagged boundary
+//! edges, and layered and irregular cells whose control points meet a
+//! sharp edge or a corner, are not evaluated yet: they are refused,
+//! naming the cell. All of it is the limit of the default refinement
+//! ([`crate::VertexRule::Layered`]).
 //!
 //! [`RegularEval`] evaluates regular cells only.
 
@@ -48,27 +59,45 @@ const HEX_CORNERS: [[i32; 3]; 8] =
 /// and consistently placed, and none of its vertices is on the boundary.
 /// `None` otherwise (see [`control_grid`] for cells on the boundary).
 pub fn regular_grid(m: &VolMesh, c: usize) -> Option<[u32; 64]> {
-    control_grid(m, c).filter(|g| g.phantom.is_none()).map(|g| g.points)
+    control_grid(m, c).filter(|g| g.num_phantoms() == 0).map(|g| g.points)
 }
 
-/// The control points of a regular cell, interior or with one face on the
-/// boundary.
+/// The control points of a regular cell, interior or at the boundary.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct ControlGrid {
-    /// Entry `i + 4j + 16k`; [`NONE`] in the phantom layer.
+    /// Entry `i + 4j + 16k`; [`NONE`] in the phantom layers.
     pub points: [u32; 64],
-    /// For a cell with a face on the boundary: the axis (0 `u`, 1 `v`, 2
-    /// `w`) and side (`true`: index 3) of the layer beyond it, which the
-    /// boundary rules make `2 P₁ − P₂` of the two layers next to it (the
-    /// cubic B-spline's end condition that Catmull-Clark's boundary rule
-    /// reproduces: the boundary layer refines by itself).
-    pub phantom: Option<(u8, bool)>,
+    /// Per axis (`u`, `v`, `w`), where the cell has a face on the
+    /// boundary: the side of the layer beyond it (`false`: index 0,
+    /// `true`: index 3), which the boundary rules make `2 P₁ − P₂` of the
+    /// two layers next to it (the cubic B-spline's end condition that
+    /// Catmull-Clark's boundary rule reproduces: the boundary layer
+    /// refines by itself). Two or three axes only where the boundary edges
+    /// between the faces are sharp.
+    pub phantoms: [Option<bool>; 3],
+}
+
+impl ControlGrid {
+    /// The number of phantom layers (faces on the boundary): 0 inside.
+    pub fn num_phantoms(&self) -> usize {
+        self.phantoms.iter().filter(|p| p.is_some()).count()
+    }
 }
 
 /// The control grid of cell `c` where it is regular: inside the mesh (as
-/// [`regular_grid`]), or with exactly one face on the boundary, the 18
-/// hexahedra of the 3 × 3 × 2 block around it present and its vertices
-/// regular (six edges inside, five on the boundary). `None` otherwise.
+/// [`regular_grid`]), or with faces on the boundary (one per axis at
+/// most), the hexahedra of the `3 × 3 × 3` block around it present but
+/// beyond those faces (`3 × 3 × 2` with one, `3 × 2 × 2` with two, `2 × 2
+/// × 2` with three) and its vertices regular (six edges inside, five on a
+/// boundary face, four on a boundary edge, three at a boundary corner).
+///
+/// Tags matter where their rules make points the cell's limit depends on:
+/// its eight vertices, and the edges along the grid lines through its own
+/// layers (36 of them, those of the cell among them). There the edges
+/// where two boundary faces of the block meet must be sharp, and no other
+/// (so those vertices take the crease rule, and a boundary corner stays),
+/// and no vertex but a boundary corner may be a corner. Tags elsewhere
+/// leave the cell regular. `None` otherwise.
 pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
     if m.kind(c) != CellKind::Hexahedron {
         return None;
@@ -98,7 +127,7 @@ pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
         }
     }
     let mut placed: HashMap<u32, [i32; 3]> = HashMap::from([(c as u32, [1, 1, 1])]);
-    let mut missing: Option<(u8, bool)> = None;
+    let mut phantoms: [Option<bool>; 3] = [None; 3];
     let mut queue = vec![c as u32];
     while let Some(cell) = queue.pop() {
         let lo = placed[&cell];
@@ -120,9 +149,8 @@ pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
             }
             if other == NONE {
                 // A boundary face inside the block: the layer beyond it is
-                // the phantom one, the same for every cell.
-                let side = (axis as u8, high);
-                if *missing.get_or_insert(side) != side {
+                // a phantom one, the same for every cell.
+                if *phantoms[axis].get_or_insert(high) != high {
                     return None;
                 }
                 continue;
@@ -163,20 +191,22 @@ pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
             queue.push(other);
         }
     }
-    let (cells, points) = if missing.is_some() { (18, 48) } else { (27, 64) };
-    if placed.len() != cells || at.len() != points {
+    let np = phantoms.iter().filter(|p| p.is_some()).count() as u32;
+    if placed.len() != 3usize.pow(3 - np) * 2usize.pow(np) || at.len() != 4usize.pow(3 - np) * 3usize.pow(np) {
         return None;
     }
+    // The grid coordinate of the boundary layer on each phantom axis.
+    let wall = |ax: usize| phantoms[ax].map(|high| if high { 2 } else { 1 });
+    let walls_at = |p: [i32; 3]| (0..3).filter(|&ax| wall(ax) == Some(p[ax])).count();
     // The cell's own vertices are regular: inside, six edges (so eight
-    // cells and regular edges around each); on the boundary face, five
-    // (four cells, a regular boundary surface around it).
-    for (&v, p) in &at {
+    // cells and regular edges around each); one fewer per boundary face
+    // they are on.
+    for (&v, &p) in &at {
         if !p.iter().all(|&x| (1..=2).contains(&x)) {
             continue;
         }
-        let on_boundary = missing.is_some_and(|(ax, high)| p[ax as usize] == if high { 2 } else { 1 });
-        let edges = if on_boundary { 5 } else { 6 };
-        if m.is_boundary_vertex(v as usize) != on_boundary || m.vertex_edges(v as usize).len() != edges {
+        let walls = walls_at(p);
+        if m.is_boundary_vertex(v as usize) != (walls > 0) || m.vertex_edges(v as usize).len() != 6 - walls {
             return None;
         }
     }
@@ -184,32 +214,98 @@ pub fn control_grid(m: &VolMesh, c: usize) -> Option<ControlGrid> {
     for (p, &v) in &grid {
         out[(p[0] + 4 * p[1] + 16 * p[2]) as usize] = v;
     }
-    if near_feature(m, &out) {
+    // Untagged, only a cell on one boundary face at most fits.
+    if (m.has_features() || np >= 2) && !features_fit(m, &out, walls_at) {
         return None;
     }
-    Some(ControlGrid { points: out, phantom: missing })
+    Some(ControlGrid { points: out, phantoms })
 }
 
-/// Each entry of the phantom layer with the entries next to it and next
-/// but one along the axis: `P = 2 P_near − P_far`. None without a phantom.
-fn phantom_entries(phantom: Option<(u8, bool)>) -> impl Iterator<Item = (usize, usize, usize)> {
-    let (axis, high) = phantom.unwrap_or((0, false));
-    let stride = [1usize, 4, 16][axis as usize];
-    let (m, near, far) = if high { (3, 2, 1) } else { (0, 1, 2) };
-    let all = if phantom.is_some() { 0..64 } else { 0..0 };
-    all.filter(move |&e| (e / stride) % 4 == m).map(move |e| {
+/// Whether the tags of a regular cell's grid `points` are those its
+/// tensor product refines by (see [`control_grid`]); `walls(p)` is the
+/// number of boundary faces of the block at grid position `p`. The cell's
+/// limit depends on the points refined from its own vertices and from the
+/// edges along grid lines through its own layers (with the faces and
+/// cells, whose points ignore tags): those edges must be sharp exactly
+/// where two boundary faces meet, and only a vertex on three may be a
+/// corner.
+fn features_fit(m: &VolMesh, points: &[u32; 64], walls: impl Fn([i32; 3]) -> usize) -> bool {
+    let id = |p: [i32; 3]| points[(p[0] + 4 * p[1] + 16 * p[2]) as usize];
+    for k in 1..=2 {
+        for j in 1..=2 {
+            for i in 1..=2 {
+                let p = [i, j, k];
+                if m.is_corner(id(p) as usize) && walls(p) < 3 {
+                    return false;
+                }
+            }
+        }
+    }
+    for axis in 0..3 {
+        let (b, c) = ((axis + 1) % 3, (axis + 2) % 3);
+        for (x, y) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+            for t in 0..3 {
+                let mut p = [0; 3];
+                p[b] = x;
+                p[c] = y;
+                p[axis] = t;
+                let mut q = p;
+                q[axis] = t + 1;
+                let (a, z) = (id(p), id(q));
+                if a == NONE || z == NONE {
+                    continue;
+                }
+                let Some(&e) = m.vertex_edges(a as usize).iter().find(|&&e| m.edge(e as usize).contains(&z)) else {
+                    return false;
+                };
+                // On two boundary faces of the block: the line where they
+                // meet (both ends on it).
+                if m.is_sharp_edge(e as usize) != (walls(p) >= 2 && walls(q) >= 2) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The phantom entries of a grid with `phantoms` that have `n` phantom
+/// coordinates, each with the entries next to it and next but one along
+/// its first phantom axis: `P = 2 P_near − P_far`, those two with `n − 1`.
+fn phantom_entries_of(phantoms: [Option<bool>; 3], n: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+    // Per axis: the phantom index, the near and far ones.
+    let ends = phantoms.map(|p| p.map(|high| if high { (3, 2, 1) } else { (0, 1, 2) }));
+    let phantom_axes =
+        move |e: usize| (0..3).filter(move |&ax| ends[ax].is_some_and(|(m, _, _)| (e / [1, 4, 16][ax]) % 4 == m));
+    (0..64).filter(move |&e| phantom_axes(e).count() == n).map(move |e| {
+        let ax = phantom_axes(e).next().expect("a phantom axis");
+        let (m, near, far) = ends[ax].expect("a phantom");
+        let stride = [1, 4, 16][ax];
         let base = e - m * stride;
         (e, base + near * stride, base + far * stride)
     })
 }
 
-/// Folds the phantom layer of `w` (weights in the grid's order) into the
-/// two layers next to it.
-pub(crate) fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
-    for (e, near, far) in phantom_entries(phantom) {
-        let wm = std::mem::take(&mut w[e]);
-        w[near] += 2.0 * wm;
-        w[far] -= wm;
+/// Every phantom entry of a grid with `phantoms` as
+/// [`phantom_entries_of`], those with fewer phantom coordinates first (so
+/// the two each is made of come before it); none without phantoms.
+fn phantom_entries(phantoms: [Option<bool>; 3]) -> impl Iterator<Item = (usize, usize, usize)> {
+    let count = phantoms.iter().filter(|p| p.is_some()).count();
+    (1..=count).flat_map(move |n| phantom_entries_of(phantoms, n))
+}
+
+/// Folds the phantom layers of `w` (weights in the grid's order) into the
+/// layers next to them.
+pub(crate) fn fold_phantom(w: &mut [f64; 64], phantoms: [Option<bool>; 3]) {
+    let count = phantoms.iter().filter(|p| p.is_some()).count();
+    // Those with the most phantom coordinates first: each passes its
+    // weight to two with one fewer.
+    for n in (1..=count).rev() {
+        for (e, near, far) in phantom_entries_of(phantoms, n) {
+            let wm = std::mem::take(&mut w[e]);
+            w[near] += 2.0 * wm;
+            w[far] -= wm;
+        }
     }
 }
 
@@ -219,10 +315,11 @@ pub(crate) fn fold_phantom(w: &mut [f64; 64], phantom: Option<(u8, bool)>) {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LimitError {
-    /// The cell is neither regular nor layered, inside or with one face
-    /// on the boundary (or is past the mesh's cells).
+    /// The cell is neither regular (inside, at a boundary face or at sharp
+    /// boundary edges), layered (inside or at a boundary face) nor
+    /// irregular (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is not a regular or layered hexahedron (inside or with one face on the boundary) nor an irregular one (cells at boundary edges and near the boundary or other features are not evaluated yet; sample the others)"
+        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside or at a boundary face) nor an irregular one (cells at untagged boundary edges, and cells whose own points meet the boundary or tags otherwise, are not evaluated yet; tag the box's edges sharp, or sample the others)"
     )]
     NotEvaluable {
         /// The cell.
@@ -304,8 +401,8 @@ pub fn tricubic_weights(uvw: [f64; 3], q: Quantity) -> [f64; 64] {
 /// # Errors
 /// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
 /// naming the first cell (by index) without a [`cell_grid`], or past the
-/// mesh's cells: cells at boundary edges and cells near the boundary or
-/// other features are not evaluated yet;
+/// mesh's cells: cells at untagged boundary edges, and cells whose own
+/// points meet the boundary or tags otherwise, are not evaluated yet;
 /// [`LimitError::SingularDerivative`] for a derivative at an irregular
 /// cell's extraordinary vertex.
 pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: Par) -> Result<CsrMat<f64>> {
@@ -330,7 +427,7 @@ pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: 
         match &grids[&c] {
             CellGrid::Regular(g) => {
                 let mut w = tricubic_weights(uvw, q);
-                fold_phantom(&mut w, g.phantom);
+                fold_phantom(&mut w, g.phantoms);
                 s.extend(g.points.iter().zip(w).filter(|&(&v, _)| v != NONE).map(|(&v, w)| (v, w)));
             }
             CellGrid::Layered(g) => layered_weights(g, uvw, q, s),
@@ -529,7 +626,7 @@ fn gather_into<T: Sample>(xs: &[T], g: &ControlGrid, pts: &mut [[f64; 3]; 64]) {
             [0.0; 3]
         };
     }
-    for (e, near, far) in phantom_entries(g.phantom) {
+    for (e, near, far) in phantom_entries(g.phantoms) {
         let (pn, pf) = (pts[near], pts[far]);
         pts[e] = std::array::from_fn(|c| 2.0 * pn[c] - pf[c]);
     }
@@ -911,6 +1008,10 @@ pub enum CellClass {
     /// A tricubic patch with one face on the boundary and a phantom layer
     /// (evaluated).
     RegularBoundary,
+    /// A tricubic patch with two or three faces on the boundary, the
+    /// boundary edges between them sharp, and a phantom layer beyond each
+    /// face (evaluated).
+    RegularCrease,
     /// One extraordinary edge among the cell's edges, in layers of a full
     /// surface ring ([`layered_grid`]): Stam's patch × a cubic B-spline
     /// (evaluated).
@@ -931,8 +1032,9 @@ pub enum CellClass {
     /// its extraordinary edges share a vertex: an extraordinary edge or the
     /// boundary meets it at a vertex only, an extraordinary edge of it is on
     /// the boundary or its neighbourhood meets another feature or the
-    /// boundary, it has several faces on the boundary, or its control
-    /// points meet a sharp edge or a corner (not evaluated yet).
+    /// boundary, it has several faces on the boundary whose edge is not
+    /// sharp, or tags meet the points its limit depends on otherwise than
+    /// as [`control_grid`] takes them (not evaluated yet).
     NearFeature,
     /// Not a hexahedron (one refinement step makes hexahedra of it).
     NotHexahedron,
@@ -944,6 +1046,7 @@ impl CellClass {
         match self {
             CellClass::Regular => "regular",
             CellClass::RegularBoundary => "regular at a boundary face",
+            CellClass::RegularCrease => "regular at sharp boundary edges",
             CellClass::Layered => "layered (one extraordinary edge)",
             CellClass::LayeredBoundary => "layered at a boundary face",
             CellClass::Irregular => "irregular (extraordinary edges at one vertex)",
@@ -960,6 +1063,7 @@ impl CellClass {
             self,
             CellClass::Regular
                 | CellClass::RegularBoundary
+                | CellClass::RegularCrease
                 | CellClass::Layered
                 | CellClass::LayeredBoundary
                 | CellClass::Irregular
@@ -973,7 +1077,11 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
         return CellClass::NotHexahedron;
     }
     if let Some(g) = control_grid(m, c) {
-        return if g.phantom.is_some() { CellClass::RegularBoundary } else { CellClass::Regular };
+        return match g.num_phantoms() {
+            0 => CellClass::Regular,
+            1 => CellClass::RegularBoundary,
+            _ => CellClass::RegularCrease,
+        };
     }
     if let Some(g) = layered_grid(m, c) {
         return if g.phantom.is_some() { CellClass::LayeredBoundary } else { CellClass::Layered };

@@ -12,7 +12,7 @@ use ndarray::Array2;
 use subla_algebra::Par;
 use subla_catmark::CatmarkSlak;
 use subla_scheme::{Plan, Refiner, SchemeError, eval};
-use subla_solid::limit::{CellClass, cell_grid, classify};
+use subla_solid::limit::{CellClass, Quantity, RegularEval, SolidLimit, cell_grid, classify, control_grid};
 use subla_solid::{CatmarkSolid, CatmarkSolidLak};
 use subla_volume::VolumeError;
 use subla_volume::shapes::hex_grid;
@@ -149,22 +149,168 @@ fn tags_are_checked_and_the_algebra_path_refuses_them() {
     ));
 }
 
+/// A jittered `n³` box with its twelve outline edges sharp (so its eight
+/// corners on three sharp edges each).
+fn box_with_sharp_outline(n: usize) -> subla_volume::VolumeData {
+    let mut d = hex_grid(n, n, n).unwrap();
+    let mut sharp = Vec::new();
+    for t in 0..n {
+        for (a, b) in [(0, 0), (n, 0), (0, n), (n, n)] {
+            sharp.push([id(n, t, a, b), id(n, t + 1, a, b)]);
+            sharp.push([id(n, a, t, b), id(n, a, t + 1, b)]);
+            sharp.push([id(n, a, b, t), id(n, a, b, t + 1)]);
+        }
+    }
+    d.mesh = d.mesh.with_features(&sharp, &[]).unwrap();
+    d.vertices = common::jitter(&d.vertices, 11, 0.12);
+    d
+}
+
 #[test]
-fn the_limit_refuses_cells_near_a_crease() {
-    // A 7³ grid with a vertical crease at x = y = 1: a cell's control
-    // points meet it where its lattice corner has i ≤ 2 and j ≤ 2.
+fn cells_at_sharp_boundary_edges_are_tricubic_with_a_phantom_layer_per_face() {
+    let n = 5;
+    let d = box_with_sharp_outline(n);
+    let (m, x) = (&d.mesh, &d.vertices);
+    let cell = |i: usize, j: usize, k: usize| (i + n * (j + n * k)) as u32;
+    // Corner and edge cells (two or three faces on the boundary, their
+    // edges sharp), face cells, inner cells.
+    let mut classes = std::collections::BTreeMap::new();
+    for c in 0..m.num_cells() {
+        let ijk = [c % n, (c / n) % n, c / (n * n)];
+        let outer: Vec<usize> = (0..3).filter(|&a| ijk[a] == 0 || ijk[a] == n - 1).collect();
+        let class = classify(m, c);
+        *classes.entry(class).or_insert(0) += 1;
+        let g = control_grid(m, c).unwrap_or_else(|| panic!("cell {c} {ijk:?}"));
+        assert_eq!(g.num_phantoms(), outer.len(), "cell {c}");
+        let want: [Option<bool>; 3] = std::array::from_fn(|a| outer.contains(&a).then_some(ijk[a] == n - 1));
+        assert_eq!(g.phantoms, want, "cell {c}");
+        // The phantom entries: 64 − 4^(3−p) 3^p.
+        let p = outer.len() as u32;
+        let real = 4usize.pow(3 - p) * 3usize.pow(p);
+        assert_eq!(g.points.iter().filter(|&&v| v != subla_volume::NONE).count(), real, "cell {c}");
+    }
+    let k = n - 2;
+    assert_eq!(classes.get(&CellClass::RegularCrease), Some(&(8 + 12 * k)), "{classes:?}");
+    assert_eq!(classes.get(&CellClass::RegularBoundary), Some(&(6 * k * k)), "{classes:?}");
+    assert_eq!(classes.get(&CellClass::Regular), Some(&(k * k * k)), "{classes:?}");
+    // Without the tags the boundary surface wraps round the edges, and
+    // those cells are not evaluated.
+    let bare = hex_grid(n, n, n).unwrap().mesh;
+    for c in [cell(0, 0, 0), cell(2, 0, 0), cell(4, 2, 4)] {
+        assert!(control_grid(&bare, c as usize).is_none() && cell_grid(&bare, c as usize).is_none());
+        assert_eq!(classify(&bare, c as usize), CellClass::NearFeature);
+    }
+    // One edge of the outline untagged: the cells along it (and the
+    // corners at its ends) are not evaluated, the others still are.
+    let partial: Vec<[u32; 2]> = m
+        .sharp_edges()
+        .map(|e| m.edge(e as usize))
+        .filter(|&[a, b]| {
+            let z = |v: u32| v as usize / ((n + 1) * (n + 1));
+            let y = |v: u32| (v as usize / (n + 1)) % (n + 1);
+            !(y(a) == 0 && y(b) == 0 && z(a) == 0 && z(b) == 0)
+        })
+        .collect();
+    assert_eq!(partial.len(), 12 * n - n);
+    let pm = bare.clone().with_features(&partial, &[]).unwrap();
+    for i in 0..n {
+        assert_eq!(classify(&pm, cell(i, 0, 0) as usize), CellClass::NearFeature, "cell ({i}, 0, 0)");
+    }
+    assert_eq!(classify(&pm, cell(0, 2, 0) as usize), CellClass::RegularCrease);
+    assert_eq!(classify(&pm, cell(2, 1, 0) as usize), CellClass::RegularBoundary);
+
+    // Each child of a corner, edge, face and inner cell has its parent's
+    // limit, positions and derivatives; every child is evaluated.
+    let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let child = plan.mesh(1);
+    let inner = [[0.25, 0.5, 0.75], [0.9, 0.1, 0.4], [0.0, 0.6, 1.0]];
+    for c in [cell(0, 0, 0), cell(4, 4, 4), cell(4, 0, 4), cell(2, 0, 0), cell(4, 2, 4), cell(0, 4, 1), cell(2, 1, 0)] {
+        assert!((8 * c..8 * c + 8).all(|ch| cell_grid(child, ch as usize).is_some()), "children of {c}");
+        common::check_children(m, x, child, &y, c, &inner);
+    }
+    // Continuous across faces, derivatives too: corner–edge, edge–face
+    // and face–inner cells.
+    for (a, b) in [(cell(0, 0, 0), cell(1, 0, 0)), (cell(2, 0, 0), cell(2, 1, 0)), (cell(2, 1, 0), cell(2, 1, 1))] {
+        let f = shared_face(m, a, b);
+        common::check_face(m, x, a, b, f, |_| true);
+    }
+    // The boundary is the Catmull-Clark surface with those creases: at
+    // every boundary vertex the solid's limit is the surface's limit mask.
+    let (s0, back) = boundary_surface(m);
+    let xs = Array2::from_shape_fn((back.len(), 3), |(i, k)| x[[back[i] as usize, k]]);
+    let sp = CatmarkSlak.build(&s0, 0, Par::Rayon).unwrap();
+    let lim = sp.limit(Par::Rayon).unwrap();
+    let want = subla_algebra::spmv::spmv_csr(lim.as_ref(), xs.view(), |&w, _, _| w, Par::Rayon);
+    let samples: Vec<(u32, [f64; 3])> = back
+        .iter()
+        .map(|&v| {
+            let c = (0..m.num_cells() as u32).find(|&c| m.cell_vertices(c as usize).contains(&v)).unwrap();
+            let k = m.cell_vertices(c as usize).iter().position(|&u| u == v).unwrap();
+            (c, common::CORNER[k])
+        })
+        .collect();
+    let got = common::at(m, x, &samples, Quantity::Position);
+    let diff = common::max_diff(&got, &want);
+    assert!(diff < 1e-12, "boundary limit against the surface scheme's: {diff}");
+    // The direct evaluator gathers the phantom layers as the matrix folds
+    // them.
+    let cells: Vec<u32> = (0..m.num_cells() as u32).collect();
+    let ev = RegularEval::new(m, &cells, 3, Par::Rayon).unwrap();
+    let mut out = Array2::zeros((ev.num_samples(), 3));
+    ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon);
+    let grid = SolidLimit::grid(cells.iter().copied(), 3, Quantity::Position);
+    let by_matrix = common::at(m, x, grid.samples(), Quantity::Position);
+    let diff = common::max_diff(&out, &by_matrix);
+    assert!(diff < 1e-13, "direct evaluator against the matrix: {diff}");
+}
+
+/// The face shared by cells `a` and `b`.
+fn shared_face(m: &subla_volume::VolMesh, a: u32, b: u32) -> usize {
+    m.cell_faces(a as usize).iter().map(|&code| (code >> 1) as usize).find(|&f| m.face_cells(f).contains(&b)).unwrap()
+}
+
+#[test]
+fn the_limit_refuses_cells_whose_own_points_meet_a_crease() {
+    // A 7³ grid with a vertical crease inside at x = y = 1: the cells
+    // holding it as an edge (lattice corner i, j ∈ {0, 1}) are refused;
+    // those whose control points meet it only beyond their own layers
+    // are regular, and their children have their limit.
     let n = 7;
     let g = hex_grid(n, n, n).unwrap();
     let line: Vec<[u32; 2]> = (0..n).map(|k| [id(n, 1, 1, k), id(n, 1, 1, k + 1)]).collect();
     let m = g.mesh.clone().with_features(&line, &[]).unwrap();
     let cell = |i: usize, j: usize, k: usize| i + n * (j + n * k);
-    for (i, j) in [(1, 1), (2, 2), (0, 2)] {
+    for (i, j) in [(1, 1), (0, 0), (0, 1), (1, 0)] {
         assert!(cell_grid(&m, cell(i, j, 3)).is_none(), "({i}, {j})");
         assert_eq!(classify(&m, cell(i, j, 3)), CellClass::NearFeature, "({i}, {j})");
     }
-    for (i, j) in [(3, 1), (1, 4), (4, 4)] {
+    for (i, j) in [(2, 2), (2, 1), (1, 2), (3, 1), (1, 4), (4, 4)] {
         assert_eq!(classify(&m, cell(i, j, 3)), CellClass::Regular, "({i}, {j})");
         assert_eq!(classify(&g.mesh, cell(i, j, 3)), CellClass::Regular, "({i}, {j})");
     }
-    assert_eq!(classify(&g.mesh, cell(2, 2, 3)), CellClass::Regular);
+    assert_eq!(classify(&m, cell(0, 2, 3)), CellClass::RegularBoundary);
+    assert_eq!(classify(&m, cell(2, 0, 3)), CellClass::RegularBoundary);
+    // A corner: refused where it is a cell's own vertex, not beyond.
+    let c = g.mesh.clone().with_features(&[], &[id(n, 3, 3, 3)]).unwrap();
+    assert_eq!(classify(&c, cell(2, 2, 2)), CellClass::NearFeature);
+    assert_eq!(classify(&c, cell(3, 3, 3)), CellClass::NearFeature);
+    assert_eq!(classify(&c, cell(1, 1, 1)), CellClass::Regular);
+    assert_eq!(classify(&c, cell(4, 3, 3)), CellClass::Regular);
+    // The regular ones next to the crease are its limit: their children
+    // (refined with the crease) have it.
+    let x = common::jitter(&g.vertices, 5, 0.12);
+    let plan = CatmarkSolid::default().build(&m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let inner = [[0.25, 0.5, 0.75], [0.9, 0.1, 0.4]];
+    for c in [cell(2, 2, 3), cell(2, 1, 3), cell(1, 2, 2), cell(0, 2, 3)] {
+        assert!((8 * c..8 * c + 8).all(|ch| cell_grid(plan.mesh(1), ch).is_some()), "children of {c}");
+        common::check_children(&m, &x, plan.mesh(1), &y, c as u32, &inner);
+    }
+    // A corner beyond the cell's own vertices.
+    let plan = CatmarkSolid::default().build(&c, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    for cc in [cell(1, 1, 1), cell(4, 3, 3)] {
+        common::check_children(&c, &x, plan.mesh(1), &y, cc as u32, &inner);
+    }
 }
