@@ -63,11 +63,12 @@ pub(crate) enum LimitCells {
     /// Every cell; a cell that cannot be evaluated yet is an error naming
     /// it.
     All,
-    /// The cells that can be evaluated (regular and layered, inside or with
-    /// one face on the boundary); the others are counted in a warning.
+    /// The cells that can be evaluated (regular, layered and irregular;
+    /// with `--refine`, through their children too); the others are
+    /// counted in a warning.
     Evaluated,
-    /// The regular cells only (inside or with one face on the boundary);
-    /// the others are counted in a warning.
+    /// The regular cells only (inside, at a boundary face or at sharp
+    /// boundary edges); the others are counted in a warning.
     Regular,
 }
 
@@ -90,6 +91,12 @@ pub(crate) struct SolidLimitArgs {
     /// Which cells to sample.
     #[arg(long, value_enum, default_value_t = LimitCells::All)]
     cells: LimitCells,
+    /// Cells not evaluated as they are (several extraordinary vertices,
+    /// or too coarse around extraordinary edges) are refined first, up to
+    /// this many steps, and sampled through their children (0: they are
+    /// not evaluated). Cells at untagged boundary edges stay unevaluated.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4))]
+    refine: u32,
     /// Memory budget (bytes, or with K/M/G).
     #[arg(long, value_parser = crate::parse_bytes)]
     max_memory: Option<u64>,
@@ -415,7 +422,9 @@ fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
 
 fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), String> {
     use std::io::Write;
-    use subla_solid::limit::{CellGrid, GridEval, Quantity, cell_grid, control_grid};
+    use subla_algebra::spmv::spmv_csr;
+    use subla_solid::limit::{CellGrid, GridEval, Quantity, SolidLimit, cell_grid, control_grid};
+    use subla_solid::refined::limit_matrix_refined_partial;
     let t0 = Instant::now();
     let bar = progress.phase(format!("reading {}", shown(&args.input)));
     let d = read(&args.input)?;
@@ -423,46 +432,84 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
     let m = &d.mesh;
     let k = args.grid as usize;
     let failed = |e: subla_scheme::SchemeError| format!("{}: {e}", shown(&args.input));
-    // Each class by its direct evaluator, the samples in the cells' order;
-    // each cell's grid gathered once.
-    let ev = match args.cells {
-        // Every cell, or an error naming the first that is not evaluated.
-        LimitCells::All => {
-            GridEval::new(m, &(0..m.num_cells() as u32).collect::<Vec<_>>(), k, Par::Rayon).map_err(failed)?
-        }
-        LimitCells::Regular | LimitCells::Evaluated => {
-            let regular = args.cells == LimitCells::Regular;
-            let ok: Vec<(u32, CellGrid)> = (0..m.num_cells() as u32)
-                .filter_map(|c| {
-                    let g = if regular {
-                        control_grid(m, c as usize).map(CellGrid::Regular)
-                    } else {
-                        cell_grid(m, c as usize)
-                    };
-                    // An irregular cell's derivatives are singular at its
-                    // extraordinary vertex, a corner of the grid.
-                    g.filter(|g| !(args.derivatives && matches!(g, CellGrid::Irregular(_)))).map(|g| (c, g))
-                })
-                .collect();
-            if ok.len() < m.num_cells() {
-                let which = if regular {
-                    "not regular (layered, irregular, at boundary edges)"
-                } else if args.derivatives {
-                    "not evaluated yet (at boundary edges, near the boundary or other features) or irregular (derivatives are singular at their extraordinary vertex, a corner of the grid)"
-                } else {
-                    "not evaluated yet (at boundary edges, near the boundary or other features)"
-                };
-                eprintln!(
-                    "warning: {}: {} of {} cells are {which} and were left out",
-                    shown(&args.input),
-                    m.num_cells() - ok.len(),
-                    m.num_cells()
-                );
-            }
-            GridEval::from_grids(m, ok, k)
-        }
+    let quantities: &[Quantity] = if args.derivatives {
+        &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
+    } else {
+        &[Quantity::Position]
     };
-    let cells: Vec<u32> = ev.cells().to_vec();
+    let regular = args.cells == LimitCells::Regular;
+    // Each cell's grid where it is evaluated directly (an irregular cell's
+    // derivatives are singular at its extraordinary vertex, a corner of
+    // the sample grid).
+    let grids: Vec<Option<CellGrid>> = (0..m.num_cells() as u32)
+        .map(|c| {
+            let g = if regular { control_grid(m, c as usize).map(CellGrid::Regular) } else { cell_grid(m, c as usize) };
+            g.filter(|g| !(args.derivatives && matches!(g, CellGrid::Irregular(_))))
+        })
+        .collect();
+    // The others, refined first where asked (not for regular cells only).
+    let others: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| grids[c as usize].is_none()).collect();
+    let refine = if regular { 0 } else { args.refine };
+    if refine > 0 && !others.is_empty() {
+        let fine = predict_counts(m, refine).last().copied().unwrap_or_default();
+        let need = fine.plan_bytes();
+        let (budget, what) = memory::budget(args.max_memory);
+        if need > u128::from(budget) {
+            return Err(format!(
+                "refining {refine} levels would make {} cells and need about {} MB, over the budget of {} MB ({what}); {}",
+                fine.cells,
+                need >> 20,
+                budget >> 20,
+                memory::advice(&what).replace("fewer levels", "a smaller --refine")
+            ));
+        }
+    }
+    let bar = progress.phase(format!("refining {} cells first", others.len()));
+    // Per quantity, the refined cells' samples (`k³` per cell, in order),
+    // and the cells some sample of which is still not evaluated.
+    let mut refined_values: Vec<Array2<f64>> = Vec::new();
+    let mut unevaluated: std::collections::BTreeMap<u32, subla_solid::refined::Unevaluated> = Default::default();
+    if refine > 0 && !others.is_empty() {
+        let plan = SolidLimit::grid(others.iter().copied(), k, Quantity::Position);
+        for &q in quantities {
+            let (r, bad) = limit_matrix_refined_partial(m, plan.samples(), q, refine, Par::Rayon).map_err(failed)?;
+            for (i, why) in bad {
+                unevaluated.entry(others[i / (k * k * k)]).or_insert(why);
+            }
+            refined_values.push(spmv_csr(r.as_ref(), d.vertices.view(), |&w, _, _| w, Par::Rayon));
+        }
+    } else {
+        use subla_solid::refined::Unevaluated;
+        unevaluated.extend(others.iter().map(|&c| {
+            let singular = !regular && matches!(cell_grid(m, c as usize), Some(CellGrid::Irregular(_)));
+            (c, if singular { Unevaluated::SingularDerivative } else { Unevaluated::NotEvaluable })
+        }));
+    }
+    bar.finish_and_clear();
+    if let Some((&c, &why)) = unevaluated.iter().next().filter(|_| args.cells == LimitCells::All) {
+        return Err(failed(subla_scheme::SchemeError::scheme("catmark-solid-limit", why.error(c))));
+    }
+    if !unevaluated.is_empty() {
+        let which = if regular {
+            "not regular (layered, irregular, at boundary edges)"
+        } else if args.derivatives {
+            "not evaluated yet (at untagged boundary edges, near the boundary or other features) or have derivatives asked at an irregular cell's extraordinary vertex, where they are singular"
+        } else {
+            "not evaluated yet (at untagged boundary edges, near the boundary or other features)"
+        };
+        let hint = if refine == 0 && !regular { "; --refine N refines cells first" } else { "" };
+        eprintln!(
+            "warning: {}: {} of {} cells are {which} and were left out{hint}",
+            shown(&args.input),
+            unevaluated.len(),
+            m.num_cells()
+        );
+    }
+    // Each class by its direct evaluator; each cell's grid gathered once.
+    let direct: Vec<(u32, CellGrid)> =
+        grids.into_iter().enumerate().filter_map(|(c, g)| g.map(|g| (c as u32, g))).collect();
+    let ev = GridEval::from_grids(m, direct, k);
+    let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|c| !unevaluated.contains_key(c)).collect();
 
     let per_sample = if args.derivatives { 12 } else { 3 };
     let samples = cells.len() as u128 * (k as u128).pow(3);
@@ -478,16 +525,27 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         ));
     }
     let bar = progress.phase(format!("evaluating {samples} samples"));
-    let quantities: &[Quantity] = if args.derivatives {
-        &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
-    } else {
-        &[Quantity::Position]
-    };
+    let kkk = k * k * k;
+    // Where each output cell's samples come from: the direct evaluation's
+    // block, or the refined one's.
+    let direct_at: std::collections::HashMap<u32, usize> =
+        ev.cells().iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let refined_at: std::collections::HashMap<u32, usize> = others.iter().enumerate().map(|(i, &c)| (c, i)).collect();
     let values: Vec<Array2<f64>> = quantities
         .iter()
-        .map(|&q| {
-            let mut out = Array2::zeros((ev.num_samples(), 3));
-            ev.eval_into(d.vertices.view(), q, out.view_mut(), Par::Rayon).map_err(failed)?;
+        .enumerate()
+        .map(|(qi, &q)| {
+            let mut direct = Array2::zeros((ev.num_samples(), 3));
+            ev.eval_into(d.vertices.view(), q, direct.view_mut(), Par::Rayon).map_err(failed)?;
+            let mut out = Array2::zeros((cells.len() * kkk, 3));
+            for (ci, c) in cells.iter().enumerate() {
+                let (src, at) = match direct_at.get(c) {
+                    Some(&i) => (&direct, i),
+                    None => (&refined_values[qi], refined_at[c]),
+                };
+                out.slice_mut(ndarray::s![ci * kkk..(ci + 1) * kkk, ..])
+                    .assign(&src.slice(ndarray::s![at * kkk..(at + 1) * kkk, ..]));
+            }
             Ok(out)
         })
         .collect::<Result<_, String>>()?;

@@ -260,6 +260,56 @@ fn limit_samples_irregular_cells() {
 }
 
 #[test]
+fn limit_refines_cells_first_where_asked() {
+    let dir = tempdir();
+    let out = dir.join("torus.txt");
+    let torus = data("torus.vtk");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["solid", "limit", torus.to_str().unwrap(), "--grid", "2", "-o", out.to_str().unwrap()];
+        args.extend(extra);
+        subla(&args)
+    };
+    // No cell of the coarse torus is evaluated as it is.
+    let o = run(&[]);
+    assert!(!o.status.success() && text(&o).contains("cell 0 is not evaluated yet"), "{}", text(&o));
+    let o = run(&["--cells", "evaluated"]);
+    assert!(text(&o).contains("192 of 192 cells") && text(&o).contains("--refine"), "{}", text(&o));
+    // One step makes every child evaluated: all 192 cells, 8 samples each,
+    // positions and derivatives.
+    let o = run(&["--refine", "1", "--derivatives"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows: Vec<Vec<f64>> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(|w| w.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 192 * 8);
+    assert!(rows.iter().all(|r| r.len() == 16 && r.iter().all(|x| x.is_finite())));
+    // The cylinder: the cells at its rims (untagged boundary edges) stay
+    // unevaluated however far it is refined; the others are sampled.
+    let cyl = data("cylinder.vtk");
+    let o = subla(&[
+        "solid",
+        "limit",
+        cyl.to_str().unwrap(),
+        "--grid",
+        "2",
+        "--refine",
+        "2",
+        "--cells",
+        "evaluated",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("16 of 80 cells are not evaluated yet"), "{}", text(&o));
+    let o = subla(&["solid", "limit", cyl.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).contains("is not evaluated yet"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn subdivide_renders_the_boundary_surface() {
     let dir = tempdir();
     let (out, png) = (dir.join("t.vtk"), dir.join("t.png"));

@@ -36,6 +36,7 @@ pub mod eigen;
 pub mod irregular;
 pub mod layered;
 pub mod limit;
+pub mod refined;
 mod rules;
 pub mod stam;
 

@@ -319,7 +319,7 @@ pub enum LimitError {
     /// boundary edges), layered (inside or at a boundary face) nor
     /// irregular (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside or at a boundary face) nor an irregular one (cells at untagged boundary edges, and cells whose own points meet the boundary or tags otherwise, are not evaluated yet; tag the box's edges sharp, or sample the others)"
+        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside or at a boundary face) nor an irregular one (cells at untagged boundary edges, and cells whose own points meet the boundary or tags otherwise, are not evaluated yet; tag the box's edges sharp, refine first, or sample the others)"
     )]
     NotEvaluable {
         /// The cell.

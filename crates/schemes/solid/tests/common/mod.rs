@@ -75,6 +75,19 @@ pub(crate) fn check_children(
     c: u32,
     inner: &[[f64; 3]],
 ) {
+    check_children_with(m, child, y, c, inner, |s, q| at(m, x, s, q));
+}
+
+/// [`check_children`] with the parent's limit given by `parent_at`
+/// (samples of `m`, quantity → values).
+pub(crate) fn check_children_with(
+    m: &VolMesh,
+    child: &VolMesh,
+    y: &Array2<f64>,
+    c: u32,
+    inner: &[[f64; 3]],
+    parent_at: impl Fn(&[(u32, [f64; 3])], Quantity) -> Array2<f64>,
+) {
     let of_child = parent_params(m, c);
     for ch in 8 * c..8 * c + 8 {
         if subla_solid::limit::cell_grid(child, ch as usize).is_none() {
@@ -90,10 +103,10 @@ pub(crate) fn check_children(
         qs.extend(inner);
         let sc: Vec<(u32, [f64; 3])> = qs.iter().map(|&q| (ch, q)).collect();
         let sp: Vec<(u32, [f64; 3])> = qs.iter().map(|&q| (c, to_parent(q))).collect();
-        let d = max_diff(&at(child, y, &sc, Quantity::Position), &at(m, x, &sp, Quantity::Position));
+        let d = max_diff(&at(child, y, &sc, Quantity::Position), &parent_at(&sp, Quantity::Position));
         assert!(d < 1e-12, "child {ch} of cell {c}: positions {d}");
         let (sc, sp) = (&sc[8..], &sp[8..]);
-        let dp: Vec<Array2<f64>> = DERIVS.iter().map(|&q| at(m, x, sp, q)).collect();
+        let dp: Vec<Array2<f64>> = DERIVS.iter().map(|&q| parent_at(sp, q)).collect();
         for (i, &q) in DERIVS.iter().enumerate() {
             let want = &dp[0] * j[0][i] + &dp[1] * j[1][i] + &dp[2] * j[2][i];
             let d = max_diff(&at(child, y, sc, q), &want);
@@ -113,6 +126,19 @@ fn face_params(m: &VolMesh, c: u32, fv: &[u32]) -> Vec<[f64; 3]> {
 /// the signed permutation between the two cells' parameters) to 1e-10 at
 /// those of the points `smooth` keeps (`a`'s parameters).
 pub(crate) fn check_face(m: &VolMesh, x: &Array2<f64>, a: u32, b: u32, f: usize, smooth: impl Fn([f64; 3]) -> bool) {
+    check_face_with(m, a, b, f, smooth, |s, q| at(m, x, s, q));
+}
+
+/// [`check_face`] with the limit given by `at` (samples, quantity →
+/// values).
+pub(crate) fn check_face_with(
+    m: &VolMesh,
+    a: u32,
+    b: u32,
+    f: usize,
+    smooth: impl Fn([f64; 3]) -> bool,
+    at: impl Fn(&[(u32, [f64; 3])], Quantity) -> Array2<f64>,
+) {
     let ab = [0.0, 0.3, 0.5, 0.8, 1.0];
     let fv = m.face(f);
     let (pa, pb) = (face_params(m, a, fv), face_params(m, b, fv));
@@ -124,7 +150,7 @@ pub(crate) fn check_face(m: &VolMesh, x: &Array2<f64>, a: u32, b: u32, f: usize,
     let st: Vec<(f64, f64)> = ab.iter().flat_map(|&s| ab.iter().map(move |&t| (s, t))).collect();
     let sa: Vec<(u32, [f64; 3])> = st.iter().map(|&(s, t)| (a, bil(&pa, s, t))).collect();
     let sb: Vec<(u32, [f64; 3])> = st.iter().map(|&(s, t)| (b, bil(&pb, s, t))).collect();
-    let d = max_diff(&at(m, x, &sa, Quantity::Position), &at(m, x, &sb, Quantity::Position));
+    let d = max_diff(&at(&sa, Quantity::Position), &at(&sb, Quantity::Position));
     assert!(d < 1e-12, "cells {a} and {b}: positions {d}");
     // b's parameters are M a's + const, M a signed permutation.
     let normal = |p: &[[f64; 3]]| (0..3).find(|&k| p.iter().all(|q| q[k] == p[0][k])).expect("a face");
@@ -144,10 +170,10 @@ pub(crate) fn check_face(m: &VolMesh, x: &Array2<f64>, a: u32, b: u32, f: usize,
     let keep: Vec<usize> = (0..st.len()).filter(|&i| smooth(sa[i].1)).collect();
     let sa2: Vec<(u32, [f64; 3])> = keep.iter().map(|&i| sa[i]).collect();
     let sb2: Vec<(u32, [f64; 3])> = keep.iter().map(|&i| sb[i]).collect();
-    let db: Vec<Array2<f64>> = DERIVS.iter().map(|&q| at(m, x, &sb2, q)).collect();
+    let db: Vec<Array2<f64>> = DERIVS.iter().map(|&q| at(&sb2, q)).collect();
     for (i, &q) in DERIVS.iter().enumerate() {
         let want = &db[0] * mm[0][i] + &db[1] * mm[1][i] + &db[2] * mm[2][i];
-        let d = max_diff(&at(m, x, &sa2, q), &want);
+        let d = max_diff(&at(&sa2, q), &want);
         assert!(d < 1e-10, "cells {a} and {b}: {q:?} {d}");
     }
 }

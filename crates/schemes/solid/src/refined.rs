@@ -1,0 +1,263 @@
+//! The limit of cells the constant-time evaluations do not take, by
+//! refining first: a sample in such a cell is passed to the child cell
+//! holding it after one Catmull-Clark solid step, and on down until the
+//! cell holding it is evaluated ([`cell_grid`]: regular, layered or
+//! irregular), at most `max_levels` steps.
+//!
+//! A child of hexahedron `c` at its corner `k` is the octant of `c`'s
+//! parameter cube at that corner (the refinement keeps the
+//! parametrisation: a child's limit is its parent's where both are
+//! evaluated, tested), so the sample's parameters in the child are
+//! `J⁻¹ (x − p₀)`, with `p₀` the parent parameters of the child's vertex 0
+//! and `J`'s columns those of its axes (half a signed permutation:
+//! `J⁻¹ = 4 Jᵀ`). A derivative is the child's along the matching axis
+//! times `±2` per level (the chain rule). Samples on an octant's border
+//! go to the lower octant; the limit is continuous across it.
+//!
+//! The result is a matrix of samples × control points like
+//! [`limit_matrix`]'s: the rows at level `l` times the steps' matrices
+//! `R_{l−1} ⋯ R_0`. Cells that stay unevaluated after `max_levels` steps
+//! are refused, naming the control cell: cells at untagged boundary edges
+//! never become evaluable (their children along the edge are such cells
+//! again), and cells that are not hexahedra have no parameters.
+
+use std::collections::HashMap;
+
+use subla_algebra::{CsrMat, Par, spgemm};
+use subla_scheme::kernel::assemble_rows;
+use subla_scheme::{Refiner, Result, SchemeError};
+use subla_volume::{CellKind, VolMesh};
+
+use crate::limit::{CellGrid, LimitError, Quantity, cell_grid, limit_matrix};
+use crate::{CatmarkSolid, SolidPlan};
+
+/// The corner parameters of a VTK hexahedron's vertices.
+const CORNER: [[f64; 3]; 8] = [
+    [0.0, 0.0, 0.0],
+    [1.0, 0.0, 0.0],
+    [1.0, 1.0, 0.0],
+    [0.0, 1.0, 0.0],
+    [0.0, 0.0, 1.0],
+    [1.0, 0.0, 1.0],
+    [1.0, 1.0, 1.0],
+    [0.0, 1.0, 1.0],
+];
+const DERIVS: [Quantity; 3] = [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW];
+
+/// A sample on its way down: the cell and parameters at the current
+/// level, the quantity asked there and the factor of the chain rule.
+#[derive(Copy, Clone, Debug)]
+struct Pending {
+    sample: usize,
+    cell: u32,
+    x: [f64; 3],
+    q: Quantity,
+    factor: f64,
+}
+
+/// The limit map of `samples` (control cell, `(u, v, w)`) for `q`, as
+/// [`limit_matrix`], where a cell without a [`cell_grid`] is refined first
+/// (see the [module docs](self)), up to `max_levels` steps (the
+/// refinement is [`CatmarkSolid`]'s default; built once per level needed,
+/// over the whole mesh).
+///
+/// # Errors
+/// [`LimitError::NotEvaluable`] (as
+/// [`SchemeError::Scheme`](subla_scheme::SchemeError::Scheme)'s source)
+/// naming the control cell of the first sample still unevaluated after
+/// `max_levels` steps, in a cell that is not a hexahedron, or past the
+/// mesh's cells; [`LimitError::SingularDerivative`] naming the control
+/// cell of the first derivative asked at an irregular cell's
+/// extraordinary vertex (at the level where it is evaluated); the
+/// refinement's errors.
+pub fn limit_matrix_refined(
+    m: &VolMesh,
+    samples: &[(u32, [f64; 3])],
+    q: Quantity,
+    max_levels: u32,
+    par: Par,
+) -> Result<CsrMat<f64>> {
+    let (r, failed) = limit_matrix_refined_partial(m, samples, q, max_levels, par)?;
+    match failed.first() {
+        None => Ok(r),
+        Some(&(s, why)) => Err(SchemeError::scheme("catmark-solid-limit", why.error(samples[s].0))),
+    }
+}
+
+/// Why a sample has no row in [`limit_matrix_refined_partial`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unevaluated {
+    /// Its cell is still not evaluated after the steps allowed (or is not
+    /// a hexahedron, or past the mesh's cells).
+    NotEvaluable,
+    /// A derivative at an irregular cell's extraordinary vertex.
+    SingularDerivative,
+}
+
+impl Unevaluated {
+    /// The error naming control cell `cell`.
+    pub fn error(self, cell: u32) -> LimitError {
+        match self {
+            Unevaluated::NotEvaluable => LimitError::NotEvaluable { cell },
+            Unevaluated::SingularDerivative => LimitError::SingularDerivative { cell },
+        }
+    }
+}
+
+/// A sample without a row: its index and why.
+pub type Failed = (usize, Unevaluated);
+
+/// The samples evaluated at one level for one quantity: the level, the
+/// quantity, the samples there and their chain-rule factors.
+type Group = (u32, Quantity, Vec<(u32, [f64; 3])>, Vec<f64>);
+
+/// [`limit_matrix_refined`] for the samples it can evaluate: their rows,
+/// an empty row for each of the others, and those (sample index and why),
+/// in order.
+///
+/// # Errors
+/// The refinement's errors.
+pub fn limit_matrix_refined_partial(
+    m: &VolMesh,
+    samples: &[(u32, [f64; 3])],
+    q: Quantity,
+    max_levels: u32,
+    par: Par,
+) -> Result<(CsrMat<f64>, Vec<Failed>)> {
+    let mut pending: Vec<Pending> =
+        samples.iter().enumerate().map(|(sample, &(cell, x))| Pending { sample, cell, x, q, factor: 1.0 }).collect();
+    // Per sample: its group (level, quantity) and row in it, if any.
+    let mut place: Vec<Option<(usize, usize)>> = vec![None; samples.len()];
+    let mut failed = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut plan: Option<SolidPlan> = None;
+    let mut level = 0u32;
+    while !pending.is_empty() {
+        let mesh = plan.as_ref().map_or(m, |p| p.mesh(level));
+        let mut grids: HashMap<u32, Option<CellGrid>> = HashMap::new();
+        let mut down = Vec::new();
+        for p in pending {
+            let grid = grids.entry(p.cell).or_insert_with(|| {
+                ((p.cell as usize) < mesh.num_cells()).then(|| cell_grid(mesh, p.cell as usize)).flatten()
+            });
+            if let Some(g) = grid {
+                if p.q != Quantity::Position && matches!(g, CellGrid::Irregular(ig) if ig.is_singular(p.x)) {
+                    failed.push((p.sample, Unevaluated::SingularDerivative));
+                    continue;
+                }
+                let g = match groups.iter().position(|g| g.0 == level && g.1 == p.q) {
+                    Some(g) => g,
+                    None => {
+                        groups.push((level, p.q, Vec::new(), Vec::new()));
+                        groups.len() - 1
+                    }
+                };
+                place[p.sample] = Some((g, groups[g].2.len()));
+                groups[g].2.push((p.cell, p.x));
+                groups[g].3.push(p.factor);
+            } else if level == max_levels
+                || (p.cell as usize) >= mesh.num_cells()
+                || mesh.kind(p.cell as usize) != CellKind::Hexahedron
+            {
+                failed.push((p.sample, Unevaluated::NotEvaluable));
+            } else {
+                down.push(p);
+            }
+        }
+        if down.is_empty() {
+            break;
+        }
+        level += 1;
+        plan = Some(CatmarkSolid::default().build(m, level, par)?);
+        let plan = plan.as_ref().expect("built");
+        let (parent, child) = (plan.mesh(level - 1), plan.mesh(level));
+        // The first child of each parent cell: one per cell corner.
+        let mut first = Vec::with_capacity(parent.num_cells() + 1);
+        first.push(0u32);
+        for c in 0..parent.num_cells() {
+            first.push(first[c] + parent.cell_vertices(c).len() as u32);
+        }
+        pending = down.into_iter().map(|p| descend(parent, child, &first, p)).collect();
+    }
+    failed.sort_unstable_by_key(|f| f.0);
+    // Each group's rows over its level's points, then over the control
+    // points through the steps' matrices.
+    let mut composed: Vec<Option<CsrMat<f64>>> = vec![None; level as usize + 1];
+    let mut mats = Vec::with_capacity(groups.len());
+    for (l, gq, s, _) in &groups {
+        let mesh = plan.as_ref().map_or(m, |p| p.mesh(*l));
+        let rows = limit_matrix(mesh, s, *gq, par)?;
+        if *l == 0 {
+            mats.push(rows);
+            continue;
+        }
+        let ops = plan.as_ref().expect("a level past 0 was built").operators();
+        for k in 1..=*l as usize {
+            if composed[k].is_none() {
+                let r = &ops[k - 1];
+                let next = match &composed[k - 1] {
+                    None => r.clone(),
+                    Some(prev) => spgemm::product(r.as_ref(), prev.as_ref(), par)?,
+                };
+                composed[k] = Some(next);
+            }
+        }
+        let to_control = composed[*l as usize].as_ref().expect("composed above");
+        mats.push(spgemm::product(rows.as_ref(), to_control.as_ref(), par)?);
+    }
+    let r = assemble_rows(samples.len(), m.num_vertices(), par, |r, st| {
+        if let Some((g, i)) = place[r] {
+            let f = groups[g].3[i];
+            let (cols, ws) = mats[g].row(i);
+            st.extend(cols.iter().zip(ws).map(|(&c, &w)| (c, f * w)));
+        }
+    })?;
+    Ok((r, failed))
+}
+
+/// `p` passed from hexahedron `p.cell` of `parent` to the child holding
+/// its parameters in `child` (children numbered from `first[cell]`, one
+/// per corner in the cell's vertex order).
+fn descend(parent: &VolMesh, child: &VolMesh, first: &[u32], p: Pending) -> Pending {
+    let (nv, ne, nf) = (parent.num_vertices(), parent.num_edges(), parent.num_faces());
+    let corners = parent.cell_vertices(p.cell as usize);
+    let param = |v: u32| CORNER[corners.iter().position(|&u| u == v).expect("a corner of the cell")];
+    let mean = |vs: &[u32]| -> [f64; 3] {
+        let n = vs.len() as f64;
+        std::array::from_fn(|a| vs.iter().map(|&v| param(v)[a]).sum::<f64>() / n)
+    };
+    // The parent parameters of a child point of the cell.
+    let of_child = |r: u32| -> [f64; 3] {
+        let r = r as usize;
+        if r < nv {
+            param(r as u32)
+        } else if r < nv + ne {
+            mean(&parent.edge(r - nv))
+        } else if r < nv + ne + nf {
+            mean(parent.face(r - nv - ne))
+        } else {
+            [0.5; 3]
+        }
+    };
+    let octant: [bool; 3] = p.x.map(|t| t > 0.5);
+    let k = CORNER.iter().position(|c| (0..3).all(|a| (c[a] == 1.0) == octant[a])).expect("every octant is a corner");
+    let ch = first[p.cell as usize] + k as u32;
+    let cv = child.cell_vertices(ch as usize);
+    let p0 = of_child(cv[0]);
+    // J⁻¹ = 4 Jᵀ: row i is axis i of the child (to its vertices 1, 3, 4).
+    let jinv: [[f64; 3]; 3] = std::array::from_fn(|i| {
+        let e = of_child(cv[[1, 3, 4][i]]);
+        std::array::from_fn(|a| 4.0 * (e[a] - p0[a]))
+    });
+    let x: [f64; 3] =
+        std::array::from_fn(|i| (0..3).map(|a| jinv[i][a] * (p.x[a] - p0[a])).sum::<f64>().clamp(0.0, 1.0));
+    let (q, factor) = match DERIVS.iter().position(|&d| d == p.q) {
+        None => (p.q, p.factor),
+        Some(a) => {
+            let i = (0..3).find(|&i| jinv[i][a] != 0.0).expect("a signed permutation");
+            (DERIVS[i], p.factor * jinv[i][a])
+        }
+    };
+    Pending { sample: p.sample, cell: ch, x, q, factor }
+}

@@ -1,0 +1,214 @@
+//! The limit of cells the constant-time evaluations do not take, by
+//! refining first (`refined::limit_matrix_refined`): the coarse solid
+//! torus (every cell near its extraordinary edges) and the block with
+//! extraordinary edges of valence 3 and 5 (several extraordinary vertices
+//! per cell), against their refined children evaluated directly, across
+//! faces, against difference quotients; cells at untagged boundary edges
+//! stay refused.
+
+mod common;
+
+use ndarray::Array2;
+use subla_algebra::Par;
+use subla_algebra::spmv::spmv_csr;
+use subla_scheme::{Refiner, SchemeError, eval};
+use subla_solid::CatmarkSolid;
+use subla_solid::limit::{CellClass, LimitError, Quantity, cell_grid, classify, limit_matrix};
+use subla_solid::refined::{Unevaluated, limit_matrix_refined, limit_matrix_refined_partial};
+use subla_volume::VolMesh;
+
+fn refined_at(m: &VolMesh, x: &Array2<f64>, s: &[(u32, [f64; 3])], q: Quantity, levels: u32) -> Array2<f64> {
+    let r = limit_matrix_refined(m, s, q, levels, Par::Rayon).unwrap();
+    spmv_csr(r.as_ref(), x.view(), |&w, _, _| w, Par::Rayon)
+}
+
+/// Whether parameters of cell `c` are off its extraordinary edges.
+fn off_extraordinary_edges(m: &VolMesh, c: u32) -> impl Fn([f64; 3]) -> bool {
+    const EDGES: [(usize, usize); 12] =
+        [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4), (1, 5), (2, 6), (3, 7)];
+    let cv = m.cell_vertices(c as usize);
+    let lines: Vec<([f64; 3], [f64; 3])> = EDGES
+        .iter()
+        .filter(|&&(i, j)| {
+            let e = m.vertex_edges(cv[i] as usize).iter().find(|&&e| m.edge(e as usize).contains(&cv[j]));
+            e.is_some_and(|&e| m.is_extraordinary_edge(e as usize))
+        })
+        .map(|&(i, j)| (common::CORNER[i], common::CORNER[j]))
+        .collect();
+    move |p| !lines.iter().any(|(a, b)| (0..3).all(|k| a[k] != b[k] || (p[k] - a[k]).abs() < 1e-12))
+}
+
+fn grid3(ts: &[f64]) -> Vec<[f64; 3]> {
+    ts.iter().flat_map(|&w| ts.iter().flat_map(move |&v| ts.iter().map(move |&u| [u, v, w]))).collect()
+}
+
+#[test]
+fn the_coarse_torus_is_evaluated_through_its_children() {
+    let d = subla_volume::shapes::torus(2, 1, 16, 3.0, 1.0).unwrap();
+    let (m, x) = (&d.mesh, common::jitter(&d.vertices, 13, 0.05));
+    assert!((0..m.num_cells()).all(|c| cell_grid(m, c).is_none()), "no cell of the coarse torus is evaluated");
+    let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let child = plan.mesh(1);
+    let mut classes = std::collections::BTreeMap::new();
+    for c in 0..child.num_cells() {
+        *classes.entry(classify(child, c)).or_insert(0usize) += 1;
+    }
+    assert!(classes.keys().all(|k| k.evaluated()), "{classes:?}");
+    // Not refined, refused, naming the cell.
+    let err = limit_matrix_refined(m, &[(5, [0.5; 3])], Quantity::Position, 0, Par::Seq).unwrap_err();
+    assert!(matches!(
+        std::error::Error::source(&err).and_then(|s| s.downcast_ref::<LimitError>()),
+        Some(LimitError::NotEvaluable { cell: 5 })
+    ));
+    // Each control cell against its children, evaluated directly at the
+    // parameters that the test works out by itself.
+    let inner = grid3(&[0.1, 0.45, 0.8]);
+    for c in (0..m.num_cells() as u32).step_by(5) {
+        common::check_children_with(m, child, &y, c, &inner, |s, q| refined_at(m, &x, s, q, 1));
+    }
+    // Across every inner face, positions and derivatives.
+    let mut faces = 0;
+    for f in (0..m.num_faces()).step_by(3) {
+        let [a, b] = m.face_cells(f);
+        if b != subla_volume::NONE {
+            // Derivatives off the extraordinary edges, where the
+            // parametrisation is singular.
+            let off = off_extraordinary_edges(m, a);
+            common::check_face_with(m, a, b, f, off, |s, q| refined_at(m, &x, s, q, 1));
+            faces += 1;
+        }
+    }
+    assert!(faces > 50, "{faces} faces");
+    // Rows sum to 1 (positions), 0 (derivatives); derivatives are the
+    // positions' difference quotients.
+    let samples: Vec<(u32, [f64; 3])> =
+        (0..m.num_cells() as u32).flat_map(|c| grid3(&[0.2, 0.7]).into_iter().map(move |p| (c, p))).collect();
+    for q in [Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW] {
+        let r = limit_matrix_refined(m, &samples, q, 1, Par::Rayon).unwrap();
+        let want = if q == Quantity::Position { 1.0 } else { 0.0 };
+        for i in 0..samples.len() {
+            let s: f64 = r.row(i).1.iter().sum();
+            assert!((s - want).abs() < 1e-12, "{q:?} row {i}: {s}");
+        }
+    }
+    let h = 1e-6;
+    for (k, q) in [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW].into_iter().enumerate() {
+        let shift = |s: &[(u32, [f64; 3])], by: f64| -> Vec<(u32, [f64; 3])> {
+            s.iter()
+                .map(|&(c, mut p)| {
+                    p[k] += by;
+                    (c, p)
+                })
+                .collect()
+        };
+        let fd = (refined_at(m, &x, &shift(&samples, h), Quantity::Position, 1)
+            - refined_at(m, &x, &shift(&samples, -h), Quantity::Position, 1))
+            / (2.0 * h);
+        let d = common::max_diff(&fd, &refined_at(m, &x, &samples, q, 1));
+        assert!(d < 1e-6, "{q:?}: {d}");
+    }
+    // Bitwise the same on one thread and two.
+    let one = limit_matrix_refined(m, &samples, Quantity::DerivV, 1, Par::Seq).unwrap();
+    let two = limit_matrix_refined(m, &samples, Quantity::DerivV, 1, Par::Rayon).unwrap();
+    assert!(one.values().iter().zip(two.values()).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!(one.indices(), two.indices());
+}
+
+#[test]
+fn cells_evaluated_directly_are_not_refined() {
+    // The refined torus: every cell evaluated, so the matrices are equal.
+    let d = subla_volume::shapes::torus(2, 1, 16, 3.0, 1.0).unwrap();
+    let plan = CatmarkSolid::default().build(&d.mesh, 1, Par::Rayon).unwrap();
+    let m = plan.mesh(1);
+    let samples: Vec<(u32, [f64; 3])> = (0..m.num_cells() as u32).map(|c| (c, [0.3, 0.6, 0.9])).collect();
+    let a = limit_matrix(m, &samples, Quantity::DerivW, Par::Rayon).unwrap();
+    let b = limit_matrix_refined(m, &samples, Quantity::DerivW, 3, Par::Rayon).unwrap();
+    assert_eq!(a.indices(), b.indices());
+    assert_eq!(a.values(), b.values());
+}
+
+#[test]
+fn several_extraordinary_vertices_are_separated_by_refining() {
+    // The block: every cell has several extraordinary vertices, and its
+    // box's edges are untagged boundary edges. One step separates the
+    // extraordinary vertices; the children along the box's edges are never
+    // evaluated.
+    let d = subla_volume::shapes::extraordinary_block(2).unwrap();
+    let (m, x) = (&d.mesh, common::jitter(&d.vertices, 17, 0.05));
+    assert!((0..m.num_cells()).all(|c| classify(m, c) == CellClass::SeveralExtraordinaryVertices));
+    let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let child = plan.mesh(1);
+    // Samples in the middle of each cell: its child there is off the
+    // boundary edges.
+    let mid = [0.4, 0.45, 0.55];
+    let (mut checked, mut compared) = (0, 0);
+    for c in 0..m.num_cells() as u32 {
+        let inner: Vec<[f64; 3]> = vec![mid];
+        let ok = limit_matrix_refined(m, &[(c, mid)], Quantity::Position, 2, Par::Seq).is_ok();
+        if ok {
+            // Only the children the sample reaches are compared.
+            let to_child = |ch: u32| cell_grid(child, ch as usize).is_some();
+            if (8 * c..8 * c + 8).all(to_child) {
+                common::check_children_with(m, child, &y, c, &inner, |s, q| refined_at(m, &x, s, q, 2));
+            }
+            checked += 1;
+        }
+        // Every evaluated child inside against the parent there (positions
+        // and derivatives by the chain rule), the parameters worked out
+        // here.
+        let of_child = common::parent_params(m, c);
+        for ch in (8 * c..8 * c + 8).filter(|&ch| cell_grid(child, ch as usize).is_some()) {
+            let cp: Vec<[f64; 3]> = child.cell_vertices(ch as usize).iter().map(|&v| of_child(v as usize)).collect();
+            let p0 = cp[0];
+            let j: [[f64; 3]; 3] = std::array::from_fn(|a| [1, 3, 4].map(|k| cp[k][a] - p0[a]));
+            let qs = [[0.3, 0.6, 0.5], [0.8, 0.25, 0.7]];
+            let sc: Vec<(u32, [f64; 3])> = qs.iter().map(|&q| (ch, q)).collect();
+            let sp: Vec<(u32, [f64; 3])> = qs
+                .iter()
+                .map(|&q| (c, std::array::from_fn(|a| p0[a] + j[a][0] * q[0] + j[a][1] * q[1] + j[a][2] * q[2])))
+                .collect();
+            let d = common::max_diff(
+                &common::at(child, &y, &sc, Quantity::Position),
+                &refined_at(m, &x, &sp, Quantity::Position, 2),
+            );
+            assert!(d < 1e-12, "child {ch} of {c}: {d}");
+            let dp: Vec<Array2<f64>> = common::DERIVS.iter().map(|&q| refined_at(m, &x, &sp, q, 2)).collect();
+            for (i, &q) in common::DERIVS.iter().enumerate() {
+                let want = &dp[0] * j[0][i] + &dp[1] * j[1][i] + &dp[2] * j[2][i];
+                let d = common::max_diff(&common::at(child, &y, &sc, q), &want);
+                assert!(d < 1e-10, "child {ch} of {c}: {q:?} {d}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked} cells evaluated in their middle");
+    assert!(compared >= 16, "{compared} children compared");
+    // A sample at a box edge never reaches an evaluated cell.
+    let corner_cell = (0..m.num_cells() as u32)
+        .find(|&c| m.cell_vertices(c as usize).iter().filter(|&&v| m.is_boundary_vertex(v as usize)).count() >= 6)
+        .unwrap();
+    let err = limit_matrix_refined(m, &[(corner_cell, [0.0, 0.0, 0.0])], Quantity::Position, 3, Par::Seq);
+    assert!(matches!(err, Err(SchemeError::Scheme { .. })), "{err:?}");
+    // The partial form: a row for each sample off the box's edges, an
+    // empty one and the reason for the others, in order.
+    let samples: Vec<(u32, [f64; 3])> =
+        (0..m.num_cells() as u32).flat_map(|c| grid3(&[0.0, 0.5, 1.0]).into_iter().map(move |p| (c, p))).collect();
+    let (r, failed) = limit_matrix_refined_partial(m, &samples, Quantity::Position, 2, Par::Rayon).unwrap();
+    assert!(!failed.is_empty() && failed.len() < samples.len(), "{} of {}", failed.len(), samples.len());
+    assert!(failed.windows(2).all(|w| w[0].0 < w[1].0));
+    for i in 0..samples.len() {
+        let bad = failed.iter().find(|f| f.0 == i);
+        let (cols, ws) = r.row(i);
+        match bad {
+            Some(&(_, why)) => {
+                assert_eq!(why, Unevaluated::NotEvaluable);
+                assert!(cols.is_empty());
+            }
+            None => assert!((ws.iter().sum::<f64>() - 1.0).abs() < 1e-12, "sample {i}"),
+        }
+    }
+    // Those at the box's corners among them.
+    assert!(failed.iter().any(|&(i, _)| samples[i].0 == corner_cell && samples[i].1 == [0.0; 3]));
+}
