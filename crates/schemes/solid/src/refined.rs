@@ -63,7 +63,7 @@ struct Pending {
 ///
 /// # Errors
 /// [`LimitError::NotEvaluable`] (as
-/// [`SchemeError::Scheme`](subla_scheme::SchemeError::Scheme)'s source)
+/// [`SchemeError::Scheme`]'s source)
 /// naming the control cell of the first sample still unevaluated after
 /// `max_levels` steps, in a cell that is not a hexahedron, or past the
 /// mesh's cells; [`LimitError::SingularDerivative`] naming the control
