@@ -50,7 +50,7 @@ use crate::layered::{LayeredGrid, layered_grid, layered_weights};
 const HEX_EDGES: [(usize, usize); 12] =
     [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4), (1, 5), (2, 6), (3, 7)];
 /// The grid offsets of a VTK hexahedron's vertices.
-const HEX_CORNERS: [[i32; 3]; 8] =
+pub(crate) const HEX_CORNERS: [[i32; 3]; 8] =
     [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]];
 
 /// The 64 control points of cell `c` (entry `i + 4j + 16k`), where `c` is a

@@ -28,20 +28,9 @@ use subla_scheme::kernel::assemble_rows;
 use subla_scheme::{Refiner, Result, SchemeError};
 use subla_volume::{CellKind, VolMesh};
 
-use crate::limit::{CellGrid, LimitError, Quantity, cell_grid, limit_matrix};
+use crate::limit::{CellGrid, HEX_CORNERS, LimitError, Quantity, cell_grid, limit_matrix};
 use crate::{CatmarkSolid, SolidPlan};
 
-/// The corner parameters of a VTK hexahedron's vertices.
-const CORNER: [[f64; 3]; 8] = [
-    [0.0, 0.0, 0.0],
-    [1.0, 0.0, 0.0],
-    [1.0, 1.0, 0.0],
-    [0.0, 1.0, 0.0],
-    [0.0, 0.0, 1.0],
-    [1.0, 0.0, 1.0],
-    [1.0, 1.0, 1.0],
-    [0.0, 1.0, 1.0],
-];
 const DERIVS: [Quantity; 3] = [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW];
 
 /// A sample on its way down: the cell and parameters at the current
@@ -222,7 +211,8 @@ pub fn limit_matrix_refined_partial(
 fn descend(parent: &VolMesh, child: &VolMesh, first: &[u32], p: Pending) -> Pending {
     let (nv, ne, nf) = (parent.num_vertices(), parent.num_edges(), parent.num_faces());
     let corners = parent.cell_vertices(p.cell as usize);
-    let param = |v: u32| CORNER[corners.iter().position(|&u| u == v).expect("a corner of the cell")];
+    let param =
+        |v: u32| HEX_CORNERS[corners.iter().position(|&u| u == v).expect("a corner of the cell")].map(f64::from);
     let mean = |vs: &[u32]| -> [f64; 3] {
         let n = vs.len() as f64;
         std::array::from_fn(|a| vs.iter().map(|&v| param(v)[a]).sum::<f64>() / n)
@@ -241,7 +231,8 @@ fn descend(parent: &VolMesh, child: &VolMesh, first: &[u32], p: Pending) -> Pend
         }
     };
     let octant: [bool; 3] = p.x.map(|t| t > 0.5);
-    let k = CORNER.iter().position(|c| (0..3).all(|a| (c[a] == 1.0) == octant[a])).expect("every octant is a corner");
+    let k =
+        HEX_CORNERS.iter().position(|c| (0..3).all(|a| (c[a] == 1) == octant[a])).expect("every octant is a corner");
     let ch = first[p.cell as usize] + k as u32;
     let cv = child.cell_vertices(ch as usize);
     let p0 = of_child(cv[0]);

@@ -23,12 +23,9 @@ fn id(n: usize, i: usize, j: usize, k: usize) -> u32 {
     (i + (n + 1) * (j + (n + 1) * k)) as u32
 }
 
-/// A 3 × 3 × 3 box with its twelve outline edges sharp (its corners meet
-/// three each), a crease across the top face, one sharp edge alone in the
-/// bottom face (a dart at each end) and a corner in the middle of a side.
-fn creased_box() -> subla_volume::VolumeData {
-    let n = 3;
-    let mut d = hex_grid(n, n, n).unwrap();
+/// The `12 n` lattice edges along the twelve edges of `hex_grid(n, n, n)`'s
+/// box.
+fn outline(n: usize) -> Vec<[u32; 2]> {
     let mut sharp = Vec::new();
     for t in 0..n {
         for (a, b) in [(0, 0), (n, 0), (0, n), (n, n)] {
@@ -36,9 +33,19 @@ fn creased_box() -> subla_volume::VolumeData {
             sharp.push([id(n, a, t, b), id(n, a, t + 1, b)]);
             sharp.push([id(n, a, b, t), id(n, a, b, t + 1)]);
         }
-        // Across the top face at x = 1.
-        sharp.push([id(n, 1, t, n), id(n, 1, t + 1, n)]);
     }
+    sharp
+}
+
+/// A 3 × 3 × 3 box with its twelve outline edges sharp (its corners meet
+/// three each), a crease across the top face, one sharp edge alone in the
+/// bottom face (a dart at each end) and a corner in the middle of a side.
+fn creased_box() -> subla_volume::VolumeData {
+    let n = 3;
+    let mut d = hex_grid(n, n, n).unwrap();
+    let mut sharp = outline(n);
+    // Across the top face at x = 1.
+    sharp.extend((0..n).map(|t| [id(n, 1, t, n), id(n, 1, t + 1, n)]));
     sharp.push([id(n, 1, 1, 0), id(n, 2, 1, 0)]);
     let corners = [id(n, 0, 1, 2)];
     d.mesh = d.mesh.with_features(&sharp, &corners).unwrap();
@@ -153,15 +160,7 @@ fn tags_are_checked_and_the_algebra_path_refuses_them() {
 /// corners on three sharp edges each).
 fn box_with_sharp_outline(n: usize) -> subla_volume::VolumeData {
     let mut d = hex_grid(n, n, n).unwrap();
-    let mut sharp = Vec::new();
-    for t in 0..n {
-        for (a, b) in [(0, 0), (n, 0), (0, n), (n, n)] {
-            sharp.push([id(n, t, a, b), id(n, t + 1, a, b)]);
-            sharp.push([id(n, a, t, b), id(n, a, t + 1, b)]);
-            sharp.push([id(n, a, b, t), id(n, a, b, t + 1)]);
-        }
-    }
-    d.mesh = d.mesh.with_features(&sharp, &[]).unwrap();
+    d.mesh = d.mesh.with_features(&outline(n), &[]).unwrap();
     d.vertices = common::jitter(&d.vertices, 11, 0.12);
     d
 }
