@@ -23,8 +23,12 @@
 //! (the derivatives by the chain rule, `2^{m−1}` per level). `A^{m−1}` is
 //! `V Λ^{m−1} V⁻¹` where `A` has a real eigendecomposition that reproduces
 //! it ([`crate::eigen`]), and a table of powers otherwise; both are computed
-//! once per configuration (cells whose matrices are equal share them) and
-//! cached for the process. At `EV` itself the position is the limit mask
+//! once per configuration and cached for the process: by the
+//! neighbourhood's connectivity in canonical order (a cell whose
+//! neighbourhood was met before takes its configuration, or its refusal,
+//! without refining anything; the sub-mesh is numbered canonically, so the
+//! bits do not depend on which cell met it first), and by the matrices
+//! (neighbourhoods with equal matrices share them). At `EV` itself the position is the limit mask
 //! (the row of `EV` in `A^∞`); the parametrisation is singular there, so a
 //! derivative at `EV` is refused ([`LimitError::SingularDerivative`]).
 //!
@@ -99,11 +103,18 @@ fn frame_of(m: &VolMesh, c: u32, origin: u32, ends: [u32; 3]) -> Option<Frame> {
 /// The frame of the cell across the face of `f` on side `(axis, high)`:
 /// the shared corners keep their coordinates but along `axis`, where they
 /// become the near side.
-fn cross(m: &VolMesh, c: u32, f: &Frame, axis: usize, high: u8) -> Option<Option<(u32, Frame)>> {
+fn cross(
+    m: &VolMesh,
+    c: u32,
+    f: &Frame,
+    axis: usize,
+    high: u8,
+    keep: impl Fn(u32) -> bool,
+) -> Option<Option<(u32, Frame)>> {
     let shared: Vec<[u8; 3]> = HEX_CORNERS.iter().copied().filter(|p| p[axis] == high).collect();
     let verts: [u32; 4] = std::array::from_fn(|i| f[at(shared[i])]);
     let n = across(m, c, verts)?;
-    if n == NONE {
+    if n == NONE || !keep(n) {
         return Some(None);
     }
     let n = hexahedron(m, n)?;
@@ -145,12 +156,20 @@ fn ring_cells(m: &VolMesh, c: usize) -> Vec<u32> {
 /// connectivity around `c` and the frame only, so two neighbourhoods of the
 /// same configuration give corresponding orders.
 fn canonical_support(m: &VolMesh, c: u32, frame: Frame) -> Option<Vec<u32>> {
+    canonical_walk(m, c, frame).map(|w| w.0)
+}
+
+/// [`canonical_support`] and the ring's cells in the walk's order (`c`
+/// first).
+fn canonical_walk(m: &VolMesh, c: u32, frame: Frame) -> Option<(Vec<u32>, Vec<u32>)> {
     let ring: HashSet<u32> = ring_cells(m, c as usize).into_iter().collect();
     let mut seen: HashSet<u32> = HashSet::new();
     let mut points = Vec::new();
     let mut visited: HashSet<u32> = HashSet::from([c]);
+    let mut order = Vec::with_capacity(ring.len());
     let mut queue = VecDeque::from([(c, frame)]);
     while let Some((cell, f)) = queue.pop_front() {
+        order.push(cell);
         for &v in &f {
             if seen.insert(v) {
                 points.push(v);
@@ -158,14 +177,14 @@ fn canonical_support(m: &VolMesh, c: u32, frame: Frame) -> Option<Vec<u32>> {
         }
         for axis in 0..3 {
             for high in 0..2u8 {
-                let Some((n, g)) = cross(m, cell, &f, axis, high)? else { continue };
-                if ring.contains(&n) && visited.insert(n) {
+                let Some((n, g)) = cross(m, cell, &f, axis, high, |n| ring.contains(&n))? else { continue };
+                if visited.insert(n) {
                     queue.push_back((n, g));
                 }
             }
         }
     }
-    (visited.len() == ring.len()).then_some(points)
+    (visited.len() == ring.len()).then_some((points, order))
 }
 
 /// The child of one octant: its grid in the refined support mesh, the rows
@@ -262,6 +281,21 @@ fn cache() -> &'static Mutex<HashMap<Vec<u64>, Arc<Operator>>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Neighbourhoods' connectivity → their configuration ([`structures`]).
+type Structures = HashMap<Vec<u32>, Option<Arc<Operator>>>;
+
+/// The cache of neighbourhoods, keyed by their connectivity in canonical
+/// order (the extraordinary vertex's corner, then each ring cell's
+/// vertices as canonical indices, cells in the walk's order): the
+/// configuration made from it, or `None` where it is not one. Everything
+/// past the walk is computed from that connectivity alone (the sub-mesh is
+/// numbered canonically), so a neighbourhood met again takes the same
+/// configuration bit for bit, whichever cell met it first.
+fn structures() -> &'static Mutex<Structures> {
+    static CACHE: OnceLock<Mutex<Structures>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
 /// The control points of cell `c` where it is irregular: a hexahedron
 /// whose extraordinary edges, two or more, share one of its vertices,
 /// where the seven children away from that vertex are regular or layered
@@ -286,36 +320,58 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
     let k_ev = [ext[0].0, ext[0].1].into_iter().find(|&k| ext.iter().all(|&(a, b)| a == k || b == k))?;
     let e = HEX_CORNERS[k_ev];
     let axes: [(u8, bool); 3] = std::array::from_fn(|a| (a as u8, e[a] == 1));
-    // The support as a sub-mesh, refined once.
+    // The support in canonical order, walked in the mesh itself.
     let ring = ring_cells(m, c);
-    let mut local: HashMap<u32, u32> = HashMap::new();
-    let mut global = Vec::new();
-    let mut cells = Vec::with_capacity(ring.len());
-    for &r in &ring {
-        if m.kind(r as usize) != CellKind::Hexahedron {
-            return None;
-        }
-        let vs: [u32; 8] = std::array::from_fn(|i| {
-            let v = m.cell_vertices(r as usize)[i];
-            *local.entry(v).or_insert_with(|| {
-                global.push(v);
-                global.len() as u32 - 1
-            })
-        });
-        cells.push(Cell::Hexahedron(vs));
+    if ring.iter().any(|&r| m.kind(r as usize) != CellKind::Hexahedron) {
+        return None;
     }
-    let l = VolMesh::from_cells(global.len(), &cells).ok()?;
-    let cl = ring.iter().position(|&r| r as usize == c)? as u32;
-    let lv = |k: usize| local[&cv[k]];
-    let corner_vertex = |p: [u8; 3]| lv(HEX_CORNERS.iter().position(|&q| q == p).expect("a corner"));
+    let corner = |p: [u8; 3]| cv[HEX_CORNERS.iter().position(|&q| q == p).expect("a corner")];
     let ends: [u32; 3] = std::array::from_fn(|a| {
         let mut p = e;
         p[a] ^= 1;
-        corner_vertex(p)
+        corner(p)
     });
-    let ev = lv(k_ev);
-    let frame = frame_of(&l, cl, ev, ends)?;
-    let support = canonical_support(&l, cl, frame)?;
+    let frame = frame_of(m, c as u32, cv[k_ev], ends)?;
+    let (support, order) = canonical_walk(m, c as u32, frame)?;
+    let index: HashMap<u32, u32> = support.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+    // The neighbourhood's connectivity in canonical numbering: the key of
+    // the configuration, and the sub-mesh it is refined as.
+    let cells: Vec<Cell> = order
+        .iter()
+        .map(|&r| Cell::Hexahedron(std::array::from_fn(|i| index[&m.cell_vertices(r as usize)[i]])))
+        .collect();
+    let mut key = vec![k_ev as u32, support.len() as u32];
+    for cell in &cells {
+        key.extend(cell.vertices());
+    }
+    let known = structures().lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key).cloned();
+    let op = match known {
+        Some(op) => op,
+        None => {
+            let op = configuration(&cells, support.len(), k_ev, frame.map(|v| index[&v]));
+            structures().lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, op.clone());
+            op
+        }
+    }?;
+    if crate::limit::near_feature(m, &support) {
+        return None;
+    }
+    Some(IrregularGrid { points: support, axes, op })
+}
+
+/// The configuration of a neighbourhood: `cells` the ring (the cell first)
+/// over `n` support points in canonical order, the extraordinary vertex at
+/// the cell's corner `k_ev`, `frame` the cell's frame (canonical indices).
+/// `None` where it is not an irregular configuration.
+fn configuration(cells: &[Cell], n: usize, k_ev: usize, frame: Frame) -> Option<Arc<Operator>> {
+    let l = VolMesh::from_cells(n, cells).ok()?;
+    let cl = 0u32;
+    let ev = frame[0];
+    let ends = [frame[1], frame[2], frame[4]];
+    let support = canonical_support(&l, cl, frame_of(&l, cl, ev, ends)?)?;
+    if support.iter().enumerate().any(|(i, &v)| v as usize != i) {
+        return None;
+    }
     let index: HashMap<u32, usize> = support.iter().enumerate().map(|(i, &v)| (v, i)).collect();
     let l1 = l.split(Par::Seq).ok()?;
     // The child at EV and its frame: its axes run to the midpoints of the
@@ -430,11 +486,7 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
             op
         }
     };
-    let points: Vec<u32> = support.iter().map(|&v| global[v as usize]).collect();
-    if crate::limit::near_feature(m, &points) {
-        return None;
-    }
-    Some(IrregularGrid { points, axes, op })
+    Some(op)
 }
 
 /// `A^j` for `j = 0 ..= LEVELS`: by the eigendecomposition where it
