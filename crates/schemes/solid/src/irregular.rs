@@ -353,7 +353,10 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
             op
         }
     }?;
-    if crate::limit::near_feature(m, &support) {
+    // Tags matter only at the cell's own vertices and the edges at them:
+    // every rule reaching `A`'s rows and the octants' reads those (the
+    // other points of the supports are edge, face and cell points).
+    if crate::limit::near_feature(m, cv) {
         return None;
     }
     Some(IrregularGrid { points: support, axes, op })

@@ -306,7 +306,12 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
             }
         }
     }
-    if crate::limit::near_feature(m, &points) {
+    // Tags matter where their rules make points the cell's limit depends
+    // on: the vertex points of its own eight vertices and the edge points
+    // of the edges at them. Every other point of a descendant's grid (and
+    // of Stam's subdivided rings: edge and face points around the
+    // extraordinary vertex) comes from rules that ignore tags.
+    if crate::limit::near_feature(m, m.cell_vertices(c)) {
         return None;
     }
     Some(LayeredGrid { valence: n, points, phantom, axes })

@@ -29,8 +29,8 @@
 //! functions here evaluate them too ([`cell_grid`]), and irregular cells
 //! (extraordinary edges at one vertex: the local volumetric
 //! subdivision matrix, [`crate::irregular`]). Cells at untagged boundary
-//! edges, and layered and irregular cells whose control points meet a
-//! sharp edge or a corner, are not evaluated yet: they are refused,
+//! edges, and layered and irregular cells with a sharp edge or a corner at
+//! one of their own vertices, are not evaluated yet: they are refused,
 //! naming the cell. All of it is the limit of the default refinement
 //! ([`crate::VertexRule::Layered`]).
 //!

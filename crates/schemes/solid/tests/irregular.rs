@@ -308,3 +308,29 @@ fn irregular_cells_at_the_boundary_have_their_childrens_limit() {
         check_children(&m, &x, refined.mesh(1), &y, c, &[[0.2, 0.5, 0.8], [0.6, 0.1, 0.3], [0.9, 0.9, 0.05]]);
     }
 }
+
+#[test]
+fn tags_away_from_an_irregular_cells_own_vertices_leave_it_irregular() {
+    // A corner at a support point that is not one of the cell's vertices
+    // leaves it irregular, and its children, refined with the corner, have
+    // its limit; a corner at one of its vertices does not.
+    let (m, x) = shape();
+    for c in irregular(&m) {
+        let Some(CellGrid::Irregular(g)) = cell_grid(&m, c as usize) else { unreachable!() };
+        let own = m.cell_vertices(c as usize);
+        let tagged = |v: u32| m.clone().with_features(&[], &[v]).unwrap();
+        assert_eq!(classify(&tagged(own[3]), c as usize), CellClass::NearFeature, "cell {c}");
+        // A neighbour of the cell's vertices, and a point farther out.
+        let near = g.points.iter().copied().find(|v| !own.contains(v)).unwrap();
+        let far = *g.points.last().unwrap();
+        for corner in [near, far] {
+            let t = tagged(corner);
+            assert_eq!(classify(&t, c as usize), CellClass::Irregular, "cell {c}, corner {corner}");
+            let plan = CatmarkSolid::default().build(&t, 1, Par::Rayon).unwrap();
+            let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+            let evaluated = (8 * c..8 * c + 8).filter(|&ch| cell_grid(plan.mesh(1), ch as usize).is_some()).count();
+            assert_eq!(evaluated, 8, "children of {c}, corner {corner}");
+            check_children(&t, &x, plan.mesh(1), &y, c, &[[0.2, 0.5, 0.8], [0.1, 0.1, 0.1]]);
+        }
+    }
+}

@@ -297,3 +297,44 @@ fn the_direct_layered_evaluator_equals_the_limit_matrix() {
         }
     }
 }
+
+#[test]
+fn tags_away_from_a_layered_cells_own_vertices_leave_it_layered() {
+    // A corner at a point of the cell's grid that is not one of its
+    // vertices — in its outer layers, or next to it in its own (a ring
+    // vertex the cell does not have) — leaves it layered, and its children,
+    // refined with the corner, have its limit; a corner at one of its
+    // vertices does not.
+    let c = subla_volume::shapes::cylinder(4, 3, 6, 2.0).unwrap();
+    let x = jitter(&c.vertices, 11, 0.05);
+    let m = &c.mesh;
+    let mut checked = 0;
+    for cell in layered(m) {
+        let Some(subla_solid::limit::CellGrid::Layered(g)) = cell_grid(m, cell as usize) else { unreachable!() };
+        if g.phantom.is_some() {
+            continue;
+        }
+        let len = g.layer_len();
+        let own = m.cell_vertices(cell as usize);
+        let tagged = |v: u32| m.clone().with_features(&[], &[v]).unwrap();
+        // The extraordinary vertex in its own layer 2, and in the outer
+        // layer 3; a ring vertex of layer 1 next to the cell.
+        assert_eq!(classify(&tagged(g.points[2 * len]), cell as usize), CellClass::NearFeature, "cell {cell}");
+        let ring = (1..=2 * g.valence).map(|i| g.points[len + i]).find(|v| !own.contains(v)).unwrap();
+        for corner in [g.points[3 * len], ring] {
+            let t = tagged(corner);
+            assert_eq!(classify(&t, cell as usize), CellClass::Layered, "cell {cell}, corner {corner}");
+            let plan = CatmarkSolid::default().build(&t, 1, Par::Rayon).unwrap();
+            let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+            let evaluated =
+                (8 * cell..8 * cell + 8).filter(|&ch| cell_grid(plan.mesh(1), ch as usize).is_some()).count();
+            assert_eq!(evaluated, 8, "children of {cell}, corner {corner}");
+            check_children(&t, &x, plan.mesh(1), &y, cell, &[[0.2, 0.5, 0.8], [0.7, 0.3, 0.1]]);
+        }
+        checked += 1;
+        if checked == 4 {
+            break;
+        }
+    }
+    assert_eq!(checked, 4);
+}
