@@ -16,19 +16,26 @@
 //!
 //! The result is a matrix of samples × control points like
 //! [`limit_matrix`]'s: the rows at level `l` times the steps' matrices
-//! `R_{l−1} ⋯ R_0`. Cells that stay unevaluated after `max_levels` steps
+//! `R_{l−1} ⋯ R_0`. What is refined is the neighbourhood of the cells
+//! passed down, not the whole mesh: the cells within two rings of them,
+//! as a mesh of their own with their tags (every rule their descendants
+//! are evaluated from reads cells within one ring of them, and a vertex of
+//! that ring has all its cells in the second); the whole mesh where that
+//! neighbourhood is not a valid mesh by itself. Cells that stay unevaluated after
+//! `max_levels` steps
 //! are refused, naming the control cell: cells at untagged boundary edges
 //! never become evaluable (their children along the edge are such cells
 //! again), and cells that are not hexahedra have no parameters.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use subla_algebra::{CsrMat, Par, spgemm};
 use subla_scheme::kernel::assemble_rows;
 use subla_scheme::{Refiner, Result, SchemeError};
-use subla_volume::{CellKind, VolMesh};
+use subla_volume::{Cell, CellKind, VolMesh};
 
 use crate::limit::{CellGrid, HEX_CORNERS, LimitError, Quantity, cell_grid, limit_matrix};
+use crate::rules::{cells_of, vertex_faces};
 use crate::{CatmarkSolid, SolidPlan};
 
 const DERIVS: [Quantity; 3] = [Quantity::DerivU, Quantity::DerivV, Quantity::DerivW];
@@ -48,7 +55,7 @@ struct Pending {
 /// [`limit_matrix`], where a cell without a [`cell_grid`] is refined first
 /// (see the [module docs](self)), up to `max_levels` steps (the
 /// refinement is [`CatmarkSolid`]'s default; built once per level needed,
-/// over the whole mesh).
+/// over the cells around those passed down).
 ///
 /// # Errors
 /// [`LimitError::NotEvaluable`] (as
@@ -121,6 +128,9 @@ pub fn limit_matrix_refined_partial(
     let mut failed = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     let mut plan: Option<SolidPlan> = None;
+    // What is refined: the cells around those passed down (numbered
+    // locally, with the local vertices' ids in the mesh), or the whole mesh.
+    let mut local: Option<(VolMesh, Vec<u32>)> = None;
     let mut level = 0u32;
     while !pending.is_empty() {
         let mesh = plan.as_ref().map_or(m, |p| p.mesh(level));
@@ -158,7 +168,19 @@ pub fn limit_matrix_refined_partial(
             break;
         }
         level += 1;
-        plan = Some(CatmarkSolid::default().build(m, level, par)?);
+        if level == 1 {
+            let mut bad: Vec<u32> = down.iter().map(|p| p.cell).collect();
+            bad.sort_unstable();
+            bad.dedup();
+            if let Some((lm, cells, vertices)) = neighbourhood(m, &bad) {
+                for p in &mut down {
+                    p.cell = cells[&p.cell];
+                }
+                local = Some((lm, vertices));
+            }
+        }
+        let refined = local.as_ref().map_or(m, |l| &l.0);
+        plan = Some(CatmarkSolid::default().build(refined, level, par)?);
         let plan = plan.as_ref().expect("built");
         let (parent, child) = (plan.mesh(level - 1), plan.mesh(level));
         // The first child of each parent cell: one per cell corner.
@@ -175,12 +197,12 @@ pub fn limit_matrix_refined_partial(
     let mut composed: Vec<Option<CsrMat<f64>>> = vec![None; level as usize + 1];
     let mut mats = Vec::with_capacity(groups.len());
     for (l, gq, s, _) in &groups {
-        let mesh = plan.as_ref().map_or(m, |p| p.mesh(*l));
-        let rows = limit_matrix(mesh, s, *gq, par)?;
         if *l == 0 {
-            mats.push(rows);
+            mats.push(limit_matrix(m, s, *gq, par)?);
             continue;
         }
+        let mesh = plan.as_ref().expect("a level past 0 was built").mesh(*l);
+        let rows = limit_matrix(mesh, s, *gq, par)?;
         let ops = plan.as_ref().expect("a level past 0 was built").operators();
         for k in 1..=*l as usize {
             if composed[k].is_none() {
@@ -199,10 +221,78 @@ pub fn limit_matrix_refined_partial(
         if let Some((g, i)) = place[r] {
             let f = groups[g].3[i];
             let (cols, ws) = mats[g].row(i);
-            st.extend(cols.iter().zip(ws).map(|(&c, &w)| (c, f * w)));
+            // Rows refined locally are over the local vertices.
+            let to_mesh = |c: u32| match &local {
+                Some((_, vertices)) if groups[g].0 > 0 => vertices[c as usize],
+                _ => c,
+            };
+            st.extend(cols.iter().zip(ws).map(|(&c, &w)| (to_mesh(c), f * w)));
         }
     })?;
     Ok((r, failed))
+}
+
+/// The cells within two rings of `cells` (sharing a vertex with a cell
+/// that shares one with them) as a mesh of their own, with the tags among
+/// them: the map from their ids in `m` to the local ones, and each local
+/// vertex's id in `m`. Every rule whose points the descendants of `cells`
+/// are evaluated from reads only cells within one ring of them (the
+/// octants' grids, Stam's rings and the irregular supports reach half a
+/// cell beyond a child, one for a layered child's ring), and a vertex of
+/// the first ring has all its cells in the second, so the refined points
+/// there are those of the whole mesh. `None` where the neighbourhood is
+/// the whole mesh or is not a valid mesh by itself (two of its cells
+/// meeting at a vertex only, say): then the whole mesh is refined.
+fn neighbourhood(m: &VolMesh, cells: &[u32]) -> Option<(VolMesh, HashMap<u32, u32>, Vec<u32>)> {
+    let star = |cells: &BTreeSet<u32>| -> BTreeSet<u32> {
+        cells
+            .iter()
+            .flat_map(|&c| m.cell_vertices(c as usize).iter().flat_map(|&v| cells_of(m, &vertex_faces(m, v as usize))))
+            .collect()
+    };
+    let around = star(&star(&cells.iter().copied().collect()));
+    if around.len() == m.num_cells() {
+        return None;
+    }
+    let mut ids: HashMap<u32, u32> = HashMap::new();
+    let mut vertices = Vec::new();
+    let mut id = |v: u32| {
+        *ids.entry(v).or_insert_with(|| {
+            vertices.push(v);
+            vertices.len() as u32 - 1
+        })
+    };
+    let local: Vec<Cell> = around
+        .iter()
+        .map(|&c| match m.cell(c as usize) {
+            Cell::Tetra(v) => Cell::Tetra(v.map(&mut id)),
+            Cell::Hexahedron(v) => Cell::Hexahedron(v.map(&mut id)),
+            Cell::Wedge(v) => Cell::Wedge(v.map(&mut id)),
+            Cell::Pyramid(v) => Cell::Pyramid(v.map(&mut id)),
+            Cell::Polyhedron(faces) => {
+                Cell::Polyhedron(faces.into_iter().map(|f| f.into_iter().map(&mut id).collect()).collect())
+            }
+        })
+        .collect();
+    let mesh = VolMesh::from_cells(vertices.len(), &local).ok()?;
+    let mesh = if m.has_features() {
+        let has_edge =
+            |a: u32, b: u32| mesh.vertex_edges(a as usize).iter().any(|&e| mesh.edge(e as usize).contains(&b));
+        let sharp: Vec<[u32; 2]> = m
+            .sharp_edges()
+            .filter_map(|e| {
+                let [a, b] = m.edge(e as usize);
+                let (a, b) = (*ids.get(&a)?, *ids.get(&b)?);
+                has_edge(a, b).then_some([a, b])
+            })
+            .collect();
+        let corners: Vec<u32> = m.corners().filter_map(|v| ids.get(&v).copied()).collect();
+        mesh.with_features(&sharp, &corners).ok()?
+    } else {
+        mesh
+    };
+    let cells = around.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect();
+    Some((mesh, cells, vertices))
 }
 
 /// `p` passed from hexahedron `p.cell` of `parent` to the child holding

@@ -155,33 +155,7 @@ fn several_extraordinary_vertices_are_separated_by_refining() {
             }
             checked += 1;
         }
-        // Every evaluated child inside against the parent there (positions
-        // and derivatives by the chain rule), the parameters worked out
-        // here.
-        let of_child = common::parent_params(m, c);
-        for ch in (8 * c..8 * c + 8).filter(|&ch| cell_grid(child, ch as usize).is_some()) {
-            let cp: Vec<[f64; 3]> = child.cell_vertices(ch as usize).iter().map(|&v| of_child(v as usize)).collect();
-            let p0 = cp[0];
-            let j: [[f64; 3]; 3] = std::array::from_fn(|a| [1, 3, 4].map(|k| cp[k][a] - p0[a]));
-            let qs = [[0.3, 0.6, 0.5], [0.8, 0.25, 0.7]];
-            let sc: Vec<(u32, [f64; 3])> = qs.iter().map(|&q| (ch, q)).collect();
-            let sp: Vec<(u32, [f64; 3])> = qs
-                .iter()
-                .map(|&q| (c, std::array::from_fn(|a| p0[a] + j[a][0] * q[0] + j[a][1] * q[1] + j[a][2] * q[2])))
-                .collect();
-            let d = common::max_diff(
-                &common::at(child, &y, &sc, Quantity::Position),
-                &refined_at(m, &x, &sp, Quantity::Position, 2),
-            );
-            assert!(d < 1e-12, "child {ch} of {c}: {d}");
-            let dp: Vec<Array2<f64>> = common::DERIVS.iter().map(|&q| refined_at(m, &x, &sp, q, 2)).collect();
-            for (i, &q) in common::DERIVS.iter().enumerate() {
-                let want = &dp[0] * j[0][i] + &dp[1] * j[1][i] + &dp[2] * j[2][i];
-                let d = common::max_diff(&common::at(child, &y, &sc, q), &want);
-                assert!(d < 1e-10, "child {ch} of {c}: {q:?} {d}");
-            }
-            compared += 1;
-        }
+        compared += evaluated_children_have_the_limit(m, &x, child, &y, c, 2);
     }
     assert!(checked >= 4, "{checked} cells evaluated in their middle");
     assert!(compared >= 16, "{compared} children compared");
@@ -211,4 +185,68 @@ fn several_extraordinary_vertices_are_separated_by_refining() {
     }
     // Those at the box's corners among them.
     assert!(failed.iter().any(|&(i, _)| samples[i].0 == corner_cell && samples[i].1 == [0.0; 3]));
+}
+
+/// Each child of `c` evaluated directly in `child` (points `y`) against
+/// the parent refined first (up to `levels` steps) at two inner points of
+/// the child, positions and derivatives by the chain rule, the parameters
+/// worked out here; the number of children compared.
+fn evaluated_children_have_the_limit(
+    m: &VolMesh,
+    x: &Array2<f64>,
+    child: &VolMesh,
+    y: &Array2<f64>,
+    c: u32,
+    levels: u32,
+) -> usize {
+    let of_child = common::parent_params(m, c);
+    let mut compared = 0;
+    for ch in (8 * c..8 * c + 8).filter(|&ch| cell_grid(child, ch as usize).is_some()) {
+        let cp: Vec<[f64; 3]> = child.cell_vertices(ch as usize).iter().map(|&v| of_child(v as usize)).collect();
+        let p0 = cp[0];
+        let j: [[f64; 3]; 3] = std::array::from_fn(|a| [1, 3, 4].map(|k| cp[k][a] - p0[a]));
+        let qs = [[0.3, 0.6, 0.5], [0.8, 0.25, 0.7]];
+        let sc: Vec<(u32, [f64; 3])> = qs.iter().map(|&q| (ch, q)).collect();
+        let sp: Vec<(u32, [f64; 3])> = qs
+            .iter()
+            .map(|&q| (c, std::array::from_fn(|a| p0[a] + j[a][0] * q[0] + j[a][1] * q[1] + j[a][2] * q[2])))
+            .collect();
+        let d = common::max_diff(
+            &common::at(child, y, &sc, Quantity::Position),
+            &refined_at(m, x, &sp, Quantity::Position, levels),
+        );
+        assert!(d < 1e-12, "child {ch} of {c}: {d}");
+        let dp: Vec<Array2<f64>> = common::DERIVS.iter().map(|&q| refined_at(m, x, &sp, q, levels)).collect();
+        for (i, &q) in common::DERIVS.iter().enumerate() {
+            let want = &dp[0] * j[0][i] + &dp[1] * j[1][i] + &dp[2] * j[2][i];
+            let d = common::max_diff(&common::at(child, y, &sc, q), &want);
+            assert!(d < 1e-10, "child {ch} of {c}: {q:?} {d}");
+        }
+        compared += 1;
+    }
+    compared
+}
+
+#[test]
+fn a_few_cells_are_refined_within_their_neighbourhood() {
+    // A tall cylinder: only the cells at its rims (untagged boundary
+    // edges) are not evaluated as they are, so refining first refines the
+    // cells around them, not the whole mesh. Their children off the rims
+    // against the whole mesh refined.
+    let d = subla_volume::shapes::cylinder(2, 2, 12, 6.0).unwrap();
+    let (m, x) = (&d.mesh, common::jitter(&d.vertices, 19, 0.04));
+    let rims: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(m, c as usize).is_none()).collect();
+    assert!(!rims.is_empty() && rims.len() * 4 < m.num_cells(), "{} of {}", rims.len(), m.num_cells());
+    let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let compared: usize = rims.iter().map(|&c| evaluated_children_have_the_limit(m, &x, plan.mesh(1), &y, c, 1)).sum();
+    assert!(compared >= 4 * rims.len(), "{compared} children of {} cells", rims.len());
+    // With cells evaluated as they are among them: the same rows as each
+    // alone.
+    let samples: Vec<(u32, [f64; 3])> = (0..m.num_cells() as u32).map(|c| (c, [0.35, 0.5, 0.6])).collect();
+    let all = limit_matrix_refined(m, &samples, Quantity::DerivU, 2, Par::Rayon).unwrap();
+    for (i, &s) in samples.iter().enumerate().step_by(7) {
+        let one = limit_matrix_refined(m, &[s], Quantity::DerivU, 2, Par::Seq).unwrap();
+        assert_eq!(all.row(i), one.row(0), "sample {i}");
+    }
 }
