@@ -451,7 +451,9 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
     let others: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| grids[c as usize].is_none()).collect();
     let refine = if regular { 0 } else { args.refine };
     if refine > 0 && !others.is_empty() {
-        let fine = predict_counts(m, refine).last().copied().unwrap_or_default();
+        // Only the cells around those are refined.
+        let region = subla_solid::refined::refined_region(m, &others);
+        let fine = predict_counts(region.as_ref().unwrap_or(m), refine).last().copied().unwrap_or_default();
         let need = fine.plan_bytes();
         let (budget, what) = memory::budget(args.max_memory);
         if need > u128::from(budget) {

@@ -306,6 +306,9 @@ fn limit_refines_cells_first_where_asked() {
     assert!(text(&o).contains("16 of 80 cells are not evaluated yet"), "{}", text(&o));
     let o = subla(&["solid", "limit", cyl.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).contains("is not evaluated yet"), "{}", text(&o));
+    // The refinement's size is predicted and refused over the budget.
+    let o = run(&["--refine", "3", "--max-memory", "64K"]);
+    assert!(!o.status.success() && text(&o).contains("refining 3 levels would make 98304 cells"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -232,6 +232,15 @@ pub fn limit_matrix_refined_partial(
     Ok((r, failed))
 }
 
+/// What [`limit_matrix_refined`] refines when the samples' cells that are
+/// not evaluated as they are are `cells`: the mesh of the cells within two
+/// rings of them, or `None` where it refines the whole mesh. For
+/// predicting its size ([`predict_counts`](crate::predict_counts)) before
+/// any work.
+pub fn refined_region(m: &VolMesh, cells: &[u32]) -> Option<VolMesh> {
+    neighbourhood(m, cells).map(|n| n.0)
+}
+
 /// The cells within two rings of `cells` (sharing a vertex with a cell
 /// that shares one with them) as a mesh of their own, with the tags among
 /// them: the map from their ids in `m` to the local ones, and each local

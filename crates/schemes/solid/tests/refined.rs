@@ -14,7 +14,7 @@ use subla_algebra::spmv::spmv_csr;
 use subla_scheme::{Refiner, SchemeError, eval};
 use subla_solid::CatmarkSolid;
 use subla_solid::limit::{CellClass, LimitError, Quantity, cell_grid, classify, limit_matrix};
-use subla_solid::refined::{Unevaluated, limit_matrix_refined, limit_matrix_refined_partial};
+use subla_solid::refined::{Unevaluated, limit_matrix_refined, limit_matrix_refined_partial, refined_region};
 use subla_volume::VolMesh;
 
 fn refined_at(m: &VolMesh, x: &Array2<f64>, s: &[(u32, [f64; 3])], q: Quantity, levels: u32) -> Array2<f64> {
@@ -237,6 +237,12 @@ fn a_few_cells_are_refined_within_their_neighbourhood() {
     let (m, x) = (&d.mesh, common::jitter(&d.vertices, 19, 0.04));
     let rims: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(m, c as usize).is_none()).collect();
     assert!(!rims.is_empty() && rims.len() * 4 < m.num_cells(), "{} of {}", rims.len(), m.num_cells());
+    // What is refined: the rims and two rings of cells around them.
+    let region = refined_region(m, &rims).expect("a part of the mesh");
+    assert!(region.num_cells() > rims.len() && region.num_cells() < m.num_cells(), "{}", region.num_cells());
+    // The coarse torus: every cell is refined, so the whole mesh.
+    let torus = subla_volume::shapes::torus(2, 1, 16, 3.0, 1.0).unwrap().mesh;
+    assert!(refined_region(&torus, &(0..torus.num_cells() as u32).collect::<Vec<_>>()).is_none());
     let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
     let compared: usize = rims.iter().map(|&c| evaluated_children_have_the_limit(m, &x, plan.mesh(1), &y, c, 1)).sum();
