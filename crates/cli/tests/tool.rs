@@ -146,6 +146,9 @@ fn info_reports_counts_and_problems() {
     assert!(v["strict_validation"].as_str().is_some_and(|s| s.contains("face 1")), "{v}");
     let out = ok(&subla_in(&dir, &["info", "data/meshes/osd/catmark_nonman_quadpole8.obj"]));
     assert!(out.contains("non-manifold vertices (1): 4"), "{out}");
+    // Faces that use a vertex twice refine adaptively: OpenSubdiv's patch
+    // table of this shape at isolation 3 has 184 patches (the golden's header).
+    assert!(out.contains("adaptive refinement (catmark, isolation 3): 3 levels, 184 patches"), "{out}");
     // Bad input: one line naming the file, the line and the face.
     let o = subla_in(&dir, &["info", "data/bad/index_out_of_range.obj"]);
     assert_eq!(o.status.code(), Some(1));

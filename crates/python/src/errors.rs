@@ -205,7 +205,6 @@ fn adaptive_info(e: &Adaptive) -> Info {
         Adaptive::Mesh(m) => return mesh_info(m),
         Adaptive::Scheme(s) => return scheme_info(s),
         Adaptive::Algebra(a) => return algebra_info(a),
-        Adaptive::NotManifold { vertex } => vec![("vertex", Field::Int(i128::from(*vertex)))],
         Adaptive::NoSuchFace { face, .. } => vec![("face", Field::Int(i128::from(*face)))],
         Adaptive::NoSuchPtexFace { ptex, .. } | Adaptive::NoPatch { ptex } => {
             vec![("ptex", Field::Int(i128::from(*ptex)))]

@@ -290,11 +290,15 @@ fn gpu_limit_equals_cpu_limit_on_loop_patches() {
 }
 
 /// Non-manifold meshes (their patches take the manifold span of each
-/// non-manifold corner) evaluate on the GPU as on the CPU.
+/// non-manifold corner), faces that use a vertex twice included, evaluate
+/// on the GPU as on the CPU.
 #[test]
 fn gpu_limit_equals_cpu_limit_on_non_manifold_meshes() {
     let Some(ctx) = context_or_skip() else { return };
     check_shape(ctx, "catmark_fan", 3, EndCap::GregoryBasis, 100);
     check_shape(ctx, "catmark_nonman_verts", 2, EndCap::BSplineBasis, 100);
     check_shape(ctx, "loop_nonman_verts", 2, EndCap::GregoryBasis, 100);
+    // Faces that use a vertex twice (degenerate edges).
+    check_shape(ctx, "catmark_nonman_quadpole8", 3, EndCap::GregoryBasis, 100);
+    check_shape(ctx, "loop_nonman_edges", 2, EndCap::BSplineBasis, 100);
 }

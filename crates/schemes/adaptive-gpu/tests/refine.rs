@@ -103,6 +103,14 @@ fn refined_points_give_the_cpu_limit_with_holes_and_creases() {
     check(ctx, "catmark_cube_creases2", 3, EndCap::GregoryBasis);
 }
 
+/// Faces that use a vertex twice: the levels keep the halves of each
+/// degenerate edge apart, and every path refines the points they need.
+#[test]
+fn refined_points_give_the_cpu_limit_with_degenerate_edges() {
+    let Some(ctx) = context_or_skip() else { return };
+    check(ctx, "catmark_nonman_edges", 3, EndCap::GregoryBasis);
+}
+
 /// A regular torus has every patch on control points: the refinement
 /// paths compute nothing (no tile, no level rows) and still give the limit.
 #[test]

@@ -30,17 +30,6 @@ pub enum AdaptiveError {
         /// The level asked for.
         level: u32,
     },
-    /// A face uses the vertex more than once: a non-manifold configuration
-    /// adaptive refinement does not support yet (other non-manifold
-    /// vertices and edges are refined and patched as OpenSubdiv does).
-    #[error(
-        "vertex {vertex} is non-manifold (a face uses it more than once): adaptive refinement does not support \
-         this yet"
-    )]
-    NotManifold {
-        /// The lowest such vertex.
-        vertex: u32,
-    },
     /// A selected face does not exist.
     #[error("selected face {face} does not exist (the mesh has {num_faces} faces)")]
     NoSuchFace {

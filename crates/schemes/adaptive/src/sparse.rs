@@ -82,6 +82,11 @@ pub struct Level {
     /// Ptex placement of each face; `None` for control faces that are not
     /// quads (they are no patch; their children are).
     pub(crate) ptex: Vec<Option<FacePtex>>,
+    /// Per edge, whether it is non-manifold as OpenSubdiv tags it: at the
+    /// control level from the topology, below inherited by the halves of a
+    /// non-manifold parent edge (so the halves of a degenerate edge stay
+    /// non-manifold, though each bounds one face). Empty where no edge is.
+    pub(crate) nm_edges: Vec<bool>,
 }
 
 impl Level {
@@ -196,8 +201,6 @@ impl SparseRefinement {
     ///
     /// # Errors
     /// [`AdaptiveError::IsolationLevel`] outside 1–10;
-    /// [`AdaptiveError::NotManifold`] for a face that uses a vertex more
-    /// than once (other non-manifold input is refined);
     /// [`AdaptiveError::NoSuchFace`] for a selected face out of range.
     pub fn build(mesh: &Mesh, isolation: u32, selected_faces: Option<&[u32]>) -> Result<Self, AdaptiveError> {
         Self::build_scheme(Scheme::Catmark, mesh, isolation, selected_faces)
@@ -253,11 +256,6 @@ impl SparseRefinement {
         // OpenSubdiv keeps apart by parentage (the halves of a degenerate
         // edge, say) but a level rebuilt from its face-vertex lists merges,
         // so the tags and spans of the refined levels would differ.
-        if let Some(v) =
-            (0..t.num_vertices()).find(|&v| t.vertex_tags()[v] & subla_mesh::topology::vertex_tag::REPEATED != 0)
-        {
-            return Err(AdaptiveError::NotManifold { vertex: v as u32 });
-        }
         if let Some(&f) = selected_faces.and_then(|s| s.iter().find(|&&f| f as usize >= t.num_faces())) {
             return Err(AdaptiveError::NoSuchFace { face: f, num_faces: t.num_faces() });
         }
@@ -272,7 +270,13 @@ impl SparseRefinement {
             mesh.options(),
         )?;
         let complete = vec![true; base.num_vertices()];
-        let tags = vertex_tags(&base, &complete, true, scheme);
+        let nm_edges = if base.topology().is_manifold() {
+            Vec::new()
+        } else {
+            let et = base.topology().edge_tags();
+            et.iter().map(|&x| x & subla_mesh::topology::edge_tag::NON_MANIFOLD != 0).collect()
+        };
+        let tags = vertex_tags(&base, &complete, true, scheme, &[]);
         let mut ptex = Vec::with_capacity(base.num_faces());
         let mut next_ptex = 0u32;
         let mut sub_faces = Vec::with_capacity(base.num_faces());
@@ -293,7 +297,8 @@ impl SparseRefinement {
             return Err(AdaptiveError::TooLarge { what: "a patch table of more than 2^28 ptex faces" });
         }
         let from_selected = vec![true; base.num_faces()];
-        let mut levels = vec![Level { mesh: base, complete, tags, selected: Vec::new(), from_selected, ptex }];
+        let mut levels =
+            vec![Level { mesh: base, complete, tags, selected: Vec::new(), from_selected, ptex, nm_edges }];
         let mut stencils = Vec::new();
         // The control level is the caller's; the refined levels are charged.
         let mut used = 0u64;
@@ -519,6 +524,7 @@ fn refine(
     let mut edges: Vec<[u32; 2]> = Vec::with_capacity(2 * n_child);
     let mut child_es: Vec<f32> = Vec::with_capacity(2 * n_child);
     let mut half = vec![[NONE; 2]; ne];
+    let mut nm_edges = Vec::new();
     for (e, h) in half.iter_mut().enumerate() {
         if echild[e] == NONE {
             continue;
@@ -528,6 +534,9 @@ fn refine(
             if vchild[end as usize] != NONE {
                 h[k] = edges.len() as u32;
                 edges.push([vchild[end as usize], echild[e]]);
+                if !p.nm_edges.is_empty() {
+                    nm_edges.push(p.nm_edges[e]);
+                }
                 child_es.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
             }
         }
@@ -543,10 +552,19 @@ fn refine(
                 inner[c0 + j] = edges.len() as u32;
                 edges.push([echild[cedge[c0 + j] as usize], fchild[f]]);
                 child_es.push(0.0);
+                if !p.nm_edges.is_empty() {
+                    nm_edges.push(false);
+                }
             }
         }
     }
-    let half_at = |e: u32, v: u32| half[e as usize][usize::from(t.edge(e as usize)[0] != v)];
+    // A degenerate edge (a vertex to itself) gives its first half to the
+    // corner leaving along it and its second to the one arriving, as the
+    // uniform split does: OpenSubdiv keeps the two halves apart.
+    let half_at = |e: u32, v: u32, arriving: bool| {
+        let [a, b] = t.edge(e as usize);
+        half[e as usize][if a == b { usize::from(arriving) } else { usize::from(a != v) }]
+    };
 
     // Child faces.
     let mut face_ptr = Vec::with_capacity(4 * n_child + 1);
@@ -570,7 +588,7 @@ fn refine(
             let fc = fchild[f];
             let ep = echild[cedge[c0 + jp] as usize];
             let (ej, ejp) = (cedge[c0 + j], cedge[c0 + jp]);
-            let ce = [half_at(ej, verts[j]), inner[c0 + j], inner[c0 + jp], half_at(ejp, verts[j])];
+            let ce = [half_at(ej, verts[j], false), inner[c0 + j], inner[c0 + jp], half_at(ejp, verts[j], true)];
             let mut q = [0u32; 4];
             let mut qe = [0u32; 4];
             if n == 4 {
@@ -675,8 +693,30 @@ fn refine(
         st.push_row(&mut row, &mut at);
     }
     debug_assert_eq!(st.num_rows(), n_child);
-    let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark);
-    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
+    let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
+    let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark, &inherited);
+    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex, nm_edges }, st))
+}
+
+/// Per child vertex, whether OpenSubdiv tags it non-manifold: the child of
+/// a non-manifold vertex or edge inherits the tag (a face point never has
+/// it). Empty where the parent level has no non-manifold component.
+fn inherited_non_manifold(p: &Level, vchild: &[u32], echild: &[u32], n_child: usize) -> Vec<bool> {
+    if p.nm_edges.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![false; n_child];
+    for (v, &c) in vchild.iter().enumerate() {
+        if c != NONE {
+            out[c as usize] = p.tags[v].non_manifold;
+        }
+    }
+    for (e, &c) in echild.iter().enumerate() {
+        if c != NONE {
+            out[c as usize] = p.nm_edges[e];
+        }
+    }
+    out
 }
 
 /// Where each of `ne` edges and `nv` vertices has its mask among the
@@ -698,38 +738,6 @@ fn mask_index(
         vmask[v as usize] = i as u32;
     }
     (emask, vmask)
-}
-
-/// The sharpness of the children of `m`'s edges (a child edge along a
-/// parent edge, from the parent vertex's child to the edge point) and
-/// vertices, as the full refinement gives them.
-fn child_sharpness(m: &Mesh, ct: &Topology, vchild: &[u32], echild: &[u32], n_child: usize) -> (Vec<f32>, Vec<f32>) {
-    let t = m.topology();
-    let es = m.edge_sharpness();
-    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
-    let mut child_es = vec![0f32; ct.num_edges()];
-    for e in 0..t.num_edges() {
-        if es[e] <= 0.0 || echild[e] == NONE {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        for end in [a, b] {
-            let vc = vchild[end as usize];
-            if vc == NONE {
-                continue;
-            }
-            if let Some(ce) = ct.find_edge(vc, echild[e]) {
-                child_es[ce as usize] = tau_at(t, es, chaikin, e, end as usize);
-            }
-        }
-    }
-    let mut child_vs = vec![0f32; n_child];
-    for v in 0..t.num_vertices() {
-        if vchild[v] != NONE {
-            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
-        }
-    }
-    (child_es, child_vs)
 }
 
 /// The place of child `j` of a triangle placed at `pp` (children numbered
@@ -778,9 +786,41 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         })
         .collect();
 
+    // Child edges, numbered from their parents as in `refine`: first the
+    // halves of the parent edges (a degenerate edge keeps two: the corner
+    // leaving along it uses the first, the one arriving the second, as
+    // OpenSubdiv does), then the edges between the edge points of a
+    // triangle, each kept where a child face uses it.
+    let es = m.edge_sharpness();
+    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
+    let mut edges: Vec<[u32; 2]> = Vec::with_capacity(3 * n_child);
+    let mut child_es: Vec<f32> = Vec::with_capacity(3 * n_child);
+    let mut nm_edges = Vec::new();
+    let mut half = vec![[NONE; 2]; ne];
+    for (e, h) in half.iter_mut().enumerate() {
+        if echild[e] == NONE {
+            continue;
+        }
+        for (k, &end) in t.edge(e).iter().enumerate() {
+            if vchild[end as usize] != NONE {
+                h[k] = edges.len() as u32;
+                edges.push([vchild[end as usize], echild[e]]);
+                child_es.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
+                if !p.nm_edges.is_empty() {
+                    nm_edges.push(p.nm_edges[e]);
+                }
+            }
+        }
+    }
+    let half_at = |e: u32, v: u32, arriving: bool| {
+        let [a, b] = t.edge(e as usize);
+        half[e as usize][if a == b { usize::from(arriving) } else { usize::from(a != v) }]
+    };
+
     // Child faces, four per selected triangle, and around selected corners.
     let mut face_ptr = vec![0u32];
     let mut face_verts = Vec::new();
+    let mut corner_edge = Vec::new();
     let mut holes = Vec::new();
     let mut ptex = Vec::new();
     let mut from_selected = Vec::new();
@@ -796,14 +836,33 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
             let middle = (0..3).any(corner) && (0..3).any(|j| transitional[cedge[c0 + j] as usize]);
             [corner(0), corner(1), corner(2), middle]
         };
+        if !keep.iter().any(|&k| k) {
+            continue;
+        }
+        // The edge cutting off corner `j`, from `ec(j)` to `ec(j + 2)`.
+        let mut cut = [NONE; 3];
+        for (j, c) in cut.iter_mut().enumerate() {
+            if keep[j] || keep[3] {
+                *c = edges.len() as u32;
+                edges.push([ec(j), ec((j + 2) % 3)]);
+                child_es.push(0.0);
+                if !p.nm_edges.is_empty() {
+                    nm_edges.push(false);
+                }
+            }
+        }
+        let leave = |j: usize| half_at(cedge[c0 + j], verts[j], false);
+        // The half arriving at corner `j` along the previous edge.
+        let arrive = |j: usize| half_at(cedge[c0 + (j + 2) % 3], verts[j], true);
         for (j, _) in keep.iter().enumerate().filter(|&(_, &k)| k) {
-            let q = match j {
-                0 => [vc(0), ec(0), ec(2)],
-                1 => [ec(0), vc(1), ec(1)],
-                2 => [ec(2), ec(1), vc(2)],
-                _ => [ec(1), ec(2), ec(0)],
+            let (q, qe) = match j {
+                0 => ([vc(0), ec(0), ec(2)], [leave(0), cut[0], arrive(0)]),
+                1 => ([ec(0), vc(1), ec(1)], [arrive(1), leave(1), cut[1]]),
+                2 => ([ec(2), ec(1), vc(2)], [cut[2], arrive(2), leave(2)]),
+                _ => ([ec(1), ec(2), ec(0)], [cut[2], cut[0], cut[1]]),
             };
             face_verts.extend_from_slice(&q);
+            corner_edge.extend_from_slice(&qe);
             face_ptr.push(face_verts.len() as u32);
             holes.push(m.holes()[f]);
             from_selected.push(p.selected[f]);
@@ -811,8 +870,13 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let ct = Topology::build(n_child, face_ptr, face_verts, par())?;
-    let (child_es, child_vs) = child_sharpness(m, &ct, &vchild, &echild, n_child);
+    let ct = Topology::from_edges(n_child, face_ptr, face_verts, edges, corner_edge, par())?;
+    let mut child_vs = vec![0f32; n_child];
+    for v in 0..nv {
+        if vchild[v] != NONE {
+            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
+        }
+    }
     let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
 
     // Stencils, from Loop's masks of the parent level.
@@ -867,8 +931,9 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         st.push_row(&mut row, &mut at);
     }
     debug_assert_eq!(st.num_rows(), n_child);
-    let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop);
-    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex }, st))
+    let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
+    let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop, &inherited);
+    Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex, nm_edges }, st))
 }
 
 #[cfg(test)]
@@ -876,7 +941,7 @@ mod tests {
     use super::*;
 
     /// The specialised marking equals the algebra's (Eq. 16–17) on every
-    /// level of every manifold OpenSubdiv shape, both schemes.
+    /// level of every OpenSubdiv shape that has a mesh matrix, both schemes.
     #[test]
     fn marking_is_the_algebra() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data/meshes/osd");
@@ -894,6 +959,13 @@ mod tests {
             let Ok(d) = subla_mesh::obj::read_obj(&path, subla_mesh::Validation::OpenSubdiv) else { continue };
             let Ok(r) = SparseRefinement::build_scheme(scheme, &d.mesh, 3, None) else { continue };
             for l in &r.levels()[..r.max_level()] {
+                // The mesh matrix holds one entry per (face, vertex): a face
+                // that uses a vertex twice has no mesh matrix.
+                if l.mesh.topology().vertex_tags().iter().any(|&x| x & subla_mesh::topology::vertex_tag::REPEATED != 0)
+                {
+                    assert!(marks_by_algebra(l).is_err(), "{name}");
+                    continue;
+                }
                 assert_eq!(marks(l), marks_by_algebra(l).expect("mesh matrix"), "{name}");
                 checked += 1;
             }

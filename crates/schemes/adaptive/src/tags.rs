@@ -79,8 +79,10 @@ fn rule_bits(r: Rule) -> u8 {
 /// not hold. `base` marks the control level (where faces other than quads
 /// count for Catmull-Clark; Loop's control faces are all triangles). The
 /// regular valences are the scheme's: 4 faces inside and 2 on a boundary
-/// for Catmull-Clark, 6 and 3 for Loop.
-pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool, scheme: Scheme) -> Vec<VTag> {
+/// for Catmull-Clark, 6 and 3 for Loop. `inherited` (empty, or one flag
+/// per vertex) marks the vertices a refined level's parents make
+/// non-manifold beyond those its own topology shows.
+pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool, scheme: Scheme, inherited: &[bool]) -> Vec<VTag> {
     let t = mesh.topology();
     let es = mesh.edge_sharpness();
     let vs = mesh.vertex_sharpness();
@@ -109,7 +111,8 @@ pub(crate) fn vertex_tags(mesh: &Mesh, complete: &[bool], base: bool, scheme: Sc
             let s = vs[v];
             let mut tag = VTag {
                 non_manifold: t.vertex_tags()[v] & vertex_tag::NON_MANIFOLD != 0
-                    || edges.iter().any(|&e| etags[e as usize] & edge_tag::NON_MANIFOLD != 0),
+                    || edges.iter().any(|&e| etags[e as usize] & edge_tag::NON_MANIFOLD != 0)
+                    || inherited.get(v).is_some_and(|&x| x),
                 inf_sharp: is_infinite(s),
                 semi_sharp: is_semi(s),
                 semi_sharp_edges: semi > 0,

@@ -22,11 +22,6 @@ fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data")
 }
 
-/// Shapes adaptive refinement refuses for now ([`AdaptiveError::NotManifold`]):
-/// each has a face that uses a vertex more than once.
-const NOT_YET: &[&str] =
-    &["catmark_nonman_edges", "catmark_nonman_quadpole64", "catmark_nonman_quadpole8", "loop_nonman_edges"];
-
 /// Why a golden does not match.
 #[derive(Debug)]
 enum Failure {
@@ -160,20 +155,15 @@ fn check_all(prefix: &str, min: usize) {
     files.sort();
     assert!(files.len() >= min, "expected the {prefix} limit goldens in {}", dir.display());
     let mut failures = Vec::new();
-    let mut refused = Vec::new();
     for f in &files {
         let name = f.file_name().and_then(|n| n.to_str()).expect("name").to_owned();
-        let shape = name.split('.').next().expect("shape");
-        match (check(f), NOT_YET.contains(&shape)) {
-            (Ok(()), false) => {}
-            (Ok(()), true) => failures.push(format!("{name}: passes now; take it off NOT_YET")),
-            (Err(Failure::Refused(AdaptiveError::NotManifold { .. })), true) => refused.push(name),
-            (Err(Failure::Refused(e)), _) => failures.push(format!("{name}: refused: {e}")),
-            (Err(Failure::Differs(e)), _) => failures.push(format!("{name}: {e}")),
+        match check(f) {
+            Ok(()) => {}
+            Err(Failure::Refused(e)) => failures.push(format!("{name}: refused: {e}")),
+            Err(Failure::Differs(e)) => failures.push(format!("{name}: {e}")),
         }
     }
     assert!(failures.is_empty(), "{} of {} goldens fail:\n{}", failures.len(), files.len(), failures.join("\n"));
-    eprintln!("{} goldens match; refused as not yet supported: {refused:?}", files.len() - refused.len());
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! out of it. Faces that use a vertex twice stay refused, naming the vertex.
 
 use ndarray::Array2;
-use subla_adaptive::{AdaptiveError, EndCap, PatchTable, Sample, Scheme, SparseRefinement};
+use subla_adaptive::{EndCap, PatchTable, Sample, Scheme, SparseRefinement};
 use subla_algebra::Par;
 use subla_mesh::{Mesh, MeshBuilder, Validation};
 
@@ -128,13 +128,77 @@ fn each_page_of_a_loop_book_stays_in_its_plane() {
     }
 }
 
+/// Points along every edge two quads share, from both sides, on meshes
+/// whose faces use a vertex twice (a degenerate edge from the vertex to
+/// itself); the limit matrix's rows sum to one.
 #[test]
-fn a_face_with_a_repeated_vertex_is_refused_naming_it() {
-    // Two quads, the second folded onto a degenerate edge 4-4.
-    let faces = [vec![0u32, 1, 2, 3], vec![1, 0, 4, 4]];
-    let mesh = MeshBuilder::from_faces(5, &faces).validation(Validation::OpenSubdiv).build(Par::Seq).expect("mesh");
-    match SparseRefinement::build(&mesh, 2, None) {
-        Err(AdaptiveError::NotManifold { vertex }) => assert_eq!(vertex, 4),
-        other => panic!("expected NotManifold at vertex 4, got {other:?}"),
+fn faces_with_a_repeated_vertex_are_refined_and_patched() {
+    // Two quads, the second folded onto a degenerate edge 4-4; a pole of
+    // eight quads each with a degenerate edge at vertex 5 (as OpenSubdiv's
+    // `catmark_nonman_quadpole8`, built here to keep the test self-contained).
+    let folded = (5, vec![vec![0u32, 1, 2, 3], vec![1, 0, 4, 4]]);
+    let ring: Vec<u32> = (0..8).collect();
+    let mut pole_faces: Vec<Vec<u32>> = (0..8).map(|i| vec![ring[i], ring[(i + 1) % 8], 8, 8]).collect();
+    // An outer ring of quads, so the pole's spokes are not all boundary.
+    pole_faces.extend((0..8u32).map(|i| vec![9 + i, 9 + (i + 1) % 8, (i + 1) % 8, i]));
+    let pole = (17, pole_faces);
+    for (name, (nv, faces), iso) in [("folded", folded.clone(), 2), ("folded", folded, 3), ("pole", pole, 3)] {
+        let mesh =
+            MeshBuilder::from_faces(nv, &faces).validation(Validation::OpenSubdiv).build(Par::Seq).expect("mesh");
+        let t = mesh.topology();
+        assert!((0..nv).any(|v| t.vertex_tags()[v] & subla_mesh::topology::vertex_tag::REPEATED != 0));
+        let mut x = Array2::zeros((nv, 3));
+        for v in 0..nv {
+            let a = v as f64 * 0.9;
+            x[[v, 0]] = a.cos() * (1.0 + 0.1 * v as f64);
+            x[[v, 1]] = a.sin() * (1.0 + 0.05 * v as f64);
+            x[[v, 2]] = 0.3 * (1.7 * a).sin();
+        }
+        let refinement = SparseRefinement::build(&mesh, iso, None).expect("refinement");
+        // The two halves of a degenerate edge stay two edges below it.
+        let l1 = refinement.levels()[1].mesh().topology();
+        let twins = (0..l1.num_edges()).filter(|&e| l1.edge_tags()[e] & subla_mesh::topology::edge_tag::DUPLICATE != 0);
+        assert!(twins.count() > 0, "{name}: the halves of the degenerate edges were merged");
+        let table = PatchTable::new(refinement, EndCap::GregoryBasis).expect("patch table");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let at = |i: usize, s: f64| match i {
+            0 => (s, 0.0),
+            1 => (1.0, s),
+            2 => (1.0 - s, 1.0),
+            _ => (0.0, 1.0 - s),
+        };
+        for e in 0..t.num_edges() {
+            let corners = t.edge_corners(e);
+            let [p, q] = t.edge(e);
+            if corners.len() != 2 || p == q {
+                continue;
+            }
+            let side = |c: u32| {
+                let f = t.corner_faces()[c as usize] as usize;
+                (f, c as usize - t.face_ptr()[f] as usize)
+            };
+            let ((f0, i0), (f1, i1)) = (side(corners[0]), side(corners[1]));
+            for k in 0..=8 {
+                let s = f64::from(k) / 8.0;
+                let ((u0, v0), (u1, v1)) = (at(i0, s), at(i1, 1.0 - s));
+                a.push(Sample { ptex: f0 as u32, u: u0, v: v0 });
+                b.push(Sample { ptex: f1 as u32, u: u1, v: v1 });
+            }
+        }
+        assert!(!a.is_empty());
+        let pa = table.evaluate(x.view(), &a, Par::Seq).expect("evaluate");
+        let pb = table.evaluate(x.view(), &b, Par::Seq).expect("evaluate");
+        for i in 0..a.len() {
+            for c in 0..3 {
+                let d = (pa.position[[i, c]] - pb.position[[i, c]]).abs();
+                assert!(d < 1e-12, "{name} iso {iso}: {:?} and {:?} differ by {d:e}", a[i], b[i]);
+            }
+        }
+        let m = table.limit_matrices(&a, Par::Seq).expect("limit matrices");
+        assert!(m.missing.is_empty(), "{name}: samples without a patch: {:?}", m.missing);
+        for r in 0..a.len() {
+            let sum: f64 = m.p.row(r).1.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-12, "{name}: row {r} sums to {sum}");
+        }
     }
 }
