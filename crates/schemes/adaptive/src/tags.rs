@@ -9,7 +9,10 @@
 //! they are recomputed from the refined level's own neighbourhood, which
 //! gives the same tags for every vertex whose neighbourhood is complete
 //! (the only ones that are read: a face with an incomplete corner is never
-//! selected nor made a patch).
+//! selected nor made a patch), but for one: below a degenerate edge (a
+//! vertex to itself), each half bounds one face and looks like a boundary,
+//! while OpenSubdiv's inherited tag keeps it non-manifold. So the
+//! non-manifold tag is also inherited (`inherited` of [`vertex_tags`]).
 
 use rayon::prelude::*;
 use subla_mesh::Mesh;
