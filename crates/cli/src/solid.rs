@@ -94,7 +94,9 @@ pub(crate) struct SolidLimitArgs {
     /// Cells not evaluated as they are (several extraordinary vertices,
     /// or too coarse around extraordinary edges) are refined first, up to
     /// this many steps, and sampled through their children (0: they are
-    /// not evaluated). Cells at untagged boundary edges stay unevaluated.
+    /// not evaluated). Cells whose children next to a feature repeat their
+    /// configuration (a concave untagged boundary edge, a tag at a vertex
+    /// of a layered cell) stay unevaluated.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4))]
     refine: u32,
     /// Memory budget (bytes, or with K/M/G).
@@ -495,9 +497,9 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         let which = if regular {
             "not regular (layered, irregular, at boundary edges)"
         } else if args.derivatives {
-            "not evaluated yet (at untagged boundary edges, near the boundary or other features) or have derivatives asked at an irregular cell's extraordinary vertex, where they are singular"
+            "not evaluated yet (near tags, several extraordinary vertices, or the boundary otherwise than at a face or an edge of one cell) or have derivatives asked at an irregular cell's extraordinary vertex, where they are singular"
         } else {
-            "not evaluated yet (at untagged boundary edges, near the boundary or other features)"
+            "not evaluated yet (near tags, several extraordinary vertices, or the boundary otherwise than at a face or an edge of one cell)"
         };
         let hint = if refine == 0 && !regular { "; --refine N refines cells first" } else { "" };
         eprintln!(

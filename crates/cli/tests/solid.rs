@@ -121,14 +121,16 @@ fn tempdir() -> PathBuf {
 fn limit_writes_every_sample_or_names_the_cell_it_cannot_evaluate() {
     let dir = tempdir();
     let out = dir.join("l.txt");
-    let cyl = data("cylinder.vtk");
-    let o = subla(&["solid", "limit", cyl.to_str().unwrap(), "--grid", "2", "-o", out.to_str().unwrap()]);
+    // The coarse torus: no cell is evaluated as it is (its ring meets the
+    // core's extraordinary edges at a vertex), and the first is named.
+    let torus = data("torus.vtk");
+    let o = subla(&["solid", "limit", torus.to_str().unwrap(), "--grid", "2", "-o", out.to_str().unwrap()]);
     assert!(!o.status.success());
-    // Cells 0 to 11 (the core, layered at its extraordinary edges) are
-    // evaluated; cell 12 (in the ring, at the core's corner by a vertex
-    // only) is not yet.
-    assert!(text(&o).contains("cell 12 is not evaluated yet"), "{}", text(&o));
-    // The cells evaluated, layered among them, through the limit matrix.
+    assert!(text(&o).contains("cell 0 is not evaluated yet"), "{}", text(&o));
+    // Every cell of the cylinder is evaluated: regular at a boundary face,
+    // layered (at its core's extraordinary edges), and at its rims, the
+    // untagged boundary edges where the caps meet the side.
+    let cyl = data("cylinder.vtk");
     let o = subla(&[
         "solid",
         "limit",
@@ -143,14 +145,14 @@ fn limit_writes_every_sample_or_names_the_cell_it_cannot_evaluate() {
         "--quiet",
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("16 of 80 cells are not evaluated yet"), "{}", text(&o));
+    assert!(!text(&o).contains("not evaluated"), "{}", text(&o));
     let lines = std::fs::read_to_string(&out).unwrap();
     let rows: Vec<Vec<f64>> = lines
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.split_whitespace().map(|t| t.parse().unwrap()).collect())
         .collect();
-    assert_eq!(rows.len(), 64 * 8);
+    assert_eq!(rows.len(), 80 * 8);
     assert!(rows.iter().all(|r| r.len() == 16 && r.iter().all(|x| x.is_finite())));
     // Cell 0 is layered: its samples are inside the cylinder (radius 1).
     assert!(rows.iter().filter(|r| r[0] == 0.0).all(|r| r[4].hypot(r[5]) < 1.0));
@@ -249,13 +251,14 @@ fn limit_samples_irregular_cells() {
         let rows = std::fs::read_to_string(&out).unwrap().lines().filter(|l| !l.starts_with('#')).count();
         (rows, text(&o))
     };
-    // 256 cells: 216 evaluated (4 irregular), 40 near the boundary.
+    // 256 cells, all evaluated: 8 irregular, 4 at the centre and 4 at the
+    // tetrahedron's corners (three untagged boundary edges meet there).
     let (rows, warn) = run(false);
-    assert_eq!(rows, 216 * 8, "{warn}");
-    assert!(warn.contains("40 of 256 cells are not evaluated yet"), "{warn}");
+    assert_eq!(rows, 256 * 8, "{warn}");
+    assert!(!warn.contains("not evaluated"), "{warn}");
     let (rows, warn) = run(true);
-    assert_eq!(rows, 212 * 8, "{warn}");
-    assert!(warn.contains("44 of 256 cells"), "{warn}");
+    assert_eq!(rows, 248 * 8, "{warn}");
+    assert!(warn.contains("8 of 256 cells"), "{warn}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -286,13 +289,19 @@ fn limit_refines_cells_first_where_asked() {
         .collect();
     assert_eq!(rows.len(), 192 * 8);
     assert!(rows.iter().all(|r| r.len() == 16 && r.iter().all(|x| x.is_finite())));
-    // The cylinder: the cells at its rims (untagged boundary edges) stay
-    // unevaluated however far it is refined; the others are sampled.
-    let cyl = data("cylinder.vtk");
+    // An L-shaped block: its concave untagged boundary edge (three cells
+    // round it) stays unevaluated however far it is refined (its children
+    // along the edge are the same again); the others are sampled.
+    let l = dir.join("l.vtk");
+    let g = subla_volume::shapes::hex_grid(4, 4, 2).unwrap();
+    let keep: Vec<subla_volume::Cell> =
+        g.mesh.cells().enumerate().filter(|&(c, _)| !(c % 4 >= 2 && (c / 4) % 4 >= 2)).map(|(_, cell)| cell).collect();
+    let block = subla_volume::VolumeData::from_cells(g.vertices.clone(), &keep).unwrap();
+    subla_volume::vtk::write_vtk_file(&block, &l, subla_volume::vtk::VtkEncoding::Binary).unwrap();
     let o = subla(&[
         "solid",
         "limit",
-        cyl.to_str().unwrap(),
+        l.to_str().unwrap(),
         "--grid",
         "2",
         "--refine",
@@ -303,8 +312,8 @@ fn limit_refines_cells_first_where_asked() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("16 of 80 cells are not evaluated yet"), "{}", text(&o));
-    let o = subla(&["solid", "limit", cyl.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
+    assert!(text(&o).contains("of 24 cells are not evaluated yet"), "{}", text(&o));
+    let o = subla(&["solid", "limit", l.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).contains("is not evaluated yet"), "{}", text(&o));
     // The refinement's size is predicted and refused over the budget.
     let o = run(&["--refine", "3", "--max-memory", "64K"]);

@@ -1,7 +1,8 @@
 //! The device's limit of layered cells (one extraordinary edge) against the
 //! CPU's (`LayeredEval`, `f64`): both kernel shapes, positions and the
-//! three derivatives, valences 3 and 5, cells inside and with a phantom
-//! layer, within 1e-5 of the data's scale; the same bits every run.
+//! three derivatives, valences 3 and 5 and the cells at untagged boundary
+//! edges (valence 1), cells inside and with a phantom layer, within 1e-5
+//! of the data's scale; the same bits every run.
 
 use ndarray::Array2;
 use subla_algebra::Par;
@@ -28,6 +29,9 @@ fn the_device_agrees_with_the_cpu_on_layered_cells() {
         .filter_map(|c| layered_grid(m, c as usize).map(|g| (c, g.valence, g.phantom.is_some())))
         .collect();
     assert!(grids.iter().any(|g| g.1 == 3) && grids.iter().any(|g| g.1 == 5), "both valences");
+    // And the cells along the block's untagged outer edges (valence 1: the
+    // patch at a smooth boundary corner, nine points per layer).
+    assert!(grids.iter().any(|g| g.1 == 1), "cells at smooth boundary edges");
     assert!(grids.iter().any(|g| g.2) && grids.iter().any(|g| !g.2), "inside and with a phantom layer");
     let cells: Vec<u32> = grids.iter().map(|g| g.0).collect();
     let xf = x.mapv(|v| v as f32);

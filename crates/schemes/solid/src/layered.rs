@@ -20,12 +20,51 @@
 //! `2 P₁ − P₂` beyond it, as regular boundary cells do (the boundary rules
 //! make the boundary layer refine by itself: the cubic B-spline's end
 //! condition).
+//!
+//! A cell whose two boundary faces meet at an untagged edge of that cell
+//! alone (a box's edge: valence 1) is the same tensor product with the
+//! patch at a smooth boundary corner ([`CornerPatch`]) across the edge:
+//! the boundary surface there is a regular Catmull-Clark surface that
+//! turns round the edge, and its cross-section refines as a Catmull-Clark
+//! surface whose boundary curve turns round the corner (`docs/solids.md`).
 
 use subla_volume::{CellKind, NONE, VolMesh};
 
+use std::sync::Arc;
+
+use crate::corner::CornerPatch;
 use crate::limit::Quantity;
 use crate::rules::layered_edges;
 use crate::stam::StamPatch;
+
+/// The surface patch across a layered cell's edge.
+enum Surface {
+    /// Next to an interior extraordinary vertex.
+    Stam(Arc<StamPatch>),
+    /// At a smooth boundary corner (an edge of valence 1).
+    Corner(&'static CornerPatch),
+}
+
+impl Surface {
+    /// The patch of edges of valence `n` (1: a boundary edge of one cell).
+    fn of(n: usize) -> Option<Surface> {
+        if n == 1 { Some(Surface::Corner(CornerPatch::get())) } else { StamPatch::get(n).ok().map(Surface::Stam) }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Surface::Stam(p) => p.len(),
+            Surface::Corner(p) => p.len(),
+        }
+    }
+
+    fn weights(&self, s: f64, t: f64, w: [&mut [f64]; 3]) {
+        match self {
+            Surface::Stam(p) => p.weights(s, t, w),
+            Surface::Corner(p) => p.weights(s, t, w),
+        }
+    }
+}
 
 /// The twelve edges of a VTK hexahedron, as local vertex pairs.
 const HEX_EDGES: [(usize, usize); 12] =
@@ -37,13 +76,17 @@ const HEX_CORNERS: [[u8; 3]; 8] =
 /// The control points of a layered cell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayeredGrid {
-    /// The valence `n` of the extraordinary edge.
+    /// The valence `n` of the extraordinary edge: its number of cells; 1
+    /// for an untagged boundary edge of one cell (two boundary faces of the
+    /// cell meeting there).
     pub valence: usize,
-    /// Four layers of `2n + 8` points each, layer-major: layer 1 holds the
-    /// cell's face at `r = 0`, layer 2 the face at `r = 1`; within a layer
-    /// [`StamPatch`]'s order (the extraordinary vertex, then the ring's
-    /// edge and diagonal vertices, then the seven beyond the patch).
-    /// [`NONE`] in a phantom layer.
+    /// Four layers of [`LayeredGrid::layer_len`] points each, layer-major:
+    /// layer 1 holds the cell's face at `r = 0`, layer 2 the face at `r =
+    /// 1`; within a layer [`StamPatch`]'s order (the extraordinary vertex,
+    /// then the ring's edge and diagonal vertices, then the seven beyond
+    /// the patch), or for valence 1 [`CornerPatch`]'s (grid point `(a, b)`
+    /// of the cross-section at `a + 3b`, the edge at `(0, 0)`). [`NONE`] in
+    /// a phantom layer.
     pub points: Vec<u32>,
     /// Where the face across the edge at `r = 0` (`false`) or `r = 1`
     /// (`true`) is on the boundary: the phantom layer 0 or 3.
@@ -54,9 +97,9 @@ pub struct LayeredGrid {
 }
 
 impl LayeredGrid {
-    /// The number of points per layer, `2n + 8`.
+    /// The number of points per layer: `2n + 8`, or 9 for valence 1.
     pub fn layer_len(&self) -> usize {
-        2 * self.valence + 8
+        if self.valence == 1 { crate::corner::LEN } else { 2 * self.valence + 8 }
     }
 
     /// The local parameters `(s, t, r)` of the cell's `(u, v, w)`.
@@ -177,6 +220,10 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
     let &(a, b) = ext.next()?;
     if ext.next().is_some() {
         return None;
+    }
+    let edge = m.vertex_edges(cv[a] as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&cv[b]))?;
+    if m.edge_valence(edge as usize) == 2 {
+        return corner_grid(m, c, (a, b), edge as usize);
     }
     // The frame: r from corner a to b, s and t along the other two axes.
     let (ca, cb) = (HEX_CORNERS[a], HEX_CORNERS[b]);
@@ -317,6 +364,118 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
     Some(LayeredGrid { valence: n, points, phantom, axes })
 }
 
+/// The control points of cell `c` at the untagged boundary edge `edge`
+/// (local corners `ends`), of this cell alone: two of its faces on the
+/// boundary meet there. The cross-section is [`CornerPatch`]'s quarter
+/// plane, `(s, t)` across the edge (the edge at `s = t = 0`), `r` along
+/// it; four layers of its nine points, from the cell and the three columns
+/// beyond its two inner side faces and the cells below and above them.
+/// `None` unless: every point is there and distinct (no phantom layer: a
+/// face across the edge on the boundary puts the cell at a corner of the
+/// boundary surface, where it does not refine as a product), exactly the
+/// points with `a = 0` or `b = 0` are on the boundary (in layers 0 and 3
+/// the others may be too, in a boundary face across the edge beyond the
+/// cell's neighbour: their rules are not read), every edge at the
+/// cell's own vertices has the valence of a box's edge there (2 along the
+/// edge, 3 elsewhere on the boundary, 4 inside), and no tag touches the
+/// cell's own vertices (the only ones whose rules the limit reads: as for
+/// layered cells).
+fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Option<LayeredGrid> {
+    if !m.edge_faces(edge).iter().all(|&f| m.is_boundary_face(f as usize)) {
+        return None;
+    }
+    let cv = m.cell_vertices(c);
+    let (ca, cb) = (HEX_CORNERS[ends.0], HEX_CORNERS[ends.1]);
+    let r_axis = (0..3).find(|&i| ca[i] != cb[i])?;
+    let others: Vec<usize> = (0..3).filter(|&i| i != r_axis).collect();
+    let axes = [others[0], others[1], r_axis].map(|i| (i as u8, ca[i] == 1));
+    let corner = |s: u8, t: u8, r: u8| -> u32 {
+        let mut p = [0u8; 3];
+        for (&(ax, back), l) in axes.iter().zip([s, t, r]) {
+            p[ax as usize] = if back { 1 - l } else { l };
+        }
+        cv[HEX_CORNERS.iter().position(|&q| q == p).expect("a corner")]
+    };
+    let start = Column {
+        cell: c as u32,
+        bottom: [corner(0, 0, 0), corner(1, 0, 0), corner(1, 1, 0), corner(0, 1, 0)],
+        top: [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)],
+    };
+    let fa = cross(m, &start, start.bottom[1], start.bottom[2])?; // [1,2]×[0,1]: (1,0) (1,1) (2,1) (2,0)
+    let fb = cross(m, &start, start.bottom[3], start.bottom[2])?; // [0,1]×[1,2]: (0,1) (1,1) (1,2) (0,2)
+    let fc = cross(m, &fa, fa.bottom[1], fa.bottom[2])?; // [1,2]×[1,2]: (1,1) (2,1) (2,2) (1,2)
+    let slots = [(start, [0, 1, 4, 3]), (fa, [1, 4, 5, 2]), (fb, [3, 4, 7, 6]), (fc, [4, 5, 8, 7])];
+    const L: usize = crate::corner::LEN;
+    let mut points = vec![NONE; 4 * L];
+    let put = |points: &mut [u32], layer: usize, i: usize, v: u32| -> bool {
+        let slot = &mut points[layer * L + i];
+        if *slot == NONE {
+            *slot = v;
+            true
+        } else {
+            *slot == v
+        }
+    };
+    for (x, idx) in &slots {
+        for ((&i, &b), &t) in idx.iter().zip(&x.bottom).zip(&x.top) {
+            if !put(&mut points, 1, i, b) || !put(&mut points, 2, i, t) {
+                return None;
+            }
+        }
+        for (up, layer) in [(false, 0), (true, 3)] {
+            let vs = beyond(m, x, up)??;
+            for j in 0..4 {
+                if !put(&mut points, layer, idx[j], vs[j]) {
+                    return None;
+                }
+            }
+        }
+    }
+    if points.contains(&NONE) {
+        return None;
+    }
+    let mut seen = points.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != points.len() {
+        return None;
+    }
+    // Layers 0 and 3 may lie in a boundary face across the edge (next to
+    // a corner of the box): their own rules are never read, only those of
+    // the edges, faces and cells between them and the cell's layers.
+    for (i, &v) in points.iter().enumerate() {
+        let (layer, a, b) = (i / L, (i % L) % 3, (i % L) / 3);
+        let boundary = m.is_boundary_vertex(v as usize);
+        if boundary != (a == 0 || b == 0) && !(boundary && (layer == 0 || layer == 3)) {
+            return None;
+        }
+    }
+    let on_edge = |v: u32| (0..4).any(|l| points[l * L] == v);
+    for l in 1..=2 {
+        for i in [0, 1, 3, 4] {
+            let v = points[l * L + i] as usize;
+            for &e in m.vertex_edges(v) {
+                let e = e as usize;
+                let [p, q] = m.edge(e);
+                let want = if on_edge(p) && on_edge(q) {
+                    2
+                } else if m.is_boundary_edge(e) {
+                    3
+                } else {
+                    4
+                };
+                if m.edge_valence(e) != want {
+                    return None;
+                }
+            }
+        }
+    }
+    if crate::limit::near_feature(m, cv) {
+        return None;
+    }
+    Some(LayeredGrid { valence: 1, points, phantom: None, axes })
+}
+
 /// For a derivative `q` along a cell parameter, the local axis of `axes`
 /// (for each local axis: the cell parameter and whether it runs backwards)
 /// it is and its sign (−1 where that axis runs backwards); `None` for the
@@ -336,7 +495,7 @@ pub(crate) fn local_axis(axes: &[(u8, bool); 3], q: Quantity) -> Option<(usize, 
 /// w)` for `q`, as `(vertex, weight)` pairs (the phantom layer folded into
 /// the two next to it), appended to `out`.
 pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Vec<(u32, f64)>) {
-    let patch = StamPatch::get(g.valence).expect("a gathered grid's valence is supported");
+    let patch = Surface::of(g.valence).expect("a gathered grid's valence is supported");
     let k = g.layer_len();
     let [s, t, r] = g.local(uvw);
     let mut w = vec![0.0; 3 * k];
@@ -378,10 +537,11 @@ pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Ve
 
 /// Stam's weights of valence `valence` at the `k × k` local surface
 /// parameters `(s_i, t_j) = (i/(k−1), j/(k−1))` (the centre where `k = 1`):
-/// position, `∂/∂s` and `∂/∂t`, each `k² × (2n + 8)`, entry `(j k + i)(2n +
-/// 8) + point`. `None` for a valence [`StamPatch`] does not cover.
+/// position, `∂/∂s` and `∂/∂t`, each `k² × L`, entry `(j k + i) L +
+/// point`, with `L = 2n + 8` ([`CornerPatch`]'s weights and `L = 9` for
+/// valence 1). `None` for a valence [`StamPatch`] does not cover.
 pub fn surface_weights(valence: usize, k: usize) -> Option<[Vec<f64>; 3]> {
-    let patch = StamPatch::get(valence).ok()?;
+    let patch = Surface::of(valence)?;
     let len = patch.len();
     let t = |i: usize| crate::limit::sample_param(i, k);
     let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; k * k * len]);

@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod algebra;
+pub mod corner;
 pub mod eigen;
 pub mod irregular;
 pub mod layered;

@@ -16,7 +16,11 @@
 //! the boundary edges between them are sharp (and so its boundary corner
 //! a corner): there the crease rules are the end condition in both
 //! directions. At an untagged boundary edge the boundary surface wraps
-//! smoothly round the edge, which no tensor product does.
+//! smoothly round the edge, which no tricubic patch does: a cell whose two
+//! boundary faces meet at such an edge of that cell alone is the patch at
+//! a smooth boundary corner times a cubic B-spline ([`crate::corner`],
+//! [`layered_grid`] of valence 1), and a box's corner, where three such
+//! edges meet, an irregular cell.
 //!
 //! Features near a regular cell matter only where their rules produce
 //! points its limit depends on: the cell's own eight vertices and the
@@ -316,10 +320,10 @@ pub(crate) fn fold_phantom(w: &mut [f64; 64], phantoms: [Option<bool>; 3]) {
 #[non_exhaustive]
 pub enum LimitError {
     /// The cell is neither regular (inside, at a boundary face or at sharp
-    /// boundary edges), layered (inside or at a boundary face) nor
-    /// irregular (or is past the mesh's cells).
+    /// boundary edges), layered (inside, at a boundary face or at a smooth
+    /// boundary edge) nor irregular (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside or at a boundary face) nor an irregular one (cells at untagged boundary edges, and cells whose own points meet the boundary or tags otherwise, are not evaluated yet; tag the box's edges sharp, refine first, or sample the others)"
+        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside, at a boundary face or at an untagged boundary edge of one cell) nor an irregular one (cells with several extraordinary vertices, cells whose own vertices meet tags, and cells that meet the boundary otherwise, at an untagged edge of several cells or on two opposite faces, are not evaluated yet; refine first, or sample the others)"
     )]
     NotEvaluable {
         /// The cell.
@@ -401,8 +405,8 @@ pub fn tricubic_weights(uvw: [f64; 3], q: Quantity) -> [f64; 64] {
 /// # Errors
 /// [`LimitError::NotEvaluable`] (as [`SchemeError::Scheme`]'s source)
 /// naming the first cell (by index) without a [`cell_grid`], or past the
-/// mesh's cells: cells at untagged boundary edges, and cells whose own
-/// points meet the boundary or tags otherwise, are not evaluated yet;
+/// mesh's cells (see [`LimitError::NotEvaluable`] for those not evaluated
+/// yet);
 /// [`LimitError::SingularDerivative`] for a derivative at an irregular
 /// cell's extraordinary vertex.
 pub fn limit_matrix(m: &VolMesh, samples: &[(u32, [f64; 3])], q: Quantity, par: Par) -> Result<CsrMat<f64>> {
@@ -1019,6 +1023,10 @@ pub enum CellClass {
     /// A layered cell whose face across the edge is on the boundary (a
     /// phantom layer; evaluated).
     LayeredBoundary,
+    /// Two boundary faces meeting at an untagged edge of this cell alone (a
+    /// box's edge), the rest regular ([`layered_grid`] of valence 1): the
+    /// patch at a smooth boundary corner × a cubic B-spline (evaluated).
+    SmoothBoundaryEdge,
     /// Several extraordinary edges sharing one vertex, whose children away
     /// from that vertex are regular or layered (inside or at a boundary
     /// face) after one step ([`irregular_grid`]: the local volumetric
@@ -1049,6 +1057,7 @@ impl CellClass {
             CellClass::RegularCrease => "regular at sharp boundary edges",
             CellClass::Layered => "layered (one extraordinary edge)",
             CellClass::LayeredBoundary => "layered at a boundary face",
+            CellClass::SmoothBoundaryEdge => "at a smooth boundary edge",
             CellClass::Irregular => "irregular (extraordinary edges at one vertex)",
             CellClass::SeveralExtraordinaryVertices => "several extraordinary vertices",
             CellClass::NearFeature => "near a feature (at a vertex, several boundary faces, a crease or a corner)",
@@ -1066,6 +1075,7 @@ impl CellClass {
                 | CellClass::RegularCrease
                 | CellClass::Layered
                 | CellClass::LayeredBoundary
+                | CellClass::SmoothBoundaryEdge
                 | CellClass::Irregular
         )
     }
@@ -1084,7 +1094,11 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
         };
     }
     if let Some(g) = layered_grid(m, c) {
-        return if g.phantom.is_some() { CellClass::LayeredBoundary } else { CellClass::Layered };
+        return match (g.valence, g.phantom) {
+            (1, _) => CellClass::SmoothBoundaryEdge,
+            (_, Some(_)) => CellClass::LayeredBoundary,
+            (_, None) => CellClass::Layered,
+        };
     }
     if irregular_grid(m, c).is_some() {
         return CellClass::Irregular;

@@ -23,9 +23,10 @@
 //! that ring has all its cells in the second); the whole mesh where that
 //! neighbourhood is not a valid mesh by itself. Cells that stay unevaluated after
 //! `max_levels` steps
-//! are refused, naming the control cell: cells at untagged boundary edges
-//! never become evaluable (their children along the edge are such cells
-//! again), and cells that are not hexahedra have no parameters.
+//! are refused, naming the control cell: cells whose children next to a
+//! feature are the same configuration again (an untagged boundary edge of
+//! several cells, a tag at a vertex of a layered or irregular cell) never
+//! become evaluable, and cells that are not hexahedra have no parameters.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -346,13 +346,13 @@ fn basis_derivative(x: f64) -> [f64; 4] {
 }
 
 /// `2^e` for `−1022 ≤ e ≤ 1023`.
-fn pow2(e: i32) -> f64 {
+pub(crate) fn pow2(e: i32) -> f64 {
     debug_assert!((-1022..=1023).contains(&e));
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// `x · 2^e`, exact (powers of two at most `2^1000` at a time).
-fn scale_up(mut x: f64, mut e: u32) -> f64 {
+pub(crate) fn scale_up(mut x: f64, mut e: u32) -> f64 {
     while e > 1000 {
         x *= pow2(1000);
         e -= 1000;
@@ -362,7 +362,7 @@ fn scale_up(mut x: f64, mut e: u32) -> f64 {
 
 /// The level `m ≥ 1` with `2^{−m} ≤ x < 2^{1−m}` for `0 < x < 1`, and 1 for
 /// `x ≥ 1`.
-fn level(x: f64) -> u32 {
+pub(crate) fn level(x: f64) -> u32 {
     if x >= 1.0 {
         return 1;
     }
@@ -374,7 +374,7 @@ fn level(x: f64) -> u32 {
 
 /// The 16 basis products `B_i(u) B_j(v)` (entry `i + 4j`) and their `u`
 /// and `v` derivatives.
-fn tensor_basis(u: f64, v: f64) -> [[f64; 16]; 3] {
+pub(crate) fn tensor_basis(u: f64, v: f64) -> [[f64; 16]; 3] {
     let (bu, du, bv, dv) = (basis(u), basis_derivative(u), basis(v), basis_derivative(v));
     let mut out = [[0.0; 16]; 3];
     for j in 0..4 {
@@ -392,7 +392,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The dot products of `x`, `y` and `z` with `col`, in one pass over `col`.
-fn dot3(x: &[f64], y: &[f64], z: &[f64], col: &[f64]) -> [f64; 3] {
+pub(crate) fn dot3(x: &[f64], y: &[f64], z: &[f64], col: &[f64]) -> [f64; 3] {
     let mut out = [0.0; 3];
     for (((c, a), b), d) in col.iter().zip(x).zip(y).zip(z) {
         out[0] += a * c;

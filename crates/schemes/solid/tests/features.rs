@@ -192,15 +192,18 @@ fn cells_at_sharp_boundary_edges_are_tricubic_with_a_phantom_layer_per_face() {
     assert_eq!(classes.get(&CellClass::RegularCrease), Some(&(8 + 12 * k)), "{classes:?}");
     assert_eq!(classes.get(&CellClass::RegularBoundary), Some(&(6 * k * k)), "{classes:?}");
     assert_eq!(classes.get(&CellClass::Regular), Some(&(k * k * k)), "{classes:?}");
-    // Without the tags the boundary surface wraps round the edges, and
-    // those cells are not evaluated.
+    // Without the tags the boundary surface wraps round the edges: those
+    // cells are no tricubic patch (below: the corner patch, and the box's
+    // corners irregular).
     let bare = hex_grid(n, n, n).unwrap().mesh;
     for c in [cell(0, 0, 0), cell(2, 0, 0), cell(4, 2, 4)] {
-        assert!(control_grid(&bare, c as usize).is_none() && cell_grid(&bare, c as usize).is_none());
-        assert_eq!(classify(&bare, c as usize), CellClass::NearFeature);
+        assert!(control_grid(&bare, c as usize).is_none());
     }
-    // One edge of the outline untagged: the cells along it (and the
-    // corners at its ends) are not evaluated, the others still are.
+    assert_eq!(classify(&bare, cell(0, 0, 0) as usize), CellClass::Irregular);
+    assert_eq!(classify(&bare, cell(2, 0, 0) as usize), CellClass::SmoothBoundaryEdge);
+    // One edge of the outline untagged: the cells along it are at a smooth
+    // boundary edge, the corners at its ends (their vertices on sharp
+    // edges) not evaluated, the others still regular.
     let partial: Vec<[u32; 2]> = m
         .sharp_edges()
         .map(|e| m.edge(e as usize))
@@ -213,7 +216,8 @@ fn cells_at_sharp_boundary_edges_are_tricubic_with_a_phantom_layer_per_face() {
     assert_eq!(partial.len(), 12 * n - n);
     let pm = bare.clone().with_features(&partial, &[]).unwrap();
     for i in 0..n {
-        assert_eq!(classify(&pm, cell(i, 0, 0) as usize), CellClass::NearFeature, "cell ({i}, 0, 0)");
+        let want = if i == 0 || i == n - 1 { CellClass::NearFeature } else { CellClass::SmoothBoundaryEdge };
+        assert_eq!(classify(&pm, cell(i, 0, 0) as usize), want, "cell ({i}, 0, 0)");
     }
     assert_eq!(classify(&pm, cell(0, 2, 0) as usize), CellClass::RegularCrease);
     assert_eq!(classify(&pm, cell(2, 1, 0) as usize), CellClass::RegularBoundary);
@@ -262,6 +266,134 @@ fn cells_at_sharp_boundary_edges_are_tricubic_with_a_phantom_layer_per_face() {
     let by_matrix = common::at(m, x, grid.samples(), Quantity::Position);
     let diff = common::max_diff(&out, &by_matrix);
     assert!(diff < 1e-13, "direct evaluator against the matrix: {diff}");
+}
+
+/// A jittered `n³` box without tags: its boundary surface is a smooth
+/// Catmull-Clark surface round the edges.
+fn smooth_box(n: usize) -> subla_volume::VolumeData {
+    let mut d = hex_grid(n, n, n).unwrap();
+    d.vertices = common::jitter(&d.vertices, 13, 0.12);
+    d
+}
+
+#[test]
+fn cells_at_smooth_boundary_edges_are_the_corner_patch_times_a_cubic() {
+    let n = 5;
+    let d = smooth_box(n);
+    let (m, x) = (&d.mesh, &d.vertices);
+    let cell = |i: usize, j: usize, k: usize| (i + n * (j + n * k)) as u32;
+    let mut classes = std::collections::BTreeMap::new();
+    for c in 0..m.num_cells() {
+        *classes.entry(classify(m, c)).or_insert(0) += 1;
+    }
+    let k = n - 2;
+    assert_eq!(classes.get(&CellClass::SmoothBoundaryEdge), Some(&(12 * k)), "{classes:?}");
+    // The box's corners: three edges of valence 2 at one vertex, whose
+    // children away from it are edge, face and inner cells.
+    assert_eq!(classes.get(&CellClass::Irregular), Some(&8), "{classes:?}");
+    assert_eq!(classes.get(&CellClass::RegularBoundary), Some(&(6 * k * k)), "{classes:?}");
+    assert_eq!(classes.get(&CellClass::Regular), Some(&(k * k * k)), "{classes:?}");
+    let edge_cells: Vec<u32> =
+        (0..m.num_cells() as u32).filter(|&c| classify(m, c as usize) == CellClass::SmoothBoundaryEdge).collect();
+    for &c in &edge_cells {
+        let Some(subla_solid::limit::CellGrid::Layered(g)) = cell_grid(m, c as usize) else { panic!("cell {c}") };
+        assert_eq!((g.valence, g.layer_len(), g.phantom), (1, 9, None), "cell {c}");
+    }
+
+    // Each child of an edge cell (one next to a corner among them) has its
+    // parent's limit: the children along the edge are edge cells again,
+    // the others regular at a boundary face or inside.
+    let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let child = plan.mesh(1);
+    let inner = [[0.25, 0.5, 0.75], [0.9, 0.1, 0.4], [0.0, 0.6, 1.0], [1e-6, 0.3, 1e-7]];
+    for c in [cell(2, 0, 0), cell(4, 2, 4), cell(0, 4, 1), cell(1, 0, 4)] {
+        let classes: Vec<CellClass> = (8 * c..8 * c + 8).map(|ch| classify(child, ch as usize)).collect();
+        assert_eq!(classes.iter().filter(|&&x| x == CellClass::SmoothBoundaryEdge).count(), 2, "{classes:?}");
+        assert!(classes.iter().all(|x| x.evaluated()), "children of {c}: {classes:?}");
+        common::check_children(m, x, child, &y, c, &inner);
+    }
+    for c in [cell(0, 0, 0), cell(4, 4, 4)] {
+        common::check_children(m, x, child, &y, c, &inner[..2]);
+    }
+    // Continuous across faces, derivatives too (on the edge itself both
+    // sides give the boundary curve's): edge–edge, edge–face, face–inner.
+    for (a, b) in [
+        (cell(1, 0, 0), cell(2, 0, 0)),
+        (cell(2, 0, 0), cell(2, 1, 0)),
+        (cell(2, 0, 0), cell(2, 0, 1)),
+        (cell(0, 0, 0), cell(1, 0, 0)),
+    ] {
+        let f = shared_face(m, a, b);
+        common::check_face(m, x, a, b, f, |_| true);
+    }
+    // Derivatives are difference quotients of positions, near the edge too.
+    let h = 1e-6;
+    for &c in &[cell(2, 0, 0), cell(0, 3, 4)] {
+        for p in [[0.3, 0.6, 0.2], [0.05, 0.5, 0.02], [0.8, 0.01, 0.7]] {
+            let d = common::at(m, x, &[(c, p)], Quantity::DerivU);
+            let dv = common::at(m, x, &[(c, p)], Quantity::DerivV);
+            let dw = common::at(m, x, &[(c, p)], Quantity::DerivW);
+            for (axis, got) in [d, dv, dw].iter().enumerate() {
+                let (mut lo, mut hi) = (p, p);
+                lo[axis] -= h;
+                hi[axis] += h;
+                let fd = (common::at(m, x, &[(c, hi)], Quantity::Position)
+                    - common::at(m, x, &[(c, lo)], Quantity::Position))
+                    / (2.0 * h);
+                let e = common::max_diff(got, &fd);
+                assert!(e < 1e-6, "cell {c} at {p:?}, axis {axis}: {e}");
+            }
+        }
+    }
+    // Independent check: the boundary is the Catmull-Clark surface of the
+    // boundary quads (no tags), and at every boundary vertex of an
+    // evaluated cell the solid's limit is the surface's limit mask.
+    let (s0, back) = boundary_surface(m);
+    let xs = Array2::from_shape_fn((back.len(), 3), |(i, k)| x[[back[i] as usize, k]]);
+    let sp = CatmarkSlak.build(&s0, 0, Par::Rayon).unwrap();
+    let lim = sp.limit(Par::Rayon).unwrap();
+    let want = subla_algebra::spmv::spmv_csr(lim.as_ref(), xs.view(), |&w, _, _| w, Par::Rayon);
+    let mut samples = Vec::new();
+    let mut rows = Vec::new();
+    for (i, &v) in back.iter().enumerate() {
+        let Some(c) = (0..m.num_cells() as u32)
+            .find(|&c| m.cell_vertices(c as usize).contains(&v) && cell_grid(m, c as usize).is_some())
+        else {
+            continue;
+        };
+        let k = m.cell_vertices(c as usize).iter().position(|&u| u == v).unwrap();
+        samples.push((c, common::CORNER[k]));
+        rows.push(i);
+    }
+    assert_eq!(rows.len(), back.len(), "every boundary vertex");
+    let got = common::at(m, x, &samples, Quantity::Position);
+    let want = want.select(ndarray::Axis(0), &rows);
+    let diff = common::max_diff(&got, &want);
+    assert!(diff < 1e-12, "boundary limit against the surface scheme's: {diff}");
+    // A cylinder's rims (its caps meet its side at untagged edges): every
+    // cell is evaluated, and each child of a rim cell has its limit.
+    let cyl = subla_volume::shapes::cylinder(2, 2, 3, 1.5).unwrap();
+    let (cm, cx) = (&cyl.mesh, common::jitter(&cyl.vertices, 5, 0.03));
+    let rims: Vec<u32> =
+        (0..cm.num_cells() as u32).filter(|&c| classify(cm, c as usize) == CellClass::SmoothBoundaryEdge).collect();
+    assert_eq!(rims.len(), 2 * 8, "the outer ring's cells at both caps");
+    assert!((0..cm.num_cells()).all(|c| classify(cm, c).evaluated()));
+    let plan = CatmarkSolid::default().build(cm, 1, Par::Rayon).unwrap();
+    let cy = eval(&plan, cx.view(), Par::Rayon).unwrap();
+    for &c in &rims {
+        common::check_children(cm, &cx, plan.mesh(1), &cy, c, &inner);
+    }
+    // The direct evaluator equals the matrix.
+    let ev = subla_solid::layered::LayeredEval::new(m, &edge_cells, 3, Par::Rayon).unwrap();
+    for q in [Quantity::Position, Quantity::DerivU, Quantity::DerivW] {
+        let mut out = Array2::zeros((ev.num_samples(), 3));
+        ev.eval_into(x.view(), q, out.view_mut(), Par::Rayon);
+        let grid = SolidLimit::grid(edge_cells.iter().copied(), 3, q);
+        let by_matrix = common::at(m, x, grid.samples(), q);
+        let diff = common::max_diff(&out, &by_matrix);
+        assert!(diff < 1e-12, "direct evaluator against the matrix, {q:?}: {diff}");
+    }
 }
 
 /// The face shared by cells `a` and `b`.

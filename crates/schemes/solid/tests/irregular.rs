@@ -28,6 +28,19 @@ fn irregular(m: &VolMesh) -> Vec<u32> {
     (0..m.num_cells() as u32).filter(|&c| classify(m, c as usize) == CellClass::Irregular).collect()
 }
 
+/// The irregular cells whose extraordinary vertex is inside (the shape's
+/// centre), or on the boundary (the tetrahedron's corners: three edges of
+/// valence 2 meet there).
+fn irregular_at(m: &VolMesh, boundary: bool) -> Vec<u32> {
+    irregular(m)
+        .into_iter()
+        .filter(|&c| {
+            let Some(CellGrid::Irregular(g)) = cell_grid(m, c as usize) else { unreachable!() };
+            m.is_boundary_vertex(g.extraordinary_vertex() as usize) == boundary
+        })
+        .collect()
+}
+
 #[test]
 fn irregular_cells_are_found_and_share_their_configuration() {
     let (m, _) = shape();
@@ -36,7 +49,11 @@ fn irregular_cells_are_found_and_share_their_configuration() {
         *count.entry(classify(&m, c)).or_insert(0usize) += 1;
     }
     println!("{count:?}");
-    let cells = irregular(&m);
+    // Every cell is evaluated: the centre's four and the corners' four
+    // irregular.
+    assert!(count.keys().all(|k| k.evaluated()), "{count:?}");
+    assert_eq!(irregular_at(&m, true).len(), 4, "{count:?}");
+    let cells = irregular_at(&m, false);
     assert_eq!(cells.len(), 4, "{count:?}");
     let grids: Vec<_> = cells
         .iter()
@@ -88,17 +105,19 @@ fn a_child_cell_has_its_irregular_parents_limit() {
     let plan = CatmarkSolid::default().build(&m, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
     let child = plan.mesh(1);
-    let mut classes = std::collections::BTreeMap::new();
-    for c in irregular(&m) {
-        for ch in 8 * c..8 * c + 8 {
-            *classes.entry(classify(child, ch as usize)).or_insert(0usize) += 1;
+    for boundary in [false, true] {
+        let mut classes = std::collections::BTreeMap::new();
+        for c in irregular_at(&m, boundary) {
+            for ch in 8 * c..8 * c + 8 {
+                *classes.entry(classify(child, ch as usize)).or_insert(0usize) += 1;
+            }
+            check_children(&m, &x, child, &y, c, &grid);
         }
-        check_children(&m, &x, child, &y, c, &grid);
+        println!("children (extraordinary vertex on the boundary: {boundary}): {classes:?}");
+        assert_eq!(classes.get(&CellClass::Irregular), Some(&4), "{classes:?}");
+        assert_eq!(classes.values().sum::<usize>(), 32, "{classes:?}");
+        assert!(classes.keys().all(|k| k.evaluated()), "{classes:?}");
     }
-    println!("children: {classes:?}");
-    assert_eq!(classes.get(&CellClass::Irregular), Some(&4), "{classes:?}");
-    assert_eq!(classes.values().sum::<usize>(), 32, "{classes:?}");
-    assert!(classes.keys().all(|k| k.evaluated()), "{classes:?}");
 }
 
 #[test]
@@ -179,7 +198,7 @@ fn irregular_rows_sum_to_one_keep_the_contract_and_refuse_derivatives_at_the_ver
 #[test]
 fn refined_control_points_at_the_vertex_converge() {
     let (m, x) = shape();
-    let c = irregular(&m)[0];
+    let c = irregular_at(&m, false)[0];
     let Some(CellGrid::Irregular(g)) = cell_grid(&m, c as usize) else { unreachable!() };
     let v = g.extraordinary_vertex();
     let at_ev: [f64; 3] = std::array::from_fn(|k| f64::from(u8::from(g.axes[k].1)));
@@ -281,8 +300,13 @@ fn the_mixed_evaluator_equals_the_limit_matrix() {
     let mut out = Array2::zeros((ev.num_samples(), 3));
     ev.eval_into(x.view(), Quantity::DerivU, out.view_mut(), Par::Rayon).unwrap();
     assert!(common::max_diff(&out, &want) < 1e-11);
+    // Every cell of the shape is evaluated: a corner tag at a regular
+    // cell's vertex makes one that is not.
+    let reg = cells.iter().copied().find(|&c| classify(&m, c as usize) == CellClass::Regular).unwrap();
+    let m = m.clone().with_features(&[], &[m.cell_vertices(reg as usize)[0]]).unwrap();
     let near = (0..m.num_cells() as u32).find(|&c| cell_grid(&m, c as usize).is_none()).unwrap();
-    let e = GridEval::new(&m, &[cells[0], near], 2, Par::Seq).unwrap_err();
+    let ok = (0..m.num_cells() as u32).find(|&c| cell_grid(&m, c as usize).is_some()).unwrap();
+    let e = GridEval::new(&m, &[ok, near], 2, Par::Seq).unwrap_err();
     let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
     assert_eq!(why, Some(&subla_solid::limit::LimitError::NotEvaluable { cell: near }));
 }

@@ -212,7 +212,9 @@ fn refined_control_points_converge_at_a_quarter_per_level() {
 #[test]
 fn cells_not_yet_evaluated_are_refused_by_index() {
     let (m, _) = jittered(4, 5);
-    // Cell 0 is at the box's corner: three faces on the boundary.
+    // Cell 0 is at the box's corner; a corner tag there leaves it not
+    // evaluated (a tag at one of its own vertices).
+    let m = m.with_features(&[], &[0]).unwrap();
     let e = limit_matrix(&m, &[(cell(4, 1, 1, 1), [0.5; 3]), (0, [0.5; 3])], Quantity::Position, Par::Seq).unwrap_err();
     let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
     assert_eq!(why, Some(&subla_solid::limit::LimitError::NotEvaluable { cell: 0 }), "{e}");
@@ -265,13 +267,14 @@ fn cells_are_classified() {
         }
         n
     };
-    // A 4³ grid: 8 inside, 24 at a face, the 32 along the box's edges and
-    // at its corners (their boundary edges of valence 2 are extraordinary:
-    // neither layered nor irregular inside, so near a feature).
+    // A 4³ grid: 8 inside, 24 at a face, 24 along the box's edges (the
+    // corner patch across an untagged boundary edge of valence 2) and 8 at
+    // its corners (three such edges at one vertex: irregular).
     let g = count(&hex_grid(4, 4, 4).unwrap().mesh);
     assert_eq!(g.get(&CellClass::Regular), Some(&8));
     assert_eq!(g.get(&CellClass::RegularBoundary), Some(&24));
-    assert_eq!(g.get(&CellClass::NearFeature), Some(&32));
+    assert_eq!(g.get(&CellClass::SmoothBoundaryEdge), Some(&24));
+    assert_eq!(g.get(&CellClass::Irregular), Some(&8));
     assert_eq!(g.values().sum::<usize>(), 64);
     // The block refined once: the cells along the valence-3 and valence-5
     // edges in its middle layers have that one extraordinary edge.
@@ -296,6 +299,7 @@ fn cells_are_classified() {
     .unwrap();
     assert_eq!(classify(&t.mesh, 0), CellClass::NotHexahedron);
     let s = count(&subla_volume::shapes::tetra_split().unwrap().mesh);
+    println!("tetrahedron split: {s:?}");
     assert!(s.keys().all(|k| !k.evaluated()), "{s:?}");
 }
 

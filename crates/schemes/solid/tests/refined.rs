@@ -132,8 +132,8 @@ fn cells_evaluated_directly_are_not_refined() {
 fn several_extraordinary_vertices_are_separated_by_refining() {
     // The block: every cell has several extraordinary vertices, and its
     // box's edges are untagged boundary edges. One step separates the
-    // extraordinary vertices; the children along the box's edges are never
-    // evaluated.
+    // extraordinary vertices; the children along the box's edges are cells
+    // at smooth boundary edges, those at its corners irregular.
     let d = subla_volume::shapes::extraordinary_block(2).unwrap();
     let (m, x) = (&d.mesh, common::jitter(&d.vertices, 17, 0.05));
     assert!((0..m.num_cells()).all(|c| classify(m, c) == CellClass::SeveralExtraordinaryVertices));
@@ -159,17 +159,31 @@ fn several_extraordinary_vertices_are_separated_by_refining() {
     }
     assert!(checked >= 4, "{checked} cells evaluated in their middle");
     assert!(compared >= 16, "{compared} children compared");
-    // A sample at a box edge never reaches an evaluated cell.
-    let corner_cell = (0..m.num_cells() as u32)
-        .find(|&c| m.cell_vertices(c as usize).iter().filter(|&&v| m.is_boundary_vertex(v as usize)).count() >= 6)
+    // A sample at the box's corner: through the corner's irregular child,
+    // the corner's limit (the boundary surface's, at a vertex of three
+    // faces).
+    let corner = (0..m.num_vertices() as u32)
+        .find(|&v| {
+            m.is_boundary_vertex(v as usize)
+                && (0..m.num_cells()).filter(|&c| m.cell_vertices(c).contains(&v)).count() == 1
+                && m.vertex_edges(v as usize).len() == 3
+        })
         .unwrap();
-    let err = limit_matrix_refined(m, &[(corner_cell, [0.0, 0.0, 0.0])], Quantity::Position, 3, Par::Seq);
+    let corner_cell = (0..m.num_cells() as u32).find(|&c| m.cell_vertices(c as usize).contains(&corner)).unwrap();
+    let at_corner = common::CORNER[m.cell_vertices(corner_cell as usize).iter().position(|&v| v == corner).unwrap()];
+    let r = limit_matrix_refined(m, &[(corner_cell, at_corner)], Quantity::Position, 3, Par::Seq).unwrap();
+    assert!((r.row(0).1.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    // A corner tag there: that point never reaches an evaluated cell (the
+    // child at the tag is the same configuration again).
+    let m = &m.clone().with_features(&[], &[corner]).unwrap();
+    let err = limit_matrix_refined(m, &[(corner_cell, at_corner)], Quantity::Position, 3, Par::Seq);
     assert!(matches!(err, Err(SchemeError::Scheme { .. })), "{err:?}");
-    // The partial form: a row for each sample off the box's edges, an
-    // empty one and the reason for the others, in order.
+    // The partial form: a row for each sample away from the tag, an empty
+    // one and the reason for the others, in order.
     let samples: Vec<(u32, [f64; 3])> =
         (0..m.num_cells() as u32).flat_map(|c| grid3(&[0.0, 0.5, 1.0]).into_iter().map(move |p| (c, p))).collect();
     let (r, failed) = limit_matrix_refined_partial(m, &samples, Quantity::Position, 2, Par::Rayon).unwrap();
+    assert!(failed.iter().all(|&(i, _)| samples[i].0 == corner_cell), "only at the tag");
     assert!(!failed.is_empty() && failed.len() < samples.len(), "{} of {}", failed.len(), samples.len());
     assert!(failed.windows(2).all(|w| w[0].0 < w[1].0));
     for i in 0..samples.len() {
@@ -183,8 +197,8 @@ fn several_extraordinary_vertices_are_separated_by_refining() {
             None => assert!((ws.iter().sum::<f64>() - 1.0).abs() < 1e-12, "sample {i}"),
         }
     }
-    // Those at the box's corners among them.
-    assert!(failed.iter().any(|&(i, _)| samples[i].0 == corner_cell && samples[i].1 == [0.0; 3]));
+    // The one at the tag among them.
+    assert!(failed.iter().any(|&(i, _)| samples[i] == (corner_cell, at_corner)));
 }
 
 /// Each child of `c` evaluated directly in `child` (points `y`) against
@@ -229,24 +243,35 @@ fn evaluated_children_have_the_limit(
 
 #[test]
 fn a_few_cells_are_refined_within_their_neighbourhood() {
-    // A tall cylinder: only the cells at its rims (untagged boundary
-    // edges) are not evaluated as they are, so refining first refines the
-    // cells around them, not the whole mesh. Their children off the rims
-    // against the whole mesh refined.
+    // A tall cylinder with a corner tag in the middle of its side: only the
+    // four cells round it are not evaluated as they are, so refining first
+    // refines the cells around them, not the whole mesh. Their children
+    // off the tag against the whole mesh refined.
     let d = subla_volume::shapes::cylinder(2, 2, 12, 6.0).unwrap();
-    let (m, x) = (&d.mesh, common::jitter(&d.vertices, 19, 0.04));
-    let rims: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(m, c as usize).is_none()).collect();
-    assert!(!rims.is_empty() && rims.len() * 4 < m.num_cells(), "{} of {}", rims.len(), m.num_cells());
-    // What is refined: the rims and two rings of cells around them.
-    let region = refined_region(m, &rims).expect("a part of the mesh");
-    assert!(region.num_cells() > rims.len() && region.num_cells() < m.num_cells(), "{}", region.num_cells());
+    assert!((0..d.mesh.num_cells()).all(|c| cell_grid(&d.mesh, c).is_some()));
+    let cells_at = |v: u32| (0..d.mesh.num_cells()).filter(|&c| d.mesh.cell_vertices(c).contains(&v)).count();
+    let side = (0..d.mesh.num_vertices() as u32)
+        .filter(|&v| d.mesh.is_boundary_vertex(v as usize) && cells_at(v) == 4)
+        .min_by(|&a, &b| {
+            (d.vertices[[a as usize, 2]] - 3.0).abs().total_cmp(&(d.vertices[[b as usize, 2]] - 3.0).abs())
+        })
+        .unwrap();
+    let m = &d.mesh.clone().with_features(&[], &[side]).unwrap();
+    let x = common::jitter(&d.vertices, 19, 0.04);
+    let near_tag: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(m, c as usize).is_none()).collect();
+    assert_eq!(near_tag.len(), 4);
+    assert!(!near_tag.is_empty() && near_tag.len() * 4 < m.num_cells(), "{} of {}", near_tag.len(), m.num_cells());
+    // What is refined: those cells and two rings of cells around them.
+    let region = refined_region(m, &near_tag).expect("a part of the mesh");
+    assert!(region.num_cells() > near_tag.len() && region.num_cells() < m.num_cells(), "{}", region.num_cells());
     // The coarse torus: every cell is refined, so the whole mesh.
     let torus = subla_volume::shapes::torus(2, 1, 16, 3.0, 1.0).unwrap().mesh;
     assert!(refined_region(&torus, &(0..torus.num_cells() as u32).collect::<Vec<_>>()).is_none());
     let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
-    let compared: usize = rims.iter().map(|&c| evaluated_children_have_the_limit(m, &x, plan.mesh(1), &y, c, 1)).sum();
-    assert!(compared >= 4 * rims.len(), "{compared} children of {} cells", rims.len());
+    let compared: usize =
+        near_tag.iter().map(|&c| evaluated_children_have_the_limit(m, &x, plan.mesh(1), &y, c, 1)).sum();
+    assert!(compared >= 4 * near_tag.len(), "{compared} children of {} cells", near_tag.len());
     // With cells evaluated as they are among them: the same rows as each
     // alone.
     let samples: Vec<(u32, [f64; 3])> = (0..m.num_cells() as u32).map(|c| (c, [0.35, 0.5, 0.6])).collect();
