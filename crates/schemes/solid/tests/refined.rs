@@ -263,6 +263,7 @@ fn a_few_cells_are_refined_within_their_neighbourhood() {
     assert!(!near_tag.is_empty() && near_tag.len() * 4 < m.num_cells(), "{} of {}", near_tag.len(), m.num_cells());
     // What is refined: those cells and two rings of cells around them.
     let region = refined_region(m, &near_tag).expect("a part of the mesh");
+    println!("refined: {} of {} cells", region.num_cells(), m.num_cells());
     assert!(region.num_cells() > near_tag.len() && region.num_cells() < m.num_cells(), "{}", region.num_cells());
     // The coarse torus: every cell is refined, so the whole mesh.
     let torus = subla_volume::shapes::torus(2, 1, 16, 3.0, 1.0).unwrap().mesh;
