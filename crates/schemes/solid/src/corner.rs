@@ -393,8 +393,7 @@ mod tests {
         let faces: Vec<Vec<u32>> = (0..R)
             .flat_map(|b| (0..R).map(move |a| vec![id(a, b), id(a + 1, b), id(a + 1, b + 1), id(a, b + 1)]))
             .collect();
-        let mut options = subla_mesh::Options::default();
-        options.boundary = BoundaryInterpolation::EdgeOnly;
+        let options = subla_mesh::Options { boundary: BoundaryInterpolation::EdgeOnly, ..Default::default() };
         let nv = ((R + 1) * (R + 1)) as usize;
         let mesh = MeshBuilder::from_faces(nv, &faces).options(options).build(Par::Seq).unwrap();
         let mut rng = crate::test_rng::Rng(11);
