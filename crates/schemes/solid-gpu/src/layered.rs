@@ -63,17 +63,18 @@ impl LayeredLimitGpu {
         let mut meta = Vec::with_capacity(4 * cells.len());
         let mut points = Vec::new();
         let mut tables: Vec<f32> = Vec::new();
-        // The first table entry of each valence met.
-        let mut table_at: Vec<(usize, u32)> = Vec::new();
+        // The first table entry of each valence (and boundary sector) met.
+        let mut table_at: Vec<((usize, Option<usize>), u32)> = Vec::new();
         for &c in cells {
             let g = layered_grid(m, c as usize).ok_or(SolidGpuError::NotEvaluable { cell: c })?;
-            let at = match table_at.iter().find(|(n, _)| *n == g.valence) {
+            let key = (g.valence, g.sector);
+            let at = match table_at.iter().find(|(n, _)| *n == key) {
                 Some(&(_, at)) => at,
                 None => {
                     let at = program::to_u32("surface tables", tables.len() as u64)?;
-                    let w = surface_weights(g.valence, k).ok_or(SolidGpuError::NotEvaluable { cell: c })?;
+                    let w = surface_weights(g.valence, g.sector, k).ok_or(SolidGpuError::NotEvaluable { cell: c })?;
                     tables.extend(w.iter().flatten().map(|&v| v as f32));
-                    table_at.push((g.valence, at));
+                    table_at.push((key, at));
                     at
                 }
             };

@@ -68,3 +68,46 @@ fn the_device_agrees_with_the_cpu_on_layered_cells() {
         Err(SolidGpuError::NotEvaluable { cell }) if cell == other
     ));
 }
+
+/// The cells round a concave untagged boundary edge (three cells: each on
+/// its sector of the fan, 13 to 15 points per layer) on the device as on
+/// the CPU.
+#[test]
+fn the_device_agrees_with_the_cpu_at_a_concave_boundary_edge() {
+    let Some(ctx) = context_or_skip() else { return };
+    let g = subla_volume::shapes::hex_grid(6, 6, 4).unwrap();
+    let keep: Vec<subla_volume::Cell> =
+        g.mesh.cells().enumerate().filter(|&(c, _)| !(c % 6 >= 3 && (c / 6) % 6 >= 3)).map(|(_, cell)| cell).collect();
+    let d = subla_volume::VolumeData::from_cells(g.vertices.clone(), &keep).unwrap();
+    let m = &d.mesh;
+    let mut s = 9u64;
+    let x = d.vertices.mapv(|v| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        v + 0.05 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
+    });
+    let cells: Vec<u32> = (0..m.num_cells() as u32)
+        .filter(|&c| layered_grid(m, c as usize).is_some_and(|g| g.sector.is_some() && g.valence == 3))
+        .collect();
+    assert_eq!(cells.len(), 3 * 2, "three sectors, two layers");
+    let xf = x.mapv(|v| v as f32);
+    for k in [1usize, 4] {
+        let cpu = LayeredEval::new(m, &cells, k, Par::Rayon).unwrap();
+        let gpu = LayeredLimitGpu::new(ctx, m, &cells, k).unwrap();
+        // Derivatives off the edge (k = 1: the centre).
+        let qs: &[Quantity] = if k == 1 {
+            &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
+        } else {
+            &[Quantity::Position]
+        };
+        for &q in qs {
+            let mut want = Array2::zeros((cpu.num_samples(), 3));
+            cpu.eval_into(x.view(), q, want.view_mut(), Par::Rayon);
+            let scale = want.iter().fold(5f64, |a, v| a.max(v.abs()));
+            for shape in [Shape::PerSample, Shape::PerCell] {
+                let got = gpu.eval(ctx, xf.view(), q, shape).unwrap();
+                let d = got.iter().zip(want.iter()).fold(0f64, |a, (p, w)| a.max((f64::from(*p) - w).abs()));
+                assert!(d <= 1e-5 * scale, "k {k}, {q:?}, {shape:?}: {d}");
+            }
+        }
+    }
+}

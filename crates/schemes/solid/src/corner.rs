@@ -1,40 +1,49 @@
-//! Exact evaluation of a Catmull-Clark surface patch at a smooth boundary
-//! corner: the one face at a boundary vertex of valence 2 whose boundary
-//! curve runs smoothly round it (no corner tag), as weights over the
-//! patch's nine control points, with both first derivatives.
+//! Exact evaluation of a Catmull-Clark surface patch next to a smooth
+//! boundary vertex: a boundary vertex of `n` faces (`n = 1`: a corner of
+//! one face; 2: a regular boundary; 3 and more: a concave corner) whose
+//! boundary curve runs smoothly round it (no corner tag, OpenSubdiv's
+//! edge-only boundary interpolation), as weights over the control points
+//! of the patch on one of its faces, with both first derivatives.
 //!
 //! This is the cross-section of a solid's cell at an untagged boundary edge
-//! of one cell (a box's edge): there, the boundary surface refines by
-//! Catmull-Clark's surface rules, regular along the edge, and the solid
-//! refines as this patch times the cubic B-spline along the edge (the
-//! derivation is in `docs/solids.md`).
+//! of `n` cells (a box's edge: `n = 1`; a concave edge: 3): there, the
+//! boundary surface refines by Catmull-Clark's surface rules, regular along
+//! the edge, and the solid refines as this patch times the cubic B-spline
+//! along the edge (the derivation is in `docs/solids.md`).
 //!
 //! # Control points
-//! The quarter plane `{(a, b) : a, b ≥ 0}` of a quad grid whose two
-//! half-lines `a = 0` and `b = 0` are the boundary; the patch is the limit
-//! surface over the quad `[0, 1]²`, parametrised by `(s, t)` with the
-//! corner at `(0, 0)`. Its control points are the nine `(a, b)` with `a, b
-//! ≤ 2`, point `a + 3b`.
+//! A fan of `n` quarter grids ("sectors") round the vertex `EV`, as
+//! [`StamPatch`](crate::stam::StamPatch)'s ring but open: sector `k` is
+//! the quad `(EV, E_k, D_k, E_{k+1})`, its points `(a, b)` with `a` along
+//! `E_k` and `b` along `E_{k+1}`, and the rays `EV E_0 …` and `EV E_n …`
+//! are the boundary. The patch on sector `j` is the limit surface over its
+//! quad, parametrised by `(s, t)` with `EV` at `(0, 0)`, `E_j` at `(1, 0)`,
+//! `E_{j+1}` at `(0, 1)`. Its control points are `EV`, then `E_k` and `D_k`
+//! for each sector, then `E_n`, then those of the seven points `(2, −1)
+//! (2, 0) (2, 1) (2, 2) (1, 2) (0, 2) (−1, 2)` of sector `j` that exist
+//! (`(2, −1)` lies in sector `j − 1`, `(−1, 2)` in sector `j + 1`): `2n +
+//! 7`, `2n + 8` or `2n + 9` points (9 for one face).
 //!
 //! # Rules
-//! Inside, Catmull-Clark's (regular: the bicubic B-spline's). On the
-//! boundary, the cubic B-spline curve's: an edge point is the edge's
-//! midpoint, a vertex point `(p + 6v + q)/8` with `p`, `q` its two boundary
-//! neighbours; at the corner these are `(0, 1)` and `(1, 0)`, the curve
-//! turning round it without a crease.
+//! Inside, Catmull-Clark's (valence 4 away from `EV`: the bicubic
+//! B-spline's). On the boundary, the cubic B-spline curve's: an edge point
+//! is the edge's midpoint, a vertex point `(p + 6v + q)/8` with `p`, `q`
+//! its two boundary neighbours; at `EV` these are `E_0` and `E_n`, the
+//! curve turning round it without a crease. Every stencil is derived here
+//! on a local model of the fan (no tables).
 //!
 //! # Subdivision matrix and sub-patches
-//! The child points `(a, b)` with `a, b ≤ 2` (child grid) depend on the
-//! parent's nine only: `A` (9 × 9). With the child points `(3, 0…3)` and
-//! `(0…2, 3)`, `Ā` (16 × 9, the child grid `(0…3)²`) holds the grids of
-//! the three sub-patches of `[0, 1]²` that do not touch the corner, each
-//! a bicubic B-spline: `k = 1` over `[½, 1] × [0, ½]` on the child grid
-//! `(0…3) × (−1…2)`, whose row `b = −1` is the phantom `2P(a, 0) − P(a,
-//! 1)` (a boundary curve refined by the curve rule is the B-spline's end
-//! condition, and the corner's own rule is never read there); `k = 2` over
-//! `[½, 1]²` on `(0…3)²`; `k = 3` over `[0, ½] × [½, 1]` with the phantom
-//! column `a = −1`. `P_k` (16 × 16) picks sub-patch `k`'s grid from `Ā`'s
-//! rows, phantoms included.
+//! The child control points depend on the parent's only: `A`. With the
+//! child points `(3, −1…3)` and `(−1…2, 3)` of sector `j` that exist, `Ā`
+//! holds the grids of the three sub-patches of `[0, 1]²` that do not touch
+//! `EV`, each a bicubic B-spline: `k = 1` over `[½, 1] × [0, ½]` on the
+//! child grid `(0…3) × (−1…2)`, `k = 2` over `[½, 1]²` on `(0…3)²`, `k = 3`
+//! over `[0, ½] × [½, 1]` on `(−1…2) × (0…3)`. Where the grid reaches
+//! beyond a boundary ray (row `b = −1` on sector 0, column `a = −1` on
+//! sector `n − 1`), that row is the phantom `2P(a, 0) − P(a, 1)` (a
+//! boundary curve refined by the curve rule is the B-spline's end
+//! condition, and `EV`'s own rule is never read there). `P_k` picks
+//! sub-patch `k`'s grid from `Ā`'s rows, phantoms included.
 //!
 //! # Evaluation
 //! As [`StamPatch`](crate::stam::StamPatch)'s: for `(s, t) ≠ (0, 0)` the
@@ -48,164 +57,268 @@
 //! The powers are kept as tables of `(P_k Ā − 1ℓ) A^{m−1}` for `m ≤ 64`
 //! (deflated by the limit mask `ℓ`, the left eigenvector of eigenvalue 1,
 //! so that the entries decay and the derivatives' `2^m` does not magnify
-//! the rounding of `ℓ`), further products by `A` below them: `A` is not
-//! diagonalisable. Its eigenvalues are `1, ½, ¼, ¼, ⅛, ⅛, 1/16, 1/16,
-//! 1/64`, and `¼` has a Jordan block of size 2 (a numerical eigensolver
-//! splits it by about `1e−9`, the square root of the rounding). The
-//! subdominant `½` is simple (the boundary curve's tangent), and the next
-//! terms decay as `m 4^{−m}`: the parametric derivatives stay bounded.
+//! the rounding of `ℓ`), further products by `A` below them: `A` need not
+//! be diagonalisable. For one face its eigenvalues are `1, ½, ¼, ¼, ⅛, ⅛,
+//! 1/16, 1/16, 1/64`, `¼` with a Jordan block of size 2 (a numerical
+//! eigensolver splits it by about `1e−9`). For three faces and more the
+//! subdominant eigenvalue `λ₁` exceeds the boundary curve's `½` (0.580 for
+//! three faces, 0.611 for four, 0.643 for eight), and the parametric
+//! derivatives grow as `(2λ₁)^m` towards `EV`.
 //!
-//! # At the corner
-//! The boundary curves `t = 0` and `s = 0` are one cubic B-spline curve
-//! through `…, (2, 0), (1, 0), (0, 0), (0, 1), (0, 2), …` (the boundary
-//! refines by itself), so the limit position at `(0, 0)` is the curve's,
-//! `((1, 0) + 4(0, 0) + (0, 1))/6`, and the derivatives there are the
-//! curve's along each boundary: `∂/∂s = ((1, 0) − (0, 1))/2 = −∂/∂t`. The
-//! two are parallel: the parametrisation is singular at the corner (the
-//! limit surface's tangent plane there is spanned by the curve's tangent
-//! and the limit of the cross-boundary direction, which the patch's
-//! first-order terms do not reach).
+//! # At the vertex
+//! The boundary rays refine by themselves as one cubic B-spline curve
+//! through `…, E_n, EV, E_0, …`, so the limit position at `EV` is the
+//! curve's, `(E_0 + 4 EV + E_n)/6`. The derivative weights written there
+//! are the first-order terms of the surface along the patch's two rays:
+//! - along a boundary ray, the curve's derivative: `(E_0 − E_n)/2` towards
+//!   `E_0`, its negative towards `E_n`;
+//! - along a ray inside the fan: for two faces the bicubic's derivative
+//!   (the limit of the parametric one); for three faces or more the
+//!   projection `φ(e) Π₁` of the weights at the ray's point `e` (`(1, 0)`
+//!   or `(0, 1)`) on `λ₁`'s eigenspace, Stam's tangent mask: `x(2^{−p} e)
+//!   − x(0, 0) = λ₁^p τ·P + O(λ₂^p)`.
+//!
+//! For one face the two are parallel (`∂/∂s = −∂/∂t`): the parametrisation
+//! is singular at `EV`. For three faces or more `λ₁` is simple, so every
+//! ray inside the fan leaves `EV` along the same direction, and the
+//! boundary rays along the curve's: the standard boundary rules do not
+//! make the surface smooth at a concave corner (a known property of them;
+//! OpenSubdiv's surface is the same).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use nalgebra::DMatrix;
 
 use crate::stam::{dot3, level, pow2, scale_up, tensor_basis};
 
-/// The number of control points.
-pub const LEN: usize = 9;
+/// The most faces at the boundary vertex [`CornerPatch`] is built for.
+pub const MAX_FACES: usize = 8;
 
 /// Levels kept as tables.
 const POWER_LEVELS: u32 = 64;
 
-/// The index of parent point `(a, b)`, `a, b ≤ 2`.
-fn index(a: i64, b: i64) -> usize {
-    debug_assert!((0..3).contains(&a) && (0..3).contains(&b));
-    (a + 3 * b) as usize
+/// A point of the local mesh: the boundary vertex `EV`, or point `(a, b)`
+/// of sector `k` with `a ≥ 1`, `b ≥ 0` (sector `K` holds only its ray, `b
+/// = 0`: the fan's last boundary edge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Label {
+    Ev,
+    At { k: usize, a: i64, b: i64 },
 }
 
-/// The stencil of child point `(a, b)` (child grid, `0 ≤ a, b ≤ 3`) over
-/// the nine parent points.
-fn child_stencil(a: i64, b: i64) -> [f64; LEN] {
-    let mut s = [0.0; LEN];
-    let mut add = |a: i64, b: i64, w: f64| s[index(a, b)] += w;
-    let face = |add: &mut dyn FnMut(i64, i64, f64), a: i64, b: i64, w: f64| {
-        for (da, db) in [(0, 0), (1, 0), (1, 1), (0, 1)] {
-            add(a + da, b + db, w / 4.0);
+/// The point at `(a, b)` relative to sector `k` of a fan of `n` sectors
+/// (`(a, −b)` is sector `k − 1`'s `(b, a)`, `(−a, b)` sector `k + 1`'s
+/// `(b, a)`); `None` where there is no such point.
+fn label(n: usize, k: usize, a: i64, b: i64) -> Option<Label> {
+    let (k, a, b) = match (a < 0, b < 0) {
+        (false, false) => (k, a, b),
+        (false, true) => (k.checked_sub(1)?, -b, a),
+        (true, false) => (k + 1, b, -a),
+        (true, true) => return None,
+    };
+    let l = match (a, b) {
+        (0, 0) => Label::Ev,
+        (0, b) => Label::At { k: k + 1, a: b, b: 0 },
+        (a, b) => Label::At { k, a, b },
+    };
+    match l {
+        Label::At { k, b, .. } if k > n || (k == n && b != 0) => None,
+        l => Some(l),
+    }
+}
+
+/// Whether `l` is on the boundary (`EV`, or on ray 0 or ray `n`).
+fn on_boundary(n: usize, l: Label) -> bool {
+    match l {
+        Label::Ev => true,
+        Label::At { k, b, .. } => b == 0 && (k == 0 || k == n),
+    }
+}
+
+/// The 7 outer control points relative to the patch's sector, where they exist.
+const OUTER: [(i64, i64); 7] = [(2, -1), (2, 0), (2, 1), (2, 2), (1, 2), (0, 2), (-1, 2)];
+/// The 9 further child points of `Ā`, in child grid coordinates.
+const EXTRA: [(i64, i64); 9] = [(3, -1), (3, 0), (3, 1), (3, 2), (3, 3), (2, 3), (1, 3), (0, 3), (-1, 3)];
+/// The lowest corner of sub-patch `k = 1, 2, 3`'s 4 × 4 grid.
+const SUB_ORIGIN: [(i64, i64); 3] = [(0, -1), (0, 0), (-1, 0)];
+
+/// The control points of sector `j`'s patch in their order (`EV`, then `E_k`
+/// and `D_k` for each sector, `E_n`, then the outer points there are),
+/// and the number of them; then the extra child points.
+fn labels(n: usize, j: usize) -> (Vec<Label>, usize) {
+    let mut l = vec![Label::Ev];
+    for k in 0..n {
+        l.push(Label::At { k, a: 1, b: 0 });
+        l.push(Label::At { k, a: 1, b: 1 });
+    }
+    l.push(Label::At { k: n, a: 1, b: 0 });
+    l.extend(OUTER.iter().filter_map(|&(a, b)| label(n, j, a, b)));
+    let len = l.len();
+    l.extend(EXTRA.iter().filter_map(|&(a, b)| label(n, j, a, b)));
+    (l, len)
+}
+
+/// Per control point of sector `j`'s patch in a fan of `n` sectors,
+/// whether it is on the boundary (`EV` and the two boundary rays).
+pub(crate) fn boundary_points(n: usize, j: usize) -> Vec<bool> {
+    let (l, len) = labels(n, j);
+    l[..len].iter().map(|&q| on_boundary(n, q)).collect()
+}
+
+type Stencil = Vec<(Label, f64)>;
+
+fn add_face(n: usize, k: usize, a: i64, b: i64, w: f64, s: &mut Stencil) -> Option<()> {
+    for (da, db) in [(0, 0), (1, 0), (1, 1), (0, 1)] {
+        s.push((label(n, k, a + da, b + db)?, w / 4.0));
+    }
+    Some(())
+}
+
+/// The stencil of child point `c` (child grid) over parent points.
+fn child_stencil(n: usize, c: Label) -> Option<Stencil> {
+    let mut s = Vec::new();
+    let (k, a, b) = match c {
+        // The boundary curve's rule, round the corner.
+        Label::Ev => {
+            s.push((Label::At { k: 0, a: 1, b: 0 }, 0.125));
+            s.push((Label::Ev, 0.75));
+            s.push((Label::At { k: n, a: 1, b: 0 }, 0.125));
+            return Some(s);
         }
+        Label::At { k, a, b } => (k, a, b),
     };
     match (a % 2, b % 2) {
         (0, 0) => {
             let (a, b) = (a / 2, b / 2);
-            match (a, b) {
-                (0, 0) => {
-                    add(0, 1, 0.125);
-                    add(0, 0, 0.75);
-                    add(1, 0, 0.125);
+            if on_boundary(n, Label::At { k, a, b }) {
+                s.push((label(n, k, a - 1, 0)?, 0.125));
+                s.push((Label::At { k, a, b: 0 }, 0.75));
+                s.push((Label::At { k, a: a + 1, b: 0 }, 0.125));
+            } else {
+                // Valence 4: v/2 + Σ neighbours/16 + Σ face centroids/16.
+                s.push((Label::At { k, a, b }, 0.5));
+                for (da, db) in [(1, 0), (0, 1), (-1, 0), (0, -1)] {
+                    s.push((label(n, k, a + da, b + db)?, 1.0 / 16.0));
                 }
-                (0, b) => {
-                    add(0, b - 1, 0.125);
-                    add(0, b, 0.75);
-                    add(0, b + 1, 0.125);
-                }
-                (a, 0) => {
-                    add(a - 1, 0, 0.125);
-                    add(a, 0, 0.75);
-                    add(a + 1, 0, 0.125);
-                }
-                (a, b) => {
-                    // Valence 4: v/2 + Σ neighbours/16 + Σ face centroids/16.
-                    add(a, b, 0.5);
-                    for (da, db) in [(1, 0), (0, 1), (-1, 0), (0, -1)] {
-                        add(a + da, b + db, 1.0 / 16.0);
-                    }
-                    for (da, db) in [(0, 0), (-1, 0), (-1, -1), (0, -1)] {
-                        face(&mut add, a + da, b + db, 1.0 / 16.0);
-                    }
+                for (da, db) in [(0, 0), (-1, 0), (-1, -1), (0, -1)] {
+                    add_face(n, k, a + da, b + db, 1.0 / 16.0, &mut s)?;
                 }
             }
         }
         (1, 0) => {
             // The edge (a0, b0)–(a0 + 1, b0) along `a`.
             let (a0, b0) = ((a - 1) / 2, b / 2);
-            if b0 == 0 {
-                add(a0, 0, 0.5);
-                add(a0 + 1, 0, 0.5);
+            s.push((label(n, k, a0, b0)?, 0.25));
+            s.push((label(n, k, a0 + 1, b0)?, 0.25));
+            if b0 == 0 && (k == 0 || k == n) {
+                s.iter_mut().for_each(|x| x.1 = 0.5);
             } else {
-                add(a0, b0, 0.25);
-                add(a0 + 1, b0, 0.25);
-                face(&mut add, a0, b0, 0.25);
-                face(&mut add, a0, b0 - 1, 0.25);
+                add_face(n, k, a0, b0, 0.25, &mut s)?;
+                add_face(n, k, a0, b0 - 1, 0.25, &mut s)?;
             }
         }
         (0, 1) => {
+            // The edge (a0, b0)–(a0, b0 + 1) along `b`, inside the sector.
             let (a0, b0) = (a / 2, (b - 1) / 2);
-            if a0 == 0 {
-                add(0, b0, 0.5);
-                add(0, b0 + 1, 0.5);
-            } else {
-                add(a0, b0, 0.25);
-                add(a0, b0 + 1, 0.25);
-                face(&mut add, a0, b0, 0.25);
-                face(&mut add, a0 - 1, b0, 0.25);
-            }
+            s.push((label(n, k, a0, b0)?, 0.25));
+            s.push((label(n, k, a0, b0 + 1)?, 0.25));
+            add_face(n, k, a0, b0, 0.25, &mut s)?;
+            add_face(n, k, a0 - 1, b0, 0.25, &mut s)?;
         }
-        _ => face(&mut add, (a - 1) / 2, (b - 1) / 2, 1.0),
+        _ => add_face(n, k, (a - 1) / 2, (b - 1) / 2, 1.0, &mut s)?,
     }
-    s
+    Some(s)
 }
 
-/// The patch at a smooth boundary corner (see the [module docs](self)).
+/// Why a [`CornerPatch`] could not be built.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CornerError {
+    /// The number of faces or the sector is out of range.
+    #[error(
+        "a patch at a boundary vertex of {faces} faces, sector {sector}, is not supported (1 ..= {MAX_FACES} faces)"
+    )]
+    Unsupported {
+        /// The faces at the vertex.
+        faces: usize,
+        /// The sector asked for.
+        sector: usize,
+    },
+}
+
+/// The patch on one sector of a boundary vertex whose boundary curve turns
+/// smoothly round it (see the [module docs](self)).
 #[derive(Debug)]
 pub struct CornerPatch {
-    /// `A` (9 × 9).
+    faces: usize,
+    sector: usize,
+    len: usize,
+    /// `A` (K × K).
     a: DMatrix<f64>,
-    /// `P_k Ā` (16 × 9) of each sub-patch.
+    /// `P_k Ā` (16 × K) of each sub-patch.
     picked: [DMatrix<f64>; 3],
     /// `tables[k][m − 2] = (P_k Ā − 1ℓ) A^{m−1}`, `m = 2 ..= POWER_LEVELS`.
     tables: [Vec<DMatrix<f64>>; 3],
-    limit: [f64; LEN],
-    tangents: [[f64; LEN]; 2],
+    limit: Vec<f64>,
+    tangents: [Vec<f64>; 2],
 }
 
-static PATCH: OnceLock<CornerPatch> = OnceLock::new();
+/// The built patches, by faces and sector.
+static PATCHES: [[OnceLock<Arc<CornerPatch>>; MAX_FACES]; MAX_FACES + 1] =
+    [const { [const { OnceLock::new() }; MAX_FACES] }; MAX_FACES + 1];
 
 impl CornerPatch {
-    /// The patch, built on the first call and shared for the rest of the
-    /// process.
-    pub fn get() -> &'static CornerPatch {
-        PATCH.get_or_init(CornerPatch::build)
+    /// The patch on sector `sector` (`0 ≤ sector < faces`, counter-clockwise
+    /// from the first boundary edge) of a boundary vertex of `faces` faces
+    /// (`1 ..= MAX_FACES`), built on the first call and shared for the rest
+    /// of the process.
+    ///
+    /// # Errors
+    /// [`CornerError::Unsupported`] out of range.
+    pub fn get(faces: usize, sector: usize) -> Result<Arc<CornerPatch>, CornerError> {
+        if !(1..=MAX_FACES).contains(&faces) || sector >= faces {
+            return Err(CornerError::Unsupported { faces, sector });
+        }
+        Ok(PATCHES[faces][sector]
+            .get_or_init(|| Arc::new(CornerPatch::build(faces, sector).expect("the local model is consistent")))
+            .clone())
     }
 
-    fn build() -> CornerPatch {
-        // Ā over the child grid (0…3)², row a + 4b.
-        let ext = DMatrix::from_fn(16, LEN, |r, j| child_stencil((r % 4) as i64, (r / 4) as i64)[j]);
-        let row = |a: i64, b: i64| ext.row((a + 4 * b) as usize).into_owned();
-        let a = DMatrix::from_fn(LEN, LEN, |r, j| ext[((r % 3) + 4 * (r / 3), j)]);
-        // Sub-patch grids' lowest corners in the child grid; a phantom row
-        // or column where the grid reaches −1.
-        let picked = [(0i64, -1i64), (0, 0), (-1, 0)].map(|(a0, b0)| {
-            let mut p = DMatrix::zeros(16, LEN);
-            for r in 0..16 {
-                let (a, b) = (a0 + (r % 4) as i64, b0 + (r / 4) as i64);
-                let v = match (a, b) {
-                    (a, -1) => row(a, 0) * 2.0 - row(a, 1),
-                    (-1, b) => row(0, b) * 2.0 - row(1, b),
-                    (a, b) => row(a, b),
-                };
-                p.set_row(r, &v);
+    fn build(n: usize, j: usize) -> Option<CornerPatch> {
+        let (l, len) = labels(n, j);
+        let mut ext = DMatrix::zeros(l.len(), len);
+        for (r, &c) in l.iter().enumerate() {
+            for (p, w) in child_stencil(n, c)? {
+                let col = l[..len].iter().position(|&q| q == p)?;
+                ext[(r, col)] += w;
             }
-            p
-        });
-        let mut limit = [0.0; LEN];
-        limit[index(1, 0)] = 1.0 / 6.0;
-        limit[index(0, 0)] = 4.0 / 6.0;
-        limit[index(0, 1)] = 1.0 / 6.0;
-        let mut ds = [0.0; LEN];
-        ds[index(1, 0)] = 0.5;
-        ds[index(0, 1)] = -0.5;
-        let dt = ds.map(|x| -x);
-        let ones_limit = DMatrix::from_fn(16, LEN, |_, j| limit[j]);
+        }
+        let a = ext.rows(0, len).into_owned();
+        let row = |a: i64, b: i64| -> Option<nalgebra::RowDVector<f64>> {
+            let p = label(n, j, a, b)?;
+            Some(ext.row(l.iter().position(|&q| q == p)?).into_owned())
+        };
+        // Sub-patch grids; a phantom row or column beyond a boundary ray.
+        let mut picked = [DMatrix::zeros(16, len), DMatrix::zeros(16, len), DMatrix::zeros(16, len)];
+        for (sub, &(a0, b0)) in SUB_ORIGIN.iter().enumerate() {
+            for r in 0..16 {
+                let (x, y) = (a0 + (r % 4) as i64, b0 + (r / 4) as i64);
+                let v = match row(x, y) {
+                    Some(v) => v,
+                    None if y == -1 => row(x, 0)? * 2.0 - row(x, 1)?,
+                    None if x == -1 => row(0, y)? * 2.0 - row(1, y)?,
+                    None => return None,
+                };
+                picked[sub].set_row(r, &v);
+            }
+        }
+        let at = |p: Label| l.iter().position(|&q| q == p).expect("a control point");
+        let (ev, e0, en) = (at(Label::Ev), at(Label::At { k: 0, a: 1, b: 0 }), at(Label::At { k: n, a: 1, b: 0 }));
+        let mut limit = vec![0.0; len];
+        limit[e0] += 1.0 / 6.0;
+        limit[ev] += 4.0 / 6.0;
+        limit[en] += 1.0 / 6.0;
+        let ones_limit = DMatrix::from_fn(16, len, |_, c| limit[c]);
         let tables = picked.clone().map(|p| {
             let mut t = Vec::with_capacity(POWER_LEVELS as usize - 1);
             let mut cur = p - &ones_limit;
@@ -219,12 +332,23 @@ impl CornerPatch {
             }
             t
         });
-        CornerPatch { a, picked, tables, limit, tangents: [ds, dt] }
+        let tangents = tangent_masks(n, j, &a, &picked, &tables)?;
+        Some(CornerPatch { faces: n, sector: j, len, a, picked, tables, limit, tangents })
     }
 
-    /// The number of control points, 9.
+    /// The number of faces at the boundary vertex.
+    pub fn faces(&self) -> usize {
+        self.faces
+    }
+
+    /// The sector the patch lies on.
+    pub fn sector(&self) -> usize {
+        self.sector
+    }
+
+    /// The number of control points.
     pub fn len(&self) -> usize {
-        LEN
+        self.len
     }
 
     /// Always `false`; for symmetry with [`CornerPatch::len`].
@@ -232,28 +356,33 @@ impl CornerPatch {
         false
     }
 
-    /// The subdivision matrix `A` (9 × 9): row `i` is child control point
-    /// `i` of the patch at the corner over the parent's.
+    /// The subdivision matrix `A`: row `i` is child control point `i` of
+    /// the patch at the vertex over the parent's.
     pub fn subdivision_matrix(&self) -> &DMatrix<f64> {
         &self.a
     }
 
-    /// The limit mask at the corner: `(1, 4, 1)/6` on `(1, 0)`, `(0, 0)`,
-    /// `(0, 1)`.
+    /// The limit mask at the vertex: the boundary curve's, `(1, 4, 1)/6` on
+    /// `E_0`, `EV`, `E_K`.
     pub fn limit_mask(&self) -> &[f64] {
         &self.limit
+    }
+
+    /// The derivative weights written at the vertex ([module docs](self#at-the-vertex)).
+    pub fn tangent_masks(&self) -> [&[f64]; 2] {
+        [&self.tangents[0], &self.tangents[1]]
     }
 
     /// Writes the weights of the position, `∂/∂s` and `∂/∂t` at `(s, t)`
     /// into `w[0]`, `w[1]`, `w[2]` (see [`StamPatch::weights`](crate::stam::StamPatch::weights),
     /// whose contract this keeps; at `(0, 0)` the derivative weights are
-    /// the boundary curve's).
+    /// [`CornerPatch::tangent_masks`]).
     ///
     /// # Panics
-    /// If a slice of `w` is not 9 long.
+    /// If a slice of `w` is not [`CornerPatch::len`] long.
     pub fn weights(&self, s: f64, t: f64, w: [&mut [f64]; 3]) {
         debug_assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t), "(s, t) = ({s}, {t}) outside [0, 1]²");
-        assert!(w.iter().all(|x| x.len() == LEN), "the weights need {LEN} entries each");
+        assert!(w.iter().all(|x| x.len() == self.len), "the weights need {} entries each", self.len);
         let [w0, w1, w2] = w;
         let x = s.max(t);
         if x.is_nan() || x <= 0.0 {
@@ -269,208 +398,338 @@ impl CornerPatch {
         } else {
             (2, 2.0 * s1, 2.0 * t1 - 1.0)
         };
-        let b = tensor_basis(u, v);
-        let apply = |g: &DMatrix<f64>, scale: f64, w0: &mut [f64], w1: &mut [f64], w2: &mut [f64]| {
-            for (j, col) in g.as_slice().chunks_exact(16).enumerate() {
-                let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
-                (w0[j], w1[j], w2[j]) = (x, scale * y, scale * z);
-            }
-        };
-        if m <= 1 {
-            apply(&self.picked[k], 2.0, w0, w1, w2);
-            return;
+        level_weights(self, m, k, u, v, [w0, w1, w2]);
+    }
+}
+
+/// The weights of sub-patch `k` of level `m` at its `(u, v)`.
+fn level_weights(p: &CornerPatch, m: u32, k: usize, u: f64, v: f64, w: [&mut [f64]; 3]) {
+    let [w0, w1, w2] = w;
+    let len = p.len;
+    let b = tensor_basis(u, v);
+    let apply = |g: &DMatrix<f64>, scale: f64, w0: &mut [f64], w1: &mut [f64], w2: &mut [f64]| {
+        for (j, col) in g.as_slice().chunks_exact(16).enumerate() {
+            let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
+            (w0[j], w1[j], w2[j]) = (x, scale * y, scale * z);
         }
-        let top = m.min(POWER_LEVELS);
-        apply(&self.tables[k][top as usize - 2], pow2(top as i32), w0, w1, w2);
-        let mut tmp = [[0.0; LEN]; 3];
-        for _ in top..m {
-            for (j, col) in self.a.as_slice().chunks_exact(LEN).enumerate() {
-                let [x, y, z] = dot3(w0, w1, w2, col);
-                (tmp[0][j], tmp[1][j], tmp[2][j]) = (x, 2.0 * y, 2.0 * z);
-            }
-            for (w, t) in [&mut *w0, &mut *w1, &mut *w2].into_iter().zip(&tmp) {
-                let sum: f64 = t.iter().sum();
-                w.iter_mut().zip(t).zip(&self.limit).for_each(|((w, t), l)| *w = t - sum * l);
-            }
+    };
+    if m <= 1 {
+        apply(&p.picked[k], 2.0, w0, w1, w2);
+        return;
+    }
+    let top = m.min(POWER_LEVELS);
+    apply(&p.tables[k][top as usize - 2], pow2(top as i32), w0, w1, w2);
+    let mut tmp = [vec![0.0; len], vec![0.0; len], vec![0.0; len]];
+    for _ in top..m {
+        for (j, col) in p.a.as_slice().chunks_exact(len).enumerate() {
+            let [x, y, z] = dot3(w0, w1, w2, col);
+            (tmp[0][j], tmp[1][j], tmp[2][j]) = (x, 2.0 * y, 2.0 * z);
         }
-        for (w, l) in w0.iter_mut().zip(&self.limit) {
-            *w += l;
+        for (w, t) in [&mut *w0, &mut *w1, &mut *w2].into_iter().zip(&tmp) {
+            let sum: f64 = t.iter().sum();
+            w.iter_mut().zip(t).zip(&p.limit).for_each(|((w, t), l)| *w = t - sum * l);
         }
     }
+    for (w, l) in w0.iter_mut().zip(&p.limit) {
+        *w += l;
+    }
+}
+
+/// The derivative weights at the vertex: the first-order term of the
+/// surface along each of the patch's two rays (see the module docs).
+fn tangent_masks(
+    n: usize,
+    j: usize,
+    a: &DMatrix<f64>,
+    picked: &[DMatrix<f64>; 3],
+    tables: &[Vec<DMatrix<f64>>; 3],
+) -> Option<[Vec<f64>; 2]> {
+    let len = a.nrows();
+    let (l, _) = labels(n, j);
+    let at = |p: Label| l.iter().position(|&q| q == p).expect("a control point");
+    let (e0, en) = (at(Label::At { k: 0, a: 1, b: 0 }), at(Label::At { k: n, a: 1, b: 0 }));
+    // Along a boundary ray: the boundary curve's derivative, from the
+    // vertex towards E_0 (ray 0) or towards E_n (ray n).
+    let curve = |towards: usize, from: usize| {
+        let mut d = vec![0.0; len];
+        d[towards] += 0.5;
+        d[from] -= 0.5;
+        d
+    };
+    let spectrum = crate::eigen::Spectrum::new(a, None).ok()?;
+    let sub = spectrum.groups().get(1)?;
+    // Along a ray inside the fan, towards (1, 0) on sub-patch 1 or (0, 1)
+    // on sub-patch 3.
+    let inside = |sub_patch: usize, ray: (f64, f64), along_s: bool| -> Option<Vec<f64>> {
+        if sub.value() > 0.5 + 1e-9 {
+            // λ₁ > ½ (three faces or more): φ(ray) Π₁.
+            let (r1, l1) = (sub.right()?, sub.left()?);
+            let projector = r1 * (l1 * r1).try_inverse()? * l1;
+            let b = tensor_basis(ray.0, ray.1)[0];
+            let phi = DMatrix::from_fn(1, len, |_, c| dot(&b, picked[sub_patch].column(c).as_slice()));
+            Some((phi * projector).iter().copied().collect())
+        } else {
+            // λ₁ = ½ (two faces): the parametric derivative converges; its
+            // value at the deepest level kept, at the vertex's end.
+            let b = tensor_basis(0.0, 0.0);
+            let t = &tables[sub_patch][POWER_LEVELS as usize - 2];
+            let scale = pow2(POWER_LEVELS as i32);
+            Some(t.as_slice().chunks_exact(16).map(|col| scale * dot(&b[if along_s { 1 } else { 2 }], col)).collect())
+        }
+    };
+    let ds = if j == 0 { curve(e0, en) } else { inside(0, (1.0, 0.0), true)? };
+    let dt = if j + 1 == n { curve(en, e0) } else { inside(2, (0.0, 1.0), false)? };
+    Some([ds, dt])
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
+    use ndarray::Array2;
+    use subla_algebra::Par;
+    use subla_catmark::CatmarkSlak;
+    use subla_mesh::{BoundaryInterpolation, Mesh, MeshBuilder};
+    use subla_scheme::{Plan, Refiner, eval};
+
     use super::*;
 
-    fn weights(s: f64, t: f64) -> [Vec<f64>; 3] {
-        let mut w = [vec![0.0; LEN], vec![0.0; LEN], vec![0.0; LEN]];
+    fn weights(p: &CornerPatch, s: f64, t: f64) -> [Vec<f64>; 3] {
+        let mut w = [vec![0.0; p.len()], vec![0.0; p.len()], vec![0.0; p.len()]];
         let [a, b, c] = &mut w;
-        CornerPatch::get().weights(s, t, [a, b, c]);
+        p.weights(s, t, [a, b, c]);
         w
     }
 
+    fn patches() -> Vec<Arc<CornerPatch>> {
+        (1..=MAX_FACES).flat_map(|n| (0..n).map(move |j| CornerPatch::get(n, j).unwrap())).collect()
+    }
+
     #[test]
-    fn the_limit_mask_is_the_left_eigenvector_of_one_and_the_spectrum_is_as_documented() {
-        let p = CornerPatch::get();
-        let l = DMatrix::from_row_slice(1, LEN, &p.limit);
-        let la = &l * &p.a;
-        assert!((la - &l).amax() < 1e-15);
-        let mut ev: Vec<f64> = p.a.clone().complex_eigenvalues().iter().map(|z| z.re).collect();
-        assert!(p.a.clone().complex_eigenvalues().iter().all(|z| z.im.abs() < 1e-12));
-        ev.sort_by(|a, b| b.total_cmp(a));
-        let want = [1.0, 0.5, 0.25, 0.25, 0.125, 0.125, 0.0625, 0.0625, 1.0 / 64.0];
-        for (x, y) in ev.iter().zip(want) {
-            assert!((x - y).abs() < 1e-6, "{ev:?}");
+    fn the_limit_mask_is_the_left_eigenvector_of_one() {
+        for p in patches() {
+            let l = DMatrix::from_row_slice(1, p.len(), &p.limit);
+            assert!((&l * &p.a - &l).amax() < 1e-15, "{} faces, sector {}", p.faces, p.sector);
+            let ev = crate::eigen::Spectrum::new(&p.a, None).expect("real eigenvalues").values();
+            println!("{} faces, sector {}: {:?}", p.faces, p.sector, &ev[..5]);
         }
     }
 
-    /// Affine weights; continuity across the sub-patches of one level and
-    /// between levels; derivatives equal difference quotients; at the
-    /// corner, the limit along either boundary.
+    /// The fan of `n` sectors of `r × r` quads, its points by label.
+    fn fan(n: usize, r: i64) -> (Mesh, HashMap<(usize, i64, i64), u32>) {
+        let key = |l: Label| match l {
+            Label::Ev => (0, 0, 0),
+            Label::At { k, a, b } => (k, a, b),
+        };
+        let mut index = HashMap::new();
+        let mut faces = Vec::new();
+        for k in 0..n {
+            for a in 0..r {
+                for b in 0..r {
+                    let face: Vec<u32> = [(0, 0), (1, 0), (1, 1), (0, 1)]
+                        .iter()
+                        .map(|&(da, db)| {
+                            let next = index.len() as u32;
+                            *index.entry(key(label(n, k, a + da, b + db).unwrap())).or_insert(next)
+                        })
+                        .collect();
+                    faces.push(face);
+                }
+            }
+        }
+        let options = subla_mesh::Options { boundary: BoundaryInterpolation::EdgeOnly, ..Default::default() };
+        (MeshBuilder::from_faces(index.len(), &faces).options(options).build(Par::Seq).unwrap(), index)
+    }
+
+    /// Along the boundary `t = 0` of sector 0 the patch is the cubic
+    /// B-spline curve through `E_n, EV, E_0, (2, 0)`.
     #[test]
-    fn weights_are_affine_continuous_and_differentiate_the_position() {
-        let xs = [1e-300, 1e-9, 1e-5, 0.01, 0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0];
-        for &s in &[0.0].iter().chain(&xs).copied().collect::<Vec<_>>() {
-            for &t in &[0.0].iter().chain(&xs).copied().collect::<Vec<_>>() {
-                let w = weights(s, t);
-                assert!((w[0].iter().sum::<f64>() - 1.0).abs() < 1e-12, "({s}, {t})");
-                assert!(w[1].iter().sum::<f64>().abs() < 1e-9 && w[2].iter().sum::<f64>().abs() < 1e-9);
-            }
-        }
-        // Seams: just below and at a level's boundary, and between sub-patches.
-        for (a, b) in
-            [((0.5 - 1e-13, 0.2), (0.5, 0.2)), ((0.3, 0.5 - 1e-13), (0.3, 0.5)), ((0.25 - 1e-14, 0.1), (0.25, 0.1))]
-        {
-            let (x, y) = (weights(a.0, a.1), weights(b.0, b.1));
-            for d in 0..3 {
-                let e = x[d].iter().zip(&y[d]).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
-                assert!(e < 1e-9, "seam {a:?} {b:?}, quantity {d}: {e:e}");
-            }
-        }
-        let h = 1e-6;
-        for &(s, t) in &[(0.3, 0.4), (0.7, 0.1), (0.05, 0.6), (0.01, 0.002), (0.6, 0.0)] {
-            let w = weights(s, t);
-            let (sp, sm) = (weights(s + h, t), weights((s - h).max(0.0), t));
-            let (tp, tm) = (weights(s, t + h), weights(s, (t - h).max(0.0)));
-            for j in 0..LEN {
-                let ds = (sp[0][j] - sm[0][j]) / (s + h - (s - h).max(0.0));
-                let dt = (tp[0][j] - tm[0][j]) / (t + h - (t - h).max(0.0));
-                assert!((ds - w[1][j]).abs() < 1e-5, "∂s at ({s}, {t}) point {j}: {ds} vs {}", w[1][j]);
-                assert!((dt - w[2][j]).abs() < 1e-5, "∂t at ({s}, {t}) point {j}: {dt} vs {}", w[2][j]);
-            }
-        }
-        // Towards the corner along either boundary, the derivatives tend to
-        // the corner's.
-        let c = weights(0.0, 0.0);
-        for (s, t) in [(1e-9, 0.0), (0.0, 1e-9)] {
-            let w = weights(s, t);
-            for d in 0..3 {
-                let e = w[d].iter().zip(&c[d]).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
-                assert!(e < 1e-7, "({s}, {t}) quantity {d}: {e:e}");
+    fn the_boundary_is_the_curve() {
+        let b = |x: f64| {
+            let y = 1.0 - x;
+            let x3 = x * x * x;
+            [
+                y * y * y / 6.0,
+                (3.0 * x3 - 6.0 * x * x + 4.0) / 6.0,
+                (-3.0 * x3 + 3.0 * x * x + 3.0 * x + 1.0) / 6.0,
+                x3 / 6.0,
+            ]
+        };
+        for n in 1..=4 {
+            let p = CornerPatch::get(n, 0).unwrap();
+            let (l, len) = labels(n, 0);
+            let at = |q: Label| l[..len].iter().position(|&x| x == q).unwrap();
+            let curve = [
+                Label::At { k: n, a: 1, b: 0 },
+                Label::Ev,
+                Label::At { k: 0, a: 1, b: 0 },
+                Label::At { k: 0, a: 2, b: 0 },
+            ];
+            for s in [0.0, 1e-7, 0.1, 0.37, 0.5, 0.8, 1.0] {
+                let w = weights(&p, s, 0.0);
+                let mut want = vec![0.0; len];
+                for (&q, bw) in curve.iter().zip(b(s)) {
+                    want[at(q)] += bw;
+                }
+                for c in 0..len {
+                    assert!((w[0][c] - want[c]).abs() < 1e-13, "{n} faces, s = {s}: {:?} vs {want:?}", w[0]);
+                }
             }
         }
     }
 
     /// An independent check against the uniform Catmull-Clark surface
     /// scheme (`subla-catmark`, OpenSubdiv's rules, boundary interpolation
-    /// of edges only, so the corner is smooth): on a 5 × 5 grid of quads
-    /// with random points, the limit positions of the vertices over the
-    /// corner quad after three steps, at `(i/8, j/8)`, equal the patch's.
+    /// of edges only, so the vertex's boundary is smooth): on a fan of `n`
+    /// sectors of 4 × 4 quads with random points, the limit positions of the
+    /// vertices over sector `j`'s quad at the vertex after three steps, at
+    /// `(i/8, k/8)`, equal the patch's; at the vertex, the limit operator's
+    /// row.
     #[test]
     fn agrees_with_uniform_catmull_clark_refinement_and_limits() {
-        use std::collections::HashMap;
-
-        use ndarray::Array2;
-        use subla_algebra::Par;
-        use subla_catmark::CatmarkSlak;
-        use subla_mesh::{BoundaryInterpolation, MeshBuilder};
-        use subla_scheme::{Plan, Refiner, eval};
-
         const LEVELS: u32 = 3;
-        const R: u32 = 5;
-        let id = |a: u32, b: u32| a + (R + 1) * b;
-        let faces: Vec<Vec<u32>> = (0..R)
-            .flat_map(|b| (0..R).map(move |a| vec![id(a, b), id(a + 1, b), id(a + 1, b + 1), id(a, b + 1)]))
-            .collect();
-        let options = subla_mesh::Options { boundary: BoundaryInterpolation::EdgeOnly, ..Default::default() };
-        let nv = ((R + 1) * (R + 1)) as usize;
-        let mesh = MeshBuilder::from_faces(nv, &faces).options(options).build(Par::Seq).unwrap();
-        let mut rng = crate::test_rng::Rng(11);
-        let x = Array2::from_shape_fn((nv, 3), |_| 2.0 * rng.next() - 1.0);
-        let control: Vec<u32> = (0..LEN as u32).map(|i| id(i % 3, i / 3)).collect();
-        let plan = CatmarkSlak.build(&mesh, LEVELS, Par::Seq).unwrap();
-        let fine = eval(&plan, x.view(), Par::Seq).unwrap();
-        let limit = plan.limit(Par::Seq).unwrap();
-        let mut grid: HashMap<(u32, u32), u32> =
-            HashMap::from([((0, 0), id(0, 0)), ((1, 0), id(1, 0)), ((1, 1), id(1, 1)), ((0, 1), id(0, 1))]);
-        for level in 0..LEVELS {
-            let t = plan.refined(level, Par::Seq).unwrap().topology();
-            let (nv, nf) = (t.num_vertices() as u32, t.num_faces() as u32);
-            let side = 1u32 << level;
-            let mut next = HashMap::new();
-            for i in 0..=side {
-                for j in 0..=side {
-                    let v = grid[&(i, j)];
-                    next.insert((2 * i, 2 * j), v);
-                    if i < side {
-                        next.insert((2 * i + 1, 2 * j), nv + nf + t.find_edge(v, grid[&(i + 1, j)]).unwrap());
-                    }
-                    if j < side {
-                        next.insert((2 * i, 2 * j + 1), nv + nf + t.find_edge(v, grid[&(i, j + 1)]).unwrap());
-                    }
-                    if i < side && j < side {
-                        let mut corners = [v, grid[&(i + 1, j)], grid[&(i + 1, j + 1)], grid[&(i, j + 1)]];
-                        corners.sort_unstable();
-                        let f = (0..t.num_faces())
-                            .find(|&f| {
-                                let mut q = t.face(f).to_vec();
-                                q.sort_unstable();
-                                q == corners
-                            })
-                            .unwrap();
-                        next.insert((2 * i + 1, 2 * j + 1), nv + f as u32);
+        for (n, j) in [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2), (5, 2)] {
+            let p = CornerPatch::get(n, j).unwrap();
+            let (mesh, index) = fan(n, 4);
+            let (l, len) = labels(n, j);
+            let control: Vec<u32> = l[..len]
+                .iter()
+                .map(|&q| match q {
+                    Label::Ev => index[&(0, 0, 0)],
+                    Label::At { k, a, b } => index[&(k, a, b)],
+                })
+                .collect();
+            let mut rng = crate::test_rng::Rng(n as u64 * 10 + j as u64);
+            let x = Array2::from_shape_fn((mesh.num_vertices(), 3), |_| 2.0 * rng.next() - 1.0);
+            let plan = CatmarkSlak.build(&mesh, LEVELS, Par::Seq).unwrap();
+            let fine = eval(&plan, x.view(), Par::Seq).unwrap();
+            let limit = plan.limit(Par::Seq).unwrap();
+            let id = |a: i64, b: i64| {
+                let q = label(n, j, a, b).unwrap();
+                control[l.iter().position(|&x| x == q).unwrap()]
+            };
+            let mut grid: HashMap<(u32, u32), u32> =
+                HashMap::from([((0, 0), id(0, 0)), ((1, 0), id(1, 0)), ((1, 1), id(1, 1)), ((0, 1), id(0, 1))]);
+            for level in 0..LEVELS {
+                let t = plan.refined(level, Par::Seq).unwrap().topology();
+                let (nv, nf) = (t.num_vertices() as u32, t.num_faces() as u32);
+                let side = 1u32 << level;
+                let mut next = HashMap::new();
+                for i in 0..=side {
+                    for k in 0..=side {
+                        let v = grid[&(i, k)];
+                        next.insert((2 * i, 2 * k), v);
+                        if i < side {
+                            next.insert((2 * i + 1, 2 * k), nv + nf + t.find_edge(v, grid[&(i + 1, k)]).unwrap());
+                        }
+                        if k < side {
+                            next.insert((2 * i, 2 * k + 1), nv + nf + t.find_edge(v, grid[&(i, k + 1)]).unwrap());
+                        }
+                        if i < side && k < side {
+                            let mut corners = [v, grid[&(i + 1, k)], grid[&(i + 1, k + 1)], grid[&(i, k + 1)]];
+                            corners.sort_unstable();
+                            let f = (0..t.num_faces())
+                                .find(|&f| {
+                                    let mut q = t.face(f).to_vec();
+                                    q.sort_unstable();
+                                    q == corners
+                                })
+                                .unwrap();
+                            next.insert((2 * i + 1, 2 * k + 1), nv + f as u32);
+                        }
                     }
                 }
+                grid = next;
             }
-            grid = next;
-        }
-        let side = 1u32 << LEVELS;
-        assert_eq!(grid.len(), ((side + 1) * (side + 1)) as usize);
-        let mut worst: f64 = 0.0;
-        for (&(i, j), &v) in &grid {
-            let w = weights(f64::from(i) / f64::from(side), f64::from(j) / f64::from(side));
-            let (cols, vals) = limit.as_ref().row(v as usize);
-            for d in 0..3 {
-                let ours: f64 = w[0].iter().zip(&control).map(|(&wc, &c)| wc * x[(c as usize, d)]).sum();
-                let theirs: f64 = cols.iter().zip(vals).map(|(&c, &wc)| wc * fine[(c as usize, d)]).sum();
-                worst = worst.max((ours - theirs).abs());
+            let side = 1u32 << LEVELS;
+            let mut worst: f64 = 0.0;
+            for (&(i, k), &v) in &grid {
+                let w = weights(&p, f64::from(i) / f64::from(side), f64::from(k) / f64::from(side));
+                let (cols, vals) = limit.as_ref().row(v as usize);
+                for d in 0..3 {
+                    let ours: f64 = w[0].iter().zip(&control).map(|(&wc, &c)| wc * x[(c as usize, d)]).sum();
+                    let theirs: f64 = cols.iter().zip(vals).map(|(&c, &wc)| wc * fine[(c as usize, d)]).sum();
+                    worst = worst.max((ours - theirs).abs());
+                }
             }
+            assert!(worst < 1e-12, "{n} faces, sector {j}: {worst:e}");
         }
-        assert!(worst < 1e-12, "{worst:e}");
     }
 
-    /// Along the boundary `t = 0` the patch is the cubic B-spline curve
-    /// through `(0, 1), (0, 0), (1, 0), (2, 0)`.
+    /// Affine weights; continuity across the sub-patches of one level and
+    /// between levels; derivatives equal difference quotients; towards the
+    /// vertex along a ray, the derivatives tend to those written there.
     #[test]
-    fn the_boundary_is_the_curve() {
-        let b = |x: f64| {
-            let y = 1.0 - x;
-            [
-                y * y * y / 6.0,
-                (3.0 * x * x * x - 6.0 * x * x + 4.0) / 6.0,
-                (-3.0 * x * x * x + 3.0 * x * x + 3.0 * x + 1.0) / 6.0,
-                x * x * x / 6.0,
-            ]
-        };
-        for s in [0.0, 1e-7, 0.1, 0.37, 0.5, 0.8, 1.0] {
-            let w = weights(s, 0.0);
-            let mut want = [0.0; LEN];
-            for (p, bw) in [index(0, 1), index(0, 0), index(1, 0), index(2, 0)].into_iter().zip(b(s)) {
-                want[p] += bw;
+    fn weights_are_affine_continuous_and_differentiate_the_position() {
+        let xs = [0.0, 1e-300, 1e-9, 1e-5, 0.01, 0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0];
+        for p in patches() {
+            let name = format!("{} faces, sector {}", p.faces, p.sector);
+            for &s in &xs {
+                for &t in &xs {
+                    let w = weights(&p, s, t);
+                    assert!((w[0].iter().sum::<f64>() - 1.0).abs() < 1e-12, "{name} ({s}, {t})");
+                    // Derivatives grow as (2λ₁)^m towards the vertex where λ₁ > ½.
+                    let scale = w[1].iter().chain(&w[2]).fold(1.0f64, |m, x| m.max(x.abs()));
+                    let sums = [w[1].iter().sum::<f64>(), w[2].iter().sum::<f64>()];
+                    assert!(sums.iter().all(|x| x.abs() < 1e-11 * scale), "{name} ({s}, {t}): {sums:?}");
+                }
             }
-            for j in 0..LEN {
-                assert!((w[0][j] - want[j]).abs() < 1e-13, "s = {s}: {:?} vs {want:?}", w[0]);
+            for (a, b) in
+                [((0.5 - 1e-13, 0.2), (0.5, 0.2)), ((0.3, 0.5 - 1e-13), (0.3, 0.5)), ((0.25 - 1e-14, 0.1), (0.25, 0.1))]
+            {
+                let (x, y) = (weights(&p, a.0, a.1), weights(&p, b.0, b.1));
+                for d in 0..3 {
+                    let e = x[d].iter().zip(&y[d]).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+                    assert!(e < 1e-9, "{name}: seam {a:?} {b:?}, quantity {d}: {e:e}");
+                }
+            }
+            let h = 1e-6;
+            for &(s, t) in &[(0.3, 0.4), (0.7, 0.1), (0.05, 0.6), (0.01, 0.002), (0.6, 0.0), (0.0, 0.3)] {
+                let w = weights(&p, s, t);
+                let (sp, sm) = (weights(&p, s + h, t), weights(&p, (s - h).max(0.0), t));
+                let (tp, tm) = (weights(&p, s, t + h), weights(&p, s, (t - h).max(0.0)));
+                for c in 0..p.len() {
+                    let ds = (sp[0][c] - sm[0][c]) / (s + h - (s - h).max(0.0));
+                    let dt = (tp[0][c] - tm[0][c]) / (t + h - (t - h).max(0.0));
+                    assert!((ds - w[1][c]).abs() < 1e-5, "{name}: ∂s at ({s}, {t}) point {c}: {ds} vs {}", w[1][c]);
+                    assert!((dt - w[2][c]).abs() < 1e-5, "{name}: ∂t at ({s}, {t}) point {c}: {dt} vs {}", w[2][c]);
+                }
+            }
+            // At the vertex: along a boundary ray (and inside a fan of two
+            // faces) the derivative there is the limit of the parametric
+            // one; along a ray inside a fan of three faces or more, the
+            // first-order term: (φ(2^−p e) − ℓ)/λ₁^p tends to it, a left
+            // eigenvector of λ₁.
+            let c = weights(&p, 0.0, 0.0);
+            let lambda = crate::eigen::Spectrum::new(&p.a, None).unwrap().groups()[1].value();
+            for (s, t, d, boundary) in [(1e-9, 0.0, 1, p.sector == 0), (0.0, 1e-9, 2, p.sector + 1 == p.faces)] {
+                if boundary || p.faces <= 2 {
+                    let w = weights(&p, s, t);
+                    for q in [0, d] {
+                        let e = w[q].iter().zip(&c[q]).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+                        assert!(e < 1e-6, "{name}: ({s}, {t}) quantity {q}: {e:e}");
+                    }
+                    continue;
+                }
+                let row = DMatrix::from_row_slice(1, p.len(), &c[d]);
+                assert!((&row * &p.a - &row * lambda).amax() < 1e-12, "{name}: not a left eigenvector");
+                let at = |e: i32| {
+                    let h = 2f64.powi(-e);
+                    let w = weights(&p, if d == 1 { h } else { 0.0 }, if d == 2 { h } else { 0.0 });
+                    let off: Vec<f64> = w[0].iter().zip(&p.limit).map(|(x, l)| (x - l) / lambda.powi(e)).collect();
+                    off.iter().zip(&c[d]).fold(0f64, |m, (x, y)| m.max((x - y).abs()))
+                };
+                // The error shrinks as (λ₂/λ₁)^p, λ₂ the next eigenvalue
+                // (while λ₁^p stays well above the rounding of φ − ℓ).
+                let next = crate::eigen::Spectrum::new(&p.a, None).unwrap().groups()[2].value();
+                let (e20, e45) = (at(20), at(45));
+                // (A Jordan block at λ₂ adds a factor p: up to 45/20.)
+                let want = e20 * (next / lambda).powi(25) * 45.0 / 20.0;
+                assert!(e45 < 1.5 * want, "{name}: first-order term {e20:e} → {e45:e} ({want:e})");
             }
         }
     }

@@ -41,14 +41,20 @@ use crate::stam::StamPatch;
 enum Surface {
     /// Next to an interior extraordinary vertex.
     Stam(Arc<StamPatch>),
-    /// At a smooth boundary corner (an edge of valence 1).
-    Corner(&'static CornerPatch),
+    /// On a sector of a boundary vertex whose boundary curve turns
+    /// smoothly round it (an untagged boundary edge).
+    Corner(Arc<CornerPatch>),
 }
 
 impl Surface {
-    /// The patch of edges of valence `n` (1: a boundary edge of one cell).
-    fn of(n: usize) -> Option<Surface> {
-        if n == 1 { Some(Surface::Corner(CornerPatch::get())) } else { StamPatch::get(n).ok().map(Surface::Stam) }
+    /// The patch of an edge of valence `n` inside (`sector` `None`), or on
+    /// the boundary with the cell on sector `sector` of the `n` cells round
+    /// it.
+    fn of(n: usize, sector: Option<usize>) -> Option<Surface> {
+        match sector {
+            Some(j) => CornerPatch::get(n, j).ok().map(Surface::Corner),
+            None => StamPatch::get(n).ok().map(Surface::Stam),
+        }
     }
 
     fn len(&self) -> usize {
@@ -76,17 +82,21 @@ const HEX_CORNERS: [[u8; 3]; 8] =
 /// The control points of a layered cell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayeredGrid {
-    /// The valence `n` of the extraordinary edge: its number of cells; 1
-    /// for an untagged boundary edge of one cell (two boundary faces of the
+    /// The valence `n` of the extraordinary edge: its number of cells (1
+    /// for an untagged boundary edge of one cell, two boundary faces of the
     /// cell meeting there).
     pub valence: usize,
+    /// For an untagged boundary edge, the cell's place among the `n` cells
+    /// round it (counted from one boundary face to the other); `None`
+    /// inside.
+    pub sector: Option<usize>,
     /// Four layers of [`LayeredGrid::layer_len`] points each, layer-major:
     /// layer 1 holds the cell's face at `r = 0`, layer 2 the face at `r =
     /// 1`; within a layer [`StamPatch`]'s order (the extraordinary vertex,
     /// then the ring's edge and diagonal vertices, then the seven beyond
-    /// the patch), or for valence 1 [`CornerPatch`]'s (grid point `(a, b)`
-    /// of the cross-section at `a + 3b`, the edge at `(0, 0)`). [`NONE`] in
-    /// a phantom layer.
+    /// the patch), or on the boundary [`CornerPatch`]'s (the same, with the
+    /// ring's last edge vertex after the diagonals and only the outer
+    /// points there are). [`NONE`] in a phantom layer.
     pub points: Vec<u32>,
     /// Where the face across the edge at `r = 0` (`false`) or `r = 1`
     /// (`true`) is on the boundary: the phantom layer 0 or 3.
@@ -97,9 +107,13 @@ pub struct LayeredGrid {
 }
 
 impl LayeredGrid {
-    /// The number of points per layer: `2n + 8`, or 9 for valence 1.
+    /// The number of points per layer: `2n + 8` inside, [`CornerPatch`]'s
+    /// on the boundary (9 for valence 1).
     pub fn layer_len(&self) -> usize {
-        if self.valence == 1 { crate::corner::LEN } else { 2 * self.valence + 8 }
+        match self.sector {
+            Some(j) => CornerPatch::get(self.valence, j).map_or(0, |p| p.len()),
+            None => 2 * self.valence + 8,
+        }
     }
 
     /// The local parameters `(s, t, r)` of the cell's `(u, v, w)`.
@@ -222,7 +236,7 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
         return None;
     }
     let edge = m.vertex_edges(cv[a] as usize).iter().copied().find(|&e| m.edge(e as usize).contains(&cv[b]))?;
-    if m.edge_valence(edge as usize) == 2 {
+    if m.is_boundary_edge(edge as usize) {
         return corner_grid(m, c, (a, b), edge as usize);
     }
     // The frame: r from corner a to b, s and t along the other two axes.
@@ -361,27 +375,32 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
     if crate::limit::near_feature(m, m.cell_vertices(c)) {
         return None;
     }
-    Some(LayeredGrid { valence: n, points, phantom, axes })
+    Some(LayeredGrid { valence: n, sector: None, points, phantom, axes })
 }
 
 /// The control points of cell `c` at the untagged boundary edge `edge`
-/// (local corners `ends`), of this cell alone: two of its faces on the
-/// boundary meet there. The cross-section is [`CornerPatch`]'s quarter
-/// plane, `(s, t)` across the edge (the edge at `s = t = 0`), `r` along
-/// it; four layers of its nine points, from the cell and the three columns
-/// beyond its two inner side faces and the cells below and above them.
-/// `None` unless: every point is there and distinct (no phantom layer: a
-/// face across the edge on the boundary puts the cell at a corner of the
-/// boundary surface, where it does not refine as a product), exactly the
-/// points with `a = 0` or `b = 0` are on the boundary (in layers 0 and 3
-/// the others may be too, in a boundary face across the edge beyond the
-/// cell's neighbour: their rules are not read), every edge at the
-/// cell's own vertices has the valence of a box's edge there (2 along the
-/// edge, 3 elsewhere on the boundary, 4 inside), and no tag touches the
-/// cell's own vertices (the only ones whose rules the limit reads: as for
-/// layered cells).
+/// (local corners `ends`) of `n` cells (`1 ..=`
+/// [`MAX_FACES`](crate::corner::MAX_FACES); 2 is a flat boundary, where
+/// the cell is regular): the cross-section is a fan of `n` quarter grids
+/// round a boundary vertex ([`CornerPatch`]), the cell on sector `j`
+/// (counted from one boundary face), `(s, t)` across the edge (the edge at
+/// `s = t = 0`) and `r` along it. Four layers of [`CornerPatch`]'s points:
+/// the columns of the `n` cells round the edge, those beyond the cell's two
+/// inner side faces (the quads `[1, 2] × [−1, 2]` and `[−1, 2] × [1, 2]`
+/// of its sector, where they are not beyond the boundary), and the cells
+/// below and above them for layers 0 and 3. `None` unless: every point is
+/// there and distinct (no phantom layer: a face across the edge on the
+/// boundary puts the cell at a corner of the boundary surface, where it
+/// does not refine as a product); exactly the points on the two boundary
+/// rays are on the boundary (in layers 0 and 3 the others may be too, in a
+/// boundary face across the edge beyond the cell's neighbour: their rules
+/// are not read); every edge at the cell's own vertices has the valence of
+/// such an edge (`n + 1` faces along the edge, 3 elsewhere on the
+/// boundary, 4 inside); and no tag touches the cell's own vertices (the
+/// only ones whose rules the limit reads, as for layered cells).
 fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Option<LayeredGrid> {
-    if !m.edge_faces(edge).iter().all(|&f| m.is_boundary_face(f as usize)) {
+    let n = m.edge_valence(edge).checked_sub(1)?;
+    if !(1..=crate::corner::MAX_FACES).contains(&n) || n == 2 {
         return None;
     }
     let cv = m.cell_vertices(c);
@@ -401,14 +420,73 @@ fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Opti
         bottom: [corner(0, 0, 0), corner(1, 0, 0), corner(1, 1, 0), corner(0, 1, 0)],
         top: [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)],
     };
-    let fa = cross(m, &start, start.bottom[1], start.bottom[2])?; // [1,2]×[0,1]: (1,0) (1,1) (2,1) (2,0)
-    let fb = cross(m, &start, start.bottom[3], start.bottom[2])?; // [0,1]×[1,2]: (0,1) (1,1) (1,2) (0,2)
-    let fc = cross(m, &fa, fa.bottom[1], fa.bottom[2])?; // [1,2]×[1,2]: (1,1) (2,1) (2,2) (1,2)
-    let slots = [(start, [0, 1, 4, 3]), (fa, [1, 4, 5, 2]), (fb, [3, 4, 7, 6]), (fc, [4, 5, 8, 7])];
-    const L: usize = crate::corner::LEN;
-    let mut points = vec![NONE; 4 * L];
+    let ev = start.bottom[0];
+    // The fan, each sector's bottom (EV, E_k, D_k, E_{k+1}): back across
+    // (EV, E_k) to the first boundary face, then forward across (EV,
+    // E_{k+1}) to the other.
+    let to_boundary = |x: &Column, q: u32| -> Option<bool> {
+        let up = x.top[x.bottom.iter().position(|&b| b == q)?];
+        Some(across(m, x.cell, [ev, q, up, x.top[0]])? == NONE)
+    };
+    let mut before = Vec::new();
+    let mut x = start;
+    while !to_boundary(&x, x.bottom[1])? {
+        let y = cross(m, &x, ev, x.bottom[1])?;
+        // Its bottom [EV, E_k, D_{k−1}, E_{k−1}] in sector order.
+        x = Column {
+            cell: y.cell,
+            bottom: [y.bottom[0], y.bottom[3], y.bottom[2], y.bottom[1]],
+            top: [y.top[0], y.top[3], y.top[2], y.top[1]],
+        };
+        before.push(x);
+        if before.len() > n {
+            return None;
+        }
+    }
+    before.reverse();
+    let j = before.len();
+    let mut ring = before;
+    ring.push(start);
+    let mut x = start;
+    while !to_boundary(&x, x.bottom[3])? {
+        x = cross(m, &x, ev, x.bottom[3])?;
+        ring.push(x);
+        if ring.len() > n {
+            return None;
+        }
+    }
+    if ring.len() != n {
+        return None;
+    }
+    let patch = CornerPatch::get(n, j).ok()?;
+    let len = patch.len();
+    // Outer points relative to sector j, where they exist: (2,−1) (2,0)
+    // (2,1) (2,2) (1,2) (0,2) (−1,2).
+    let (low, high) = (j > 0, j + 1 < n);
+    let o = 2 * n + 2;
+    let outer = |i: usize| o + i - usize::from(!low);
+    let (e_j, d_j, e_k) = (1 + 2 * j, 2 + 2 * j, 3 + 2 * j);
+    let fa = cross(m, &start, start.bottom[1], start.bottom[2])?; // [1,2]×[0,1]: E_j D_j (2,1) (2,0)
+    let fb = cross(m, &start, start.bottom[3], start.bottom[2])?; // [0,1]×[1,2]: E_{j+1} D_j (1,2) (0,2)
+    let fc = cross(m, &fa, fa.bottom[1], fa.bottom[2])?; // [1,2]×[1,2]: D_j (2,1) (2,2) (1,2)
+    let mut slots: Vec<(Column, [usize; 4])> =
+        ring.iter().enumerate().map(|(k, x)| (*x, [0, 1 + 2 * k, 2 + 2 * k, 3 + 2 * k])).collect();
+    slots.push((fa, [e_j, d_j, outer(2), outer(1)]));
+    slots.push((fb, [e_k, d_j, outer(4), outer(5)]));
+    slots.push((fc, [d_j, outer(2), outer(3), outer(4)]));
+    if low {
+        // [1,2]×[−1,0]: E_j (2,0) (2,−1) (1,−1) = D_{j−1}.
+        let fd = cross(m, &fa, fa.bottom[0], fa.bottom[3])?;
+        slots.push((fd, [e_j, outer(1), outer(0), d_j - 2]));
+    }
+    if high {
+        // [−1,0]×[1,2]: E_{j+1} (0,2) (−1,2) (−1,1) = D_{j+1}.
+        let fe = cross(m, &fb, fb.bottom[0], fb.bottom[3])?;
+        slots.push((fe, [e_k, outer(5), outer(6), d_j + 2]));
+    }
+    let mut points = vec![NONE; 4 * len];
     let put = |points: &mut [u32], layer: usize, i: usize, v: u32| -> bool {
-        let slot = &mut points[layer * L + i];
+        let slot = &mut points[layer * len + i];
         if *slot == NONE {
             *slot = v;
             true
@@ -424,8 +502,8 @@ fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Opti
         }
         for (up, layer) in [(false, 0), (true, 3)] {
             let vs = beyond(m, x, up)??;
-            for j in 0..4 {
-                if !put(&mut points, layer, idx[j], vs[j]) {
+            for k in 0..4 {
+                if !put(&mut points, layer, idx[k], vs[k]) {
                     return None;
                 }
             }
@@ -443,22 +521,23 @@ fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Opti
     // Layers 0 and 3 may lie in a boundary face across the edge (next to
     // a corner of the box): their own rules are never read, only those of
     // the edges, faces and cells between them and the cell's layers.
+    let on_boundary = crate::corner::boundary_points(n, j);
     for (i, &v) in points.iter().enumerate() {
-        let (layer, a, b) = (i / L, (i % L) % 3, (i % L) / 3);
+        let layer = i / len;
         let boundary = m.is_boundary_vertex(v as usize);
-        if boundary != (a == 0 || b == 0) && !(boundary && (layer == 0 || layer == 3)) {
+        if boundary != on_boundary[i % len] && !(boundary && (layer == 0 || layer == 3)) {
             return None;
         }
     }
-    let on_edge = |v: u32| (0..4).any(|l| points[l * L] == v);
+    let on_edge = |v: u32| (0..4).any(|l| points[l * len] == v);
     for l in 1..=2 {
-        for i in [0, 1, 3, 4] {
-            let v = points[l * L + i] as usize;
+        for i in [0, e_j, d_j, e_k] {
+            let v = points[l * len + i] as usize;
             for &e in m.vertex_edges(v) {
                 let e = e as usize;
                 let [p, q] = m.edge(e);
                 let want = if on_edge(p) && on_edge(q) {
-                    2
+                    n + 1
                 } else if m.is_boundary_edge(e) {
                     3
                 } else {
@@ -473,7 +552,7 @@ fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Opti
     if crate::limit::near_feature(m, cv) {
         return None;
     }
-    Some(LayeredGrid { valence: 1, points, phantom: None, axes })
+    Some(LayeredGrid { valence: n, sector: Some(j), points, phantom: None, axes })
 }
 
 /// For a derivative `q` along a cell parameter, the local axis of `axes`
@@ -495,7 +574,7 @@ pub(crate) fn local_axis(axes: &[(u8, bool); 3], q: Quantity) -> Option<(usize, 
 /// w)` for `q`, as `(vertex, weight)` pairs (the phantom layer folded into
 /// the two next to it), appended to `out`.
 pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Vec<(u32, f64)>) {
-    let patch = Surface::of(g.valence).expect("a gathered grid's valence is supported");
+    let patch = Surface::of(g.valence, g.sector).expect("a gathered grid's valence is supported");
     let k = g.layer_len();
     let [s, t, r] = g.local(uvw);
     let mut w = vec![0.0; 3 * k];
@@ -540,8 +619,8 @@ pub fn layered_weights(g: &LayeredGrid, uvw: [f64; 3], q: Quantity, out: &mut Ve
 /// position, `∂/∂s` and `∂/∂t`, each `k² × L`, entry `(j k + i) L +
 /// point`, with `L = 2n + 8` ([`CornerPatch`]'s weights and `L = 9` for
 /// valence 1). `None` for a valence [`StamPatch`] does not cover.
-pub fn surface_weights(valence: usize, k: usize) -> Option<[Vec<f64>; 3]> {
-    let patch = Surface::of(valence)?;
+pub fn surface_weights(valence: usize, sector: Option<usize>, k: usize) -> Option<[Vec<f64>; 3]> {
+    let patch = Surface::of(valence, sector)?;
     let len = patch.len();
     let t = |i: usize| crate::limit::sample_param(i, k);
     let mut w: [Vec<f64>; 3] = std::array::from_fn(|_| vec![0.0; k * k * len]);
@@ -559,7 +638,8 @@ pub fn surface_weights(valence: usize, k: usize) -> Option<[Vec<f64>; 3]> {
 /// t_j)` (`i` inner): position, `∂/∂s`, `∂/∂t`, each `k² × (2n + 8)`.
 #[derive(Clone, Debug)]
 struct SurfaceTable {
-    valence: usize,
+    /// The valence and the boundary sector (`None` inside).
+    key: (usize, Option<usize>),
     w: [Vec<f64>; 3],
 }
 
@@ -612,14 +692,14 @@ impl LayeredEval {
     /// `cells[i]`), `k ≥ 1`.
     pub(crate) fn from_grids(cells: Vec<u32>, grids: Vec<LayeredGrid>, k: usize, num_vertices: usize) -> LayeredEval {
         let t = |i: usize| crate::limit::sample_param(i, k);
-        let mut valences: Vec<usize> = grids.iter().map(|g| g.valence).collect();
-        valences.sort_unstable();
-        valences.dedup();
-        let tables = valences
+        let mut keys: Vec<(usize, Option<usize>)> = grids.iter().map(|g| (g.valence, g.sector)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let tables = keys
             .into_iter()
-            .map(|n| SurfaceTable {
-                valence: n,
-                w: surface_weights(n, k).expect("a gathered grid's valence is supported"),
+            .map(|key| SurfaceTable {
+                key,
+                w: surface_weights(key.0, key.1, k).expect("a gathered grid's valence is supported"),
             })
             .collect();
         let (basis, deriv) = (0..k).map(|i| crate::limit::cubic_basis(t(i))).unzip();
@@ -658,7 +738,7 @@ impl LayeredEval {
         let out = out.as_slice_mut().expect("a standard-layout output");
         type Scratch = (Vec<[f64; 3]>, Vec<[f64; 3]>);
         let cell = |(pts, layer): &mut Scratch, (g, o): (&LayeredGrid, &mut [T])| {
-            let table = self.tables.iter().find(|t| t.valence == g.valence).expect("a table per valence");
+            let table = self.tables.iter().find(|t| t.key == (g.valence, g.sector)).expect("a table per valence");
             let len = g.layer_len();
             // The control points, the phantom layer extrapolated.
             pts.clear();

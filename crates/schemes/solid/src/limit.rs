@@ -1023,9 +1023,11 @@ pub enum CellClass {
     /// A layered cell whose face across the edge is on the boundary (a
     /// phantom layer; evaluated).
     LayeredBoundary,
-    /// Two boundary faces meeting at an untagged edge of this cell alone (a
-    /// box's edge), the rest regular ([`layered_grid`] of valence 1): the
-    /// patch at a smooth boundary corner × a cubic B-spline (evaluated).
+    /// At an untagged boundary edge of one cell (two boundary faces of the
+    /// cell meeting there: a box's edge) or of three or more (a concave
+    /// edge), the rest regular ([`layered_grid`] with a boundary sector):
+    /// the patch on that sector of a smooth boundary vertex × a cubic
+    /// B-spline (evaluated).
     SmoothBoundaryEdge,
     /// Several extraordinary edges sharing one vertex, whose children away
     /// from that vertex are regular or layered (inside or at a boundary
@@ -1094,10 +1096,10 @@ pub fn classify(m: &VolMesh, c: usize) -> CellClass {
         };
     }
     if let Some(g) = layered_grid(m, c) {
-        return match (g.valence, g.phantom) {
-            (1, _) => CellClass::SmoothBoundaryEdge,
-            (_, Some(_)) => CellClass::LayeredBoundary,
-            (_, None) => CellClass::Layered,
+        return match (g.sector, g.phantom) {
+            (Some(_), _) => CellClass::SmoothBoundaryEdge,
+            (None, Some(_)) => CellClass::LayeredBoundary,
+            (None, None) => CellClass::Layered,
         };
     }
     if irregular_grid(m, c).is_some() {

@@ -396,6 +396,113 @@ fn cells_at_smooth_boundary_edges_are_the_corner_patch_times_a_cubic() {
     }
 }
 
+/// A jittered L-shaped block: `hex_grid(6, 6, 4)` without the cells with
+/// `i, j ≥ 3`, so a concave untagged boundary edge runs along `z` at `(3,
+/// 3)`, three cells round it; and the id of cell `(i, j, k)` of the grid
+/// among those kept.
+fn l_block() -> (subla_volume::VolumeData, impl Fn(usize, usize, usize) -> u32) {
+    let g = hex_grid(6, 6, 4).unwrap();
+    let gone = |c: usize| c % 6 >= 3 && (c / 6) % 6 >= 3;
+    let keep: Vec<subla_volume::Cell> =
+        g.mesh.cells().enumerate().filter(|&(c, _)| !gone(c)).map(|(_, cell)| cell).collect();
+    let mut d = subla_volume::VolumeData::from_cells(g.vertices.clone(), &keep).unwrap();
+    d.vertices = common::jitter(&d.vertices, 23, 0.1);
+    let id = move |i: usize, j: usize, k: usize| {
+        let c = i + 6 * (j + 6 * k);
+        assert!(!gone(c));
+        (0..c).filter(|&x| !gone(x)).count() as u32
+    };
+    (d, id)
+}
+
+#[test]
+fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
+    let (d, cell) = l_block();
+    let (m, x) = (&d.mesh, &d.vertices);
+    // The three cells round the concave edge in the middle layers, each
+    // on its sector of the fan.
+    let mut sectors = Vec::new();
+    for k in 1..=2 {
+        for (i, j) in [(2, 2), (3, 2), (2, 3)] {
+            let c = cell(i, j, k);
+            assert_eq!(classify(m, c as usize), CellClass::SmoothBoundaryEdge, "cell ({i}, {j}, {k})");
+            let Some(subla_solid::limit::CellGrid::Layered(g)) = cell_grid(m, c as usize) else { panic!() };
+            assert_eq!(g.valence, 3);
+            sectors.push(g.sector.unwrap());
+        }
+    }
+    sectors.sort_unstable();
+    assert_eq!(sectors, [0, 0, 1, 1, 2, 2]);
+    // At the ends of the edge (a corner of the boundary surface with five
+    // faces) the cells are not evaluated.
+    assert!(cell_grid(m, cell(2, 2, 0) as usize).is_none());
+    // Each child of the cells round the edge has its parent's limit.
+    let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
+    let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+    let child = plan.mesh(1);
+    let inner = [[0.25, 0.5, 0.75], [0.9, 0.1, 0.4], [0.0, 0.6, 1.0], [0.02, 0.3, 0.01]];
+    for (i, j) in [(2, 2), (3, 2), (2, 3)] {
+        let c = cell(i, j, 1);
+        let n = (8 * c..8 * c + 8).filter(|&ch| classify(child, ch as usize) == CellClass::SmoothBoundaryEdge).count();
+        assert_eq!(n, 2, "children of ({i}, {j}, 1) at the edge");
+        common::check_children(m, x, child, &y, c, &inner);
+    }
+    // Continuous across the faces between the sectors and to their
+    // neighbours (positions; derivatives off the edge, where the surface
+    // is singular).
+    let off_edge = |p: [f64; 3]| p.iter().filter(|&&v| v == 0.0 || v == 1.0).count() < 2;
+    for (a, b) in [
+        ((2, 2, 1), (3, 2, 1)),
+        ((2, 2, 1), (2, 3, 1)),
+        ((3, 2, 1), (4, 2, 1)),
+        ((2, 3, 1), (2, 4, 1)),
+        ((2, 2, 1), (2, 2, 2)),
+        ((2, 2, 1), (1, 2, 1)),
+    ] {
+        let (a, b) = (cell(a.0, a.1, a.2), cell(b.0, b.1, b.2));
+        let f = shared_face(m, a, b);
+        common::check_face(m, x, a, b, f, off_edge);
+    }
+    // Independent check: at the boundary vertices of the evaluated cells,
+    // the solid's limit is the Catmull-Clark surface scheme's limit mask on
+    // the boundary quads (the edge's vertices among them).
+    let (s0, back) = boundary_surface(m);
+    let xs = Array2::from_shape_fn((back.len(), 3), |(i, k)| x[[back[i] as usize, k]]);
+    let sp = CatmarkSlak.build(&s0, 0, Par::Rayon).unwrap();
+    let lim = sp.limit(Par::Rayon).unwrap();
+    let want = subla_algebra::spmv::spmv_csr(lim.as_ref(), xs.view(), |&w, _, _| w, Par::Rayon);
+    let mut samples = Vec::new();
+    let mut rows = Vec::new();
+    for (i, &v) in back.iter().enumerate() {
+        let Some(c) = (0..m.num_cells() as u32)
+            .find(|&c| m.cell_vertices(c as usize).contains(&v) && cell_grid(m, c as usize).is_some())
+        else {
+            continue;
+        };
+        let k = m.cell_vertices(c as usize).iter().position(|&u| u == v).unwrap();
+        samples.push((c, common::CORNER[k]));
+        rows.push(i);
+    }
+    let edge = [cell(2, 2, 1), cell(2, 2, 2)].map(|c| m.cell_vertices(c as usize).to_vec());
+    assert!(samples.iter().filter(|s| edge.iter().any(|e| e.contains(&m.cell_vertices(s.0 as usize)[0]))).count() > 0);
+    let got = common::at(m, x, &samples, Quantity::Position);
+    let want = want.select(ndarray::Axis(0), &rows);
+    let diff = common::max_diff(&got, &want);
+    assert!(diff < 1e-12, "boundary limit against the surface scheme's: {diff}");
+    // The direct evaluator equals the matrix, positions and derivatives
+    // (on a grid off the edge: k = 1).
+    let cells: Vec<u32> =
+        (0..m.num_cells() as u32).filter(|&c| classify(m, c as usize) == CellClass::SmoothBoundaryEdge).collect();
+    for (k, q) in [(3, Quantity::Position), (1, Quantity::DerivU), (1, Quantity::DerivV)] {
+        let ev = subla_solid::layered::LayeredEval::new(m, &cells, k, Par::Rayon).unwrap();
+        let mut out = Array2::zeros((ev.num_samples(), 3));
+        ev.eval_into(x.view(), q, out.view_mut(), Par::Rayon);
+        let grid = SolidLimit::grid(cells.iter().copied(), k, q);
+        let diff = common::max_diff(&out, &common::at(m, x, grid.samples(), q));
+        assert!(diff < 1e-12, "direct evaluator against the matrix, {q:?}: {diff}");
+    }
+}
+
 /// The face shared by cells `a` and `b`.
 fn shared_face(m: &subla_volume::VolMesh, a: u32, b: u32) -> usize {
     m.cell_faces(a as usize).iter().map(|&code| (code >> 1) as usize).find(|&f| m.face_cells(f).contains(&b)).unwrap()
