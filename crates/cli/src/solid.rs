@@ -95,7 +95,8 @@ pub(crate) struct SolidLimitArgs {
     /// or too coarse around extraordinary edges) are refined first, up to
     /// this many steps, and sampled through their children (0: they are
     /// not evaluated). Cells whose children next to a feature repeat their
-    /// configuration (a concave untagged boundary edge, a tag at a vertex
+    /// configuration (where a concave untagged boundary edge meets a
+    /// boundary face, a tag at a vertex
     /// of a layered cell) stay unevaluated.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4))]
     refine: u32,
@@ -497,9 +498,9 @@ fn limit(args: &SolidLimitArgs, progress: Progress, quiet: bool) -> Result<(), S
         let which = if regular {
             "not regular (layered, irregular, at boundary edges)"
         } else if args.derivatives {
-            "not evaluated yet (near tags, several extraordinary vertices, or the boundary otherwise than at a face or an edge of one cell) or have derivatives asked at an irregular cell's extraordinary vertex, where they are singular"
+            "not evaluated yet (near tags, several extraordinary vertices, or the boundary otherwise than at a face, an untagged edge or a box's corner) or have derivatives asked at an irregular cell's extraordinary vertex, where they are singular"
         } else {
-            "not evaluated yet (near tags, several extraordinary vertices, or the boundary otherwise than at a face or an edge of one cell)"
+            "not evaluated yet (near tags, several extraordinary vertices, or the boundary otherwise than at a face, an untagged edge or a box's corner)"
         };
         let hint = if refine == 0 && !regular { "; --refine N refines cells first" } else { "" };
         eprintln!(

@@ -289,9 +289,11 @@ fn limit_refines_cells_first_where_asked() {
         .collect();
     assert_eq!(rows.len(), 192 * 8);
     assert!(rows.iter().all(|r| r.len() == 16 && r.iter().all(|x| x.is_finite())));
-    // An L-shaped block: its concave untagged boundary edge (three cells
-    // round it) stays unevaluated however far it is refined (its children
-    // along the edge are the same again); the others are sampled.
+    // A flat L-shaped block: its concave untagged boundary edge (three cells
+    // round it) meets the top and bottom faces in every cell along it, and
+    // those cells stay unevaluated however far they are refined (their
+    // children at those corners are the same again); the others are
+    // sampled.
     let l = dir.join("l.vtk");
     let g = subla_volume::shapes::hex_grid(4, 4, 2).unwrap();
     let keep: Vec<subla_volume::Cell> =

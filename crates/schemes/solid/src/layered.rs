@@ -82,9 +82,9 @@ const HEX_CORNERS: [[u8; 3]; 8] =
 /// The control points of a layered cell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayeredGrid {
-    /// The valence `n` of the extraordinary edge: its number of cells (1
-    /// for an untagged boundary edge of one cell, two boundary faces of the
-    /// cell meeting there).
+    /// The valence `n` of the extraordinary edge: its number of cells (on
+    /// the boundary: 1 for a box's edge, two boundary faces of the cell
+    /// meeting there; 3 or more for a concave edge).
     pub valence: usize,
     /// For an untagged boundary edge, the cell's place among the `n` cells
     /// round it (counted from one boundary face to the other); `None`

@@ -21,12 +21,12 @@
 //! as a mesh of their own with their tags (every rule their descendants
 //! are evaluated from reads cells within one ring of them, and a vertex of
 //! that ring has all its cells in the second); the whole mesh where that
-//! neighbourhood is not a valid mesh by itself. Cells that stay unevaluated after
-//! `max_levels` steps
-//! are refused, naming the control cell: cells whose children next to a
-//! feature are the same configuration again (an untagged boundary edge of
-//! several cells, a tag at a vertex of a layered or irregular cell) never
-//! become evaluable, and cells that are not hexahedra have no parameters.
+//! neighbourhood is not a valid mesh by itself. Cells that stay unevaluated
+//! after `max_levels` steps are refused, naming the control cell: cells
+//! whose children next to a feature are the same configuration again (a
+//! concave untagged boundary edge where it meets a boundary face, a tag at
+//! a vertex of a layered or irregular cell) never become evaluable, and
+//! cells that are not hexahedra have no parameters.
 
 use std::collections::{BTreeSet, HashMap};
 
