@@ -289,21 +289,18 @@ fn limit_refines_cells_first_where_asked() {
         .collect();
     assert_eq!(rows.len(), 192 * 8);
     assert!(rows.iter().all(|r| r.len() == 16 && r.iter().all(|x| x.is_finite())));
-    // A flat L-shaped block: its concave untagged boundary edge (three cells
-    // round it) meets the top and bottom faces in every cell along it, and
-    // those cells stay unevaluated however far they are refined (their
-    // children at those corners are the same again); the others are
-    // sampled.
-    let l = dir.join("l.vtk");
-    let g = subla_volume::shapes::hex_grid(4, 4, 2).unwrap();
-    let keep: Vec<subla_volume::Cell> =
-        g.mesh.cells().enumerate().filter(|&(c, _)| !(c % 4 >= 2 && (c / 4) % 4 >= 2)).map(|(_, cell)| cell).collect();
-    let block = subla_volume::VolumeData::from_cells(g.vertices.clone(), &keep).unwrap();
-    subla_volume::vtk::write_vtk_file(&block, &l, subla_volume::vtk::VtkEncoding::Binary).unwrap();
+    // A 4³ box with a corner tag at one of its corners (a Medit file): the
+    // cell there, irregular untagged, has a tag at its own vertex, and its
+    // child at the tag is the same again however far it is refined; every
+    // other cell is sampled.
+    let tagged = dir.join("box.mesh");
+    let mut g = subla_volume::shapes::hex_grid(4, 4, 4).unwrap();
+    g.mesh = g.mesh.with_features(&[], &[0]).unwrap();
+    subla_volume::medit::write_medit_file(&g, &tagged).unwrap();
     let o = subla(&[
         "solid",
         "limit",
-        l.to_str().unwrap(),
+        tagged.to_str().unwrap(),
         "--grid",
         "2",
         "--refine",
@@ -314,9 +311,9 @@ fn limit_refines_cells_first_where_asked() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("of 24 cells are not evaluated yet"), "{}", text(&o));
-    let o = subla(&["solid", "limit", l.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
-    assert!(!o.status.success() && text(&o).contains("is not evaluated yet"), "{}", text(&o));
+    assert!(text(&o).contains("1 of 64 cells are not evaluated yet"), "{}", text(&o));
+    let o = subla(&["solid", "limit", tagged.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).contains("cell 0 is not evaluated yet"), "{}", text(&o));
     // The refinement's size is predicted and refused over the budget.
     let o = run(&["--refine", "3", "--max-memory", "64K"]);
     assert!(!o.status.success() && text(&o).contains("refining 3 levels would make 98304 cells"), "{}", text(&o));

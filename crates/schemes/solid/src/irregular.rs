@@ -1,7 +1,9 @@
 //! The limit volume of irregular cells (Altenhofen et al. 2018, Eq. 3): a
 //! hexahedron whose extraordinary edges (two or more) share one vertex, the
 //! extraordinary vertex `EV`, and whose neighbourhood is otherwise regular
-//! or layered.
+//! or layered; or one with a single extraordinary edge, on the boundary,
+//! that ends in a boundary face across it (where a concave untagged edge
+//! meets a face: `EV` is that end, a corner of the boundary surface).
 //!
 //! One subdivision step splits the cell into eight: the child at `EV` has
 //! the same configuration, the seven others are regular or layered (along
@@ -314,10 +316,20 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
         .copied()
         .filter(|&(a, b)| edge(a, b).is_some_and(|e| m.is_extraordinary_edge(e as usize)))
         .collect();
-    if ext.len() < 2 {
-        return None;
-    }
-    let k_ev = [ext[0].0, ext[0].1].into_iter().find(|&k| ext.iter().all(|&(a, b)| a == k || b == k))?;
+    let k_ev = match ext.len() {
+        0 => return None,
+        // One extraordinary edge, on the boundary, ending in a boundary
+        // face across it (where a concave edge meets a face): the vertex
+        // there, a corner of the boundary surface, is the extraordinary one.
+        1 => {
+            let (a, b) = ext[0];
+            if !edge(a, b).is_some_and(|e| m.is_boundary_edge(e as usize)) {
+                return None;
+            }
+            [(a, b), (b, a)].into_iter().find(|&(k, other)| boundary_face_without(m, c, cv[k], cv[other]))?.0
+        }
+        _ => [ext[0].0, ext[0].1].into_iter().find(|&k| ext.iter().all(|&(a, b)| a == k || b == k))?,
+    };
     let e = HEX_CORNERS[k_ev];
     let axes: [(u8, bool); 3] = std::array::from_fn(|a| (a as u8, e[a] == 1));
     // The support in canonical order, walked in the mesh itself.
@@ -366,6 +378,14 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
 /// over `n` support points in canonical order, the extraordinary vertex at
 /// the cell's corner `k_ev`, `frame` the cell's frame (canonical indices).
 /// `None` where it is not an irregular configuration.
+/// Whether cell `c` has a face on the boundary through `v` but not `not`.
+fn boundary_face_without(m: &VolMesh, c: usize, v: u32, not: u32) -> bool {
+    m.cell_faces(c).iter().any(|&code| {
+        let f = (code >> 1) as usize;
+        m.is_boundary_face(f) && m.face(f).contains(&v) && !m.face(f).contains(&not)
+    })
+}
+
 fn configuration(cells: &[Cell], n: usize, k_ev: usize, frame: Frame) -> Option<Arc<Operator>> {
     let l = VolMesh::from_cells(n, cells).ok()?;
     let cl = 0u32;

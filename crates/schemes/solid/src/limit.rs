@@ -1029,10 +1029,11 @@ pub enum CellClass {
     /// the patch on that sector of a smooth boundary vertex × a cubic
     /// B-spline (evaluated).
     SmoothBoundaryEdge,
-    /// Several extraordinary edges sharing one vertex, whose children away
-    /// from that vertex are regular or layered (inside or at a boundary
-    /// face) after one step ([`irregular_grid`]: the local volumetric
-    /// subdivision matrix; evaluated).
+    /// Several extraordinary edges sharing one vertex (or one on the
+    /// boundary ending in a boundary face across it), whose children away
+    /// from that vertex are regular or layered (inside, at a boundary face
+    /// or at an untagged boundary edge) after one step ([`irregular_grid`]:
+    /// the local volumetric subdivision matrix; evaluated).
     Irregular,
     /// Extraordinary edges that share no vertex: several extraordinary
     /// vertices, which constant-time evaluation does not cover (refine

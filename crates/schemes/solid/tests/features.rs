@@ -434,8 +434,13 @@ fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
     sectors.sort_unstable();
     assert_eq!(sectors, [0, 0, 1, 1, 2, 2]);
     // At the ends of the edge (a corner of the boundary surface with five
-    // faces) the cells are not evaluated.
-    assert!(cell_grid(m, cell(2, 2, 0) as usize).is_none());
+    // faces) the cells are irregular: the vertex there is extraordinary.
+    for k in [0, 3] {
+        for (i, j) in [(2, 2), (3, 2), (2, 3)] {
+            assert_eq!(classify(m, cell(i, j, k) as usize), CellClass::Irregular, "cell ({i}, {j}, {k})");
+        }
+    }
+    assert!((0..m.num_cells()).all(|c| classify(m, c).evaluated()), "every cell evaluated");
     // Each child of the cells round the edge has its parent's limit.
     let plan = CatmarkSolid::default().build(m, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
@@ -446,10 +451,11 @@ fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
         let n = (8 * c..8 * c + 8).filter(|&ch| classify(child, ch as usize) == CellClass::SmoothBoundaryEdge).count();
         assert_eq!(n, 2, "children of ({i}, {j}, 1) at the edge");
         common::check_children(m, x, child, &y, c, &inner);
+        common::check_children(m, x, child, &y, cell(i, j, 0), &inner[..2]);
     }
-    // Continuous across the faces between the sectors and to their
-    // neighbours (positions; derivatives off the edge, where the surface
-    // is singular).
+    // Continuous across the faces between the sectors, to their neighbours
+    // and to the irregular cells at the ends (positions; derivatives off
+    // the edge, where the surface is singular).
     let off_edge = |p: [f64; 3]| p.iter().filter(|&&v| v == 0.0 || v == 1.0).count() < 2;
     for (a, b) in [
         ((2, 2, 1), (3, 2, 1)),
@@ -458,6 +464,9 @@ fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
         ((2, 3, 1), (2, 4, 1)),
         ((2, 2, 1), (2, 2, 2)),
         ((2, 2, 1), (1, 2, 1)),
+        ((2, 2, 0), (2, 2, 1)),
+        ((2, 2, 0), (3, 2, 0)),
+        ((2, 3, 0), (2, 3, 1)),
     ] {
         let (a, b) = (cell(a.0, a.1, a.2), cell(b.0, b.1, b.2));
         let f = shared_face(m, a, b);
