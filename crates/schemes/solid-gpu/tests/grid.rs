@@ -29,12 +29,7 @@ fn the_device_agrees_with_the_cpu_on_every_class() {
         let by_class = gpu.cells_by_class();
         assert!(by_class.iter().all(|&n| n > 0), "every class present: {by_class:?}");
         assert_eq!(by_class.iter().sum::<usize>(), cells.len());
-        let qs: &[Quantity] = if k == 1 {
-            &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
-        } else {
-            &[Quantity::Position]
-        };
-        for &q in qs {
+        for &q in common::quantities(k) {
             let mut want = Array2::zeros((cpu.num_samples(), 3));
             cpu.eval_into(x.view(), q, want.view_mut(), Par::Rayon).unwrap();
             let dscale = want.iter().fold(scale, |a, v| a.max(v.abs()));

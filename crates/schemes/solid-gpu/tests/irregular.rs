@@ -29,12 +29,7 @@ fn the_device_agrees_with_the_cpu_on_irregular_cells() {
         let cpu = IrregularEval::new(m, &cells, k, Par::Rayon).unwrap();
         let gpu = IrregularLimitGpu::new(ctx, m, &cells, k).unwrap();
         assert_eq!(gpu.num_samples(), cpu.num_samples());
-        let qs: &[Quantity] = if k == 1 {
-            &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
-        } else {
-            &[Quantity::Position]
-        };
-        for &q in qs {
+        for &q in common::quantities(k) {
             let mut want = Array2::zeros((cpu.num_samples(), 3));
             cpu.eval_into(x.view(), q, want.view_mut(), Par::Rayon).unwrap();
             let dscale = want.iter().fold(scale, |a, v| a.max(v.abs()));

@@ -4,6 +4,8 @@
 //! edges (valence 1), cells inside and with a phantom layer, within 1e-5
 //! of the data's scale; the same bits every run.
 
+mod common;
+
 use ndarray::Array2;
 use subla_algebra::Par;
 use subla_gpu::testing::context_or_skip;
@@ -20,11 +22,7 @@ fn the_device_agrees_with_the_cpu_on_layered_cells() {
     let b = subla_volume::shapes::extraordinary_block(3).unwrap();
     let plan = CatmarkSolid::default().build(&b.mesh, 1, Par::Rayon).unwrap();
     let m = plan.mesh(1);
-    let mut s = 5u64;
-    let x = eval(&plan, b.vertices.view(), Par::Rayon).unwrap().mapv(|v| {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        v + 0.03 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
-    });
+    let x = common::jitter(&eval(&plan, b.vertices.view(), Par::Rayon).unwrap(), 5, 0.03);
     let grids: Vec<(u32, usize, bool)> = (0..m.num_cells() as u32)
         .filter_map(|c| layered_grid(m, c as usize).map(|g| (c, g.valence, g.phantom.is_some())))
         .collect();
@@ -80,11 +78,7 @@ fn the_device_agrees_with_the_cpu_at_a_concave_boundary_edge() {
         g.mesh.cells().enumerate().filter(|&(c, _)| !(c % 6 >= 3 && (c / 6) % 6 >= 3)).map(|(_, cell)| cell).collect();
     let d = subla_volume::VolumeData::from_cells(g.vertices.clone(), &keep).unwrap();
     let m = &d.mesh;
-    let mut s = 9u64;
-    let x = d.vertices.mapv(|v| {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        v + 0.05 * (((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5)
-    });
+    let x = common::jitter(&d.vertices, 9, 0.05);
     let cells: Vec<u32> = (0..m.num_cells() as u32)
         .filter(|&c| layered_grid(m, c as usize).is_some_and(|g| g.sector.is_some() && g.valence == 3))
         .collect();
@@ -94,18 +88,13 @@ fn the_device_agrees_with_the_cpu_at_a_concave_boundary_edge() {
         let cpu = LayeredEval::new(m, &cells, k, Par::Rayon).unwrap();
         let gpu = LayeredLimitGpu::new(ctx, m, &cells, k).unwrap();
         // Derivatives off the edge (k = 1: the centre).
-        let qs: &[Quantity] = if k == 1 {
-            &[Quantity::Position, Quantity::DerivU, Quantity::DerivV, Quantity::DerivW]
-        } else {
-            &[Quantity::Position]
-        };
-        for &q in qs {
+        for &q in common::quantities(k) {
             let mut want = Array2::zeros((cpu.num_samples(), 3));
             cpu.eval_into(x.view(), q, want.view_mut(), Par::Rayon);
             let scale = want.iter().fold(5f64, |a, v| a.max(v.abs()));
             for shape in [Shape::PerSample, Shape::PerCell] {
                 let got = gpu.eval(ctx, xf.view(), q, shape).unwrap();
-                let d = got.iter().zip(want.iter()).fold(0f64, |a, (p, w)| a.max((f64::from(*p) - w).abs()));
+                let d = common::max_diff(&got, &want);
                 assert!(d <= 1e-5 * scale, "k {k}, {q:?}, {shape:?}: {d}");
             }
         }

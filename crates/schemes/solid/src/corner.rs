@@ -89,13 +89,10 @@ use std::sync::{Arc, OnceLock};
 
 use nalgebra::DMatrix;
 
-use crate::stam::{dot3, level, pow2, scale_up, tensor_basis};
+use crate::stam::{PowerTables, apply, patch_weights, pow2, tensor_basis};
 
 /// The most faces at the boundary vertex [`CornerPatch`] is built for.
 pub const MAX_FACES: usize = 8;
-
-/// Levels kept as tables.
-const POWER_LEVELS: u32 = 64;
 
 /// A point of the local mesh: the boundary vertex `EV`, or point `(a, b)`
 /// of sector `k` with `a ≥ 1`, `b ≥ 0` (sector `K` holds only its ray, `b
@@ -257,8 +254,8 @@ pub struct CornerPatch {
     a: DMatrix<f64>,
     /// `P_k Ā` (16 × K) of each sub-patch.
     picked: [DMatrix<f64>; 3],
-    /// `tables[k][m − 2] = (P_k Ā − 1ℓ) A^{m−1}`, `m = 2 ..= POWER_LEVELS`.
-    tables: [Vec<DMatrix<f64>>; 3],
+    /// `A`'s powers.
+    tables: PowerTables,
     limit: Vec<f64>,
     tangents: [Vec<f64>; 2],
 }
@@ -318,20 +315,7 @@ impl CornerPatch {
         limit[e0] += 1.0 / 6.0;
         limit[ev] += 4.0 / 6.0;
         limit[en] += 1.0 / 6.0;
-        let ones_limit = DMatrix::from_fn(16, len, |_, c| limit[c]);
-        let tables = picked.clone().map(|p| {
-            let mut t = Vec::with_capacity(POWER_LEVELS as usize - 1);
-            let mut cur = p - &ones_limit;
-            for _ in 2..=POWER_LEVELS {
-                cur *= &a;
-                for mut r in cur.row_iter_mut() {
-                    let sum = r.sum();
-                    r.iter_mut().zip(&limit).for_each(|(x, l)| *x -= sum * l);
-                }
-                t.push(cur.clone());
-            }
-            t
-        });
+        let tables = PowerTables::new(&a, &picked, &limit);
         let tangents = tangent_masks(n, j, &a, &picked, &tables)?;
         Some(CornerPatch { faces: n, sector: j, len, a, picked, tables, limit, tangents })
     }
@@ -381,57 +365,14 @@ impl CornerPatch {
     /// # Panics
     /// If a slice of `w` is not [`CornerPatch::len`] long.
     pub fn weights(&self, s: f64, t: f64, w: [&mut [f64]; 3]) {
-        debug_assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t), "(s, t) = ({s}, {t}) outside [0, 1]²");
-        assert!(w.iter().all(|x| x.len() == self.len), "the weights need {} entries each", self.len);
-        let [w0, w1, w2] = w;
-        let x = s.max(t);
-        if x.is_nan() || x <= 0.0 {
-            w0.copy_from_slice(&self.limit);
-            w1.copy_from_slice(&self.tangents[0]);
-            w2.copy_from_slice(&self.tangents[1]);
-            return;
-        }
-        let m = level(x);
-        let (s1, t1) = (scale_up(s, m - 1), scale_up(t, m - 1));
-        let (k, u, v) = if s1 >= 0.5 {
-            if t1 >= 0.5 { (1, 2.0 * s1 - 1.0, 2.0 * t1 - 1.0) } else { (0, 2.0 * s1 - 1.0, 2.0 * t1) }
-        } else {
-            (2, 2.0 * s1, 2.0 * t1 - 1.0)
-        };
-        level_weights(self, m, k, u, v, [w0, w1, w2]);
-    }
-}
-
-/// The weights of sub-patch `k` of level `m` at its `(u, v)`.
-fn level_weights(p: &CornerPatch, m: u32, k: usize, u: f64, v: f64, w: [&mut [f64]; 3]) {
-    let [w0, w1, w2] = w;
-    let len = p.len;
-    let b = tensor_basis(u, v);
-    let apply = |g: &DMatrix<f64>, scale: f64, w0: &mut [f64], w1: &mut [f64], w2: &mut [f64]| {
-        for (j, col) in g.as_slice().chunks_exact(16).enumerate() {
-            let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
-            (w0[j], w1[j], w2[j]) = (x, scale * y, scale * z);
-        }
-    };
-    if m <= 1 {
-        apply(&p.picked[k], 2.0, w0, w1, w2);
-        return;
-    }
-    let top = m.min(POWER_LEVELS);
-    apply(&p.tables[k][top as usize - 2], pow2(top as i32), w0, w1, w2);
-    let mut tmp = [vec![0.0; len], vec![0.0; len], vec![0.0; len]];
-    for _ in top..m {
-        for (j, col) in p.a.as_slice().chunks_exact(len).enumerate() {
-            let [x, y, z] = dot3(w0, w1, w2, col);
-            (tmp[0][j], tmp[1][j], tmp[2][j]) = (x, 2.0 * y, 2.0 * z);
-        }
-        for (w, t) in [&mut *w0, &mut *w1, &mut *w2].into_iter().zip(&tmp) {
-            let sum: f64 = t.iter().sum();
-            w.iter_mut().zip(t).zip(&p.limit).for_each(|((w, t), l)| *w = t - sum * l);
-        }
-    }
-    for (w, l) in w0.iter_mut().zip(&p.limit) {
-        *w += l;
+        patch_weights(s, t, w, &self.limit, &self.tangents, |m, k, u, v, w| {
+            let b = tensor_basis(u, v);
+            if m <= 1 {
+                apply(&b, &self.picked[k], 2.0, w);
+            } else {
+                self.tables.weights(&self.a, &self.limit, m, k, &b, w);
+            }
+        });
     }
 }
 
@@ -442,7 +383,7 @@ fn tangent_masks(
     j: usize,
     a: &DMatrix<f64>,
     picked: &[DMatrix<f64>; 3],
-    tables: &[Vec<DMatrix<f64>>; 3],
+    tables: &PowerTables,
 ) -> Option<[Vec<f64>; 2]> {
     let len = a.nrows();
     let (l, _) = labels(n, j);
@@ -472,8 +413,8 @@ fn tangent_masks(
             // λ₁ = ½ (two faces): the parametric derivative converges; its
             // value at the deepest level kept, at the vertex's end.
             let b = tensor_basis(0.0, 0.0);
-            let t = &tables[sub_patch][POWER_LEVELS as usize - 2];
-            let scale = pow2(POWER_LEVELS as i32);
+            let t = tables.deepest(sub_patch);
+            let scale = pow2(64);
             Some(t.as_slice().chunks_exact(16).map(|col| scale * dot(&b[if along_s { 1 } else { 2 }], col)).collect())
         }
     };

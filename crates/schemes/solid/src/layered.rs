@@ -212,6 +212,72 @@ fn beyond(m: &VolMesh, x: &Column, up: bool) -> Option<Option<[u32; 4]>> {
     Some(Some(out))
 }
 
+/// The frame of hexahedron `c` along its edge between local corners
+/// `ends`: for `s`, `t`, `r` the cell parameter each is and whether it
+/// runs backwards (`r` from `ends.0` to `ends.1`, the edge at `s = t =
+/// 0`), and the cell as a column, its bottom `(0,0) (1,0) (1,1) (0,1)` at
+/// `r = 0` and its top above it.
+fn edge_frame(m: &VolMesh, c: usize, ends: (usize, usize)) -> Option<([(u8, bool); 3], Column)> {
+    let cv = m.cell_vertices(c);
+    let (ca, cb) = (HEX_CORNERS[ends.0], HEX_CORNERS[ends.1]);
+    let r_axis = (0..3).find(|&i| ca[i] != cb[i])?;
+    let others: Vec<usize> = (0..3).filter(|&i| i != r_axis).collect();
+    let axes = [others[0], others[1], r_axis].map(|i| (i as u8, ca[i] == 1));
+    let corner = |s: u8, t: u8, r: u8| -> u32 {
+        let mut p = [0u8; 3];
+        for (&(ax, back), l) in axes.iter().zip([s, t, r]) {
+            p[ax as usize] = if back { 1 - l } else { l };
+        }
+        cv[HEX_CORNERS.iter().position(|&q| q == p).expect("a corner")]
+    };
+    let start = Column {
+        cell: c as u32,
+        bottom: [corner(0, 0, 0), corner(1, 0, 0), corner(1, 1, 0), corner(0, 1, 0)],
+        top: [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)],
+    };
+    Some((axes, start))
+}
+
+/// Four layers of `len` points from `slots` (each a column and the places
+/// of its bottom's corners in a layer): layers 1 and 2 from the columns'
+/// bottoms and tops, 0 and 3 from the cells below and above them; whether
+/// a column's face below (above) is on the boundary, its layer 0 (3)
+/// missing. `None` where a place meets two vertices or a cell is not a
+/// hexahedron.
+fn gather_layers(m: &VolMesh, slots: &[(Column, [usize; 4])], len: usize) -> Option<(Vec<u32>, [bool; 2])> {
+    let mut points = vec![NONE; 4 * len];
+    let mut missing = [false; 2];
+    let put = |points: &mut [u32], layer: usize, i: usize, v: u32| -> bool {
+        let slot = &mut points[layer * len + i];
+        if *slot == NONE {
+            *slot = v;
+            true
+        } else {
+            *slot == v
+        }
+    };
+    for (x, idx) in slots {
+        for ((&i, &b), &t) in idx.iter().zip(&x.bottom).zip(&x.top) {
+            if !put(&mut points, 1, i, b) || !put(&mut points, 2, i, t) {
+                return None;
+            }
+        }
+        for (side, (up, layer)) in [(false, 0), (true, 3)].into_iter().enumerate() {
+            match beyond(m, x, up)? {
+                Some(vs) => {
+                    for j in 0..4 {
+                        if !put(&mut points, layer, idx[j], vs[j]) {
+                            return None;
+                        }
+                    }
+                }
+                None => missing[side] = true,
+            }
+        }
+    }
+    Some((points, missing))
+}
+
 /// The control points of cell `c` where it is layered: a hexahedron with
 /// exactly one extraordinary edge (inside, valence `n ≠ 4`, `3 ≤ n ≤`
 /// [`MAX_VALENCE`](crate::stam::MAX_VALENCE)) whose neighbourhood is four
@@ -239,23 +305,7 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
     if m.is_boundary_edge(edge as usize) {
         return corner_grid(m, c, (a, b), edge as usize);
     }
-    // The frame: r from corner a to b, s and t along the other two axes.
-    let (ca, cb) = (HEX_CORNERS[a], HEX_CORNERS[b]);
-    let r_axis = (0..3).find(|&i| ca[i] != cb[i])?;
-    let others: Vec<usize> = (0..3).filter(|&i| i != r_axis).collect();
-    let axes = [others[0], others[1], r_axis].map(|i| (i as u8, ca[i] == 1));
-    let corner = |s: u8, t: u8, r: u8| -> u32 {
-        let mut p = [0u8; 3];
-        for (&(ax, back), l) in axes.iter().zip([s, t, r]) {
-            p[ax as usize] = if back { 1 - l } else { l };
-        }
-        cv[HEX_CORNERS.iter().position(|&q| q == p).expect("a corner")]
-    };
-    let start = Column {
-        cell: c as u32,
-        bottom: [corner(0, 0, 0), corner(1, 0, 0), corner(1, 1, 0), corner(0, 1, 0)],
-        top: [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)],
-    };
+    let (axes, start) = edge_frame(m, c, (a, b))?;
     let ev = start.bottom[0];
     // The ring: sector k's bottom is (EV, E_k, D_k, E_{k+1}).
     let mut ring = vec![start];
@@ -291,38 +341,7 @@ pub fn layered_grid(m: &VolMesh, c: usize) -> Option<LayeredGrid> {
     slots.push((fc, [2, o + 2, o + 3, o + 4]));
     slots.push((fd, [1, o + 1, o, 2 * n]));
     slots.push((fe, [3, o + 5, o + 6, 4]));
-    // Layers 1 and 2 from the columns, 0 and 3 from the cells below and above.
-    let mut points = vec![NONE; 4 * k];
-    let mut below_missing = false;
-    let mut above_missing = false;
-    let put = |points: &mut [u32], layer: usize, i: usize, v: u32| -> bool {
-        let slot = &mut points[layer * k + i];
-        if *slot == NONE {
-            *slot = v;
-            true
-        } else {
-            *slot == v
-        }
-    };
-    for (x, idx) in &slots {
-        for ((&i, &b), &t) in idx.iter().zip(&x.bottom).zip(&x.top) {
-            if !put(&mut points, 1, i, b) || !put(&mut points, 2, i, t) {
-                return None;
-            }
-        }
-        for (up, layer, missing) in [(false, 0, &mut below_missing), (true, 3, &mut above_missing)] {
-            match beyond(m, x, up)? {
-                Some(vs) => {
-                    for j in 0..4 {
-                        if !put(&mut points, layer, idx[j], vs[j]) {
-                            return None;
-                        }
-                    }
-                }
-                None => *missing = true,
-            }
-        }
-    }
+    let (mut points, [below_missing, above_missing]) = gather_layers(m, &slots, k)?;
     let phantom = match (below_missing, above_missing) {
         (false, false) => None,
         (true, false) => Some(false),
@@ -404,22 +423,7 @@ fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Opti
         return None;
     }
     let cv = m.cell_vertices(c);
-    let (ca, cb) = (HEX_CORNERS[ends.0], HEX_CORNERS[ends.1]);
-    let r_axis = (0..3).find(|&i| ca[i] != cb[i])?;
-    let others: Vec<usize> = (0..3).filter(|&i| i != r_axis).collect();
-    let axes = [others[0], others[1], r_axis].map(|i| (i as u8, ca[i] == 1));
-    let corner = |s: u8, t: u8, r: u8| -> u32 {
-        let mut p = [0u8; 3];
-        for (&(ax, back), l) in axes.iter().zip([s, t, r]) {
-            p[ax as usize] = if back { 1 - l } else { l };
-        }
-        cv[HEX_CORNERS.iter().position(|&q| q == p).expect("a corner")]
-    };
-    let start = Column {
-        cell: c as u32,
-        bottom: [corner(0, 0, 0), corner(1, 0, 0), corner(1, 1, 0), corner(0, 1, 0)],
-        top: [corner(0, 0, 1), corner(1, 0, 1), corner(1, 1, 1), corner(0, 1, 1)],
-    };
+    let (axes, start) = edge_frame(m, c, ends)?;
     let ev = start.bottom[0];
     // The fan, each sector's bottom (EV, E_k, D_k, E_{k+1}): back across
     // (EV, E_k) to the first boundary face, then forward across (EV,
@@ -484,30 +488,10 @@ fn corner_grid(m: &VolMesh, c: usize, ends: (usize, usize), edge: usize) -> Opti
         let fe = cross(m, &fb, fb.bottom[0], fb.bottom[3])?;
         slots.push((fe, [e_k, outer(5), outer(6), d_j + 2]));
     }
-    let mut points = vec![NONE; 4 * len];
-    let put = |points: &mut [u32], layer: usize, i: usize, v: u32| -> bool {
-        let slot = &mut points[layer * len + i];
-        if *slot == NONE {
-            *slot = v;
-            true
-        } else {
-            *slot == v
-        }
-    };
-    for (x, idx) in &slots {
-        for ((&i, &b), &t) in idx.iter().zip(&x.bottom).zip(&x.top) {
-            if !put(&mut points, 1, i, b) || !put(&mut points, 2, i, t) {
-                return None;
-            }
-        }
-        for (up, layer) in [(false, 0), (true, 3)] {
-            let vs = beyond(m, x, up)??;
-            for k in 0..4 {
-                if !put(&mut points, layer, idx[k], vs[k]) {
-                    return None;
-                }
-            }
-        }
+    // No phantom layer.
+    let (points, missing) = gather_layers(m, &slots, len)?;
+    if missing.contains(&true) {
+        return None;
     }
     if points.contains(&NONE) {
         return None;

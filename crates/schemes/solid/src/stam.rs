@@ -402,6 +402,131 @@ pub(crate) fn dot3(x: &[f64], y: &[f64], z: &[f64], col: &[f64]) -> [f64; 3] {
     out
 }
 
+/// The level `m ≥ 1`, sub-patch (0, 1, 2 for `k = 1, 2, 3`) and local
+/// parameters `(u, v)` of `(s, t)` (see the [module docs](self#evaluation));
+/// `None` at `(0, 0)` (or NaN).
+pub(crate) fn locate(s: f64, t: f64) -> Option<(u32, usize, f64, f64)> {
+    let x = s.max(t);
+    if x.is_nan() || x <= 0.0 {
+        return None;
+    }
+    let m = level(x);
+    let (s1, t1) = (scale_up(s, m - 1), scale_up(t, m - 1));
+    Some(if s1 >= 0.5 {
+        if t1 >= 0.5 { (m, 1, 2.0 * s1 - 1.0, 2.0 * t1 - 1.0) } else { (m, 0, 2.0 * s1 - 1.0, 2.0 * t1) }
+    } else {
+        (m, 2, 2.0 * s1, 2.0 * t1 - 1.0)
+    })
+}
+
+/// The weights of a patch at `(s, t)` into `w` (one slice per quantity,
+/// each as long as `limit`): at `(0, 0)` the limit mask and the tangent
+/// masks, elsewhere `level` of the level, sub-patch and local parameters
+/// [`locate`] gives.
+///
+/// # Panics
+/// If a slice of `w` is not as long as `limit`.
+pub(crate) fn patch_weights(
+    s: f64,
+    t: f64,
+    w: [&mut [f64]; 3],
+    limit: &[f64],
+    tangents: &[Vec<f64>; 2],
+    level: impl FnOnce(u32, usize, f64, f64, [&mut [f64]; 3]),
+) {
+    debug_assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t), "(s, t) = ({s}, {t}) outside [0, 1]²");
+    assert!(w.iter().all(|x| x.len() == limit.len()), "the weights need {} entries each", limit.len());
+    match locate(s, t) {
+        Some((m, k, u, v)) => level(m, k, u, v, w),
+        None => {
+            let [w0, w1, w2] = w;
+            w0.copy_from_slice(limit);
+            w1.copy_from_slice(&tangents[0]);
+            w2.copy_from_slice(&tangents[1]);
+        }
+    }
+}
+
+/// `w = bᵀ g` for the position and the two derivatives of the bicubic
+/// basis `b` ([`tensor_basis`]), the derivatives times `scale`; `g` is 16 ×
+/// K, column-major (column `j` contiguous).
+pub(crate) fn apply(b: &[[f64; 16]; 3], g: &DMatrix<f64>, scale: f64, w: [&mut [f64]; 3]) {
+    let [w0, w1, w2] = w;
+    for (j, col) in g.as_slice().chunks_exact(16).enumerate() {
+        let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
+        (w0[j], w1[j], w2[j]) = (x, scale * y, scale * z);
+    }
+}
+
+/// Powers of a subdivision matrix `A` as tables, for a patch whose `A` may
+/// be defective: `tables[k][m − 2] = (P_k Ā − 1ℓ) A^{m−1}` for `m = 2 ..=
+/// 64`, deflated by the limit mask `ℓ` (`ℓ A = ℓ`), so that the entries
+/// shrink with the level and the derivatives' `2^m` does not magnify the
+/// rounding of `ℓ`; below the tables, further products by `A`.
+#[derive(Debug)]
+pub(crate) struct PowerTables {
+    tables: [Vec<DMatrix<f64>>; 3],
+}
+
+impl PowerTables {
+    /// The tables of `A` with the sub-patches' `P_k Ā` (`picked`) and the
+    /// limit mask `limit`.
+    pub(crate) fn new(a: &DMatrix<f64>, picked: &[DMatrix<f64>; 3], limit: &[f64]) -> PowerTables {
+        let ones_limit = DMatrix::from_fn(16, a.ncols(), |_, j| limit[j]);
+        let tables = std::array::from_fn(|k| {
+            let mut t = Vec::with_capacity(POWER_LEVELS as usize - 1);
+            let mut cur = &picked[k] - &ones_limit;
+            for _ in 2..=POWER_LEVELS {
+                cur *= a;
+                // Rounding along 1 ℓ would not decay: project it out.
+                for mut row in cur.row_iter_mut() {
+                    let sum = row.sum();
+                    row.iter_mut().zip(limit).for_each(|(x, l)| *x -= sum * l);
+                }
+                t.push(cur.clone());
+            }
+            t
+        });
+        PowerTables { tables }
+    }
+
+    /// `(P_k Ā − 1ℓ) A^{63}`, the deepest table of sub-patch `k`.
+    pub(crate) fn deepest(&self, k: usize) -> &DMatrix<f64> {
+        self.tables[k].last().expect("tables")
+    }
+
+    /// The weights of sub-patch `k` of level `m ≥ 2` for the basis `b`.
+    pub(crate) fn weights(
+        &self,
+        a: &DMatrix<f64>,
+        limit: &[f64],
+        m: u32,
+        k: usize,
+        b: &[[f64; 16]; 3],
+        w: [&mut [f64]; 3],
+    ) {
+        let [w0, w1, w2] = w;
+        let kk = a.ncols();
+        let top = m.min(POWER_LEVELS);
+        apply(b, &self.tables[k][top as usize - 2], pow2(top as i32), [&mut *w0, &mut *w1, &mut *w2]);
+        // Below the tables: w ← w A, derivatives also ×2 per level.
+        let mut tmp = [[0.0; MAX_LEN]; 3];
+        for _ in top..m {
+            for (j, col) in a.as_slice().chunks_exact(kk).enumerate() {
+                let [x, y, z] = dot3(w0, w1, w2, col);
+                (tmp[0][j], tmp[1][j], tmp[2][j]) = (x, 2.0 * y, 2.0 * z);
+            }
+            for (w, t) in [&mut *w0, &mut *w1, &mut *w2].into_iter().zip(&tmp) {
+                let sum: f64 = t[..kk].iter().sum();
+                w.iter_mut().zip(&t[..kk]).zip(limit).for_each(|((w, t), l)| *w = t - sum * l);
+            }
+        }
+        for (w, l) in w0.iter_mut().zip(limit) {
+            *w += l;
+        }
+    }
+}
+
 /// The spectrum of `A` from the Schur forms of its blocks `S` and `S₁₂`.
 fn spectrum(n: usize, a: &DMatrix<f64>) -> Result<Spectrum, StamError> {
     let ring = 2 * n + 1;
@@ -420,9 +545,8 @@ fn spectrum(n: usize, a: &DMatrix<f64>) -> Result<Spectrum, StamError> {
 enum Powers {
     /// `A = V Λ V⁻¹`; `e[k] = P_k Ā V` (16 × K).
     Eigen { eigen: Eigen, e: [DMatrix<f64>; 3] },
-    /// `tables[k][m − 2] = P_k Ā A^{m−1} − 1ℓ` (ℓ the limit mask) for
-    /// `m = 2 ..= POWER_LEVELS`.
-    Tables { tables: [Vec<DMatrix<f64>>; 3] },
+    /// Deflated tables of `P_k Ā A^{m−1}` ([`PowerTables`]).
+    Tables { tables: PowerTables },
 }
 
 /// Stam's exact evaluation of the Catmull-Clark patch next to one interior
@@ -514,24 +638,7 @@ impl StamPatch {
                 Powers::Eigen { eigen, e }
             }
             None => {
-                // Deflated: (P_k Ā A^{m−1} − 1ℓ) = (P_k Ā − 1ℓ) A^{m−1} as
-                // ℓ A = ℓ, so the entries shrink with the level and the
-                // derivatives' 2^m does not magnify the rounding of ℓ.
-                let ones_limit = DMatrix::from_fn(16, kk, |_, j| limit[j]);
-                let tables = picked.clone().map(|p| {
-                    let mut t = Vec::with_capacity(POWER_LEVELS as usize - 1);
-                    let mut cur = p - &ones_limit;
-                    for _ in 2..=POWER_LEVELS {
-                        cur *= &a;
-                        // Rounding along 1 ℓ would not decay: project it out.
-                        for mut row in cur.row_iter_mut() {
-                            let sum = row.sum();
-                            row.iter_mut().zip(&limit).for_each(|(x, l)| *x -= sum * l);
-                        }
-                        t.push(cur.clone());
-                    }
-                    t
-                });
+                let tables = PowerTables::new(&a, &picked, &limit);
                 Powers::Tables { tables }
             }
         };
@@ -627,24 +734,7 @@ impl StamPatch {
     /// # Panics
     /// If a slice of `w` is not [`StamPatch::len`] long.
     pub fn weights(&self, s: f64, t: f64, w: [&mut [f64]; 3]) {
-        debug_assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t), "(s, t) = ({s}, {t}) outside [0, 1]²");
-        assert!(w.iter().all(|x| x.len() == self.len), "the weights need {} entries each", self.len);
-        let x = s.max(t);
-        if x.is_nan() || x <= 0.0 {
-            let [w0, w1, w2] = w;
-            w0.copy_from_slice(&self.limit);
-            w1.copy_from_slice(&self.tangents[0]);
-            w2.copy_from_slice(&self.tangents[1]);
-            return;
-        }
-        let m = level(x);
-        let (s1, t1) = (scale_up(s, m - 1), scale_up(t, m - 1));
-        let (k, u, v) = if s1 >= 0.5 {
-            if t1 >= 0.5 { (1, 2.0 * s1 - 1.0, 2.0 * t1 - 1.0) } else { (0, 2.0 * s1 - 1.0, 2.0 * t1) }
-        } else {
-            (2, 2.0 * s1, 2.0 * t1 - 1.0)
-        };
-        self.level_weights(m, k, u, v, w);
+        patch_weights(s, t, w, &self.limit, &self.tangents, |m, k, u, v, w| self.level_weights(m, k, u, v, w));
     }
 
     /// The weights of sub-patch `k` (0, 1, 2 for `k = 1, 2, 3`) of level `m`
@@ -653,15 +743,8 @@ impl StamPatch {
         let kk = self.len;
         let b = tensor_basis(u, v);
         let [w0, w1, w2] = w;
-        // 16 × K column-major: column j is contiguous.
-        let apply = |g: &DMatrix<f64>, scale: f64, w0: &mut [f64], w1: &mut [f64], w2: &mut [f64]| {
-            for (j, col) in g.as_slice().chunks_exact(16).enumerate() {
-                let [x, y, z] = dot3(&b[0], &b[1], &b[2], col);
-                (w0[j], w1[j], w2[j]) = (x, scale * y, scale * z);
-            }
-        };
         if m <= 1 {
-            apply(&self.picked[k], 2.0, w0, w1, w2);
+            apply(&b, &self.picked[k], 2.0, [w0, w1, w2]);
             return;
         }
         match &self.powers {
@@ -679,25 +762,7 @@ impl StamPatch {
                     (w0[j], w1[j], w2[j]) = dot3(&c[0][..kk], &c[1][..kk], &c[2][..kk], col).into();
                 }
             }
-            Powers::Tables { tables } => {
-                let top = m.min(POWER_LEVELS);
-                apply(&tables[k][top as usize - 2], pow2(top as i32), w0, w1, w2);
-                // Below the tables: w ← w A, derivatives also ×2 per level.
-                let mut tmp = [[0.0; MAX_LEN]; 3];
-                for _ in top..m {
-                    for (j, col) in self.a.as_slice().chunks_exact(kk).enumerate() {
-                        let [x, y, z] = dot3(w0, w1, w2, col);
-                        (tmp[0][j], tmp[1][j], tmp[2][j]) = (x, 2.0 * y, 2.0 * z);
-                    }
-                    for (w, t) in [&mut *w0, &mut *w1, &mut *w2].into_iter().zip(&tmp) {
-                        let sum: f64 = t[..kk].iter().sum();
-                        w.iter_mut().zip(&t[..kk]).zip(&self.limit).for_each(|((w, t), l)| *w = t - sum * l);
-                    }
-                }
-                for (w, l) in w0.iter_mut().zip(&self.limit) {
-                    *w += l;
-                }
-            }
+            Powers::Tables { tables } => tables.weights(&self.a, &self.limit, m, k, &b, [w0, w1, w2]),
         }
     }
 }

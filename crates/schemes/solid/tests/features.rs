@@ -347,30 +347,10 @@ fn cells_at_smooth_boundary_edges_are_the_corner_patch_times_a_cubic() {
         }
     }
     // Independent check: the boundary is the Catmull-Clark surface of the
-    // boundary quads (no tags), and at every boundary vertex of an
-    // evaluated cell the solid's limit is the surface's limit mask.
-    let (s0, back) = boundary_surface(m);
-    let xs = Array2::from_shape_fn((back.len(), 3), |(i, k)| x[[back[i] as usize, k]]);
-    let sp = CatmarkSlak.build(&s0, 0, Par::Rayon).unwrap();
-    let lim = sp.limit(Par::Rayon).unwrap();
-    let want = subla_algebra::spmv::spmv_csr(lim.as_ref(), xs.view(), |&w, _, _| w, Par::Rayon);
-    let mut samples = Vec::new();
-    let mut rows = Vec::new();
-    for (i, &v) in back.iter().enumerate() {
-        let Some(c) = (0..m.num_cells() as u32)
-            .find(|&c| m.cell_vertices(c as usize).contains(&v) && cell_grid(m, c as usize).is_some())
-        else {
-            continue;
-        };
-        let k = m.cell_vertices(c as usize).iter().position(|&u| u == v).unwrap();
-        samples.push((c, common::CORNER[k]));
-        rows.push(i);
-    }
-    assert_eq!(rows.len(), back.len(), "every boundary vertex");
-    let got = common::at(m, x, &samples, Quantity::Position);
-    let want = want.select(ndarray::Axis(0), &rows);
-    let diff = common::max_diff(&got, &want);
-    assert!(diff < 1e-12, "boundary limit against the surface scheme's: {diff}");
+    // boundary quads (no tags): at every boundary vertex the solid's limit
+    // is the surface's limit mask.
+    let (checked, all) = boundary_limits_are_the_surface_schemes(m, x);
+    assert_eq!(checked, all, "every boundary vertex");
     // A cylinder's rims (its caps meet its side at untagged edges): every
     // cell is evaluated, and each child of a rim cell has its limit.
     let cyl = subla_volume::shapes::cylinder(2, 2, 3, 1.5).unwrap();
@@ -472,9 +452,30 @@ fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
         let f = shared_face(m, a, b);
         common::check_face(m, x, a, b, f, off_edge);
     }
-    // Independent check: at the boundary vertices of the evaluated cells,
+    // Independent check: at every boundary vertex (the edge's among them)
     // the solid's limit is the Catmull-Clark surface scheme's limit mask on
-    // the boundary quads (the edge's vertices among them).
+    // the boundary quads.
+    let (checked, all) = boundary_limits_are_the_surface_schemes(m, x);
+    assert_eq!(checked, all, "every boundary vertex");
+    // The direct evaluator equals the matrix, positions and derivatives
+    // (on a grid off the edge: k = 1).
+    let cells: Vec<u32> =
+        (0..m.num_cells() as u32).filter(|&c| classify(m, c as usize) == CellClass::SmoothBoundaryEdge).collect();
+    for (k, q) in [(3, Quantity::Position), (1, Quantity::DerivU), (1, Quantity::DerivV)] {
+        let ev = subla_solid::layered::LayeredEval::new(m, &cells, k, Par::Rayon).unwrap();
+        let mut out = Array2::zeros((ev.num_samples(), 3));
+        ev.eval_into(x.view(), q, out.view_mut(), Par::Rayon);
+        let grid = SolidLimit::grid(cells.iter().copied(), k, q);
+        let diff = common::max_diff(&out, &common::at(m, x, grid.samples(), q));
+        assert!(diff < 1e-12, "direct evaluator against the matrix, {q:?}: {diff}");
+    }
+}
+
+/// At each boundary vertex of an evaluated cell of untagged `m`, the
+/// solid's limit against the Catmull-Clark surface scheme's limit mask on
+/// the boundary quads (1e-12); the vertices checked, of all on the
+/// boundary.
+fn boundary_limits_are_the_surface_schemes(m: &subla_volume::VolMesh, x: &Array2<f64>) -> (usize, usize) {
     let (s0, back) = boundary_surface(m);
     let xs = Array2::from_shape_fn((back.len(), 3), |(i, k)| x[[back[i] as usize, k]]);
     let sp = CatmarkSlak.build(&s0, 0, Par::Rayon).unwrap();
@@ -492,24 +493,11 @@ fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
         samples.push((c, common::CORNER[k]));
         rows.push(i);
     }
-    let edge = [cell(2, 2, 1), cell(2, 2, 2)].map(|c| m.cell_vertices(c as usize).to_vec());
-    assert!(samples.iter().filter(|s| edge.iter().any(|e| e.contains(&m.cell_vertices(s.0 as usize)[0]))).count() > 0);
     let got = common::at(m, x, &samples, Quantity::Position);
     let want = want.select(ndarray::Axis(0), &rows);
     let diff = common::max_diff(&got, &want);
     assert!(diff < 1e-12, "boundary limit against the surface scheme's: {diff}");
-    // The direct evaluator equals the matrix, positions and derivatives
-    // (on a grid off the edge: k = 1).
-    let cells: Vec<u32> =
-        (0..m.num_cells() as u32).filter(|&c| classify(m, c as usize) == CellClass::SmoothBoundaryEdge).collect();
-    for (k, q) in [(3, Quantity::Position), (1, Quantity::DerivU), (1, Quantity::DerivV)] {
-        let ev = subla_solid::layered::LayeredEval::new(m, &cells, k, Par::Rayon).unwrap();
-        let mut out = Array2::zeros((ev.num_samples(), 3));
-        ev.eval_into(x.view(), q, out.view_mut(), Par::Rayon);
-        let grid = SolidLimit::grid(cells.iter().copied(), k, q);
-        let diff = common::max_diff(&out, &common::at(m, x, grid.samples(), q));
-        assert!(diff < 1e-12, "direct evaluator against the matrix, {q:?}: {diff}");
-    }
+    (rows.len(), back.len())
 }
 
 /// The face shared by cells `a` and `b`.
