@@ -95,8 +95,8 @@ pub(crate) struct SolidLimitArgs {
     /// or too coarse around extraordinary edges) are refined first, up to
     /// this many steps, and sampled through their children (0: they are
     /// not evaluated). Cells whose children next to a feature repeat their
-    /// configuration (a tag at a vertex
-    /// of a layered cell) stay unevaluated.
+    /// configuration (a sharp edge at a vertex of a layered or irregular
+    /// cell) stay unevaluated.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4))]
     refine: u32,
     /// Memory budget (bytes, or with K/M/G).

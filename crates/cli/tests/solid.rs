@@ -289,13 +289,14 @@ fn limit_refines_cells_first_where_asked() {
         .collect();
     assert_eq!(rows.len(), 192 * 8);
     assert!(rows.iter().all(|r| r.len() == 16 && r.iter().all(|x| x.is_finite())));
-    // A 4³ box with a corner tag at one of its corners (a Medit file): the
-    // cell there, irregular untagged, has a tag at its own vertex, and its
-    // child at the tag is the same again however far it is refined; every
-    // other cell is sampled.
+    // A 4³ box with one lattice edge at a corner sharp (a Medit ridge): the
+    // two cells at its ends (the corner cell, irregular untagged, and its
+    // neighbour) have the sharp edge at their own vertices, and so have
+    // their children at the edge however far they are refined; every other
+    // cell is sampled.
     let tagged = dir.join("box.mesh");
     let mut g = subla_volume::shapes::hex_grid(4, 4, 4).unwrap();
-    g.mesh = g.mesh.with_features(&[], &[0]).unwrap();
+    g.mesh = g.mesh.with_features(&[[0, 1]], &[]).unwrap();
     subla_volume::medit::write_medit_file(&g, &tagged).unwrap();
     let o = subla(&[
         "solid",
@@ -311,7 +312,7 @@ fn limit_refines_cells_first_where_asked() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("1 of 64 cells are not evaluated yet"), "{}", text(&o));
+    assert!(text(&o).contains("2 of 64 cells are not evaluated yet"), "{}", text(&o));
     let o = subla(&["solid", "limit", tagged.to_str().unwrap(), "--refine", "2", "-o", out.to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).contains("cell 0 is not evaluated yet"), "{}", text(&o));
     // The refinement's size is predicted and refused over the budget.

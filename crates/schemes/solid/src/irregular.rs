@@ -3,7 +3,11 @@
 //! extraordinary vertex `EV`, and whose neighbourhood is otherwise regular
 //! or layered; or one with a single extraordinary edge, on the boundary,
 //! that ends in a boundary face across it (where a concave untagged edge
-//! meets a face: `EV` is that end, a corner of the boundary surface).
+//! meets a face: `EV` is that end, a corner of the boundary surface); or
+//! one with a corner tag at a vertex (no sharp edge there, no other tag at
+//! its vertices, and no extraordinary edge away from it): `EV` is that
+//! vertex, a point feature its rule keeps fixed at every level, and the
+//! local sub-mesh carries its tag.
 //!
 //! One subdivision step splits the cell into eight: the child at `EV` has
 //! the same configuration, the seven others are regular or layered (along
@@ -316,19 +320,44 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
         .copied()
         .filter(|&(a, b)| edge(a, b).is_some_and(|e| m.is_extraordinary_edge(e as usize)))
         .collect();
-    let k_ev = match ext.len() {
-        0 => return None,
+    // Tags matter only at the cell's own vertices and the edges at them:
+    // every rule reaching `A`'s rows and the octants' reads those (the
+    // other points of the supports are edge, face and cell points). A
+    // corner tag at one of them, with no sharp edge there and no other tag
+    // at the cell's vertices, is a point feature: that vertex is the
+    // extraordinary one (its rule keeps it fixed at every level).
+    let tagged: Vec<usize> =
+        if m.has_features() { (0..8).filter(|&k| m.touches_feature(cv[k] as usize)).collect() } else { Vec::new() };
+    let corner_ev = match tagged[..] {
+        [] => None,
+        [k] if m.is_corner(cv[k] as usize)
+            && !m.vertex_edges(cv[k] as usize).iter().any(|&e| m.is_sharp_edge(e as usize)) =>
+        {
+            Some(k)
+        }
+        _ => return None,
+    };
+    let k_ev = match (ext.len(), corner_ev) {
+        (0, Some(k)) => k,
+        (0, None) => return None,
+        (1, Some(k)) => [ext[0].0, ext[0].1].into_iter().find(|&x| x == k)?,
         // One extraordinary edge, on the boundary, ending in a boundary
         // face across it (where a concave edge meets a face): the vertex
         // there, a corner of the boundary surface, is the extraordinary one.
-        1 => {
+        (1, None) => {
             let (a, b) = ext[0];
             if !edge(a, b).is_some_and(|e| m.is_boundary_edge(e as usize)) {
                 return None;
             }
             [(a, b), (b, a)].into_iter().find(|&(k, other)| boundary_face_without(m, c, cv[k], cv[other]))?.0
         }
-        _ => [ext[0].0, ext[0].1].into_iter().find(|&k| ext.iter().all(|&(a, b)| a == k || b == k))?,
+        (_, corner) => {
+            let k = [ext[0].0, ext[0].1].into_iter().find(|&k| ext.iter().all(|&(a, b)| a == k || b == k))?;
+            if corner.is_some_and(|x| x != k) {
+                return None;
+            }
+            k
+        }
     };
     let e = HEX_CORNERS[k_ev];
     let axes: [(u8, bool); 3] = std::array::from_fn(|a| (a as u8, e[a] == 1));
@@ -352,7 +381,7 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
         .iter()
         .map(|&r| Cell::Hexahedron(std::array::from_fn(|i| index[&m.cell_vertices(r as usize)[i]])))
         .collect();
-    let mut key = vec![k_ev as u32, support.len() as u32];
+    let mut key = vec![k_ev as u32, support.len() as u32, u32::from(corner_ev.is_some())];
     for cell in &cells {
         key.extend(cell.vertices());
     }
@@ -360,23 +389,18 @@ pub fn irregular_grid(m: &VolMesh, c: usize) -> Option<IrregularGrid> {
     let op = match known {
         Some(op) => op,
         None => {
-            let op = configuration(&cells, support.len(), k_ev, frame.map(|v| index[&v]));
+            let op = configuration(&cells, support.len(), k_ev, frame.map(|v| index[&v]), corner_ev.is_some());
             structures().lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, op.clone());
             op
         }
     }?;
-    // Tags matter only at the cell's own vertices and the edges at them:
-    // every rule reaching `A`'s rows and the octants' reads those (the
-    // other points of the supports are edge, face and cell points).
-    if crate::limit::near_feature(m, cv) {
-        return None;
-    }
     Some(IrregularGrid { points: support, axes, op })
 }
 
 /// The configuration of a neighbourhood: `cells` the ring (the cell first)
 /// over `n` support points in canonical order, the extraordinary vertex at
-/// the cell's corner `k_ev`, `frame` the cell's frame (canonical indices).
+/// the cell's corner `k_ev`, `frame` the cell's frame (canonical indices),
+/// `corner` whether the extraordinary vertex carries a corner tag.
 /// `None` where it is not an irregular configuration.
 /// Whether cell `c` has a face on the boundary through `v` but not `not`.
 fn boundary_face_without(m: &VolMesh, c: usize, v: u32, not: u32) -> bool {
@@ -386,8 +410,11 @@ fn boundary_face_without(m: &VolMesh, c: usize, v: u32, not: u32) -> bool {
     })
 }
 
-fn configuration(cells: &[Cell], n: usize, k_ev: usize, frame: Frame) -> Option<Arc<Operator>> {
-    let l = VolMesh::from_cells(n, cells).ok()?;
+fn configuration(cells: &[Cell], n: usize, k_ev: usize, frame: Frame, corner: bool) -> Option<Arc<Operator>> {
+    let mut l = VolMesh::from_cells(n, cells).ok()?;
+    if corner {
+        l = l.with_features(&[], &[frame[0]]).ok()?;
+    }
     let cl = 0u32;
     let ev = frame[0];
     let ends = [frame[1], frame[2], frame[4]];

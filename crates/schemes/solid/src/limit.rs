@@ -323,7 +323,7 @@ pub enum LimitError {
     /// boundary edges), layered (inside, at a boundary face or at a smooth
     /// boundary edge) nor irregular (or is past the mesh's cells).
     #[error(
-        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside, at a boundary face or at an untagged boundary edge) nor an irregular one (cells with several extraordinary vertices, cells whose own vertices meet tags, and cells that meet the boundary otherwise, at a corner of the boundary surface other than a box's, on two opposite faces or within two cells of another part of it, are not evaluated yet; refine first, or sample the others)"
+        "cell {cell} is not evaluated yet: it is not a regular hexahedron (inside, at a boundary face or at sharp boundary edges), a layered one (inside, at a boundary face or at an untagged boundary edge) nor an irregular one (cells with several extraordinary vertices, cells whose own vertices meet sharp edges otherwise than as a regular cell's boundary creases, and cells that meet the boundary otherwise, at a corner of the boundary surface other than a box's, on two opposite faces or within two cells of another part of it, are not evaluated yet; refine first, or sample the others)"
     )]
     NotEvaluable {
         /// The cell.

@@ -24,7 +24,7 @@
 //! neighbourhood is not a valid mesh by itself. Cells that stay unevaluated
 //! after `max_levels` steps are refused, naming the control cell: cells
 //! whose children next to a feature are the same configuration again (a
-//! tag at a vertex of a layered or irregular cell) never become evaluable,
+//! sharp edge at a vertex of a layered or irregular cell) never become evaluable,
 //! and
 //! cells that are not hexahedra have no parameters.
 

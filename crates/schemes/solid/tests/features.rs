@@ -526,10 +526,11 @@ fn the_limit_refuses_cells_whose_own_points_meet_a_crease() {
     }
     assert_eq!(classify(&m, cell(0, 2, 3)), CellClass::RegularBoundary);
     assert_eq!(classify(&m, cell(2, 0, 3)), CellClass::RegularBoundary);
-    // A corner: refused where it is a cell's own vertex, not beyond.
+    // A corner: a point feature, the extraordinary vertex of the cells
+    // round it (irregular); the cells beyond stay regular.
     let c = g.mesh.clone().with_features(&[], &[id(n, 3, 3, 3)]).unwrap();
-    assert_eq!(classify(&c, cell(2, 2, 2)), CellClass::NearFeature);
-    assert_eq!(classify(&c, cell(3, 3, 3)), CellClass::NearFeature);
+    assert_eq!(classify(&c, cell(2, 2, 2)), CellClass::Irregular);
+    assert_eq!(classify(&c, cell(3, 3, 3)), CellClass::Irregular);
     assert_eq!(classify(&c, cell(1, 1, 1)), CellClass::Regular);
     assert_eq!(classify(&c, cell(4, 3, 3)), CellClass::Regular);
     // The regular ones next to the crease are its limit: their children
@@ -542,10 +543,24 @@ fn the_limit_refuses_cells_whose_own_points_meet_a_crease() {
         assert!((8 * c..8 * c + 8).all(|ch| cell_grid(plan.mesh(1), ch).is_some()), "children of {c}");
         common::check_children(&m, &x, plan.mesh(1), &y, c as u32, &inner);
     }
-    // A corner beyond the cell's own vertices.
+    // A corner beyond the cell's own vertices, and at one: every child of
+    // the cells round it has its parent's limit, and the limit at the
+    // corner is the corner itself (its rule keeps it at every level).
     let plan = CatmarkSolid::default().build(&c, 1, Par::Rayon).unwrap();
     let y = eval(&plan, x.view(), Par::Rayon).unwrap();
-    for cc in [cell(1, 1, 1), cell(4, 3, 3)] {
+    for cc in [cell(1, 1, 1), cell(4, 3, 3), cell(2, 2, 2), cell(3, 3, 3), cell(2, 3, 2)] {
         common::check_children(&c, &x, plan.mesh(1), &y, cc as u32, &inner);
+    }
+    let v = id(n, 3, 3, 3) as usize;
+    for (cc, at) in [(cell(2, 2, 2), [1.0; 3]), (cell(3, 3, 3), [0.0; 3]), (cell(2, 3, 2), [1.0, 0.0, 1.0])] {
+        let p = common::at(&c, &x, &[(cc as u32, at)], Quantity::Position);
+        let d = (0..3).map(|k| (p[[0, k]] - x[[v, k]]).abs()).fold(0f64, f64::max);
+        assert!(d < 1e-13, "cell {cc}: the corner's limit is off by {d}");
+    }
+    // Continuous across faces between the cells round the corner and their
+    // neighbours (derivatives away from the corner).
+    let away = |p: [f64; 3]| p.iter().filter(|&&v| v == 0.0 || v == 1.0).count() < 3;
+    for (a, b) in [(cell(2, 2, 2), cell(3, 2, 2)), (cell(2, 2, 2), cell(2, 2, 1)), (cell(3, 3, 3), cell(4, 3, 3))] {
+        common::check_face(&c, &x, a as u32, b as u32, shared_face(&c, a as u32, b as u32), away);
     }
 }

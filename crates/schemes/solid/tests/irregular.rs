@@ -300,10 +300,11 @@ fn the_mixed_evaluator_equals_the_limit_matrix() {
     let mut out = Array2::zeros((ev.num_samples(), 3));
     ev.eval_into(x.view(), Quantity::DerivU, out.view_mut(), Par::Rayon).unwrap();
     assert!(common::max_diff(&out, &want) < 1e-11);
-    // Every cell of the shape is evaluated: a corner tag at a regular
-    // cell's vertex makes one that is not.
+    // Every cell of the shape is evaluated: a sharp edge of a regular cell
+    // makes one that is not.
     let reg = cells.iter().copied().find(|&c| classify(&m, c as usize) == CellClass::Regular).unwrap();
-    let m = m.clone().with_features(&[], &[m.cell_vertices(reg as usize)[0]]).unwrap();
+    let rv = m.cell_vertices(reg as usize);
+    let m = m.clone().with_features(&[[rv[0], rv[1]]], &[]).unwrap();
     let near = (0..m.num_cells() as u32).find(|&c| cell_grid(&m, c as usize).is_none()).unwrap();
     let ok = (0..m.num_cells() as u32).find(|&c| cell_grid(&m, c as usize).is_some()).unwrap();
     let e = GridEval::new(&m, &[ok, near], 2, Par::Seq).unwrap_err();

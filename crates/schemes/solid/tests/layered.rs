@@ -304,7 +304,8 @@ fn tags_away_from_a_layered_cells_own_vertices_leave_it_layered() {
     // vertices — in its outer layers, or next to it in its own (a ring
     // vertex the cell does not have) — leaves it layered, and its children,
     // refined with the corner, have its limit; a corner at one of its
-    // vertices does not.
+    // edge's vertices makes it irregular (that vertex extraordinary), and a
+    // sharp edge at one of its vertices leaves it not evaluated.
     let c = subla_volume::shapes::cylinder(4, 3, 6, 2.0).unwrap();
     let x = jitter(&c.vertices, 11, 0.05);
     let m = &c.mesh;
@@ -319,7 +320,15 @@ fn tags_away_from_a_layered_cells_own_vertices_leave_it_layered() {
         let tagged = |v: u32| m.clone().with_features(&[], &[v]).unwrap();
         // The extraordinary vertex in its own layer 2, and in the outer
         // layer 3; a ring vertex of layer 1 next to the cell.
-        assert_eq!(classify(&tagged(g.points[2 * len]), cell as usize), CellClass::NearFeature, "cell {cell}");
+        let at_edge = tagged(g.points[2 * len]);
+        assert_eq!(classify(&at_edge, cell as usize), CellClass::Irregular, "cell {cell}");
+        if checked == 0 {
+            let plan = CatmarkSolid::default().build(&at_edge, 1, Par::Rayon).unwrap();
+            let y = eval(&plan, x.view(), Par::Rayon).unwrap();
+            check_children(&at_edge, &x, plan.mesh(1), &y, cell, &[[0.2, 0.5, 0.8], [0.7, 0.3, 0.1]]);
+        }
+        let sharp = m.clone().with_features(&[[g.points[len], g.points[len + 1]]], &[]).unwrap();
+        assert_eq!(classify(&sharp, cell as usize), CellClass::NearFeature, "cell {cell}");
         let ring = (1..=2 * g.valence).map(|i| g.points[len + i]).find(|v| !own.contains(v)).unwrap();
         for corner in [g.points[3 * len], ring] {
             let t = tagged(corner);

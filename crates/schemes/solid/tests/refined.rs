@@ -173,17 +173,32 @@ fn several_extraordinary_vertices_are_separated_by_refining() {
     let at_corner = common::CORNER[m.cell_vertices(corner_cell as usize).iter().position(|&v| v == corner).unwrap()];
     let r = limit_matrix_refined(m, &[(corner_cell, at_corner)], Quantity::Position, 3, Par::Seq).unwrap();
     assert!((r.row(0).1.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-    // A corner tag there: that point never reaches an evaluated cell (the
-    // child at the tag is the same configuration again).
-    let m = &m.clone().with_features(&[], &[corner]).unwrap();
+    // A corner tag there: a point feature, the extraordinary vertex of the
+    // corner's child; the limit there is the corner itself.
+    let tagged = m.clone().with_features(&[], &[corner]).unwrap();
+    let r = limit_matrix_refined(&tagged, &[(corner_cell, at_corner)], Quantity::Position, 3, Par::Seq).unwrap();
+    assert_eq!(r.row(0).0.iter().zip(r.row(0).1).filter(|p| *p.1 != 0.0).collect::<Vec<_>>(), [(&corner, &1.0)]);
+    // One of the box's edges at the corner sharp instead: that point never
+    // reaches an evaluated cell (the child there has the sharp edge at its
+    // own vertices again).
+    let along = m
+        .vertex_edges(corner as usize)
+        .iter()
+        .map(|&e| m.edge(e as usize))
+        .find(|&[a, b]| m.is_boundary_vertex(a as usize) && m.is_boundary_vertex(b as usize))
+        .unwrap();
+    let m = &m.clone().with_features(&[along], &[]).unwrap();
     let err = limit_matrix_refined(m, &[(corner_cell, at_corner)], Quantity::Position, 3, Par::Seq);
     assert!(matches!(err, Err(SchemeError::Scheme { .. })), "{err:?}");
-    // The partial form: a row for each sample away from the tag, an empty
-    // one and the reason for the others, in order.
+    // The partial form: a row for each sample away from the sharp edge, an
+    // empty one and the reason for the others, in order.
     let samples: Vec<(u32, [f64; 3])> =
         (0..m.num_cells() as u32).flat_map(|c| grid3(&[0.0, 0.5, 1.0]).into_iter().map(move |p| (c, p))).collect();
     let (r, failed) = limit_matrix_refined_partial(m, &samples, Quantity::Position, 2, Par::Rayon).unwrap();
-    assert!(failed.iter().all(|&(i, _)| samples[i].0 == corner_cell), "only at the tag");
+    assert!(
+        failed.iter().all(|&(i, _)| m.cell_vertices(samples[i].0 as usize).iter().any(|v| along.contains(v))),
+        "only in cells at the sharp edge"
+    );
     assert!(!failed.is_empty() && failed.len() < samples.len(), "{} of {}", failed.len(), samples.len());
     assert!(failed.windows(2).all(|w| w[0].0 < w[1].0));
     for i in 0..samples.len() {
@@ -197,7 +212,7 @@ fn several_extraordinary_vertices_are_separated_by_refining() {
             None => assert!((ws.iter().sum::<f64>() - 1.0).abs() < 1e-12, "sample {i}"),
         }
     }
-    // The one at the tag among them.
+    // The one at the corner among them.
     assert!(failed.iter().any(|&(i, _)| samples[i] == (corner_cell, at_corner)));
 }
 
@@ -243,10 +258,10 @@ fn evaluated_children_have_the_limit(
 
 #[test]
 fn a_few_cells_are_refined_within_their_neighbourhood() {
-    // A tall cylinder with a corner tag in the middle of its side: only the
-    // four cells round it are not evaluated as they are, so refining first
-    // refines the cells around them, not the whole mesh. Their children
-    // off the tag against the whole mesh refined.
+    // A tall cylinder with a sharp edge in the middle of its side: only
+    // the cells at its two vertices are not evaluated as they are, so
+    // refining first refines the cells around them, not the whole mesh.
+    // Their children off the edge against the whole mesh refined.
     let d = subla_volume::shapes::cylinder(2, 2, 12, 6.0).unwrap();
     assert!((0..d.mesh.num_cells()).all(|c| cell_grid(&d.mesh, c).is_some()));
     let cells_at = |v: u32| (0..d.mesh.num_cells()).filter(|&c| d.mesh.cell_vertices(c).contains(&v)).count();
@@ -256,10 +271,22 @@ fn a_few_cells_are_refined_within_their_neighbourhood() {
             (d.vertices[[a as usize, 2]] - 3.0).abs().total_cmp(&(d.vertices[[b as usize, 2]] - 3.0).abs())
         })
         .unwrap();
-    let m = &d.mesh.clone().with_features(&[], &[side]).unwrap();
+    let up = d
+        .mesh
+        .vertex_edges(side as usize)
+        .iter()
+        .map(|&e| d.mesh.edge(e as usize))
+        .find(|&[a, b]| {
+            let o = if a == side { b } else { a };
+            d.mesh.is_boundary_vertex(o as usize)
+                && (d.vertices[[o as usize, 2]] - d.vertices[[side as usize, 2]]).abs() > 0.1
+        })
+        .unwrap();
+    let m = &d.mesh.clone().with_features(&[up], &[]).unwrap();
     let x = common::jitter(&d.vertices, 19, 0.04);
     let near_tag: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| cell_grid(m, c as usize).is_none()).collect();
-    assert_eq!(near_tag.len(), 4);
+    assert!(near_tag.iter().all(|&c| m.cell_vertices(c as usize).iter().any(|v| up.contains(v))));
+    assert_eq!(near_tag.len(), 6, "four cells at each end, two holding the edge");
     assert!(!near_tag.is_empty() && near_tag.len() * 4 < m.num_cells(), "{} of {}", near_tag.len(), m.num_cells());
     // What is refined: those cells and two rings of cells around them.
     let region = refined_region(m, &near_tag).expect("a part of the mesh");
