@@ -1309,10 +1309,13 @@ impl Plan for FVarPlan {
 /// semi-sharp value (a semi-sharp feature in its span) takes its vertex's
 /// sharpness, which with the span's semi-sharp edges gives the value
 /// mesh's vertex rule the corner-then-crease behaviour of OpenSubdiv's
-/// semi-sharp values. Two kinds of values are approximated, and counted in
-/// [`ValueMesh::approximate`]: a value sharpened by its sibling's
+/// semi-sharp values. Three kinds of values are approximated, and counted
+/// in [`ValueMesh::approximate`]: a value sharpened by its sibling's
 /// semi-sharpness (`CornersPlus1`/`CornersPlus2`), which OpenSubdiv blends
-/// by the sibling's weight, and values at non-manifold vertices.
+/// by the sibling's weight; values at non-manifold vertices; and, with
+/// Chaikin's crease method, values split by a seam at a vertex with a
+/// semi-sharp edge (Chaikin's rule reads every edge at the vertex, the
+/// value mesh only those of the value's span).
 ///
 /// # Errors
 /// [`MeshError::DataLength`] (in [`SchemeError::Mesh`]) when `indices` has
@@ -1343,6 +1346,18 @@ pub fn value_mesh_of(
         })
         .collect();
     let mut approximate = 0;
+    // Chaikin's rule sharpens a child edge by the other semi-sharp edges at
+    // its vertex: a value split from its siblings by a seam sees only the
+    // edges of its own span, so its edges decay otherwise than the
+    // channel's (which follow the vertex mesh's).
+    let chaikin = m0.options().crease_method == subla_mesh::CreaseMethod::Chaikin;
+    let mut values_of = vec![0u32; t.num_vertices()];
+    for &v in &owner {
+        values_of[v as usize] += 1;
+    }
+    let split_semi = |v: usize| {
+        chaikin && values_of[v] > 1 && t.vertex_edges(v).iter().any(|&e| is_semi(m0.edge_sharpness()[e as usize]))
+    };
     let vs: Vec<f32> = (0..level.num_values())
         .map(|i| {
             let tag = level.tags[i];
@@ -1350,7 +1365,7 @@ pub fn value_mesh_of(
             if linear {
                 return SHARPNESS_INFINITE;
             }
-            if tag.dep_sharp || tag.non_manifold {
+            if tag.dep_sharp || tag.non_manifold || split_semi(v) {
                 approximate += 1;
                 return m0.vertex_sharpness()[v];
             }
