@@ -212,9 +212,9 @@ fn refined_control_points_converge_at_a_quarter_per_level() {
 #[test]
 fn cells_not_yet_evaluated_are_refused_by_index() {
     let (m, _) = jittered(4, 5);
-    // Cell 0 is at the box's corner; a corner tag there leaves it not
-    // evaluated (a tag at one of its own vertices).
-    let m = m.with_features(&[], &[0]).unwrap();
+    // Cell 0 is at the box's corner; a sharp edge there leaves it not
+    // evaluated (a sharp edge at its own vertices).
+    let m = m.with_features(&[[0, 1]], &[]).unwrap();
     let e = limit_matrix(&m, &[(cell(4, 1, 1, 1), [0.5; 3]), (0, [0.5; 3])], Quantity::Position, Par::Seq).unwrap_err();
     let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<subla_solid::limit::LimitError>());
     assert_eq!(why, Some(&subla_solid::limit::LimitError::NotEvaluable { cell: 0 }), "{e}");
