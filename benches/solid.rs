@@ -14,8 +14,9 @@
 //! evaluation time over the time the memory system needs for its bytes.
 //! Further tables evaluate by cell class on a solid torus and on a
 //! tetrahedral model refined twice (regular cells by `RegularEval`,
-//! layered ones — one extraordinary edge — by `LayeredEval`, irregular
-//! ones — extraordinary edges at one vertex — by `IrregularEval`).
+//! layered ones — one extraordinary edge — by `LayeredEval`, and so the
+//! cells at smooth boundary edges (row `edge`), irregular ones —
+//! extraordinary edges at one vertex — by `IrregularEval`).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -85,13 +86,16 @@ fn class_table(name: &str, m: &subla_volume::VolMesh, x: &Array2<f64>, runs: usi
     };
     let regular = pick(&[CellClass::Regular, CellClass::RegularBoundary]);
     let layered = pick(&[CellClass::Layered, CellClass::LayeredBoundary]);
+    let edges = pick(&[CellClass::SmoothBoundaryEdge]);
     let irregular = pick(&[CellClass::Irregular]);
     println!(
         "{:>9} {:>7} {:>4} {:>11} {:>9} {:>12} {:>9} {:>9} {:>7}",
         "class", "cells", "k", "samples", "eval ms", "samples/s", "MB moved", "floor ms", "ratio"
     );
     for k in [4usize, 8] {
-        for (class, cells) in [("regular", &regular), ("layered", &layered), ("irregular", &irregular)] {
+        for (class, cells) in
+            [("regular", &regular), ("layered", &layered), ("edge", &edges), ("irregular", &irregular)]
+        {
             if cells.is_empty() {
                 continue;
             }
@@ -102,12 +106,16 @@ fn class_table(name: &str, m: &subla_volume::VolMesh, x: &Array2<f64>, runs: usi
                     let secs = time(runs, || ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon));
                     (ev.num_samples(), 64 * cells.len(), secs)
                 }
-                "layered" => {
+                "layered" | "edge" => {
+                    // Cells at smooth boundary edges are layered cells of
+                    // a boundary sector (the same evaluator).
                     let ev = LayeredEval::new(m, cells, k, Par::Rayon).expect("layered cells");
                     let mut out = Array2::<f64>::zeros((ev.num_samples(), 3));
                     let secs = time(runs, || ev.eval_into(x.view(), Quantity::Position, out.view_mut(), Par::Rayon));
-                    // At least 4 layers of 2n + 8 = 14 points.
-                    (ev.num_samples(), 56 * cells.len(), secs)
+                    // At least 4 layers of 2n + 8 = 14 points (9 at a box's
+                    // edge).
+                    let per = if class == "edge" { 36 } else { 56 };
+                    (ev.num_samples(), per * cells.len(), secs)
                 }
                 _ => {
                     // The configurations' weight tables are made by the
