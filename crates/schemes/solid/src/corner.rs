@@ -29,8 +29,9 @@
 //! B-spline's). On the boundary, the cubic B-spline curve's: an edge point
 //! is the edge's midpoint, a vertex point `(p + 6v + q)/8` with `p`, `q`
 //! its two boundary neighbours; at `EV` these are `E_0` and `E_n`, the
-//! curve turning round it without a crease. Every stencil is derived here
-//! on a local model of the fan (no tables).
+//! curve turning round it without a crease. Every stencil is derived on a
+//! local model of the open fan (the crate's `fan` module, which also makes
+//! Stam's closed one), no tables.
 //!
 //! # Subdivision matrix and sub-patches
 //! The child control points depend on the parent's only: `A`. With the
@@ -89,142 +90,18 @@ use std::sync::{Arc, OnceLock};
 
 use nalgebra::DMatrix;
 
+use crate::fan::{Fan, Label};
 use crate::stam::{PowerTables, apply, patch_weights, pow2, tensor_basis};
 
 /// The most faces at the boundary vertex [`CornerPatch`] is built for.
 pub const MAX_FACES: usize = 8;
 
-/// A point of the local mesh: the boundary vertex `EV`, or point `(a, b)`
-/// of sector `k` with `a ≥ 1`, `b ≥ 0` (sector `K` holds only its ray, `b
-/// = 0`: the fan's last boundary edge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Label {
-    Ev,
-    At { k: usize, a: i64, b: i64 },
-}
-
-/// The point at `(a, b)` relative to sector `k` of a fan of `n` sectors
-/// (`(a, −b)` is sector `k − 1`'s `(b, a)`, `(−a, b)` sector `k + 1`'s
-/// `(b, a)`); `None` where there is no such point.
-fn label(n: usize, k: usize, a: i64, b: i64) -> Option<Label> {
-    let (k, a, b) = match (a < 0, b < 0) {
-        (false, false) => (k, a, b),
-        (false, true) => (k.checked_sub(1)?, -b, a),
-        (true, false) => (k + 1, b, -a),
-        (true, true) => return None,
-    };
-    let l = match (a, b) {
-        (0, 0) => Label::Ev,
-        (0, b) => Label::At { k: k + 1, a: b, b: 0 },
-        (a, b) => Label::At { k, a, b },
-    };
-    match l {
-        Label::At { k, b, .. } if k > n || (k == n && b != 0) => None,
-        l => Some(l),
-    }
-}
-
-/// Whether `l` is on the boundary (`EV`, or on ray 0 or ray `n`).
-fn on_boundary(n: usize, l: Label) -> bool {
-    match l {
-        Label::Ev => true,
-        Label::At { k, b, .. } => b == 0 && (k == 0 || k == n),
-    }
-}
-
-/// The 7 outer control points relative to the patch's sector, where they exist.
-const OUTER: [(i64, i64); 7] = [(2, -1), (2, 0), (2, 1), (2, 2), (1, 2), (0, 2), (-1, 2)];
-/// The 9 further child points of `Ā`, in child grid coordinates.
-const EXTRA: [(i64, i64); 9] = [(3, -1), (3, 0), (3, 1), (3, 2), (3, 3), (2, 3), (1, 3), (0, 3), (-1, 3)];
-/// The lowest corner of sub-patch `k = 1, 2, 3`'s 4 × 4 grid.
-const SUB_ORIGIN: [(i64, i64); 3] = [(0, -1), (0, 0), (-1, 0)];
-
-/// The control points of sector `j`'s patch in their order (`EV`, then `E_k`
-/// and `D_k` for each sector, `E_n`, then the outer points there are),
-/// and the number of them; then the extra child points.
-fn labels(n: usize, j: usize) -> (Vec<Label>, usize) {
-    let mut l = vec![Label::Ev];
-    for k in 0..n {
-        l.push(Label::At { k, a: 1, b: 0 });
-        l.push(Label::At { k, a: 1, b: 1 });
-    }
-    l.push(Label::At { k: n, a: 1, b: 0 });
-    l.extend(OUTER.iter().filter_map(|&(a, b)| label(n, j, a, b)));
-    let len = l.len();
-    l.extend(EXTRA.iter().filter_map(|&(a, b)| label(n, j, a, b)));
-    (l, len)
-}
-
 /// Per control point of sector `j`'s patch in a fan of `n` sectors,
 /// whether it is on the boundary (`EV` and the two boundary rays).
 pub(crate) fn boundary_points(n: usize, j: usize) -> Vec<bool> {
-    let (l, len) = labels(n, j);
-    l[..len].iter().map(|&q| on_boundary(n, q)).collect()
-}
-
-type Stencil = Vec<(Label, f64)>;
-
-fn add_face(n: usize, k: usize, a: i64, b: i64, w: f64, s: &mut Stencil) -> Option<()> {
-    for (da, db) in [(0, 0), (1, 0), (1, 1), (0, 1)] {
-        s.push((label(n, k, a + da, b + db)?, w / 4.0));
-    }
-    Some(())
-}
-
-/// The stencil of child point `c` (child grid) over parent points.
-fn child_stencil(n: usize, c: Label) -> Option<Stencil> {
-    let mut s = Vec::new();
-    let (k, a, b) = match c {
-        // The boundary curve's rule, round the corner.
-        Label::Ev => {
-            s.push((Label::At { k: 0, a: 1, b: 0 }, 0.125));
-            s.push((Label::Ev, 0.75));
-            s.push((Label::At { k: n, a: 1, b: 0 }, 0.125));
-            return Some(s);
-        }
-        Label::At { k, a, b } => (k, a, b),
-    };
-    match (a % 2, b % 2) {
-        (0, 0) => {
-            let (a, b) = (a / 2, b / 2);
-            if on_boundary(n, Label::At { k, a, b }) {
-                s.push((label(n, k, a - 1, 0)?, 0.125));
-                s.push((Label::At { k, a, b: 0 }, 0.75));
-                s.push((Label::At { k, a: a + 1, b: 0 }, 0.125));
-            } else {
-                // Valence 4: v/2 + Σ neighbours/16 + Σ face centroids/16.
-                s.push((Label::At { k, a, b }, 0.5));
-                for (da, db) in [(1, 0), (0, 1), (-1, 0), (0, -1)] {
-                    s.push((label(n, k, a + da, b + db)?, 1.0 / 16.0));
-                }
-                for (da, db) in [(0, 0), (-1, 0), (-1, -1), (0, -1)] {
-                    add_face(n, k, a + da, b + db, 1.0 / 16.0, &mut s)?;
-                }
-            }
-        }
-        (1, 0) => {
-            // The edge (a0, b0)–(a0 + 1, b0) along `a`.
-            let (a0, b0) = ((a - 1) / 2, b / 2);
-            s.push((label(n, k, a0, b0)?, 0.25));
-            s.push((label(n, k, a0 + 1, b0)?, 0.25));
-            if b0 == 0 && (k == 0 || k == n) {
-                s.iter_mut().for_each(|x| x.1 = 0.5);
-            } else {
-                add_face(n, k, a0, b0, 0.25, &mut s)?;
-                add_face(n, k, a0, b0 - 1, 0.25, &mut s)?;
-            }
-        }
-        (0, 1) => {
-            // The edge (a0, b0)–(a0, b0 + 1) along `b`, inside the sector.
-            let (a0, b0) = (a / 2, (b - 1) / 2);
-            s.push((label(n, k, a0, b0)?, 0.25));
-            s.push((label(n, k, a0, b0 + 1)?, 0.25));
-            add_face(n, k, a0, b0, 0.25, &mut s)?;
-            add_face(n, k, a0 - 1, b0, 0.25, &mut s)?;
-        }
-        _ => add_face(n, k, (a - 1) / 2, (b - 1) / 2, 1.0, &mut s)?,
-    }
-    Some(s)
+    let fan = Fan { n, closed: false };
+    let (l, len) = fan.labels(j);
+    l[..len].iter().map(|&q| fan.on_boundary(q)).collect()
 }
 
 /// Why a [`CornerPatch`] could not be built.
@@ -282,33 +159,10 @@ impl CornerPatch {
     }
 
     fn build(n: usize, j: usize) -> Option<CornerPatch> {
-        let (l, len) = labels(n, j);
-        let mut ext = DMatrix::zeros(l.len(), len);
-        for (r, &c) in l.iter().enumerate() {
-            for (p, w) in child_stencil(n, c)? {
-                let col = l[..len].iter().position(|&q| q == p)?;
-                ext[(r, col)] += w;
-            }
-        }
+        let fan = Fan { n, closed: false };
+        let (l, len) = fan.labels(j);
+        let (ext, picked) = fan.extended(j)?;
         let a = ext.rows(0, len).into_owned();
-        let row = |a: i64, b: i64| -> Option<nalgebra::RowDVector<f64>> {
-            let p = label(n, j, a, b)?;
-            Some(ext.row(l.iter().position(|&q| q == p)?).into_owned())
-        };
-        // Sub-patch grids; a phantom row or column beyond a boundary ray.
-        let mut picked = [DMatrix::zeros(16, len), DMatrix::zeros(16, len), DMatrix::zeros(16, len)];
-        for (sub, &(a0, b0)) in SUB_ORIGIN.iter().enumerate() {
-            for r in 0..16 {
-                let (x, y) = (a0 + (r % 4) as i64, b0 + (r / 4) as i64);
-                let v = match row(x, y) {
-                    Some(v) => v,
-                    None if y == -1 => row(x, 0)? * 2.0 - row(x, 1)?,
-                    None if x == -1 => row(0, y)? * 2.0 - row(1, y)?,
-                    None => return None,
-                };
-                picked[sub].set_row(r, &v);
-            }
-        }
         let at = |p: Label| l.iter().position(|&q| q == p).expect("a control point");
         let (ev, e0, en) = (at(Label::Ev), at(Label::At { k: 0, a: 1, b: 0 }), at(Label::At { k: n, a: 1, b: 0 }));
         let mut limit = vec![0.0; len];
@@ -386,7 +240,7 @@ fn tangent_masks(
     tables: &PowerTables,
 ) -> Option<[Vec<f64>; 2]> {
     let len = a.nrows();
-    let (l, _) = labels(n, j);
+    let (l, _) = Fan { n, closed: false }.labels(j);
     let at = |p: Label| l.iter().position(|&q| q == p).expect("a control point");
     let (e0, en) = (at(Label::At { k: 0, a: 1, b: 0 }), at(Label::At { k: n, a: 1, b: 0 }));
     // Along a boundary ray: the boundary curve's derivative, from the
@@ -475,7 +329,9 @@ mod tests {
                         .iter()
                         .map(|&(da, db)| {
                             let next = index.len() as u32;
-                            *index.entry(key(label(n, k, a + da, b + db).unwrap())).or_insert(next)
+                            *index
+                                .entry(key(Fan { n, closed: false }.label(k, a + da, b + db).unwrap()))
+                                .or_insert(next)
                         })
                         .collect();
                     faces.push(face);
@@ -502,7 +358,7 @@ mod tests {
         };
         for n in 1..=4 {
             let p = CornerPatch::get(n, 0).unwrap();
-            let (l, len) = labels(n, 0);
+            let (l, len) = Fan { n, closed: false }.labels(0);
             let at = |q: Label| l[..len].iter().position(|&x| x == q).unwrap();
             let curve = [
                 Label::At { k: n, a: 1, b: 0 },
@@ -536,7 +392,7 @@ mod tests {
         for (n, j) in [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2), (5, 2)] {
             let p = CornerPatch::get(n, j).unwrap();
             let (mesh, index) = fan(n, 4);
-            let (l, len) = labels(n, j);
+            let (l, len) = Fan { n, closed: false }.labels(j);
             let control: Vec<u32> = l[..len]
                 .iter()
                 .map(|&q| match q {
@@ -550,7 +406,7 @@ mod tests {
             let fine = eval(&plan, x.view(), Par::Seq).unwrap();
             let limit = plan.limit(Par::Seq).unwrap();
             let id = |a: i64, b: i64| {
-                let q = label(n, j, a, b).unwrap();
+                let q = Fan { n, closed: false }.label(j, a, b).unwrap();
                 control[l.iter().position(|&x| x == q).unwrap()]
             };
             let mut grid: HashMap<(u32, u32), u32> =

@@ -34,6 +34,7 @@
 pub mod algebra;
 pub mod corner;
 pub mod eigen;
+mod fan;
 pub mod irregular;
 pub mod layered;
 pub mod limit;

@@ -55,10 +55,11 @@
 //! coordinates), which with `A`'s rows hold the 4 × 4 control grids of the
 //! three regular sub-patches of face 0: `k = 1` over `[½,1] × [0,½]`,
 //! `k = 2` over `[½,1]²` and `k = 3` over `[0,½] × [½,1]`. `P_k` (16 ×
-//! (K + 9)) picks sub-patch `k`'s grid. Every stencil is derived here from
-//! the rules above on a local model of the mesh: sector `k` is a quarter
-//! grid `{(a, b) : a ≥ 1, b ≥ 0}` whose points `(0, b)` are sector
-//! `k + 1`'s `(b, 0)`; `EV` is the common corner.
+//! (K + 9)) picks sub-patch `k`'s grid. Every stencil is derived from the
+//! rules above on a local model of the mesh, a closed fan of quarter grids
+//! (the crate's `fan` module, shared with [`crate::corner`]'s open fans):
+//! sector `k` is a quarter grid `{(a, b) : a ≥ 1, b ≥ 0}` whose points
+//! `(0, b)` are sector `k + 1`'s `(b, 0)`; `EV` is the common corner.
 //!
 //! # Eigenstructure
 //! Catmull-Clark's `A` has real eigenvalues: those of `S` (`1`, the
@@ -180,154 +181,6 @@ pub enum Representation {
     /// Tables of `P_k Ā A^{m−1}` for `m ≤ 64`, further products by `A`
     /// below (for a defective `A`).
     Powers,
-}
-
-/// A point of the local mesh around `EV`: `EV`, or point `(a, b)` of
-/// sector `k` with `a ≥ 1`, `b ≥ 0`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Label {
-    Ev,
-    At { k: usize, a: i64, b: i64 },
-}
-
-/// The point at `(a, b)` relative to sector `k` (`k < n`), where one of `a`,
-/// `b` may be negative (the neighbouring sectors continue the grid:
-/// `(a, −b)` is sector `k − 1`'s `(b, a)`, `(−a, b)` sector `k + 1`'s
-/// `(b, a)`); `None` where both are.
-fn label(n: usize, k: usize, a: i64, b: i64) -> Option<Label> {
-    let (k, a, b) = match (a < 0, b < 0) {
-        (false, false) => (k, a, b),
-        (false, true) => ((k + n - 1) % n, -b, a),
-        (true, false) => ((k + 1) % n, b, -a),
-        (true, true) => return None,
-    };
-    Some(match (a, b) {
-        (0, 0) => Label::Ev,
-        (0, b) => Label::At { k: (k + 1) % n, a: b, b: 0 },
-        (a, b) => Label::At { k, a, b },
-    })
-}
-
-/// The 7 outer control points, in grid coordinates relative to the patch.
-const OUTER: [(i64, i64); 7] = [(2, -1), (2, 0), (2, 1), (2, 2), (1, 2), (0, 2), (-1, 2)];
-/// The 9 further child points of `Ā`, in child grid coordinates.
-const EXTRA: [(i64, i64); 9] = [(3, -1), (3, 0), (3, 1), (3, 2), (3, 3), (2, 3), (1, 3), (0, 3), (-1, 3)];
-/// The lowest corner of sub-patch `k = 1, 2, 3`'s 4 × 4 grid, in child grid
-/// coordinates.
-const SUB_ORIGIN: [(i64, i64); 3] = [(0, -1), (0, 0), (-1, 0)];
-
-/// The `K` control points in their order, then the 9 extra points.
-fn labels(n: usize) -> Option<Vec<Label>> {
-    let mut l = vec![Label::Ev];
-    for k in 0..n {
-        l.push(Label::At { k, a: 1, b: 0 });
-        l.push(Label::At { k, a: 1, b: 1 });
-    }
-    for &(a, b) in OUTER.iter().chain(&EXTRA) {
-        l.push(label(n, 0, a, b)?);
-    }
-    Some(l)
-}
-
-/// A weighted sum of local points.
-type Stencil = Vec<(Label, f64)>;
-
-/// Adds `w` times the centroid of the quad with lowest corner `(a, b)` in
-/// sector `k`.
-fn add_face(n: usize, k: usize, a: i64, b: i64, w: f64, s: &mut Stencil) -> Option<()> {
-    for (da, db) in [(0, 0), (1, 0), (1, 1), (0, 1)] {
-        s.push((label(n, k, a + da, b + db)?, w / 4.0));
-    }
-    Some(())
-}
-
-/// Adds the vertex point of `v`: valence `m` (`n` at `EV`, 4 elsewhere),
-/// `(m − 3)/m v + 2/m R + 1/m Q` with `R = Σ (v + e_i) / (2m)` over its
-/// neighbours and `Q` the average of its faces' centroids.
-fn add_vertex_point(n: usize, v: Label, s: &mut Stencil) -> Option<()> {
-    let mut neighbours = Vec::with_capacity(n.max(4));
-    let mut faces = Vec::with_capacity(n.max(4));
-    match v {
-        Label::Ev => {
-            for k in 0..n {
-                neighbours.push(Label::At { k, a: 1, b: 0 });
-                faces.push((k, 0, 0));
-            }
-        }
-        Label::At { k, a, b } => {
-            for (da, db) in [(1, 0), (0, 1), (-1, 0), (0, -1)] {
-                neighbours.push(label(n, k, a + da, b + db)?);
-            }
-            for (da, db) in [(0, 0), (-1, 0), (-1, -1), (0, -1)] {
-                faces.push((k, a + da, b + db));
-            }
-        }
-    }
-    let m = neighbours.len() as f64;
-    // v: (m − 3)/m, and 1/m from the v halves of R's midpoints; each
-    // neighbour 1/m² (its midpoint's other half); each face centroid 1/m².
-    s.push((v, (m - 3.0) / m + 1.0 / m));
-    for e in neighbours {
-        s.push((e, 1.0 / (m * m)));
-    }
-    for (k, a, b) in faces {
-        add_face(n, k, a, b, 1.0 / (m * m), s)?;
-    }
-    Some(())
-}
-
-/// The stencil over parent points of the child point `c` (named in the
-/// child's grid, where parent point `(a, b)` is child point `(2a, 2b)`).
-fn child_stencil(n: usize, c: Label) -> Option<Stencil> {
-    let mut s = Vec::with_capacity(4 * n + 8);
-    match c {
-        Label::Ev => add_vertex_point(n, Label::Ev, &mut s)?,
-        Label::At { k, a, b } => match (a % 2, b % 2) {
-            (0, 0) => add_vertex_point(n, Label::At { k, a: a / 2, b: b / 2 }, &mut s)?,
-            (1, 0) => {
-                // The edge (a0, b0)–(a0 + 1, b0) along `a`; its faces lie at
-                // b0 and b0 − 1 (the latter in sector k − 1 where b0 = 0).
-                let (a0, b0) = ((a - 1) / 2, b / 2);
-                s.push((label(n, k, a0, b0)?, 0.25));
-                s.push((label(n, k, a0 + 1, b0)?, 0.25));
-                add_face(n, k, a0, b0, 0.25, &mut s)?;
-                add_face(n, k, a0, b0 - 1, 0.25, &mut s)?;
-            }
-            (0, 1) => {
-                // The edge (a0, b0)–(a0, b0 + 1) along `b` (a0 ≥ 1).
-                let (a0, b0) = (a / 2, (b - 1) / 2);
-                s.push((label(n, k, a0, b0)?, 0.25));
-                s.push((label(n, k, a0, b0 + 1)?, 0.25));
-                add_face(n, k, a0, b0, 0.25, &mut s)?;
-                add_face(n, k, a0 - 1, b0, 0.25, &mut s)?;
-            }
-            _ => add_face(n, k, (a - 1) / 2, (b - 1) / 2, 1.0, &mut s)?,
-        },
-    }
-    Some(s)
-}
-
-/// `Ā` (whose first `K` rows are `A`) and the rows of `Ā` that sub-patch
-/// `k`'s grid point `i + 4j` reads.
-fn construct(n: usize) -> Option<(DMatrix<f64>, [[usize; 16]; 3])> {
-    let l = labels(n)?;
-    let kk = 2 * n + 8;
-    let mut ext = DMatrix::zeros(l.len(), kk);
-    for (r, &c) in l.iter().enumerate() {
-        for (p, w) in child_stencil(n, c)? {
-            let j = l[..kk].iter().position(|&q| q == p)?;
-            ext[(r, j)] += w;
-        }
-    }
-    let mut pick = [[0; 16]; 3];
-    for (sub, &(a0, b0)) in SUB_ORIGIN.iter().enumerate() {
-        for (r, slot) in pick[sub].iter_mut().enumerate() {
-            let (i, j) = ((r % 4) as i64, (r / 4) as i64);
-            let p = label(n, 0, a0 + i, b0 + j)?;
-            *slot = l.iter().position(|&q| q == p)?;
-        }
-    }
-    Some((ext, pick))
 }
 
 /// The cubic uniform B-spline basis at `x`.
@@ -593,9 +446,11 @@ impl StamPatch {
             return Err(StamError::Valence { valence: n });
         }
         let kk = 2 * n + 8;
-        let (extended, pick) = construct(n).ok_or(StamError::Support { valence: n })?;
+        // The local model of a closed fan (`crate::fan`): every point of
+        // the patch's rings exists, so no phantom enters the sub-patches.
+        let (extended, picked) =
+            crate::fan::Fan { n, closed: true }.extended(0).ok_or(StamError::Support { valence: n })?;
         let a = extended.rows(0, kk).into_owned();
-        let picked = pick.map(|rows| DMatrix::from_fn(16, kk, |r, j| extended[(rows[r], j)]));
         let spectrum = spectrum(n, &a)?;
         let groups = spectrum.groups();
         let eigen_error = |what| StamError::Eigen { valence: n, what, residual: 0.0 };
@@ -778,6 +633,7 @@ mod tests {
     use subla_scheme::{Plan, Refiner, eval};
 
     use super::*;
+    use crate::fan::{EXTRA, Fan, Label, OUTER};
 
     use crate::test_rng::Rng;
 
@@ -1129,7 +985,7 @@ mod tests {
                 for b in 0..r {
                     let face: Vec<u32> = [(0, 0), (1, 0), (1, 1), (0, 1)]
                         .iter()
-                        .map(|&(da, db)| index[&key(label(n, k, a + da, b + db).unwrap())])
+                        .map(|&(da, db)| index[&key(Fan { n, closed: true }.label(k, a + da, b + db).unwrap())])
                         .collect();
                     faces.push(face);
                 }
