@@ -68,7 +68,7 @@ fn the_device_agrees_with_the_cpu_on_layered_cells() {
 }
 
 /// The cells round a concave untagged boundary edge (three cells: each on
-/// its sector of the fan, 13 to 15 points per layer) on the device as on
+/// its sector of the fan, 14 or 15 points per layer) on the device as on
 /// the CPU.
 #[test]
 fn the_device_agrees_with_the_cpu_at_a_concave_boundary_edge() {

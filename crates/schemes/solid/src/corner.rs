@@ -96,6 +96,14 @@ use crate::stam::{PowerTables, apply, patch_weights, pow2, tensor_basis};
 /// The most faces at the boundary vertex [`CornerPatch`] is built for.
 pub const MAX_FACES: usize = 8;
 
+/// The number of control points of sector `j`'s patch in a fan of `n`
+/// sectors: `EV`, the `2n + 1` ring points, and the seven outer points but
+/// `(2, −1)` on the first sector and `(−1, 2)` on the last
+/// ([`CornerPatch::len`] without building the patch).
+pub(crate) fn len(n: usize, j: usize) -> usize {
+    2 * n + 9 - usize::from(j == 0) - usize::from(j + 1 == n)
+}
+
 /// Per control point of sector `j`'s patch in a fan of `n` sectors,
 /// whether it is on the boundary (`EV` and the two boundary rays).
 pub(crate) fn boundary_points(n: usize, j: usize) -> Vec<bool> {
@@ -307,6 +315,7 @@ mod tests {
     #[test]
     fn the_limit_mask_is_the_left_eigenvector_of_one() {
         for p in patches() {
+            assert_eq!(len(p.faces, p.sector), p.len());
             let l = DMatrix::from_row_slice(1, p.len(), &p.limit);
             assert!((&l * &p.a - &l).amax() < 1e-15, "{} faces, sector {}", p.faces, p.sector);
             let ev = crate::eigen::Spectrum::new(&p.a, None).expect("real eigenvalues").values();
@@ -409,39 +418,7 @@ mod tests {
                 let q = Fan { n, closed: false }.label(j, a, b).unwrap();
                 control[l.iter().position(|&x| x == q).unwrap()]
             };
-            let mut grid: HashMap<(u32, u32), u32> =
-                HashMap::from([((0, 0), id(0, 0)), ((1, 0), id(1, 0)), ((1, 1), id(1, 1)), ((0, 1), id(0, 1))]);
-            for level in 0..LEVELS {
-                let t = plan.refined(level, Par::Seq).unwrap().topology();
-                let (nv, nf) = (t.num_vertices() as u32, t.num_faces() as u32);
-                let side = 1u32 << level;
-                let mut next = HashMap::new();
-                for i in 0..=side {
-                    for k in 0..=side {
-                        let v = grid[&(i, k)];
-                        next.insert((2 * i, 2 * k), v);
-                        if i < side {
-                            next.insert((2 * i + 1, 2 * k), nv + nf + t.find_edge(v, grid[&(i + 1, k)]).unwrap());
-                        }
-                        if k < side {
-                            next.insert((2 * i, 2 * k + 1), nv + nf + t.find_edge(v, grid[&(i, k + 1)]).unwrap());
-                        }
-                        if i < side && k < side {
-                            let mut corners = [v, grid[&(i + 1, k)], grid[&(i + 1, k + 1)], grid[&(i, k + 1)]];
-                            corners.sort_unstable();
-                            let f = (0..t.num_faces())
-                                .find(|&f| {
-                                    let mut q = t.face(f).to_vec();
-                                    q.sort_unstable();
-                                    q == corners
-                                })
-                                .unwrap();
-                            next.insert((2 * i + 1, 2 * k + 1), nv + f as u32);
-                        }
-                    }
-                }
-                grid = next;
-            }
+            let grid = crate::fan::refined_quad(&plan, LEVELS, [id(0, 0), id(1, 0), id(1, 1), id(0, 1)]);
             let side = 1u32 << LEVELS;
             let mut worst: f64 = 0.0;
             for (&(i, k), &v) in &grid {

@@ -230,3 +230,52 @@ impl Fan {
         Some((ext, picked))
     }
 }
+
+/// The vertices of `plan`'s finest level over the control quad `quad`
+/// (its corners at `(0, 0) (1, 0) (1, 1) (0, 1)`), by their grid
+/// coordinates `(i, j)`, `0 ≤ i, j ≤ 2^levels`: parent vertices keep their
+/// index, then come face points and edge points (the uniform schemes'
+/// numbering). For the independent checks of the patches.
+#[cfg(test)]
+pub(crate) fn refined_quad(
+    plan: &dyn subla_scheme::Plan,
+    levels: u32,
+    quad: [u32; 4],
+) -> std::collections::HashMap<(u32, u32), u32> {
+    use std::collections::HashMap;
+    let mut grid: HashMap<(u32, u32), u32> =
+        HashMap::from([((0, 0), quad[0]), ((1, 0), quad[1]), ((1, 1), quad[2]), ((0, 1), quad[3])]);
+    for level in 0..levels {
+        let t = plan.refined(level, subla_algebra::Par::Seq).unwrap().topology();
+        let (nv, nf) = (t.num_vertices() as u32, t.num_faces() as u32);
+        let side = 1u32 << level;
+        let mut next = HashMap::new();
+        for i in 0..=side {
+            for j in 0..=side {
+                let v = grid[&(i, j)];
+                next.insert((2 * i, 2 * j), v);
+                if i < side {
+                    next.insert((2 * i + 1, 2 * j), nv + nf + t.find_edge(v, grid[&(i + 1, j)]).unwrap());
+                }
+                if j < side {
+                    next.insert((2 * i, 2 * j + 1), nv + nf + t.find_edge(v, grid[&(i, j + 1)]).unwrap());
+                }
+                if i < side && j < side {
+                    let mut corners = [v, grid[&(i + 1, j)], grid[&(i + 1, j + 1)], grid[&(i, j + 1)]];
+                    corners.sort_unstable();
+                    let f = (0..t.num_faces())
+                        .find(|&f| {
+                            let mut q = t.face(f).to_vec();
+                            q.sort_unstable();
+                            q == corners
+                        })
+                        .unwrap();
+                    next.insert((2 * i + 1, 2 * j + 1), nv + f as u32);
+                }
+            }
+        }
+        grid = next;
+    }
+    assert_eq!(grid.len(), ((1usize << levels) + 1).pow(2));
+    grid
+}

@@ -463,22 +463,7 @@ fn configuration(cells: &[Cell], n: usize, k_ev: usize, frame: Frame, corner: bo
         let k = frame.iter().position(|&f| f == v)?;
         Some([k & 1, (k >> 1) & 1, k >> 2].map(|b| b as f64))
     };
-    let (ne, nf) = (l.num_edges() as u32, l.num_faces() as u32);
-    let child_coords = |id: u32| -> Option<[f64; 3]> {
-        let mean = |vs: &[u32]| -> Option<[f64; 3]> {
-            let ps: Vec<[f64; 3]> = vs.iter().map(|&v| coords_of(v)).collect::<Option<_>>()?;
-            Some(std::array::from_fn(|k| ps.iter().map(|p| p[k]).sum::<f64>() / ps.len() as f64))
-        };
-        if id < nv {
-            coords_of(id)
-        } else if id < nv + ne {
-            mean(&l.edge((id - nv) as usize))
-        } else if id < nv + ne + nf {
-            mean(l.face((id - nv - ne) as usize))
-        } else {
-            (id - nv - ne - nf == cl).then_some([0.5; 3])
-        }
-    };
+    let child_coords = |id: u32| crate::refined::child_param(&l, cl, id, coords_of);
     let mut octants: Vec<Option<Octant>> = (0..8).map(|_| None).collect();
     for k in 0..8 {
         if k == k_ev {

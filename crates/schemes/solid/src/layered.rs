@@ -111,7 +111,7 @@ impl LayeredGrid {
     /// on the boundary (9 for valence 1).
     pub fn layer_len(&self) -> usize {
         match self.sector {
-            Some(j) => CornerPatch::get(self.valence, j).map_or(0, |p| p.len()),
+            Some(j) => crate::corner::len(self.valence, j),
             None => 2 * self.valence + 8,
         }
     }

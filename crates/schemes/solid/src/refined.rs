@@ -305,31 +305,41 @@ fn neighbourhood(m: &VolMesh, cells: &[u32]) -> Option<(VolMesh, HashMap<u32, u3
     Some((mesh, cells, vertices))
 }
 
+/// The parameters in hexahedron `cell` of `parent` of child point `r` of
+/// one split (vertex, edge, face and cell points numbered in that order),
+/// from `corner`, the parameters of the cell's vertices: a vertex point's
+/// own, an edge or face point's the mean of its vertices', the cell
+/// point's `(½, ½, ½)`. `None` for a point of another cell.
+pub(crate) fn child_param(
+    parent: &VolMesh,
+    cell: u32,
+    r: u32,
+    corner: impl Fn(u32) -> Option<[f64; 3]>,
+) -> Option<[f64; 3]> {
+    let (nv, ne, nf) = (parent.num_vertices(), parent.num_edges(), parent.num_faces());
+    let mean = |vs: &[u32]| -> Option<[f64; 3]> {
+        let ps: Vec<[f64; 3]> = vs.iter().map(|&v| corner(v)).collect::<Option<_>>()?;
+        Some(std::array::from_fn(|a| ps.iter().map(|p| p[a]).sum::<f64>() / ps.len() as f64))
+    };
+    let r = r as usize;
+    if r < nv {
+        corner(r as u32)
+    } else if r < nv + ne {
+        mean(&parent.edge(r - nv))
+    } else if r < nv + ne + nf {
+        mean(parent.face(r - nv - ne))
+    } else {
+        (r - nv - ne - nf == cell as usize).then_some([0.5; 3])
+    }
+}
+
 /// `p` passed from hexahedron `p.cell` of `parent` to the child holding
 /// its parameters in `child` (children numbered from `first[cell]`, one
 /// per corner in the cell's vertex order).
 fn descend(parent: &VolMesh, child: &VolMesh, first: &[u32], p: Pending) -> Pending {
-    let (nv, ne, nf) = (parent.num_vertices(), parent.num_edges(), parent.num_faces());
     let corners = parent.cell_vertices(p.cell as usize);
-    let param =
-        |v: u32| HEX_CORNERS[corners.iter().position(|&u| u == v).expect("a corner of the cell")].map(f64::from);
-    let mean = |vs: &[u32]| -> [f64; 3] {
-        let n = vs.len() as f64;
-        std::array::from_fn(|a| vs.iter().map(|&v| param(v)[a]).sum::<f64>() / n)
-    };
-    // The parent parameters of a child point of the cell.
-    let of_child = |r: u32| -> [f64; 3] {
-        let r = r as usize;
-        if r < nv {
-            param(r as u32)
-        } else if r < nv + ne {
-            mean(&parent.edge(r - nv))
-        } else if r < nv + ne + nf {
-            mean(parent.face(r - nv - ne))
-        } else {
-            [0.5; 3]
-        }
-    };
+    let param = |v: u32| Some(HEX_CORNERS[corners.iter().position(|&u| u == v)?].map(f64::from));
+    let of_child = |r: u32| child_param(parent, p.cell, r, param).expect("a child point of the cell");
     let octant: [bool; 3] = p.x.map(|t| t > 0.5);
     let k =
         HEX_CORNERS.iter().position(|c| (0..3).all(|a| (c[a] == 1) == octant[a])).expect("every octant is a corner");

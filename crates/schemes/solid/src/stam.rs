@@ -1039,43 +1039,8 @@ mod tests {
                 y
             };
 
-            // (b) The vertices over face 0 at each level: parent vertices
-            // keep their index, then come face points and edge points.
-            let mut grid: HashMap<(u32, u32), u32> =
-                HashMap::from([((0, 0), control[0]), ((1, 0), control[1]), ((1, 1), control[2]), ((0, 1), control[3])]);
-            for level in 0..LEVELS {
-                let t = plan.refined(level, Par::Seq).unwrap().topology();
-                let (nv, nf) = (t.num_vertices() as u32, t.num_faces() as u32);
-                let side = 1u32 << level;
-                let mut next = HashMap::new();
-                for i in 0..=side {
-                    for j in 0..=side {
-                        let v = grid[&(i, j)];
-                        next.insert((2 * i, 2 * j), v);
-                        if i < side {
-                            let e = t.find_edge(v, grid[&(i + 1, j)]).unwrap();
-                            next.insert((2 * i + 1, 2 * j), nv + nf + e);
-                        }
-                        if j < side {
-                            let e = t.find_edge(v, grid[&(i, j + 1)]).unwrap();
-                            next.insert((2 * i, 2 * j + 1), nv + nf + e);
-                        }
-                        if i < side && j < side {
-                            let mut corners = [v, grid[&(i + 1, j)], grid[&(i + 1, j + 1)], grid[&(i, j + 1)]];
-                            corners.sort_unstable();
-                            let f = (0..t.num_faces())
-                                .find(|&f| {
-                                    let mut q: Vec<u32> = t.face(f).to_vec();
-                                    q.sort_unstable();
-                                    q == corners
-                                })
-                                .unwrap();
-                            next.insert((2 * i + 1, 2 * j + 1), nv + f as u32);
-                        }
-                    }
-                }
-                grid = next;
-            }
+            // (b) The vertices over face 0 after the steps.
+            let grid = crate::fan::refined_quad(&plan, LEVELS, [control[0], control[1], control[2], control[3]]);
             let side = 1u32 << LEVELS;
             let mut worst: f64 = 0.0;
             for ((i, j), &v) in &grid {
