@@ -252,10 +252,6 @@ impl SparseRefinement {
             return Err(AdaptiveError::IsolationLevel { level: isolation });
         }
         let t = mesh.topology();
-        // A face with a repeated vertex refines into faces whose edges
-        // OpenSubdiv keeps apart by parentage (the halves of a degenerate
-        // edge, say) but a level rebuilt from its face-vertex lists merges,
-        // so the tags and spans of the refined levels would differ.
         if let Some(&f) = selected_faces.and_then(|s| s.iter().find(|&&f| f as usize >= t.num_faces())) {
             return Err(AdaptiveError::NoSuchFace { face: f, num_faces: t.num_faces() });
         }
@@ -519,28 +515,7 @@ fn refine(
     // edges (the half at a selected end: every face there has a child at
     // that corner, which uses it), then the edges from a face point to the
     // edge points of its face (kept where a child face on either side is).
-    let es = m.edge_sharpness();
-    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
-    let mut edges: Vec<[u32; 2]> = Vec::with_capacity(2 * n_child);
-    let mut child_es: Vec<f32> = Vec::with_capacity(2 * n_child);
-    let mut half = vec![[NONE; 2]; ne];
-    let mut nm_edges = Vec::new();
-    for (e, h) in half.iter_mut().enumerate() {
-        if echild[e] == NONE {
-            continue;
-        }
-        let ends = t.edge(e);
-        for (k, &end) in ends.iter().enumerate() {
-            if vchild[end as usize] != NONE {
-                h[k] = edges.len() as u32;
-                edges.push([vchild[end as usize], echild[e]]);
-                if !p.nm_edges.is_empty() {
-                    nm_edges.push(p.nm_edges[e]);
-                }
-                child_es.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
-            }
-        }
-    }
+    let mut ce = ChildEdges::halves(p, &vchild, &echild, 2 * n_child);
     let mut inner = vec![NONE; t.face_verts().len()];
     for f in (0..nf).filter(|&f| fchild[f] != NONE) {
         let verts = t.face(f);
@@ -549,22 +524,11 @@ fn refine(
         for j in 0..n {
             let kept = |i: usize| p.selected[f] || vsel[verts[i % n] as usize];
             if kept(j) || kept(j + 1) {
-                inner[c0 + j] = edges.len() as u32;
-                edges.push([echild[cedge[c0 + j] as usize], fchild[f]]);
-                child_es.push(0.0);
-                if !p.nm_edges.is_empty() {
-                    nm_edges.push(false);
-                }
+                inner[c0 + j] = ce.push_inner([echild[cedge[c0 + j] as usize], fchild[f]]);
             }
         }
     }
-    // A degenerate edge (a vertex to itself) gives its first half to the
-    // corner leaving along it and its second to the one arriving, as the
-    // uniform split does: OpenSubdiv keeps the two halves apart.
-    let half_at = |e: u32, v: u32, arriving: bool| {
-        let [a, b] = t.edge(e as usize);
-        half[e as usize][if a == b { usize::from(arriving) } else { usize::from(a != v) }]
-    };
+    let half_at = |e: u32, v: u32, arriving: bool| ce.half_at(t, e, v, arriving);
 
     // Child faces.
     let mut face_ptr = Vec::with_capacity(4 * n_child + 1);
@@ -621,14 +585,7 @@ fn refine(
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let ct = Topology::from_edges(n_child, face_ptr, face_verts, edges, corner_edge, par())?;
-    let mut child_vs = vec![0f32; n_child];
-    for v in 0..nv {
-        if vchild[v] != NONE {
-            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
-        }
-    }
-    let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
+    let (child_mesh, nm_edges) = ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes)?;
 
     // Stencils, from the masks of the parent level.
     let step = StepView::of_level(m, par());
@@ -696,6 +653,97 @@ fn refine(
     let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark, &inherited);
     Ok((Level { mesh: child_mesh, complete, tags, selected: Vec::new(), from_selected, ptex, nm_edges }, st))
+}
+
+/// The edges of a refined level, numbered from their parents (as
+/// OpenSubdiv's `Vtr::internal::QuadRefinement` and `TriRefinement` do), so
+/// that the child level's connectivity needs no search for edges: first
+/// the halves of the parent edges (the half at an end with a child: every
+/// face there has a child at that corner, which uses it), then the edges
+/// inside the parent faces, with their sharpness and non-manifold flags.
+struct ChildEdges {
+    edges: Vec<[u32; 2]>,
+    sharpness: Vec<f32>,
+    /// As [`Level::nm_edges`]: empty where the parent's is.
+    nm: Vec<bool>,
+    /// `half[e][k]`: the child edge of parent edge `e` at its end `k`.
+    half: Vec<[u32; 2]>,
+    inherit_nm: bool,
+}
+
+impl ChildEdges {
+    /// The halves of `p`'s edges with an edge point (`echild`) at the ends
+    /// with a vertex child (`vchild`).
+    fn halves(p: &Level, vchild: &[u32], echild: &[u32], capacity: usize) -> ChildEdges {
+        let m = &p.mesh;
+        let t = m.topology();
+        let es = m.edge_sharpness();
+        let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
+        let inherit_nm = !p.nm_edges.is_empty();
+        let mut c = ChildEdges {
+            edges: Vec::with_capacity(capacity),
+            sharpness: Vec::with_capacity(capacity),
+            nm: Vec::new(),
+            half: vec![[NONE; 2]; t.num_edges()],
+            inherit_nm,
+        };
+        for e in (0..t.num_edges()).filter(|&e| echild[e] != NONE) {
+            for (k, &end) in t.edge(e).iter().enumerate() {
+                if vchild[end as usize] != NONE {
+                    c.half[e][k] = c.edges.len() as u32;
+                    c.edges.push([vchild[end as usize], echild[e]]);
+                    c.sharpness.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
+                    if inherit_nm {
+                        c.nm.push(p.nm_edges[e]);
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    /// Adds an edge inside a parent face (smooth, manifold); its number.
+    fn push_inner(&mut self, ends: [u32; 2]) -> u32 {
+        self.edges.push(ends);
+        self.sharpness.push(0.0);
+        if self.inherit_nm {
+            self.nm.push(false);
+        }
+        self.edges.len() as u32 - 1
+    }
+
+    /// The child edge of parent edge `e` at its end `v`. A degenerate edge
+    /// (a vertex to itself) gives its first half to the corner leaving along
+    /// it and its second to the one `arriving`, as the uniform split does:
+    /// OpenSubdiv keeps the two halves apart.
+    fn half_at(&self, t: &Topology, e: u32, v: u32, arriving: bool) -> u32 {
+        let [a, b] = t.edge(e as usize);
+        self.half[e as usize][if a == b { usize::from(arriving) } else { usize::from(a != v) }]
+    }
+
+    /// The child mesh of `m` (`n_child` vertices) over these edges, its
+    /// vertex children's sharpness decremented, and its edges' non-manifold
+    /// flags.
+    #[allow(clippy::too_many_arguments)]
+    fn child_mesh(
+        self,
+        m: &Mesh,
+        vchild: &[u32],
+        n_child: usize,
+        face_ptr: Vec<u32>,
+        face_verts: Vec<u32>,
+        corner_edge: Vec<u32>,
+        holes: Vec<bool>,
+    ) -> Result<(Mesh, Vec<bool>), AdaptiveError> {
+        let ct = Topology::from_edges(n_child, face_ptr, face_verts, self.edges, corner_edge, par())?;
+        let mut child_vs = vec![0f32; n_child];
+        for (v, &c) in vchild.iter().enumerate() {
+            if c != NONE {
+                child_vs[c as usize] = dec(m.vertex_sharpness()[v]);
+            }
+        }
+        Ok((Mesh::from_parts(ct, self.sharpness, child_vs, holes, m.options())?, self.nm))
+    }
 }
 
 /// Per child vertex, whether OpenSubdiv tags it non-manifold: the child of
@@ -791,31 +839,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
     // leaving along it uses the first, the one arriving the second, as
     // OpenSubdiv does), then the edges between the edge points of a
     // triangle, each kept where a child face uses it.
-    let es = m.edge_sharpness();
-    let chaikin = m.options().crease_method == CreaseMethod::Chaikin;
-    let mut edges: Vec<[u32; 2]> = Vec::with_capacity(3 * n_child);
-    let mut child_es: Vec<f32> = Vec::with_capacity(3 * n_child);
-    let mut nm_edges = Vec::new();
-    let mut half = vec![[NONE; 2]; ne];
-    for (e, h) in half.iter_mut().enumerate() {
-        if echild[e] == NONE {
-            continue;
-        }
-        for (k, &end) in t.edge(e).iter().enumerate() {
-            if vchild[end as usize] != NONE {
-                h[k] = edges.len() as u32;
-                edges.push([vchild[end as usize], echild[e]]);
-                child_es.push(if es[e] > 0.0 { tau_at(t, es, chaikin, e, end as usize) } else { 0.0 });
-                if !p.nm_edges.is_empty() {
-                    nm_edges.push(p.nm_edges[e]);
-                }
-            }
-        }
-    }
-    let half_at = |e: u32, v: u32, arriving: bool| {
-        let [a, b] = t.edge(e as usize);
-        half[e as usize][if a == b { usize::from(arriving) } else { usize::from(a != v) }]
-    };
+    let mut ce = ChildEdges::halves(p, &vchild, &echild, 3 * n_child);
 
     // Child faces, four per selected triangle, and around selected corners.
     let mut face_ptr = vec![0u32];
@@ -843,17 +867,12 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         let mut cut = [NONE; 3];
         for (j, c) in cut.iter_mut().enumerate() {
             if keep[j] || keep[3] {
-                *c = edges.len() as u32;
-                edges.push([ec(j), ec((j + 2) % 3)]);
-                child_es.push(0.0);
-                if !p.nm_edges.is_empty() {
-                    nm_edges.push(false);
-                }
+                *c = ce.push_inner([ec(j), ec((j + 2) % 3)]);
             }
         }
-        let leave = |j: usize| half_at(cedge[c0 + j], verts[j], false);
+        let leave = |j: usize| ce.half_at(t, cedge[c0 + j], verts[j], false);
         // The half arriving at corner `j` along the previous edge.
-        let arrive = |j: usize| half_at(cedge[c0 + (j + 2) % 3], verts[j], true);
+        let arrive = |j: usize| ce.half_at(t, cedge[c0 + (j + 2) % 3], verts[j], true);
         for (j, _) in keep.iter().enumerate().filter(|&(_, &k)| k) {
             let (q, qe) = match j {
                 0 => ([vc(0), ec(0), ec(2)], [leave(0), cut[0], arrive(0)]),
@@ -870,14 +889,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let ct = Topology::from_edges(n_child, face_ptr, face_verts, edges, corner_edge, par())?;
-    let mut child_vs = vec![0f32; n_child];
-    for v in 0..nv {
-        if vchild[v] != NONE {
-            child_vs[vchild[v] as usize] = dec(m.vertex_sharpness()[v]);
-        }
-    }
-    let child_mesh = Mesh::from_parts(ct, child_es, child_vs, holes, m.options())?;
+    let (child_mesh, nm_edges) = ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes)?;
 
     // Stencils, from Loop's masks of the parent level.
     let step = LoopStepView::of_level(m, par());
