@@ -577,18 +577,18 @@ fn cells_fixed<T: Sample, const K: usize>(
     }
 }
 
-/// [`cell_fixed`]'s arrays: the control points, the same by channel
-/// (`[c][l][j][i]`), after the `u` pass and after the `v` pass.
+/// [`cell_fixed`]'s arrays: the control points (where a phantom layer is
+/// extrapolated), by channel after the `u` pass (`[c][l][j][t]`) and after
+/// the `v` pass.
 struct Work<const K: usize> {
     pts: [[f64; 3]; 64],
-    p: [[[[f64; 4]; 4]; 4]; 3],
     a: [[[[f64; K]; 4]; 4]; 3],
     b: [[[[f64; K]; K]; 4]; 3],
 }
 
 impl<const K: usize> Work<K> {
     fn new() -> Self {
-        Work { pts: [[0.0; 3]; 64], p: [[[[0.0; 4]; 4]; 4]; 3], a: [[[[0.0; K]; 4]; 4]; 3], b: [[[[0.0; K]; K]; 4]; 3] }
+        Work { pts: [[0.0; 3]; 64], a: [[[[0.0; K]; 4]; 4]; 3], b: [[[[0.0; K]; K]; 4]; 3] }
     }
 }
 
@@ -650,27 +650,22 @@ fn cell_fixed<T: Sample, const K: usize>(
     o: &mut [T],
     work: &mut Work<K>,
 ) {
-    let Work { pts, p, a, b } = work;
-    gather_into(xs, g, pts);
-    for (e, x) in pts.iter().enumerate() {
-        let (i, j, l) = (e % 4, (e / 4) % 4, e / 16);
-        for c in 0..3 {
-            p[c][l][j][i] = x[c];
-        }
-    }
-    for c in 0..3 {
-        for l in 0..4 {
-            for j in 0..4 {
-                let mut acc = [0.0f64; K];
-                for i in 0..4 {
-                    let w = p[c][l][j][i];
-                    for t in 0..K {
-                        acc[t] += w * tu[i][t];
-                    }
-                }
-                a[c][l][j] = acc;
-            }
-        }
+    let Work { pts, a, b } = work;
+    // Inside, the `u` pass reads the points where they are; with a phantom
+    // layer, from the gathered grid.
+    if g.phantoms == [None; 3] {
+        u_pass(
+            |e| {
+                let v = g.points[e] as usize * 3;
+                let x = &xs[v..v + 3];
+                [x[0].to_f64(), x[1].to_f64(), x[2].to_f64()]
+            },
+            tu,
+            a,
+        );
+    } else {
+        gather_into(xs, g, pts);
+        u_pass(|e| pts[e], tu, a);
     }
     for c in 0..3 {
         for l in 0..4 {
@@ -703,6 +698,30 @@ fn cell_fixed<T: Sample, const K: usize>(
                 o[base + 3 * t] = T::from_f64(acc[0][t]);
                 o[base + 3 * t + 1] = T::from_f64(acc[1][t]);
                 o[base + 3 * t + 2] = T::from_f64(acc[2][t]);
+            }
+        }
+    }
+}
+
+/// The `u` pass of [`cell_fixed`]: each row `(j, l)` of four control
+/// points (`point(e)`, entry `e = i + 4j + 16l`) against the `K` samples'
+/// basis, by channel.
+// The pass indexes several arrays by the same tensor indices.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+fn u_pass<const K: usize>(point: impl Fn(usize) -> [f64; 3], tu: &[[f64; K]; 4], a: &mut [[[[f64; K]; 4]; 4]; 3]) {
+    for l in 0..4 {
+        for j in 0..4 {
+            let x: [[f64; 3]; 4] = std::array::from_fn(|i| point(i + 4 * j + 16 * l));
+            for c in 0..3 {
+                let mut acc = [0.0f64; K];
+                for i in 0..4 {
+                    let w = x[i][c];
+                    for t in 0..K {
+                        acc[t] += w * tu[i][t];
+                    }
+                }
+                a[c][l][j] = acc;
             }
         }
     }
