@@ -699,9 +699,13 @@ fn locate_patch(table: &PatchTable, s: &Sample) -> Result<Option<usize>, Adaptiv
 
 /// Copies the rows of `N` channels of points `pts` into `near`, one after
 /// the other.
+#[inline]
 fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
     for (x, &pt) in near.chunks_exact_mut(N).zip(pts) {
-        x.copy_from_slice(&points[pt as usize * N..][..N]);
+        let p = &points[pt as usize * N..][..N];
+        for j in 0..N {
+            x[j] = p[j];
+        }
     }
 }
 
@@ -813,14 +817,12 @@ fn apply_end_caps<T: Float + Send + Sync>(out: &mut [T], ch: usize, start: usize
         dst = rest;
     }
     let one = |near: &mut Vec<T>, (conv, names, d): (&endcap::Rows, &[u32], &mut [T])| {
-        near.clear();
+        near.resize(names.len() * ch, T::zero());
         if ch == 3 {
-            near.extend(
-                names.iter().flat_map(|&p| <[T; 3]>::try_from(&src[p as usize * 3..][..3]).expect("3 channels")),
-            );
+            gather::<T, 3>(src, names, near);
         } else {
-            for &p in names {
-                near.extend_from_slice(&src[p as usize * ch..][..ch]);
+            for (x, &p) in near.chunks_exact_mut(ch).zip(names) {
+                x.copy_from_slice(&src[p as usize * ch..][..ch]);
             }
         }
         for (r, d) in d.chunks_mut(ch).enumerate() {
@@ -865,7 +867,9 @@ fn combine<T: Float, const N: usize>(src: &[T], cols: impl Iterator<Item = u32>,
             acc[j] = acc[j] + w * s[j];
         }
     }
-    d.copy_from_slice(&acc);
+    for j in 0..N {
+        d[j] = acc[j];
+    }
 }
 
 #[inline]
