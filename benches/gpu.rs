@@ -90,7 +90,9 @@
 //! refines a 24³ grid (quick: 6³) one and two levels on the device
 //! (`SolidRefineGpu`'s matrices by the balanced SpMV chain, the data kept
 //! there): frame time, least bytes (matrices, levels read and written)
-//! over the copy bandwidth, and the CPU's SpMV of the same matrices. Its
+//! over the copy bandwidth, and the CPU's SpMV of the same matrices, then
+//! the topology of two chained splits on the device (`SolidSplitGpu`)
+//! against `VolMesh::split` (all threads), the arrays compared. Its
 //! third part evaluates by cell class on a solid torus (512 segments,
 //! quick 32) and on a grid of cubes split into tetrahedra and refined twice
 //! (4³ cubes, quick 2³): regular cells (`SolidLimitGpu`), layered ones
@@ -645,6 +647,45 @@ fn solid_refinement(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             100.0 * rate / copy_rate,
             cpu_s * 1e3
         );
+    }
+    println!("\nsolid topology on the device: {n}³ grid, two chained splits");
+    solid_topology(ctx, &grid.mesh);
+}
+
+/// The topology of Catmull-Clark solid splits on the device
+/// (`SolidSplitGpu`: cells, faces, edges numbered as the CPU numbers them,
+/// the data kept there, each split chained on the last), against the CPU's
+/// `VolMesh::split` (all threads) in the same run; the arrays compared.
+fn solid_topology(ctx: &'static GpuContext, grid: &subla_volume::VolMesh) {
+    use subla_solid_gpu::{GpuSolidTopology, SolidSplitGpu, SolidTopologyArrays};
+    println!("\n| split | cells out | device ms | cpu ms | vs cpu | arrays |");
+    println!("|---|---|---|---|---|---|");
+    let (Ok(splitter), Ok(mut topo)) = (SolidSplitGpu::new(ctx), GpuSolidTopology::upload(ctx, grid)) else {
+        println!("| – | device failed | | | | |");
+        return;
+    };
+    let mut m = grid.clone();
+    for level in 1..=2 {
+        let (dev_s, child) = best(5, || {
+            let t = splitter.split(ctx, &topo)?;
+            ctx.wait_idle()?;
+            Ok::<_, subla_solid_gpu::SolidGpuError>(t)
+        });
+        let (cpu_s, cm) = best(5, || m.split(Par::Rayon));
+        let (Ok(child), Ok(cm)) = (child, cm) else {
+            println!("| {level} | failed | | | | |");
+            return;
+        };
+        let same = child.download(ctx).is_ok_and(|a| a == SolidTopologyArrays::of(&cm));
+        println!(
+            "| {level} | {} | {:.3} | {:.3} | {:.2} | {} |",
+            cm.num_cells(),
+            dev_s * 1e3,
+            cpu_s * 1e3,
+            cpu_s / dev_s,
+            if same { "equal" } else { "DIFFER" }
+        );
+        (topo, m) = (child, cm);
     }
 }
 

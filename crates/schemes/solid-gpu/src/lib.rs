@@ -33,7 +33,7 @@ pub mod refine;
 pub use grid::GridLimitGpu;
 pub use irregular::IrregularLimitGpu;
 pub use layered::LayeredLimitGpu;
-pub use refine::{SolidRefineGpu, split_cells};
+pub use refine::{GpuSolidTopology, SolidRefineGpu, SolidSplitGpu, SolidTopologyArrays, split_cells};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use subla_gpu::program::{self, Program};

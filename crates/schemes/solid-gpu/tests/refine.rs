@@ -8,7 +8,7 @@ use subla_algebra::Par;
 use subla_gpu::testing::context_or_skip;
 use subla_scheme::{Refiner, eval};
 use subla_solid::CatmarkSolid;
-use subla_solid_gpu::{SolidRefineGpu, split_cells};
+use subla_solid_gpu::{GpuSolidTopology, SolidRefineGpu, SolidSplitGpu, SolidTopologyArrays, split_cells};
 use subla_volume::shapes::{examples, hex_grid};
 use subla_volume::{Cell, VolumeData};
 
@@ -37,6 +37,54 @@ fn the_split_kernel_makes_the_cpu_cells() {
             let got = split_cells(ctx, &m).unwrap();
             assert_eq!(got, want, "{name}, level {level}");
             m = child;
+        }
+    }
+}
+
+/// The whole connectivity of two chained splits on the device (cells,
+/// faces, face edges, face cells, edges, sharp flags) equals
+/// `VolMesh::split`'s, numbering included, on every example shape, a grid
+/// and a grid with sharp edges (boundary and interior); the same arrays
+/// on every run.
+#[test]
+fn the_device_numbers_the_child_connectivity_as_the_cpu() {
+    let Some(ctx) = context_or_skip() else { return };
+    let mut all = shapes();
+    let g = hex_grid(3, 3, 2).unwrap();
+    // One boundary edge and one interior edge of the grid, sharp.
+    let sharp: Vec<[u32; 2]> = (0..g.mesh.num_edges())
+        .map(|e| g.mesh.edge(e))
+        .filter(|&[a, b]| matches!((a.min(b), a.max(b)), (0, 1) | (21, 22)))
+        .collect();
+    assert_eq!(sharp.len(), 2);
+    let tagged = g.mesh.clone().with_features(&sharp, &[]).unwrap();
+    assert_eq!(tagged.sharp_edges().count(), 2);
+    all.push(("sharp grid", subla_volume::VolumeData { mesh: tagged, ..g }));
+    let splitter = SolidSplitGpu::new(ctx).unwrap();
+    for (name, d) in all {
+        let mut m = d.mesh;
+        let mut gpu = GpuSolidTopology::upload(ctx, &m).unwrap();
+        assert_eq!(gpu.download(ctx).unwrap(), SolidTopologyArrays::of(&m), "{name}: upload");
+        for level in 1..=2 {
+            m = m.split(Par::Seq).unwrap();
+            let child = splitter.split(ctx, &gpu).unwrap();
+            assert_eq!(
+                (child.num_vertices(), child.num_edges(), child.num_faces(), child.num_cells()),
+                (m.num_vertices(), m.num_edges(), m.num_faces(), m.num_cells()),
+                "{name}, level {level}: counts"
+            );
+            let got = child.download(ctx).unwrap();
+            let want = SolidTopologyArrays::of(&m);
+            assert_eq!(got.cell_verts, want.cell_verts, "{name}, level {level}: cells");
+            assert_eq!(got.cell_faces, want.cell_faces, "{name}, level {level}: cell faces");
+            assert_eq!(got.face_verts, want.face_verts, "{name}, level {level}: faces");
+            assert_eq!(got.face_cells, want.face_cells, "{name}, level {level}: face cells");
+            assert_eq!(got.face_edges, want.face_edges, "{name}, level {level}: face edges");
+            assert_eq!(got.edges, want.edges, "{name}, level {level}: edges");
+            assert_eq!(got.sharp, want.sharp, "{name}, level {level}: sharp edges");
+            assert_eq!(got, want, "{name}, level {level}: pointers");
+            assert_eq!(splitter.split(ctx, &gpu).unwrap().download(ctx).unwrap(), got, "{name}, level {level}: again");
+            gpu = child;
         }
     }
 }
