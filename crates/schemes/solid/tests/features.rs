@@ -476,6 +476,22 @@ fn cells_at_a_concave_boundary_edge_are_the_fan_patch_times_a_cubic() {
 /// the boundary quads (1e-12); the vertices checked, of all on the
 /// boundary.
 fn boundary_limits_are_the_surface_schemes(m: &subla_volume::VolMesh, x: &Array2<f64>) -> (usize, usize) {
+    boundary_limits_against_the_surface(
+        m,
+        x,
+        |c| cell_grid(m, c as usize).is_some(),
+        |s| common::at(m, x, s, Quantity::Position),
+    )
+}
+
+/// [`boundary_limits_are_the_surface_schemes`] with the cells `usable`
+/// and the limit positions at samples given by `limit`.
+fn boundary_limits_against_the_surface(
+    m: &subla_volume::VolMesh,
+    x: &Array2<f64>,
+    usable: impl Fn(u32) -> bool,
+    limit: impl Fn(&[(u32, [f64; 3])]) -> Array2<f64>,
+) -> (usize, usize) {
     let (s0, back) = boundary_surface(m);
     let xs = Array2::from_shape_fn((back.len(), 3), |(i, k)| x[[back[i] as usize, k]]);
     let sp = CatmarkSlak.build(&s0, 0, Par::Rayon).unwrap();
@@ -484,20 +500,95 @@ fn boundary_limits_are_the_surface_schemes(m: &subla_volume::VolMesh, x: &Array2
     let mut samples = Vec::new();
     let mut rows = Vec::new();
     for (i, &v) in back.iter().enumerate() {
-        let Some(c) = (0..m.num_cells() as u32)
-            .find(|&c| m.cell_vertices(c as usize).contains(&v) && cell_grid(m, c as usize).is_some())
-        else {
+        let Some(c) = (0..m.num_cells() as u32).find(|&c| m.cell_vertices(c as usize).contains(&v) && usable(c)) else {
             continue;
         };
         let k = m.cell_vertices(c as usize).iter().position(|&u| u == v).unwrap();
         samples.push((c, common::CORNER[k]));
         rows.push(i);
     }
-    let got = common::at(m, x, &samples, Quantity::Position);
+    let got = limit(&samples);
     let want = want.select(ndarray::Axis(0), &rows);
     let diff = common::max_diff(&got, &want);
     assert!(diff < 1e-12, "boundary limit against the surface scheme's: {diff}");
     (rows.len(), back.len())
+}
+
+#[test]
+fn thin_slabs_are_evaluated_by_refining_first() {
+    // A slab one cell thick (every cell has boundary faces on opposite
+    // sides) and one two cells thick (every cell's neighbourhood meets the
+    // far side of the boundary): refused directly, evaluated through their
+    // children after two steps (one-thick) or one (two-thick).
+    use subla_solid::refined::limit_matrix_refined;
+    for (nx, ny, nz, levels) in [(4, 3, 1, 2), (4, 3, 2, 1)] {
+        let g = hex_grid(nx, ny, nz).unwrap();
+        let (m, x) = (&g.mesh, common::jitter(&g.vertices, 29, 0.1));
+        let direct = (0..m.num_cells()).filter(|&c| cell_grid(m, c).is_some()).count();
+        assert!(direct < m.num_cells(), "{nx}×{ny}×{nz}: {direct} evaluated directly");
+        let at = |s: &[(u32, [f64; 3])], levels: u32| {
+            let r = limit_matrix_refined(m, s, Quantity::Position, levels, Par::Rayon).unwrap();
+            for i in 0..r.nrows() {
+                assert!((r.row(i).1.iter().sum::<f64>() - 1.0).abs() < 1e-12, "row {i} sums to 1");
+            }
+            subla_algebra::spmv::spmv_csr(r.as_ref(), x.view(), |&w, _, _| w, Par::Rayon)
+        };
+        if levels > 1 {
+            // One step fewer leaves some samples out.
+            let s: Vec<(u32, [f64; 3])> = (0..m.num_cells() as u32).map(|c| (c, [0.5; 3])).collect();
+            assert!(limit_matrix_refined(m, &s, Quantity::Position, levels - 1, Par::Rayon).is_err());
+        }
+        // Every boundary vertex is the surface scheme's limit.
+        let (checked, all) = boundary_limits_against_the_surface(m, &x, |_| true, |s| at(s, levels));
+        let on_boundary = (0..m.num_vertices()).filter(|&v| m.is_boundary_vertex(v)).count();
+        assert_eq!((checked, all), (on_boundary, on_boundary), "{nx}×{ny}×{nz}");
+        // Continuity: every cell's corners against the other cells at the
+        // same vertex, and a point inside each face shared by two cells.
+        let mut samples = Vec::new();
+        let mut owner = Vec::new();
+        for c in 0..m.num_cells() as u32 {
+            for (k, &v) in m.cell_vertices(c as usize).iter().enumerate() {
+                samples.push((c, common::CORNER[k]));
+                owner.push(v);
+            }
+        }
+        let p = at(&samples, levels);
+        for i in 0..samples.len() {
+            for j in i + 1..samples.len() {
+                if owner[i] == owner[j] {
+                    let d = (0..3).map(|k| (p[[i, k]] - p[[j, k]]).abs()).fold(0.0, f64::max);
+                    assert!(
+                        d < 1e-12,
+                        "{nx}×{ny}×{nz}: vertex {} from cells {:?}: {d}",
+                        owner[i],
+                        (samples[i].0, samples[j].0)
+                    );
+                }
+            }
+        }
+        let mut pairs = 0;
+        for f in (0..m.num_faces()).filter(|&f| !m.is_boundary_face(f)) {
+            let [a, b] = m.face_cells(f);
+            // The face's centre seen from each cell: the average of its
+            // corners' parameters.
+            let centre = |c: u32| -> [f64; 3] {
+                let cv = m.cell_vertices(c as usize);
+                let mut q = [0.0; 3];
+                for &v in m.face(f) {
+                    let k = cv.iter().position(|&u| u == v).unwrap();
+                    for a in 0..3 {
+                        q[a] += common::CORNER[k][a] / 4.0;
+                    }
+                }
+                q
+            };
+            let p = at(&[(a, centre(a)), (b, centre(b))], levels);
+            let d = (0..3).map(|k| (p[[0, k]] - p[[1, k]]).abs()).fold(0.0, f64::max);
+            assert!(d < 1e-12, "{nx}×{ny}×{nz}: face {f}: {d}");
+            pairs += 1;
+        }
+        assert!(pairs > 0);
+    }
 }
 
 /// The face shared by cells `a` and `b`.
