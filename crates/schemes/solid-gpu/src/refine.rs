@@ -141,84 +141,39 @@ struct Counts {
     cell_face_corners: u64,
 }
 
-/// Offsets of the sections of a [`GpuSolidTopology`]'s buffer.
+/// Offsets of the sections of a [`GpuSolidTopology`]'s buffer, in order
+/// (cell vertex pointers, cell vertices, cell face pointers, cell faces,
+/// face pointers, face vertices, face edges, face cells, edges, sharp
+/// flags), then its length: the order of the kernels' parameters.
 #[derive(Copy, Clone, Debug, Default)]
 struct Layout {
-    cell_vert_ptr: u32,
-    cell_verts: u32,
-    cell_face_ptr: u32,
-    cell_faces: u32,
-    face_ptr: u32,
-    face_verts: u32,
-    face_edges: u32,
-    face_cells: u32,
-    edges: u32,
-    sharp: u32,
-    len: u32,
+    at: [u32; SECTIONS + 1],
 }
+
+/// Sections of a [`GpuSolidTopology`]'s buffer.
+const SECTIONS: usize = 10;
 
 impl Layout {
     /// The sections one after the other for `counts`.
     fn of(c: &Counts) -> Result<Layout, SolidGpuError> {
-        let sizes = [
-            u64::from(c.nc) + 1,
-            u64::from(c.cell_verts),
-            u64::from(c.nc) + 1,
-            u64::from(c.cell_faces),
-            u64::from(c.nf) + 1,
-            u64::from(c.face_verts),
-            u64::from(c.face_verts),
-            2 * u64::from(c.nf),
-            2 * u64::from(c.ne),
-            u64::from(c.ne),
-        ];
-        let mut at = [0u32; 11];
+        let (nc, nf, ne) = (u64::from(c.nc), u64::from(c.nf), u64::from(c.ne));
+        let (cv, cf, fv) = (u64::from(c.cell_verts), u64::from(c.cell_faces), u64::from(c.face_verts));
+        let sizes = [nc + 1, cv, nc + 1, cf, nf + 1, fv, fv, 2 * nf, 2 * ne, ne];
+        let mut at = [0u32; SECTIONS + 1];
         for (i, n) in sizes.iter().enumerate() {
             at[i + 1] = program::to_u32("solid connectivity", u64::from(at[i]) + n)?;
         }
-        let [
-            cell_vert_ptr,
-            cell_verts,
-            cell_face_ptr,
-            cell_faces,
-            face_ptr,
-            face_verts,
-            face_edges,
-            face_cells,
-            edges,
-            sharp,
-            len,
-        ] = at;
-        Ok(Layout {
-            cell_vert_ptr,
-            cell_verts,
-            cell_face_ptr,
-            cell_faces,
-            face_ptr,
-            face_verts,
-            face_edges,
-            face_cells,
-            edges,
-            sharp,
-            len,
-        })
+        Ok(Layout { at })
     }
 
+    /// Section `i`'s range.
     fn section(&self, i: usize) -> std::ops::Range<usize> {
-        let at = [
-            self.cell_vert_ptr,
-            self.cell_verts,
-            self.cell_face_ptr,
-            self.cell_faces,
-            self.face_ptr,
-            self.face_verts,
-            self.face_edges,
-            self.face_cells,
-            self.edges,
-            self.sharp,
-            self.len,
-        ];
-        at[i] as usize..at[i + 1] as usize
+        self.at[i] as usize..self.at[i + 1] as usize
+    }
+
+    /// The buffer's length.
+    fn len(&self) -> u32 {
+        self.at[SECTIONS]
     }
 }
 
@@ -336,36 +291,12 @@ impl GpuSolidTopology {
     /// The uniform words of the split kernels: this (parent) topology's
     /// counts and offsets, the child's offsets, its faces and face corners.
     fn params(&self, child: &Layout, c_faces: u32, c_face_corners: u32) -> Vec<u32> {
-        let (c, l) = (&self.counts, &self.layout);
-        vec![
-            c.cell_verts,
-            c.nc,
-            c.nv,
-            c.ne,
-            c.nf,
-            l.cell_vert_ptr,
-            l.cell_verts,
-            l.cell_face_ptr,
-            l.cell_faces,
-            l.face_ptr,
-            l.face_verts,
-            l.face_edges,
-            l.face_cells,
-            l.edges,
-            l.sharp,
-            child.cell_vert_ptr,
-            child.cell_verts,
-            child.cell_face_ptr,
-            child.cell_faces,
-            child.face_ptr,
-            child.face_verts,
-            child.face_edges,
-            child.face_cells,
-            child.edges,
-            child.sharp,
-            c_faces,
-            c_face_corners,
-        ]
+        let c = &self.counts;
+        let mut v = vec![c.cell_verts, c.nc, c.nv, c.ne, c.nf];
+        v.extend_from_slice(&self.layout.at[..SECTIONS]);
+        v.extend_from_slice(&child.at[..SECTIONS]);
+        v.extend_from_slice(&[c_faces, c_face_corners]);
+        v
     }
 
     /// The child's counts, in closed form: every cell corner becomes a
@@ -457,7 +388,7 @@ impl SolidSplitGpu {
     pub fn split(&self, ctx: &GpuContext, parent: &GpuSolidTopology) -> Result<GpuSolidTopology, SolidGpuError> {
         let counts = parent.child_counts()?;
         let layout = Layout::of(&counts)?;
-        let buf: GpuBuffer<u32> = program::zeroed(ctx, "child solid connectivity", u64::from(layout.len))?;
+        let buf: GpuBuffer<u32> = program::zeroed(ctx, "child solid connectivity", u64::from(layout.len()))?;
         let child = GpuSolidTopology { buf, counts, layout };
         let corners = u64::from(parent.counts.cell_verts);
         if corners == 0 {
