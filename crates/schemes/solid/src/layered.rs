@@ -624,7 +624,43 @@ pub fn surface_weights(valence: usize, sector: Option<usize>, k: usize) -> Optio
 struct SurfaceTable {
     /// The valence and the boundary sector (`None` inside).
     key: (usize, Option<usize>),
-    w: [Vec<f64>; 3],
+    /// The weights transposed: `(2n + 8) × k²`, the `k²` parameters of a
+    /// control point together.
+    wt: [Vec<f64>; 3],
+}
+
+/// One layer of [`LayeredEval`]: `out[st] = Σ_i wt[i][st] · p[i]` for the
+/// `KK` surface parameters `st`, vectors over the parameters, the terms in
+/// the order of the points.
+// The pass indexes the accumulators and weights by the same indices.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+fn layer_pass<const KK: usize>(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    let mut acc = [[0.0f64; KK]; 3];
+    for (x, w) in p.iter().zip(wt.chunks_exact(KK)) {
+        for c in 0..3 {
+            let xc = x[c];
+            for st in 0..KK {
+                acc[c][st] += w[st] * xc;
+            }
+        }
+    }
+    for (st, o) in out.iter_mut().enumerate() {
+        *o = [acc[0][st], acc[1][st], acc[2][st]];
+    }
+}
+
+/// [`layer_pass`] for any number `kk` of surface parameters (the same
+/// terms in the same order).
+fn layer_pass_any(kk: usize, wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    out.fill([0.0; 3]);
+    for (x, w) in p.iter().zip(wt.chunks_exact(kk)) {
+        for (o, &w) in out.iter_mut().zip(w) {
+            for c in 0..3 {
+                o[c] += w * x[c];
+            }
+        }
+    }
 }
 
 /// Limit evaluation of layered cells on a `k × k × k` grid of samples per
@@ -681,9 +717,14 @@ impl LayeredEval {
         keys.dedup();
         let tables = keys
             .into_iter()
-            .map(|key| SurfaceTable {
-                key,
-                w: surface_weights(key.0, key.1, k).expect("a gathered grid's valence is supported"),
+            .map(|key| {
+                let w = surface_weights(key.0, key.1, k).expect("a gathered grid's valence is supported");
+                let kk = k * k;
+                let wt = w.map(|w| {
+                    let len = w.len() / kk;
+                    (0..len * kk).map(|e| w[(e % kk) * len + e / kk]).collect()
+                });
+                SurfaceTable { key, wt }
             })
             .collect();
         let (basis, deriv) = (0..k).map(|i| crate::limit::cubic_basis(t(i))).unzip();
@@ -748,21 +789,22 @@ impl LayeredEval {
                 Some((1, sign)) => (2, &self.basis, sign),
                 Some((_, sign)) => (0, &self.deriv, sign),
             };
-            let w = &table.w[surface];
-            // Layers × surface samples.
-            layer.clear();
-            for l in 0..4 {
+            let wt = &table.wt[surface];
+            // Layers × surface samples: each layer's points against the
+            // weights of all `k²` parameters at once.
+            let kk = k * k;
+            layer.resize(4 * kk, [0.0; 3]);
+            for (l, out) in layer.chunks_exact_mut(kk).enumerate() {
                 let p = &pts[l * len..(l + 1) * len];
-                for st in 0..k * k {
-                    let ws = &w[st * len..(st + 1) * len];
-                    let mut acc = [0.0f64; 3];
-                    for (wi, pi) in ws.iter().zip(p) {
-                        for c in 0..3 {
-                            acc[c] += wi * pi[c];
+                macro_rules! fixed {
+                    ($($k:literal)*) => {
+                        match k {
+                            $($k => layer_pass::<{ $k * $k }>(wt, p, out),)*
+                            _ => layer_pass_any(kk, wt, p, out),
                         }
-                    }
-                    layer.push(acc);
+                    };
                 }
+                fixed!(1 2 3 4 5 6 7 8);
             }
             // The samples: local (i, j, r) to the cell's (u, v, w) indices.
             let stride = [1usize, k, k * k];
