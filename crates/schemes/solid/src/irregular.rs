@@ -622,6 +622,9 @@ pub(crate) fn irregular_weights(
 struct Table {
     op: Arc<Operator>,
     w: [OnceLock<Vec<f64>>; 4],
+    /// The same transposed (`|S| × k³`: the samples of a support point
+    /// together), for evaluation.
+    wt: [OnceLock<Vec<f64>>; 4],
 }
 
 /// Limit evaluation of irregular cells on a `k × k × k` grid of samples per
@@ -682,7 +685,11 @@ impl IrregularEval {
             .map(|g| match tables.iter().position(|t| Arc::ptr_eq(&t.op, &g.op)) {
                 Some(i) => i,
                 None => {
-                    tables.push(Table { op: g.op.clone(), w: std::array::from_fn(|_| OnceLock::new()) });
+                    tables.push(Table {
+                        op: g.op.clone(),
+                        w: std::array::from_fn(|_| OnceLock::new()),
+                        wt: std::array::from_fn(|_| OnceLock::new()),
+                    });
                     tables.len() - 1
                 }
             })
@@ -777,6 +784,16 @@ impl IrregularEval {
         }))
     }
 
+    /// [`IrregularEval::weights`] transposed (`|S| × k³`).
+    fn weights_transposed(&self, t: usize, which: usize) -> Result<&[f64], Singular> {
+        let w = self.weights(t, which)?;
+        Ok(self.tables[t].wt[which].get_or_init(|| {
+            let s = self.k * self.k * self.k;
+            let n = w.len() / s;
+            (0..n * s).map(|e| w[(e % s) * n + e / s]).collect()
+        }))
+    }
+
     /// `q` at every sample from the control points `x` (`V × 3`) into `out`
     /// (`num_samples × 3`), in `f32` or `f64` (computed in `f64`).
     ///
@@ -810,33 +827,29 @@ impl IrregularEval {
             )
         };
         for (g, &t) in self.grids.iter().zip(&self.table_of) {
-            self.weights(t, which(g)).map_err(|_| singular(self.cells[0]))?;
+            self.weights_transposed(t, which(g)).map_err(|_| singular(self.cells[0]))?;
         }
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
         let k = self.k;
         let per = k * k * k * 3;
         let out = out.as_slice_mut().expect("a standard-layout output");
-        let cell = |pts: &mut Vec<[f64; 3]>, ((g, &t), o): ((&IrregularGrid, &usize), &mut [T])| {
-            let w = self.weights(t, which(g)).expect("made above");
+        type Scratch = (Vec<[f64; 3]>, Vec<[f64; 3]>);
+        let cell = |(pts, sums): &mut Scratch, ((g, &t), o): ((&IrregularGrid, &usize), &mut [T])| {
+            let wt = self.weights_transposed(t, which(g)).expect("made above");
             let sign = local_axis(&g.axes, q).map_or(1.0, |(_, s)| s);
             pts.clear();
             pts.extend(g.points.iter().map(|&v| {
                 let v = v as usize * 3;
                 [xs[v].to_f64(), xs[v + 1].to_f64(), xs[v + 2].to_f64()]
             }));
-            let n = pts.len();
+            sums.resize(k * k * k, [0.0; 3]);
+            crate::limit::weighted_sums(wt, pts, sums);
             let place = |a: usize, i: usize| if g.axes[a].1 { k - 1 - i } else { i };
             for l in 0..k {
                 for j in 0..k {
                     for i in 0..k {
-                        let ws = &w[((l * k + j) * k + i) * n..][..n];
-                        let mut acc = [0.0f64; 3];
-                        for (wi, p) in ws.iter().zip(pts.iter()) {
-                            for c in 0..3 {
-                                acc[c] += wi * p[c];
-                            }
-                        }
+                        let acc = sums[(l * k + j) * k + i];
                         let row = ((place(2, l) * k + place(1, j)) * k + place(0, i)) * 3;
                         for c in 0..3 {
                             o[row + c] = T::from_f64(sign * acc[c]);
@@ -847,9 +860,13 @@ impl IrregularEval {
         };
         let items = self.grids.iter().zip(&self.table_of);
         if par == Par::Rayon && self.grids.len() >= 16 {
-            items.collect::<Vec<_>>().into_par_iter().zip(out.par_chunks_mut(per)).for_each_init(Vec::new, cell);
+            items
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .zip(out.par_chunks_mut(per))
+                .for_each_init(Scratch::default, cell);
         } else {
-            let mut s = Vec::new();
+            let mut s = Scratch::default();
             items.zip(out.chunks_mut(per)).for_each(|item| cell(&mut s, item));
         }
         Ok(())

@@ -629,40 +629,6 @@ struct SurfaceTable {
     wt: [Vec<f64>; 3],
 }
 
-/// One layer of [`LayeredEval`]: `out[st] = Σ_i wt[i][st] · p[i]` for the
-/// `KK` surface parameters `st`, vectors over the parameters, the terms in
-/// the order of the points.
-// The pass indexes the accumulators and weights by the same indices.
-#[allow(clippy::needless_range_loop)]
-#[inline(always)]
-fn layer_pass<const KK: usize>(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
-    let mut acc = [[0.0f64; KK]; 3];
-    for (x, w) in p.iter().zip(wt.chunks_exact(KK)) {
-        for c in 0..3 {
-            let xc = x[c];
-            for st in 0..KK {
-                acc[c][st] += w[st] * xc;
-            }
-        }
-    }
-    for (st, o) in out.iter_mut().enumerate() {
-        *o = [acc[0][st], acc[1][st], acc[2][st]];
-    }
-}
-
-/// [`layer_pass`] for any number `kk` of surface parameters (the same
-/// terms in the same order).
-fn layer_pass_any(kk: usize, wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
-    out.fill([0.0; 3]);
-    for (x, w) in p.iter().zip(wt.chunks_exact(kk)) {
-        for (o, &w) in out.iter_mut().zip(w) {
-            for c in 0..3 {
-                o[c] += w * x[c];
-            }
-        }
-    }
-}
-
 /// Limit evaluation of layered cells on a `k × k × k` grid of samples per
 /// cell, without a matrix (the layered counterpart of
 /// [`RegularEval`](crate::limit::RegularEval)): the control points are
@@ -795,16 +761,7 @@ impl LayeredEval {
             let kk = k * k;
             layer.resize(4 * kk, [0.0; 3]);
             for (l, out) in layer.chunks_exact_mut(kk).enumerate() {
-                let p = &pts[l * len..(l + 1) * len];
-                macro_rules! fixed {
-                    ($($k:literal)*) => {
-                        match k {
-                            $($k => layer_pass::<{ $k * $k }>(wt, p, out),)*
-                            _ => layer_pass_any(kk, wt, p, out),
-                        }
-                    };
-                }
-                fixed!(1 2 3 4 5 6 7 8);
+                crate::limit::weighted_sums(wt, &pts[l * len..(l + 1) * len], out);
             }
             // The samples: local (i, j, r) to the cell's (u, v, w) indices.
             let stride = [1usize, k, k * k];

@@ -727,6 +727,64 @@ fn u_pass<const K: usize>(point: impl Fn(usize) -> [f64; 3], tu: &[[f64; K]; 4],
     }
 }
 
+/// `out[s] = Σ_i wt[i · S + s] · p[i]` for every sample `s < S =
+/// out.len()` (a dense table of weights, transposed: the `S` samples of a
+/// control point together), the terms in the order of the points: the
+/// layered and irregular evaluators' sums, vectors over blocks of 16
+/// samples (AVX2 where the CPU has it; multiplies and adds kept apart, so
+/// the bits are those of a sum per sample).
+pub(crate) fn weighted_sums(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        unsafe { weighted_sums_avx2(wt, p, out) };
+        return;
+    }
+    weighted_sums_portable(wt, p, out);
+}
+
+/// [`weighted_sums`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn weighted_sums_avx2(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    weighted_sums_portable(wt, p, out);
+}
+
+/// [`weighted_sums`] in portable code.
+#[inline(always)]
+fn weighted_sums_portable(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    const BLOCK: usize = 16;
+    let stride = out.len();
+    let full = stride - stride % BLOCK;
+    for (b, o) in out[..full].chunks_exact_mut(BLOCK).enumerate() {
+        let mut acc = [[0.0f64; BLOCK]; 3];
+        for (i, x) in p.iter().enumerate() {
+            let w = &wt[i * stride + b * BLOCK..][..BLOCK];
+            for (acc, &xc) in acc.iter_mut().zip(x) {
+                for (a, &w) in acc.iter_mut().zip(w) {
+                    *a += w * xc;
+                }
+            }
+        }
+        for (t, o) in o.iter_mut().enumerate() {
+            *o = [acc[0][t], acc[1][t], acc[2][t]];
+        }
+    }
+    for (s, o) in out.iter_mut().enumerate().skip(full) {
+        let mut acc = [0.0f64; 3];
+        for (i, x) in p.iter().enumerate() {
+            let w = wt[i * stride + s];
+            for c in 0..3 {
+                acc[c] += w * x[c];
+            }
+        }
+        *o = acc;
+    }
+}
+
 /// The scalars [`RegularEval`] reads and writes: `f32` and `f64`. The
 /// arithmetic is in `f64` either way (an `f32` control point is exact in
 /// `f64`); `f32` output is the `f64` result rounded once.

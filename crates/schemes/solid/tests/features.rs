@@ -576,8 +576,8 @@ fn thin_slabs_are_evaluated_by_refining_first() {
                 let mut q = [0.0; 3];
                 for &v in m.face(f) {
                     let k = cv.iter().position(|&u| u == v).unwrap();
-                    for a in 0..3 {
-                        q[a] += common::CORNER[k][a] / 4.0;
+                    for (q, &c) in q.iter_mut().zip(&common::CORNER[k]) {
+                        *q += c / 4.0;
                     }
                 }
                 q
