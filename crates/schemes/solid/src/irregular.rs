@@ -622,8 +622,8 @@ pub(crate) fn irregular_weights(
 struct Table {
     op: Arc<Operator>,
     w: [OnceLock<Vec<f64>>; 4],
-    /// The same transposed (`|S| × k³`: the samples of a support point
-    /// together), for evaluation.
+    /// The same laid out for
+    /// [`weighted_sums`](crate::limit::weighted_sums).
     wt: [OnceLock<Vec<f64>>; 4],
 }
 
@@ -784,14 +784,11 @@ impl IrregularEval {
         }))
     }
 
-    /// [`IrregularEval::weights`] transposed (`|S| × k³`).
-    fn weights_transposed(&self, t: usize, which: usize) -> Result<&[f64], Singular> {
+    /// [`IrregularEval::weights`] laid out for
+    /// [`weighted_sums`](crate::limit::weighted_sums).
+    fn weights_blocked(&self, t: usize, which: usize) -> Result<&[f64], Singular> {
         let w = self.weights(t, which)?;
-        Ok(self.tables[t].wt[which].get_or_init(|| {
-            let s = self.k * self.k * self.k;
-            let n = w.len() / s;
-            (0..n * s).map(|e| w[(e % s) * n + e / s]).collect()
-        }))
+        Ok(self.tables[t].wt[which].get_or_init(|| crate::limit::blocked_weights(w, self.k * self.k * self.k)))
     }
 
     /// `q` at every sample from the control points `x` (`V × 3`) into `out`
@@ -827,7 +824,7 @@ impl IrregularEval {
             )
         };
         for (g, &t) in self.grids.iter().zip(&self.table_of) {
-            self.weights_transposed(t, which(g)).map_err(|_| singular(self.cells[0]))?;
+            self.weights_blocked(t, which(g)).map_err(|_| singular(self.cells[0]))?;
         }
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
@@ -836,7 +833,7 @@ impl IrregularEval {
         let out = out.as_slice_mut().expect("a standard-layout output");
         type Scratch = (Vec<[f64; 3]>, Vec<[f64; 3]>);
         let cell = |(pts, sums): &mut Scratch, ((g, &t), o): ((&IrregularGrid, &usize), &mut [T])| {
-            let wt = self.weights_transposed(t, which(g)).expect("made above");
+            let wt = self.weights_blocked(t, which(g)).expect("made above");
             let sign = local_axis(&g.axes, q).map_or(1.0, |(_, s)| s);
             pts.clear();
             pts.extend(g.points.iter().map(|&v| {

@@ -624,8 +624,8 @@ pub fn surface_weights(valence: usize, sector: Option<usize>, k: usize) -> Optio
 struct SurfaceTable {
     /// The valence and the boundary sector (`None` inside).
     key: (usize, Option<usize>),
-    /// The weights transposed: `(2n + 8) × k²`, the `k²` parameters of a
-    /// control point together.
+    /// The weights (`k² × (2n + 8)`) laid out for
+    /// [`weighted_sums`](crate::limit::weighted_sums).
     wt: [Vec<f64>; 3],
 }
 
@@ -685,11 +685,7 @@ impl LayeredEval {
             .into_iter()
             .map(|key| {
                 let w = surface_weights(key.0, key.1, k).expect("a gathered grid's valence is supported");
-                let kk = k * k;
-                let wt = w.map(|w| {
-                    let len = w.len() / kk;
-                    (0..len * kk).map(|e| w[(e % kk) * len + e / kk]).collect()
-                });
+                let wt = w.map(|w| crate::limit::blocked_weights(&w, k * k));
                 SurfaceTable { key, wt }
             })
             .collect();

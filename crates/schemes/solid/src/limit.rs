@@ -727,20 +727,38 @@ fn u_pass<const K: usize>(point: impl Fn(usize) -> [f64; 3], tu: &[[f64; K]; 4],
     }
 }
 
-/// `out[s] = Σ_i wt[i · S + s] · p[i]` for every sample `s < S =
-/// out.len()` (a dense table of weights, transposed: the `S` samples of a
-/// control point together), the terms in the order of the points: the
-/// layered and irregular evaluators' sums, vectors over blocks of 16
-/// samples (AVX2 where the CPU has it; multiplies and adds kept apart, so
-/// the bits are those of a sum per sample).
-pub(crate) fn weighted_sums(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+/// Samples per block of [`weighted_sums`].
+const SUM_BLOCK: usize = 16;
+
+/// A dense table of weights `w` (`samples × n`, row-major: one row of `n`
+/// point weights per sample) laid out for [`weighted_sums`]: blocks of 16
+/// samples (the last one shorter), each `n × block` with the block's
+/// samples of a point together.
+pub(crate) fn blocked_weights(w: &[f64], samples: usize) -> Vec<f64> {
+    let n = w.len().checked_div(samples).unwrap_or(0);
+    let mut out = Vec::with_capacity(w.len());
+    for first in (0..samples).step_by(SUM_BLOCK) {
+        let width = SUM_BLOCK.min(samples - first);
+        for i in 0..n {
+            out.extend((first..first + width).map(|s| w[s * n + i]));
+        }
+    }
+    out
+}
+
+/// `out[s] = Σ_i w[s][i] · p[i]` for every sample `s < out.len()`, from
+/// the weights laid out by [`blocked_weights`], the terms in the order of
+/// the points: the layered and irregular evaluators' sums, vectors over
+/// blocks of 16 samples (AVX2 where the CPU has it; multiplies and adds
+/// kept apart, so the bits are those of a sum per sample).
+pub(crate) fn weighted_sums(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { weighted_sums_avx2(wt, p, out) };
+        unsafe { weighted_sums_avx2(wb, p, out) };
         return;
     }
-    weighted_sums_portable(wt, p, out);
+    weighted_sums_portable(wb, p, out);
 }
 
 /// [`weighted_sums`] compiled for AVX2.
@@ -749,20 +767,18 @@ pub(crate) fn weighted_sums(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn weighted_sums_avx2(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
-    weighted_sums_portable(wt, p, out);
+unsafe fn weighted_sums_avx2(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    weighted_sums_portable(wb, p, out);
 }
 
 /// [`weighted_sums`] in portable code.
 #[inline(always)]
-fn weighted_sums_portable(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
-    const BLOCK: usize = 16;
-    let stride = out.len();
-    let full = stride - stride % BLOCK;
-    for (b, o) in out[..full].chunks_exact_mut(BLOCK).enumerate() {
-        let mut acc = [[0.0f64; BLOCK]; 3];
-        for (i, x) in p.iter().enumerate() {
-            let w = &wt[i * stride + b * BLOCK..][..BLOCK];
+fn weighted_sums_portable(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    let n = p.len();
+    let mut blocks = out.chunks_exact_mut(SUM_BLOCK);
+    for (o, w) in (&mut blocks).zip(wb.chunks_exact(n * SUM_BLOCK)) {
+        let mut acc = [[0.0f64; SUM_BLOCK]; 3];
+        for (x, w) in p.iter().zip(w.chunks_exact(SUM_BLOCK)) {
             for (acc, &xc) in acc.iter_mut().zip(x) {
                 for (a, &w) in acc.iter_mut().zip(w) {
                     *a += w * xc;
@@ -773,15 +789,19 @@ fn weighted_sums_portable(wt: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
             *o = [acc[0][t], acc[1][t], acc[2][t]];
         }
     }
-    for (s, o) in out.iter_mut().enumerate().skip(full) {
-        let mut acc = [0.0f64; 3];
-        for (i, x) in p.iter().enumerate() {
-            let w = wt[i * stride + s];
-            for c in 0..3 {
-                acc[c] += w * x[c];
+    let rest = blocks.into_remainder();
+    let width = rest.len();
+    if width > 0 {
+        let w = &wb[wb.len() - n * width..];
+        for (t, o) in rest.iter_mut().enumerate() {
+            let mut acc = [0.0f64; 3];
+            for (x, w) in p.iter().zip(w.chunks_exact(width)) {
+                for c in 0..3 {
+                    acc[c] += w[t] * x[c];
+                }
             }
+            *o = acc;
         }
-        *o = acc;
     }
 }
 
