@@ -539,16 +539,16 @@ impl RegularEval {
         let (tv, tw): ([[f64; 4]; K], [[f64; 4]; K]) = (std::array::from_fn(|t| bv[t]), std::array::from_fn(|t| bw[t]));
         let per = K * K * K * 3;
         // Blocks of cells, each run by the widest vector code the CPU has
-        // (the same operations in the same order: the same bits).
+        // (fused multiply-adds where it has them).
         const BLOCK: usize = 32;
         let block = |(gs, o): (&[ControlGrid], &mut [T])| {
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2, checked just above.
-                unsafe { cells_avx2::<T, K>(xs, gs, &tu, &tv, &tw, o) };
+            if fused() {
+                // SAFETY: the CPU has AVX2 and FMA, checked by `fused`.
+                unsafe { cells_fma::<T, K>(xs, gs, &tu, &tv, &tw, o) };
                 return;
             }
-            cells_fixed::<T, K>(xs, gs, &tu, &tv, &tw, o);
+            cells_fixed::<T, K, Apart>(xs, gs, &tu, &tv, &tw, o);
         };
         if par == Par::Rayon && self.grids.len() >= 64 {
             self.grids.par_chunks(BLOCK).zip(out.par_chunks_mut(BLOCK * per)).for_each(block);
@@ -558,9 +558,44 @@ impl RegularEval {
     }
 }
 
+/// How the evaluators multiply and add: `acc + w · x` rounded twice
+/// ([`Apart`], the portable build) or once ([`Fused`], only in code
+/// compiled for FMA, where `mul_add` is one instruction).
+trait Madd {
+    fn madd(w: f64, x: f64, acc: f64) -> f64;
+}
+
+/// Multiplies and adds apart.
+struct Apart;
+
+impl Madd for Apart {
+    #[inline(always)]
+    fn madd(w: f64, x: f64, acc: f64) -> f64 {
+        acc + w * x
+    }
+}
+
+/// Fused multiply-adds.
+#[cfg(target_arch = "x86_64")]
+struct Fused;
+
+#[cfg(target_arch = "x86_64")]
+impl Madd for Fused {
+    #[inline(always)]
+    fn madd(w: f64, x: f64, acc: f64) -> f64 {
+        w.mul_add(x, acc)
+    }
+}
+
+/// Whether the CPU has AVX2 and FMA (the fused builds run).
+#[cfg(target_arch = "x86_64")]
+fn fused() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
 /// [`cell_fixed`] over consecutive cells `gs`, their samples in `o`.
 #[inline(always)]
-fn cells_fixed<T: Sample, const K: usize>(
+fn cells_fixed<T: Sample, const K: usize, M: Madd>(
     xs: &[T],
     gs: &[ControlGrid],
     tu: &[[f64; K]; 4],
@@ -573,7 +608,7 @@ fn cells_fixed<T: Sample, const K: usize>(
     // tenth of the time at `K = 4`).
     let mut work = Work::<K>::new();
     for (g, o) in gs.iter().zip(o.chunks_mut(K * K * K * 3)) {
-        cell_fixed::<T, K>(xs, g, tu, tv, tw, o, &mut work);
+        cell_fixed::<T, K, M>(xs, g, tu, tv, tw, o, &mut work);
     }
 }
 
@@ -592,14 +627,13 @@ impl<const K: usize> Work<K> {
     }
 }
 
-/// [`cells_fixed`] compiled for AVX2 (no fused multiply-add: the bits are
-/// those of the portable code).
+/// [`cells_fixed`] compiled for AVX2 and FMA, with fused multiply-adds.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn cells_avx2<T: Sample, const K: usize>(
+#[target_feature(enable = "avx2,fma")]
+unsafe fn cells_fma<T: Sample, const K: usize>(
     xs: &[T],
     gs: &[ControlGrid],
     tu: &[[f64; K]; 4],
@@ -607,7 +641,7 @@ unsafe fn cells_avx2<T: Sample, const K: usize>(
     tw: &[[f64; 4]; K],
     o: &mut [T],
 ) {
-    cells_fixed::<T, K>(xs, gs, tu, tv, tw, o);
+    cells_fixed::<T, K, Fused>(xs, gs, tu, tv, tw, o);
 }
 
 /// The 64 control points of `g` from the points `xs` (`V × 3`), the
@@ -641,7 +675,7 @@ fn gather_into<T: Sample>(xs: &[T], g: &ControlGrid, pts: &mut [[f64; 3]; 64]) {
 // The passes index several arrays by the same tensor indices.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn cell_fixed<T: Sample, const K: usize>(
+fn cell_fixed<T: Sample, const K: usize, M: Madd>(
     xs: &[T],
     g: &ControlGrid,
     tu: &[[f64; K]; 4],
@@ -654,7 +688,7 @@ fn cell_fixed<T: Sample, const K: usize>(
     // Inside, the `u` pass reads the points where they are; with a phantom
     // layer, from the gathered grid.
     if g.phantoms == [None; 3] {
-        u_pass(
+        u_pass::<K, M>(
             |e| {
                 let v = g.points[e] as usize * 3;
                 let x = &xs[v..v + 3];
@@ -665,7 +699,7 @@ fn cell_fixed<T: Sample, const K: usize>(
         );
     } else {
         gather_into(xs, g, pts);
-        u_pass(|e| pts[e], tu, a);
+        u_pass::<K, M>(|e| pts[e], tu, a);
     }
     for c in 0..3 {
         for l in 0..4 {
@@ -674,7 +708,7 @@ fn cell_fixed<T: Sample, const K: usize>(
                 for j in 0..4 {
                     let w = tv[iv][j];
                     for t in 0..K {
-                        acc[t] += w * a[c][l][j][t];
+                        acc[t] = M::madd(w, a[c][l][j][t], acc[t]);
                     }
                 }
                 b[c][l][iv] = acc;
@@ -689,7 +723,7 @@ fn cell_fixed<T: Sample, const K: usize>(
                 for l in 0..4 {
                     let w = tw[iw][l];
                     for t in 0..K {
-                        acc[c][t] += w * b[c][l][iv][t];
+                        acc[c][t] = M::madd(w, b[c][l][iv][t], acc[c][t]);
                     }
                 }
             }
@@ -709,7 +743,11 @@ fn cell_fixed<T: Sample, const K: usize>(
 // The pass indexes several arrays by the same tensor indices.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn u_pass<const K: usize>(point: impl Fn(usize) -> [f64; 3], tu: &[[f64; K]; 4], a: &mut [[[[f64; K]; 4]; 4]; 3]) {
+fn u_pass<const K: usize, M: Madd>(
+    point: impl Fn(usize) -> [f64; 3],
+    tu: &[[f64; K]; 4],
+    a: &mut [[[[f64; K]; 4]; 4]; 3],
+) {
     for l in 0..4 {
         for j in 0..4 {
             let x: [[f64; 3]; 4] = std::array::from_fn(|i| point(i + 4 * j + 16 * l));
@@ -718,7 +756,7 @@ fn u_pass<const K: usize>(point: impl Fn(usize) -> [f64; 3], tu: &[[f64; K]; 4],
                 for i in 0..4 {
                     let w = x[i][c];
                     for t in 0..K {
-                        acc[t] += w * tu[i][t];
+                        acc[t] = M::madd(tu[i][t], w, acc[t]);
                     }
                 }
                 a[c][l][j] = acc;
@@ -749,31 +787,31 @@ pub(crate) fn blocked_weights(w: &[f64], samples: usize) -> Vec<f64> {
 /// `out[s] = Σ_i w[s][i] · p[i]` for every sample `s < out.len()`, from
 /// the weights laid out by [`blocked_weights`], the terms in the order of
 /// the points: the layered and irregular evaluators' sums, vectors over
-/// blocks of 16 samples (AVX2 where the CPU has it; multiplies and adds
-/// kept apart, so the bits are those of a sum per sample).
+/// blocks of 16 samples (AVX2 with fused multiply-adds where the CPU has
+/// them).
 pub(crate) fn weighted_sums(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { weighted_sums_avx2(wb, p, out) };
+    if fused() {
+        // SAFETY: the CPU has AVX2 and FMA, checked by `fused`.
+        unsafe { weighted_sums_fma(wb, p, out) };
         return;
     }
-    weighted_sums_portable(wb, p, out);
+    weighted_sums_portable::<Apart>(wb, p, out);
 }
 
-/// [`weighted_sums`] compiled for AVX2.
+/// [`weighted_sums`] compiled for AVX2 and FMA, with fused multiply-adds.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn weighted_sums_avx2(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
-    weighted_sums_portable(wb, p, out);
+#[target_feature(enable = "avx2,fma")]
+unsafe fn weighted_sums_fma(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+    weighted_sums_portable::<Fused>(wb, p, out);
 }
 
 /// [`weighted_sums`] in portable code.
 #[inline(always)]
-fn weighted_sums_portable(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
+fn weighted_sums_portable<M: Madd>(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
     let n = p.len();
     let mut blocks = out.chunks_exact_mut(SUM_BLOCK);
     for (o, w) in (&mut blocks).zip(wb.chunks_exact(n * SUM_BLOCK)) {
@@ -781,7 +819,7 @@ fn weighted_sums_portable(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
         for (x, w) in p.iter().zip(w.chunks_exact(SUM_BLOCK)) {
             for (acc, &xc) in acc.iter_mut().zip(x) {
                 for (a, &w) in acc.iter_mut().zip(w) {
-                    *a += w * xc;
+                    *a = M::madd(w, xc, *a);
                 }
             }
         }
@@ -797,7 +835,7 @@ fn weighted_sums_portable(wb: &[f64], p: &[[f64; 3]], out: &mut [[f64; 3]]) {
             let mut acc = [0.0f64; 3];
             for (x, w) in p.iter().zip(w.chunks_exact(width)) {
                 for c in 0..3 {
-                    acc[c] += w[t] * x[c];
+                    acc[c] = M::madd(w[t], x[c], acc[c]);
                 }
             }
             *o = acc;
