@@ -6,7 +6,7 @@
 //!
 //! The child's whole connectivity — cells, faces, face edges, face cells,
 //! edges and sharp flags, numbered as on the CPU — is computed on the device
-//! by [`GpuSolidTopology::split`], chained level after level without a copy
+//! by [`SolidSplitGpu::split`], chained level after level without a copy
 //! back to the host. The plan's matrices `R_l` are built on the CPU
 //! ([`CatmarkSolid`](subla_solid::CatmarkSolid)).
 
