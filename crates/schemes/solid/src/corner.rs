@@ -291,12 +291,9 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use ndarray::Array2;
     use subla_algebra::Par;
     use subla_catmark::CatmarkSlak;
-    use subla_mesh::{BoundaryInterpolation, Mesh, MeshBuilder};
     use subla_scheme::{Plan, Refiner, eval};
 
     use super::*;
@@ -321,34 +318,6 @@ mod tests {
             let ev = crate::eigen::Spectrum::new(&p.a, None).expect("real eigenvalues").values();
             println!("{} faces, sector {}: {:?}", p.faces, p.sector, &ev[..5]);
         }
-    }
-
-    /// The fan of `n` sectors of `r × r` quads, its points by label.
-    fn fan(n: usize, r: i64) -> (Mesh, HashMap<(usize, i64, i64), u32>) {
-        let key = |l: Label| match l {
-            Label::Ev => (0, 0, 0),
-            Label::At { k, a, b } => (k, a, b),
-        };
-        let mut index = HashMap::new();
-        let mut faces = Vec::new();
-        for k in 0..n {
-            for a in 0..r {
-                for b in 0..r {
-                    let face: Vec<u32> = [(0, 0), (1, 0), (1, 1), (0, 1)]
-                        .iter()
-                        .map(|&(da, db)| {
-                            let next = index.len() as u32;
-                            *index
-                                .entry(key(Fan { n, closed: false }.label(k, a + da, b + db).unwrap()))
-                                .or_insert(next)
-                        })
-                        .collect();
-                    faces.push(face);
-                }
-            }
-        }
-        let options = subla_mesh::Options { boundary: BoundaryInterpolation::EdgeOnly, ..Default::default() };
-        (MeshBuilder::from_faces(index.len(), &faces).options(options).build(Par::Seq).unwrap(), index)
     }
 
     /// Along the boundary `t = 0` of sector 0 the patch is the cubic
@@ -400,7 +369,7 @@ mod tests {
         const LEVELS: u32 = 3;
         for (n, j) in [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2), (5, 2)] {
             let p = CornerPatch::get(n, j).unwrap();
-            let (mesh, index) = fan(n, 4);
+            let (mesh, index) = crate::fan::fan_mesh(Fan { n, closed: false }, 4);
             let (l, len) = Fan { n, closed: false }.labels(j);
             let control: Vec<u32> = l[..len]
                 .iter()

@@ -231,6 +231,36 @@ impl Fan {
     }
 }
 
+/// The mesh of `fan` with `r × r` quads per sector (boundary edges
+/// infinitely sharp, the default), and the index of each local point by
+/// `(sector, a, b)`, `EV` as `(0, 0, 0)`, numbered in the order the faces
+/// first use them (so `EV` is vertex 0). For the independent checks of the
+/// patches.
+#[cfg(test)]
+pub(crate) fn fan_mesh(fan: Fan, r: i64) -> (subla_mesh::Mesh, std::collections::HashMap<(usize, i64, i64), u32>) {
+    let key = |l: Label| match l {
+        Label::Ev => (0, 0, 0),
+        Label::At { k, a, b } => (k, a, b),
+    };
+    let mut index = std::collections::HashMap::new();
+    let mut faces = Vec::new();
+    for k in 0..fan.n {
+        for a in 0..r {
+            for b in 0..r {
+                let face: Vec<u32> = [(0, 0), (1, 0), (1, 1), (0, 1)]
+                    .iter()
+                    .map(|&(da, db)| {
+                        let next = index.len() as u32;
+                        *index.entry(key(fan.label(k, a + da, b + db).unwrap())).or_insert(next)
+                    })
+                    .collect();
+                faces.push(face);
+            }
+        }
+    }
+    (subla_mesh::Mesh::from_faces(index.len(), &faces).unwrap(), index)
+}
+
 /// The vertices of `plan`'s finest level over the control quad `quad`
 /// (its corners at `(0, 0) (1, 0) (1, 1) (0, 1)`), by their grid
 /// coordinates `(i, j)`, `0 ≤ i, j ≤ 2^levels`: parent vertices keep their

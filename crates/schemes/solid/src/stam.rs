@@ -624,16 +624,13 @@ impl StamPatch {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use ndarray::Array2;
     use subla_algebra::Par;
     use subla_catmark::CatmarkSlak;
-    use subla_mesh::Mesh;
     use subla_scheme::{Plan, Refiner, eval};
 
     use super::*;
-    use crate::fan::{EXTRA, Fan, Label, OUTER};
+    use crate::fan::{EXTRA, Fan, OUTER};
 
     use crate::test_rng::Rng;
 
@@ -962,44 +959,14 @@ mod tests {
         assert_eq!((a.valence(), a.len(), a.is_empty()), (5, 18, false));
     }
 
-    /// A disk of `n` quarter grids of `r × r` quads around a vertex of
-    /// valence `n` (vertex 0), every other inner vertex of valence 4; the
-    /// index of each local point.
-    fn disk(n: usize, r: i64) -> (Mesh, HashMap<(usize, i64, i64), u32>) {
-        let key = |l: Label| match l {
-            Label::Ev => (0, 0, 0),
-            Label::At { k, a, b } => (k, a, b),
-        };
-        let mut index = HashMap::from([((0, 0, 0), 0u32)]);
-        for k in 0..n {
-            for a in 1..=r {
-                for b in 0..=r {
-                    let next = index.len() as u32;
-                    index.insert((k, a, b), next);
-                }
-            }
-        }
-        let mut faces = Vec::new();
-        for k in 0..n {
-            for a in 0..r {
-                for b in 0..r {
-                    let face: Vec<u32> = [(0, 0), (1, 0), (1, 1), (0, 1)]
-                        .iter()
-                        .map(|&(da, db)| index[&key(Fan { n, closed: true }.label(k, a + da, b + db).unwrap())])
-                        .collect();
-                    faces.push(face);
-                }
-            }
-        }
-        (Mesh::from_faces(index.len(), &faces).unwrap(), index)
-    }
-
     #[test]
     fn agrees_with_uniform_catmull_clark_refinement_and_limits() {
         const LEVELS: u32 = 3;
         for n in [3, 5] {
             let p = StamPatch::get(n).unwrap();
-            let (mesh, index) = disk(n, 5);
+            // A disk of `n` quarter grids of 5 × 5 quads around a vertex of
+            // valence `n` (vertex 0), every other inner vertex of valence 4.
+            let (mesh, index) = crate::fan::fan_mesh(Fan { n, closed: true }, 5);
             let t = mesh.topology();
             assert_eq!(t.valence(0), n);
             // The control points, gathered in the documented order.
