@@ -233,11 +233,34 @@ fn ef_topology(
 // ---------------------------------------------------------------------------
 // Points
 
-fn face_acc(q: u32, ch: u32) -> f32 {
+// Channels c0 .. c0 + 3 of point p (zeros past the last channel): the
+// points kernel gathers each point once per group of four channels.
+fn load4(p: u32, c0: u32) -> vec4<f32> {
     let d = params.channels;
-    var acc = 0.0;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of the output point
+// whose first channel is at `at`.
+fn store4(at: u32, c0: u32, v: vec4<f32>) {
+    let d = params.channels;
+    y[at + c0] = v.x;
+    if (c0 + 1u < d) { y[at + c0 + 1u] = v.y; }
+    if (c0 + 2u < d) { y[at + c0 + 2u] = v.z; }
+    if (c0 + 3u < d) { y[at + c0 + 3u] = v.w; }
+}
+
+// Channels c0 .. c0 + 3 of the face point of quad q.
+fn face_acc(q: u32, c0: u32) -> vec4<f32> {
+    var acc = vec4<f32>(0.0);
     for (var k = 0u; k < 4u; k = k + 1u) {
-        acc = acc + 0.25 * x[quads[4u * q + k] * d + ch];
+        acc = acc + 0.25 * load4(quads[4u * q + k], c0);
     }
     return acc;
 }
@@ -403,28 +426,39 @@ fn ef_points(
         let v2 = quads[4u * q + 2u];
         let v3 = quads[4u * q + 3u];
         let v0 = quads[4u * q];
-        for (var ch = 0u; ch < d; ch = ch + 1u) {
-            let f = face_acc(q, ch);
-            y[fr + ch] = f;
-            var e = 0.0;
+        // Four channels at a time: every index and point read once per
+        // group (once in all for d <= 4); per channel the same sums, in
+        // the same order, as one channel at a time.
+        for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+            let f = face_acc(q, c0);
+            store4(fr, c0, f);
+            var e = vec4<f32>(0.0);
             if (w0.y != 0.0) {
-                e = w0.y * f + w0.y * face_acc(g0 >> 1u, ch);
+                e = w0.y * f + w0.y * face_acc(g0 >> 1u, c0);
             }
-            y[r0 + ch] = e + w0.x * x[v1 * d + ch] + w0.x * x[v2 * d + ch];
-            e = 0.0;
+            store4(r0, c0, e + w0.x * load4(v1, c0) + w0.x * load4(v2, c0));
+            e = vec4<f32>(0.0);
             if (w1.y != 0.0) {
-                e = w1.y * f + w1.y * face_acc(g1 >> 1u, ch);
+                e = w1.y * f + w1.y * face_acc(g1 >> 1u, c0);
             }
-            y[r1 + ch] = e + w1.x * x[v3 * d + ch] + w1.x * x[v0 * d + ch];
+            store4(r1, c0, e + w1.x * load4(v3, c0) + w1.x * load4(v0, c0));
         }
     }
     if (i < params.vertices) {
         let v = i;
         let start = loop_start[v];
+        // One walk of the ring counts the valence and sums the first
+        // group's neighbours (edge ends) and diagonals (opposite corners).
         var n = 0u;
+        var nsum = vec4<f32>(0.0);
+        var dsum = vec4<f32>(0.0);
         var c = start;
         loop {
             n = n + 1u;
+            if (d > 0u) {
+                nsum = nsum + load4(quads[next_in_quad(c)], 0u);
+                dsum = dsum + load4(quads[c ^ 2u], 0u);
+            }
             c = ring_next(c);
             if (c == start) { break; }
         }
@@ -434,24 +468,26 @@ fn ef_points(
         let wd = 0.25 * m.cs / (nf * nf);
         let wv = m.cv + 0.25 * m.cs / nf;
         let out = lay_vertex(v) * d;
-        for (var ch = 0u; ch < d; ch = ch + 1u) {
-            var acc = 0.0;
-            if (m.cs != 0.0) {
-                var nsum = 0.0;
-                var dsum = 0.0;
+        for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+            if (c0 > 0u) {
+                nsum = vec4<f32>(0.0);
+                dsum = vec4<f32>(0.0);
                 c = start;
                 loop {
-                    nsum = nsum + x[quads[next_in_quad(c)] * d + ch];
-                    dsum = dsum + x[quads[c ^ 2u] * d + ch];
+                    nsum = nsum + load4(quads[next_in_quad(c)], c0);
+                    dsum = dsum + load4(quads[c ^ 2u], c0);
                     c = ring_next(c);
                     if (c == start) { break; }
                 }
+            }
+            var acc = vec4<f32>(0.0);
+            if (m.cs != 0.0) {
                 acc = wn * nsum + wd * dsum;
             }
             if (m.ce != 0.0) {
-                acc = acc + m.ce * x[m.ua * d + ch] + m.ce * x[m.ub * d + ch];
+                acc = acc + m.ce * load4(m.ua, c0) + m.ce * load4(m.ub, c0);
             }
-            y[out + ch] = acc + wv * x[v * d + ch];
+            store4(out, c0, acc + wv * load4(v, c0));
         }
     }
 }

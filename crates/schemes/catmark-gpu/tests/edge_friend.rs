@@ -111,6 +111,35 @@ fn gpu_rows_equal_the_cpu_rows() {
     }
 }
 
+/// The points kernel gathers four channels at a time: every channel count
+/// (one group, a group and a remainder, several groups) gives the CPU's
+/// rows, on smooth and creased meshes.
+#[test]
+fn every_channel_count_gives_the_cpu_rows() {
+    let Some(ctx) = subla_gpu::testing::context_or_skip() else { return };
+    let gpu = CatmarkEdgeFriendGpu::new(ctx);
+    for (name, mesh) in meshes().into_iter().filter(|(n, _)| ["cube", "grid", "chaikin creases"].contains(n)) {
+        for d in [1usize, 2, 4, 5, 9] {
+            let x = Array2::from_shape_fn((mesh.num_vertices(), d), |(i, k)| {
+                (((i * 7 + k * 13) as f64 * 0.618_033_988_7).sin() + k as f64 * 0.1) as f32
+            });
+            let cpu = CatmarkEdgeFriend::strict().build(&mesh, 2, Par::Rayon).unwrap();
+            let want = eval(&cpu, x.view(), Par::Rayon).unwrap();
+            let got = gpu.build(&mesh, 2, Par::Rayon).unwrap().try_eval(x.view()).unwrap();
+            let diff = max_diff(&got, &want);
+            assert!(diff < 1e-5, "{name}, {d} channels: GPU and CPU differ by {diff}");
+            // Each channel is its own: channel k of a d-channel run is the
+            // one-channel run of that column, bit for bit.
+            let one =
+                gpu.build(&mesh, 2, Par::Rayon).unwrap().try_eval(x.slice(ndarray::s![.., d - 1..]).view()).unwrap();
+            assert!(
+                one.column(0).iter().zip(got.column(d - 1)).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{name}, {d} channels: the last channel differs from its own run"
+            );
+        }
+    }
+}
+
 #[test]
 fn meshes_the_encoding_cannot_hold_are_refused() {
     let Some(ctx) = subla_gpu::testing::context_or_skip() else { return };
