@@ -11,7 +11,10 @@
 //               v, then w);
 //   per_cell:   one workgroup per cell loads the control points (phantom
 //               layer included) and the basis into workgroup memory, then
-//               evaluates the cell's samples by sum factorisation (below).
+//               evaluates the cell's samples by sum factorisation (below);
+//   per_cell_columns: the same for up to 16 cells per workgroup, each
+//               invocation one column of samples (below): the per-cell
+//               shape where k < 16.
 //
 // Positions or one first derivative (params.quantity: 0 position, 1-3 the
 // derivative along u, v, w). x and y are row-major f32, 3 channels. Each
@@ -224,5 +227,87 @@ fn per_cell(
             }
         }
         workgroupBarrier();
+    }
+}
+
+// Per cell, by columns: a workgroup takes g = min(16, 256 / k^2) cells (at
+// least 1), loads their control points (phantom layers extrapolated) and
+// the basis of the three directions into workgroup memory once, then each
+// invocation evaluates one column (iu, iv) of one of its cells:
+//   T[l] = sum_j Bv(iv, j) sum_i Bu(iu, i) P[i + 4j + 16l]     (l < 4)
+//   sample (iu, iv, iw) = sum_l Bw(iw, l) T[l]                  (every iw)
+// the sums of per_sample, in its order (u innermost, then v, then w),
+// written out term by term (no array indexed at run time in an
+// invocation's registers). One barrier; neighbouring invocations write
+// neighbouring samples of each layer iw.
+const COLUMN_CELLS: u32 = 16u;
+// A cell's 64 points at a stride of 65 (neighbouring cells' points fall in
+// different banks).
+const COLUMN_STRIDE: u32 = 65u;
+
+var<workgroup> column_points: array<vec3<f32>, 1040>;
+var<workgroup> column_bu: array<vec4<f32>, 64>;
+var<workgroup> column_bv: array<vec4<f32>, 64>;
+var<workgroup> column_bw: array<vec4<f32>, 64>;
+
+// The four basis values of sample t along axis a.
+fn weights4(a: u32, t: u32) -> vec4<f32> {
+    return vec4<f32>(weight(a, t, 0u), weight(a, t, 1u), weight(a, t, 2u), weight(a, t, 3u));
+}
+
+// sum_i bu[i] P[at + i].
+fn column_row(at: u32, bu: vec4<f32>) -> vec3<f32> {
+    return bu.x * column_points[at] + bu.y * column_points[at + 1u] + bu.z * column_points[at + 2u]
+        + bu.w * column_points[at + 3u];
+}
+
+// sum_j bv[j] sum_i bu[i] P[at + i + 4j].
+fn column_plane(at: u32, bu: vec4<f32>, bv: vec4<f32>) -> vec3<f32> {
+    return bv.x * column_row(at, bu) + bv.y * column_row(at + 4u, bu) + bv.z * column_row(at + 8u, bu)
+        + bv.w * column_row(at + 12u, bu);
+}
+
+@compute @workgroup_size(256)
+fn per_cell_columns(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let k = params.k;
+    let kk = k * k;
+    let g = max(1u, min(COLUMN_CELLS, CELL_WG / kk));
+    let first = (wg.y * nwg.x + wg.x) * g;
+    for (var e = lid; e < 64u * g; e = e + CELL_WG) {
+        let c = first + e / 64u;
+        if (c < params.cells) {
+            column_points[COLUMN_STRIDE * (e / 64u) + e % 64u] = control(c, e % 64u);
+        }
+    }
+    for (var t = lid; t < k; t = t + CELL_WG) {
+        column_bu[t] = weights4(0u, t);
+        column_bv[t] = weights4(1u, t);
+        column_bw[t] = weights4(2u, t);
+    }
+    // The only barrier: every invocation reaches it.
+    workgroupBarrier();
+    for (var col = lid; col < g * kk; col = col + CELL_WG) {
+        let a = col / kk;
+        let c = first + a;
+        if (c >= params.cells) {
+            break;
+        }
+        let uv = col % kk;
+        let bu = column_bu[uv % k];
+        let bv = column_bv[uv / k];
+        let at = COLUMN_STRIDE * a;
+        let t0 = column_plane(at, bu, bv);
+        let t1 = column_plane(at + 16u, bu, bv);
+        let t2 = column_plane(at + 32u, bu, bv);
+        let t3 = column_plane(at + 48u, bu, bv);
+        let out = c * kk * k + uv;
+        for (var iw = 0u; iw < k; iw = iw + 1u) {
+            let bw = column_bw[iw];
+            write(out + iw * kk, bw.x * t0 + bw.y * t1 + bw.z * t2 + bw.w * t3);
+        }
     }
 }

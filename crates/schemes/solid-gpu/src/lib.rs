@@ -44,8 +44,8 @@ use subla_volume::VolMesh;
 
 /// The WGSL kernels of this crate (its `shaders/` folder), compiled in.
 pub mod shaders {
-    /// `solid_limit.wgsl`: the limit of regular cells, per sample and per
-    /// cell.
+    /// `solid_limit.wgsl`: the limit of regular cells, per sample, per
+    /// cell and per column of a cell's samples.
     pub const SOLID_LIMIT: &str = include_str!("../shaders/solid_limit.wgsl");
     /// `solid_irregular.wgsl`: the limit of irregular cells, per sample
     /// and per cell.
@@ -72,20 +72,26 @@ pub enum Shape {
     PerSample,
     /// One workgroup (256 invocations) per cell: the control points and
     /// the basis loaded once into workgroup memory, then the cell's
-    /// samples by sum factorisation.
+    /// samples by sum factorisation; for regular cells at `k < 16`, one
+    /// workgroup per up to 16 cells, an invocation per column `(u, v)` of
+    /// samples (every `w` of it).
     PerCell,
-    /// The hybrid choice: [`Shape::PerSample`] where a cell has fewer than
-    /// 64 samples (`k ≤ 3`), [`Shape::PerCell`] from `k = 4` on. On an
-    /// NVIDIA H100 (32,400 regular cells, positions) the per-sample kernel
-    /// took 0.049 ms against 0.125 ms at `k = 2`, the per-cell one 0.147
-    /// ms against 0.291 ms at `k = 4` and 1.13 ms against 9.8 ms at `k =
-    /// 8` (`docs/solids.md`).
+    /// The hybrid choice by cell class and samples per cell: for layered
+    /// and irregular cells [`Shape::PerSample`] where a cell has fewer
+    /// than 64 samples (`k ≤ 3`), [`Shape::PerCell`] from `k = 4` on
+    /// ([`Shape::for_samples`]); for regular cells [`Shape::PerCell`] from
+    /// `k = 2` on ([`SolidLimitGpu::kernel_shape`]). On an NVIDIA H100 at
+    /// `k = 4` the per-cell kernels took 0.028 ms against 0.039 ms
+    /// (6,144 layered cells) and 0.037 against 0.042 ms (2,976 irregular
+    /// cells); regular cells as [`SolidLimitGpu::kernel_shape`] says
+    /// (`docs/solids.md`).
     Auto,
 }
 
 impl Shape {
-    /// The kernel that evaluates `k³` samples per cell: `self`, or for
-    /// [`Shape::Auto`] the hybrid choice.
+    /// The kernel that evaluates `k³` samples per layered or irregular
+    /// cell: `self`, or for [`Shape::Auto`] the hybrid choice (regular
+    /// cells: [`SolidLimitGpu::kernel_shape`]).
     pub fn for_samples(self, k: usize) -> Shape {
         match self {
             Shape::Auto if k < 4 => Shape::PerSample,
@@ -196,7 +202,12 @@ impl SolidLimitGpu {
         let t = |i: usize| subla_solid::limit::sample_param(i, k);
         let (b, d): (Vec<[f64; 4]>, Vec<[f64; 4]>) = (0..k).map(|i| cubic_basis(t(i))).unzip();
         let basis: Vec<f32> = b.iter().chain(&d).flatten().map(|&w| w as f32).collect();
-        let program = program::compile(ctx, "solid_limit.wgsl", shaders::SOLID_LIMIT, &["per_sample", "per_cell"])?;
+        let program = program::compile(
+            ctx,
+            "solid_limit.wgsl",
+            shaders::SOLID_LIMIT,
+            &["per_sample", "per_cell", "per_cell_columns"],
+        )?;
         let cells32 = program::to_u32("cells", cells.len() as u64)?;
         program::to_u32("samples", cells.len() as u64 * (k as u64).pow(3))?;
         Ok(SolidLimitGpu {
@@ -274,13 +285,30 @@ impl SolidLimitGpu {
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
         self.limit_run(q, shape)?.profile(ctx, x)
     }
+
+    /// The kernel `shape` runs on these cells: itself, or for
+    /// [`Shape::Auto`] [`Shape::PerCell`] from two samples per direction
+    /// on and [`Shape::PerSample`] at one. Regular cells' per-cell kernel
+    /// takes several cells per workgroup where they have few samples, so
+    /// it is the faster from `k = 2` (on an NVIDIA H100, 32,400 cells:
+    /// 0.036 ms against 0.083 ms at `k = 2`, 0.048 against 0.39 at `k =
+    /// 4`, 0.12 against 2.96 at `k = 8`; `docs/solids.md`), where layered
+    /// and irregular cells follow [`Shape::for_samples`].
+    pub fn kernel_shape(&self, shape: Shape) -> Shape {
+        match shape {
+            Shape::Auto if self.k >= 2 => Shape::PerCell,
+            Shape::Auto => Shape::PerSample,
+            other => other,
+        }
+    }
 }
 
 impl LimitKernel for SolidLimitGpu {
     fn limit_run(&self, q: Quantity, shape: Shape) -> Result<LimitRun<'_>, SolidGpuError> {
         let samples = self.num_samples();
-        let (kernel, items, kernel_name) = match shape.for_samples(self.k as usize) {
+        let (kernel, items, kernel_name) = match self.kernel_shape(shape) {
             Shape::PerSample => (&self.program[0], samples as u64, "per_sample"),
+            _ if self.k < COLUMNS_BELOW => (&self.program[2], per_cell_items(self.cells, self.k), "per_cell_columns"),
             _ => (&self.program[1], u64::from(self.cells) * u64::from(program::WORKGROUP), "per_cell"),
         };
         Ok(LimitRun {
@@ -295,6 +323,23 @@ impl LimitKernel for SolidLimitGpu {
             num_vertices: self.num_vertices,
         })
     }
+}
+
+/// [`Shape::PerCell`] of regular cells runs `per_cell_columns` (several
+/// cells per workgroup, an invocation per column of samples) below this
+/// many samples per direction, `per_cell` (one cell per workgroup, sum
+/// factorisation through workgroup memory) from it on. On an NVIDIA H100
+/// (32,400 cells, positions, clocks raised by a busy kernel first) the
+/// columns took 0.036, 0.048 and 0.12 ms against 0.14, 0.15 and 0.23 ms
+/// at `k = 2, 4, 8`, and 1.1-2.0 ms against 1.0-1.2 ms at `k = 16`.
+const COLUMNS_BELOW: u32 = 16;
+
+/// The invocations of `solid_limit.wgsl`'s `per_cell_columns` for `cells` cells
+/// at `k` samples per direction: one workgroup per `min(16, 256 / k²)`
+/// cells (at least one), as the kernel takes them.
+fn per_cell_items(cells: u32, k: u32) -> u64 {
+    let per_group = (256 / (k * k)).clamp(1, 16);
+    u64::from(cells.div_ceil(per_group)) * u64::from(program::WORKGROUP)
 }
 
 /// A limit evaluator whose evaluation is one kernel run: what its

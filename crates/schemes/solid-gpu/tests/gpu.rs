@@ -29,8 +29,9 @@ fn the_device_agrees_with_the_cpu() {
     let m = &g.mesh;
     let cells: Vec<u32> = (0..m.num_cells() as u32).filter(|&c| control_grid(m, c as usize).is_some()).collect();
     assert!(cells.len() > 27, "interior and boundary-face cells");
-    // k = 17: more basis rows and samples per slab than the per-cell
-    // workgroup has invocations.
+    // k = 17: more columns per cell than the per-cell workgroup has
+    // invocations; k = 1, 3, 5: several cells per workgroup, the last
+    // workgroup part-filled.
     agrees(ctx, m, &x, &cells, &[1, 3, 5, 17]);
     // A cell at the box's corner has no control grid.
     assert!(matches!(SolidLimitGpu::new(ctx, m, &[0], 2), Err(SolidGpuError::NotEvaluable { cell: 0 })));
@@ -90,10 +91,12 @@ fn agrees(ctx: &GpuContext, m: &VolMesh, x: &Array2<f64>, cells: &[u32], ks: &[u
                 assert!(timed == got, "k {k}, {q:?}, {shape:?}: profile_eval");
                 assert_eq!(profile.kernels.len(), 1);
             }
-            // The hybrid choice runs one of the two.
+            // The hybrid choice runs one of the two: for regular cells the
+            // per-cell kernel from k = 2 on.
             let auto = gpu.eval(ctx, xf.view(), q, Shape::Auto).unwrap();
-            let chosen = gpu.eval(ctx, xf.view(), q, Shape::Auto.for_samples(k)).unwrap();
+            let chosen = gpu.eval(ctx, xf.view(), q, gpu.kernel_shape(Shape::Auto)).unwrap();
             assert!(auto == chosen, "k {k}, {q:?}: Auto");
+            assert_eq!(gpu.kernel_shape(Shape::Auto), if k < 2 { Shape::PerSample } else { Shape::PerCell });
             assert_eq!(Shape::Auto.for_samples(k), if k < 4 { Shape::PerSample } else { Shape::PerCell });
         }
     }
