@@ -14,7 +14,9 @@
 //! `SUBLA_BENCH_LEVELS=4,5` (keep these levels), `SUBLA_GPU_BACKEND` /
 //! `SUBLA_GPU_ADAPTER` (which adapter).
 //!
-//! Each row is the best of several runs (fewer for slow rows):
+//! Each row is the best of several runs (fewer for slow rows), each timed
+//! GPU run after about 30 ms of a busy kernel (`warm`: an idle device
+//! lowers its shader clock between the bench's short GPU phases):
 //!
 //! | column | what is timed |
 //! |---|---|
@@ -254,6 +256,7 @@ fn main() {
                 break;
             };
             let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
+            warm(ctx);
             let profile = plan.profile_eval(x.view());
             let (_, first_profile) = match profile {
                 Ok(p) => p,
@@ -265,6 +268,7 @@ fn main() {
             let runs = runs_for(first_profile.wall_seconds);
             let mut prof = first_profile;
             for _ in 1..runs {
+                warm(ctx);
                 if let Ok((_, p)) = plan.profile_eval(x.view()) {
                     let better =
                         p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds);
@@ -466,7 +470,7 @@ fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &s
                     (_, _, Some(g)) => g.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1),
                     _ => None,
                 };
-                class_row(class, k, samples, shape, best_profile(run), copy_rate, cpu_s);
+                class_row(class, k, samples, shape, best_profile(ctx, run), copy_rate, cpu_s);
             }
         }
         // Every class at once, each by its kernel (`GridLimitGpu`), against
@@ -479,7 +483,8 @@ fn solid_class_table(ctx: &'static GpuContext, copy_rate: f64, name: &str, m: &s
         let mut want = Array2::<f32>::zeros((samples, 3));
         let cpu_s = best(3, || cpu.eval_into(x.view(), Quantity::Position, want.view_mut(), Par::Rayon)).0;
         for shape in [Shape::PerSample, Shape::PerCell, Shape::Auto] {
-            let prof = best_profile(|| gpu.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1));
+            let prof =
+                best_profile(ctx, || gpu.profile_eval(ctx, x.view(), Quantity::Position, shape).ok().map(|r| r.1));
             let class =
                 prof.as_ref().map_or("all".to_string(), |p| format!("all (wall {:.3} ms)", p.wall_seconds * 1e3));
             class_row(&class, k, samples, shape, prof, copy_rate, cpu_s);
@@ -493,11 +498,80 @@ fn profile_seconds(p: &subla_gpu::timing::EvalProfile) -> f64 {
     p.gpu_seconds().unwrap_or(p.wall_seconds)
 }
 
-/// The fastest of seven profiled runs, after one that warms the device's
-/// clocks up; `None` where every run failed.
-fn best_profile(run: impl Fn() -> Option<subla_gpu::timing::EvalProfile>) -> Option<subla_gpu::timing::EvalProfile> {
-    let _ = run();
-    (0..7).filter_map(|_| run()).min_by(|a, b| profile_seconds(a).total_cmp(&profile_seconds(b)))
+/// The fastest of seven profiled runs, each after [`warm`]; `None` where
+/// every run failed.
+fn best_profile(
+    ctx: &GpuContext,
+    run: impl Fn() -> Option<subla_gpu::timing::EvalProfile>,
+) -> Option<subla_gpu::timing::EvalProfile> {
+    (0..7)
+        .filter_map(|_| {
+            warm(ctx);
+            run()
+        })
+        .min_by(|a, b| profile_seconds(a).total_cmp(&profile_seconds(b)))
+}
+
+/// A kernel that keeps every shader core busy: a long chain of dependent
+/// multiply-adds per invocation, its result stored only where it cannot
+/// be (so the compiler keeps the chain).
+const SPIN: &str = r"
+@group(0) @binding(0) var<storage, read_write> sink: array<f32>;
+@group(0) @binding(1) var<uniform> steps: vec4<u32>;
+
+@compute @workgroup_size(256)
+fn spin(@builtin(global_invocation_id) id: vec3<u32>) {
+    var a = f32(id.x & 255u) * 0.001;
+    for (var i = 0u; i < steps.x; i = i + 1u) {
+        a = a * 0.999999 + 0.000001;
+    }
+    if (a < -1.0) {
+        sink[id.x] = a;
+    }
+}
+";
+
+/// Keeps the device busy for at least 30 ms, so that the timed run after it
+/// starts at the clocks of a loaded device. Between the bench's short GPU
+/// phases an idle device lowers its shader clock (an H100 went from 1980
+/// to 345 MHz within half a second, its memory clock unchanged), which
+/// slows kernels bound by arithmetic or latency several-fold and makes
+/// rows of one run incomparable. Does nothing where the kernel does not
+/// compile.
+fn warm(ctx: &GpuContext) {
+    use std::sync::OnceLock;
+    use subla_gpu::program::{self, Program};
+    static SPINNER: OnceLock<Option<(Program, GpuBuffer<f32>)>> = OnceLock::new();
+    let spinner = SPINNER.get_or_init(|| {
+        let program = program::compile(ctx, "bench spin", SPIN, &["spin"]).ok()?;
+        let sink = GpuBuffer::<f32>::zeroed(ctx, 256 * 1024).ok()?;
+        Some((program, sink))
+    });
+    let Some((program, sink)) = spinner else { return };
+    // Work per batch doubles from a small start (a software rasteriser
+    // takes the first ones in milliseconds) to 256k invocations of 100k
+    // steps.
+    let (mut items, mut steps) = (256 * 64u64, 1000u32);
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < 0.03 {
+        let params = program::uniform(ctx, "bench spin", &[steps, 0, 0, 0]);
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        for _ in 0..4 {
+            if program::dispatch(ctx, &mut encoder, &program[0], &[Some(sink.as_wgpu()), Some(&params)], items).is_err()
+            {
+                return;
+            }
+        }
+        ctx.queue().submit([encoder.finish()]);
+        if ctx.wait_idle().is_err() {
+            return;
+        }
+        if items < 256 * 1024 {
+            items *= 2;
+        } else {
+            steps = (steps * 2).min(100_000);
+        }
+    }
 }
 
 /// One row of the class table.
@@ -569,6 +643,7 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
         for shape in [Shape::PerSample, Shape::PerCell] {
             // A first evaluation warms the device's clocks up.
             let _ = gpu.eval(ctx, x.view(), Quantity::Position, shape);
+            warm(ctx);
             let first = gpu.profile_eval(ctx, x.view(), Quantity::Position, shape);
             let Ok((first, mut prof)) = first else {
                 println!("| {k} | {samples} | {shape:?} failed | | | | | | | | |");
@@ -576,6 +651,7 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             };
             let diff = first.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
             for _ in 0..6 {
+                warm(ctx);
                 if let Ok((_, p)) = gpu.profile_eval(ctx, x.view(), Quantity::Position, shape) {
                     if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
                         prof = p;
@@ -779,13 +855,14 @@ fn triangles(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
     let loop_gpu = LoopGpu::new(ctx);
     let sqrt3_gpu = Sqrt3Gpu::new(ctx);
     for l in 1..=3u32 {
-        row("loop", &loop_gpu, &mesh, x.view(), l, copy_rate);
-        row("sqrt3", &sqrt3_gpu, &mesh, x.view(), l, copy_rate);
+        row(ctx, "loop", &loop_gpu, &mesh, x.view(), l, copy_rate);
+        row(ctx, "sqrt3", &sqrt3_gpu, &mesh, x.view(), l, copy_rate);
     }
 }
 
 /// One row of the triangle table.
 fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
+    ctx: &GpuContext,
     name: &str,
     refiner: &R,
     mesh: &subla_mesh::Mesh,
@@ -799,12 +876,14 @@ fn row<P: Plan, R: Refiner<Input = subla_mesh::Mesh, Plan = TriGpuPlan<P>>>(
         Err(e) => return println!("| {name} | {l} | – | build failed: {e} | | | | | |"),
     };
     let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
+    warm(ctx);
     let mut prof = match plan.profile_eval(x) {
         Ok((_, p)) => p,
         Err(e) => return println!("| {name} | {l} | {faces} | {:.1} | eval failed: {e} | | | | |", build_s * 1e3),
     };
     let runs = runs_for(prof.wall_seconds);
     for _ in 1..runs {
+        warm(ctx);
         if let Ok((_, p)) = plan.profile_eval(x) {
             if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
                 prof = p;
@@ -912,8 +991,10 @@ fn limit(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                 let x = x_flat(&data);
                 let mut control = GpuBuffer::upload(ctx, &x)?;
                 let mut out = LimitBuffers::new(ctx, located, 3)?;
+                warm(ctx);
                 let mut prof = limit.profile(ctx, &control, 3, located, &mut out)?;
                 for _ in 0..if quick { 2 } else { 9 } {
+                    warm(ctx);
                     let p = limit.profile(ctx, &control, 3, located, &mut out)?;
                     if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
                         prof = p;
@@ -1031,8 +1112,10 @@ fn limit_points(
                 let x = x_flat(data);
                 let mut control = GpuBuffer::upload(ctx, &x).map_err(|e| e.to_string())?;
                 let mut out = LimitBuffers::new(ctx, &located, 3).map_err(e)?;
+                warm(ctx);
                 let mut prof = limit.profile(ctx, &control, 3, &located, &mut out).map_err(e)?;
                 for _ in 0..if quick { 2 } else { 9 } {
+                    warm(ctx);
                     let p = limit.profile(ctx, &control, 3, &located, &mut out).map_err(e)?;
                     if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
                         prof = p;
@@ -1104,6 +1187,7 @@ fn edge_friend(ctx: &'static subla_gpu::GpuContext, copy_rate: f64, quick: bool,
             };
             let build_s = build_s.min(first_s);
             let faces = plan.faces(l, Par::Rayon).map(|f| f.num_faces()).unwrap_or(0);
+            warm(ctx);
             let (_, mut prof) = match plan.profile_eval(x.view()) {
                 Ok(p) => p,
                 Err(e) => {
@@ -1113,6 +1197,7 @@ fn edge_friend(ctx: &'static subla_gpu::GpuContext, copy_rate: f64, quick: bool,
             };
             let runs = runs_for(prof.wall_seconds);
             for _ in 1..runs {
+                warm(ctx);
                 if let Ok((_, p)) = plan.profile_eval(x.view()) {
                     if p.gpu_seconds().unwrap_or(p.wall_seconds) < prof.gpu_seconds().unwrap_or(prof.wall_seconds) {
                         prof = p;
