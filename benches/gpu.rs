@@ -82,13 +82,16 @@
 //! A table "solid" evaluates the limit of Catmull-Clark solids' regular
 //! cells (`subla-solid-gpu`) on a 32 × 32 × 32 hexahedral grid (quick: 8³),
 //! every cell with a control grid, `k³` samples per cell for k = 2, 4, 8,
-//! positions in `f32`, by each kernel shape (`Shape::PerSample`,
+//! 16, positions in `f32`, by each kernel shape (`Shape::PerSample`,
 //! `Shape::PerCell`): the frame's wall time (control points uploaded,
-//! kernel, samples read back into a reused array), the kernel's GPU time, samples per second
-//! of kernel time, the least bytes it moves (`profile_eval`: control
-//! grids, control points, samples) over its time and over the copy
-//! bandwidth, next to the CPU's `RegularEval::eval_into` (`f32`, all
-//! threads), with the largest difference from it. Its second part
+//! kernel, samples read back into a reused array), the kernel's GPU time,
+//! samples per second of kernel time, the least bytes it moves
+//! (`profile_eval`: control grids, control points, samples) over its time
+//! and over the copy bandwidth, the least GPU time of 12 dispatches back
+//! to back in one command buffer (`profile_back_to_back`: what a loop of
+//! frames on the device sees) and its share of the copy bandwidth, next
+//! to the CPU's `RegularEval::eval_into` (`f32`, all threads), with the
+//! largest difference from it. Its second part
 //! refines a 24³ grid (quick: 6³) one and two levels on the device
 //! (`SolidRefineGpu`'s matrices by the balanced SpMV chain, the data kept
 //! there): frame time, least bytes (matrices, levels read and written)
@@ -619,10 +622,10 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
     let x: Array2<f32> = grid.vertices.mapv(|v| v as f32);
     println!("\nsolid limit: {n}³ grid, {} cells with a control grid (positions, f32)", cells.len());
     println!(
-        "\n| k | samples | shape | frame ms | kernel ms | Msamples/s (kernel) | least MB | GB/s | % copy | cpu ms | vs cpu |"
+        "\n| k | samples | shape | frame ms | kernel ms | Msamples/s (kernel) | least MB | GB/s | % copy | back to back ms | % copy | cpu ms | vs cpu |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for k in [2usize, 4, 8] {
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for k in [2usize, 4, 8, 16] {
         let cpu = match RegularEval::new(m, &cells, k, Par::Rayon) {
             Ok(ev) => ev,
             Err(e) => {
@@ -641,8 +644,6 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             }
         };
         for shape in [Shape::PerSample, Shape::PerCell] {
-            // A first evaluation warms the device's clocks up.
-            let _ = gpu.eval(ctx, x.view(), Quantity::Position, shape);
             warm(ctx);
             let first = gpu.profile_eval(ctx, x.view(), Quantity::Position, shape);
             let Ok((first, mut prof)) = first else {
@@ -662,8 +663,18 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
             let (s, _) = best(5, || gpu.eval_into(ctx, x.view(), Quantity::Position, shape, y.view_mut()));
             let kernel_s = prof.gpu_seconds().unwrap_or(prof.wall_seconds);
             let rate = prof.bytes() as f64 / kernel_s;
+            // The kernel dispatched 12 times in one command buffer: what a
+            // loop of frames on the device sees.
+            warm(ctx);
+            let b2b = gpu
+                .profile_back_to_back(ctx, x.view(), Quantity::Position, shape, 12)
+                .ok()
+                .and_then(|(_, t)| t.into_iter().min_by(f64::total_cmp));
+            let (b2b_ms, b2b_copy) = b2b.map_or(("–".to_string(), "–".to_string()), |t| {
+                (format!("{:.3}", t * 1e3), format!("{:.0} %", 100.0 * prof.bytes() as f64 / t / copy_rate))
+            });
             println!(
-                "| {k} | {samples} | {shape:?} | {:.3} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {:.3} | {diff:.1e} |",
+                "| {k} | {samples} | {shape:?} | {:.3} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {b2b_ms} | {b2b_copy} | {:.3} | {diff:.1e} |",
                 s * 1e3,
                 kernel_s * 1e3,
                 samples as f64 / kernel_s * 1e-6,

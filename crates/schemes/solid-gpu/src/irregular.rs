@@ -160,7 +160,7 @@ impl IrregularLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.limit_run(q, shape)?.run(ctx, x, out, None)
+        self.limit_run(q, shape)?.run(ctx, x, out, None, 1)
     }
 
     /// [`IrregularLimitGpu::eval`], timed (as

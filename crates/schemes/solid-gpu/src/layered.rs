@@ -145,7 +145,7 @@ impl LayeredLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.limit_run(q, shape)?.run(ctx, x, out, None)
+        self.limit_run(q, shape)?.run(ctx, x, out, None, 1)
     }
 
     /// [`LayeredLimitGpu::eval`], timed: the kernel's GPU time (timestamp

@@ -262,7 +262,7 @@ impl SolidLimitGpu {
         shape: Shape,
         out: ArrayViewMut2<'_, f32>,
     ) -> Result<(), SolidGpuError> {
-        self.limit_run(q, shape)?.run(ctx, x, out, None)
+        self.limit_run(q, shape)?.run(ctx, x, out, None, 1)
     }
 
     /// [`SolidLimitGpu::eval`], timed: the samples with the GPU time of the
@@ -284,6 +284,30 @@ impl SolidLimitGpu {
         shape: Shape,
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
         self.limit_run(q, shape)?.profile(ctx, x)
+    }
+
+    /// [`SolidLimitGpu::eval`] with the kernel dispatched `runs` times
+    /// back to back in one command buffer (at least once), each dispatch
+    /// timed: the samples, and the GPU time of every dispatch in order
+    /// (empty without timestamp queries). A loop that evaluates frame
+    /// after frame on the device sees these times; a single evaluation
+    /// after an idle moment can run at the idle device's lower clocks
+    /// (`docs/solids.md`).
+    ///
+    /// # Errors
+    /// As [`SolidLimitGpu::eval`].
+    ///
+    /// # Panics
+    /// As [`SolidLimitGpu::eval`].
+    pub fn profile_back_to_back(
+        &self,
+        ctx: &GpuContext,
+        x: ArrayView2<'_, f32>,
+        q: Quantity,
+        shape: Shape,
+        runs: usize,
+    ) -> Result<(Array2<f32>, Vec<f64>), SolidGpuError> {
+        self.limit_run(q, shape)?.profile_back_to_back(ctx, x, runs)
     }
 
     /// The kernel `shape` runs on these cells: itself, or for
@@ -388,8 +412,25 @@ impl LimitRun<'_> {
     /// The samples from the control points `x`.
     fn eval(&self, ctx: &GpuContext, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, SolidGpuError> {
         let mut y = Array2::zeros((self.params[0] as usize, 3));
-        self.run(ctx, x, y.view_mut(), None)?;
+        self.run(ctx, x, y.view_mut(), None, 1)?;
         Ok(y)
+    }
+
+    /// The samples, with the kernel dispatched `runs` times back to back
+    /// in one command buffer, each dispatch timed (timestamp queries;
+    /// none without them).
+    fn profile_back_to_back(
+        &self,
+        ctx: &GpuContext,
+        x: ArrayView2<'_, f32>,
+        runs: usize,
+    ) -> Result<(Array2<f32>, Vec<f64>), SolidGpuError> {
+        let runs = u32::try_from(runs.max(1)).unwrap_or(u32::MAX).min(wgpu::QUERY_SET_MAX_QUERIES / 2);
+        let mut timer = PassTimer::new(ctx, runs)?;
+        let mut y = Array2::zeros((self.params[0] as usize, 3));
+        self.run(ctx, x, y.view_mut(), Some(&mut timer), runs)?;
+        let seconds = timer.read(ctx)?.into_iter().map(|t| t.seconds).collect();
+        Ok((y, seconds))
     }
 
     /// [`LimitRun::eval`], timed: the kernel's GPU time (timestamp queries,
@@ -400,7 +441,7 @@ impl LimitRun<'_> {
         let mut timer = PassTimer::new(ctx, 1)?;
         let start = std::time::Instant::now();
         let mut y = Array2::zeros((self.params[0] as usize, 3));
-        self.run(ctx, x, y.view_mut(), Some(&mut timer))?;
+        self.run(ctx, x, y.view_mut(), Some(&mut timer), 1)?;
         let wall_seconds = start.elapsed().as_secs_f64();
         let seconds = timer.read(ctx)?.first().map(|t| t.seconds);
         let bytes = self.table_bytes + 12 * self.num_vertices as u64 + 12 * y.nrows() as u64;
@@ -409,7 +450,8 @@ impl LimitRun<'_> {
     }
 
     /// Writes the control points `x` (`V × 3`) into the kept buffers (or
-    /// new ones), dispatches the kernel and reads the samples into `out`.
+    /// new ones), dispatches the kernel `dispatches` times (at least once)
+    /// and reads the samples into `out`.
     ///
     /// # Panics
     /// If `x` is not `V × 3` or `out` not `samples × 3`.
@@ -418,7 +460,8 @@ impl LimitRun<'_> {
         ctx: &GpuContext,
         x: ArrayView2<'_, f32>,
         mut out: ArrayViewMut2<'_, f32>,
-        timer: Option<&mut PassTimer>,
+        mut timer: Option<&mut PassTimer>,
+        dispatches: u32,
     ) -> Result<(), SolidGpuError> {
         let label = self.label;
         assert_eq!(x.dim(), (self.num_vertices, 3), "{label}: control points V × 3");
@@ -445,8 +488,11 @@ impl LimitRun<'_> {
         ctx.scoped(label, || {
             let mut encoder =
                 ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
-            let writes = timer.and_then(|t| t.writes(label));
-            program::dispatch_timed(ctx, &mut encoder, self.kernel, &table, self.items, writes)?;
+            // Every dispatch writes the same samples.
+            for _ in 0..dispatches.max(1) {
+                let writes = timer.as_deref_mut().and_then(|t| t.writes(label));
+                program::dispatch_timed(ctx, &mut encoder, self.kernel, &table, self.items, writes)?;
+            }
             ctx.queue().submit([encoder.finish()]);
             Ok(())
         })?;

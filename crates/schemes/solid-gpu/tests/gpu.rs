@@ -90,6 +90,11 @@ fn agrees(ctx: &GpuContext, m: &VolMesh, x: &Array2<f64>, cells: &[u32], ks: &[u
                 let (timed, profile) = gpu.profile_eval(ctx, xf.view(), q, shape).unwrap();
                 assert!(timed == got, "k {k}, {q:?}, {shape:?}: profile_eval");
                 assert_eq!(profile.kernels.len(), 1);
+                // Three dispatches back to back: the same bits, a time each
+                // where the adapter times passes.
+                let (repeated, times) = gpu.profile_back_to_back(ctx, xf.view(), q, shape, 3).unwrap();
+                assert!(repeated == got, "k {k}, {q:?}, {shape:?}: profile_back_to_back");
+                assert!(times.len() == 3 || (times.is_empty() && profile.kernels[0].seconds.is_none()), "{times:?}");
             }
             // The hybrid choice runs one of the two: for regular cells the
             // per-cell kernel from k = 2 on.
