@@ -146,17 +146,61 @@ fn minus(p: u32, x0: Anchored, c0: u32) -> vec4<f32> {
     return (x.a - x0.a) + (x.d - x0.d);
 }
 
-// Writes channels c0 .. c0 + 3 (those that exist) of output row `row`.
+// Writes channels c0 .. c0 + 3 (those that exist) of output row `row`,
+// each component by name (no vector indexed at run time).
 fn store(row: u32, c0: u32, p: vec4<f32>, du: vec4<f32>, dv: vec4<f32>) {
     let d = params.channels;
     let base = row * d + c0;
-    for (var k = 0u; k < 4u; k++) {
-        if (c0 + k < d) {
-            position[base + k] = p[k];
-            deriv_u[base + k] = du[k];
-            deriv_v[base + k] = dv[k];
-        }
+    position[base] = p.x;
+    deriv_u[base] = du.x;
+    deriv_v[base] = dv.x;
+    if (c0 + 1u < d) {
+        position[base + 1u] = p.y;
+        deriv_u[base + 1u] = du.y;
+        deriv_v[base + 1u] = dv.y;
     }
+    if (c0 + 2u < d) {
+        position[base + 2u] = p.z;
+        deriv_u[base + 2u] = du.z;
+        deriv_v[base + 2u] = dv.z;
+    }
+    if (c0 + 3u < d) {
+        position[base + 3u] = p.w;
+        deriv_u[base + 3u] = du.w;
+        deriv_v[base + 3u] = dv.w;
+    }
+}
+
+// The three sums of a patch (position, d/ds, d/dt), accumulated point by
+// point.
+struct Sums {
+    p: vec4<f32>,
+    du: vec4<f32>,
+    dv: vec4<f32>,
+}
+
+// Adds row `ids` of a bicubic B-spline patch to `sums`: its four points'
+// differences from x0, in column order, weighted by the s curve `cs` and
+// the row's t weight `tv` (derivative `td`). Written term by term: the
+// loop over an array of the row's points that this replaces kept them in
+// memory indexed at run time, which is slow on some drivers.
+fn bspline_row(sums: ptr<function, Sums>, ids: vec4<u32>, x0: Anchored, c0: u32, cs: Curve, tv: f32, td: f32) {
+    let a = minus(ids.x, x0, c0);
+    let b = minus(ids.y, x0, c0);
+    let c = minus(ids.z, x0, c0);
+    let e = minus(ids.w, x0, c0);
+    (*sums).p += (cs.v.x * tv) * a;
+    (*sums).du += (cs.d.x * tv) * a;
+    (*sums).dv += (cs.v.x * td) * a;
+    (*sums).p += (cs.v.y * tv) * b;
+    (*sums).du += (cs.d.y * tv) * b;
+    (*sums).dv += (cs.v.y * td) * b;
+    (*sums).p += (cs.v.z * tv) * c;
+    (*sums).du += (cs.d.z * tv) * c;
+    (*sums).dv += (cs.v.z * td) * c;
+    (*sums).p += (cs.v.w * tv) * e;
+    (*sums).du += (cs.d.w * tv) * e;
+    (*sums).dv += (cs.v.w * td) * e;
 }
 
 // The sample of this invocation, or false for a surplus invocation.
@@ -238,25 +282,13 @@ fn limit_bspline(
         // f32 derivatives.
         let base = at.first_point / 4u;
         let x0 = load_anchored(patch_points[base + 1u].y, c0);
-        var p = vec4<f32>(0.0);
-        var du = vec4<f32>(0.0);
-        var dv = vec4<f32>(0.0);
-        for (var row = 0u; row < 4u; row++) {
-            let ids = patch_points[base + row];
-            let xs = array<vec4<f32>, 4>(
-                minus(ids.x, x0, c0),
-                minus(ids.y, x0, c0),
-                minus(ids.z, x0, c0),
-                minus(ids.w, x0, c0),
-            );
-            for (var col = 0u; col < 4u; col++) {
-                let x = xs[col];
-                p += (cs.v[col] * ct.v[row]) * x;
-                du += (cs.d[col] * ct.v[row]) * x;
-                dv += (cs.v[col] * ct.d[row]) * x;
-            }
-        }
-        store(at.row, c0, (x0.a + x0.d) + p, du * at.deriv_scale, dv * at.deriv_scale);
+        // Row by row, each row's points in column order.
+        var sums = Sums(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        bspline_row(&sums, patch_points[base], x0, c0, cs, ct.v.x, ct.d.x);
+        bspline_row(&sums, patch_points[base + 1u], x0, c0, cs, ct.v.y, ct.d.y);
+        bspline_row(&sums, patch_points[base + 2u], x0, c0, cs, ct.v.z, ct.d.z);
+        bspline_row(&sums, patch_points[base + 3u], x0, c0, cs, ct.v.w, ct.d.w);
+        store(at.row, c0, (x0.a + x0.d) + sums.p, sums.du * at.deriv_scale, sums.dv * at.deriv_scale);
     }
 }
 
@@ -277,6 +309,16 @@ fn blend(n: f32, d: f32) -> f32 {
         inv = 1.0 / d;
     }
     return n * inv;
+}
+
+// Adds one Gregory basis point `p` to `sums`: its difference from x0
+// weighted by its Bezier cell's s weight `sv` (derivative `sd`), t weight
+// `tv` (`td`) and blend `f`.
+fn gregory_term(sums: ptr<function, Sums>, p: u32, x0: Anchored, c0: u32, sv: f32, sd: f32, tv: f32, td: f32, f: f32) {
+    let x = minus(p, x0, c0);
+    (*sums).p += (sv * tv * f) * x;
+    (*sums).du += (sd * tv * f) * x;
+    (*sums).dv += (sv * td * f) * x;
 }
 
 // Gregory basis end caps: 20 points, the bicubic Bezier patch whose four
@@ -302,28 +344,39 @@ fn limit_gregory(
     let tc = 1.0 - t;
     let g = vec4<f32>(blend(s, s + t), blend(t, sc + t), blend(sc, sc + tc), blend(tc, s + tc));
     for (var c0 = 0u; c0 < params.channels; c0 += 4u) {
-        // Differences from corner 0's limit point, as in `limit_bspline`.
+        // Differences from corner 0's limit point, as in `limit_bspline`;
+        // the 20 points in order (`GREGORY_CELL`), term by term.
         let base = at.first_point / 4u;
-        let x0 = load_anchored(patch_points[base].x, c0);
-        var p = vec4<f32>(0.0);
-        var du = vec4<f32>(0.0);
-        var dv = vec4<f32>(0.0);
-        for (var k = 0u; k < 20u; k++) {
-            let cell = GREGORY_CELL[k];
-            let corner = k / 5u;
-            let role = k % 5u;
-            var f = 1.0;
-            if (role == 3u) {
-                f = g[corner];
-            } else if (role == 4u) {
-                f = 1.0 - g[corner];
-            }
-            let x = minus(patch_points[base + k / 4u][k % 4u], x0, c0);
-            p += (bs.v[cell.x] * bt.v[cell.y] * f) * x;
-            du += (bs.d[cell.x] * bt.v[cell.y] * f) * x;
-            dv += (bs.v[cell.x] * bt.d[cell.y] * f) * x;
-        }
-        store(at.row, c0, (x0.a + x0.d) + p, du * at.deriv_scale, dv * at.deriv_scale);
+        let ids = array<vec4<u32>, 5>(
+            patch_points[base],
+            patch_points[base + 1u],
+            patch_points[base + 2u],
+            patch_points[base + 3u],
+            patch_points[base + 4u],
+        );
+        let x0 = load_anchored(ids[0].x, c0);
+        var sums = Sums(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        gregory_term(&sums, ids[0].x, x0, c0, bs.v.x, bs.d.x, bt.v.x, bt.d.x, 1.0);
+        gregory_term(&sums, ids[0].y, x0, c0, bs.v.y, bs.d.y, bt.v.x, bt.d.x, 1.0);
+        gregory_term(&sums, ids[0].z, x0, c0, bs.v.x, bs.d.x, bt.v.y, bt.d.y, 1.0);
+        gregory_term(&sums, ids[0].w, x0, c0, bs.v.y, bs.d.y, bt.v.y, bt.d.y, g.x);
+        gregory_term(&sums, ids[1].x, x0, c0, bs.v.y, bs.d.y, bt.v.y, bt.d.y, 1.0 - g.x);
+        gregory_term(&sums, ids[1].y, x0, c0, bs.v.w, bs.d.w, bt.v.x, bt.d.x, 1.0);
+        gregory_term(&sums, ids[1].z, x0, c0, bs.v.w, bs.d.w, bt.v.y, bt.d.y, 1.0);
+        gregory_term(&sums, ids[1].w, x0, c0, bs.v.z, bs.d.z, bt.v.x, bt.d.x, 1.0);
+        gregory_term(&sums, ids[2].x, x0, c0, bs.v.z, bs.d.z, bt.v.y, bt.d.y, g.y);
+        gregory_term(&sums, ids[2].y, x0, c0, bs.v.z, bs.d.z, bt.v.y, bt.d.y, 1.0 - g.y);
+        gregory_term(&sums, ids[2].z, x0, c0, bs.v.w, bs.d.w, bt.v.w, bt.d.w, 1.0);
+        gregory_term(&sums, ids[2].w, x0, c0, bs.v.z, bs.d.z, bt.v.w, bt.d.w, 1.0);
+        gregory_term(&sums, ids[3].x, x0, c0, bs.v.w, bs.d.w, bt.v.z, bt.d.z, 1.0);
+        gregory_term(&sums, ids[3].y, x0, c0, bs.v.z, bs.d.z, bt.v.z, bt.d.z, g.z);
+        gregory_term(&sums, ids[3].z, x0, c0, bs.v.z, bs.d.z, bt.v.z, bt.d.z, 1.0 - g.z);
+        gregory_term(&sums, ids[3].w, x0, c0, bs.v.x, bs.d.x, bt.v.w, bt.d.w, 1.0);
+        gregory_term(&sums, ids[4].x, x0, c0, bs.v.x, bs.d.x, bt.v.z, bt.d.z, 1.0);
+        gregory_term(&sums, ids[4].y, x0, c0, bs.v.y, bs.d.y, bt.v.w, bt.d.w, 1.0);
+        gregory_term(&sums, ids[4].z, x0, c0, bs.v.y, bs.d.y, bt.v.z, bt.d.z, g.w);
+        gregory_term(&sums, ids[4].w, x0, c0, bs.v.y, bs.d.y, bt.v.z, bt.d.z, 1.0 - g.w);
+        store(at.row, c0, (x0.a + x0.d) + sums.p, sums.du * at.deriv_scale, sums.dv * at.deriv_scale);
     }
 }
 
