@@ -112,21 +112,62 @@ fn layer_weights(code: u32, p: Pick, ir: u32) -> vec4<f32> {
     return w;
 }
 
-// The cell's sample index of local sample (i along s, j along t, ir along r).
-fn place(code: u32, i: u32, j: u32, ir: u32) -> u32 {
+// The stride of the cell's axis `axis` (0 u, 1 v, 2 w) among its samples.
+fn axis_stride(axis: u32) -> u32 {
     let k = params.k;
-    var local = array<u32, 3>(i, j, ir);
-    var stride = array<u32, 3>(1u, k, k * k);
-    var at = 0u;
-    for (var a = 0u; a < 3u; a = a + 1u) {
-        let bits = (code >> (3u * a)) & 7u;
-        var idx = local[a];
-        if ((bits & 4u) != 0u) {
-            idx = k - 1u - idx;
-        }
-        at = at + stride[bits & 3u] * idx;
+    if (axis == 0u) {
+        return 1u;
     }
-    return at;
+    if (axis == 1u) {
+        return k;
+    }
+    return k * k;
+}
+
+// Local index `idx` along local axis `a` (0 s, 1 t, 2 r): reflected where
+// the code says, times the stride of the cell axis it runs along.
+fn place_axis(code: u32, a: u32, idx: u32) -> u32 {
+    let bits = (code >> (3u * a)) & 7u;
+    var at = idx;
+    if ((bits & 4u) != 0u) {
+        at = params.k - 1u - idx;
+    }
+    return axis_stride(bits & 3u) * at;
+}
+
+// The cell's sample index of local sample (i along s, j along t, ir along
+// r). Axis by axis, by name: no per-invocation array indexed at run time
+// (slow on some drivers).
+fn place(code: u32, i: u32, j: u32, ir: u32) -> u32 {
+    return place_axis(code, 0u, i) + place_axis(code, 1u, j) + place_axis(code, 2u, ir);
+}
+
+// The local index along local axis `a` of the cell's sample `rest` (u
+// fastest, then v, then w).
+fn local_index(code: u32, a: u32, rest: u32) -> u32 {
+    let k = params.k;
+    let bits = (code >> (3u * a)) & 7u;
+    let axis = bits & 3u;
+    var idx = rest / (k * k);
+    if (axis == 0u) {
+        idx = rest % k;
+    } else if (axis == 1u) {
+        idx = (rest / k) % k;
+    }
+    if ((bits & 4u) != 0u) {
+        idx = k - 1u - idx;
+    }
+    return idx;
+}
+
+// Layer l of the cell whose control points start at `first`: the surface
+// weights of table row `row` dotted with the layer's points.
+fn layer_sum(row: u32, first: u32, l: u32, len: u32) -> vec3<f32> {
+    var layer = vec3<f32>(0.0, 0.0, 0.0);
+    for (var i = 0u; i < len; i = i + 1u) {
+        layer = layer + tables[row + i] * point(points[first + l * len + i]);
+    }
+    return layer;
 }
 
 @compute @workgroup_size(256)
@@ -145,31 +186,27 @@ fn per_sample(
     let rest = s % kkk;
     let m = cell_meta[c];
     let code = m.w;
-    // The cell's parameter indices, then the local ones.
-    var cell_idx = array<u32, 3>(rest % k, (rest / k) % k, rest / (k * k));
-    var local = array<u32, 3>(0u, 0u, 0u);
-    for (var a = 0u; a < 3u; a = a + 1u) {
-        let bits = (code >> (3u * a)) & 7u;
-        var idx = cell_idx[bits & 3u];
-        if ((bits & 4u) != 0u) {
-            idx = k - 1u - idx;
-        }
-        local[a] = idx;
-    }
+    // The local indices of the cell's sample.
+    let ls = local_index(code, 0u, rest);
+    let lt = local_index(code, 1u, rest);
+    let lr = local_index(code, 2u, rest);
     let p = pick(code);
-    let lw = layer_weights(code, p, local[2]);
+    let lw = layer_weights(code, p, lr);
     let len = m.y;
-    let row = m.z + p.table * k * k * len + (local[1] * k + local[0]) * len;
+    let row = m.z + p.table * k * k * len + (lt * k + ls) * len;
+    // The layers in order, a layer of weight 0 (a phantom) skipped.
     var acc = vec3<f32>(0.0, 0.0, 0.0);
-    for (var l = 0u; l < 4u; l = l + 1u) {
-        if (lw[l] == 0.0) {
-            continue;
-        }
-        var layer = vec3<f32>(0.0, 0.0, 0.0);
-        for (var i = 0u; i < len; i = i + 1u) {
-            layer = layer + tables[row + i] * point(points[m.x + l * len + i]);
-        }
-        acc = acc + lw[l] * layer;
+    if (lw.x != 0.0) {
+        acc = acc + lw.x * layer_sum(row, m.x, 0u, len);
+    }
+    if (lw.y != 0.0) {
+        acc = acc + lw.y * layer_sum(row, m.x, 1u, len);
+    }
+    if (lw.z != 0.0) {
+        acc = acc + lw.z * layer_sum(row, m.x, 2u, len);
+    }
+    if (lw.w != 0.0) {
+        acc = acc + lw.w * layer_sum(row, m.x, 3u, len);
     }
     write(s, acc);
 }
@@ -233,9 +270,10 @@ fn per_cell(
             let st = st0 + q;
             let lw = layer_weights(code, p, ir);
             var acc = vec3<f32>(0.0, 0.0, 0.0);
-            for (var l = 0u; l < 4u; l = l + 1u) {
-                acc = acc + lw[l] * slab[l * n + q];
-            }
+            acc = acc + lw.x * slab[q];
+            acc = acc + lw.y * slab[n + q];
+            acc = acc + lw.z * slab[2u * n + q];
+            acc = acc + lw.w * slab[3u * n + q];
             if (live) {
                 write(c * kkk + place(code, st % k, st / k, ir), acc);
             }
