@@ -61,16 +61,22 @@ fn sign_of(code: u32) -> f32 {
     return 1.0;
 }
 
-// The local sample index of the cell's sample `rest` (u fastest).
+// Index `idx` along axis `a`, reflected where bit `a` of the code says.
+fn reflect_axis(code: u32, a: u32, idx: u32) -> u32 {
+    if (((code >> a) & 1u) == 1u) {
+        return params.k - 1u - idx;
+    }
+    return idx;
+}
+
+// The local sample index of the cell's sample `rest` (u fastest), axis by
+// axis by name (no per-invocation array indexed at run time).
 fn local_sample(code: u32, rest: u32) -> u32 {
     let k = params.k;
-    var idx = array<u32, 3>(rest % k, (rest / k) % k, rest / (k * k));
-    for (var a = 0u; a < 3u; a = a + 1u) {
-        if (((code >> a) & 1u) == 1u) {
-            idx[a] = k - 1u - idx[a];
-        }
-    }
-    return (idx[2] * k + idx[1]) * k + idx[0];
+    let i = reflect_axis(code, 0u, rest % k);
+    let j = reflect_axis(code, 1u, (rest / k) % k);
+    let l = reflect_axis(code, 2u, rest / (k * k));
+    return (l * k + j) * k + i;
 }
 
 @compute @workgroup_size(256)
