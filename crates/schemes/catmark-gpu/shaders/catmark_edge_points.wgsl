@@ -36,6 +36,41 @@ struct Params {
 @group(0) @binding(6) var<storage, read> x: array<f32>;
 @group(0) @binding(7) var<storage, read_write> y: array<f32>;
 
+// Channels c0 .. c0 + 3 of row p of x (zeros past the last channel): the
+// kernel gathers each row once per group of four channels.
+fn load4_x(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// The same for row p of y (the face points already written).
+fn load4_y(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = y[base];
+    if (c0 + 1u < d) { r.y = y[base + 1u]; }
+    if (c0 + 2u < d) { r.z = y[base + 2u]; }
+    if (c0 + 3u < d) { r.w = y[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of the row of y whose
+// first channel is at `at`.
+fn store4(at: u32, c0: u32, v: vec4<f32>) {
+    let d = params.channels;
+    y[at + c0] = v.x;
+    if (c0 + 1u < d) { y[at + c0 + 1u] = v.y; }
+    if (c0 + 2u < d) { y[at + c0 + 2u] = v.z; }
+    if (c0 + 3u < d) { y[at + c0 + 3u] = v.w; }
+}
+
 @compute @workgroup_size(256)
 fn edge_points(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -54,15 +89,16 @@ fn edge_points(
     let start = edge_corner_ptr[e];
     let end = edge_corner_ptr[e + 1u];
     let out = (params.out_row + e) * d;
-    for (var c = 0u; c < d; c = c + 1u) {
-        var acc = 0.0;
+    // Four channels at a time, each summed as one channel at a time.
+    for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+        var acc = vec4<f32>(0.0);
         if (beta != 0.0) {
             for (var k = start; k < end; k = k + 1u) {
-                acc = acc + beta * y[(params.face_row + edge_faces[k]) * d + c];
+                acc = acc + beta * load4_y(params.face_row + edge_faces[k], c0);
             }
         }
-        acc = acc + alpha * x[ab.x * d + c];
-        acc = acc + alpha * x[ab.y * d + c];
-        y[out + c] = acc;
+        acc = acc + alpha * load4_x(ab.x, c0);
+        acc = acc + alpha * load4_x(ab.y, c0);
+        store4(out, c0, acc);
     }
 }

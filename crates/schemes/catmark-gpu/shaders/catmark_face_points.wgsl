@@ -33,6 +33,29 @@ struct Params {
 @group(0) @binding(4) var<storage, read> x: array<f32>;
 @group(0) @binding(5) var<storage, read_write> y: array<f32>;
 
+// Channels c0 .. c0 + 3 of row p of x (zeros past the last channel): the
+// kernel gathers each row once per group of four channels.
+fn load4_x(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of the row of y whose
+// first channel is at `at`.
+fn store4(at: u32, c0: u32, v: vec4<f32>) {
+    let d = params.channels;
+    y[at + c0] = v.x;
+    if (c0 + 1u < d) { y[at + c0 + 1u] = v.y; }
+    if (c0 + 2u < d) { y[at + c0 + 2u] = v.z; }
+    if (c0 + 3u < d) { y[at + c0 + 3u] = v.w; }
+}
+
 @compute @workgroup_size(256)
 fn face_points(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -54,11 +77,12 @@ fn face_points(
         w = order_weight[end - start];
     }
     let out = (params.out_row + f) * d;
-    for (var c = 0u; c < d; c = c + 1u) {
-        var acc = 0.0;
+    // Four channels at a time, each summed as one channel at a time.
+    for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+        var acc = vec4<f32>(0.0);
         for (var k = start; k < end; k = k + 1u) {
-            acc = acc + w * x[face_verts[k] * d + c];
+            acc = acc + w * load4_x(face_verts[k], c0);
         }
-        y[out + c] = acc;
+        store4(out, c0, acc);
     }
 }

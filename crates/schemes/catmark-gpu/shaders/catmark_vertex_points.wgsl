@@ -51,6 +51,41 @@ struct Mask {
 @group(0) @binding(7) var<storage, read> x: array<f32>;
 @group(0) @binding(8) var<storage, read_write> y: array<f32>;
 
+// Channels c0 .. c0 + 3 of row p of x (zeros past the last channel): the
+// kernel gathers each row once per group of four channels.
+fn load4_x(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// The same for row p of y (the face points already written).
+fn load4_y(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = y[base];
+    if (c0 + 1u < d) { r.y = y[base + 1u]; }
+    if (c0 + 2u < d) { r.z = y[base + 2u]; }
+    if (c0 + 3u < d) { r.w = y[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of the row of y whose
+// first channel is at `at`.
+fn store4(at: u32, c0: u32, v: vec4<f32>) {
+    let d = params.channels;
+    y[at + c0] = v.x;
+    if (c0 + 1u < d) { y[at + c0 + 1u] = v.y; }
+    if (c0 + 2u < d) { y[at + c0 + 2u] = v.z; }
+    if (c0 + 3u < d) { y[at + c0 + 3u] = v.w; }
+}
+
 @compute @workgroup_size(256)
 fn vertex_points(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -68,21 +103,23 @@ fn vertex_points(
     let e0 = vertex_edge_ptr[v];
     let e1 = vertex_edge_ptr[v + 1u];
     let out = (params.out_row + v) * d;
-    for (var c = 0u; c < d; c = c + 1u) {
-        var acc = 0.0;
+    // Four channels at a time (every index read once per group), each
+    // summed as one channel at a time.
+    for (var ch = 0u; ch < d; ch = ch + 4u) {
+        var acc = vec4<f32>(0.0);
         if (m.ring != 0.0) {
             for (var k = c0; k < c1; k = k + 1u) {
-                acc = acc + m.ring * y[(params.face_row + vertex_faces[k]) * d + c];
+                acc = acc + m.ring * load4_y(params.face_row + vertex_faces[k], ch);
             }
             for (var k = e0; k < e1; k = k + 1u) {
-                acc = acc + m.ring * x[vertex_nbrs[k] * d + c];
+                acc = acc + m.ring * load4_x(vertex_nbrs[k], ch);
             }
         }
         if (m.crease != 0.0) {
-            acc = acc + m.crease * x[m.ua * d + c];
-            acc = acc + m.crease * x[m.ub * d + c];
+            acc = acc + m.crease * load4_x(m.ua, ch);
+            acc = acc + m.crease * load4_x(m.ub, ch);
         }
-        acc = acc + m.cv * x[v * d + c];
-        y[out + c] = acc;
+        acc = acc + m.cv * load4_x(v, ch);
+        store4(out, ch, acc);
     }
 }
