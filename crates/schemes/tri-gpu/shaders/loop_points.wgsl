@@ -56,6 +56,29 @@ struct Mask {
 @group(0) @binding(10) var<storage, read> x: array<f32>;
 @group(0) @binding(11) var<storage, read_write> y: array<f32>;
 
+// Channels c0 .. c0 + 3 of row p of x (zeros past the last channel): a
+// ring is gathered once per group of four channels.
+fn load4_x(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of the row of y whose
+// first channel is at `at`.
+fn store4(at: u32, c0: u32, v: vec4<f32>) {
+    let d = params.channels;
+    y[at + c0] = v.x;
+    if (c0 + 1u < d) { y[at + c0 + 1u] = v.y; }
+    if (c0 + 2u < d) { y[at + c0 + 2u] = v.z; }
+    if (c0 + 3u < d) { y[at + c0 + 3u] = v.w; }
+}
+
 @compute @workgroup_size(256)
 fn edge_points(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -72,16 +95,17 @@ fn edge_points(
     let start = edge_opp_ptr[e];
     let end = edge_opp_ptr[e + 1u];
     let out = (params.nv + e) * d;
-    for (var c = 0u; c < d; c = c + 1u) {
-        var acc = 0.0;
-        acc = acc + m.x * x[ab.x * d + c];
-        acc = acc + m.x * x[ab.y * d + c];
+    // Four channels at a time, each summed as one channel at a time.
+    for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+        var acc = vec4<f32>(0.0);
+        acc = acc + m.x * load4_x(ab.x, c0);
+        acc = acc + m.x * load4_x(ab.y, c0);
         if (m.y != 0.0) {
             for (var k = start; k < end; k = k + 1u) {
-                acc = acc + m.y * x[edge_opp[k] * d + c];
+                acc = acc + m.y * load4_x(edge_opp[k], c0);
             }
         }
-        y[out + c] = acc;
+        store4(out, c0, acc);
     }
 }
 
@@ -99,18 +123,18 @@ fn vertex_points(
     let m = vertex_masks[vertex_mask[v]];
     let start = vertex_ptr[v];
     let end = vertex_ptr[v + 1u];
-    for (var c = 0u; c < d; c = c + 1u) {
-        var acc = 0.0;
+    for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+        var acc = vec4<f32>(0.0);
         if (m.ce != 0.0) {
-            acc = acc + m.ce * x[m.ua * d + c];
-            acc = acc + m.ce * x[m.ub * d + c];
+            acc = acc + m.ce * load4_x(m.ua, c0);
+            acc = acc + m.ce * load4_x(m.ub, c0);
         }
         if (m.cn != 0.0) {
             for (var k = start; k < end; k = k + 1u) {
-                acc = acc + m.cn * x[vertex_nbrs[k] * d + c];
+                acc = acc + m.cn * load4_x(vertex_nbrs[k], c0);
             }
         }
-        acc = acc + m.cv * x[v * d + c];
-        y[v * d + c] = acc;
+        acc = acc + m.cv * load4_x(v, c0);
+        store4(v * d, c0, acc);
     }
 }

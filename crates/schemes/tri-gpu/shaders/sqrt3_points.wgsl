@@ -54,6 +54,29 @@ fn other_boundary(a: u32, b: u32) -> u32 {
     return n.x;
 }
 
+// Channels c0 .. c0 + 3 of row p of x (zeros past the last channel): a
+// ring is gathered once per group of four channels.
+fn load4_x(p: u32, c0: u32) -> vec4<f32> {
+    let d = params.channels;
+    let base = p * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of the row of y whose
+// first channel is at `at`.
+fn store4(at: u32, c0: u32, v: vec4<f32>) {
+    let d = params.channels;
+    y[at + c0] = v.x;
+    if (c0 + 1u < d) { y[at + c0 + 1u] = v.y; }
+    if (c0 + 2u < d) { y[at + c0 + 2u] = v.z; }
+    if (c0 + 3u < d) { y[at + c0 + 3u] = v.w; }
+}
+
 @compute @workgroup_size(256)
 fn new_points(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -133,12 +156,13 @@ fn vertex_points(
         return;
     }
     let w = weights[end - start];
-    for (var k = 0u; k < d; k = k + 1u) {
-        var acc = 0.0;
+    // Four channels at a time, each summed as one channel at a time.
+    for (var c0 = 0u; c0 < d; c0 = c0 + 4u) {
+        var acc = vec4<f32>(0.0);
         for (var i = start; i < end; i = i + 1u) {
-            acc = acc + w.y * x[vertex_nbrs[i] * d + k];
+            acc = acc + w.y * load4_x(vertex_nbrs[i], c0);
         }
-        acc = acc + w.x * x[v * d + k];
-        y[v * d + k] = acc;
+        acc = acc + w.x * load4_x(v, c0);
+        store4(v * d, c0, acc);
     }
 }
