@@ -74,21 +74,24 @@ fn mapped_spmv_doubles_values() {
     let _t = Timer::start("mapped_spmv_doubles_values");
     let mut rng = Rng::new(32);
     let a = random_csr(&mut rng, 2000, 1500, 6, 0.25, 1.0);
-    let x = random_x(&mut rng, 1500, 3);
     let mapped = MappedSpmv::new(ctx, "return value * 2.0;").unwrap();
     assert_eq!(mapped.snippet(), "return value * 2.0;");
-    let y = mapped
-        .apply(
-            ctx,
-            &GpuCsr::upload(ctx, a.as_ref()).unwrap(),
-            &GpuBuffer::upload(ctx, x.as_slice().unwrap()).unwrap(),
-            3,
-        )
-        .unwrap()
-        .download(ctx)
-        .unwrap();
-    let expected = spmv_csr(a.as_ref(), x.view(), |&v, _, _| v * 2.0, Par::Seq);
-    assert_close(&y, &expected);
+    // Channels in groups of four: one group, a group and a remainder.
+    for d in [1, 3, 4, 5, 9] {
+        let x = random_x(&mut rng, 1500, d);
+        let y = mapped
+            .apply(
+                ctx,
+                &GpuCsr::upload(ctx, a.as_ref()).unwrap(),
+                &GpuBuffer::upload(ctx, x.as_slice().unwrap()).unwrap(),
+                d,
+            )
+            .unwrap()
+            .download(ctx)
+            .unwrap();
+        let expected = spmv_csr(a.as_ref(), x.view(), |&v, _, _| v * 2.0, Par::Seq);
+        assert_close(&y, &expected);
+    }
 }
 
 #[test]
