@@ -36,6 +36,10 @@ pub const ADAPTER_ENV: &str = "SUBLA_GPU_ADAPTER";
 /// How long a readback waits for its map callback after the device is idle.
 const MAP_CALLBACK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// How long [`GpuContext::wait`] blocks before it checks whether the
+/// device was lost and waits again.
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Largest staging buffer of one readback ([`GpuContext::read_into`]):
 /// larger readbacks go through it in chunks.
 pub(crate) const READBACK_CHUNK: u64 = 64 << 20;
@@ -379,12 +383,19 @@ impl GpuContext {
         self.wait()
     }
 
+    /// Waits for the device in slices of [`WAIT_SLICE`], checking between
+    /// them whether it was lost: a lost device whose work never completes
+    /// gives [`GpuError::DeviceLost`] instead of a wait without end. Work
+    /// that takes longer than a slice is simply waited for again.
     pub(crate) fn wait(&self) -> Result<()> {
-        match self.device.poll(wgpu::PollType::wait_indefinitely()) {
-            Ok(_) => self.check_alive(),
-            Err(e) => {
-                self.check_alive()?;
-                Err(GpuError::Poll { message: e.to_string() })
+        loop {
+            match self.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(WAIT_SLICE) }) {
+                Ok(_) => return self.check_alive(),
+                Err(wgpu::PollError::Timeout) => self.check_alive()?,
+                Err(e) => {
+                    self.check_alive()?;
+                    return Err(GpuError::Poll { message: e.to_string() });
+                }
             }
         }
     }
