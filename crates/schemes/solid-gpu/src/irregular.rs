@@ -180,6 +180,26 @@ impl IrregularLimitGpu {
     ) -> Result<(Array2<f32>, EvalProfile), SolidGpuError> {
         self.limit_run(q, shape)?.profile(ctx, x)
     }
+
+    /// [`IrregularLimitGpu::eval`] with the kernel dispatched `runs` times back to
+    /// back in one command buffer, each dispatch timed, as
+    /// [`crate::SolidLimitGpu::profile_back_to_back`].
+    ///
+    /// # Errors
+    /// As [`IrregularLimitGpu::eval`].
+    ///
+    /// # Panics
+    /// As [`IrregularLimitGpu::eval`].
+    pub fn profile_back_to_back(
+        &self,
+        ctx: &GpuContext,
+        x: ArrayView2<'_, f32>,
+        q: Quantity,
+        shape: Shape,
+        runs: usize,
+    ) -> Result<(Array2<f32>, Vec<f64>), SolidGpuError> {
+        self.limit_run(q, shape)?.profile_back_to_back(ctx, x, runs)
+    }
 }
 
 impl LimitKernel for IrregularLimitGpu {

@@ -44,6 +44,9 @@ fn the_device_agrees_with_the_cpu_on_irregular_cells() {
                 assert!(into == got, "k {k}, {q:?}, {shape:?}: eval_into");
                 let (timed, profile) = gpu.profile_eval(ctx, xf.view(), q, shape).unwrap();
                 assert!(timed == got && profile.kernels.len() == 1, "k {k}, {q:?}, {shape:?}: profile_eval");
+                let (repeated, times) = gpu.profile_back_to_back(ctx, xf.view(), q, shape, 2).unwrap();
+                assert!(repeated == got, "k {k}, {q:?}, {shape:?}: profile_back_to_back");
+                assert!(times.len() == 2 || (times.is_empty() && profile.kernels[0].seconds.is_none()));
             }
         }
         if k > 1 {

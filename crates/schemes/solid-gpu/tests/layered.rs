@@ -56,6 +56,9 @@ fn the_device_agrees_with_the_cpu_on_layered_cells() {
                 let (timed, profile) = gpu.profile_eval(ctx, xf.view(), q, shape).unwrap();
                 assert!(timed == got, "k {k}, {q:?}, {shape:?}: profile_eval");
                 assert_eq!(profile.kernels.len(), 1);
+                let (repeated, times) = gpu.profile_back_to_back(ctx, xf.view(), q, shape, 2).unwrap();
+                assert!(repeated == got, "k {k}, {q:?}, {shape:?}: profile_back_to_back");
+                assert!(times.len() == 2 || (times.is_empty() && profile.kernels[0].seconds.is_none()));
             }
         }
     }
