@@ -589,6 +589,15 @@ fn warm(ctx: &GpuContext) {
     }
 }
 
+/// The back-to-back columns of a row: the least time of the dispatches in
+/// ms and, for `bytes` moved, its share of the copy bandwidth; dashes
+/// where there is no time.
+fn back_to_back_cells(seconds: Option<f64>, bytes: u64, copy_rate: f64) -> (String, String) {
+    seconds.map_or(("–".to_string(), "–".to_string()), |t| {
+        (format!("{:.3}", t * 1e3), format!("{:.0} %", 100.0 * bytes as f64 / t / copy_rate))
+    })
+}
+
 /// One row of the class table: the profiled run and the least time of
 /// the back-to-back dispatches (none for the `all` rows).
 fn class_row(
@@ -606,9 +615,7 @@ fn class_row(
     };
     let kernel_s = profile_seconds(&prof);
     let rate = prof.bytes() as f64 / kernel_s;
-    let (b2b_ms, b2b_copy) = back_to_back.map_or(("–".to_string(), "–".to_string()), |t| {
-        (format!("{:.3}", t * 1e3), format!("{:.0} %", 100.0 * prof.bytes() as f64 / t / copy_rate))
-    });
+    let (b2b_ms, b2b_copy) = back_to_back_cells(back_to_back, prof.bytes(), copy_rate);
     println!(
         "| {class} | {k} | {samples} | {shape:?} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {b2b_ms} | {b2b_copy} | {:.3} |",
         kernel_s * 1e3,
@@ -686,9 +693,7 @@ fn solid(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
                 .profile_back_to_back(ctx, x.view(), Quantity::Position, shape, 12)
                 .ok()
                 .and_then(|(_, t)| t.into_iter().min_by(f64::total_cmp));
-            let (b2b_ms, b2b_copy) = b2b.map_or(("–".to_string(), "–".to_string()), |t| {
-                (format!("{:.3}", t * 1e3), format!("{:.0} %", 100.0 * prof.bytes() as f64 / t / copy_rate))
-            });
+            let (b2b_ms, b2b_copy) = back_to_back_cells(b2b, prof.bytes(), copy_rate);
             println!(
                 "| {k} | {samples} | {shape:?} | {:.3} | {:.3} | {:.0} | {:.1} | {:.1} | {:.0} % | {b2b_ms} | {b2b_copy} | {:.3} | {diff:.1e} |",
                 s * 1e3,
