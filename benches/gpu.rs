@@ -97,7 +97,10 @@
 //! there): frame time, least bytes (matrices, levels read and written)
 //! over the copy bandwidth, and the CPU's SpMV of the same matrices, then
 //! the topology of two chained splits on the device (`SolidSplitGpu`)
-//! against `VolMesh::split` (all threads), the arrays compared. Its
+//! against `VolMesh::split` (all threads), the arrays compared, then the
+//! whole refinement on the device from its own connectivity
+//! (`SolidRefineOnDevice`: splits and points, no matrix built; mesh in,
+//! finest points out) against the CPU plan's build and evaluation. Its
 //! third part evaluates by cell class on a solid torus (512 segments,
 //! quick 32) and on a grid of cubes split into tetrahedra and refined twice
 //! (4³ cubes, quick 2³): regular cells (`SolidLimitGpu`), layered ones
@@ -758,6 +761,45 @@ fn solid_refinement(ctx: &'static GpuContext, copy_rate: f64, quick: bool) {
     }
     println!("\nsolid topology on the device: {n}³ grid, two chained splits");
     solid_topology(ctx, &grid.mesh);
+    println!("\nsolid refinement from the connectivity on the device: {n}³ grid, mesh in → finest points out");
+    solid_on_device(ctx, &grid);
+}
+
+/// A whole Catmull-Clark solid refinement on the device
+/// (`SolidRefineOnDevice`: each level's connectivity by the split kernels,
+/// its points from that connectivity by `solid_points.wgsl`, no matrix
+/// built): from the control mesh and points uploaded to the finest points
+/// read back, against the CPU's plan built and evaluated (all threads,
+/// `f32`) in the same run; the largest difference.
+fn solid_on_device(ctx: &'static GpuContext, grid: &subla_volume::VolumeData) {
+    use subla_scheme::Refiner;
+    use subla_solid_gpu::SolidRefineOnDevice;
+    println!("\n| levels | rows out | device ms | cpu build + eval ms | vs cpu | max diff |");
+    println!("|---|---|---|---|---|---|");
+    let Ok(device) = SolidRefineOnDevice::new(ctx, subla_solid::VertexRule::Layered) else {
+        println!("| – | device failed | | | | |");
+        return;
+    };
+    let x = grid.vertices.mapv(|v| v as f32);
+    for levels in [1u32, 2] {
+        let (dev_s, got) = best(5, || device.refine(ctx, &grid.mesh, x.view(), levels));
+        let (cpu_s, want) = best(5, || {
+            let plan = subla_solid::CatmarkSolid::default().build(&grid.mesh, levels, Par::Rayon)?;
+            subla_scheme::eval(&plan, x.view(), Par::Rayon)
+        });
+        let (Ok((_, got)), Ok(want)) = (got, want) else {
+            println!("| {levels} | failed | | | | |");
+            continue;
+        };
+        let diff = got.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        println!(
+            "| {levels} | {} | {:.3} | {:.3} | {:.2} | {diff:.1e} |",
+            want.nrows(),
+            dev_s * 1e3,
+            cpu_s * 1e3,
+            cpu_s / dev_s
+        );
+    }
 }
 
 /// The topology of Catmull-Clark solid splits on the device

@@ -89,6 +89,10 @@ const NONE: u32 = 0xffffffffu;
 @group(0) @binding(9) var<storage, read_write> edge_flags: array<u32>;
 // The exclusive scan of edge_flags: the child edge id at a first use.
 @group(0) @binding(10) var<storage, read> edge_ids: array<u32>;
+// The parent's and the child's tags: a corner flag per vertex, then a
+// hexahedron flag per cell.
+@group(0) @binding(11) var<storage, read> tags: array<u32>;
+@group(0) @binding(12) var<storage, read_write> child_tags: array<u32>;
 
 // The outward faces of a hexahedron, VTK's vertex order (CellKind's).
 const HEX_FACES = array<vec4<u32>, 6>(
@@ -259,6 +263,27 @@ fn child_ptrs(
     }
     if (i <= params.c_faces) {
         out[params.c_face_ptr + i] = 4u * i;
+    }
+}
+
+// The child's tags: a vertex point is a corner where its vertex is (the
+// child's first vertices are the parent's), no other child point is, and
+// every child cell is a hexahedron.
+@compute @workgroup_size(256)
+fn child_tags_of(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let i = flat_index(wg, nwg, li);
+    let child_nv = params.nv + params.ne + params.nf + params.cells;
+    if (i >= child_nv + params.corners) {
+        return;
+    }
+    if (i < params.nv) {
+        child_tags[i] = tags[i];
+    } else {
+        child_tags[i] = u32(i >= child_nv);
     }
 }
 

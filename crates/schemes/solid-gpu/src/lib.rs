@@ -28,11 +28,13 @@
 pub mod grid;
 pub mod irregular;
 pub mod layered;
+pub mod points;
 pub mod refine;
 
 pub use grid::GridLimitGpu;
 pub use irregular::IrregularLimitGpu;
 pub use layered::LayeredLimitGpu;
+pub use points::{SolidPointsGpu, SolidRefineOnDevice};
 pub use refine::{GpuSolidTopology, SolidRefineGpu, SolidSplitGpu, SolidTopologyArrays, split_cells};
 
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -55,12 +57,17 @@ pub mod shaders {
     pub const SOLID_LAYERED: &str = include_str!("../shaders/solid_layered.wgsl");
     /// `solid_split.wgsl`: the child cells of one split, per cell corner.
     pub const SOLID_SPLIT: &str = include_str!("../shaders/solid_split.wgsl");
+    /// `solid_points.wgsl`: the child points of one split from the
+    /// parent's connectivity (its incidences by a counting sort, then cell,
+    /// face, edge and vertex points).
+    pub const SOLID_POINTS: &str = include_str!("../shaders/solid_points.wgsl");
     /// Every kernel as `(file name, source)`.
-    pub const ALL: [(&str, &str); 4] = [
+    pub const ALL: [(&str, &str); 5] = [
         ("solid_limit.wgsl", SOLID_LIMIT),
         ("solid_irregular.wgsl", SOLID_IRREGULAR),
         ("solid_layered.wgsl", SOLID_LAYERED),
         ("solid_split.wgsl", SOLID_SPLIT),
+        ("solid_points.wgsl", SOLID_POINTS),
     ];
 }
 

@@ -105,7 +105,9 @@ pub fn split_cells(ctx: &GpuContext, m: &VolMesh) -> Result<Vec<[u32; 8]>, Solid
 /// inward), face pointers and vertices, face edges (edge `i` from vertex
 /// `i` to `i + 1`), face cells (two per face, `u32::MAX` past a boundary
 /// face), edges (two ends, lower first) and sharp flags (1 or 0 per
-/// edge) — [`VolMesh`]'s arrays, with the same numbering.
+/// edge) — [`VolMesh`]'s arrays, with the same numbering. Beside it, a
+/// second buffer of tags: a corner flag per vertex, then a hexahedron flag
+/// per cell (what the point rules read besides the connectivity).
 ///
 /// A split on the device gives the arrays of [`VolMesh::split`] exactly
 /// (tested on every example shape over two splits, sharp edges included):
@@ -115,30 +117,34 @@ pub fn split_cells(ctx: &GpuContext, m: &VolMesh) -> Result<Vec<[u32; 8]>, Solid
 /// decided in closed form, an edge's by an integer atomic maximum that
 /// keeps the smallest face corner claiming it, whatever the order of the
 /// claims). The edge and vertex incidences of [`VolMesh`] (edge faces,
-/// vertex edges) and corner tags are not built on the device.
+/// vertex edges) are built from these by [`SolidPointsGpu`](crate::SolidPointsGpu)
+/// when it computes a split's points.
 #[derive(Debug)]
 pub struct GpuSolidTopology {
-    buf: GpuBuffer<u32>,
-    counts: Counts,
-    layout: Layout,
+    pub(crate) buf: GpuBuffer<u32>,
+    /// Corner flags of the vertices, then hexahedron flags of the cells
+    /// (at least one word).
+    pub(crate) tags: GpuBuffer<u32>,
+    pub(crate) counts: Counts,
+    pub(crate) layout: Layout,
 }
 
 /// Element counts of a [`GpuSolidTopology`].
 #[derive(Copy, Clone, Debug, Default)]
-struct Counts {
-    nv: u32,
-    ne: u32,
-    nf: u32,
-    nc: u32,
+pub(crate) struct Counts {
+    pub(crate) nv: u32,
+    pub(crate) ne: u32,
+    pub(crate) nf: u32,
+    pub(crate) nc: u32,
     /// Cell vertices (cell corners).
-    cell_verts: u32,
+    pub(crate) cell_verts: u32,
     /// Cell faces.
-    cell_faces: u32,
+    pub(crate) cell_faces: u32,
     /// Face vertices (face corners).
-    face_verts: u32,
+    pub(crate) face_verts: u32,
     /// The face corners of every cell's faces (each interior face counted
     /// twice): twice the number of edges inside the cells after a split.
-    cell_face_corners: u64,
+    pub(crate) cell_face_corners: u64,
 }
 
 /// Offsets of the sections of a [`GpuSolidTopology`]'s buffer, in order
@@ -146,8 +152,8 @@ struct Counts {
 /// face pointers, face vertices, face edges, face cells, edges, sharp
 /// flags), then its length: the order of the kernels' parameters.
 #[derive(Copy, Clone, Debug, Default)]
-struct Layout {
-    at: [u32; SECTIONS + 1],
+pub(crate) struct Layout {
+    pub(crate) at: [u32; SECTIONS + 1],
 }
 
 /// Sections of a [`GpuSolidTopology`]'s buffer.
@@ -202,6 +208,10 @@ pub struct SolidTopologyArrays {
     pub edges: Vec<[u32; 2]>,
     /// Whether each edge is sharp.
     pub sharp: Vec<bool>,
+    /// Whether each vertex is a corner.
+    pub corners: Vec<bool>,
+    /// Whether each cell is a hexahedron.
+    pub hexahedra: Vec<bool>,
 }
 
 impl SolidTopologyArrays {
@@ -228,7 +238,19 @@ impl SolidTopologyArrays {
             face_cells: (0..nf).map(|f| m.face_cells(f)).collect(),
             edges: (0..ne).map(|e| m.edge(e)).collect(),
             sharp: (0..ne).map(|e| m.is_sharp_edge(e)).collect(),
+            corners: (0..m.num_vertices()).map(|v| m.is_corner(v)).collect(),
+            hexahedra: (0..nc).map(|c| m.kind(c) == subla_volume::CellKind::Hexahedron).collect(),
         }
+    }
+
+    /// The tags as one buffer: corner flags, then hexahedron flags (at
+    /// least one word).
+    fn tag_words(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.corners.iter().chain(&self.hexahedra).map(|&t| u32::from(t)).collect();
+        if v.is_empty() {
+            v.push(0);
+        }
+        v
     }
 
     /// The arrays as one buffer in [`Layout`] order.
@@ -268,7 +290,8 @@ impl GpuSolidTopology {
         };
         let layout = Layout::of(&counts)?;
         let buf = program::upload_array(ctx, "solid connectivity", &arrays.flat())?;
-        Ok(GpuSolidTopology { buf, counts, layout })
+        let tags = program::upload_array(ctx, "solid tags", &arrays.tag_words())?;
+        Ok(GpuSolidTopology { buf, tags, counts, layout })
     }
 
     /// Number of vertices.
@@ -327,6 +350,9 @@ impl GpuSolidTopology {
     /// [`SolidGpuError::Device`] on a device failure.
     pub fn download(&self, ctx: &GpuContext) -> Result<SolidTopologyArrays, SolidGpuError> {
         let all = self.buf.download(ctx)?;
+        let tags = self.tags.download(ctx)?;
+        let nv = self.counts.nv as usize;
+        let nc = self.counts.nc as usize;
         let part = |i: usize| all[self.layout.section(i)].to_vec();
         let pairs = |i: usize| all[self.layout.section(i)].chunks_exact(2).map(|p| [p[0], p[1]]).collect();
         Ok(SolidTopologyArrays {
@@ -340,12 +366,15 @@ impl GpuSolidTopology {
             face_cells: pairs(7),
             edges: pairs(8),
             sharp: all[self.layout.section(9)].iter().map(|&s| s != 0).collect(),
+            corners: tags[..nv].iter().map(|&t| t != 0).collect(),
+            hexahedra: tags[nv..nv + nc].iter().map(|&t| t != 0).collect(),
         })
     }
 }
 
 /// The entry points of `solid_split.wgsl` a whole split runs, in order.
-const ENTRIES: [&str; 6] = ["child_ptrs", "split_names", "split_faces", "edge_keys", "edge_first", "edge_ids_of"];
+const ENTRIES: [&str; 7] =
+    ["child_ptrs", "child_tags_of", "split_names", "split_faces", "edge_keys", "edge_first", "edge_ids_of"];
 
 /// Catmull-Clark solid splits of a [`GpuSolidTopology`] on the device, its
 /// kernels compiled once.
@@ -389,7 +418,9 @@ impl SolidSplitGpu {
         let counts = parent.child_counts()?;
         let layout = Layout::of(&counts)?;
         let buf: GpuBuffer<u32> = program::zeroed(ctx, "child solid connectivity", u64::from(layout.len()))?;
-        let child = GpuSolidTopology { buf, counts, layout };
+        let tag_words = (u64::from(counts.nv) + u64::from(counts.nc)).max(1);
+        let tags: GpuBuffer<u32> = program::zeroed(ctx, "child solid tags", tag_words)?;
+        let child = GpuSolidTopology { buf, tags, counts, layout };
         let corners = u64::from(parent.counts.cell_verts);
         if corners == 0 {
             return Ok(child);
@@ -429,9 +460,15 @@ impl SolidSplitGpu {
             Some(edge_slots.as_wgpu()),
             Some(edge_flags.as_wgpu()),
             None,
+            Some(parent.tags.as_wgpu()),
+            Some(child.tags.as_wgpu()),
         ];
         let ptrs = u64::from(counts.nc.max(counts.nf)) + 1;
-        run("solid split: cells", &[("child_ptrs", ptrs), ("split_names", corners)], &table)?;
+        run(
+            "solid split: cells",
+            &[("child_ptrs", ptrs), ("child_tags_of", tag_words), ("split_names", corners)],
+            &table,
+        )?;
         let (face_ids, nf) = subla_gpu::scan::scan_exclusive(ctx, &flags)?;
         check_count("child faces", nf, counts.nf)?;
         table[6] = Some(face_ids.as_wgpu());

@@ -115,3 +115,59 @@ fn the_device_refines_as_the_cpu() {
         }
     }
 }
+
+/// A whole refinement on the device — each level's connectivity by the
+/// split kernels, its points by `solid_points.wgsl` from that
+/// connectivity, nothing built on the host — gives the CPU plan's points
+/// within 1e-5 of the data's scale and the CPU's connectivity and tags, on
+/// every example shape (tetrahedra, wedges and polyhedra at level 0,
+/// boundaries, extraordinary and layered edges), a grid, and a grid with
+/// sharp edges and corners; under both vertex rules; the same bits on
+/// every run.
+#[test]
+fn the_device_computes_the_points_from_its_connectivity() {
+    use subla_solid::VertexRule;
+    use subla_solid_gpu::SolidRefineOnDevice;
+    let Some(ctx) = context_or_skip() else { return };
+    let mut all = shapes();
+    let g = hex_grid(3, 3, 2).unwrap();
+    // Two boundary edges and two interior edges in a row, sharp (a crease
+    // curve through vertex 22 inside, a corner at vertex 0), and a corner.
+    let sharp: Vec<[u32; 2]> = (0..g.mesh.num_edges())
+        .map(|e| g.mesh.edge(e))
+        .filter(|&[a, b]| matches!((a.min(b), a.max(b)), (0, 1) | (1, 2) | (21, 22) | (22, 23)))
+        .collect();
+    assert_eq!(sharp.len(), 4);
+    let tagged = g.mesh.clone().with_features(&sharp, &[0, 15]).unwrap();
+    all.push(("sharp grid", subla_volume::VolumeData { mesh: tagged, ..g }));
+    for rule in [VertexRule::Layered, VertexRule::JoyMacCracken] {
+        let device = SolidRefineOnDevice::new(ctx, rule).unwrap();
+        for (name, d) in &all {
+            let levels = if *name == "torus" { 1 } else { 2 };
+            let plan = CatmarkSolid::new(rule).build(&d.mesh, levels, Par::Rayon).unwrap();
+            let mut s = 11u64;
+            let extra = Array2::from_shape_fn((d.mesh.num_vertices(), 5), |_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+            });
+            for x in [d.vertices.clone(), extra] {
+                let want = eval(&plan, x.view(), Par::Rayon).unwrap();
+                let (topo, got) = device.refine(ctx, &d.mesh, x.mapv(|v| v as f32).view(), levels).unwrap();
+                assert_eq!(got.dim(), want.dim(), "{name}, {rule:?}");
+                let scale = x.iter().fold(1f64, |a, v| a.max(v.abs()));
+                let (mut worst, mut at) = (0f64, 0);
+                for (i, (p, w)) in got.iter().zip(want.iter()).enumerate() {
+                    let diff = (f64::from(*p) - w).abs();
+                    if diff > worst {
+                        (worst, at) = (diff, i / x.ncols());
+                    }
+                }
+                assert!(worst <= 1e-5 * scale, "{name}, {rule:?}: {worst} at row {at}");
+                let finest = plan.mesh(levels);
+                assert_eq!(topo.download(ctx).unwrap(), SolidTopologyArrays::of(finest), "{name}: connectivity");
+                let (_, again) = device.refine(ctx, &d.mesh, x.mapv(|v| v as f32).view(), levels).unwrap();
+                assert!(got.iter().zip(again.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: bits");
+            }
+        }
+    }
+}
