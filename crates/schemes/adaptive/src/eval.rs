@@ -16,7 +16,8 @@
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::{CsrMat, Par};
+use subla_algebra::mem::{Zeroable, try_zeroed_vec};
+use subla_algebra::{AlgebraError, CsrMat, Par};
 
 use crate::AdaptiveError;
 use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights, bspline_curves};
@@ -102,6 +103,19 @@ impl PatchTable {
         out
     }
 
+    /// [`PatchTable::points_of`] into a buffer from
+    /// [`subla_algebra::mem`] (huge pages where large), or
+    /// [`AdaptiveError::Algebra`] where it cannot be allocated.
+    fn points_alloc<T: Float + Send + Sync + Zeroable>(
+        &self,
+        control: ArrayView2<'_, T>,
+        par: Par,
+    ) -> Result<Array2<T>, AdaptiveError> {
+        let mut out = zeroed((self.num_points(), control.ncols()), "the points of a patch table")?;
+        self.points_into(control, par, out.view_mut());
+        Ok(out)
+    }
+
     /// [`PatchTable::points_of`] into `out` (`num_points × channels`), every
     /// entry written: a loop over frames reuses one array.
     ///
@@ -155,25 +169,33 @@ impl PatchTable {
     /// every sample. Deterministic: each sample is computed alone, in a
     /// fixed order of terms, whatever the thread count.
     ///
+    /// The outputs are allocated through [`subla_algebra::mem`]: where
+    /// they are large, the kernel may back them with huge pages, whose
+    /// first touch (here, by the threads that write them) costs one fault
+    /// per 2 MiB instead of per 4 KiB.
+    ///
     /// # Errors
-    /// [`AdaptiveError::NoSuchPtexFace`] for a sample's ptex face out of range.
+    /// [`AdaptiveError::NoSuchPtexFace`] for a sample's ptex face out of
+    /// range; [`AdaptiveError::Algebra`] where the outputs cannot be
+    /// allocated.
     ///
     /// # Panics
     /// If `control` does not have one row per control vertex.
     #[track_caller]
-    pub fn evaluate<T: Float + Send + Sync>(
+    pub fn evaluate<T: Float + Send + Sync + Zeroable>(
         &self,
         control: ArrayView2<'_, T>,
         samples: &[Sample],
         par: Par,
     ) -> Result<Limit<T>, AdaptiveError> {
         self.check_samples(samples)?;
-        let points = self.points_of(control, par);
+        let points = self.points_alloc(control, par)?;
         let shape = (samples.len(), control.ncols());
+        let what = "the limit positions and derivatives";
         let mut out = Limit {
-            position: Array2::zeros(shape),
-            du: Array2::zeros(shape),
-            dv: Array2::zeros(shape),
+            position: zeroed(shape, what)?,
+            du: zeroed(shape, what)?,
+            dv: zeroed(shape, what)?,
             missing: vec![],
         };
         self.evaluate_points_into(points.view(), samples, par, &mut out)?;
@@ -896,4 +918,15 @@ pub fn grid(num_ptex: u32, k: u32) -> Vec<Sample> {
         }
     }
     out
+}
+
+/// A `rows × cols` array of zeros from [`try_zeroed_vec`] (huge pages
+/// where large, untouched until written).
+fn zeroed<T: Zeroable>(shape: (usize, usize), what: &'static str) -> Result<Array2<T>, AdaptiveError> {
+    let n = shape.0.checked_mul(shape.1).ok_or(AdaptiveError::Algebra(AlgebraError::OutOfMemory {
+        what,
+        bytes: shape.0 as u128 * shape.1 as u128 * size_of::<T>() as u128,
+    }))?;
+    let v = try_zeroed_vec::<T>(n, what)?;
+    Ok(Array2::from_shape_vec(shape, v).expect("rows × columns values"))
 }
