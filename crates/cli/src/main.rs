@@ -16,7 +16,7 @@
 //! subla limit [IN] --isolation 3 [--endcap gregory|bspline] [--select FACES.txt] --grid 5 -o OUT.txt
 //! subla tessellate [IN] --isolation 3 --rate 8 -o OUT.obj [--png [OUT.png]]
 //! subla solid info IN.vtk|IN.mesh [--json]
-//! subla solid subdivide IN.vtk|IN.mesh --levels 2 -o OUT.vtk [--binary] [--surface OUT.obj]
+//! subla solid subdivide IN.vtk|IN.mesh --levels 2 -o OUT.vtk [--binary] [--surface OUT.obj] [--backend cpu|gpu]
 //! ```
 //! Without `IN`, every subcommand uses the embedded example mesh (an open
 //! box with pentagons, triangles, a semi-sharp crease and a boundary). The

@@ -3,6 +3,7 @@
 //! ```text
 //! subla solid info IN.vtk|IN.mesh [--json]
 //! subla solid subdivide IN.vtk|IN.mesh --levels N -o OUT.vtk|OUT.mesh [--binary]
+//!       [--backend cpu|gpu] [--fallback none|cpu]
 //!       [--surface OUT.obj] [--png [OUT.png]] [--max-memory 4G]
 //! subla solid limit IN.vtk|IN.mesh --grid K [--derivatives] [--cells all|regular] -o OUT.txt|OUT.vtk
 //! ```
@@ -13,7 +14,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand};
 use ndarray::{Array2, s};
 use subla_algebra::Par;
-use subla_scheme::{Plan, Refiner, eval};
+use subla_scheme::{Refiner, eval};
 use subla_solid::{CatmarkSolid, VertexRule, predict_counts};
 use subla_volume::medit::{MEDIT_REF, read_medit_file, write_medit_file};
 use subla_volume::vtk::{VtkEncoding, read_vtk_file, write_vtk_file};
@@ -152,6 +153,27 @@ pub(crate) struct SolidSubdivideArgs {
     /// memory available.
     #[arg(long, value_parser = crate::parse_bytes)]
     max_memory: Option<u64>,
+    /// Where the points are refined: `cpu` (the plan's matrices, `f64`) or
+    /// `gpu` (each level's connectivity and points made on the device from
+    /// the level before, no matrix built, `f32`; the connectivity written
+    /// is the CPU's split, which the device's equals). `SUBLA_GPU_BACKEND`
+    /// and `SUBLA_GPU_ADAPTER` choose the adapter.
+    #[arg(long, value_enum, default_value_t = crate::Backend::Cpu)]
+    backend: crate::Backend,
+    /// With `--backend gpu`: `cpu` refines on the CPU, with a warning,
+    /// where no adapter is usable or the device fails; `none` fails.
+    #[arg(long, value_enum, default_value_t = crate::Fallback::None)]
+    fallback: crate::Fallback,
+}
+
+/// The finest points of `levels` steps of `mesh` from `x`, refined on the
+/// device ([`subla_solid_gpu::SolidRefineOnDevice`]) in `f32`.
+fn refine_on_device(mesh: &VolMesh, x: &Array2<f64>, levels: u32, rule: VertexRule) -> Result<Array2<f64>, String> {
+    crate::picture::quiet_driver_env();
+    let ctx = subla_gpu::GpuContext::new().map_err(|e| e.to_string())?;
+    let device = subla_solid_gpu::SolidRefineOnDevice::new(&ctx, rule).map_err(|e| e.to_string())?;
+    let (_, y) = device.refine(&ctx, mesh, x.mapv(|v| v as f32).view(), levels).map_err(|e| e.to_string())?;
+    Ok(y.mapv(f64::from))
 }
 
 fn is_medit(p: &Path) -> bool {
@@ -245,11 +267,27 @@ fn info(args: &SolidInfoArgs, progress: Progress) -> Result<(), String> {
 
 /// The parent cell of each cell after `levels` steps over `m` (each cell
 /// splits into one child per corner, in order).
-fn cell_origin(plan: &subla_solid::SolidPlan, levels: u32) -> Vec<u32> {
-    let mut origin: Vec<u32> = (0..plan.mesh(0).num_cells() as u32).collect();
+/// The levels of a refinement: a CPU plan (its meshes and matrices), or
+/// the meshes alone (the points refined on the device).
+enum Levels {
+    Plan(subla_solid::SolidPlan),
+    Meshes(Vec<VolMesh>),
+}
+
+impl Levels {
+    fn mesh(&self, level: u32) -> &VolMesh {
+        match self {
+            Levels::Plan(p) => p.mesh(level),
+            Levels::Meshes(m) => &m[level as usize],
+        }
+    }
+}
+
+fn cell_origin<'a>(mesh: impl Fn(u32) -> &'a VolMesh, levels: u32) -> Vec<u32> {
+    let mut origin: Vec<u32> = (0..mesh(0).num_cells() as u32).collect();
     for l in 0..levels {
-        let m = plan.mesh(l);
-        let mut next = Vec::with_capacity(plan.mesh(l + 1).num_cells());
+        let m = mesh(l);
+        let mut next = Vec::with_capacity(mesh(l + 1).num_cells());
         for (c, &o) in origin.iter().enumerate() {
             next.extend(std::iter::repeat_n(o, m.cell_vertices(c).len()));
         }
@@ -279,9 +317,24 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
         ));
     }
     let bar = progress.phase(format!("refining {} levels", args.levels));
-    let plan = CatmarkSolid::new(args.vertex_rule.rule())
-        .build(&d.mesh, args.levels, Par::Rayon)
-        .map_err(|e| format!("{}: {e}", shown(&args.input)))?;
+    let rule = args.vertex_rule.rule();
+    let on_device = args.backend == crate::Backend::Gpu;
+    // On the device the plan's matrices are not needed: the CPU makes the
+    // connectivity alone (to write it), the device its own and the points.
+    let plan = if on_device {
+        let mut meshes = vec![d.mesh.clone()];
+        for _ in 0..args.levels {
+            let next = meshes.last().expect("a level").split(Par::Rayon);
+            meshes.push(next.map_err(|e| format!("{}: {e}", shown(&args.input)))?);
+        }
+        Levels::Meshes(meshes)
+    } else {
+        Levels::Plan(
+            CatmarkSolid::new(rule)
+                .build(&d.mesh, args.levels, Par::Rayon)
+                .map_err(|e| format!("{}: {e}", shown(&args.input)))?,
+        )
+    };
     // Positions and point data refine together, as columns of one array.
     let mut x = Array2::zeros((d.mesh.num_vertices(), channels));
     x.slice_mut(s![.., ..3]).assign(&d.vertices);
@@ -299,11 +352,25 @@ fn subdivide(args: &SolidSubdivideArgs, progress: Progress, quiet: bool) -> Resu
         refined_fields.push((f, at));
         at += f.values.ncols();
     }
-    let y = eval(&plan, x.slice(s![.., ..at]), Par::Rayon).map_err(|e| e.to_string())?;
+    let x = x.slice(s![.., ..at]).to_owned();
+    let y = match &plan {
+        Levels::Plan(p) => eval(p, x.view(), Par::Rayon).map_err(|e| e.to_string())?,
+        Levels::Meshes(_) => match refine_on_device(&d.mesh, &x, args.levels, rule) {
+            Ok(y) => y,
+            Err(e) if args.fallback == crate::Fallback::Cpu => {
+                eprintln!("warning: --backend gpu: {e}; refined on the CPU");
+                let p = CatmarkSolid::new(rule)
+                    .build(&d.mesh, args.levels, Par::Rayon)
+                    .map_err(|e| format!("{}: {e}", shown(&args.input)))?;
+                eval(&p, x.view(), Par::Rayon).map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(format!("--backend gpu: {e}; --fallback cpu refines on the CPU instead")),
+        },
+    };
     bar.finish_and_clear();
-    let levels = plan.levels();
+    let levels = args.levels;
     let mesh: VolMesh = plan.mesh(levels).clone();
-    let origin = cell_origin(&plan, levels);
+    let origin = cell_origin(|l| plan.mesh(l), levels);
     let point_fields: Vec<Field> = refined_fields
         .iter()
         .map(|(f, at)| Field {

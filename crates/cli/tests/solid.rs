@@ -468,3 +468,65 @@ fn sharp_edges_and_corners_go_through_medit_files() {
     assert!(folded.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--backend gpu`: each level's connectivity and points made on the
+/// device from the level before. The written mesh has the CPU's cells and,
+/// within `f32` rounding, its points, on the layered block, the split
+/// tetrahedron and the cylinder (boundary) over two levels. Without a
+/// usable adapter: an error that names the fallback; with `--fallback
+/// cpu`, a warning and the CPU's file.
+#[test]
+fn subdivide_on_the_device_writes_the_cpus_mesh() {
+    let dir = tempdir();
+    let (cpu, gpu) = (dir.join("cpu.vtk"), dir.join("gpu.vtk"));
+    let run = |input: &std::path::Path, out: &std::path::Path, extra: &[&str], adapter: Option<&str>| {
+        let mut args = vec![
+            "solid",
+            "subdivide",
+            input.to_str().unwrap(),
+            "--levels",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_subla"));
+        c.args(&args);
+        if let Some(a) = adapter {
+            c.env("SUBLA_GPU_ADAPTER", a);
+        }
+        c.output().expect("run subla")
+    };
+    for name in ["block_ee3_ee5.vtk", "tetra_split.vtk", "cylinder.vtk"] {
+        let input = data(name);
+        let o = run(&input, &cpu, &[], None);
+        assert!(o.status.success(), "{}", text(&o));
+        let o = run(&input, &gpu, &["--backend", "gpu"], None);
+        if !o.status.success() && std::env::var("SUBLA_REQUIRE_GPU").as_deref() != Ok("1") {
+            eprintln!("skipped: no GPU adapter ({})", text(&o));
+            return;
+        }
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let (a, b) = (subla_volume::vtk::read_vtk_file(&cpu).unwrap(), subla_volume::vtk::read_vtk_file(&gpu).unwrap());
+        assert!(a.mesh.cells().eq(b.mesh.cells()), "{name}: cells");
+        let scale = a.vertices.iter().fold(1f64, |m, v| m.max(v.abs()));
+        let diff = a.vertices.iter().zip(b.vertices.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
+        assert_eq!(a.vertices.dim(), b.vertices.dim(), "{name}");
+        assert!(diff > 0.0 && diff <= 1e-5 * scale, "{name}: {diff} (f32 on the device, f64 on the CPU)");
+    }
+    let input = data("block_ee3_ee5.vtk");
+    let _ = std::fs::remove_file(&gpu);
+    let nowhere = Some("no adapter has this name");
+    let o = run(&input, &gpu, &["--backend", "gpu"], nowhere);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("--backend gpu:") && text(&o).contains("--fallback cpu"), "{}", text(&o));
+    assert!(!gpu.exists(), "nothing written");
+    let o = run(&input, &gpu, &["--backend", "gpu", "--fallback", "cpu"], nowhere);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("warning: --backend gpu:") && text(&o).contains("refined on the CPU"), "{}", text(&o));
+    let o = run(&input, &cpu, &[], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&gpu).unwrap(), std::fs::read(&cpu).unwrap(), "the CPU's file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
