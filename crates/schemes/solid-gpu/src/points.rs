@@ -229,7 +229,7 @@ impl SolidRefineOnDevice {
         assert!(channels > 0, "SolidRefineOnDevice::refine: no channel");
         let x = x.as_standard_layout();
         let mut topo = GpuSolidTopology::upload(ctx, mesh)?;
-        let mut pts = GpuBuffer::upload(ctx, x.as_slice().expect("standard layout"))?;
+        let mut pts = program::upload_array(ctx, "control points", x.as_slice().expect("standard layout"))?;
         for _ in 0..levels {
             let next = self.points.points(ctx, &topo, &pts, channels)?;
             topo = self.split.split(ctx, &topo)?;
