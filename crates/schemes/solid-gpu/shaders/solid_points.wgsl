@@ -33,8 +33,9 @@
 //                  (C + 3A + 3M + (n − 7) v)/n, or at a layered vertex
 //                  (rule 1) (C + 3A + 2M_o + (k − 3)(M_x + v))/n
 //
-// Each invocation writes its own row: no float atomics, the same bits
-// every run.
+// Each invocation writes its own row, four channels at a time (every
+// incidence walked once per group of four): no float atomics, the same
+// bits every run.
 
 struct Params {
     // Parent vertices, edges, faces, cells.
@@ -176,13 +177,58 @@ fn cell_row(c: u32) -> u32 {
     return params.nv + params.ne + params.nf + c;
 }
 
-fn xv(v: u32, j: u32) -> f32 {
-    return x[v * params.ch + j];
+// Channels c0 .. c0 + 3 of parent point v (zeros past the last channel):
+// each kernel walks its incidences once per group of four channels.
+fn xv(v: u32, c0: u32) -> vec4<f32> {
+    let d = params.ch;
+    let base = v * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = x[base];
+    if (c0 + 1u < d) { r.y = x[base + 1u]; }
+    if (c0 + 2u < d) { r.z = x[base + 2u]; }
+    if (c0 + 3u < d) { r.w = x[base + 3u]; }
+    return r;
+}
+
+// Channels c0 .. c0 + 3 of child row `row` (rows written by an earlier
+// pass).
+fn yv(row: u32, c0: u32) -> vec4<f32> {
+    let d = params.ch;
+    let base = row * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = y[base];
+    if (c0 + 1u < d) { r.y = y[base + 1u]; }
+    if (c0 + 2u < d) { r.z = y[base + 2u]; }
+    if (c0 + 3u < d) { r.w = y[base + 3u]; }
+    return r;
+}
+
+// Writes channels c0 .. c0 + 3 (those that exist) of child row `row`.
+fn put(row: u32, c0: u32, v: vec4<f32>) {
+    let d = params.ch;
+    let base = row * d + c0;
+    y[base] = v.x;
+    if (c0 + 1u < d) { y[base + 1u] = v.y; }
+    if (c0 + 2u < d) { y[base + 2u] = v.z; }
+    if (c0 + 3u < d) { y[base + 3u] = v.w; }
+}
+
+// Channels c0 .. c0 + 3 of the centroid of face f (written by
+// face_points).
+fn face_centroid(f: u32, c0: u32) -> vec4<f32> {
+    let d = params.ch;
+    let base = f * d + c0;
+    var r = vec4<f32>(0.0);
+    r.x = favg[base];
+    if (c0 + 1u < d) { r.y = favg[base + 1u]; }
+    if (c0 + 2u < d) { r.z = favg[base + 2u]; }
+    if (c0 + 3u < d) { r.w = favg[base + 3u]; }
+    return r;
 }
 
 // The centroid of cell c (its child row, written by cell_points).
-fn cell_centroid(c: u32, j: u32) -> f32 {
-    return y[cell_row(c) * params.ch + j];
+fn cell_centroid(c: u32, c0: u32) -> vec4<f32> {
+    return yv(cell_row(c), c0);
 }
 
 fn is_boundary_face(f: u32) -> bool {
@@ -271,12 +317,12 @@ fn cell_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let a = topo[params.cell_vert_ptr + c];
     let b = topo[params.cell_vert_ptr + c + 1u];
     let w = 1.0 / f32(b - a);
-    for (var j = 0u; j < params.ch; j++) {
-        var s = 0.0;
+    for (var j = 0u; j < params.ch; j += 4u) {
+        var s = vec4<f32>(0.0);
         for (var k = a; k < b; k++) {
             s += xv(topo[params.cell_verts + k], j);
         }
-        y[cell_row(c) * params.ch + j] = w * s;
+        put(cell_row(c), j, w * s);
     }
 }
 
@@ -292,18 +338,23 @@ fn face_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let w = 1.0 / f32(b - a);
     let c0 = topo[params.face_cells + 2u * f];
     let c1 = topo[params.face_cells + 2u * f + 1u];
-    for (var j = 0u; j < params.ch; j++) {
-        var s = 0.0;
+    let d = params.ch;
+    for (var j = 0u; j < d; j += 4u) {
+        var s = vec4<f32>(0.0);
         for (var k = a; k < b; k++) {
             s += xv(topo[params.face_verts + k], j);
         }
         let centroid = w * s;
-        favg[f * params.ch + j] = centroid;
+        let base = f * d + j;
+        favg[base] = centroid.x;
+        if (j + 1u < d) { favg[base + 1u] = centroid.y; }
+        if (j + 2u < d) { favg[base + 2u] = centroid.z; }
+        if (j + 3u < d) { favg[base + 3u] = centroid.w; }
         var p = centroid;
         if (c1 != NONE) {
             p = 0.5 * centroid + 0.25 * (cell_centroid(c0, j) + cell_centroid(c1, j));
         }
-        y[face_row(f) * params.ch + j] = p;
+        put(face_row(f), j, p);
     }
 }
 
@@ -318,22 +369,22 @@ fn edge_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let b = topo[params.edges + 2u * e + 1u];
     let p0 = kptr[e];
     let p1 = kptr[e + 1u];
-    let out = edge_row(e) * params.ch;
+    let out = edge_row(e);
     if (is_sharp(e)) {
-        for (var j = 0u; j < params.ch; j++) {
-            y[out + j] = 0.5 * (xv(a, j) + xv(b, j));
+        for (var j = 0u; j < params.ch; j += 4u) {
+            put(out, j, 0.5 * (xv(a, j) + xv(b, j)));
         }
         return;
     }
     if (is_boundary_edge(e)) {
-        for (var j = 0u; j < params.ch; j++) {
+        for (var j = 0u; j < params.ch; j += 4u) {
             var s = 0.25 * xv(a, j) + 0.25 * xv(b, j);
             for (var k = p0; k < p1; k++) {
                 if (is_boundary_face(vals[k])) {
-                    s += 0.25 * favg[vals[k] * params.ch + j];
+                    s += 0.25 * face_centroid(vals[k], j);
                 }
             }
-            y[out + j] = s;
+            put(out, j, s);
         }
         return;
     }
@@ -341,9 +392,9 @@ fn edge_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let wc = 1.0 / (n * f32(num_distinct_cells(e)));
     let wf = 2.0 / (n * n);
     let wm = (n - 3.0) / (2.0 * n);
-    for (var j = 0u; j < params.ch; j++) {
-        var sc = 0.0;
-        var sf = 0.0;
+    for (var j = 0u; j < params.ch; j += 4u) {
+        var sc = vec4<f32>(0.0);
+        var sf = vec4<f32>(0.0);
         for (var k = p0; k < p1; k++) {
             for (var s = 0u; s < 2u; s++) {
                 let c = distinct_cell(e, k, s);
@@ -351,9 +402,9 @@ fn edge_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
                     sc += cell_centroid(c, j);
                 }
             }
-            sf += favg[vals[k] * params.ch + j];
+            sf += face_centroid(vals[k], j);
         }
-        y[out + j] = wc * sc + wf * sf + wm * (xv(a, j) + xv(b, j));
+        put(out, j, wc * sc + wf * sf + wm * (xv(a, j) + xv(b, j)));
     }
 }
 
@@ -372,10 +423,9 @@ fn vertex_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
     let f1 = kptr[ne + nv + v + 1u];
     let c0 = kptr[ne + 2u * nv + v];
     let c1 = kptr[ne + 2u * nv + v + 1u];
-    let out = v * params.ch;
     if (e0 == e1 || tags[v] != 0u) {
-        for (var j = 0u; j < params.ch; j++) {
-            y[out + j] = xv(v, j);
+        for (var j = 0u; j < params.ch; j += 4u) {
+            put(v, j, xv(v, j));
         }
         return;
     }
@@ -397,12 +447,12 @@ fn vertex_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
         boundary = boundary || is_boundary_edge(e);
     }
     if (sharp >= 2u) {
-        for (var j = 0u; j < params.ch; j++) {
+        for (var j = 0u; j < params.ch; j += 4u) {
             var p = xv(v, j);
             if (sharp == 2u) {
                 p = 0.125 * xv(other_end(sa, v), j) + 0.75 * p + 0.125 * xv(other_end(sb, v), j);
             }
-            y[out + j] = p;
+            put(v, j, p);
         }
         return;
     }
@@ -420,21 +470,21 @@ fn vertex_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
         let n = f32(nbe);
         let wf = 1.0 / (n * f32(nbf));
         let wm = 1.0 / (n * n);
-        for (var j = 0u; j < params.ch; j++) {
-            var sf = 0.0;
+        for (var j = 0u; j < params.ch; j += 4u) {
+            var sf = vec4<f32>(0.0);
             for (var k = f0; k < f1; k++) {
                 if (is_boundary_face(vals[k])) {
-                    sf += favg[vals[k] * params.ch + j];
+                    sf += face_centroid(vals[k], j);
                 }
             }
-            var sm = 0.0;
+            var sm = vec4<f32>(0.0);
             for (var k = e0; k < e1; k++) {
                 let e = vals[k];
                 if (is_boundary_edge(e)) {
                     sm += xv(topo[params.edges + 2u * e], j) + xv(topo[params.edges + 2u * e + 1u], j);
                 }
             }
-            y[out + j] = wf * sf + wm * sm + (n - 3.0) / n * xv(v, j);
+            put(v, j, wf * sf + wm * sm + (n - 3.0) / n * xv(v, j));
         }
         return;
     }
@@ -479,17 +529,17 @@ fn vertex_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
         wo = 2.0 / (n * k);
         wv = (k - 3.0) / n;
     }
-    for (var j = 0u; j < params.ch; j++) {
-        var sc = 0.0;
+    for (var j = 0u; j < params.ch; j += 4u) {
+        var sc = vec4<f32>(0.0);
         for (var q = c0; q < c1; q++) {
             sc += cell_centroid(vals[q], j);
         }
-        var sf = 0.0;
+        var sf = vec4<f32>(0.0);
         for (var q = f0; q < f1; q++) {
-            sf += favg[vals[q] * params.ch + j];
+            sf += face_centroid(vals[q], j);
         }
-        var mo = 0.0;
-        var mx = 0.0;
+        var mo = vec4<f32>(0.0);
+        var mx = vec4<f32>(0.0);
         for (var q = e0; q < e1; q++) {
             let e = vals[q];
             let m = xv(topo[params.edges + 2u * e], j) + xv(topo[params.edges + 2u * e + 1u], j);
@@ -500,6 +550,6 @@ fn vertex_points(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
             }
         }
         // The midpoints as half the sums of the ends.
-        y[out + j] = wc * sc + wf * sf + 0.5 * (wo * mo + wx * mx) + wv * xv(v, j);
+        put(v, j, wc * sc + wf * sf + 0.5 * (wo * mo + wx * mx) + wv * xv(v, j));
     }
 }

@@ -123,7 +123,7 @@ fn the_device_refines_as_the_cpu() {
 /// every example shape (tetrahedra, wedges and polyhedra at level 0,
 /// boundaries, extraordinary and layered edges), a grid, and a grid with
 /// sharp edges and corners; under both vertex rules; the same bits on
-/// every run.
+/// every run, and each channel the bits of its own one-channel run.
 #[test]
 fn the_device_computes_the_points_from_its_connectivity() {
     use subla_solid::VertexRule;
@@ -167,6 +167,13 @@ fn the_device_computes_the_points_from_its_connectivity() {
                 assert_eq!(topo.download(ctx).unwrap(), SolidTopologyArrays::of(finest), "{name}: connectivity");
                 let (_, again) = device.refine(ctx, &d.mesh, x.mapv(|v| v as f32).view(), levels).unwrap();
                 assert!(got.iter().zip(again.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: bits");
+                // Four channels at a time: each channel as its own run gives,
+                // bit for bit.
+                let last = x.ncols() - 1;
+                let alone = x.slice(ndarray::s![.., last..]).mapv(|v| v as f32);
+                let (_, one) = device.refine(ctx, &d.mesh, alone.view(), levels).unwrap();
+                let col = got.column(last);
+                assert!(col.iter().zip(one.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: channel {last}");
             }
         }
     }
