@@ -39,7 +39,7 @@ fn samples(ptex: Vec<u32>, u: Vec<f64>, v: Vec<f64>) -> Res<Vec<Sample>> {
 
 type Triple<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
-fn evaluate_typed<'py, T: Element + num_traits::Float + Send + Sync>(
+fn evaluate_typed<'py, T: Element + num_traits::Float + Send + Sync + subla_algebra::mem::Zeroable>(
     py: Python<'py>,
     table: &PatchTable,
     control: PyReadonlyArray2<'py, T>,
