@@ -12,6 +12,28 @@ use subla_solid_gpu::{GpuSolidTopology, SolidRefineGpu, SolidSplitGpu, SolidTopo
 use subla_volume::shapes::{examples, hex_grid};
 use subla_volume::{Cell, VolumeData};
 
+/// `rows × cols` values in `[-0.5, 0.5)` from a fixed generator.
+fn random_columns(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
+    let mut s = seed;
+    Array2::from_shape_fn((rows, cols), |_| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    })
+}
+
+/// A 3 × 3 × 2 grid with the edges between the vertex pairs `pairs`
+/// sharp and the vertices `corners` corners.
+fn tagged_grid(pairs: &[(u32, u32)], corners: &[u32]) -> VolumeData {
+    let g = hex_grid(3, 3, 2).unwrap();
+    let sharp: Vec<[u32; 2]> = (0..g.mesh.num_edges())
+        .map(|e| g.mesh.edge(e))
+        .filter(|&[a, b]| pairs.contains(&(a.min(b), a.max(b))))
+        .collect();
+    assert_eq!(sharp.len(), pairs.len(), "every pair an edge of the grid");
+    let mesh = g.mesh.clone().with_features(&sharp, corners).unwrap();
+    VolumeData { mesh, ..g }
+}
+
 fn shapes() -> Vec<(&'static str, VolumeData)> {
     let mut s = examples().unwrap();
     s.push(("grid", hex_grid(3, 2, 4).unwrap()));
@@ -50,16 +72,10 @@ fn the_split_kernel_makes_the_cpu_cells() {
 fn the_device_numbers_the_child_connectivity_as_the_cpu() {
     let Some(ctx) = context_or_skip() else { return };
     let mut all = shapes();
-    let g = hex_grid(3, 3, 2).unwrap();
     // One boundary edge and one interior edge of the grid, sharp.
-    let sharp: Vec<[u32; 2]> = (0..g.mesh.num_edges())
-        .map(|e| g.mesh.edge(e))
-        .filter(|&[a, b]| matches!((a.min(b), a.max(b)), (0, 1) | (21, 22)))
-        .collect();
-    assert_eq!(sharp.len(), 2);
-    let tagged = g.mesh.clone().with_features(&sharp, &[]).unwrap();
-    assert_eq!(tagged.sharp_edges().count(), 2);
-    all.push(("sharp grid", subla_volume::VolumeData { mesh: tagged, ..g }));
+    let tagged = tagged_grid(&[(0, 1), (21, 22)], &[]);
+    assert_eq!(tagged.mesh.sharp_edges().count(), 2);
+    all.push(("sharp grid", tagged));
     let splitter = SolidSplitGpu::new(ctx).unwrap();
     for (name, d) in all {
         let mut m = d.mesh;
@@ -97,11 +113,7 @@ fn the_device_refines_as_the_cpu() {
         let plan = CatmarkSolid::default().build(&d.mesh, levels, Par::Rayon).unwrap();
         let mut gpu = SolidRefineGpu::new(ctx, &plan, 3).unwrap();
         // Positions, then four channels (the levels resized).
-        let mut s = 5u64;
-        let extra = Array2::from_shape_fn((d.mesh.num_vertices(), 4), |_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        });
+        let extra = random_columns(d.mesh.num_vertices(), 4, 5);
         for x in [d.vertices.clone(), extra] {
             let want = eval(&plan, x.view(), Par::Rayon).unwrap();
             let got = gpu.eval(ctx, x.mapv(|v| v as f32).view()).unwrap();
@@ -130,26 +142,16 @@ fn the_device_computes_the_points_from_its_connectivity() {
     use subla_solid_gpu::SolidRefineOnDevice;
     let Some(ctx) = context_or_skip() else { return };
     let mut all = shapes();
-    let g = hex_grid(3, 3, 2).unwrap();
-    // Two boundary edges and two interior edges in a row, sharp (a crease
-    // curve through vertex 22 inside, a corner at vertex 0), and a corner.
-    let sharp: Vec<[u32; 2]> = (0..g.mesh.num_edges())
-        .map(|e| g.mesh.edge(e))
-        .filter(|&[a, b]| matches!((a.min(b), a.max(b)), (0, 1) | (1, 2) | (21, 22) | (22, 23)))
-        .collect();
-    assert_eq!(sharp.len(), 4);
-    let tagged = g.mesh.clone().with_features(&sharp, &[0, 15]).unwrap();
-    all.push(("sharp grid", subla_volume::VolumeData { mesh: tagged, ..g }));
+    // Two boundary edges and two interior edges in a row, sharp (crease
+    // curves through vertex 1 on the boundary and vertex 22 inside), and
+    // corners at vertices 0 and 15.
+    all.push(("sharp grid", tagged_grid(&[(0, 1), (1, 2), (21, 22), (22, 23)], &[0, 15])));
     for rule in [VertexRule::Layered, VertexRule::JoyMacCracken] {
         let device = SolidRefineOnDevice::new(ctx, rule).unwrap();
         for (name, d) in &all {
             let levels = if *name == "torus" { 1 } else { 2 };
             let plan = CatmarkSolid::new(rule).build(&d.mesh, levels, Par::Rayon).unwrap();
-            let mut s = 11u64;
-            let extra = Array2::from_shape_fn((d.mesh.num_vertices(), 5), |_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-            });
+            let extra = random_columns(d.mesh.num_vertices(), 5, 11);
             for x in [d.vertices.clone(), extra] {
                 let want = eval(&plan, x.view(), Par::Rayon).unwrap();
                 let (topo, got) = device.refine(ctx, &d.mesh, x.mapv(|v| v as f32).view(), levels).unwrap();
