@@ -1274,6 +1274,20 @@ impl Plan for FVarPlan {
             Ok(Mesh::from_parts(vt, vec![0.0; ne], vec![0.0; nv], m.holes().to_vec(), m.options())?)
         })
     }
+    /// The value mesh's faces of `level` (those of [`FVarPlan::refined`]),
+    /// straight from the level's corner values: no connectivity derived.
+    fn faces(&self, level: u32, _par: Par) -> Result<crate::Faces<'_>> {
+        let levels = self.levels();
+        let (Some(m), Some(fl)) = (self.meshes.get(level as usize), self.levels.get(level as usize)) else {
+            return Err(SchemeError::NoSuchLevel { level, levels });
+        };
+        Ok(crate::Faces {
+            num_vertices: fl.num_values(),
+            face_ptr: m.topology().face_ptr(),
+            face_verts: &fl.corner_values,
+            holes: m.holes(),
+        })
+    }
 }
 
 /// The value mesh of a channel over `m0`, a control mesh as its scheme

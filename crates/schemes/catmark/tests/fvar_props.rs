@@ -84,6 +84,24 @@ proptest! {
         }
     }
 
+    /// `faces` hands out the value mesh's faces without deriving it: the
+    /// same faces, counts and holes as [`Plan::refined`]'s, at every level.
+    #[test]
+    fn faces_are_the_value_meshs(data in any_mesh(), glue in prop::collection::vec(any::<bool>(), 1..9)) {
+        let mesh = data.mesh;
+        let (idx, values) = channel(&mesh, &glue);
+        for mode in [M::CornersPlus1, M::Boundaries] {
+            let plan = fvar::build(&mesh, &idx, values.nrows(), 2, mode, QuadScheme::Catmark, Par::Rayon).unwrap();
+            for l in 0..=2 {
+                let f = plan.faces(l, Par::Rayon).unwrap();
+                // A value mesh that is not a valid mesh has no `refined`.
+                let Ok(m) = plan.refined(l, Par::Rayon) else { continue };
+                prop_assert_eq!(f, subla_scheme::Faces::of(m), "{:?} level {}", mode, l);
+            }
+            prop_assert!(plan.faces(3, Par::Rayon).is_err());
+        }
+    }
+
     #[test]
     fn no_level_gives_every_corner_its_value(data in any_mesh(), glue in prop::collection::vec(any::<bool>(), 1..9)) {
         let mesh = data.mesh;
