@@ -484,6 +484,7 @@ fn write_surface(d: &VolumeData, path: &Path) -> Result<(), String> {
         face_verts: t.face_verts(),
         groups: &[],
         options: subla_mesh::Options::default(),
+        texcoords: None,
     };
     let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", shown(path)))?;
     subla_mesh::obj::write_obj_faces(&faces, file).map_err(|e| format!("{}: {e}", shown(path)))

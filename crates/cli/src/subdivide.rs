@@ -376,7 +376,13 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
 /// and data alone (no tag to write).
 pub(crate) enum Output {
     Data(Box<MeshData>),
-    Faces { vertices: Array2<f64>, channels: Vec<String>, faces: RefinedFaces, groups: Vec<subla_mesh::Group> },
+    Faces {
+        vertices: Array2<f64>,
+        channels: Vec<String>,
+        faces: RefinedFaces,
+        groups: Vec<subla_mesh::Group>,
+        texcoords: Option<FaceVarying>,
+    },
 }
 
 impl Output {
@@ -452,9 +458,8 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
     }
     let refined = match run.refined {
         Refined::Mesh(m) => m,
-        Refined::Faces(faces) if texcoords.is_some() || normals || normal_columns.is_some() => {
-            // The corners' values and the normals need the faces in a mesh
-            // of their own.
+        Refined::Faces(faces) if normals || normal_columns.is_some() => {
+            // The normals need the faces in a mesh of their own.
             let nv = run.positions.nrows();
             MeshBuilder::new(nv, faces.face_ptr, faces.face_verts)
                 .options(faces.options)
@@ -463,7 +468,8 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
         }
         Refined::Faces(faces) => {
             // No holes and no sharpness: every face is written, no tag but
-            // the options.
+            // the options; texture coordinates corner by corner, as the
+            // faces hold them.
             let n = run.positions.ncols();
             let channels = if input.channels.len() == n {
                 input.channels.clone()
@@ -472,7 +478,13 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
                     .map(|k| ["x", "y", "z", "w"].get(k).map_or_else(|| format!("c{k}"), |c| (*c).to_owned()))
                     .collect()
             };
-            return Ok(Output::Faces { vertices: run.positions, channels, faces, groups: groups.unwrap_or_default() });
+            return Ok(Output::Faces {
+                vertices: run.positions,
+                channels,
+                faces,
+                groups: groups.unwrap_or_default(),
+                texcoords,
+            });
         }
     };
     let groups = match groups {
@@ -645,13 +657,14 @@ fn write_obj(out: &Output, obj: &Path, input: &str, progress: progress::Progress
     let ply = obj.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("ply"));
     let format = if ply { FileFormat::Ply } else { FileFormat::Obj };
     let faces = match out {
-        Output::Faces { vertices, channels, faces, groups } => Some(subla_mesh::FacesData {
+        Output::Faces { vertices, channels, faces, groups, texcoords } => Some(subla_mesh::FacesData {
             vertices,
             channels,
             face_ptr: &faces.face_ptr,
             face_verts: &faces.face_verts,
             groups,
             options: faces.options,
+            texcoords: texcoords.as_ref(),
         }),
         Output::Data(_) => None,
     };

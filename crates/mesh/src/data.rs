@@ -88,10 +88,11 @@ pub struct MeshData {
 
 /// Faces and per-vertex data to write without a mesh's connectivity: what
 /// a refinement hands out as its finest faces, when no tag needs the
-/// edges (no sharpness, no holes). Written by
-/// [`crate::obj::write_obj_faces`] and [`crate::ply::write_ply_faces`], with
-/// the same text or bytes [`crate::obj::write_obj`] and
-/// [`crate::ply::write_ply`] write for a mesh of these faces without tags.
+/// edges (no sharpness, no holes), with texture coordinates per corner if
+/// any. Written by [`crate::obj::write_obj_faces`] and
+/// [`crate::ply::write_ply_faces`], with the same text or bytes
+/// [`crate::obj::write_obj`] and [`crate::ply::write_ply`] write for a mesh
+/// of these faces without tags.
 #[derive(Copy, Clone, Debug)]
 pub struct FacesData<'a> {
     /// Per-vertex data, one row per vertex.
@@ -106,9 +107,32 @@ pub struct FacesData<'a> {
     pub groups: &'a [Group],
     /// The options written as tags where they differ from the defaults.
     pub options: crate::tags::Options,
+    /// Texture coordinates: their values, and one index per face corner.
+    pub texcoords: Option<&'a FaceVarying>,
 }
 
-impl FacesData<'_> {
+impl<'a> FacesData<'a> {
+    /// [`FacesData::texcoords`], checked: one index per face corner, each
+    /// naming a value.
+    ///
+    /// # Errors
+    /// [`std::io::ErrorKind::InvalidInput`] otherwise.
+    pub(crate) fn checked_texcoords(&self) -> std::io::Result<Option<&'a FaceVarying>> {
+        let Some(fv) = self.texcoords else { return Ok(None) };
+        let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+        if fv.indices.len() != self.face_verts.len() {
+            return Err(invalid(format!(
+                "{} texture coordinate indices for {} face corners",
+                fv.indices.len(),
+                self.face_verts.len()
+            )));
+        }
+        if let Some(&i) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
+            return Err(invalid(format!("a corner names texture coordinate {i} of {}", fv.values.nrows())));
+        }
+        Ok(Some(fv))
+    }
+
     /// Number of faces.
     pub fn num_faces(&self) -> usize {
         self.face_ptr.len().saturating_sub(1)
@@ -125,6 +149,9 @@ impl FacesData<'_> {
         if format == FileFormat::Ply {
             if !self.groups.is_empty() {
                 out.push(Dropped::Groups(self.groups.len()));
+            }
+            if self.texcoords.is_some_and(|fv| fv.values.ncols() < 2) {
+                out.push(Dropped::TexCoords);
             }
             if self.options != crate::tags::Options::default() {
                 out.push(Dropped::Options);

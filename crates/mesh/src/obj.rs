@@ -1238,16 +1238,26 @@ pub fn write_obj(data: &MeshData, w: impl Write) -> std::io::Result<()> {
 }
 
 /// Writes faces and vertex data without a mesh's connectivity as OBJ
-/// text: the text [`write_obj`] writes for a mesh of these faces without
-/// sharpness or holes.
+/// text: the text [`write_obj`] writes for a mesh of these faces (and
+/// texture coordinates) without sharpness or holes.
 ///
 /// # Errors
-/// Errors of the writer.
+/// Errors of the writer; [`std::io::ErrorKind::InvalidInput`] when the
+/// texture coordinates have not one index (in range) per face corner.
 pub fn write_obj_faces(data: &FacesData<'_>, w: impl Write) -> std::io::Result<()> {
+    let uv = data.checked_texcoords()?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
     writeln!(w, "# written by subla: {} vertices, {} faces", data.vertices.nrows(), data.num_faces())?;
     write_rows(&mut w, b"v", data.vertices)?;
-    let corners = FaceCorners { face_ptr: data.face_ptr, face_verts: data.face_verts, texcoords: None, normals: None };
+    if let Some(t) = uv {
+        write_rows(&mut w, b"vt", &t.values)?;
+    }
+    let corners = FaceCorners {
+        face_ptr: data.face_ptr,
+        face_verts: data.face_verts,
+        texcoords: uv.map(|t| &t.indices[..]),
+        normals: None,
+    };
     write_faces(&mut w, &corners, data.groups)?;
     write_option_tags(data.options, &mut w)?;
     w.flush()

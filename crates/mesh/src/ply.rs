@@ -162,11 +162,13 @@ pub fn write_ply(data: &MeshData, w: impl Write, encoding: PlyEncoding) -> io::R
 }
 
 /// Writes faces and vertex data without a mesh's connectivity as PLY: the
-/// bytes [`write_ply`] writes for a mesh of these faces.
+/// bytes [`write_ply`] writes for a mesh of these faces (and texture
+/// coordinates).
 ///
 /// # Errors
 /// Errors of `w`, and [`io::ErrorKind::InvalidInput`] when a face names a
-/// vertex past `data.vertices`.
+/// vertex past `data.vertices`, or the texture coordinates have not one
+/// index (in range) per face corner.
 pub fn write_ply_faces(data: &FacesData<'_>, w: impl Write, encoding: PlyEncoding) -> io::Result<()> {
     let nv = data.vertices.nrows();
     if let Some(&v) = data.face_verts.iter().find(|&&v| v as usize >= nv) {
@@ -175,8 +177,11 @@ pub fn write_ply_faces(data: &FacesData<'_>, w: impl Write, encoding: PlyEncodin
             format!("a face names vertex {v} but the vertex data has {nv} rows"),
         ));
     }
+    // One channel is no texture coordinate a PLY reader knows: left out
+    // (`FacesData::dropped_by` names it), as `write_ply` does.
+    let uv = data.checked_texcoords()?.filter(|fv| fv.values.ncols() >= 2);
     let faces = (0..data.num_faces()).map(|f| data.face(f));
-    write_body(data.vertices, data.channels, data.num_faces(), faces, None, w, encoding)
+    write_body(data.vertices, data.channels, data.num_faces(), faces, uv, w, encoding)
 }
 
 /// The header and body of a PLY file of `vertices` and `faces`.

@@ -243,45 +243,51 @@ g left\nf 1/1 2/2 3/3 4/4\ng right\nf 2/2 5/5 6/6 3/3\nf 3/3 6/6 4/4\n";
 }
 
 /// The faces-only writers write what the mesh writers write for every
-/// shared shape without sharpness, holes or face-varying data (groups and
-/// options kept), OBJ and PLY, byte for byte.
+/// shared shape without sharpness or holes (groups and options kept), with
+/// and without its texture coordinates, OBJ and PLY, byte for byte.
 #[test]
 fn faces_only_writers_equal_the_mesh_writers_on_tagless_shapes() {
     use subla_mesh::ply::{PlyEncoding, write_ply, write_ply_faces};
     let list = std::fs::read_to_string(data_dir().join("LIST.tsv")).unwrap();
-    let mut n = 0;
+    let (mut n, mut with_uv) = (0, 0);
     for row in list.lines().skip(1) {
         let rel = row.split('\t').next().unwrap().trim_start_matches("shared/meshes/");
         let mut d = read_obj(data_dir().join(rel), Validation::OpenSubdiv).unwrap_or_else(|e| panic!("{rel}: {e}"));
         if d.mesh.has_sharpness() || d.mesh.has_holes() {
             continue;
         }
-        d.texcoords = None;
         d.normals = None;
         d.left_handed = false;
-        let t = d.mesh.topology();
-        let f = subla_mesh::FacesData {
-            vertices: &d.vertices,
-            channels: &d.channels,
-            face_ptr: t.face_ptr(),
-            face_verts: t.face_verts(),
-            groups: &d.groups,
-            options: d.mesh.options(),
-        };
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        write_obj(&d, &mut a).unwrap();
-        subla_mesh::obj::write_obj_faces(&f, &mut b).unwrap();
-        assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b), "{rel}: OBJ");
-        for enc in [PlyEncoding::Ascii, PlyEncoding::BinaryLittleEndian] {
+        let uv = d.texcoords.take();
+        with_uv += usize::from(uv.is_some());
+        for texcoords in [None, uv] {
+            d.texcoords = texcoords;
+            let t = d.mesh.topology();
+            let f = subla_mesh::FacesData {
+                vertices: &d.vertices,
+                channels: &d.channels,
+                face_ptr: t.face_ptr(),
+                face_verts: t.face_verts(),
+                groups: &d.groups,
+                options: d.mesh.options(),
+                texcoords: d.texcoords.as_ref(),
+            };
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            write_ply(&d, &mut a, enc).unwrap();
-            write_ply_faces(&f, &mut b, enc).unwrap();
-            assert!(a == b, "{rel}: PLY {enc:?}");
-        }
-        for format in [subla_mesh::FileFormat::Obj, subla_mesh::FileFormat::Ply] {
-            assert_eq!(d.dropped_by(format), f.dropped_by(format), "{rel}: {format:?}");
+            write_obj(&d, &mut a).unwrap();
+            subla_mesh::obj::write_obj_faces(&f, &mut b).unwrap();
+            assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b), "{rel}: OBJ");
+            for enc in [PlyEncoding::Ascii, PlyEncoding::BinaryLittleEndian] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write_ply(&d, &mut a, enc).unwrap();
+                write_ply_faces(&f, &mut b, enc).unwrap();
+                assert!(a == b, "{rel}: PLY {enc:?}");
+            }
+            for format in [subla_mesh::FileFormat::Obj, subla_mesh::FileFormat::Ply] {
+                assert_eq!(d.dropped_by(format), f.dropped_by(format), "{rel}: {format:?}");
+            }
         }
         n += 1;
     }
     assert!(n >= 20, "only {n} tagless shapes");
+    assert!(with_uv >= 3, "only {with_uv} tagless shapes with texture coordinates");
 }
