@@ -381,7 +381,7 @@ pub(crate) enum Output {
         channels: Vec<String>,
         faces: RefinedFaces,
         groups: Vec<subla_mesh::Group>,
-        texcoords: Option<FaceVarying>,
+        texcoords: Option<Box<FaceVarying>>,
     },
 }
 
@@ -483,7 +483,7 @@ fn output_mesh(run: Run, input: &MeshData, args: &SubdivideArgs, out: &Path) -> 
                 channels,
                 faces,
                 groups: groups.unwrap_or_default(),
-                texcoords,
+                texcoords: texcoords.map(Box::new),
             });
         }
     };
@@ -664,7 +664,7 @@ fn write_obj(out: &Output, obj: &Path, input: &str, progress: progress::Progress
             face_verts: &faces.face_verts,
             groups,
             options: faces.options,
-            texcoords: texcoords.as_ref(),
+            texcoords: texcoords.as_deref(),
         }),
         Output::Data(_) => None,
     };
