@@ -16,8 +16,8 @@
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::mem::{Zeroable, try_zeroed_vec};
-use subla_algebra::{AlgebraError, CsrMat, Par};
+use subla_algebra::mem::Zeroable;
+use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
 use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights, bspline_curves};
@@ -177,7 +177,7 @@ impl PatchTable {
     /// # Errors
     /// [`AdaptiveError::NoSuchPtexFace`] for a sample's ptex face out of
     /// range; [`AdaptiveError::Algebra`] where the outputs cannot be
-    /// allocated.
+    /// allocated ([`AdaptiveError::Scheme`] where their size overflows).
     ///
     /// # Panics
     /// If `control` does not have one row per control vertex.
@@ -920,13 +920,11 @@ pub fn grid(num_ptex: u32, k: u32) -> Vec<Sample> {
     out
 }
 
-/// A `rows × cols` array of zeros from [`try_zeroed_vec`] (huge pages
-/// where large, untouched until written).
+/// [`subla_scheme::kernel::try_zeros`] (huge pages where large, untouched
+/// until written), its allocation failure as [`AdaptiveError::Algebra`].
 fn zeroed<T: Zeroable>(shape: (usize, usize), what: &'static str) -> Result<Array2<T>, AdaptiveError> {
-    let n = shape.0.checked_mul(shape.1).ok_or(AdaptiveError::Algebra(AlgebraError::OutOfMemory {
-        what,
-        bytes: shape.0 as u128 * shape.1 as u128 * size_of::<T>() as u128,
-    }))?;
-    let v = try_zeroed_vec::<T>(n, what)?;
-    Ok(Array2::from_shape_vec(shape, v).expect("rows × columns values"))
+    subla_scheme::kernel::try_zeros(shape.0, shape.1, what).map_err(|e| match e {
+        subla_scheme::SchemeError::Algebra(a) => AdaptiveError::Algebra(a),
+        e => AdaptiveError::Scheme(e),
+    })
 }
