@@ -111,6 +111,22 @@ pub struct FacesData<'a> {
     pub texcoords: Option<&'a FaceVarying>,
 }
 
+/// That `fv` has one index per face corner (`corners` of them), each naming
+/// one of its values: what the writers check of texture coordinates.
+///
+/// # Errors
+/// [`std::io::ErrorKind::InvalidInput`] otherwise.
+pub(crate) fn check_corner_values(fv: &FaceVarying, corners: usize) -> std::io::Result<()> {
+    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+    if fv.indices.len() != corners {
+        return Err(invalid(format!("{} texture coordinate indices for {corners} face corners", fv.indices.len())));
+    }
+    if let Some(&i) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
+        return Err(invalid(format!("a corner names texture coordinate {i} of {}", fv.values.nrows())));
+    }
+    Ok(())
+}
+
 impl<'a> FacesData<'a> {
     /// [`FacesData::texcoords`], checked: one index per face corner, each
     /// naming a value.
@@ -119,17 +135,7 @@ impl<'a> FacesData<'a> {
     /// [`std::io::ErrorKind::InvalidInput`] otherwise.
     pub(crate) fn checked_texcoords(&self) -> std::io::Result<Option<&'a FaceVarying>> {
         let Some(fv) = self.texcoords else { return Ok(None) };
-        let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
-        if fv.indices.len() != self.face_verts.len() {
-            return Err(invalid(format!(
-                "{} texture coordinate indices for {} face corners",
-                fv.indices.len(),
-                self.face_verts.len()
-            )));
-        }
-        if let Some(&i) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
-            return Err(invalid(format!("a corner names texture coordinate {i} of {}", fv.values.nrows())));
-        }
+        check_corner_values(fv, self.face_verts.len())?;
         Ok(Some(fv))
     }
 

@@ -54,7 +54,7 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 use subla_algebra::Par;
 
-use crate::data::{FaceVarying, FacesData, MeshData, Skipped, default_channel_name};
+use crate::data::{FaceVarying, FacesData, MeshData, Skipped, check_corner_values, default_channel_name};
 use crate::error::{Location, MeshError, Result, excerpt};
 use crate::mesh::{MeshBuilder, Validation};
 
@@ -141,20 +141,9 @@ pub fn write_ply(data: &MeshData, w: impl Write, encoding: PlyEncoding) -> io::R
         // One channel is no texture coordinate a PLY reader knows: left out
         // (`MeshData::dropped_by` names it).
         Some(fv) if fv.values.ncols() < 2 => None,
-        Some(fv) if fv.indices.len() == topo.num_corners() => {
-            if let Some(&i) = fv.indices.iter().find(|&&i| i as usize >= fv.values.nrows()) {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("a corner names texture coordinate {i} of {}", fv.values.nrows()),
-                ));
-            }
+        Some(fv) => {
+            check_corner_values(fv, topo.num_corners())?;
             Some(fv)
-        }
-        Some(_) => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the texture coordinates have not one index per face corner",
-            ));
         }
         None => None,
     };
