@@ -36,6 +36,7 @@
 //! the kernels and says why ([`Sqrt3HalfedgePlan::kernels_because`]);
 //! [`Sqrt3Halfedge::strict`] refuses them.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
@@ -314,8 +315,7 @@ impl Level {
 
     /// The child level (`level`: its number, for errors); its twins only if
     /// `full`. [`Level::plan_step`] has decided the step.
-    fn refine(&self, level: u32, full: bool, par: Par) -> Result<Level> {
-        let c = self.conn();
+    fn refine(&self, c: &Conn, level: u32, full: bool, par: Par) -> Result<Level> {
         let (nv, nf) = (self.num_vertices, self.num_faces());
         let (cv, cf) = (nv + self.num_new(), 3 * nf);
         if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
@@ -348,7 +348,7 @@ impl Level {
                 }
             });
         }
-        let conn = if full { Some(self.child_conn(par)?) } else { None };
+        let conn = if full { Some(self.child_conn(c, par)?) } else { None };
         let holes = child_holes(self.holes.as_deref(), 3)?;
         Ok(Level {
             num_vertices: cv,
@@ -361,10 +361,57 @@ impl Level {
         })
     }
 
+    /// The child of this level where it is kept *lean* (faces only, see
+    /// [`HePlan`]), its connectivity read from `parent`'s in closed form:
+    /// the lean level's halfedge `3h + k` (`h` the parent's) has origin
+    /// `[src(h), F(t(twin h)), F(t(h))][k]` and twin
+    /// `[3 next(twin h) + 2, 3 twin(h) + 1, 3 twin(prev h)][k]`, so the
+    /// child's three triangles over `h` are one read of `h`, its twin and
+    /// the twin of `prev(h)`. Only for a closed parent (no boundary, hence
+    /// no split).
+    fn refine_lean(&self, parent: &Level, level: u32, par: Par) -> Result<Level> {
+        debug_assert!(self.conn.is_none() && !parent.bounded && !self.bounded);
+        let pc = parent.conn();
+        let (nv, nf) = (self.num_vertices, self.num_faces());
+        let (cv, cf) = (nv + nf, 3 * nf);
+        if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
+            return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
+        }
+        let (pv, nv32) = (parent.num_vertices as u32, nv as u32);
+        let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
+        // Nine corners (three child triangles) per parent halfedge.
+        for_rows(&mut vert, parent.vert.len(), 9, par, |r, out| {
+            for (o, h) in out.chunks_exact_mut(9).zip(r) {
+                let h32 = h as u32;
+                let t = pc.twin[h];
+                let fh = nv32 + h32;
+                o.copy_from_slice(&[
+                    parent.vert[h],
+                    nv32 + next(t),
+                    fh,
+                    pv + t / 3,
+                    nv32 + t,
+                    fh,
+                    pv + h32 / 3,
+                    nv32 + pc.twin[prev(h32) as usize],
+                    fh,
+                ]);
+            }
+        });
+        Ok(Level {
+            num_vertices: cv,
+            vert,
+            conn: None,
+            holes: child_holes(self.holes.as_deref(), 3)?,
+            max_valence: self.max_valence.max(6),
+            bounded: false,
+            split: None,
+        })
+    }
+
     /// The child's twins and outgoing halfedges, one read of this level's
     /// each (the rules in `docs/sqrt3.md`).
-    fn child_conn(&self, par: Par) -> Result<Conn> {
-        let c = self.conn();
+    fn child_conn(&self, c: &Conn, par: Par) -> Result<Conn> {
         let (nv, nf) = (self.num_vertices, self.num_faces());
         let mut twin = try_zeroed_vec::<u32>(9 * nf, "the halfedges of a level")?;
         if self.bounded {
@@ -592,6 +639,11 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     off: usize,
     par: Par,
 ) {
+    if l.conn.is_none() {
+        let p = parent.expect("a lean level that is evaluated has a parent");
+        eval_lean::<T, D>(l, p, x, y, stride, off, par);
+        return;
+    }
     // The face points of the parent: their neighbours in closed form.
     let (pv, pvert, ptwin) = match parent.filter(|p| !p.bounded) {
         Some(p) => (p.num_vertices, &p.vert[..], &p.conn().twin[..]),
@@ -719,8 +771,100 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     });
 }
 
-/// The plan in halfedge form: levels `0 ..= L`, all but the finest with
-/// their twins; the prepared control mesh where level 0 is it.
+/// One step of eval from a lean level `l` (rows `x`) to its child (rows
+/// `y`), `l`'s connectivity read from its closed `parent`'s (see
+/// [`Level::refine_lean`]): the same sums, in the same order, as
+/// [`eval_impl`] on the stored connectivity, so the same bits.
+fn eval_lean<T: Float + Send + Sync, const D: usize>(
+    l: &Level,
+    parent: &Level,
+    x: &[T],
+    y: &mut [T],
+    stride: usize,
+    off: usize,
+    par: Par,
+) {
+    let pc = parent.conn();
+    let (pvert, ptwin) = (&parent.vert[..], &pc.twin[..]);
+    let (pv, nv) = (parent.num_vertices, l.num_vertices);
+    let pv32 = pv as u32;
+    let (yv, yf) = y.split_at_mut(nv * stride);
+    let gx = |i: u32| load::<T, D>(x, i as usize, stride, off);
+    let put = |row: &mut [T], acc: [T; D]| row[off..off + D].copy_from_slice(&acc);
+    let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
+    for_rows(yv, nv, stride, par, |r, out| {
+        let w6 = (real::<T>(alpha_of(&alphas, 6) / 6.0), real::<T>(1.0 - alpha_of(&alphas, 6)));
+        for (row, v) in out.chunks_exact_mut(stride).zip(r) {
+            let xv = gx(v as u32);
+            let mut acc = [T::zero(); D];
+            let mut o = [T::zero(); D];
+            if v >= pv {
+                // The face point of the parent's triangle `t`: its corners
+                // and the face points across its edges.
+                let t = v - pv;
+                for k in 0..3 {
+                    let (a, b) = (gx(pvert[3 * t + k]), gx(pv32 + ptwin[3 * t + k] / 3));
+                    for j in 0..D {
+                        acc[j] = acc[j] + a[j];
+                        acc[j] = acc[j] + b[j];
+                    }
+                }
+                for j in 0..D {
+                    o[j] = w6.0 * acc[j] + w6.1 * xv[j];
+                }
+                put(row, o);
+                continue;
+            }
+            // A vertex of the parent: its neighbours in `l` are the face
+            // points across its outgoing halfedges, in the parent's turning
+            // order (which is `l`'s).
+            let h0 = pc.vhalf[v];
+            if h0 == NONE {
+                put(row, xv);
+                continue;
+            }
+            let (mut h, mut n) = (h0, 0usize);
+            loop {
+                n += 1;
+                let u = gx(pv32 + ptwin[h as usize] / 3);
+                for k in 0..D {
+                    acc[k] = acc[k] + u[k];
+                }
+                h = ptwin[prev(h) as usize];
+                if h == h0 {
+                    break;
+                }
+            }
+            let a = alpha_of(&alphas, n);
+            let (wn, wv) = (real::<T>(a / n as f64), real::<T>(1.0 - a));
+            for k in 0..D {
+                o[k] = wn * acc[k] + wv * xv[k];
+            }
+            put(row, o);
+        }
+    });
+    // The face points of `l`'s triangles, one per parent halfedge `h`:
+    // `(src(h), F(t(twin h)), F(t(h)))`.
+    let third = real::<T>(1.0 / 3.0);
+    for_rows(yf, pvert.len(), stride, par, |r, out| {
+        for (row, h) in out.chunks_exact_mut(stride).zip(r) {
+            let (a, b, cc) = (gx(pvert[h]), gx(pv32 + ptwin[h] / 3), gx(pv32 + h as u32 / 3));
+            let mut o = [T::zero(); D];
+            for k in 0..D {
+                o[k] = third * (a[k] + b[k] + cc[k]);
+            }
+            put(row, o);
+        }
+    });
+}
+
+/// The plan in halfedge form: levels `0 ..= L`; the prepared control mesh
+/// where level 0 is it. Every level but the finest keeps its twins, except
+/// that the one before the finest is kept *lean* (faces only) where its
+/// parent is closed: its twins are read from its parent's in closed form
+/// where a step or an evaluation needs them (a third of the connectivity
+/// the plan would otherwise hold), and made whole where a caller asks for
+/// its mesh or its operator.
 #[derive(Debug)]
 struct HePlan {
     control: Option<Mesh>,
@@ -762,9 +906,20 @@ fn build_he(input: &Mesh, levels: u32, par: Par) -> Result<HePlan> {
     let mut stack = Vec::with_capacity(levels as usize + 1);
     stack.push(Level::from_mesh(&mesh, par)?);
     for l in 1..=levels {
-        let parent = stack.last_mut().expect("a level");
+        let k = stack.len();
+        let (done, last) = stack.split_at_mut(k - 1);
+        let parent = &mut last[0];
         parent.plan_step(is_kobbelt_step(l - 1))?;
-        let next = parent.refine(l, l < levels, par)?;
+        let next = match (&parent.conn, done.last()) {
+            (Some(c), _) => {
+                // The level before the finest is kept lean where its
+                // parent is closed.
+                let full = l + 1 < levels || (l + 1 == levels && parent.bounded);
+                parent.refine(c, l, full, par)?
+            }
+            (None, Some(grand)) => parent.refine_lean(grand, l, par)?,
+            (None, None) => unreachable!("level 0 keeps its connectivity"),
+        };
         stack.push(next);
     }
     Ok(HePlan::new(Some(mesh), 0, stack))
@@ -772,14 +927,18 @@ fn build_he(input: &Mesh, levels: u32, par: Par) -> Result<HePlan> {
 
 fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
     let first = plan.first_step + plan.levels();
+    let conn = match plan.levels.last().and_then(|l| l.conn.as_ref()) {
+        Some(_) => None,
+        None => Some(plan.conn(plan.levels.len() - 1, par)?.into_owned()),
+    };
     let HePlan { mut levels, .. } = plan;
     let mut finest = levels.pop().expect("a plan has a level");
-    if finest.conn.is_none() {
-        finest.conn = Some(levels.last().expect("a lean level has a parent").child_conn(par)?);
+    if conn.is_some() {
+        finest.conn = conn;
     }
     drop(levels);
     finest.plan_step(is_kobbelt_step(first))?;
-    let next = finest.refine(1, false, par)?;
+    let next = finest.refine(finest.conn(), 1, false, par)?;
     Ok(HePlan::new(None, first, vec![finest, next]))
 }
 
@@ -793,6 +952,16 @@ impl HePlan {
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
             faces: (0..n).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The connectivity of `level`: its own, or where it is lean, made
+    /// from its parent's.
+    fn conn(&self, level: usize, par: Par) -> Result<Cow<'_, Conn>> {
+        if let Some(c) = &self.levels[level].conn {
+            return Ok(Cow::Borrowed(c));
+        }
+        let parent = self.conn(level - 1, par)?;
+        Ok(Cow::Owned(self.levels[level - 1].child_conn(&parent, par)?))
     }
 
     fn check_level(&self, level: u32) -> Result<()> {
@@ -835,7 +1004,7 @@ impl Plan for HePlan {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
         let l = &self.levels[level as usize];
-        let c = l.conn();
+        let c = &*self.conn(level as usize, par)?;
         let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
         assemble_rows(l.num_vertices + l.num_new(), l.num_vertices, par, |row, s| l.stencil(c, &alphas, row, s))
     }
@@ -876,10 +1045,7 @@ impl Plan for HePlan {
             return Ok(m);
         }
         let l = &self.levels[level as usize];
-        let m = match &l.conn {
-            Some(c) => l.mesh(c, par)?,
-            None => l.mesh(&self.levels[level as usize - 1].child_conn(par)?, par)?,
-        };
+        let m = l.mesh(&*self.conn(level as usize, par)?, par)?;
         Ok(cell.get_or_init(|| m))
     }
     fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {

@@ -10,7 +10,7 @@ use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows, axpy, for_rows, load, real};
 use subla_scheme::sdc::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
 
-use super::level::{HeLevel, NONE, next, prev};
+use super::level::{Derived, HeLevel, NONE, next, prev};
 use crate::rules::{CREASE_CENTRE, CREASE_END, EDGE_END, EDGE_OPPOSITE, vertex_weight_table, vertex_weights};
 use subla_scheme::halfedge::Conn;
 
@@ -172,6 +172,11 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     off: usize,
     par: Par,
 ) {
+    if l.conn.is_none() {
+        let p = parent.expect("a lean level that is evaluated has a parent");
+        eval_lean::<T, D>(l, p, x, y, stride, off, par);
+        return;
+    }
     let c = l.conn();
     let (nv, ne) = (l.num_vertices, l.num_edges);
     let (yv, ye) = y.split_at_mut(nv * stride);
@@ -192,7 +197,6 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
         Some((n, pc)) => (n, Some(pc)),
         None => (usize::MAX, None),
     };
-    let pv32 = pv as u32;
     let w6 = {
         let [a, b] = w.weights(6);
         (real::<T>(a), real::<T>(b))
@@ -214,32 +218,8 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
                 // the edges of `next(hₑ)` and `prev(hₑ)`, the end `a`, then
                 // those of `next(t)` and `prev(t)` (`t` the twin).
                 let (pc, e) = (pconn.expect("a parent"), v - pv);
-                let h = pc.edge_half[e];
-                let t = pc.twin[h as usize];
-                if t != NONE {
-                    let pvert = &parent.expect("a parent").vert;
-                    let ep = |g: u32| pv32 + (pc.edge[g as usize] >> 1);
-                    let ring = [
-                        pvert[next(h) as usize],
-                        ep(next(h)),
-                        ep(prev(h)),
-                        pvert[h as usize],
-                        ep(next(t)),
-                        ep(prev(t)),
-                    ];
-                    let mut acc = [T::zero(); D];
-                    for u in ring {
-                        let u = gx(u);
-                        for k in 0..D {
-                            acc[k] = acc[k] + u[k];
-                        }
-                    }
-                    let xv = gx(v as u32);
-                    let mut o = [T::zero(); D];
-                    for k in 0..D {
-                        o[k] = w6.1 * acc[k] + w6.0 * xv[k];
-                    }
-                    put(row, o);
+                if let Some(ring) = edge_point_ring(parent.expect("a parent"), pc, e) {
+                    put(row, smooth6::<T, D>(ring, gx, w6, gx(v as u32)));
                     continue;
                 }
             }
@@ -322,11 +302,159 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     });
 }
 
+/// The six neighbours of the edge point of `p`'s edge `e` in `p`'s
+/// child, in the turning order from its outgoing halfedge `second(hₑ)`:
+/// the end `b`, the points of the edges of `next(hₑ)` and `prev(hₑ)`, the
+/// end `a`, then those of `next(t)` and `prev(t)` (`t` the twin); `None` on
+/// a boundary edge.
+#[inline(always)]
+fn edge_point_ring(p: &HeLevel, pc: &Conn, e: usize) -> Option<[u32; 6]> {
+    let h = pc.edge_half[e];
+    let t = pc.twin[h as usize];
+    if t == NONE {
+        return None;
+    }
+    let pv32 = p.num_vertices as u32;
+    let ep = |g: u32| pv32 + (pc.edge[g as usize] >> 1);
+    Some([p.vert[next(h) as usize], ep(next(h)), ep(prev(h)), p.vert[h as usize], ep(next(t)), ep(prev(t))])
+}
+
+/// The smooth vertex point of valence 6 (weights `w6`: the vertex's and
+/// each neighbour's) of `xv` with neighbours `ring`.
+#[inline]
+fn smooth6<T: Float, const D: usize>(ring: [u32; 6], gx: impl Fn(u32) -> [T; D], w6: (T, T), xv: [T; D]) -> [T; D] {
+    let mut acc = [T::zero(); D];
+    for u in ring {
+        let u = gx(u);
+        for k in 0..D {
+            acc[k] = acc[k] + u[k];
+        }
+    }
+    let mut o = [T::zero(); D];
+    for k in 0..D {
+        o[k] = w6.1 * acc[k] + w6.0 * xv[k];
+    }
+    o
+}
+
+/// One step of eval from a lean, plain level `l` (rows `x`) to its child
+/// (rows `y`), `l`'s connectivity read from its parent `p`'s in closed
+/// form ([`Derived`]): the sums [`eval_impl`] makes on the stored
+/// connectivity, in the same order, so the same bits.
+fn eval_lean<T: Float + Send + Sync, const D: usize>(
+    l: &HeLevel,
+    p: &HeLevel,
+    x: &[T],
+    y: &mut [T],
+    stride: usize,
+    off: usize,
+    par: Par,
+) {
+    let pc = p.conn();
+    let d = Derived::of(p);
+    let (nv, ne, pv) = (l.num_vertices, l.num_edges, p.num_vertices);
+    let pv32 = pv as u32;
+    let (yv, ye) = y.split_at_mut(nv * stride);
+    let gx = |i: u32| load::<T, D>(x, i as usize, stride, off);
+    let put = |row: &mut [T], acc: [T; D]| row[off..off + D].copy_from_slice(&acc);
+    let w = Scratch2::new(l);
+    let w6 = {
+        let [a, b] = w.weights(6);
+        (real::<T>(a), real::<T>(b))
+    };
+    // `l`'s vertex on the edge of `p`'s halfedge `g`.
+    let ep = |g: u32| pv32 + (pc.edge[g as usize] >> 1);
+    for_rows(yv, nv, stride, par, |r, out| {
+        let (c34, c18) = (real::<T>(CREASE_CENTRE), real::<T>(CREASE_END));
+        for (row, v) in out.chunks_exact_mut(stride).zip(r) {
+            let xv = gx(v as u32);
+            let mut o = [T::zero(); D];
+            if v >= pv {
+                let e = v - pv;
+                if let Some(ring) = edge_point_ring(p, pc, e) {
+                    put(row, smooth6::<T, D>(ring, gx, w6, xv));
+                } else {
+                    // On a boundary edge `a → b`: turning from `second(hₑ)`
+                    // meets `b` first and `a` last.
+                    let h = pc.edge_half[e];
+                    let (a, b) = (gx(p.vert[next(h) as usize]), gx(p.vert[h as usize]));
+                    for k in 0..D {
+                        o[k] = c18 * (a[k] + b[k]) + c34 * xv[k];
+                    }
+                    put(row, o);
+                }
+                continue;
+            }
+            // A vertex of `p`: its neighbours in `l` are the points of its
+            // edges, in `p`'s turning order (which is `l`'s).
+            let h0 = pc.vhalf[v];
+            if h0 == NONE {
+                put(row, xv);
+                continue;
+            }
+            let mut acc = [T::zero(); D];
+            let (mut h, mut n) = (h0, 0usize);
+            let last = loop {
+                n += 1;
+                let u = gx(ep(h));
+                for k in 0..D {
+                    acc[k] = acc[k] + u[k];
+                }
+                let q = prev(h);
+                let t = pc.twin[q as usize];
+                if t == NONE {
+                    break Some(ep(q));
+                }
+                h = t;
+                if h == h0 {
+                    break None;
+                }
+            };
+            match last {
+                None => {
+                    let [wv, we] = w.weights(n);
+                    let (wv, we) = (real::<T>(wv), real::<T>(we));
+                    for k in 0..D {
+                        o[k] = we * acc[k] + wv * xv[k];
+                    }
+                }
+                Some(ub) => {
+                    let (a, b) = (gx(ep(h0)), gx(ub));
+                    for k in 0..D {
+                        o[k] = c18 * (a[k] + b[k]) + c34 * xv[k];
+                    }
+                }
+            }
+            put(row, o);
+        }
+    });
+    let vert = &l.vert[..];
+    for_rows(ye, ne, stride, par, |r, out| {
+        let (alpha, beta, half) = (real::<T>(EDGE_END), real::<T>(EDGE_OPPOSITE), real::<T>(0.5));
+        for (row, e) in out.chunks_exact_mut(stride).zip(r) {
+            let h = d.edge_half(e);
+            let t = d.twin(h);
+            let (a, b) = (gx(vert[h as usize]), gx(vert[next(h) as usize]));
+            let mut o = [T::zero(); D];
+            if t == NONE {
+                for k in 0..D {
+                    o[k] = half * (a[k] + b[k]);
+                }
+            } else {
+                let (p, q) = (gx(vert[prev(h) as usize]), gx(vert[prev(t) as usize]));
+                for k in 0..D {
+                    o[k] = alpha * (a[k] + b[k]) + beta * (p[k] + q[k]);
+                }
+            }
+            put(row, o);
+        }
+    });
+}
+
 /// The matrix `R` of the step from `l`: rows the child's points (vertex
 /// points, then edge points), columns `l`'s vertices, each row the stencil
 /// eval applies.
-pub(crate) fn level_operator(l: &HeLevel, par: Par) -> Result<CsrMat<f64>> {
-    let c = l.conn();
+pub(crate) fn level_operator(l: &HeLevel, c: &Conn, par: Par) -> Result<CsrMat<f64>> {
     let (nv, ne) = (l.num_vertices, l.num_edges);
     let w = Scratch2::new(l);
     thread_local! {

@@ -186,8 +186,7 @@ impl HeLevel {
 
     /// The child level (`level` is the child's number, for errors). Its
     /// connectivity beyond the faces is made only if `full`.
-    pub(crate) fn refine(&self, level: u32, full: bool, par: Par) -> Result<HeLevel> {
-        let c = self.conn();
+    pub(crate) fn refine(&self, c: &Conn, level: u32, full: bool, par: Par) -> Result<HeLevel> {
         let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
         let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
         if u32::try_from(3 * cf).is_err() {
@@ -209,7 +208,7 @@ impl HeLevel {
                 o.copy_from_slice(&[p[0], e[0], e[2], p[1], e[1], e[0], p[2], e[2], e[1], e[0], e[1], e[2]]);
             }
         });
-        let conn = if full { Some(self.child_conn(par)?) } else { None };
+        let conn = if full { Some(self.child_conn(c, par)?) } else { None };
         // Sharpness: the halves of a sharp edge get its child sharpness at
         // their ends; the middle edges are smooth.
         let edge_sharpness = match &self.edge_sharpness {
@@ -240,8 +239,7 @@ impl HeLevel {
 
     /// The connectivity of the child level beyond its faces, each entry
     /// one read of this level's.
-    pub(crate) fn child_conn(&self, par: Par) -> Result<Conn> {
-        let c = self.conn();
+    pub(crate) fn child_conn(&self, c: &Conn, par: Par) -> Result<Conn> {
         let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
         let (cv, ce, ch) = (nv + ne, 2 * ne + 3 * nf, 12 * nf);
         const WHAT: &str = "the halfedges of a level";
@@ -316,6 +314,58 @@ impl HeLevel {
         Ok(Conn { twin, edge, edge_half, vhalf })
     }
 
+    /// Whether no edge or vertex of this level is sharp (boundary edges
+    /// aside): the levels that may be kept lean before the finest.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.edge_sharpness.is_none() && self.vertex_sharpness.is_none()
+    }
+
+    /// The child of this level where it is kept lean (faces only, see
+    /// [`Derived`]) and plain: its connectivity read from `parent`'s in
+    /// closed form, its child's faces made one parent face (four of this
+    /// level's, sixteen of the child's) at a time.
+    pub(crate) fn refine_lean(&self, parent: &HeLevel, level: u32, par: Par) -> Result<HeLevel> {
+        debug_assert!(self.conn.is_none() && self.is_plain());
+        let d = Derived::of(parent);
+        let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
+        let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
+        if u32::try_from(3 * cf).is_err() {
+            return Err(too_large(level, "halfedges", 3 * cf));
+        }
+        if u32::try_from(2 * ce + 1).is_err() {
+            return Err(too_large(level, "edges", ce));
+        }
+        if u32::try_from(cv).is_err() {
+            return Err(too_large(level, "vertices", cv));
+        }
+        let nv32 = nv as u32;
+        let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
+        // The parent's face `f` owns this level's halfedges `12f .. 12f + 12`
+        // (faces `4f .. 4f + 4`), hence the child's faces `16f .. 16f + 16`.
+        for_rows(&mut vert, parent.num_faces(), 48, par, |r, out| {
+            for (o, f) in out.chunks_exact_mut(48).zip(r) {
+                let codes = d.edge_codes(f as u32);
+                for (q, o) in o.chunks_exact_mut(12).enumerate() {
+                    let h = 3 * q;
+                    let p = &self.vert[12 * f + h..12 * f + h + 3];
+                    let e = [0, 1, 2].map(|i| nv32 + (codes[h + i] >> 1));
+                    o.copy_from_slice(&[p[0], e[0], e[2], p[1], e[1], e[0], p[2], e[2], e[1], e[0], e[1], e[2]]);
+                }
+            }
+        });
+        Ok(HeLevel {
+            num_vertices: cv,
+            num_edges: ce,
+            vert,
+            conn: None,
+            edge_sharpness: None,
+            vertex_sharpness: None,
+            holes: child_holes(self.holes.as_deref(), 4)?,
+            max_valence: if ne > 0 { self.max_valence.max(6) } else { self.max_valence },
+            chaikin: self.chaikin,
+        })
+    }
+
     /// The full mesh of this level (connectivity `c`, this level's or
     /// derived), edges numbered as the level numbers them: no sort, no
     /// search.
@@ -336,5 +386,100 @@ impl HeLevel {
             options,
             par,
         )
+    }
+}
+
+/// The connectivity of a lean level (the child of `p`), read from its
+/// parent's in closed form one entry at a time: the formulas
+/// [`HeLevel::child_conn`] writes out in full, so every entry equals the
+/// one it would store.
+#[derive(Copy, Clone)]
+pub(crate) struct Derived<'a> {
+    c: &'a Conn,
+    /// `2E` of the parent: the first middle edge of the child.
+    mid: u32,
+}
+
+impl<'a> Derived<'a> {
+    pub(crate) fn of(p: &'a HeLevel) -> Self {
+        Derived { c: p.conn(), mid: 2 * p.num_edges as u32 }
+    }
+
+    /// The twin of the child's halfedge `g`.
+    #[inline(always)]
+    pub(crate) fn twin(&self, g: u32) -> u32 {
+        let (f, s) = (g / 12, g % 12);
+        if s >= 9 {
+            return 12 * f + 3 * ((s - 9 + 1) % 3) + 1;
+        }
+        let (i, k) = (s / 3, s % 3);
+        let h = 3 * f + i;
+        match k {
+            0 => second(self.c.twin[h as usize]),
+            1 => 12 * f + 9 + (i + 2) % 3,
+            _ => first(self.c.twin[prev(h) as usize]),
+        }
+    }
+
+    /// The edge codes of the child's halfedges `12f .. 12f + 12` (those of
+    /// the parent's face `f`).
+    #[inline]
+    pub(crate) fn edge_codes(&self, f: u32) -> [u32; 12] {
+        let h = 3 * f as usize;
+        let mf = self.mid + 3 * f;
+        let mut o = [0u32; 12];
+        for i in 0..3usize {
+            let code = self.c.edge[h + i];
+            let pcode = self.c.edge[prev((h + i) as u32) as usize];
+            o[3 * i] = 4 * (code >> 1) + 3 * (code & 1);
+            o[3 * i + 1] = 2 * (mf + ((i as u32 + 2) % 3)) + 1;
+            o[3 * i + 2] = 4 * (pcode >> 1) + 2 - (pcode & 1);
+            o[9 + i] = 2 * (mf + i as u32);
+        }
+        o
+    }
+
+    /// The canonical halfedge of the child's edge `e`.
+    #[inline(always)]
+    pub(crate) fn edge_half(&self, e: usize) -> u32 {
+        let mid = self.mid as usize;
+        if e < mid {
+            let h = self.c.edge_half[e / 2];
+            if e % 2 == 0 { first(h) } else { second(h) }
+        } else {
+            let m = (e - mid) as u32;
+            12 * (m / 3) + 9 + m % 3
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The derived entries equal the stored ones of `child_conn`, on a
+    /// mesh with a boundary and a closed one.
+    #[test]
+    fn derived_connectivity_is_the_stored_one() {
+        let open = Mesh::from_faces(5, &[[0u32, 1, 2], [0, 2, 3], [0, 3, 4], [1, 0, 4]]).unwrap();
+        let closed = Mesh::from_faces(4, &[[0u32, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]).unwrap();
+        for mesh in [open, closed] {
+            let mesh = crate::level::prepare(&mesh, crate::level::Rules::OpenSubdiv).unwrap();
+            let p = HeLevel::from_mesh(&mesh, Par::Seq).unwrap();
+            let child = p.refine(p.conn(), 1, true, Par::Seq).unwrap();
+            let c = child.conn();
+            let d = Derived::of(&p);
+            for g in 0..c.twin.len() {
+                assert_eq!(d.twin(g as u32), c.twin[g], "twin of {g}");
+                assert_eq!(d.edge_codes(g as u32 / 12)[g % 12], c.edge[g], "edge of {g}");
+            }
+            for e in 0..c.edge_half.len() {
+                assert_eq!(d.edge_half(e), c.edge_half[e], "edge {e}");
+            }
+            let grand = child.refine(c, 2, false, Par::Seq).unwrap();
+            let mut lean = child.clone();
+            lean.conn = None;
+            assert_eq!(lean.refine_lean(&p, 2, Par::Seq).unwrap().vert, grand.vert);
+        }
     }
 }

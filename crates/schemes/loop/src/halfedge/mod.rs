@@ -28,6 +28,7 @@
 mod eval;
 mod level;
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use ndarray::{ArrayView2, ArrayViewMut2};
@@ -35,6 +36,7 @@ use num_traits::Float;
 use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options};
+use subla_scheme::halfedge::Conn;
 use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
 
 use crate::level::{Rules, prepare};
@@ -112,8 +114,13 @@ impl LoopHalfedgePlan {
 
 subla_scheme::forward_plan!(LoopHalfedgePlan);
 
-/// The plan in halfedge form: levels `0 ..= L`, all but the finest with
-/// their connectivity; the prepared control mesh where level 0 is it.
+/// The plan in halfedge form: levels `0 ..= L`; the prepared control mesh
+/// where level 0 is it. Every level but the finest keeps its connectivity,
+/// except that the one before the finest is kept *lean* (faces only) where
+/// it is plain: its connectivity is read from its parent's in closed form
+/// where a step or an evaluation needs it (three quarters of the
+/// connectivity the plan would otherwise hold), and made whole where a
+/// caller asks for its mesh or its operator.
 #[derive(Debug)]
 struct HePlan {
     control: Option<Mesh>,
@@ -168,7 +175,22 @@ fn build_he(input: &Mesh, rules: Rules, levels: u32, par: Par) -> Result<HePlan>
     let mut stack = Vec::with_capacity(levels as usize + 1);
     stack.push(HeLevel::from_mesh(&mesh, par)?);
     for l in 1..=levels {
-        let next = stack.last().expect("a level").refine(l, l < levels, par)?;
+        let k = stack.len();
+        let (done, last) = stack.split_at(k - 1);
+        let parent = &last[0];
+        let next = match (&parent.conn, done.last()) {
+            (Some(c), _) => {
+                // The level before the finest is kept lean where it is
+                // plain; its connectivity is read from its parent's.
+                let mut next = parent.refine(c, l, l + 1 < levels, par)?;
+                if l + 1 == levels && !next.is_plain() {
+                    next.conn = Some(parent.child_conn(c, par)?);
+                }
+                next
+            }
+            (None, Some(grand)) => parent.refine_lean(grand, l, par)?,
+            (None, None) => unreachable!("level 0 keeps its connectivity"),
+        };
         stack.push(next);
     }
     Ok(HePlan::new(Some(mesh), stack, options))
@@ -177,15 +199,18 @@ fn build_he(input: &Mesh, rules: Rules, levels: u32, par: Par) -> Result<HePlan>
 /// One level on top of `plan`'s finest: its connectivity from its parent,
 /// then its child, faces only.
 fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
+    let conn = match plan.levels.last().and_then(|l| l.conn.as_ref()) {
+        Some(_) => None,
+        None => Some(plan.conn(plan.levels.len() - 1, par)?.into_owned()),
+    };
     let HePlan { control, mut levels, options, .. } = plan;
     let mut finest = levels.pop().expect("a plan has a level");
-    if finest.conn.is_none() {
-        let parent = levels.last().expect("a lean level has a parent");
-        finest.conn = Some(parent.child_conn(par)?);
+    if conn.is_some() {
+        finest.conn = conn;
     }
     drop(levels);
     drop(control);
-    let next = finest.refine(1, false, par)?;
+    let next = finest.refine(finest.conn(), 1, false, par)?;
     Ok(HePlan::new(None, vec![finest, next], options))
 }
 
@@ -199,6 +224,16 @@ impl HePlan {
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
             faces: (0..n).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The connectivity of `level`: its own, or where it is lean, made
+    /// from its parent's.
+    fn conn(&self, level: usize, par: Par) -> Result<Cow<'_, Conn>> {
+        if let Some(c) = &self.levels[level].conn {
+            return Ok(Cow::Borrowed(c));
+        }
+        let parent = self.conn(level - 1, par)?;
+        Ok(Cow::Owned(self.levels[level - 1].child_conn(&parent, par)?))
     }
 
     fn check_level(&self, level: u32) -> Result<()> {
@@ -240,7 +275,7 @@ impl Plan for HePlan {
         if level >= self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
-        eval::level_operator(&self.levels[level as usize], par)
+        eval::level_operator(&self.levels[level as usize], &*self.conn(level as usize, par)?, par)
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         // Vertex rows: the vertex, its neighbours and two crease ends
@@ -267,13 +302,7 @@ impl Plan for HePlan {
             return Ok(m);
         }
         let l = &self.levels[level as usize];
-        let m = match &l.conn {
-            Some(c) => l.mesh(c, self.options, par)?,
-            None => {
-                let c = self.levels[level as usize - 1].child_conn(par)?;
-                l.mesh(&c, self.options, par)?
-            }
-        };
+        let m = l.mesh(&*self.conn(level as usize, par)?, self.options, par)?;
         Ok(cell.get_or_init(|| m))
     }
     fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
