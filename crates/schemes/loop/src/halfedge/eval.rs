@@ -10,7 +10,7 @@ use subla_scheme::Result;
 use subla_scheme::kernel::{Stencil, assemble_rows, axpy, for_rows, load, real};
 use subla_scheme::sdc::{Rule, child_edge_sharpness, dec, is_infinite, vertex_transition_weight};
 
-use super::level::{Derived, HeLevel, NONE, next, prev};
+use super::level::{HeLevel, NONE, next, prev};
 use crate::rules::{CREASE_CENTRE, CREASE_END, EDGE_END, EDGE_OPPOSITE, vertex_weight_table, vertex_weights};
 use subla_scheme::halfedge::Conn;
 
@@ -172,8 +172,8 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     off: usize,
     par: Par,
 ) {
-    if l.conn.is_none() {
-        let p = parent.expect("a lean level that is evaluated has a parent");
+    if l.is_virtual() {
+        let p = parent.expect("a virtual level has a parent");
         eval_lean::<T, D>(l, p, x, y, stride, off, par);
         return;
     }
@@ -337,7 +337,7 @@ fn smooth6<T: Float, const D: usize>(ring: [u32; 6], gx: impl Fn(u32) -> [T; D],
     o
 }
 
-/// One step of eval from a lean, plain level `l` (rows `x`) to its child
+/// One step of eval from a virtual level `l` (rows `x`) to its child
 /// (rows `y`), `l`'s connectivity read from its parent `p`'s in closed
 /// form ([`Derived`]): the sums [`eval_impl`] makes on the stored
 /// connectivity, in the same order, so the same bits.
@@ -351,7 +351,6 @@ fn eval_lean<T: Float + Send + Sync, const D: usize>(
     par: Par,
 ) {
     let pc = p.conn();
-    let d = Derived::of(p);
     let (nv, ne, pv) = (l.num_vertices, l.num_edges, p.num_vertices);
     let pv32 = pv as u32;
     let (yv, ye) = y.split_at_mut(nv * stride);
@@ -428,22 +427,44 @@ fn eval_lean<T: Float + Send + Sync, const D: usize>(
             put(row, o);
         }
     });
-    let vert = &l.vert[..];
+    // The edge point of `l`'s edge with ends `a`, `b` and opposite
+    // vertices `p`, `q` (none on a boundary), in the order of the stored
+    // path: `(a, b)` the canonical halfedge's origin and destination, `p`
+    // opposite it, `q` opposite its twin.
+    let mid = 2 * p.num_edges;
+    let pvert = &p.vert[..];
     for_rows(ye, ne, stride, par, |r, out| {
         let (alpha, beta, half) = (real::<T>(EDGE_END), real::<T>(EDGE_OPPOSITE), real::<T>(0.5));
         for (row, e) in out.chunks_exact_mut(stride).zip(r) {
-            let h = d.edge_half(e);
-            let t = d.twin(h);
-            let (a, b) = (gx(vert[h as usize]), gx(vert[next(h) as usize]));
-            let mut o = [T::zero(); D];
-            if t == NONE {
-                for k in 0..D {
-                    o[k] = half * (a[k] + b[k]);
+            let [a, b, pq @ ..] = if e < mid {
+                // A half of the parent's edge `e / 2` (canonical halfedge
+                // `hp`, twin `tp`, point `E`): `first(hp)` = `a → E`,
+                // `second(hp)` = `E → b`.
+                let hp = pc.edge_half[e / 2];
+                let tp = pc.twin[hp as usize];
+                let ee = pv32 + (e / 2) as u32;
+                if e % 2 == 0 {
+                    [pvert[hp as usize], ee, ep(prev(hp)), if tp == NONE { NONE } else { ep(next(tp)) }]
+                } else {
+                    [ee, pvert[next(hp) as usize], ep(next(hp)), if tp == NONE { NONE } else { ep(prev(tp)) }]
                 }
             } else {
-                let (p, q) = (gx(vert[prev(h) as usize]), gx(vert[prev(t) as usize]));
+                // The middle edge `Eₖ → Eₖ₊₁` of the parent's face `f`.
+                let m = e - mid;
+                let (f3, k) = (3 * (m / 3), m % 3);
+                let g = |i: usize| (f3 + (k + i) % 3) as u32;
+                [ep(g(0)), ep(g(1)), ep(g(2)), pvert[f3 + (k + 1) % 3]]
+            };
+            let (xa, xb) = (gx(a), gx(b));
+            let mut o = [T::zero(); D];
+            if pq[1] == NONE {
                 for k in 0..D {
-                    o[k] = alpha * (a[k] + b[k]) + beta * (p[k] + q[k]);
+                    o[k] = half * (xa[k] + xb[k]);
+                }
+            } else {
+                let (xp, xq) = (gx(pq[0]), gx(pq[1]));
+                for k in 0..D {
+                    o[k] = alpha * (xa[k] + xb[k]) + beta * (xp[k] + xq[k]);
                 }
             }
             put(row, o);

@@ -75,8 +75,11 @@ fn second(h: u32) -> u32 {
 pub(crate) struct HeLevel {
     pub num_vertices: usize,
     pub num_edges: usize,
-    /// Origin of each halfedge: the triangles, three by three.
+    /// Origin of each halfedge: the triangles, three by three; empty where
+    /// the level is *virtual* (see [`Keep::Virtual`]).
     pub vert: Vec<u32>,
+    /// Number of faces.
+    pub nf: usize,
     /// The rest of the connectivity; `None` for a finest level kept lean
     /// (derived from its parent when asked for).
     pub conn: Option<Conn>,
@@ -99,7 +102,13 @@ fn too_large(level: u32, what: &'static str, value: usize) -> SchemeError {
 
 impl HeLevel {
     pub(crate) fn num_faces(&self) -> usize {
-        self.vert.len() / 3
+        self.nf
+    }
+
+    /// Whether the level keeps neither its faces nor its connectivity
+    /// ([`Keep::Virtual`]).
+    pub(crate) fn is_virtual(&self) -> bool {
+        self.vert.len() != 3 * self.nf
     }
 
     pub(crate) fn conn(&self) -> &Conn {
@@ -158,6 +167,7 @@ impl HeLevel {
             num_vertices: nv,
             num_edges: ne,
             vert,
+            nf,
             conn: Some(conn),
             edge_sharpness: interior_sharp.then(|| mesh.edge_sharpness().to_vec()),
             vertex_sharpness: mesh
@@ -184,9 +194,9 @@ impl HeLevel {
         Ok(level)
     }
 
-    /// The child level (`level` is the child's number, for errors). Its
-    /// connectivity beyond the faces is made only if `full`.
-    pub(crate) fn refine(&self, c: &Conn, level: u32, full: bool, par: Par) -> Result<HeLevel> {
+    /// The child level (`level` is the child's number, for errors), with
+    /// what `keep` asks of it.
+    pub(crate) fn refine(&self, c: &Conn, level: u32, keep: Keep, par: Par) -> Result<HeLevel> {
         let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
         let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
         if u32::try_from(3 * cf).is_err() {
@@ -198,17 +208,6 @@ impl HeLevel {
         if u32::try_from(cv).is_err() {
             return Err(too_large(level, "vertices", cv));
         }
-        let nv32 = nv as u32;
-        let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
-        for_rows(&mut vert, nf, 12, par, |r, out| {
-            for (o, f) in out.chunks_exact_mut(12).zip(r) {
-                let h = 3 * f;
-                let p = &self.vert[h..h + 3];
-                let e = [0, 1, 2].map(|i| nv32 + (c.edge[h + i] >> 1));
-                o.copy_from_slice(&[p[0], e[0], e[2], p[1], e[1], e[0], p[2], e[2], e[1], e[0], e[1], e[2]]);
-            }
-        });
-        let conn = if full { Some(self.child_conn(c, par)?) } else { None };
         // Sharpness: the halves of a sharp edge get its child sharpness at
         // their ends; the middle edges are smooth.
         let edge_sharpness = match &self.edge_sharpness {
@@ -224,10 +223,17 @@ impl HeLevel {
         };
         let vertex_sharpness = child_vertex_sharpness(self.vertex_sharpness.as_deref(), cv)?;
         let holes = child_holes(self.holes.as_deref(), 4)?;
+        let plain = edge_sharpness.is_none() && vertex_sharpness.is_none();
+        let (vert, conn) = match keep {
+            Keep::Virtual if plain => (Vec::new(), None),
+            Keep::Faces => (self.child_faces(c, par)?, None),
+            Keep::Full | Keep::Virtual => (self.child_faces(c, par)?, Some(self.child_conn(c, par)?)),
+        };
         Ok(HeLevel {
             num_vertices: cv,
             num_edges: ce,
             vert,
+            nf: cf,
             conn,
             edge_sharpness,
             vertex_sharpness,
@@ -314,18 +320,41 @@ impl HeLevel {
         Ok(Conn { twin, edge, edge_half, vhalf })
     }
 
+    /// The child's faces (its halfedges' origins), one face of this level
+    /// (connectivity `c`) at a time.
+    fn child_faces(&self, c: &Conn, par: Par) -> Result<Vec<u32>> {
+        let nv32 = self.num_vertices as u32;
+        let mut vert = try_zeroed_vec::<u32>(12 * self.nf, "the faces of a level")?;
+        for_rows(&mut vert, self.nf, 12, par, |r, out| {
+            for (o, f) in out.chunks_exact_mut(12).zip(r) {
+                let h = 3 * f;
+                o.copy_from_slice(&split_face(&self.vert[h..h + 3], [0, 1, 2].map(|i| nv32 + (c.edge[h + i] >> 1))));
+            }
+        });
+        Ok(vert)
+    }
+
+    /// This virtual level made whole (faces and connectivity), from its
+    /// parent `p` (connectivity `pc`).
+    pub(crate) fn whole(&self, p: &HeLevel, pc: &Conn, par: Par) -> Result<HeLevel> {
+        let mut w = self.clone();
+        w.vert = p.child_faces(pc, par)?;
+        w.conn = Some(p.child_conn(pc, par)?);
+        Ok(w)
+    }
+
     /// Whether no edge or vertex of this level is sharp (boundary edges
     /// aside): the levels that may be kept lean before the finest.
     pub(crate) fn is_plain(&self) -> bool {
         self.edge_sharpness.is_none() && self.vertex_sharpness.is_none()
     }
 
-    /// The child of this level where it is kept lean (faces only, see
-    /// [`Derived`]) and plain: its connectivity read from `parent`'s in
-    /// closed form, its child's faces made one parent face (four of this
+    /// The child of this level where it is virtual ([`Keep::Virtual`]):
+    /// its faces and connectivity read from `parent`'s in closed form
+    /// ([`Derived`]), its child's faces made one parent face (four of this
     /// level's, sixteen of the child's) at a time.
     pub(crate) fn refine_lean(&self, parent: &HeLevel, level: u32, par: Par) -> Result<HeLevel> {
-        debug_assert!(self.conn.is_none() && self.is_plain());
+        debug_assert!(self.is_virtual() && self.is_plain());
         let d = Derived::of(parent);
         let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
         let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
@@ -345,11 +374,10 @@ impl HeLevel {
         for_rows(&mut vert, parent.num_faces(), 48, par, |r, out| {
             for (o, f) in out.chunks_exact_mut(48).zip(r) {
                 let codes = d.edge_codes(f as u32);
+                let verts = d.verts(f as u32);
                 for (q, o) in o.chunks_exact_mut(12).enumerate() {
                     let h = 3 * q;
-                    let p = &self.vert[12 * f + h..12 * f + h + 3];
-                    let e = [0, 1, 2].map(|i| nv32 + (codes[h + i] >> 1));
-                    o.copy_from_slice(&[p[0], e[0], e[2], p[1], e[1], e[0], p[2], e[2], e[1], e[0], e[1], e[2]]);
+                    o.copy_from_slice(&split_face(&verts[h..h + 3], [0, 1, 2].map(|i| nv32 + (codes[h + i] >> 1))));
                 }
             }
         });
@@ -357,6 +385,7 @@ impl HeLevel {
             num_vertices: cv,
             num_edges: ce,
             vert,
+            nf: cf,
             conn: None,
             edge_sharpness: None,
             vertex_sharpness: None,
@@ -389,23 +418,68 @@ impl HeLevel {
     }
 }
 
-/// The connectivity of a lean level (the child of `p`), read from its
-/// parent's in closed form one entry at a time: the formulas
-/// [`HeLevel::child_conn`] writes out in full, so every entry equals the
-/// one it would store.
+/// What [`HeLevel::refine`] makes of the child.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Faces and connectivity: a level that is refined further.
+    Full,
+    /// Faces only: the finest level (its connectivity derived from its
+    /// parent's when a step or a mesh asks for it).
+    Faces,
+    /// Where the child is plain (no sharp edge or vertex), neither: its
+    /// faces and connectivity are read from this level's in closed form
+    /// ([`Derived`]) by the one step and the one evaluation made from it,
+    /// and made whole only where a caller asks for its faces, mesh or
+    /// operator. Else as [`Keep::Full`].
+    Virtual,
+}
+
+/// The corners of the four children of triangle `p` whose edges have the
+/// points `e` (`4f + i = (pᵢ, Eᵢ, Eᵢ₋₁)`, `4f + 3 = (E₀, E₁, E₂)`).
+#[inline(always)]
+fn split_face(p: &[u32], e: [u32; 3]) -> [u32; 12] {
+    [p[0], e[0], e[2], p[1], e[1], e[0], p[2], e[2], e[1], e[0], e[1], e[2]]
+}
+
+/// The faces and connectivity of a virtual level (the child of `p`), read
+/// from its parent's in closed form one entry at a time: the formulas
+/// [`HeLevel::refine`] and [`HeLevel::child_conn`] write out in full, so
+/// every entry equals the one they would store.
 #[derive(Copy, Clone)]
 pub(crate) struct Derived<'a> {
     c: &'a Conn,
+    pvert: &'a [u32],
+    /// `V` of the parent: the child's first edge point.
+    pv: u32,
     /// `2E` of the parent: the first middle edge of the child.
     mid: u32,
 }
 
 impl<'a> Derived<'a> {
     pub(crate) fn of(p: &'a HeLevel) -> Self {
-        Derived { c: p.conn(), mid: 2 * p.num_edges as u32 }
+        Derived { c: p.conn(), pvert: &p.vert, pv: p.num_vertices as u32, mid: 2 * p.num_edges as u32 }
+    }
+
+    /// The origins of the child's halfedges `12f .. 12f + 12`.
+    #[inline(always)]
+    pub(crate) fn verts(&self, f: u32) -> [u32; 12] {
+        let h = 3 * f as usize;
+        split_face(&self.pvert[h..h + 3], [0, 1, 2].map(|i| self.pv + (self.c.edge[h + i] >> 1)))
+    }
+
+    /// The origin of the child's halfedge `g`.
+    #[cfg(test)]
+    #[inline(always)]
+    pub(crate) fn vert(&self, g: u32) -> u32 {
+        // Which corner (`0..3`) or edge point (`3..6`) of the parent's face
+        // each of the twelve halfedges leaves.
+        const FROM: [u8; 12] = [0, 3, 5, 1, 4, 3, 2, 5, 4, 3, 4, 5];
+        let (f, k) = ((g / 12) as usize, FROM[(g % 12) as usize] as usize);
+        if k < 3 { self.pvert[3 * f + k] } else { self.pv + (self.c.edge[3 * f + k - 3] >> 1) }
     }
 
     /// The twin of the child's halfedge `g`.
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) fn twin(&self, g: u32) -> u32 {
         let (f, s) = (g / 12, g % 12);
@@ -440,6 +514,7 @@ impl<'a> Derived<'a> {
     }
 
     /// The canonical halfedge of the child's edge `e`.
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) fn edge_half(&self, e: usize) -> u32 {
         let mid = self.mid as usize;
@@ -466,7 +541,7 @@ mod tests {
         for mesh in [open, closed] {
             let mesh = crate::level::prepare(&mesh, crate::level::Rules::OpenSubdiv).unwrap();
             let p = HeLevel::from_mesh(&mesh, Par::Seq).unwrap();
-            let child = p.refine(p.conn(), 1, true, Par::Seq).unwrap();
+            let child = p.refine(p.conn(), 1, Keep::Full, Par::Seq).unwrap();
             let c = child.conn();
             let d = Derived::of(&p);
             for g in 0..c.twin.len() {
@@ -476,10 +551,15 @@ mod tests {
             for e in 0..c.edge_half.len() {
                 assert_eq!(d.edge_half(e), c.edge_half[e], "edge {e}");
             }
-            let grand = child.refine(c, 2, false, Par::Seq).unwrap();
-            let mut lean = child.clone();
-            lean.conn = None;
-            assert_eq!(lean.refine_lean(&p, 2, Par::Seq).unwrap().vert, grand.vert);
+            for g in 0..child.vert.len() {
+                assert_eq!(d.vert(g as u32), child.vert[g], "origin of {g}");
+            }
+            let grand = child.refine(c, 2, Keep::Faces, Par::Seq).unwrap();
+            let virt = p.refine(p.conn(), 1, Keep::Virtual, Par::Seq).unwrap();
+            assert!(virt.is_virtual() && virt.vert.is_empty() && virt.conn.is_none());
+            assert_eq!(virt.refine_lean(&p, 2, Par::Seq).unwrap().vert, grand.vert);
+            let whole = virt.whole(&p, p.conn(), Par::Seq).unwrap();
+            assert_eq!((&whole.vert, &whole.conn().twin), (&child.vert, &c.twin));
         }
     }
 }

@@ -41,7 +41,7 @@ use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeE
 
 use crate::level::{Rules, prepare};
 use crate::slak::LoopRules;
-use level::HeLevel;
+use level::{HeLevel, Keep};
 
 const NAME: &str = "loop-halfedge";
 
@@ -115,12 +115,12 @@ impl LoopHalfedgePlan {
 subla_scheme::forward_plan!(LoopHalfedgePlan);
 
 /// The plan in halfedge form: levels `0 ..= L`; the prepared control mesh
-/// where level 0 is it. Every level but the finest keeps its connectivity,
-/// except that the one before the finest is kept *lean* (faces only) where
-/// it is plain: its connectivity is read from its parent's in closed form
-/// where a step or an evaluation needs it (three quarters of the
-/// connectivity the plan would otherwise hold), and made whole where a
-/// caller asks for its mesh or its operator.
+/// where level 0 is it. Every level but the finest keeps its connectivity
+/// (the finest its faces only), except that the one before the finest is
+/// *virtual* where it is plain ([`Keep::Virtual`]): its faces and
+/// connectivity are read from its parent's in closed form by the last
+/// step and its evaluation, and made whole where a caller asks for its
+/// faces, mesh or operator.
 #[derive(Debug)]
 struct HePlan {
     control: Option<Mesh>,
@@ -128,6 +128,8 @@ struct HePlan {
     options: Options,
     meshes: Vec<OnceLock<Mesh>>,
     faces: Vec<OnceLock<FaceLists>>,
+    /// A virtual level made whole, where a caller asked for it.
+    wholes: Vec<OnceLock<HeLevel>>,
 }
 
 /// The face pointer and hole flags a level hands out in [`Plan::faces`].
@@ -180,13 +182,13 @@ fn build_he(input: &Mesh, rules: Rules, levels: u32, par: Par) -> Result<HePlan>
         let parent = &last[0];
         let next = match (&parent.conn, done.last()) {
             (Some(c), _) => {
-                // The level before the finest is kept lean where it is
-                // plain; its connectivity is read from its parent's.
-                let mut next = parent.refine(c, l, l + 1 < levels, par)?;
-                if l + 1 == levels && !next.is_plain() {
-                    next.conn = Some(parent.child_conn(c, par)?);
-                }
-                next
+                // The level before the finest is virtual where it is plain.
+                let keep = match levels - l {
+                    0 => Keep::Faces,
+                    1 => Keep::Virtual,
+                    _ => Keep::Full,
+                };
+                parent.refine(c, l, keep, par)?
             }
             (None, Some(grand)) => parent.refine_lean(grand, l, par)?,
             (None, None) => unreachable!("level 0 keeps its connectivity"),
@@ -210,7 +212,7 @@ fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
     }
     drop(levels);
     drop(control);
-    let next = finest.refine(finest.conn(), 1, false, par)?;
+    let next = finest.refine(finest.conn(), 1, Keep::Faces, par)?;
     Ok(HePlan::new(None, vec![finest, next], options))
 }
 
@@ -223,17 +225,35 @@ impl HePlan {
             options,
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
             faces: (0..n).map(|_| OnceLock::new()).collect(),
+            wholes: (0..n).map(|_| OnceLock::new()).collect(),
         }
     }
 
-    /// The connectivity of `level`: its own, or where it is lean, made
-    /// from its parent's.
+    /// The connectivity of `level`: its own, or made from its parent's.
     fn conn(&self, level: usize, par: Par) -> Result<Cow<'_, Conn>> {
-        if let Some(c) = &self.levels[level].conn {
+        if let Some(c) =
+            self.levels[level].conn.as_ref().or_else(|| self.wholes[level].get().and_then(|w| w.conn.as_ref()))
+        {
             return Ok(Cow::Borrowed(c));
         }
         let parent = self.conn(level - 1, par)?;
         Ok(Cow::Owned(self.levels[level - 1].child_conn(&parent, par)?))
+    }
+
+    /// `level` with its faces: itself, or where it is virtual, made whole
+    /// (once) from its parent.
+    fn level(&self, level: usize, par: Par) -> Result<&HeLevel> {
+        let l = &self.levels[level];
+        if !l.is_virtual() {
+            return Ok(l);
+        }
+        let cell = &self.wholes[level];
+        if let Some(w) = cell.get() {
+            return Ok(w);
+        }
+        let p = &self.levels[level - 1];
+        let w = l.whole(p, p.conn(), par)?;
+        Ok(cell.get_or_init(|| w))
     }
 
     fn check_level(&self, level: u32) -> Result<()> {
@@ -275,7 +295,7 @@ impl Plan for HePlan {
         if level >= self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
-        eval::level_operator(&self.levels[level as usize], &*self.conn(level as usize, par)?, par)
+        eval::level_operator(self.level(level as usize, par)?, &*self.conn(level as usize, par)?, par)
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         // Vertex rows: the vertex, its neighbours and two crease ends
@@ -301,7 +321,7 @@ impl Plan for HePlan {
         if let Some(m) = cell.get() {
             return Ok(m);
         }
-        let l = &self.levels[level as usize];
+        let l = self.level(level as usize, par)?;
         let m = l.mesh(&*self.conn(level as usize, par)?, self.options, par)?;
         Ok(cell.get_or_init(|| m))
     }
@@ -312,7 +332,7 @@ impl Plan for HePlan {
         {
             return Ok(Faces::of(c));
         }
-        let l = &self.levels[level as usize];
+        let l = self.level(level as usize, par)?;
         let nf = l.num_faces();
         let lists = self.faces[level as usize].get_or_init(|| FaceLists {
             ptr: subla_algebra::par::collect(nf + 1, par, |f| (3 * f) as u32),
