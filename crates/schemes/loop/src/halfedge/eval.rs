@@ -172,8 +172,9 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     off: usize,
     par: Par,
 ) {
-    if l.is_virtual() {
-        let p = parent.expect("a virtual level has a parent");
+    // A plain level whose parent keeps its connectivity (a virtual one
+    // among them) is evaluated from the parent's, four times smaller.
+    if let Some(p) = parent.filter(|p| p.conn.is_some() && l.is_plain()) {
         eval_lean::<T, D>(l, p, x, y, stride, off, par);
         return;
     }
@@ -337,10 +338,11 @@ fn smooth6<T: Float, const D: usize>(ring: [u32; 6], gx: impl Fn(u32) -> [T; D],
     o
 }
 
-/// One step of eval from a virtual level `l` (rows `x`) to its child
-/// (rows `y`), `l`'s connectivity read from its parent `p`'s in closed
-/// form ([`Derived`]): the sums [`eval_impl`] makes on the stored
-/// connectivity, in the same order, so the same bits.
+/// One step of eval from a plain level `l` (rows `x`) to its child (rows
+/// `y`), `l`'s connectivity read from its parent `p`'s in closed form (as
+/// [`super::level::Derived`] reads it): the sums [`eval_impl`] makes on
+/// `l`'s stored connectivity, in the same order, so the same bits. `l` may
+/// be virtual.
 fn eval_lean<T: Float + Send + Sync, const D: usize>(
     l: &HeLevel,
     p: &HeLevel,
