@@ -125,7 +125,11 @@ subla_scheme::forward_plan!(Sqrt3HalfedgePlan);
 #[derive(Clone, Debug)]
 struct Level {
     num_vertices: usize,
+    /// The triangles, three corners each; empty where the level is
+    /// virtual ([`Level::virtual_child`]).
     vert: Vec<u32>,
+    /// Number of faces.
+    nf: usize,
     conn: Option<Conn>,
     holes: Option<Vec<bool>>,
     max_valence: usize,
@@ -156,7 +160,13 @@ const BVERT: [f64; 2] = crate::level::BOUNDARY_VERTEX;
 
 impl Level {
     fn num_faces(&self) -> usize {
-        self.vert.len() / 3
+        self.nf
+    }
+
+    /// Whether the level keeps neither faces nor twins
+    /// ([`Level::virtual_child`]).
+    fn is_virtual(&self) -> bool {
+        self.vert.len() != 3 * self.nf
     }
 
     fn conn(&self) -> &Conn {
@@ -190,6 +200,7 @@ impl Level {
         });
         let level = Level {
             num_vertices: nv,
+            nf,
             vert,
             conn: Some(Conn { twin, vhalf }),
             holes: mesh.has_holes().then(|| mesh.holes().to_vec()),
@@ -353,6 +364,7 @@ impl Level {
         Ok(Level {
             num_vertices: cv,
             vert,
+            nf: cf,
             conn,
             holes,
             max_valence: self.max_valence.max(6),
@@ -361,8 +373,31 @@ impl Level {
         })
     }
 
-    /// The child of this level where it is kept *lean* (faces only, see
-    /// [`HePlan`]), its connectivity read from `parent`'s in closed form:
+    /// The child of this closed level kept *virtual*: neither its faces nor
+    /// its twins, which [`Level::refine_lean`] and [`eval_lean`] read from
+    /// this level's in closed form, and [`HePlan`] makes whole only where a
+    /// caller asks for its faces, mesh or operator.
+    fn virtual_child(&self, level: u32) -> Result<Level> {
+        debug_assert!(!self.bounded && self.split.is_none());
+        let (nv, nf) = (self.num_vertices, self.num_faces());
+        let (cv, cf) = (nv + nf, 3 * nf);
+        if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
+            return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
+        }
+        Ok(Level {
+            num_vertices: cv,
+            vert: Vec::new(),
+            nf: cf,
+            conn: None,
+            holes: child_holes(self.holes.as_deref(), 3)?,
+            max_valence: self.max_valence.max(6),
+            bounded: false,
+            split: None,
+        })
+    }
+
+    /// The child of a virtual or lean level, its connectivity read from
+    /// `parent`'s in closed form:
     /// the lean level's halfedge `3h + k` (`h` the parent's) has origin
     /// `[src(h), F(t(twin h)), F(t(h))][k]` and twin
     /// `[3 next(twin h) + 2, 3 twin(h) + 1, 3 twin(prev h)][k]`, so the
@@ -370,7 +405,7 @@ impl Level {
     /// the twin of `prev(h)`. Only for a closed parent (no boundary, hence
     /// no split).
     fn refine_lean(&self, parent: &Level, level: u32, par: Par) -> Result<Level> {
-        debug_assert!(self.conn.is_none() && !parent.bounded && !self.bounded);
+        debug_assert!(self.conn.is_none() && !parent.bounded && !self.bounded && self.split.is_none());
         let pc = parent.conn();
         let (nv, nf) = (self.num_vertices, self.num_faces());
         let (cv, cf) = (nv + nf, 3 * nf);
@@ -401,6 +436,7 @@ impl Level {
         Ok(Level {
             num_vertices: cv,
             vert,
+            nf: cf,
             conn: None,
             holes: child_holes(self.holes.as_deref(), 3)?,
             max_valence: self.max_valence.max(6),
@@ -639,8 +675,9 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     off: usize,
     par: Par,
 ) {
-    if l.conn.is_none() {
-        let p = parent.expect("a lean level that is evaluated has a parent");
+    // A closed level with a parent (a virtual one among them) is evaluated
+    // from the parent's connectivity, three times smaller.
+    if let Some(p) = parent.filter(|p| !p.bounded && p.conn.is_some()) {
         eval_lean::<T, D>(l, p, x, y, stride, off, par);
         return;
     }
@@ -771,10 +808,10 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
     });
 }
 
-/// One step of eval from a lean level `l` (rows `x`) to its child (rows
-/// `y`), `l`'s connectivity read from its closed `parent`'s (see
-/// [`Level::refine_lean`]): the same sums, in the same order, as
-/// [`eval_impl`] on the stored connectivity, so the same bits.
+/// One step of eval from a closed level `l` (rows `x`; virtual or not) to
+/// its child (rows `y`), `l`'s connectivity read from its closed
+/// `parent`'s (see [`Level::refine_lean`]): the same sums, in the same
+/// order, as [`eval_impl`] on the stored connectivity, so the same bits.
 fn eval_lean<T: Float + Send + Sync, const D: usize>(
     l: &Level,
     parent: &Level,
@@ -859,12 +896,9 @@ fn eval_lean<T: Float + Send + Sync, const D: usize>(
 }
 
 /// The plan in halfedge form: levels `0 ..= L`; the prepared control mesh
-/// where level 0 is it. Every level but the finest keeps its twins, except
-/// that the one before the finest is kept *lean* (faces only) where its
-/// parent is closed: its twins are read from its parent's in closed form
-/// where a step or an evaluation needs them (a third of the connectivity
-/// the plan would otherwise hold), and made whole where a caller asks for
-/// its mesh or its operator.
+/// where level 0 is it. Every level but the finest keeps its twins (the
+/// finest its faces only), except that the one before the finest is
+/// *virtual* where its parent is closed ([`Level::virtual_child`]).
 #[derive(Debug)]
 struct HePlan {
     control: Option<Mesh>,
@@ -875,6 +909,8 @@ struct HePlan {
     levels: Vec<Level>,
     meshes: Vec<OnceLock<Mesh>>,
     faces: Vec<OnceLock<(Vec<u32>, Vec<bool>)>>,
+    /// A virtual level made whole, where a caller asked for it.
+    wholes: Vec<OnceLock<Level>>,
 }
 
 impl Refiner for Sqrt3Halfedge {
@@ -911,12 +947,10 @@ fn build_he(input: &Mesh, levels: u32, par: Par) -> Result<HePlan> {
         let parent = &mut last[0];
         parent.plan_step(is_kobbelt_step(l - 1))?;
         let next = match (&parent.conn, done.last()) {
-            (Some(c), _) => {
-                // The level before the finest is kept lean where its
-                // parent is closed.
-                let full = l + 1 < levels || (l + 1 == levels && parent.bounded);
-                parent.refine(c, l, full, par)?
-            }
+            // The level before the finest is virtual where its parent is
+            // closed.
+            (Some(_), _) if l + 1 == levels && !parent.bounded => parent.virtual_child(l)?,
+            (Some(c), _) => parent.refine(c, l, l < levels, par)?,
             (None, Some(grand)) => parent.refine_lean(grand, l, par)?,
             (None, None) => unreachable!("level 0 keeps its connectivity"),
         };
@@ -951,17 +985,36 @@ impl HePlan {
             levels,
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
             faces: (0..n).map(|_| OnceLock::new()).collect(),
+            wholes: (0..n).map(|_| OnceLock::new()).collect(),
         }
     }
 
-    /// The connectivity of `level`: its own, or where it is lean, made
-    /// from its parent's.
+    /// The connectivity of `level`: its own, or made from its parent's.
     fn conn(&self, level: usize, par: Par) -> Result<Cow<'_, Conn>> {
-        if let Some(c) = &self.levels[level].conn {
+        if let Some(c) =
+            self.levels[level].conn.as_ref().or_else(|| self.wholes[level].get().and_then(|w| w.conn.as_ref()))
+        {
             return Ok(Cow::Borrowed(c));
         }
         let parent = self.conn(level - 1, par)?;
         Ok(Cow::Owned(self.levels[level - 1].child_conn(&parent, par)?))
+    }
+
+    /// `level` with its faces: itself, or where it is virtual, made whole
+    /// (once) from its parent.
+    fn level(&self, level: usize, par: Par) -> Result<&Level> {
+        let l = &self.levels[level];
+        if !l.is_virtual() {
+            return Ok(l);
+        }
+        let cell = &self.wholes[level];
+        if let Some(w) = cell.get() {
+            return Ok(w);
+        }
+        let p = &self.levels[level - 1];
+        let mut w = p.refine(p.conn(), level as u32, true, par)?;
+        w.split = l.split.clone();
+        Ok(cell.get_or_init(|| w))
     }
 
     fn check_level(&self, level: u32) -> Result<()> {
@@ -1003,7 +1056,7 @@ impl Plan for HePlan {
         if level >= self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
-        let l = &self.levels[level as usize];
+        let l = self.level(level as usize, par)?;
         let c = &*self.conn(level as usize, par)?;
         let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
         assemble_rows(l.num_vertices + l.num_new(), l.num_vertices, par, |row, s| l.stencil(c, &alphas, row, s))
@@ -1044,7 +1097,7 @@ impl Plan for HePlan {
         if let Some(m) = cell.get() {
             return Ok(m);
         }
-        let l = &self.levels[level as usize];
+        let l = self.level(level as usize, par)?;
         let m = l.mesh(&*self.conn(level as usize, par)?, par)?;
         Ok(cell.get_or_init(|| m))
     }
@@ -1055,7 +1108,7 @@ impl Plan for HePlan {
         {
             return Ok(Faces::of(c));
         }
-        let l = &self.levels[level as usize];
+        let l = self.level(level as usize, par)?;
         let nf = l.num_faces();
         let (ptr, holes) = self.faces[level as usize].get_or_init(|| {
             (
