@@ -14,8 +14,8 @@
 //! mode (build and eval one level at a time), subla's static build plus
 //! one eval, subdiv-kernels' `refine_uniform` plus `interpolate`, and the
 //! peers' subdivision call (their output is a full halfedge mesh). Times
-//! are the minimum of several runs after one warm-up (the peers report
-//! their own minimum). Peak bytes per output face (subla rows): the growth
+//! are the minimum of ten runs after one warm-up (the peers report their
+//! own minimum of five, run before and after subla's rows: ten in all). Peak bytes per output face (subla rows): the growth
 //! of the peak resident size during one run of the row in a fresh child
 //! process, over the finest level's faces.
 
@@ -181,7 +181,7 @@ struct Row {
 
 fn main() {
     let quick = std::env::var_os("SUBLA_BENCH_QUICK").is_some();
-    let (freq, runs, reps) = if quick { (30, 2, 2) } else { (100, 5, 3) };
+    let (freq, runs, reps) = if quick { (30, 2, 2) } else { (100, 10, 5) };
     let (mesh, pos) = subla_bench::icosphere(freq);
     let threads = rayon::current_num_threads();
     let levels = 3u32;

@@ -28,7 +28,9 @@
 //! The vertex, face and point order is the kernels' ([`crate::Sqrt3Slak`],
 //! see the crate docs), so both paths hand out the same rows and faces.
 //! The finest level keeps only its faces; a modeling step derives its
-//! twins from its parent.
+//! twins from its parent. On a closed mesh the level before it keeps
+//! nothing: the last step and its evaluation read it from its parent in
+//! closed form (`docs/sqrt3.md`).
 //!
 //! **Held:** manifold triangle meshes, closed or with boundaries
 //! (isolated vertices stay in place; holes are carried as flags). **Not

@@ -6,7 +6,9 @@
 //! * **Levels.** Per halfedge: origin, twin and edge (12 bytes); per edge
 //!   its canonical halfedge, per vertex an outgoing one. The finest level
 //!   keeps only its faces (the origins); the rest is derived from its
-//!   parent when a step or a full mesh asks for it.
+//!   parent when a step or a full mesh asks for it. The level before it,
+//!   where plain, keeps nothing: the last step and its evaluation read it
+//!   from its parent in closed form (`docs/loop.md`).
 //! * **Rules.** OpenSubdiv's (creases uniform and Chaikin, corners, vertex
 //!   sharpness, both boundary options, holes carried as flags) or CGAL's,
 //!   computed on the fly where a sharp edge or vertex touches a point;
