@@ -283,3 +283,56 @@ impl Conn {
         }
     }
 }
+
+/// The levels of a halfedge plan of which one may be *virtual*: kept
+/// without faces or connectivity, which the plan's last step and
+/// evaluation read from its parent in closed form, and made whole (once,
+/// into `wholes`) only where a caller asks for it.
+#[derive(Debug)]
+pub struct VirtualLevels<'a, L, C> {
+    /// The plan's levels.
+    pub levels: &'a [L],
+    /// Per level, the whole form of a virtual level once made.
+    pub wholes: &'a [std::sync::OnceLock<L>],
+    /// The connectivity a level keeps, if it keeps it.
+    pub conn: fn(&L) -> Option<&C>,
+}
+
+impl<'a, L, C: Clone> VirtualLevels<'a, L, C> {
+    /// The connectivity of `level`: its own (or its whole form's), else
+    /// `child(parent, parent's connectivity)`, recursively.
+    ///
+    /// # Errors
+    /// As `child`.
+    pub fn conn_of(&self, level: usize, child: &impl Fn(&L, &C) -> Result<C>) -> Result<std::borrow::Cow<'a, C>> {
+        let own = (self.conn)(&self.levels[level]).or_else(|| self.wholes[level].get().and_then(|w| (self.conn)(w)));
+        if let Some(c) = own {
+            return Ok(std::borrow::Cow::Borrowed(c));
+        }
+        let parent = self.conn_of(level - 1, child)?;
+        Ok(std::borrow::Cow::Owned(child(&self.levels[level - 1], &parent)?))
+    }
+
+    /// `level` with its faces: itself where `is_virtual` says it keeps
+    /// them, else its whole form, made once by `whole(level, parent)`.
+    ///
+    /// # Errors
+    /// As `whole`.
+    pub fn level(
+        &self,
+        level: usize,
+        is_virtual: impl Fn(&L) -> bool,
+        whole: impl FnOnce(&L, &L) -> Result<L>,
+    ) -> Result<&'a L> {
+        let l = &self.levels[level];
+        if !is_virtual(l) {
+            return Ok(l);
+        }
+        let cell = &self.wholes[level];
+        if let Some(w) = cell.get() {
+            return Ok(w);
+        }
+        let w = whole(l, &self.levels[level - 1])?;
+        Ok(cell.get_or_init(|| w))
+    }
+}

@@ -58,7 +58,7 @@ use crate::slak::Sqrt3Rules;
 
 const NAME: &str = "sqrt3-halfedge";
 
-use subla_scheme::halfedge::{NONE, child_holes};
+use subla_scheme::halfedge::{NONE, VirtualLevels, child_holes};
 
 #[inline]
 fn next(h: u32) -> u32 {
@@ -991,32 +991,23 @@ impl HePlan {
         }
     }
 
+    fn virtuals(&self) -> VirtualLevels<'_, Level, Conn> {
+        VirtualLevels { levels: &self.levels, wholes: &self.wholes, conn: |l| l.conn.as_ref() }
+    }
+
     /// The connectivity of `level`: its own, or made from its parent's.
     fn conn(&self, level: usize, par: Par) -> Result<Cow<'_, Conn>> {
-        if let Some(c) =
-            self.levels[level].conn.as_ref().or_else(|| self.wholes[level].get().and_then(|w| w.conn.as_ref()))
-        {
-            return Ok(Cow::Borrowed(c));
-        }
-        let parent = self.conn(level - 1, par)?;
-        Ok(Cow::Owned(self.levels[level - 1].child_conn(&parent, par)?))
+        self.virtuals().conn_of(level, &|p: &Level, c: &Conn| p.child_conn(c, par))
     }
 
     /// `level` with its faces: itself, or where it is virtual, made whole
     /// (once) from its parent.
     fn level(&self, level: usize, par: Par) -> Result<&Level> {
-        let l = &self.levels[level];
-        if !l.is_virtual() {
-            return Ok(l);
-        }
-        let cell = &self.wholes[level];
-        if let Some(w) = cell.get() {
-            return Ok(w);
-        }
-        let p = &self.levels[level - 1];
-        let mut w = p.refine(p.conn(), level as u32, true, par)?;
-        w.split = l.split.clone();
-        Ok(cell.get_or_init(|| w))
+        self.virtuals().level(level, Level::is_virtual, |l, p| {
+            let mut w = p.refine(p.conn(), level as u32, true, par)?;
+            w.split = l.split.clone();
+            Ok(w)
+        })
     }
 
     fn check_level(&self, level: u32) -> Result<()> {

@@ -38,7 +38,7 @@ use num_traits::Float;
 use subla_algebra::mem::Zeroable;
 use subla_algebra::{CsrMat, Par};
 use subla_mesh::{Mesh, Options};
-use subla_scheme::halfedge::Conn;
+use subla_scheme::halfedge::{Conn, VirtualLevels};
 use subla_scheme::{ChildPoint, Faces, Plan, Prediction, Refiner, Result, SchemeError, WithFallback};
 
 use crate::level::{Rules, prepare};
@@ -231,31 +231,19 @@ impl HePlan {
         }
     }
 
+    fn virtuals(&self) -> VirtualLevels<'_, HeLevel, Conn> {
+        VirtualLevels { levels: &self.levels, wholes: &self.wholes, conn: |l| l.conn.as_ref() }
+    }
+
     /// The connectivity of `level`: its own, or made from its parent's.
     fn conn(&self, level: usize, par: Par) -> Result<Cow<'_, Conn>> {
-        if let Some(c) =
-            self.levels[level].conn.as_ref().or_else(|| self.wholes[level].get().and_then(|w| w.conn.as_ref()))
-        {
-            return Ok(Cow::Borrowed(c));
-        }
-        let parent = self.conn(level - 1, par)?;
-        Ok(Cow::Owned(self.levels[level - 1].child_conn(&parent, par)?))
+        self.virtuals().conn_of(level, &|p: &HeLevel, c: &Conn| p.child_conn(c, par))
     }
 
     /// `level` with its faces: itself, or where it is virtual, made whole
     /// (once) from its parent.
     fn level(&self, level: usize, par: Par) -> Result<&HeLevel> {
-        let l = &self.levels[level];
-        if !l.is_virtual() {
-            return Ok(l);
-        }
-        let cell = &self.wholes[level];
-        if let Some(w) = cell.get() {
-            return Ok(w);
-        }
-        let p = &self.levels[level - 1];
-        let w = l.whole(p, p.conn(), par)?;
-        Ok(cell.get_or_init(|| w))
+        self.virtuals().level(level, HeLevel::is_virtual, |l, p| l.whole(p, p.conn(), par))
     }
 
     fn check_level(&self, level: u32) -> Result<()> {
