@@ -349,12 +349,13 @@ impl HeLevel {
         self.edge_sharpness.is_none() && self.vertex_sharpness.is_none()
     }
 
-    /// The child of this level where it is virtual ([`Keep::Virtual`]):
-    /// its faces and connectivity read from `parent`'s in closed form
+    /// The child of this plain level where it keeps no connectivity (it is
+    /// virtual, [`Keep::Virtual`], or a modeling step's lean level): its
+    /// faces and connectivity read from `parent`'s in closed form
     /// ([`Derived`]), its child's faces made one parent face (four of this
     /// level's, sixteen of the child's) at a time.
     pub(crate) fn refine_lean(&self, parent: &HeLevel, level: u32, par: Par) -> Result<HeLevel> {
-        debug_assert!(self.is_virtual() && self.is_plain());
+        debug_assert!(self.conn.is_none() && self.is_plain());
         let d = Derived::of(parent);
         let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
         let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
@@ -560,6 +561,61 @@ mod tests {
             assert_eq!(virt.refine_lean(&p, 2, Par::Seq).unwrap().vert, grand.vert);
             let whole = virt.whole(&p, p.conn(), Par::Seq).unwrap();
             assert_eq!((&whole.vert, &whole.conn().twin), (&child.vert, &c.twin));
+        }
+    }
+
+    /// A plain level evaluated through its parent's connectivity gives the
+    /// bits of its own (stored) connectivity, on any number of channels,
+    /// with and without a boundary; so does its virtual form.
+    #[test]
+    fn evaluation_through_the_parent_is_the_stored_one() {
+        // A hexagonal patch of the triangular lattice (no boundary vertex
+        // with a single face: no corner), and a closed torus.
+        let r = 3i32;
+        let inside = |i: i32, j: i32| i.abs() <= r && j.abs() <= r && (i + j).abs() <= r;
+        let points: Vec<(i32, i32)> =
+            (-r..=r).flat_map(|i| (-r..=r).map(move |j| (i, j))).filter(|&(i, j)| inside(i, j)).collect();
+        let id = |i: i32, j: i32| points.iter().position(|&p| p == (i, j)).unwrap() as u32;
+        let mut tris = Vec::new();
+        for i in -r..=r {
+            for j in -r..=r {
+                if inside(i, j) && inside(i + 1, j) && inside(i, j + 1) {
+                    tris.push([id(i, j), id(i + 1, j), id(i, j + 1)]);
+                }
+                if inside(i + 1, j) && inside(i + 1, j + 1) && inside(i, j + 1) {
+                    tris.push([id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)]);
+                }
+            }
+        }
+        let open = Mesh::from_faces(points.len(), &tris).unwrap();
+        let torus = subla_mesh::proptest_support::torus(7, 5, 1).mesh.triangulated().unwrap();
+        let t = torus.topology();
+        let closed =
+            Mesh::from_faces(t.num_vertices(), &(0..t.num_faces()).map(|f| t.face(f)).collect::<Vec<_>>()).unwrap();
+        for mesh in [open, closed] {
+            let mesh = crate::level::prepare(&mesh, crate::level::Rules::OpenSubdiv).unwrap();
+            let p = HeLevel::from_mesh(&mesh, Par::Seq).unwrap();
+            let l = p.refine(p.conn(), 1, Keep::Full, Par::Seq).unwrap();
+            let virt = p.refine(p.conn(), 1, Keep::Virtual, Par::Seq).unwrap();
+            assert!(
+                l.is_plain() && virt.is_virtual(),
+                "{:?} {:?}",
+                l.edge_sharpness.is_some(),
+                l.vertex_sharpness.is_some()
+            );
+            let rows = l.num_vertices + l.num_edges;
+            for d in [1usize, 3, 5] {
+                let x: Vec<f64> = (0..l.num_vertices * d).map(|i| ((i * 37 % 101) as f64).sin()).collect();
+                let mut stored = vec![0.0; rows * d];
+                let mut through = vec![0.0; rows * d];
+                let mut from_virtual = vec![0.0; rows * d];
+                super::super::eval::eval_level(&l, None, &x, &mut stored, d, Par::Seq);
+                super::super::eval::eval_level(&l, Some(&p), &x, &mut through, d, Par::Rayon);
+                super::super::eval::eval_level(&virt, Some(&p), &x, &mut from_virtual, d, Par::Seq);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&stored), bits(&through), "{d} channels");
+                assert_eq!(bits(&stored), bits(&from_virtual), "{d} channels");
+            }
         }
     }
 }

@@ -126,6 +126,10 @@ subla_scheme::forward_plan!(LoopHalfedgePlan);
 #[derive(Debug)]
 struct HePlan {
     control: Option<Mesh>,
+    /// Levels kept below the plan's first (`0` or `1`) only for their
+    /// connectivity: a modeling step keeps the parent of the level it
+    /// refines, so that the refined level need not store its own.
+    base: usize,
     levels: Vec<HeLevel>,
     options: Options,
     meshes: Vec<OnceLock<Mesh>>,
@@ -197,15 +201,42 @@ fn build_he(input: &Mesh, rules: Rules, levels: u32, par: Par) -> Result<HePlan>
         };
         stack.push(next);
     }
-    Ok(HePlan::new(Some(mesh), stack, options))
+    Ok(HePlan::new(Some(mesh), 0, stack, options))
 }
 
-/// One level on top of `plan`'s finest: its connectivity from its parent,
-/// then its child, faces only.
+/// One level on top of `plan`'s finest. Where the finest is plain, it is
+/// refined (and evaluated) through its parent's connectivity, which is made
+/// if the parent does not keep it, and the parent stays as the new plan's
+/// base: the connectivity a step makes is that of the parent, a quarter of
+/// the finest's. Else the finest's own connectivity is made from its
+/// parent's, and the parent dropped.
 fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
-    let conn = match plan.levels.last().and_then(|l| l.conn.as_ref()) {
+    let n = plan.levels.len();
+    if n >= 2 && plan.levels[n - 1].conn.is_none() && plan.levels[n - 1].is_plain() {
+        let parent_virtual = plan.levels[n - 2].is_virtual();
+        let conn = match &plan.levels[n - 2].conn {
+            None if !parent_virtual => Some(plan.conn(n - 2, par)?.into_owned()),
+            _ => None,
+        };
+        if parent_virtual {
+            plan.level(n - 2, par)?;
+        }
+        let HePlan { mut levels, mut wholes, options, .. } = plan;
+        let finest = levels.pop().expect("a plan has a level");
+        let mut parent = match wholes[n - 2].take() {
+            Some(w) => w,
+            None => levels.pop().expect("a level before the finest"),
+        };
+        if conn.is_some() {
+            parent.conn = conn;
+        }
+        drop(levels);
+        let next = finest.refine_lean(&parent, 1, par)?;
+        return Ok(HePlan::new(None, 1, vec![parent, finest, next], options));
+    }
+    let conn = match plan.levels[n - 1].conn.as_ref() {
         Some(_) => None,
-        None => Some(plan.conn(plan.levels.len() - 1, par)?.into_owned()),
+        None => Some(plan.conn(n - 1, par)?.into_owned()),
     };
     let HePlan { control, mut levels, options, .. } = plan;
     let mut finest = levels.pop().expect("a plan has a level");
@@ -215,14 +246,15 @@ fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
     drop(levels);
     drop(control);
     let next = finest.refine(finest.conn(), 1, Keep::Faces, par)?;
-    Ok(HePlan::new(None, vec![finest, next], options))
+    Ok(HePlan::new(None, 0, vec![finest, next], options))
 }
 
 impl HePlan {
-    fn new(control: Option<Mesh>, levels: Vec<HeLevel>, options: Options) -> Self {
+    fn new(control: Option<Mesh>, base: usize, levels: Vec<HeLevel>, options: Options) -> Self {
         let n = levels.len();
         HePlan {
             control,
+            base,
             levels,
             options,
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
@@ -246,6 +278,11 @@ impl HePlan {
         self.virtuals().level(level, HeLevel::is_virtual, |l, p| l.whole(p, p.conn(), par))
     }
 
+    /// Where the plan's `level` is in `levels`.
+    fn at(&self, level: u32) -> usize {
+        self.base + level as usize
+    }
+
     fn check_level(&self, level: u32) -> Result<()> {
         if level > self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
@@ -260,7 +297,8 @@ impl HePlan {
         par: Par,
     ) -> Result<()> {
         subla_scheme::kernel::eval_levels(self, NAME, control, out, |l, x, y, d| {
-            eval::eval_level(&self.levels[l], l.checked_sub(1).map(|p| &self.levels[p]), x, y, d, par);
+            let i = self.at(l as u32);
+            eval::eval_level(&self.levels[i], i.checked_sub(1).map(|p| &self.levels[p]), x, y, d, par);
         })
     }
 }
@@ -270,10 +308,10 @@ impl Plan for HePlan {
         NAME
     }
     fn levels(&self) -> u32 {
-        self.levels.len() as u32 - 1
+        (self.levels.len() - 1 - self.base) as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        self.levels.get(level as usize).map_or(0, |l| l.num_vertices)
+        self.levels.get(self.at(level)).map_or(0, |l| l.num_vertices)
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
         self.eval_t(control, out, par)
@@ -285,16 +323,17 @@ impl Plan for HePlan {
         if level >= self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
-        eval::level_operator(self.level(level as usize, par)?, &*self.conn(level as usize, par)?, par)
+        let i = self.at(level);
+        eval::level_operator(self.level(i, par)?, &*self.conn(i, par)?, par)
     }
     fn operator_bound(&self, level: u32) -> Option<u64> {
         // Vertex rows: the vertex, its neighbours and two crease ends
         // (3V + 2E); edge rows: four points.
-        let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
+        let l = self.levels.get(self.at(level)).filter(|_| level < self.levels())?;
         Some((3 * l.num_vertices + 6 * l.num_edges) as u64)
     }
     fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
-        let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
+        let l = self.levels.get(self.at(level)).filter(|_| level < self.levels())?;
         ChildPoint::of_quad_split(l.num_vertices, 0, l.num_edges, row)
     }
     fn limit(&self, par: Par) -> Result<CsrMat<f64>> {
@@ -307,12 +346,13 @@ impl Plan for HePlan {
         {
             return Ok(c);
         }
-        let cell = &self.meshes[level as usize];
+        let i = self.at(level);
+        let cell = &self.meshes[i];
         if let Some(m) = cell.get() {
             return Ok(m);
         }
-        let l = self.level(level as usize, par)?;
-        let m = l.mesh(&*self.conn(level as usize, par)?, self.options, par)?;
+        let l = self.level(i, par)?;
+        let m = l.mesh(&*self.conn(i, par)?, self.options, par)?;
         Ok(cell.get_or_init(|| m))
     }
     fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
@@ -322,9 +362,10 @@ impl Plan for HePlan {
         {
             return Ok(Faces::of(c));
         }
-        let l = self.level(level as usize, par)?;
+        let i = self.at(level);
+        let l = self.level(i, par)?;
         let nf = l.num_faces();
-        let lists = self.faces[level as usize].get_or_init(|| FaceLists {
+        let lists = self.faces[i].get_or_init(|| FaceLists {
             ptr: subla_algebra::par::collect(nf + 1, par, |f| (3 * f) as u32),
             holes: l.holes.clone().unwrap_or_else(|| vec![false; nf]),
         });
