@@ -908,6 +908,10 @@ struct HePlan {
     /// modeling step's plan continues the count, as the kernels do), whose
     /// parity says which steps split boundary edges.
     first_step: u32,
+    /// Levels kept below the plan's first (`0` or `1`) only for their
+    /// twins: a modeling step keeps the parent of the level it refines, so
+    /// that the refined level need not store its own.
+    base: usize,
     levels: Vec<Level>,
     meshes: Vec<OnceLock<Mesh>>,
     faces: Vec<OnceLock<(Vec<u32>, Vec<bool>)>>,
@@ -958,11 +962,41 @@ fn build_he(input: &Mesh, levels: u32, par: Par) -> Result<HePlan> {
         };
         stack.push(next);
     }
-    Ok(HePlan::new(Some(mesh), 0, stack))
+    Ok(HePlan::new(Some(mesh), 0, 0, stack))
 }
 
+/// One level on top of `plan`'s finest. Where the finest and its parent
+/// are closed, the finest is refined (and evaluated) through its parent's
+/// twins, which are made if the parent does not keep them, and the parent
+/// stays as the new plan's base: the twins a step makes are the parent's,
+/// a third of the finest's. Else the finest's own twins are made from its
+/// parent's, and the parent dropped.
 fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
     let first = plan.first_step + plan.levels();
+    let n = plan.levels.len();
+    if n >= 2 && plan.levels[n - 1].conn.is_none() && !plan.levels[n - 1].bounded && !plan.levels[n - 2].bounded {
+        let parent_virtual = plan.levels[n - 2].is_virtual();
+        let conn = match &plan.levels[n - 2].conn {
+            None if !parent_virtual => Some(plan.conn(n - 2, par)?.into_owned()),
+            _ => None,
+        };
+        if parent_virtual {
+            plan.level(n - 2, par)?;
+        }
+        let HePlan { mut levels, mut wholes, .. } = plan;
+        let mut finest = levels.pop().expect("a plan has a level");
+        let mut parent = match wholes[n - 2].take() {
+            Some(w) => w,
+            None => levels.pop().expect("a level before the finest"),
+        };
+        if conn.is_some() {
+            parent.conn = conn;
+        }
+        drop(levels);
+        finest.plan_step(is_kobbelt_step(first))?;
+        let next = finest.refine_lean(&parent, 1, par)?;
+        return Ok(HePlan::new(None, first, 1, vec![parent, finest, next]));
+    }
     let conn = match plan.levels.last().and_then(|l| l.conn.as_ref()) {
         Some(_) => None,
         None => Some(plan.conn(plan.levels.len() - 1, par)?.into_owned()),
@@ -975,15 +1009,16 @@ fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
     drop(levels);
     finest.plan_step(is_kobbelt_step(first))?;
     let next = finest.refine(finest.conn(), 1, false, par)?;
-    Ok(HePlan::new(None, first, vec![finest, next]))
+    Ok(HePlan::new(None, first, 0, vec![finest, next]))
 }
 
 impl HePlan {
-    fn new(control: Option<Mesh>, first_step: u32, levels: Vec<Level>) -> Self {
+    fn new(control: Option<Mesh>, first_step: u32, base: usize, levels: Vec<Level>) -> Self {
         let n = levels.len();
         HePlan {
             control,
             first_step,
+            base,
             levels,
             meshes: (0..n).map(|_| OnceLock::new()).collect(),
             faces: (0..n).map(|_| OnceLock::new()).collect(),
@@ -1010,6 +1045,11 @@ impl HePlan {
         })
     }
 
+    /// Where the plan's `level` is in `levels`.
+    fn at(&self, level: u32) -> usize {
+        self.base + level as usize
+    }
+
     fn check_level(&self, level: u32) -> Result<()> {
         if level > self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
@@ -1024,7 +1064,8 @@ impl HePlan {
         par: Par,
     ) -> Result<()> {
         subla_scheme::kernel::eval_levels(self, NAME, control, out, |l, x, y, d| {
-            eval_level(&self.levels[l], l.checked_sub(1).map(|p| &self.levels[p]), x, y, d, par);
+            let i = self.at(l as u32);
+            eval_level(&self.levels[i], i.checked_sub(1).map(|p| &self.levels[p]), x, y, d, par);
         })
     }
 }
@@ -1034,10 +1075,10 @@ impl Plan for HePlan {
         NAME
     }
     fn levels(&self) -> u32 {
-        self.levels.len() as u32 - 1
+        (self.levels.len() - 1 - self.base) as u32
     }
     fn level_len(&self, level: u32) -> usize {
-        self.levels.get(level as usize).map_or(0, |l| l.num_vertices)
+        self.levels.get(self.at(level)).map_or(0, |l| l.num_vertices)
     }
     fn eval_f64(&self, control: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>, par: Par) -> Result<()> {
         self.eval_t(control, out, par)
@@ -1049,8 +1090,8 @@ impl Plan for HePlan {
         if level >= self.levels() {
             return Err(SchemeError::NoSuchLevel { level, levels: self.levels() });
         }
-        let l = self.level(level as usize, par)?;
-        let c = &*self.conn(level as usize, par)?;
+        let l = self.level(self.at(level), par)?;
+        let c = &*self.conn(self.at(level), par)?;
         let alphas: Vec<f64> = (0..=l.max_valence.min(64)).map(alpha).collect();
         assemble_rows(l.num_vertices + l.num_new(), l.num_vertices, par, |row, s| l.stencil(c, &alphas, row, s))
     }
@@ -1058,12 +1099,12 @@ impl Plan for HePlan {
         // Vertex rows: the vertex and its neighbours, at most V + 2E
         // (V + 3F on a closed mesh, V + 3F + B ≤ V + 6F with B boundary
         // edges); new points: three vertices each.
-        let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
+        let l = self.levels.get(self.at(level)).filter(|_| level < self.levels())?;
         let (v, f) = (l.num_vertices as u64, l.num_faces() as u64);
         Some(if l.bounded { v + 6 * f + 3 * l.num_new() as u64 } else { v + 6 * f })
     }
     fn child_point(&self, level: u32, row: usize) -> Option<ChildPoint> {
-        let l = self.levels.get(level as usize).filter(|_| level < self.levels())?;
+        let l = self.levels.get(self.at(level)).filter(|_| level < self.levels())?;
         let r = u32::try_from(row).ok()?;
         if row < l.num_vertices {
             return Some(ChildPoint::Vertex(r));
@@ -1086,12 +1127,12 @@ impl Plan for HePlan {
         {
             return Ok(c);
         }
-        let cell = &self.meshes[level as usize];
+        let cell = &self.meshes[self.at(level)];
         if let Some(m) = cell.get() {
             return Ok(m);
         }
-        let l = self.level(level as usize, par)?;
-        let m = l.mesh(&*self.conn(level as usize, par)?, par)?;
+        let l = self.level(self.at(level), par)?;
+        let m = l.mesh(&*self.conn(self.at(level), par)?, par)?;
         Ok(cell.get_or_init(|| m))
     }
     fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
@@ -1101,14 +1142,52 @@ impl Plan for HePlan {
         {
             return Ok(Faces::of(c));
         }
-        let l = self.level(level as usize, par)?;
+        let l = self.level(self.at(level), par)?;
         let nf = l.num_faces();
-        let (ptr, holes) = self.faces[level as usize].get_or_init(|| {
+        let (ptr, holes) = self.faces[self.at(level)].get_or_init(|| {
             (
                 subla_algebra::par::collect(nf + 1, par, |f| (3 * f) as u32),
                 l.holes.clone().unwrap_or_else(|| vec![false; nf]),
             )
         });
         Ok(Faces { num_vertices: l.num_vertices, face_ptr: ptr, face_verts: &l.vert, holes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed level evaluated through its parent's twins gives the bits
+    /// of its own (stored) twins, on any number of channels; so does its
+    /// virtual form.
+    #[test]
+    fn evaluation_through_the_parent_is_the_stored_one() {
+        let torus = subla_mesh::proptest_support::torus(7, 5, 1).mesh.triangulated().unwrap();
+        let t = torus.topology();
+        let mesh =
+            Mesh::from_faces(t.num_vertices(), &(0..t.num_faces()).map(|f| t.face(f)).collect::<Vec<_>>()).unwrap();
+        let mut p = Level::from_mesh(&prepare(&mesh).unwrap(), Par::Seq).unwrap();
+        p.plan_step(false).unwrap();
+        let mut l = p.refine(p.conn(), 1, true, Par::Seq).unwrap();
+        let mut virt = p.virtual_child(1).unwrap();
+        l.plan_step(true).unwrap();
+        virt.plan_step(true).unwrap();
+        assert!(!l.bounded && virt.is_virtual() && virt.conn.is_none());
+        let rows = l.num_vertices + l.num_new();
+        for d in [1usize, 3, 5] {
+            let x: Vec<f64> = (0..l.num_vertices * d).map(|i| ((i * 37 % 101) as f64).sin()).collect();
+            let (mut stored, mut through, mut from_virtual) =
+                (vec![0.0; rows * d], vec![0.0; rows * d], vec![0.0; rows * d]);
+            eval_level(&l, None, &x, &mut stored, d, Par::Seq);
+            eval_level(&l, Some(&p), &x, &mut through, d, Par::Rayon);
+            eval_level(&virt, Some(&p), &x, &mut from_virtual, d, Par::Seq);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&stored), bits(&through), "{d} channels");
+            assert_eq!(bits(&stored), bits(&from_virtual), "{d} channels");
+        }
+        // The finest faces of the last step, through the parent or not.
+        let grand = l.refine(l.conn(), 2, false, Par::Seq).unwrap();
+        assert_eq!(virt.refine_lean(&p, 2, Par::Seq).unwrap().vert, grand.vert);
     }
 }
