@@ -35,6 +35,15 @@ fn agree(mesh: &Mesh, levels: u32) {
         let got = eval(&plan, x.view(), par).unwrap();
         let d = distance(&got, &want);
         assert!(d < 1e-12, "levels {levels}: {d}");
+        // Five channels at once (two channel groups): each channel the
+        // bits of its own one-channel run.
+        let x5 = Array2::from_shape_fn((mesh.num_vertices(), 5), |(i, k)| ((i * 11 + k * 5) as f64 * 0.37).cos());
+        let y5 = eval(&plan, x5.view(), par).unwrap();
+        for k in 0..5 {
+            let xk = x5.column(k).to_owned().insert_axis(ndarray::Axis(1));
+            let yk = eval(&plan, xk.view(), par).unwrap();
+            assert!(y5.column(k).iter().zip(yk.iter()).all(|(a, b)| a.to_bits() == b.to_bits()), "channel {k}");
+        }
         // The operators chain to the eval.
         let mut y = x.clone();
         for l in 0..levels {
