@@ -326,14 +326,22 @@ impl Level {
         if self.is_split(f) && c.twin[prev(g) as usize] == NONE { base + 1 } else { base }
     }
 
+    /// The child's vertices and faces (`level`: its number, for errors), or
+    /// [`SchemeError::LevelTooLarge`] where its corners or vertices do not
+    /// fit `u32`.
+    fn child_size(&self, level: u32) -> Result<(usize, usize)> {
+        let (cv, cf) = (self.num_vertices + self.num_new(), 3 * self.num_faces());
+        if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
+            return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
+        }
+        Ok((cv, cf))
+    }
+
     /// The child level (`level`: its number, for errors); its twins only if
     /// `full`. [`Level::plan_step`] has decided the step.
     fn refine(&self, c: &Conn, level: u32, full: bool, par: Par) -> Result<Level> {
         let (nv, nf) = (self.num_vertices, self.num_faces());
-        let (cv, cf) = (nv + self.num_new(), 3 * nf);
-        if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
-            return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
-        }
+        let (cv, cf) = self.child_size(level)?;
         let nv32 = nv as u32;
         let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
         if self.bounded {
@@ -381,11 +389,7 @@ impl Level {
     /// caller asks for its faces, mesh or operator.
     fn virtual_child(&self, level: u32) -> Result<Level> {
         debug_assert!(!self.bounded && self.split.is_none());
-        let (nv, nf) = (self.num_vertices, self.num_faces());
-        let (cv, cf) = (nv + nf, 3 * nf);
-        if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
-            return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
-        }
+        let (cv, cf) = self.child_size(level)?;
         Ok(Level {
             num_vertices: cv,
             vert: Vec::new(),
@@ -409,11 +413,8 @@ impl Level {
     fn refine_lean(&self, parent: &Level, level: u32, par: Par) -> Result<Level> {
         debug_assert!(self.conn.is_none() && !parent.bounded && !self.bounded && self.split.is_none());
         let pc = parent.conn();
-        let (nv, nf) = (self.num_vertices, self.num_faces());
-        let (cv, cf) = (nv + nf, 3 * nf);
-        if u32::try_from(3 * cf).is_err() || u32::try_from(cv).is_err() {
-            return Err(SchemeError::LevelTooLarge { scheme: NAME, level, what: "corners", value: 3 * cf as u128 });
-        }
+        let nv = self.num_vertices;
+        let (cv, cf) = self.child_size(level)?;
         let (pv, nv32) = (parent.num_vertices as u32, nv as u32);
         let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
         // Nine corners (three child triangles) per parent halfedge.

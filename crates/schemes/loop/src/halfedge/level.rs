@@ -194,9 +194,10 @@ impl HeLevel {
         Ok(level)
     }
 
-    /// The child level (`level` is the child's number, for errors), with
-    /// what `keep` asks of it.
-    pub(crate) fn refine(&self, c: &Conn, level: u32, keep: Keep, par: Par) -> Result<HeLevel> {
+    /// The child's vertices, edges and faces (`level`: its number, for
+    /// errors), or [`SchemeError::LevelTooLarge`] where its halfedges, edge
+    /// codes or vertices do not fit `u32`.
+    fn child_size(&self, level: u32) -> Result<(usize, usize, usize)> {
         let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
         let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
         if u32::try_from(3 * cf).is_err() {
@@ -208,6 +209,14 @@ impl HeLevel {
         if u32::try_from(cv).is_err() {
             return Err(too_large(level, "vertices", cv));
         }
+        Ok((cv, ce, cf))
+    }
+
+    /// The child level (`level` is the child's number, for errors), with
+    /// what `keep` asks of it.
+    pub(crate) fn refine(&self, c: &Conn, level: u32, keep: Keep, par: Par) -> Result<HeLevel> {
+        let ne = self.num_edges;
+        let (cv, ce, cf) = self.child_size(level)?;
         // Sharpness: the halves of a sharp edge get its child sharpness at
         // their ends; the middle edges are smooth.
         let edge_sharpness = match &self.edge_sharpness {
@@ -357,17 +366,8 @@ impl HeLevel {
     pub(crate) fn refine_lean(&self, parent: &HeLevel, level: u32, par: Par) -> Result<HeLevel> {
         debug_assert!(self.conn.is_none() && self.is_plain());
         let d = Derived::of(parent);
-        let (nv, ne, nf) = (self.num_vertices, self.num_edges, self.num_faces());
-        let (cv, ce, cf) = (nv + ne, 2 * ne + 3 * nf, 4 * nf);
-        if u32::try_from(3 * cf).is_err() {
-            return Err(too_large(level, "halfedges", 3 * cf));
-        }
-        if u32::try_from(2 * ce + 1).is_err() {
-            return Err(too_large(level, "edges", ce));
-        }
-        if u32::try_from(cv).is_err() {
-            return Err(too_large(level, "vertices", cv));
-        }
+        let (nv, ne) = (self.num_vertices, self.num_edges);
+        let (cv, ce, cf) = self.child_size(level)?;
         let nv32 = nv as u32;
         let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
         // The parent's face `f` owns this level's halfedges `12f .. 12f + 12`
