@@ -54,12 +54,12 @@ fn run_row(scheme: &str, path: &str, mode: &str, mesh: &Mesh, pos: &ndarray::Arr
     fn go<R: Refiner<Input = Mesh>>(r: &R, mode: &str, mesh: &Mesh, pos: &ndarray::Array2<f64>, levels: u32) -> usize {
         if mode == "modeling" {
             let (p, y) = modeling(r, mesh, pos.view(), levels, Par::Rayon).unwrap();
-            let f = p.faces(p.levels(), Par::Rayon).unwrap().face_verts.len();
+            let f = p.faces(p.levels(), Par::Rayon).unwrap().face_verts().len();
             return y.nrows() + f;
         }
         let p = r.build(mesh, levels, Par::Rayon).unwrap();
         let y = eval(&p, pos.view(), Par::Rayon).unwrap();
-        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts.len()
+        y.nrows() + p.faces(levels, Par::Rayon).unwrap().face_verts().len()
     }
     match (scheme, path) {
         ("loop", "halfedge") => go(&LoopHalfedge::new(), mode, mesh, pos, levels),

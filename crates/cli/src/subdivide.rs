@@ -157,7 +157,7 @@ pub(crate) fn refine_channel(
     }
     let plan = fvar_plan(mesh, fv, scheme, levels, mode)?;
     let values = eval(&*plan, fv.values.view(), Par::Rayon).map_err(|e| e.to_string())?;
-    let indices = plan.faces(levels, Par::Rayon).map_err(|e| e.to_string())?.face_verts.to_vec();
+    let indices = plan.faces(levels, Par::Rayon).map_err(|e| e.to_string())?.face_verts().to_vec();
     Ok(FaceVarying { values, indices })
 }
 
@@ -316,8 +316,8 @@ pub(crate) fn run_scheme<R: Refiner<Input = Mesh> + ?Sized>(
         let f = plan.faces(level, par).map_err(schemes::error)?;
         let options = r.build(mesh, 0, par).and_then(|p| p.refined(0, par).map(|m| m.options()));
         Ok(Refined::Faces(RefinedFaces {
-            face_ptr: f.face_ptr.to_vec(),
-            face_verts: f.face_verts.to_vec(),
+            face_ptr: f.face_ptr().into_owned(),
+            face_verts: f.face_verts().to_vec(),
             options: options.map_err(schemes::error)?,
         }))
     };

@@ -271,8 +271,8 @@ impl PyPlan {
     fn faces<'py>(&self, py: Python<'py>, level: Option<u32>) -> Res<FaceArrays<'py>> {
         let level = level_of(&*self.plan, level)?;
         let f = self.plan.faces(level, Par::Rayon)?;
-        let sizes: Vec<u32> = f.face_ptr.windows(2).map(|w| w[1] - w[0]).collect();
-        Ok((numpy::PyArray1::from_vec(py, sizes), u32s(py, f.face_verts)))
+        let sizes: Vec<u32> = f.iter().map(|c| c.len() as u32).collect();
+        Ok((numpy::PyArray1::from_vec(py, sizes), u32s(py, f.face_verts())))
     }
 
     fn __repr__(&self) -> String {
@@ -360,7 +360,7 @@ impl PyFVarPlan {
         let base = self_.as_super();
         let level = level_of(&*base.plan, level)?;
         let f = base.plan.faces(level, Par::Rayon)?;
-        Ok(u32s(py, f.face_verts))
+        Ok(u32s(py, f.face_verts()))
     }
 }
 
@@ -394,7 +394,7 @@ fn subdivide(
         match face_varying_plan(&input.mesh, &fv.indices, n, scheme, levels, mode, Par::Rayon) {
             Ok(p) => {
                 let values = py.detach(|| subla_scheme::eval(&*p, fv.values.view(), Par::Rayon))?;
-                let indices = p.faces(levels, Par::Rayon)?.face_verts.to_vec();
+                let indices = p.faces(levels, Par::Rayon)?.face_verts().to_vec();
                 if indices.len() == data.mesh.topology().face_verts().len() {
                     data.texcoords = Some(FaceVarying { values, indices });
                 } else {

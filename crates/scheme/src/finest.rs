@@ -8,7 +8,6 @@
 
 use std::sync::OnceLock;
 
-use subla_algebra::Par;
 use subla_mesh::Mesh;
 
 use crate::{Faces, Result};
@@ -19,10 +18,6 @@ pub struct FinestFaces {
     num_vertices: usize,
     /// Vertices per face.
     order: usize,
-    /// How the face offsets are written.
-    par: Par,
-    /// The face offsets, written on the first call of [`FinestFaces::faces`].
-    face_ptr: OnceLock<Vec<u32>>,
     face_verts: Vec<u32>,
     holes: Vec<bool>,
     full: OnceLock<Mesh>,
@@ -33,22 +28,13 @@ impl FinestFaces {
     /// over `num_vertices` vertices, with a hole flag per face. The caller
     /// guarantees the shapes (`order > 0`, whole faces, one flag per face)
     /// and that the corner count fits in `u32`, as the splits that produce
-    /// such faces check (debug builds assert it). The face offsets, which
-    /// eval never reads, are written (in parallel under [`Par::Rayon`]) on
-    /// the first call of [`FinestFaces::faces`].
-    pub fn uniform(num_vertices: usize, order: usize, face_verts: Vec<u32>, holes: Vec<bool>, par: Par) -> Self {
+    /// such faces check (debug builds assert it). No face offsets are kept
+    /// ([`Faces::uniform`]).
+    pub fn uniform(num_vertices: usize, order: usize, face_verts: Vec<u32>, holes: Vec<bool>) -> Self {
         debug_assert!(order > 0 && face_verts.len() % order == 0, "whole faces");
         debug_assert!(u32::try_from(face_verts.len()).is_ok(), "corner count fits in u32");
         debug_assert_eq!(holes.len(), face_verts.len() / order.max(1), "one hole flag per face");
-        FinestFaces {
-            num_vertices,
-            order: order.max(1),
-            par,
-            face_ptr: OnceLock::new(),
-            face_verts,
-            holes,
-            full: OnceLock::new(),
-        }
+        FinestFaces { num_vertices, order: order.max(1), face_verts, holes, full: OnceLock::new() }
     }
 
     /// Number of vertices (rows of data at this level).
@@ -58,15 +44,7 @@ impl FinestFaces {
 
     /// The faces.
     pub fn faces(&self) -> Faces<'_> {
-        Faces {
-            num_vertices: self.num_vertices,
-            face_ptr: self.face_ptr.get_or_init(|| {
-                let nf = self.face_verts.len() / self.order;
-                subla_algebra::par::collect(nf + 1, self.par, |i| (self.order * i) as u32)
-            }),
-            face_verts: &self.face_verts,
-            holes: &self.holes,
-        }
+        Faces::uniform(self.num_vertices, self.order, &self.face_verts, &self.holes)
     }
 
     /// The full mesh, derived by `derive` on the first call and kept.

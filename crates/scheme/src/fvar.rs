@@ -1281,12 +1281,7 @@ impl Plan for FVarPlan {
         let (Some(m), Some(fl)) = (self.meshes.get(level as usize), self.levels.get(level as usize)) else {
             return Err(SchemeError::NoSuchLevel { level, levels });
         };
-        Ok(crate::Faces {
-            num_vertices: fl.num_values(),
-            face_ptr: m.topology().face_ptr(),
-            face_verts: &fl.corner_values,
-            holes: m.holes(),
-        })
+        Ok(crate::Faces::new(fl.num_values(), m.topology().face_ptr(), &fl.corner_values, m.holes()))
     }
 }
 

@@ -1140,38 +1140,139 @@ pub fn check_rows(rows: &[u32], n: usize) -> Result<()> {
 }
 
 /// A face list: what [`Plan::faces`] hands out.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+///
+/// Where every face has the same number of corners (the levels a uniform
+/// refinement makes), the list keeps no face offsets: face `f` starts at
+/// `order · f`, and [`Faces::face_ptr`] writes the offsets only when a
+/// caller asks for them as an array. Two lists are equal where they have
+/// the same vertex count, faces and hole flags, however their offsets are
+/// kept.
+#[derive(Copy, Clone, Debug)]
 pub struct Faces<'a> {
-    /// Number of vertices (rows of data at this level).
-    pub num_vertices: usize,
-    /// Start of each face in `face_verts`, plus the end.
-    pub face_ptr: &'a [u32],
-    /// The vertices of all faces, face after face.
-    pub face_verts: &'a [u32],
-    /// Whether each face is a hole (to be left out of the surface).
-    pub holes: &'a [bool],
+    num_vertices: usize,
+    starts: Starts<'a>,
+    face_verts: &'a [u32],
+    holes: &'a [bool],
+}
+
+/// Where the faces of a [`Faces`] start.
+#[derive(Copy, Clone, Debug)]
+enum Starts<'a> {
+    /// Every face has this many corners (at least one).
+    Uniform(usize),
+    /// The start of each face, plus the end.
+    Offsets(&'a [u32]),
 }
 
 impl<'a> Faces<'a> {
+    /// Faces starting at `face_ptr` (the start of each face in
+    /// `face_verts`, plus the end) over `num_vertices` vertices, with a
+    /// hole flag per face. The caller guarantees the shapes (debug builds
+    /// assert them).
+    pub fn new(num_vertices: usize, face_ptr: &'a [u32], face_verts: &'a [u32], holes: &'a [bool]) -> Self {
+        debug_assert!(
+            face_ptr.last().is_none_or(|&e| e as usize == face_verts.len()),
+            "offsets end at the corners' end"
+        );
+        debug_assert_eq!(holes.len(), face_ptr.len().saturating_sub(1), "one hole flag per face");
+        Faces { num_vertices, starts: Starts::Offsets(face_ptr), face_verts, holes }
+    }
+
+    /// Faces of `order` corners each (`face_verts.len() / order` faces)
+    /// over `num_vertices` vertices, with a hole flag per face: no offsets
+    /// are kept. The caller guarantees the shapes (`order > 0`, whole
+    /// faces, one flag per face, corner count within `u32`; debug builds
+    /// assert them).
+    pub fn uniform(num_vertices: usize, order: usize, face_verts: &'a [u32], holes: &'a [bool]) -> Self {
+        debug_assert!(order > 0 && face_verts.len() % order == 0, "whole faces");
+        debug_assert!(u32::try_from(face_verts.len()).is_ok(), "corner count fits in u32");
+        debug_assert_eq!(holes.len(), face_verts.len() / order.max(1), "one hole flag per face");
+        Faces { num_vertices, starts: Starts::Uniform(order.max(1)), face_verts, holes }
+    }
+
     /// The faces of `mesh`.
     pub fn of(mesh: &'a Mesh) -> Self {
         let t = mesh.topology();
-        Faces {
-            num_vertices: t.num_vertices(),
-            face_ptr: t.face_ptr(),
-            face_verts: t.face_verts(),
-            holes: mesh.holes(),
-        }
+        Faces::new(t.num_vertices(), t.face_ptr(), t.face_verts(), mesh.holes())
     }
+
+    /// Number of vertices (rows of data at this level).
+    pub fn num_vertices(&self) -> usize {
+        self.num_vertices
+    }
+
     /// Number of faces.
     pub fn num_faces(&self) -> usize {
-        self.face_ptr.len().saturating_sub(1)
+        match self.starts {
+            Starts::Uniform(order) => self.face_verts.len() / order,
+            Starts::Offsets(ptr) => ptr.len().saturating_sub(1),
+        }
     }
+
+    /// Where face `f` starts in [`Faces::face_verts`] (`f` up to
+    /// [`Faces::num_faces`], which gives the end).
+    #[inline]
+    pub fn face_start(&self, f: usize) -> usize {
+        match self.starts {
+            Starts::Uniform(order) => order * f,
+            Starts::Offsets(ptr) => ptr[f] as usize,
+        }
+    }
+
     /// The vertices of face `f`.
+    #[inline]
     pub fn face(&self, f: usize) -> &'a [u32] {
-        &self.face_verts[self.face_ptr[f] as usize..self.face_ptr[f + 1] as usize]
+        &self.face_verts[self.face_start(f)..self.face_start(f + 1)]
+    }
+
+    /// The faces in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'a [u32]> + 'a {
+        let this = *self;
+        (0..self.num_faces()).map(move |f| this.face(f))
+    }
+
+    /// The corner count of every face, where all faces have the same
+    /// (`None` where they are kept with offsets, even if they agree).
+    pub fn uniform_order(&self) -> Option<usize> {
+        match self.starts {
+            Starts::Uniform(order) => Some(order),
+            Starts::Offsets(_) => None,
+        }
+    }
+
+    /// The start of each face in [`Faces::face_verts`], plus the end:
+    /// borrowed where the list keeps them, else written now.
+    pub fn face_ptr(&self) -> std::borrow::Cow<'a, [u32]> {
+        match self.starts {
+            Starts::Offsets(ptr) => std::borrow::Cow::Borrowed(ptr),
+            Starts::Uniform(order) => {
+                std::borrow::Cow::Owned((0..=self.num_faces()).map(|f| (order * f) as u32).collect())
+            }
+        }
+    }
+
+    /// The vertices of all faces, face after face.
+    pub fn face_verts(&self) -> &'a [u32] {
+        self.face_verts
+    }
+
+    /// Whether each face is a hole (to be left out of the surface).
+    pub fn holes(&self) -> &'a [bool] {
+        self.holes
     }
 }
+
+impl PartialEq for Faces<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.num_vertices == other.num_vertices
+            && self.face_verts == other.face_verts
+            && self.holes == other.holes
+            && self.num_faces() == other.num_faces()
+            && (0..=self.num_faces()).all(|f| self.face_start(f) == other.face_start(f))
+    }
+}
+
+impl Eq for Faces<'_> {}
 
 /// Scalars a plan evaluates: `f32` and `f64`.
 pub trait Real: Copy + Send + Sync + Zeroable + num_like::Sealed + 'static {
@@ -1294,4 +1395,35 @@ where
         data = eval(&plan, data.view(), par)?;
     }
     Ok((plan, data))
+}
+
+#[cfg(test)]
+mod faces_tests {
+    use super::Faces;
+
+    #[test]
+    fn a_uniform_list_reads_as_its_offsets() {
+        let verts = [0, 1, 2, 2, 1, 3, 3, 1, 4];
+        let holes = [false, true, false];
+        let ptr = [0, 3, 6, 9];
+        let u = Faces::uniform(5, 3, &verts, &holes);
+        let o = Faces::new(5, &ptr, &verts, &holes);
+        assert_eq!(u.num_faces(), 3);
+        assert_eq!(u.uniform_order(), Some(3));
+        assert_eq!(o.uniform_order(), None);
+        assert_eq!(&*u.face_ptr(), &ptr[..]);
+        assert!(matches!(o.face_ptr(), std::borrow::Cow::Borrowed(_)));
+        for f in 0..3 {
+            assert_eq!(u.face(f), o.face(f));
+            assert_eq!(u.face_start(f + 1), 3 * (f + 1));
+        }
+        assert_eq!(u.iter().collect::<Vec<_>>(), o.iter().collect::<Vec<_>>());
+        assert_eq!(u, o);
+        // Same corners, other faces: not equal.
+        let mixed = [0, 4, 6, 9];
+        assert_ne!(u, Faces::new(5, &mixed, &verts, &holes));
+        assert_ne!(u, Faces::uniform(6, 3, &verts, &holes));
+        let empty = Faces::uniform(0, 4, &[], &[]);
+        assert_eq!((empty.num_faces(), &*empty.face_ptr()), (0, &[0u32][..]));
+    }
 }

@@ -240,14 +240,11 @@ impl Refinement {
         // most `1 + Σ (order − 1)` over its faces, that is `V + Σ_f n_f (n_f
         // − 1)` over the finest level, checked before the masks are made.
         if let Ok(f) = plan.faces(plan.levels(), par) {
-            let bound = f.num_vertices as u64
-                + f.face_ptr
-                    .windows(2)
-                    .map(|w| u64::from(w[1] - w[0]) * u64::from((w[1] - w[0]).max(1) - 1))
-                    .sum::<u64>();
+            let bound =
+                f.num_vertices() as u64 + f.iter().map(|c| c.len() as u64 * (c.len().max(1) as u64 - 1)).sum::<u64>();
             budget.check(
                 || format!("the refinement matrices and the limit operator (up to {bound} nonzeros)"),
-                self.chain_bytes().saturating_add(csr_bytes(f.num_vertices, bound)),
+                self.chain_bytes().saturating_add(csr_bytes(f.num_vertices(), bound)),
             )?;
         }
         let lim = plan.limit(par)?;

@@ -451,9 +451,9 @@ pub fn check_predictions<R: Refiner<Input = Mesh> + ?Sized>(refiner: &R, mesh: &
         for k in 0..=l {
             let f = plan.faces(k, Par::Rayon).unwrap_or_else(|e| panic!("{name}: faces({k}): {e}"));
             let c = p.levels[k as usize];
-            assert_eq!(c.vertices, f.num_vertices as u128, "{name}, {l} levels: vertices of level {k}");
-            assert_eq!(c.faces, (f.face_ptr.len() - 1) as u128, "{name}, {l} levels: faces of level {k}");
-            assert_eq!(c.corners, *f.face_ptr.last().unwrap_or(&0) as u128, "{name}, {l} levels: corners of level {k}");
+            assert_eq!(c.vertices, f.num_vertices() as u128, "{name}, {l} levels: vertices of level {k}");
+            assert_eq!(c.faces, f.num_faces() as u128, "{name}, {l} levels: faces of level {k}");
+            assert_eq!(c.corners, f.face_verts().len() as u128, "{name}, {l} levels: corners of level {k}");
         }
         let r = Refinement::chain(&plan, Budget::UNLIMITED, Par::Rayon).expect("chain");
         let predicted = p.chain_bytes().unwrap_or_else(|| panic!("{name}: no operator bounds"));

@@ -315,7 +315,7 @@ pub struct EdgeFriendGpuPlan {
     chain: LevelChain,
     mirror: Mirror,
     cpu: OnceLock<EdgeFriendPlan>,
-    faces: OnceLock<(Vec<u32>, Vec<u32>, Vec<bool>)>,
+    faces: OnceLock<(Vec<u32>, Vec<bool>)>,
     fallback: FallbackState,
 }
 
@@ -671,7 +671,7 @@ impl EdgeFriendGpuPlan {
     }
 
     /// The finest level's faces, read back.
-    fn finest_faces(&self) -> Result<&(Vec<u32>, Vec<u32>, Vec<bool>)> {
+    fn finest_faces(&self) -> Result<&(Vec<u32>, Vec<bool>)> {
         subla_scheme::get_or_try_init(&self.faces, || {
             let ctx: &GpuContext = &self.ctx;
             let l = self.levels.last().ok_or_else(|| device(internal("level")))?;
@@ -687,11 +687,11 @@ impl EdgeFriendGpuPlan {
             // Holes: as the CPU plan has them (the device does not keep
             // them); only meshes with holes build it.
             let holes = if self.mirror.mesh.has_holes() {
-                self.cpu(Par::Rayon)?.faces(self.levels(), Par::Rayon)?.holes.to_vec()
+                self.cpu(Par::Rayon)?.faces(self.levels(), Par::Rayon)?.holes().to_vec()
             } else {
                 vec![false; nq]
             };
-            Ok(((0..=nq as u32).map(|q| 4 * q).collect(), verts, holes))
+            Ok((verts, holes))
         })
     }
 }
@@ -748,7 +748,7 @@ impl Plan for EdgeFriendGpuPlan {
         if level < self.levels() || self.levels.is_empty() {
             return self.cpu(par)?.faces(level, par);
         }
-        let (ptr, verts, holes) = self.finest_faces()?;
-        Ok(Faces { num_vertices: self.lens[level as usize], face_ptr: ptr, face_verts: verts, holes })
+        let (verts, holes) = self.finest_faces()?;
+        Ok(Faces::uniform(self.lens[level as usize], 4, verts, holes))
     }
 }

@@ -804,7 +804,7 @@ impl Plan for CatmarkGpuPlan {
                 let num_vertices =
                     *self.lens.get(level as usize).ok_or(SchemeError::NoSuchLevel { level, levels: self.levels() })?;
                 let f = self.device_faces(built, level as usize)?;
-                Ok(Faces { num_vertices, face_ptr: &f.face_ptr, face_verts: &f.face_verts, holes: &f.holes })
+                Ok(Faces::new(num_vertices, &f.face_ptr, &f.face_verts, &f.holes))
             }
         }
     }

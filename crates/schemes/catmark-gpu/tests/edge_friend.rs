@@ -86,8 +86,8 @@ fn gpu_rows_equal_the_cpu_rows() {
             assert!(profile.kernels.iter().all(|k| k.bytes > 0), "{name} L{levels}: {:?}", profile.kernels);
             // The finest faces, read back, are the CPU's.
             let (f_gpu, f_cpu) = (plan.faces(levels, Par::Rayon).unwrap(), cpu.faces(levels, Par::Rayon).unwrap());
-            assert_eq!(f_gpu.face_verts, f_cpu.face_verts, "{name} L{levels} faces");
-            assert_eq!(f_gpu.holes, f_cpu.holes, "{name} L{levels} holes");
+            assert_eq!(f_gpu.face_verts(), f_cpu.face_verts(), "{name} L{levels} faces");
+            assert_eq!(f_gpu.holes(), f_cpu.holes(), "{name} L{levels} holes");
         }
         // Modeling: steps on the device equal the CPU's steps.
         let mut plan = gpu.build(&mesh, 1, Par::Rayon).unwrap();
@@ -103,8 +103,8 @@ fn gpu_rows_equal_the_cpu_rows() {
             let d = max_diff(&y, &z);
             assert!(d < 1e-5, "{name} step {step}: GPU and CPU differ by {d}");
             assert_eq!(
-                plan.faces(1, Par::Rayon).unwrap().face_verts,
-                cpu.faces(1, Par::Rayon).unwrap().face_verts,
+                plan.faces(1, Par::Rayon).unwrap().face_verts(),
+                cpu.faces(1, Par::Rayon).unwrap().face_verts(),
                 "{name} step {step} faces"
             );
         }

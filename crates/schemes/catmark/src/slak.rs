@@ -91,7 +91,7 @@ pub(crate) fn finest_of(parent: &Mesh, par: Par) -> Result<FinestFaces> {
             }
         }
     }
-    Ok(FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par)?, holes, par))
+    Ok(FinestFaces::uniform(t.num_vertices() + t.num_faces() + t.num_edges(), 4, t.split_faces(par)?, holes))
 }
 
 /// One step `l → l+1` of a [`CatmarkPlan`] as other backends read it: the

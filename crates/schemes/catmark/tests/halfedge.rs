@@ -90,8 +90,8 @@ proptest! {
                 prop_assert_eq!(s, ms.vertex_sharpness()[m[v] as usize], "level {} vertex {}", l, v);
             }
             let f = he.faces(l, Par::Rayon).unwrap();
-            prop_assert_eq!(f.face_verts, th.face_verts());
-            prop_assert_eq!(f.holes, mh.holes());
+            prop_assert_eq!(f.face_verts(), th.face_verts());
+            prop_assert_eq!(f.holes(), mh.holes());
         }
         let x = control_data(d.mesh.num_vertices(), 3, 5);
         let (a, b) = (eval(&slak, x.view(), Par::Rayon).unwrap(), eval(&he, x.view(), Par::Rayon).unwrap());

@@ -50,7 +50,7 @@ pub(crate) fn lean(parent: &Mesh, par: Par) -> Result<Option<(TriChild, Step)>> 
 pub(crate) fn lean_faces(parent: &Mesh, child: &TriChild, par: Par) -> Result<FinestFaces> {
     let faces = child.split_faces(parent.topology(), par)?;
     let holes = try_filled_vec(4 * child.num_faces(), false, "the hole flags of the finest faces")?;
-    Ok(FinestFaces::uniform(child.num_vertices() + child.num_edges(), 3, faces, holes, par))
+    Ok(FinestFaces::uniform(child.num_vertices() + child.num_edges(), 3, faces, holes))
 }
 
 /// One level of eval from the lean child `child` of `t` (rows `x`) to the

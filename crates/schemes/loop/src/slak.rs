@@ -139,7 +139,7 @@ impl LeanLevel<LoopRules> for TriChild {
 /// The faces of the level above `parent`.
 fn finest_of(parent: &Mesh, par: Par) -> Result<FinestFaces> {
     let t = parent.topology();
-    Ok(FinestFaces::uniform(t.num_vertices() + t.num_edges(), 3, split_faces(t, par)?, child_holes(parent)?, par))
+    Ok(FinestFaces::uniform(t.num_vertices() + t.num_edges(), 3, split_faces(t, par)?, child_holes(parent)?))
 }
 
 /// One step `l → l+1` of a [`LoopPlan`] as other backends read it: the

@@ -101,8 +101,8 @@ proptest! {
             }
             // `faces` hands out the same faces without the full mesh.
             let f = he.faces(l, Par::Rayon).unwrap();
-            prop_assert_eq!(f.face_verts, th.face_verts());
-            prop_assert_eq!(f.holes, mh.holes());
+            prop_assert_eq!(f.face_verts(), th.face_verts());
+            prop_assert_eq!(f.holes(), mh.holes());
         }
         let x = d.positions().to_owned();
         let a = eval(&slak, x.view(), Par::Rayon).unwrap();

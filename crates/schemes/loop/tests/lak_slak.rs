@@ -240,8 +240,8 @@ fn large_meshes_refine_the_same_in_parallel() {
     assert!(a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits()));
     let built = Topology::build(
         plan.refined(2, Par::Rayon).unwrap().num_vertices(),
-        plan.faces(2, Par::Rayon).unwrap().face_ptr.to_vec(),
-        plan.faces(2, Par::Rayon).unwrap().face_verts.to_vec(),
+        plan.faces(2, Par::Rayon).unwrap().face_ptr().to_vec(),
+        plan.faces(2, Par::Rayon).unwrap().face_verts().to_vec(),
         Par::Rayon,
     )
     .unwrap();
@@ -377,7 +377,7 @@ fn both_rule_sets_carry_holes() {
     for refiner in [LoopSlak::new(), LoopSlak::cgal()] {
         let plan = refiner.build(&m, 2, Par::Seq).unwrap();
         let f = plan.faces(2, Par::Seq).unwrap();
-        let holes: Vec<usize> = (0..f.holes.len()).filter(|&i| f.holes[i]).collect();
+        let holes: Vec<usize> = (0..f.holes().len()).filter(|&i| f.holes()[i]).collect();
         assert_eq!(holes, (32..48).collect::<Vec<_>>(), "{}", refiner.name());
     }
 }

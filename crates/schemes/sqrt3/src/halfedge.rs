@@ -82,7 +82,7 @@ fn prev(h: u32) -> u32 {
 /// let x = ndarray::array![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 /// let plan = Sqrt3Halfedge::new().build(&mesh, 2, Par::Rayon)?;
 /// let y = eval(&plan, x.view(), Par::Rayon)?;
-/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts.len()), (4 + 4 + 12, 3 * 36));
+/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts().len()), (4 + 4 + 12, 3 * 36));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -915,7 +915,7 @@ struct HePlan {
     base: usize,
     levels: Vec<Level>,
     meshes: Vec<OnceLock<Mesh>>,
-    faces: Vec<OnceLock<(Vec<u32>, Vec<bool>)>>,
+    faces: Vec<OnceLock<Vec<bool>>>,
     /// A virtual level made whole, where a caller asked for it.
     wholes: Vec<OnceLock<Level>>,
 }
@@ -1145,13 +1145,8 @@ impl Plan for HePlan {
         }
         let l = self.level(self.at(level), par)?;
         let nf = l.num_faces();
-        let (ptr, holes) = self.faces[self.at(level)].get_or_init(|| {
-            (
-                subla_algebra::par::collect(nf + 1, par, |f| (3 * f) as u32),
-                l.holes.clone().unwrap_or_else(|| vec![false; nf]),
-            )
-        });
-        Ok(Faces { num_vertices: l.num_vertices, face_ptr: ptr, face_verts: &l.vert, holes })
+        let holes = self.faces[self.at(level)].get_or_init(|| l.holes.clone().unwrap_or_else(|| vec![false; nf]));
+        Ok(Faces::uniform(l.num_vertices, 3, &l.vert, holes))
     }
 }
 

@@ -82,7 +82,7 @@ impl LevelRules for Sqrt3Rules {
     fn child_faces(&self, parent: &Mesh, step: &Step, par: Par) -> Result<FinestFaces> {
         let t = parent.topology();
         let holes = crate::level::child_holes(parent)?;
-        Ok(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes, par))
+        Ok(FinestFaces::uniform(step.child_len(), 3, step.child_faces(t, par)?, holes))
     }
     fn eval_level<T: Float + Send + Sync>(&self, t: &Topology, step: &Step, x: &[T], y: &mut [T], d: usize, par: Par) {
         eval_level(t, step, x, y, d, par);
@@ -131,7 +131,7 @@ impl LeanLevel<Sqrt3Rules> for Sqrt3Child {
     fn faces(&self, _: &Sqrt3Rules, parent: &Mesh, step: &Step, par: Par) -> Result<FinestFaces> {
         let faces = self.split_faces(parent.topology(), par)?;
         let holes = try_filled_vec(faces.len() / 3, false, "the hole flags of the finest faces")?;
-        Ok(FinestFaces::uniform(step.child_len(), 3, faces, holes, par))
+        Ok(FinestFaces::uniform(step.child_len(), 3, faces, holes))
     }
     fn eval<T: Float + Send + Sync>(
         &self,

@@ -52,8 +52,8 @@ proptest! {
         prop_assert!(he.kernels_because().is_none(), "{:?}", he.kernels_because());
         for l in 0..=levels {
             let (a, b) = (slak.faces(l, Par::Rayon).unwrap(), he.faces(l, Par::Rayon).unwrap());
-            prop_assert_eq!(a.face_verts, b.face_verts, "faces of level {}", l);
-            prop_assert_eq!(a.holes, b.holes);
+            prop_assert_eq!(a.face_verts(), b.face_verts(), "faces of level {}", l);
+            prop_assert_eq!(a.holes(), b.holes());
             let (ma, mb) = (slak.refined(l, Par::Rayon).unwrap(), he.refined(l, Par::Rayon).unwrap());
             prop_assert_eq!(ma.topology().face_verts(), mb.topology().face_verts());
             prop_assert_eq!(ma.topology().num_edges(), mb.topology().num_edges());
@@ -124,14 +124,14 @@ fn boundaries_refine_in_halfedge_form() {
     let he = Sqrt3Halfedge::strict().build(&mesh, 4, Par::Rayon).unwrap();
     let slak = Sqrt3Slak::new().build(&mesh, 4, Par::Rayon).unwrap();
     for l in 0..=4 {
-        assert_eq!(he.faces(l, Par::Seq).unwrap().face_verts, slak.faces(l, Par::Seq).unwrap().face_verts);
+        assert_eq!(he.faces(l, Par::Seq).unwrap().face_verts(), slak.faces(l, Par::Seq).unwrap().face_verts());
     }
     let (a, b) = (eval(&he, x.view(), Par::Rayon).unwrap(), eval(&slak, x.view(), Par::Rayon).unwrap());
     let worst = a.iter().zip(b.iter()).fold(0f64, |m, (p, q)| m.max((p - q).abs()));
     assert!(worst < 1e-12, "{worst}");
     let (p, y) = subla_scheme::modeling(&Sqrt3Halfedge::strict(), &mesh, x.view(), 4, Par::Rayon).unwrap();
     assert!(same_bits(&y, &a));
-    assert_eq!(p.faces(p.levels(), Par::Seq).unwrap().face_verts, he.faces(4, Par::Seq).unwrap().face_verts);
+    assert_eq!(p.faces(p.levels(), Par::Seq).unwrap().face_verts(), he.faces(4, Par::Seq).unwrap().face_verts());
     check_contract(&Sqrt3Halfedge::strict(), &mesh, 3, 1e-12);
 }
 
@@ -144,7 +144,7 @@ fn faces_of_two_boundary_edges_refine_as_the_kernels_do() {
     let x = control_data(4, 3, 2);
     let he = Sqrt3Halfedge::strict().build(&m, 4, Par::Seq).unwrap();
     let slak = Sqrt3Slak::new().build(&m, 4, Par::Seq).unwrap();
-    assert_eq!(he.faces(4, Par::Seq).unwrap().face_verts, slak.faces(4, Par::Seq).unwrap().face_verts);
+    assert_eq!(he.faces(4, Par::Seq).unwrap().face_verts(), slak.faces(4, Par::Seq).unwrap().face_verts());
     let (a, b) = (eval(&he, x.view(), Par::Seq).unwrap(), eval(&slak, x.view(), Par::Seq).unwrap());
     assert!(a.iter().zip(b.iter()).all(|(p, q)| (p - q).abs() < 1e-12));
 }
@@ -158,7 +158,7 @@ fn a_pillow_refines_in_halfedge_form() {
     let mesh = Mesh::from_faces(3, &[[0u32, 2, 1], [1, 2, 0]]).unwrap();
     assert!(Sqrt3Slak::new().build(&mesh, 2, Par::Seq).is_err());
     let plan = Sqrt3Halfedge::strict().build(&mesh, 3, Par::Seq).unwrap();
-    assert_eq!(plan.faces(3, Par::Seq).unwrap().face_verts.len(), 3 * 2 * 27);
+    assert_eq!(plan.faces(3, Par::Seq).unwrap().face_verts().len(), 3 * 2 * 27);
     let x = control_data(3, 3, 1);
     let y = eval(&plan, x.view(), Par::Seq).unwrap();
     assert!(y.iter().all(|v| v.is_finite()));

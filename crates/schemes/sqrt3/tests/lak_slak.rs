@@ -302,7 +302,7 @@ fn holes_are_carried_to_the_children() {
             for l in 1..=levels {
                 for (name, plan) in [("slak", &slak as &dyn Plan), ("lak", &lak as &dyn Plan)] {
                     let f = plan.faces(l, Par::Seq).unwrap();
-                    let holes: Vec<usize> = (0..f.holes.len()).filter(|&i| f.holes[i]).collect();
+                    let holes: Vec<usize> = (0..f.holes().len()).filter(|&i| f.holes()[i]).collect();
                     let want: Vec<usize> = (expect(l)..2 * expect(l)).collect();
                     assert_eq!(holes, want, "{name}, level {l} of {levels}: the children of face 1");
                 }
@@ -310,7 +310,7 @@ fn holes_are_carried_to_the_children() {
             let x = control_data(nv, 3, 1);
             let (stepped, _) = modeling(&Sqrt3Slak::new(), &m, x.view(), levels, Par::Seq).unwrap();
             let f = stepped.faces(stepped.levels(), Par::Seq).unwrap();
-            assert_eq!(f.holes.iter().filter(|&&h| h).count(), expect(levels), "modeling, {levels} levels");
+            assert_eq!(f.holes().iter().filter(|&&h| h).count(), expect(levels), "modeling, {levels} levels");
         }
     }
 }

@@ -220,7 +220,6 @@ struct EfPlan {
 /// The faces of a level as [`Faces`] hands them out.
 #[derive(Debug)]
 struct FaceLists {
-    ptr: Vec<u32>,
     /// `None` where the level's quads are already in real numbering.
     verts: Option<Vec<u32>>,
     holes: Vec<bool>,
@@ -615,17 +614,16 @@ impl Plan for EfPlan {
         };
         let l = &self.levels[i];
         let lists = self.faces[level as usize].get_or_init(|| FaceLists {
-            ptr: l.real_face_ptr(),
             // A prefix numbering leaves the quads as they are.
             verts: matches!(l.real, Real::Map { .. }).then(|| l.real_face_verts()),
             holes: l.real_holes(),
         });
-        Ok(Faces {
-            num_vertices: l.real.count(),
-            face_ptr: &lists.ptr,
-            face_verts: lists.verts.as_deref().unwrap_or(&l.quads[..4 * l.real_quads]),
-            holes: &lists.holes,
-        })
+        Ok(Faces::uniform(
+            l.real.count(),
+            4,
+            lists.verts.as_deref().unwrap_or(&l.quads[..4 * l.real_quads]),
+            &lists.holes,
+        ))
     }
 }
 

@@ -160,7 +160,7 @@ fn holes_agree() {
     agree(&m, 2);
     let plan = CatmarkEdgeFriend::new().build(&m, 2, Par::Seq).unwrap();
     let want = CatmarkSlak.build(&m, 2, Par::Seq).unwrap();
-    let count = |f: subla_scheme::Faces<'_>| f.holes.iter().filter(|&&h| h).count();
+    let count = |f: subla_scheme::Faces<'_>| f.holes().iter().filter(|&&h| h).count();
     assert_eq!(count(plan.faces(2, Par::Seq).unwrap()), 16);
     assert_eq!(count(want.faces(2, Par::Seq).unwrap()), 16);
     // The grid with no boundary interpolation: every face is a hole.

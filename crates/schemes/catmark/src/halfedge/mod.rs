@@ -58,7 +58,7 @@ const NAME: &str = "catmark-halfedge";
 /// let x = ndarray::Array2::from_shape_fn((8, 3), |(v, k)| ((v >> k) & 1) as f64);
 /// let plan = CatmarkHalfedge::new().build(&mesh, 2, Par::Rayon)?;
 /// let y = eval(&plan, x.view(), Par::Rayon)?;
-/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts.len()), (98, 4 * 96));
+/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts().len()), (98, 4 * 96));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -122,7 +122,7 @@ struct HePlan {
     levels: Vec<QuadLevel>,
     options: Options,
     meshes: Vec<OnceLock<Mesh>>,
-    faces: Vec<OnceLock<(Vec<u32>, Vec<bool>)>>,
+    faces: Vec<OnceLock<Vec<bool>>>,
 }
 
 impl Refiner for CatmarkHalfedge {
@@ -333,19 +333,14 @@ impl Plan for HePlan {
         };
         Ok(cell.get_or_init(|| m))
     }
-    fn faces(&self, level: u32, par: Par) -> Result<Faces<'_>> {
+    fn faces(&self, level: u32, _par: Par) -> Result<Faces<'_>> {
         self.check_level(level)?;
         let Some(i) = self.index(level) else {
             return Ok(Faces::of(&self.control.as_ref().expect("level 0 of a plan with a control mesh").mesh));
         };
         let l = &self.levels[i];
         let nf = l.num_faces();
-        let (ptr, holes) = self.faces[level as usize].get_or_init(|| {
-            (
-                subla_algebra::par::collect(nf + 1, par, |f| (4 * f) as u32),
-                l.holes.clone().unwrap_or_else(|| vec![false; nf]),
-            )
-        });
-        Ok(Faces { num_vertices: l.num_vertices, face_ptr: ptr, face_verts: &l.vert, holes })
+        let holes = self.faces[level as usize].get_or_init(|| l.holes.clone().unwrap_or_else(|| vec![false; nf]));
+        Ok(Faces::uniform(l.num_vertices, 4, &l.vert, holes))
     }
 }

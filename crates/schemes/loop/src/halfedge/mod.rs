@@ -59,7 +59,7 @@ const NAME: &str = "loop-halfedge";
 /// let x = ndarray::array![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 /// let plan = LoopHalfedge::new().build(&mesh, 2, Par::Rayon)?;
 /// let y = eval(&plan, x.view(), Par::Rayon)?;
-/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts.len()), (34, 3 * 64));
+/// assert_eq!((y.nrows(), plan.faces(2, Par::Rayon)?.face_verts().len()), (34, 3 * 64));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -133,16 +133,10 @@ struct HePlan {
     levels: Vec<HeLevel>,
     options: Options,
     meshes: Vec<OnceLock<Mesh>>,
-    faces: Vec<OnceLock<FaceLists>>,
+    /// The hole flags a level hands out in [`Plan::faces`].
+    faces: Vec<OnceLock<Vec<bool>>>,
     /// A virtual level made whole, where a caller asked for it.
     wholes: Vec<OnceLock<HeLevel>>,
-}
-
-/// The face pointer and hole flags a level hands out in [`Plan::faces`].
-#[derive(Debug)]
-struct FaceLists {
-    ptr: Vec<u32>,
-    holes: Vec<bool>,
 }
 
 impl Refiner for LoopHalfedge {
@@ -365,10 +359,7 @@ impl Plan for HePlan {
         let i = self.at(level);
         let l = self.level(i, par)?;
         let nf = l.num_faces();
-        let lists = self.faces[i].get_or_init(|| FaceLists {
-            ptr: subla_algebra::par::collect(nf + 1, par, |f| (3 * f) as u32),
-            holes: l.holes.clone().unwrap_or_else(|| vec![false; nf]),
-        });
-        Ok(Faces { num_vertices: l.num_vertices, face_ptr: &lists.ptr, face_verts: &l.vert, holes: &lists.holes })
+        let holes = self.faces[i].get_or_init(|| l.holes.clone().unwrap_or_else(|| vec![false; nf]));
+        Ok(Faces::uniform(l.num_vertices, 3, &l.vert, holes))
     }
 }
