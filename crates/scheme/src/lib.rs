@@ -490,7 +490,8 @@ pub trait Plan: Send + Sync {
         self.level_len(self.levels())
     }
     /// Applies the map to `f64` data: `out` (`output_len() × d`) from
-    /// `control` (`input_len() × d`).
+    /// `control` (`input_len() × d`). Every value of `out` is written,
+    /// whatever it held: a buffer can be reused from frame to frame.
     ///
     /// # Errors
     /// Only where the backend can fail: a device failure

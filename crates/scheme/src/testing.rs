@@ -38,9 +38,9 @@ pub fn with_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R 
 }
 
 /// Checks the whole contract of the [crate docs](crate) on one mesh:
-/// lengths, linearity against the operators (`tol` relative to the data
-/// scale), row sums, determinism over thread counts, f32 agreement, and
-/// modeling = static.
+/// lengths, eval into a used buffer (bit for bit), linearity against the
+/// operators (`tol` relative to the data scale), row sums, determinism
+/// over thread counts, f32 agreement, and modeling = static.
 ///
 /// # Panics
 /// With a message naming the broken clause.
@@ -61,6 +61,18 @@ pub fn check_contract_of<R: Refiner + ?Sized>(refiner: &R, mesh: &R::Input, inpu
     let x = control_data(plan.input_len(), 3, 7);
     let y = eval(&plan, x.view(), Par::Rayon);
     assert_eq!(y.nrows(), plan.output_len(), "{name}: output rows");
+    // `out` is written, never accumulated into: a buffer holding anything
+    // (a caller's reused output, here NaN) ends with eval's bits.
+    let mut reused = Array2::from_elem(y.dim(), f64::NAN);
+    plan.eval_f64(x.view(), reused.view_mut(), Par::Rayon)
+        .unwrap_or_else(|e| panic!("{name}: eval into a used buffer: {e}"));
+    if let Some(i) = y.iter().zip(&reused).position(|(a, b)| a.to_bits() != b.to_bits()) {
+        panic!(
+            "{name}: eval into a used buffer differs at value {i}: {} against {}",
+            reused.as_slice().map_or(f64::NAN, |r| r[i]),
+            y.iter().nth(i).copied().unwrap_or(f64::NAN)
+        );
+    }
     // Linearity: the chain of operators gives the same result.
     let mut z = x.clone();
     for l in 0..levels {
