@@ -413,10 +413,9 @@ impl Level {
     fn refine_lean(&self, parent: &Level, level: u32, par: Par) -> Result<Level> {
         debug_assert!(self.conn.is_none() && !parent.bounded && !self.bounded && self.split.is_none());
         let pc = parent.conn();
-        let nv = self.num_vertices;
-        let (cv, cf) = self.child_size(level)?;
-        let (pv, nv32) = (parent.num_vertices as u32, nv as u32);
-        let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
+        let mut child = self.lazy_child(level)?;
+        let (pv, nv32) = (parent.num_vertices as u32, self.num_vertices as u32);
+        let mut vert = try_zeroed_vec::<u32>(3 * child.nf, "the faces of a level")?;
         // Nine corners (three child triangles) per parent halfedge.
         for_rows(&mut vert, parent.vert.len(), 9, par, |r, out| {
             for (o, h) in out.chunks_exact_mut(9).zip(r) {
@@ -436,9 +435,20 @@ impl Level {
                 ]);
             }
         });
+        child.vert = vert;
+        Ok(child)
+    }
+
+    /// The child of this closed level with neither faces nor twins: a
+    /// modeling step's finest level, whose faces are made
+    /// ([`Level::refine_lean`] from this level's parent) only where a
+    /// caller asks for them.
+    fn lazy_child(&self, level: u32) -> Result<Level> {
+        debug_assert!(!self.bounded && self.split.is_none());
+        let (cv, cf) = self.child_size(level)?;
         Ok(Level {
             num_vertices: cv,
-            vert,
+            vert: Vec::new(),
             nf: cf,
             conn: None,
             holes: child_holes(self.holes.as_deref(), 3)?,
@@ -900,7 +910,8 @@ fn eval_lean<T: Float + Send + Sync, const D: usize>(
 
 /// The plan in halfedge form: levels `0 ..= L`; the prepared control mesh
 /// where level 0 is it. Every level but the finest keeps its twins (the
-/// finest its faces only), except that the one before the finest is
+/// finest its faces only; after a modeling step, nothing until a caller
+/// asks for its faces), except that the one before the finest is
 /// *virtual* where its parent is closed ([`Level::virtual_child`]).
 #[derive(Debug)]
 struct HePlan {
@@ -995,7 +1006,10 @@ fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
         }
         drop(levels);
         finest.plan_step(is_kobbelt_step(first))?;
-        let next = finest.refine_lean(&parent, 1, par)?;
+        // The new finest keeps nothing until a caller asks for its faces
+        // (`HePlan::level`): a further step and the evaluation read its
+        // parent's parent.
+        let next = finest.lazy_child(1)?;
         return Ok(HePlan::new(None, first, 1, vec![parent, finest, next]));
     }
     let conn = match plan.levels.last().and_then(|l| l.conn.as_ref()) {
@@ -1039,7 +1053,17 @@ impl HePlan {
     /// `level` with its faces: itself, or where it is virtual, made whole
     /// (once) from its parent.
     fn level(&self, level: usize, par: Par) -> Result<&Level> {
+        // A modeling step's finest level (its parent without twins, its
+        // grandparent with them) gets its faces from the grandparent; the
+        // level before a build's finest, faces and twins from its parent.
+        let lazy_finest = level + 1 == self.levels.len()
+            && level >= 2
+            && self.levels[level - 1].conn.is_none()
+            && self.levels[level - 2].conn.is_some();
         self.virtuals().level(level, Level::is_virtual, |l, p| {
+            if lazy_finest {
+                return p.refine_lean(&self.levels[level - 2], (level - self.base) as u32, par);
+            }
             let mut w = p.refine(p.conn(), level as u32, true, par)?;
             w.split = l.split.clone();
             Ok(w)

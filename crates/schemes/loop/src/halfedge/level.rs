@@ -366,10 +366,9 @@ impl HeLevel {
     pub(crate) fn refine_lean(&self, parent: &HeLevel, level: u32, par: Par) -> Result<HeLevel> {
         debug_assert!(self.conn.is_none() && self.is_plain());
         let d = Derived::of(parent);
-        let (nv, ne) = (self.num_vertices, self.num_edges);
-        let (cv, ce, cf) = self.child_size(level)?;
-        let nv32 = nv as u32;
-        let mut vert = try_zeroed_vec::<u32>(3 * cf, "the faces of a level")?;
+        let mut child = self.lazy_child(level)?;
+        let nv32 = self.num_vertices as u32;
+        let mut vert = try_zeroed_vec::<u32>(3 * child.nf, "the faces of a level")?;
         // The parent's face `f` owns this level's halfedges `12f .. 12f + 12`
         // (faces `4f .. 4f + 4`), hence the child's faces `16f .. 16f + 16`.
         for_rows(&mut vert, parent.num_faces(), 48, par, |r, out| {
@@ -382,16 +381,27 @@ impl HeLevel {
                 }
             }
         });
+        child.vert = vert;
+        Ok(child)
+    }
+
+    /// The child of this plain level with neither faces nor connectivity:
+    /// a modeling step's finest level, whose faces are made
+    /// ([`HeLevel::refine_lean`] from this level's parent) only where a
+    /// caller asks for them.
+    pub(crate) fn lazy_child(&self, level: u32) -> Result<HeLevel> {
+        debug_assert!(self.is_plain());
+        let (cv, ce, cf) = self.child_size(level)?;
         Ok(HeLevel {
             num_vertices: cv,
             num_edges: ce,
-            vert,
+            vert: Vec::new(),
             nf: cf,
             conn: None,
             edge_sharpness: None,
             vertex_sharpness: None,
             holes: child_holes(self.holes.as_deref(), 4)?,
-            max_valence: if ne > 0 { self.max_valence.max(6) } else { self.max_valence },
+            max_valence: if self.num_edges > 0 { self.max_valence.max(6) } else { self.max_valence },
             chaikin: self.chaikin,
         })
     }

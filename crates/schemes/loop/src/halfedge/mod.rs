@@ -118,7 +118,8 @@ subla_scheme::forward_plan!(LoopHalfedgePlan);
 
 /// The plan in halfedge form: levels `0 ..= L`; the prepared control mesh
 /// where level 0 is it. Every level but the finest keeps its connectivity
-/// (the finest its faces only), except that the one before the finest is
+/// (the finest its faces only; after a modeling step, nothing until a
+/// caller asks for its faces), except that the one before the finest is
 /// *virtual* where it is plain ([`Keep::Virtual`]): its faces and
 /// connectivity are read from its parent's in closed form by the last
 /// step and its evaluation, and made whole where a caller asks for its
@@ -225,7 +226,10 @@ fn step_he(plan: HePlan, par: Par) -> Result<HePlan> {
             parent.conn = conn;
         }
         drop(levels);
-        let next = finest.refine_lean(&parent, 1, par)?;
+        // The new finest keeps nothing until a caller asks for its faces
+        // (`HePlan::level`): a further step and the evaluation read its
+        // parent's parent.
+        let next = finest.lazy_child(1)?;
         return Ok(HePlan::new(None, 1, vec![parent, finest, next], options));
     }
     let conn = match plan.levels[n - 1].conn.as_ref() {
@@ -269,7 +273,18 @@ impl HePlan {
     /// `level` with its faces: itself, or where it is virtual, made whole
     /// (once) from its parent.
     fn level(&self, level: usize, par: Par) -> Result<&HeLevel> {
-        self.virtuals().level(level, HeLevel::is_virtual, |l, p| l.whole(p, p.conn(), par))
+        // A modeling step's finest level (its parent without connectivity,
+        // its grandparent with it) gets its faces from the grandparent;
+        // the level before a build's finest, faces and connectivity from
+        // its parent.
+        let lazy_finest = level + 1 == self.levels.len()
+            && level >= 2
+            && self.levels[level - 1].conn.is_none()
+            && self.levels[level - 2].conn.is_some();
+        self.virtuals().level(level, HeLevel::is_virtual, |l, p| match lazy_finest {
+            true => p.refine_lean(&self.levels[level - 2], (level - self.base) as u32, par),
+            false => l.whole(p, p.conn(), par),
+        })
     }
 
     /// Where the plan's `level` is in `levels`.
