@@ -313,6 +313,17 @@ impl<'a, L, C: Clone> VirtualLevels<'a, L, C> {
         Ok(std::borrow::Cow::Owned(child(&self.levels[level - 1], &parent)?))
     }
 
+    /// Where `level` is the finest level of a modeling step kept without
+    /// faces (its parent keeps no connectivity, its grandparent does):
+    /// that grandparent, from which its faces are made.
+    pub fn lazy_finest_grandparent(&self, level: usize) -> Option<&'a L> {
+        let levels = self.levels;
+        if level + 1 != levels.len() || level < 2 || (self.conn)(&levels[level - 1]).is_some() {
+            return None;
+        }
+        Some(&levels[level - 2]).filter(|g| (self.conn)(g).is_some())
+    }
+
     /// `level` with its faces: itself where `is_virtual` says it keeps
     /// them, else its whole form, made once by `whole(level, parent)`.
     ///

@@ -1056,13 +1056,11 @@ impl HePlan {
         // A modeling step's finest level (its parent without twins, its
         // grandparent with them) gets its faces from the grandparent; the
         // level before a build's finest, faces and twins from its parent.
-        let lazy_finest = level + 1 == self.levels.len()
-            && level >= 2
-            && self.levels[level - 1].conn.is_none()
-            && self.levels[level - 2].conn.is_some();
-        self.virtuals().level(level, Level::is_virtual, |l, p| {
-            if lazy_finest {
-                return p.refine_lean(&self.levels[level - 2], (level - self.base) as u32, par);
+        let v = self.virtuals();
+        let grand = v.lazy_finest_grandparent(level);
+        v.level(level, Level::is_virtual, |l, p| {
+            if let Some(g) = grand {
+                return p.refine_lean(g, (level - self.base) as u32, par);
             }
             let mut w = p.refine(p.conn(), level as u32, true, par)?;
             w.split = l.split.clone();

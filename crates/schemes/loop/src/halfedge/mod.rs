@@ -277,13 +277,11 @@ impl HePlan {
         // its grandparent with it) gets its faces from the grandparent;
         // the level before a build's finest, faces and connectivity from
         // its parent.
-        let lazy_finest = level + 1 == self.levels.len()
-            && level >= 2
-            && self.levels[level - 1].conn.is_none()
-            && self.levels[level - 2].conn.is_some();
-        self.virtuals().level(level, HeLevel::is_virtual, |l, p| match lazy_finest {
-            true => p.refine_lean(&self.levels[level - 2], (level - self.base) as u32, par),
-            false => l.whole(p, p.conn(), par),
+        let v = self.virtuals();
+        let grand = v.lazy_finest_grandparent(level);
+        v.level(level, HeLevel::is_virtual, |l, p| match grand {
+            Some(g) => p.refine_lean(g, (level - self.base) as u32, par),
+            None => l.whole(p, p.conn(), par),
         })
     }
 
