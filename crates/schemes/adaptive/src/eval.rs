@@ -13,10 +13,12 @@
 //! where no patch covers it) gets NaN in every channel and is listed in
 //! [`Limit::missing`], as OpenSubdiv's evaluation reports no patch there.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use num_traits::Float;
 use rayon::prelude::*;
-use subla_algebra::mem::Zeroable;
+use subla_algebra::mem::{Zeroable, try_vec_with_capacity};
 use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
@@ -65,8 +67,9 @@ pub struct LimitMatrices {
     pub missing: Vec<usize>,
 }
 
-/// A block of samples' outputs: its index, then position, du and dv rows.
-type Block<'a, T> = (usize, ((&'a mut [T], &'a mut [T]), &'a mut [T]));
+/// A block of samples' outputs: its index, then position, du and dv rows
+/// (written, never read: fresh buffers or a frame's).
+type Block<'a, T> = (usize, ((&'a mut [MaybeUninit<T>], &'a mut [MaybeUninit<T>]), &'a mut [MaybeUninit<T>]));
 
 /// The rows of a block of samples for the position, d/du and d/dv matrices.
 #[derive(Default)]
@@ -188,18 +191,54 @@ impl PatchTable {
         samples: &[Sample],
         par: Par,
     ) -> Result<Limit<T>, AdaptiveError> {
-        self.check_samples(samples)?;
+        let ch = control.ncols();
+        if ch == 0 {
+            let mut out = Limit {
+                position: Array2::zeros((samples.len(), 0)),
+                du: Array2::zeros((samples.len(), 0)),
+                dv: Array2::zeros((samples.len(), 0)),
+                missing: vec![],
+            };
+            let points = Array2::zeros((self.num_points(), 0));
+            self.evaluate_points_into(points.view(), samples, par, &mut out)?;
+            return Ok(out);
+        }
         let points = self.points_alloc(control, par)?;
-        let shape = (samples.len(), control.ncols());
+        let points = points.as_slice().expect("a fresh array is in standard layout");
+        let shape = (samples.len(), ch);
+        let n = samples.len().checked_mul(ch).ok_or(AdaptiveError::TooLarge { what: "the limit samples" })?;
+        // Not zeroed: every value is written below (a sample's channels or
+        // NaN), so the allocator's memory is taken as it is, without a pass
+        // that clears it first.
         let what = "the limit positions and derivatives";
-        let mut out = Limit {
-            position: zeroed(shape, what)?,
-            du: zeroed(shape, what)?,
-            dv: zeroed(shape, what)?,
-            missing: vec![],
-        };
-        self.evaluate_points_into(points.view(), samples, par, &mut out)?;
-        Ok(out)
+        let alloc = || try_vec_with_capacity::<T>(n, what).map_err(AdaptiveError::Algebra);
+        let (mut position, mut du, mut dv) = (alloc()?, alloc()?, alloc()?);
+        // The samples' ptex faces are checked as they are met: the first
+        // sample out of range is named by a scan only where one is.
+        let missing = self
+            .evaluate_flat(
+                points,
+                ch,
+                samples,
+                par,
+                &mut position.spare_capacity_mut()[..n],
+                &mut du.spare_capacity_mut()[..n],
+                &mut dv.spare_capacity_mut()[..n],
+            )
+            .map_err(|e| match self.check_samples(samples) {
+                Err(first) => first,
+                Ok(()) => e,
+            })?;
+        // SAFETY: `evaluate_flat` wrote all `n` values of each output (every
+        // channel of every sample: its value, or NaN where no patch covers
+        // it), and the capacity is at least `n`.
+        unsafe {
+            position.set_len(n);
+            du.set_len(n);
+            dv.set_len(n);
+        }
+        let array = |v: Vec<T>| Array2::from_shape_vec(shape, v).expect("samples × channels values");
+        Ok(Limit { position: array(position), du: array(du), dv: array(dv), missing })
     }
 
     /// [`PatchTable::evaluate`] from the table's points (from
@@ -257,12 +296,13 @@ impl PatchTable {
                 du.as_slice_mut().expect("standard layout"),
                 dv.as_slice_mut().expect("standard layout"),
             );
-            self.evaluate_flat(points, ch, samples, par, p, u, v)?
+            self.evaluate_flat(points, ch, samples, par, as_uninit(p), as_uninit(u), as_uninit(v))?
         } else {
             // Arrays in another layout: through rows in order.
             let n = samples.len() * ch;
             let (mut p, mut u, mut v) = (vec![T::zero(); n], vec![T::zero(); n], vec![T::zero(); n]);
-            let found = self.evaluate_flat(points, ch, samples, par, &mut p, &mut u, &mut v)?;
+            let found =
+                self.evaluate_flat(points, ch, samples, par, as_uninit(&mut p), as_uninit(&mut u), as_uninit(&mut v))?;
             for (a, flat) in [(position, p), (du, u), (dv, v)] {
                 a.assign(&ArrayView2::from_shape(shape, &flat).expect("one row per sample"));
             }
@@ -291,9 +331,9 @@ impl PatchTable {
         ch: usize,
         samples: &[Sample],
         par: Par,
-        pos: &mut [T],
-        du: &mut [T],
-        dv: &mut [T],
+        pos: &mut [MaybeUninit<T>],
+        du: &mut [MaybeUninit<T>],
+        dv: &mut [MaybeUninit<T>],
     ) -> Result<Vec<usize>, AdaptiveError> {
         // Blocks of samples: one weight buffer per block, outputs written once.
         const BLOCK: usize = 512;
@@ -307,9 +347,9 @@ impl PatchTable {
                 let o = i * ch;
                 let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
                 let Some((p, near)) = locator.find(s, &block[i + 1..])? else {
-                    pos.fill(T::nan());
-                    du.fill(T::nan());
-                    dv.fill(T::nan());
+                    for x in pos.iter_mut().chain(du.iter_mut()).chain(dv.iter_mut()) {
+                        x.write(T::nan());
+                    }
                     missing.push(first + i);
                     continue;
                 };
@@ -747,9 +787,9 @@ fn regular<T: Float, const N: usize>(
     off: usize,
     curves: &[[T; 4]; 4],
     k: T,
-    pos: &mut [T],
-    du: &mut [T],
-    dv: &mut [T],
+    pos: &mut [MaybeUninit<T>],
+    du: &mut [MaybeUninit<T>],
+    dv: &mut [MaybeUninit<T>],
 ) {
     let [sv, sd, tv, td] = curves;
     let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
@@ -769,9 +809,9 @@ fn regular<T: Float, const N: usize>(
         }
     }
     for j in 0..N {
-        pos[j] = p[j];
-        du[j] = pu[j] * k;
-        dv[j] = pv[j] * k;
+        pos[j].write(p[j]);
+        du[j].write(pu[j] * k);
+        dv[j].write(pv[j] * k);
     }
 }
 
@@ -784,9 +824,9 @@ fn weighted<T: Float, const N: usize>(
     off: usize,
     w: &Weights,
     k: T,
-    pos: &mut [T],
-    du: &mut [T],
-    dv: &mut [T],
+    pos: &mut [MaybeUninit<T>],
+    du: &mut [MaybeUninit<T>],
+    dv: &mut [MaybeUninit<T>],
 ) {
     let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
     for (((x, &a), &b), &c) in near.chunks_exact(stride).zip(w.point()).zip(w.du()).zip(w.dv()) {
@@ -799,9 +839,9 @@ fn weighted<T: Float, const N: usize>(
         }
     }
     for j in 0..N {
-        pos[j] = p[j];
-        du[j] = pu[j] * k;
-        dv[j] = pv[j] * k;
+        pos[j].write(p[j]);
+        du[j].write(pu[j] * k);
+        dv[j].write(pv[j] * k);
     }
 }
 
@@ -927,4 +967,14 @@ fn zeroed<T: Zeroable>(shape: (usize, usize), what: &'static str) -> Result<Arra
         subla_scheme::SchemeError::Algebra(a) => AdaptiveError::Algebra(a),
         e => AdaptiveError::Scheme(e),
     })
+}
+
+/// `s` as memory to write only: `evaluate_flat` takes fresh buffers and a
+/// frame's alike.
+fn as_uninit<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
+    let len = s.len();
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`; the slice borrows `s`
+    // for its lifetime, and its users only write initialised values into it
+    // (`MaybeUninit::write`), so `s` holds valid `T`s when it is used again.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<MaybeUninit<T>>(), len) }
 }

@@ -142,6 +142,27 @@ fn a_ptex_face_out_of_range_is_an_error_in_a_long_run() {
         Err(AdaptiveError::NoSuchPtexFace { ptex, num_ptex }) => assert_eq!((ptex, num_ptex), (n, n)),
         other => panic!("expected NoSuchPtexFace, got {other:?}"),
     }
+    // Two samples out of range in a run of many blocks: whatever block a
+    // thread meets first, the error names the first in order.
+    let mut s = samples(n, 2000);
+    let len = s.len();
+    // The first at the end of the first half, the other at the start of
+    // the second (blocks of 512 samples): a second thread meets it long
+    // before the first thread meets the first.
+    let mid = len.div_ceil(512) / 2 * 512;
+    assert!(mid >= 8 * 512);
+    s[mid - 2].ptex = n + 3;
+    s[mid + 1].ptex = n + 1;
+    for par in [Par::Seq, Par::Rayon] {
+        for _ in 0..4 {
+            match t.evaluate(d.positions(), &s, par) {
+                Err(AdaptiveError::NoSuchPtexFace { ptex, num_ptex }) => {
+                    assert_eq!((ptex, num_ptex), (n + 3, n), "{par:?}")
+                }
+                other => panic!("expected NoSuchPtexFace, got {other:?}"),
+            }
+        }
+    }
 }
 
 /// The same bits, or both NaN.
