@@ -346,20 +346,19 @@ impl PatchTable {
             for (i, s) in block.iter().enumerate() {
                 let o = i * ch;
                 let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
-                let Some((p, near)) = locator.find(s, &block[i + 1..])? else {
+                let Some((slot, near)) = locator.find(s, &block[i + 1..])? else {
                     for x in pos.iter_mut().chain(du.iter_mut()).chain(dv.iter_mut()) {
                         x.write(T::nan());
                     }
                     missing.push(first + i);
                     continue;
                 };
-                let pa = &self.patches()[p];
-                if pa.ty == PatchType::Regular {
+                if slot.regular {
                     // The tensor product contracted one direction at a
                     // time: fewer operations than forming 48 weights.
-                    let (u, v) = pa.param.normalize(s.u, s.v);
-                    let curves = bspline_curves(u, v, pa.param.boundary() & 0xF);
-                    let k = cast::<T>(f64::from(1u32 << pa.param.depth()));
+                    let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
+                    let curves = bspline_curves(u, v, slot.boundary);
+                    let k = cast::<T>(slot.k);
                     let mut c = [[T::zero(); 4]; 4];
                     for (c, w) in c.iter_mut().zip(&curves) {
                         for (c, &w) in c.iter_mut().zip(w) {
@@ -375,7 +374,7 @@ impl PatchTable {
                         }
                     }
                 } else {
-                    let k = cast::<T>(self.evaluate_basis_unscaled(p, s.u, s.v, &mut w));
+                    let k = cast::<T>(self.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
                     if ch == 3 {
                         weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
                     } else {
@@ -583,7 +582,7 @@ struct Locator<'a, T> {
     /// [`Locator::UNKNOWN`].
     grid: Vec<u32>,
     /// Per slot, the patch.
-    slots: Vec<usize>,
+    slots: Vec<Slot>,
     /// Per slot, whether its points are in `near`.
     gathered: Vec<bool>,
     /// Per slot, the patch's points (room for [`MAX_POINTS`]).
@@ -624,21 +623,21 @@ impl<'a, T: Float> Locator<'a, T> {
     /// [`PatchTable::find`], and its points; `ahead` are the samples that
     /// follow.
     #[inline]
-    fn find(&mut self, s: &Sample, ahead: &[Sample]) -> Result<Option<(usize, &[T])>, AdaptiveError> {
+    fn find(&mut self, s: &Sample, ahead: &[Sample]) -> Result<Option<(&Slot, &[T])>, AdaptiveError> {
         let table = self.table;
         let room = MAX_POINTS * self.ch;
         let Some(bits) = self.bits else {
             // Consecutive samples often share a patch: try the last one first.
-            if let Some(&p) = self.slots.first()
-                && table.holds(p, s.ptex, s.u, s.v)
+            if let Some(slot) = self.slots.first()
+                && table.holds(slot.patch, s.ptex, s.u, s.v)
             {
-                return Ok(Some((p, &self.near[..room])));
+                return Ok(Some((&self.slots[0], &self.near[..room])));
             }
             self.slots.clear();
             let Some(p) = locate_patch(table, s)? else { return Ok(None) };
-            self.slots.push(p);
+            self.slots.push(Slot::of(table, p));
             self.gather(p, 0);
-            return Ok(Some((p, &self.near[..room])));
+            return Ok(Some((&self.slots[0], &self.near[..room])));
         };
         if self.ptex != Some(s.ptex) {
             self.grid.fill(Self::UNKNOWN);
@@ -662,12 +661,11 @@ impl<'a, T: Float> Locator<'a, T> {
             return Ok(None);
         }
         let slot = slot as usize;
-        let p = self.slots[slot];
         if !self.gathered[slot] {
-            self.gather(p, slot);
+            self.gather(self.slots[slot].patch, slot);
             self.gathered[slot] = true;
         }
-        Ok(Some((p, &self.near[slot * room..][..room])))
+        Ok(Some((&self.slots[slot], &self.near[slot * room..][..room])))
     }
 
     /// Fills the grid cell of `s`, unknown so far: with every patch of the
@@ -682,6 +680,10 @@ impl<'a, T: Float> Locator<'a, T> {
                 return Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex });
             }
             self.descend(bits, table.quad_root(s.ptex), 0, 0, 0);
+            for slot in 0..self.slots.len() {
+                self.gather(self.slots[slot].patch, slot);
+                self.gathered[slot] = true;
+            }
         } else if let Some(p) = locate_patch(table, s)? {
             let param = &table.patches()[p].param;
             let slot = self.new_slot(p);
@@ -693,7 +695,7 @@ impl<'a, T: Float> Locator<'a, T> {
 
     /// A new slot for patch `p`, its points not gathered yet.
     fn new_slot(&mut self, p: usize) -> u32 {
-        self.slots.push(p);
+        self.slots.push(Slot::of(self.table, p));
         self.gathered.push(false);
         (self.slots.len() - 1) as u32
     }
@@ -746,6 +748,40 @@ impl<'a, T: Float> Locator<'a, T> {
             for (k, &pt) in pts.iter().enumerate() {
                 near[k * ch..][..ch].copy_from_slice(&self.points[pt as usize * ch..][..ch]);
             }
+        }
+    }
+}
+
+/// A patch the [`Locator`] holds, with what a regular patch's evaluation
+/// needs of its parameters, read once per patch rather than per sample.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    patch: usize,
+    /// A regular B-spline patch.
+    regular: bool,
+    /// Its boundary edges ([`PatchParam::boundary`]).
+    boundary: u8,
+    /// `(u, v)` in the ptex face to `(s, t)` in the patch, as
+    /// [`PatchParam::normalize`]: `s = u · scale − u0`.
+    scale: f64,
+    u0: f64,
+    v0: f64,
+    /// The derivatives' factor, `2^depth`.
+    k: f64,
+}
+
+impl Slot {
+    fn of(table: &PatchTable, p: usize) -> Slot {
+        let pa = &table.patches()[p];
+        let param = &pa.param;
+        Slot {
+            patch: p,
+            regular: pa.ty == PatchType::Regular,
+            boundary: param.boundary() & 0xF,
+            scale: param.param_scale(),
+            u0: f64::from(param.u()),
+            v0: f64::from(param.v()),
+            k: f64::from(1u32 << param.depth()),
         }
     }
 }
