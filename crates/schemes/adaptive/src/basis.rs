@@ -374,7 +374,7 @@ pub fn bspline_weights(s: f64, t: f64, boundary: u8, w: &mut Weights) {
 /// The values are those of [`Curve::bspline`] with the division by 6 made
 /// a multiplication (equal up to rounding): divisions are slow, and this is
 /// the inner loop of batched evaluation.
-#[inline]
+#[inline(always)]
 pub(crate) fn bspline_curves(s: f64, t: f64, boundary: u8) -> [[f64; 4]; 4] {
     let curve = |t: f64| {
         const SIXTH: f64 = 1.0 / 6.0;

@@ -338,54 +338,9 @@ impl PatchTable {
         // Blocks of samples: one weight buffer per block, outputs written once.
         const BLOCK: usize = 512;
         let block = |(b, ((pos, du), dv)): Block<'_, T>| -> Result<Vec<usize>, AdaptiveError> {
-            let mut w = Weights::new(DerivOrder::First);
-            let mut locator = Locator::new(self, points, ch);
-            let mut missing = Vec::new();
             let first = b * BLOCK;
             let block = &samples[first..first + pos.len() / ch];
-            for (i, s) in block.iter().enumerate() {
-                let o = i * ch;
-                let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
-                let Some((slot, near)) = locator.find(s, &block[i + 1..])? else {
-                    for x in pos.iter_mut().chain(du.iter_mut()).chain(dv.iter_mut()) {
-                        x.write(T::nan());
-                    }
-                    missing.push(first + i);
-                    continue;
-                };
-                if slot.regular {
-                    // The tensor product contracted one direction at a
-                    // time: fewer operations than forming 48 weights.
-                    let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
-                    let curves = bspline_curves(u, v, slot.boundary);
-                    let k = cast::<T>(slot.k);
-                    let mut c = [[T::zero(); 4]; 4];
-                    for (c, w) in c.iter_mut().zip(&curves) {
-                        for (c, &w) in c.iter_mut().zip(w) {
-                            *c = cast::<T>(w);
-                        }
-                    }
-                    if ch == 3 {
-                        regular::<T, 3>(near, 3, 0, &c, k, pos, du, dv);
-                    } else {
-                        for j in 0..ch {
-                            let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                            regular::<T, 1>(near, ch, j, &c, k, p, u, v);
-                        }
-                    }
-                } else {
-                    let k = cast::<T>(self.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
-                    if ch == 3 {
-                        weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
-                    } else {
-                        for j in 0..ch {
-                            let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                            weighted::<T, 1>(near, ch, j, &w, k, p, u, v);
-                        }
-                    }
-                }
-            }
-            Ok(missing)
+            evaluate_block_dispatch(self, points, ch, block, first, pos, du, dv)
         };
         let chunk = BLOCK * ch;
         let missing: Vec<Vec<usize>> = if par == Par::Rayon {
@@ -622,7 +577,7 @@ impl<'a, T: Float> Locator<'a, T> {
     /// The patch of `s` (`None`: no patch covers it), as
     /// [`PatchTable::find`], and its points; `ahead` are the samples that
     /// follow.
-    #[inline]
+    #[inline(always)]
     fn find(&mut self, s: &Sample, ahead: &[Sample]) -> Result<Option<(&Slot, &[T])>, AdaptiveError> {
         let table = self.table;
         let room = MAX_POINTS * self.ch;
@@ -752,6 +707,110 @@ impl<'a, T: Float> Locator<'a, T> {
     }
 }
 
+/// The samples of `block` (the first is sample `first`) into their rows of
+/// `pos`, `du` and `dv`; the samples no patch covers.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn evaluate_block<T: Float>(
+    table: &PatchTable,
+    points: &[T],
+    ch: usize,
+    block: &[Sample],
+    first: usize,
+    pos: &mut [MaybeUninit<T>],
+    du: &mut [MaybeUninit<T>],
+    dv: &mut [MaybeUninit<T>],
+) -> Result<Vec<usize>, AdaptiveError> {
+    let mut w = Weights::new(DerivOrder::First);
+    let mut locator = Locator::new(table, points, ch);
+    let mut missing = Vec::new();
+    for (i, s) in block.iter().enumerate() {
+        let o = i * ch;
+        let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
+        let Some((slot, near)) = locator.find(s, &block[i + 1..])? else {
+            for x in pos.iter_mut().chain(du.iter_mut()).chain(dv.iter_mut()) {
+                x.write(T::nan());
+            }
+            missing.push(first + i);
+            continue;
+        };
+        if slot.regular {
+            // The tensor product contracted one direction at a
+            // time: fewer operations than forming 48 weights.
+            let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
+            let curves = bspline_curves(u, v, slot.boundary);
+            let k = cast::<T>(slot.k);
+            let mut c = [[T::zero(); 4]; 4];
+            for (c, w) in c.iter_mut().zip(&curves) {
+                for (c, &w) in c.iter_mut().zip(w) {
+                    *c = cast::<T>(w);
+                }
+            }
+            if ch == 3 {
+                regular::<T, 3>(near, 3, 0, &c, k, pos, du, dv);
+            } else {
+                for j in 0..ch {
+                    let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                    regular::<T, 1>(near, ch, j, &c, k, p, u, v);
+                }
+            }
+        } else {
+            let k = cast::<T>(table.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
+            if ch == 3 {
+                weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
+            } else {
+                for j in 0..ch {
+                    let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                    weighted::<T, 1>(near, ch, j, &w, k, p, u, v);
+                }
+            }
+        }
+    }
+    Ok(missing)
+}
+
+/// [`evaluate_block`] compiled for AVX2: the same operations in the same
+/// order, on 256-bit registers, so the same bits as the baseline build.
+/// Fused multiply-adds (another target feature, left off) would round once
+/// where the baseline rounds twice, and change them.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2")]
+fn evaluate_block_avx2<T: Float>(
+    table: &PatchTable,
+    points: &[T],
+    ch: usize,
+    block: &[Sample],
+    first: usize,
+    pos: &mut [MaybeUninit<T>],
+    du: &mut [MaybeUninit<T>],
+    dv: &mut [MaybeUninit<T>],
+) -> Result<Vec<usize>, AdaptiveError> {
+    evaluate_block(table, points, ch, block, first, pos, du, dv)
+}
+
+/// [`evaluate_block`], through [`evaluate_block_avx2`] where the processor
+/// has AVX2.
+#[allow(clippy::too_many_arguments)]
+fn evaluate_block_dispatch<T: Float>(
+    table: &PatchTable,
+    points: &[T],
+    ch: usize,
+    block: &[Sample],
+    first: usize,
+    pos: &mut [MaybeUninit<T>],
+    du: &mut [MaybeUninit<T>],
+    dv: &mut [MaybeUninit<T>],
+) -> Result<Vec<usize>, AdaptiveError> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, the one target feature
+        // `evaluate_block_avx2` enables.
+        return unsafe { evaluate_block_avx2(table, points, ch, block, first, pos, du, dv) };
+    }
+    evaluate_block(table, points, ch, block, first, pos, du, dv)
+}
+
 /// A patch the [`Locator`] holds, with what a regular patch's evaluation
 /// needs of its parameters, read once per patch rather than per sample.
 #[derive(Clone, Copy, Debug)]
@@ -816,7 +875,7 @@ fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
 /// `curves` are [`bspline_curves`]; `k` scales the derivatives to the ptex
 /// face's parameters.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn regular<T: Float, const N: usize>(
     near: &[T],
     stride: usize,
@@ -1013,4 +1072,87 @@ fn as_uninit<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
     // for its lifetime, and its users only write initialised values into it
     // (`MaybeUninit::write`), so `s` holds valid `T`s when it is used again.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<MaybeUninit<T>>(), len) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EndCap, SparseRefinement};
+    use subla_mesh::Validation;
+    use subla_mesh::obj::read_obj;
+
+    /// Each block of samples through both builds of the sample loop, as
+    /// values of `T`, compared bit for bit (NaN where no patch covers a
+    /// sample).
+    fn both_builds<T: Float + std::fmt::Debug>(
+        t: &PatchTable,
+        points: &[T],
+        ch: usize,
+        samples: &[Sample],
+        name: &str,
+    ) {
+        let n = samples.len() * ch;
+        let run = |avx2: bool| {
+            let mut out = [vec![T::zero(); n], vec![T::zero(); n], vec![T::zero(); n]];
+            let [p, u, v] = &mut out;
+            let (p, u, v) = (as_uninit(p), as_uninit(u), as_uninit(v));
+            let missing = if avx2 {
+                // SAFETY: the caller checked that the processor has AVX2.
+                unsafe { evaluate_block_avx2(t, points, ch, samples, 0, p, u, v) }
+            } else {
+                evaluate_block(t, points, ch, samples, 0, p, u, v)
+            }
+            .expect("samples in range");
+            (out, missing)
+        };
+        let (base, missing) = run(false);
+        let (wide, wide_missing) = run(true);
+        assert_eq!(missing, wide_missing, "{name}: the samples no patch covers");
+        for (k, (a, b)) in base.iter().zip(&wide).enumerate() {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                let same = x == y && x.is_sign_negative() == y.is_sign_negative() || x.is_nan() && y.is_nan();
+                assert!(same, "{name}: output {k}, value {i}: {x:?} (baseline) vs {y:?} (AVX2)");
+            }
+        }
+    }
+
+    /// The AVX2 build of the sample loop gives the baseline's bits: regular
+    /// patches (interior and boundary), Gregory end caps, holes, 3 and 4
+    /// channels, `f64` and `f32`.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_avx2_build_gives_the_baseline_bits() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            eprintln!("this processor has no AVX2: the baseline build alone runs here");
+            return;
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data/meshes/osd");
+        for name in ["catmark_hole_test1", "catmark_pole8", "catmark_quadstrips", "catmark_car"] {
+            let mut d = read_obj(dir.join(format!("{name}.obj")), Validation::OpenSubdiv).expect("mesh");
+            if d.left_handed {
+                d.mesh = d.mesh.reversed_winding().expect("reversed");
+            }
+            let r = SparseRefinement::build(&d.mesh, 3, None).expect("refine");
+            let t = PatchTable::new(r, EndCap::GregoryBasis).expect("table");
+            let pos = d.positions();
+            let x = Array2::from_shape_fn((pos.nrows(), 4), |(i, c)| {
+                if c < 3 { pos[[i, c]] } else { pos[[i, 0]] * pos[[i, 1]] - pos[[i, 2]] }
+            });
+            // A grid per ptex face (whole faces at once) and a sparse
+            // scatter (a patch at a time).
+            let mut samples = grid(t.refinement().num_ptex_faces(), 6);
+            samples.extend((0..2000u32).map(|i| Sample {
+                ptex: i * 7919 % t.refinement().num_ptex_faces(),
+                u: f64::from(i % 97) / 96.0,
+                v: f64::from(i % 89) / 88.0,
+            }));
+            for ch in [3, 4] {
+                let points = t.points_of(x.slice(ndarray::s![.., ..ch]), Par::Seq);
+                let flat = points.as_slice().expect("standard layout");
+                both_builds(&t, flat, ch, &samples, name);
+                let flat32: Vec<f32> = flat.iter().map(|&v| v as f32).collect();
+                both_builds(&t, &flat32, ch, &samples, name);
+            }
+        }
+    }
 }
