@@ -365,56 +365,6 @@ pub fn bspline_weights(s: f64, t: f64, boundary: u8, w: &mut Weights) {
     }
 }
 
-/// The two curves whose tensor product [`bspline_weights`] forms, boundary
-/// folds applied: values and first derivatives along `s`, then along `t`.
-/// The weight of point `4 * row + col` is `s_curve[col] * t_curve[row]`, so
-/// a caller can contract a 4x4 grid of points with one curve, then the
-/// other, instead of forming the 16 weights.
-///
-/// The values are those of [`Curve::bspline`] with the division by 6 made
-/// a multiplication (equal up to rounding): divisions are slow, and this is
-/// the inner loop of batched evaluation.
-#[inline(always)]
-pub(crate) fn bspline_curves(s: f64, t: f64, boundary: u8) -> [[f64; 4]; 4] {
-    let curve = |t: f64| {
-        const SIXTH: f64 = 1.0 / 6.0;
-        let c = 1.0 - t;
-        let t2 = t * t;
-        let t3 = t2 * t;
-        let v = [
-            c * c * c * SIXTH,
-            (3.0 * t3 - 6.0 * t2 + 4.0) * SIXTH,
-            (-3.0 * t3 + 3.0 * t2 + 3.0 * t + 1.0) * SIXTH,
-            t3 * SIXTH,
-        ];
-        let d = [-0.5 * c * c, 1.5 * t2 - 2.0 * t, -1.5 * t2 + t + 0.5, 0.5 * t2];
-        [v, d]
-    };
-    let ([mut sv, mut sd], [mut tv, mut td]) = (curve(s), curve(t));
-    // The folds of `bspline_folded`, on values and first derivatives.
-    let fold = |v: &mut [f64; 4], d: &mut [f64; 4], phantom: usize, near: usize, far: usize| {
-        for w in [v, d] {
-            let x = w[phantom];
-            w[near] += 2.0 * x;
-            w[far] -= x;
-            w[phantom] = 0.0;
-        }
-    };
-    if boundary & 1 != 0 {
-        fold(&mut tv, &mut td, 0, 1, 2);
-    }
-    if boundary & 2 != 0 {
-        fold(&mut sv, &mut sd, 3, 2, 1);
-    }
-    if boundary & 4 != 0 {
-        fold(&mut tv, &mut td, 3, 2, 1);
-    }
-    if boundary & 8 != 0 {
-        fold(&mut sv, &mut sd, 0, 1, 2);
-    }
-    [sv, sd, tv, td]
-}
-
 /// The B-spline curves along `s` and `t` with the boundary edges of
 /// `boundary` folded in.
 #[inline]

@@ -22,7 +22,7 @@ use subla_algebra::mem::{Zeroable, try_vec_with_capacity};
 use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
-use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights, bspline_curves};
+use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights};
 use crate::endcap;
 use crate::sparse::Scheme;
 use crate::sparse::Stencils;
@@ -687,7 +687,8 @@ impl<'a, T: Float> Locator<'a, T> {
         }
     }
 
-    /// Copies patch `p`'s points into slot `slot`.
+    /// Copies patch `p`'s points into slot `slot`; a regular patch's as the
+    /// coefficients of its bicubic ([`to_monomials`]).
     #[inline(never)]
     fn gather(&mut self, p: usize, slot: usize) {
         let (ch, room) = (self.ch, MAX_POINTS * self.ch);
@@ -703,6 +704,10 @@ impl<'a, T: Float> Locator<'a, T> {
             for (k, &pt) in pts.iter().enumerate() {
                 near[k * ch..][..ch].copy_from_slice(&self.points[pt as usize * ch..][..ch]);
             }
+        }
+        let s = &self.slots[slot];
+        if s.regular {
+            to_monomials(near, ch, s.boundary);
         }
     }
 }
@@ -735,23 +740,16 @@ fn evaluate_block<T: Float>(
             continue;
         };
         if slot.regular {
-            // The tensor product contracted one direction at a
-            // time: fewer operations than forming 48 weights.
+            // The patch's points were turned into the coefficients of its
+            // bicubic when gathered.
             let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
-            let curves = bspline_curves(u, v, slot.boundary);
-            let k = cast::<T>(slot.k);
-            let mut c = [[T::zero(); 4]; 4];
-            for (c, w) in c.iter_mut().zip(&curves) {
-                for (c, &w) in c.iter_mut().zip(w) {
-                    *c = cast::<T>(w);
-                }
-            }
+            let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(slot.k));
             if ch == 3 {
-                regular::<T, 3>(near, 3, 0, &c, k, pos, du, dv);
+                bicubic::<T, 3>(near, 3, 0, u, v, k, pos, du, dv);
             } else {
                 for j in 0..ch {
-                    let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                    regular::<T, 1>(near, ch, j, &c, k, p, u, v);
+                    let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                    bicubic::<T, 1>(near, ch, j, u, v, k, p, du, dv);
                 }
             }
         } else {
@@ -869,44 +867,112 @@ fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
     }
 }
 
+/// Turns a regular patch's 4x4 points (rows of `ch` channels, row-major
+/// with `t` along the rows) into the coefficients of its bicubic in the
+/// monomials, in place: entry `(j, i)` becomes the coefficient of
+/// `s^i t^j`. Once per patch: a sample then costs a polynomial, not a
+/// tensor product of basis curves.
+///
+/// The phantom points beyond `boundary`'s edges are first replaced by their
+/// reflections `2 near - far`, which is what folding them into the basis
+/// does; then the uniform cubic B-spline's change of basis runs down the
+/// columns and across the rows.
+fn to_monomials<T: Float>(near: &mut [T], ch: usize, boundary: u8) {
+    let w = 4 * ch;
+    let near = &mut near[..4 * w];
+    let two = cast::<T>(2.0);
+    // Rows: bit 1 is the edge at t = 0 (row 0 the phantom), bit 4 at t = 1.
+    let reflect_row = |near: &mut [T], ph: usize, n: usize, f: usize| {
+        for x in 0..w {
+            near[ph * w + x] = two * near[n * w + x] - near[f * w + x];
+        }
+    };
+    if boundary & 1 != 0 {
+        reflect_row(near, 0, 1, 2);
+    }
+    if boundary & 4 != 0 {
+        reflect_row(near, 3, 2, 1);
+    }
+    // Columns: bit 8 is the edge at s = 0 (column 0), bit 2 at s = 1.
+    let reflect_col = |near: &mut [T], ph: usize, n: usize, f: usize| {
+        for row in near.chunks_exact_mut(w) {
+            for c in 0..ch {
+                row[ph * ch + c] = two * row[n * ch + c] - row[f * ch + c];
+            }
+        }
+    };
+    if boundary & 8 != 0 {
+        reflect_col(near, 0, 1, 2);
+    }
+    if boundary & 2 != 0 {
+        reflect_col(near, 3, 2, 1);
+    }
+    // `b0..b3` of a cubic B-spline segment to the coefficients of
+    // `1, x, x², x³`: (b0 + 4 b1 + b2)/6, (b2 - b0)/2, (b0 - 2 b1 + b2)/2,
+    // (b3 - b0)/6 + (b1 - b2)/2.
+    let (four, half, sixth) = (cast::<T>(4.0), cast::<T>(0.5), cast::<T>(1.0 / 6.0));
+    let change = |b: [T; 4]| {
+        let s02 = b[0] + b[2];
+        [
+            (s02 + four * b[1]) * sixth,
+            (b[2] - b[0]) * half,
+            (s02 - two * b[1]) * half,
+            (b[3] - b[0]) * sixth + (b[1] - b[2]) * half,
+        ]
+    };
+    for x in 0..w {
+        let c = change(std::array::from_fn(|row| near[row * w + x]));
+        for (j, c) in c.into_iter().enumerate() {
+            near[j * w + x] = c;
+        }
+    }
+    for row in near.chunks_exact_mut(w) {
+        for x in 0..ch {
+            let c = change(std::array::from_fn(|col| row[col * ch + x]));
+            for (i, c) in c.into_iter().enumerate() {
+                row[i * ch + x] = c;
+            }
+        }
+    }
+}
+
 /// Position and first derivatives of `N` channels (at `off` in rows of
-/// `stride` of `near`, the patch's points) of a regular patch: its 4x4 points contracted with the
-/// `s`-curve (values and derivatives) row by row, then with the `t`-curve.
-/// `curves` are [`bspline_curves`]; `k` scales the derivatives to the ptex
-/// face's parameters.
+/// `stride` of `near`) of a bicubic at `(s, t)`, its coefficients in
+/// `near` as [`to_monomials`] leaves them; `k` scales the derivatives to
+/// the ptex face's parameters. Each channel's sums are the same whatever
+/// `N` and `stride`: every channel count gives the same bits.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn regular<T: Float, const N: usize>(
+fn bicubic<T: Float, const N: usize>(
     near: &[T],
     stride: usize,
     off: usize,
-    curves: &[[T; 4]; 4],
+    s: T,
+    t: T,
     k: T,
     pos: &mut [MaybeUninit<T>],
     du: &mut [MaybeUninit<T>],
     dv: &mut [MaybeUninit<T>],
 ) {
-    let [sv, sd, tv, td] = curves;
-    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
-    for (row, near) in near.chunks_exact(4 * stride).take(4).enumerate() {
-        let (mut a, mut b) = ([T::zero(); N], [T::zero(); N]);
-        for col in 0..4 {
-            let x = &near[col * stride + off..][..N];
-            for j in 0..N {
-                a[j] = a[j] + sv[col] * x[j];
-                b[j] = b[j] + sd[col] * x[j];
-            }
-        }
-        for j in 0..N {
-            p[j] = p[j] + tv[row] * a[j];
-            pu[j] = pu[j] + tv[row] * b[j];
-            pv[j] = pv[j] + td[row] * a[j];
+    let (two, three) = (cast::<T>(2.0), cast::<T>(3.0));
+    let (s2, t2) = (s * s, t * t);
+    let (s3, t3) = (s2 * s, t2 * t);
+    let (ds2, ds3) = (two * s, three * s2);
+    // Per row (power of `t`): the cubic in `s` and its derivative.
+    let (mut a, mut b) = ([[T::zero(); N]; 4], [[T::zero(); N]; 4]);
+    for (j, row) in near.chunks_exact(4 * stride).take(4).enumerate() {
+        let c = |i: usize| &row[i * stride + off..][..N];
+        let (c0, c1, c2, c3) = (c(0), c(1), c(2), c(3));
+        for m in 0..N {
+            a[j][m] = c0[m] + s * c1[m] + s2 * c2[m] + s3 * c3[m];
+            b[j][m] = c1[m] + ds2 * c2[m] + ds3 * c3[m];
         }
     }
-    for j in 0..N {
-        pos[j].write(p[j]);
-        du[j].write(pu[j] * k);
-        dv[j].write(pv[j] * k);
+    let (dt2, dt3) = (two * t, three * t2);
+    for m in 0..N {
+        pos[m].write(a[0][m] + t * a[1][m] + t2 * a[2][m] + t3 * a[3][m]);
+        du[m].write((b[0][m] + t * b[1][m] + t2 * b[2][m] + t3 * b[3][m]) * k);
+        dv[m].write((a[1][m] + dt2 * a[2][m] + dt3 * a[3][m]) * k);
     }
 }
 
