@@ -403,7 +403,7 @@ pub fn bezier_weights(s: f64, t: f64, w: &mut Weights) {
 
 /// For each Gregory basis point, the Bezier point (column along `s`, row
 /// along `t`) it stands for.
-const GREGORY_QUAD_BEZIER: [(usize, usize); 20] = [
+pub(crate) const GREGORY_QUAD_BEZIER: [(usize, usize); 20] = [
     (0, 0),
     (1, 0),
     (0, 1),

@@ -22,7 +22,7 @@ use subla_algebra::mem::{Zeroable, try_vec_with_capacity};
 use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
-use crate::basis::{DerivOrder, MAX_POINTS, PatchType, Weights};
+use crate::basis::{DerivOrder, GREGORY_QUAD_BEZIER, MAX_POINTS, PatchType, Weights};
 use crate::endcap;
 use crate::sparse::Scheme;
 use crate::sparse::Stencils;
@@ -542,6 +542,8 @@ struct Locator<'a, T> {
     gathered: Vec<bool>,
     /// Per slot, the patch's points (room for [`MAX_POINTS`]).
     near: Vec<T>,
+    /// Room for a patch's points while they are rearranged.
+    scratch: Vec<T>,
 }
 
 impl<'a, T: Float> Locator<'a, T> {
@@ -571,6 +573,7 @@ impl<'a, T: Float> Locator<'a, T> {
             slots: Vec::new(),
             gathered: Vec::new(),
             near: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -688,7 +691,8 @@ impl<'a, T: Float> Locator<'a, T> {
     }
 
     /// Copies patch `p`'s points into slot `slot`; a regular patch's as the
-    /// coefficients of its bicubic ([`to_monomials`]).
+    /// coefficients of its bicubic ([`to_monomials`]), a Gregory patch's as
+    /// [`gregory_to_monomials`] leaves them.
     #[inline(never)]
     fn gather(&mut self, p: usize, slot: usize) {
         let (ch, room) = (self.ch, MAX_POINTS * self.ch);
@@ -708,6 +712,8 @@ impl<'a, T: Float> Locator<'a, T> {
         let s = &self.slots[slot];
         if s.regular {
             to_monomials(near, ch, s.boundary);
+        } else if s.gregory {
+            gregory_to_monomials(near, ch, &mut self.scratch);
         }
     }
 }
@@ -745,11 +751,23 @@ fn evaluate_block<T: Float>(
             let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
             let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(slot.k));
             if ch == 3 {
-                bicubic::<T, 3>(near, 3, 0, u, v, k, pos, du, dv);
+                put(bicubic::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
             } else {
                 for j in 0..ch {
                     let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                    bicubic::<T, 1>(near, ch, j, u, v, k, p, du, dv);
+                    put(bicubic::<T, 1>(near, ch, j, u, v), k, p, du, dv);
+                }
+            }
+        } else if slot.gregory {
+            // Gathered as a bicubic and the corners' face-point differences.
+            let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
+            let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(slot.k));
+            if ch == 3 {
+                put(gregory::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
+            } else {
+                for j in 0..ch {
+                    let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                    put(gregory::<T, 1>(near, ch, j, u, v), k, p, du, dv);
                 }
             }
         } else {
@@ -816,6 +834,8 @@ struct Slot {
     patch: usize,
     /// A regular B-spline patch.
     regular: bool,
+    /// A Gregory basis patch.
+    gregory: bool,
     /// Its boundary edges ([`PatchParam::boundary`]).
     boundary: u8,
     /// `(u, v)` in the ptex face to `(s, t)` in the patch, as
@@ -834,6 +854,7 @@ impl Slot {
         Slot {
             patch: p,
             regular: pa.ty == PatchType::Regular,
+            gregory: pa.ty == PatchType::GregoryBasis,
             boundary: param.boundary() & 0xF,
             scale: param.param_scale(),
             u0: f64::from(param.u()),
@@ -936,24 +957,13 @@ fn to_monomials<T: Float>(near: &mut [T], ch: usize, boundary: u8) {
     }
 }
 
-/// Position and first derivatives of `N` channels (at `off` in rows of
-/// `stride` of `near`) of a bicubic at `(s, t)`, its coefficients in
-/// `near` as [`to_monomials`] leaves them; `k` scales the derivatives to
-/// the ptex face's parameters. Each channel's sums are the same whatever
-/// `N` and `stride`: every channel count gives the same bits.
-#[allow(clippy::too_many_arguments)]
+/// Position and first derivatives (with respect to the patch's `s` and
+/// `t`) of `N` channels (at `off` in rows of `stride` of `near`) of a
+/// bicubic at `(s, t)`, its coefficients in `near` as [`to_monomials`]
+/// leaves them. Each channel's sums are the same whatever `N` and
+/// `stride`: every channel count gives the same bits.
 #[inline(always)]
-fn bicubic<T: Float, const N: usize>(
-    near: &[T],
-    stride: usize,
-    off: usize,
-    s: T,
-    t: T,
-    k: T,
-    pos: &mut [MaybeUninit<T>],
-    du: &mut [MaybeUninit<T>],
-    dv: &mut [MaybeUninit<T>],
-) {
+fn bicubic<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T, t: T) -> ([T; N], [T; N], [T; N]) {
     let (two, three) = (cast::<T>(2.0), cast::<T>(3.0));
     let (s2, t2) = (s * s, t * t);
     let (s3, t3) = (s2 * s, t2 * t);
@@ -969,10 +979,109 @@ fn bicubic<T: Float, const N: usize>(
         }
     }
     let (dt2, dt3) = (two * t, three * t2);
+    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
     for m in 0..N {
-        pos[m].write(a[0][m] + t * a[1][m] + t2 * a[2][m] + t3 * a[3][m]);
-        du[m].write((b[0][m] + t * b[1][m] + t2 * b[2][m] + t3 * b[3][m]) * k);
-        dv[m].write((a[1][m] + dt2 * a[2][m] + dt3 * a[3][m]) * k);
+        p[m] = a[0][m] + t * a[1][m] + t2 * a[2][m] + t3 * a[3][m];
+        pu[m] = b[0][m] + t * b[1][m] + t2 * b[2][m] + t3 * b[3][m];
+        pv[m] = a[1][m] + dt2 * a[2][m] + dt3 * a[3][m];
+    }
+    (p, pu, pv)
+}
+
+/// The Bezier points (column along `s`, row along `t`) of a Gregory basis
+/// patch's interior, one per corner, in the order of the corners.
+const GREGORY_INTERIOR: [(usize, usize); 4] = [(1, 1), (2, 1), (2, 2), (1, 2)];
+
+/// Rearranges a Gregory basis patch's 20 points (rows of `ch` channels, in
+/// OpenSubdiv's order: per corner `P`, `Ep`, `Em`, `Fp`, `Fm`) in place:
+/// first the monomial coefficients ([`to_monomials`]' layout) of the
+/// bicubic Bezier patch whose interior points are the corners' `Fm`, then
+/// per corner `Fp - Fm`. The patch at `(s, t)` is that bicubic plus, per
+/// corner, its interior Bernstein weight times the corner's blend times
+/// `Fp - Fm` ([`gregory`]).
+fn gregory_to_monomials<T: Float>(near: &mut [T], ch: usize, scratch: &mut Vec<T>) {
+    scratch.clear();
+    scratch.extend_from_slice(&near[..20 * ch]);
+    let src = |i: usize, c: usize| scratch[i * ch + c];
+    for c in 0..ch {
+        for (i, &(col, row)) in GREGORY_QUAD_BEZIER.iter().enumerate() {
+            // `Fp` (i % 5 == 3) is not a point of the Bezier net.
+            if i % 5 != 3 {
+                near[(4 * row + col) * ch + c] = src(i, c);
+            }
+        }
+        for k in 0..4 {
+            near[(16 + k) * ch + c] = src(5 * k + 3, c) - src(5 * k + 4, c);
+        }
+    }
+    // Bernstein to monomials: c0 = b0, c1 = 3 (b1 - b0),
+    // c2 = 3 (b0 - 2 b1 + b2), c3 = (b3 - b0) + 3 (b1 - b2).
+    let (two, three) = (cast::<T>(2.0), cast::<T>(3.0));
+    let change = |b: [T; 4]| {
+        [b[0], three * (b[1] - b[0]), three * (b[0] - two * b[1] + b[2]), (b[3] - b[0]) + three * (b[1] - b[2])]
+    };
+    let w = 4 * ch;
+    for x in 0..w {
+        let c = change(std::array::from_fn(|row| near[row * w + x]));
+        for (j, c) in c.into_iter().enumerate() {
+            near[j * w + x] = c;
+        }
+    }
+    for row in near[..4 * w].chunks_exact_mut(w) {
+        for x in 0..ch {
+            let c = change(std::array::from_fn(|col| row[col * ch + x]));
+            for (i, c) in c.into_iter().enumerate() {
+                row[i * ch + x] = c;
+            }
+        }
+    }
+}
+
+/// Position and first derivatives (unscaled) of `N` channels of a Gregory
+/// basis patch at `(s, t)` from `near` as [`gregory_to_monomials`] leaves
+/// it, with OpenSubdiv's approximate derivatives (the blends held
+/// constant). At a corner, where a blend is 0/0, its denominator is taken
+/// as 1, as OpenSubdiv does.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn gregory<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T, t: T) -> ([T; N], [T; N], [T; N]) {
+    let (mut p, mut pu, mut pv) = bicubic::<T, N>(near, stride, off, s, t);
+    let (one, two, three) = (T::one(), cast::<T>(2.0), cast::<T>(3.0));
+    let (sc, tc) = (one - s, one - t);
+    // Interior Bernstein functions 1 and 2 and their derivatives.
+    let bern = |x: T, xc: T| {
+        ([three * x * xc * xc, three * x * x * xc], [three * xc * (one - three * x), three * x * (two - three * x)])
+    };
+    let ((bs, dbs), (bt, dbt)) = (bern(s, sc), bern(t, tc));
+    let blend = |n: T, d: T| if d <= T::zero() { n } else { n * (one / d) };
+    let g = [blend(s, s + t), blend(t, sc + t), blend(sc, sc + tc), blend(tc, s + tc)];
+    for (k, &(col, row)) in GREGORY_INTERIOR.iter().enumerate() {
+        let (bs, dbs, bt, dbt) = (bs[col - 1], dbs[col - 1], bt[row - 1], dbt[row - 1]);
+        let (wp, wu, wv) = (bs * bt * g[k], dbs * bt * g[k], bs * dbt * g[k]);
+        let d = &near[(16 + k) * stride + off..][..N];
+        for m in 0..N {
+            p[m] = p[m] + wp * d[m];
+            pu[m] = pu[m] + wu * d[m];
+            pv[m] = pv[m] + wv * d[m];
+        }
+    }
+    (p, pu, pv)
+}
+
+/// Writes a sample's position and derivatives, the derivatives scaled by
+/// `k`.
+#[inline(always)]
+fn put<T: Float, const N: usize>(
+    (p, pu, pv): ([T; N], [T; N], [T; N]),
+    k: T,
+    pos: &mut [MaybeUninit<T>],
+    du: &mut [MaybeUninit<T>],
+    dv: &mut [MaybeUninit<T>],
+) {
+    for m in 0..N {
+        pos[m].write(p[m]);
+        du[m].write(pu[m] * k);
+        dv[m].write(pv[m] * k);
     }
 }
 

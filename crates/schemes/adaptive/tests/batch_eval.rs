@@ -48,10 +48,14 @@ fn samples(num_ptex: u32, per_face: usize) -> Vec<Sample> {
     out
 }
 
-/// The limit at each sample by `find`, `evaluate_basis` and the points.
-fn reference(t: &PatchTable, points: &Array2<f64>, samples: &[Sample]) -> [Array2<f64>; 3] {
+/// The limit at each sample by `find`, `evaluate_basis` and the points, and
+/// per value the sum of its terms' magnitudes (`|w| |x|`), which bounds the
+/// rounding of either route: a sample outside its ptex face extrapolates,
+/// and a Gregory patch's blends grow without bound near their poles there.
+fn reference(t: &PatchTable, points: &Array2<f64>, samples: &[Sample]) -> ([Array2<f64>; 3], [Array2<f64>; 3]) {
     let ch = points.ncols();
     let mut out = [(); 3].map(|_| Array2::from_elem((samples.len(), ch), f64::NAN));
+    let mut size = [(); 3].map(|_| Array2::zeros((samples.len(), ch)));
     let mut w = Weights::new(DerivOrder::First);
     for (i, s) in samples.iter().enumerate() {
         let p = match t.find(s.ptex, s.u, s.v) {
@@ -62,11 +66,13 @@ fn reference(t: &PatchTable, points: &Array2<f64>, samples: &[Sample]) -> [Array
         t.evaluate_basis(p, s.u, s.v, &mut w);
         for (m, ws) in [w.point(), w.du(), w.dv()].into_iter().enumerate() {
             for c in 0..ch {
-                out[m][[i, c]] = t.patch_points(p).iter().zip(ws).map(|(&pt, &x)| x * points[[pt as usize, c]]).sum();
+                let terms = t.patch_points(p).iter().zip(ws).map(|(&pt, &x)| x * points[[pt as usize, c]]);
+                out[m][[i, c]] = terms.clone().sum();
+                size[m][[i, c]] = terms.map(f64::abs).sum();
             }
         }
     }
-    out
+    (out, size)
 }
 
 #[test]
@@ -93,7 +99,7 @@ fn batched_evaluation_matches_the_plain_route() {
         });
         let samples = samples(t.refinement().num_ptex_faces(), 40);
         let got = t.evaluate(x.view(), &samples, Par::Seq).expect("evaluate");
-        let want = reference(&t, &t.points_of(x.view(), Par::Seq), &samples);
+        let (want, size) = reference(&t, &t.points_of(x.view(), Par::Seq), &samples);
         let scale = x.iter().fold(1f64, |m, v| m.max(v.abs()));
         let mut missing = Vec::new();
         for (m, (g, w)) in [&got.position, &got.du, &got.dv].into_iter().zip(&want).enumerate() {
@@ -101,6 +107,7 @@ fn batched_evaluation_matches_the_plain_route() {
             let tol = 1e-12 * scale * if m == 0 { 1.0 } else { f64::from(1u32 << iso) };
             for ((i, c), &wv) in w.indexed_iter() {
                 let gv = g[[i, c]];
+                let tol = tol + 1e-13 * size[m][[i, c]];
                 if wv.is_nan() {
                     assert!(gv.is_nan(), "{name}: sample {i} has no patch but got {gv}");
                     if m == 0 && c == 0 {
