@@ -542,8 +542,6 @@ struct Locator<'a, T> {
     gathered: Vec<bool>,
     /// Per slot, the patch's points (room for [`MAX_POINTS`]).
     near: Vec<T>,
-    /// Room for a patch's points while they are rearranged.
-    scratch: Vec<T>,
 }
 
 impl<'a, T: Float> Locator<'a, T> {
@@ -573,7 +571,6 @@ impl<'a, T: Float> Locator<'a, T> {
             slots: Vec::new(),
             gathered: Vec::new(),
             near: Vec::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -710,10 +707,12 @@ impl<'a, T: Float> Locator<'a, T> {
             }
         }
         let s = &self.slots[slot];
-        if s.regular {
-            to_monomials(near, ch, s.boundary);
-        } else if s.gregory {
-            gregory_to_monomials(near, ch, &mut self.scratch);
+        match (s.regular, s.gregory, ch) {
+            (true, _, 3) => to_monomials::<T, 3>(near, 3, 0, s.boundary),
+            (true, ..) => (0..ch).for_each(|j| to_monomials::<T, 1>(near, ch, j, s.boundary)),
+            (_, true, 3) => gregory_to_monomials::<T, 3>(near, 3, 0),
+            (_, true, _) => (0..ch).for_each(|j| gregory_to_monomials::<T, 1>(near, ch, j)),
+            _ => {}
         }
     }
 }
@@ -888,8 +887,8 @@ fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
     }
 }
 
-/// Turns a regular patch's 4x4 points (rows of `ch` channels, row-major
-/// with `t` along the rows) into the coefficients of its bicubic in the
+/// Turns `N` channels (at `off` in rows of `stride`) of a regular patch's
+/// 4x4 points (row-major, `t` along the rows) into the coefficients of its bicubic in the
 /// monomials, in place: entry `(j, i)` becomes the coefficient of
 /// `s^i t^j`. Once per patch: a sample then costs a polynomial, not a
 /// tensor product of basis curves.
@@ -898,35 +897,35 @@ fn gather<T: Float, const N: usize>(points: &[T], pts: &[u32], near: &mut [T]) {
 /// reflections `2 near - far`, which is what folding them into the basis
 /// does; then the uniform cubic B-spline's change of basis runs down the
 /// columns and across the rows.
-fn to_monomials<T: Float>(near: &mut [T], ch: usize, boundary: u8) {
-    let w = 4 * ch;
-    let near = &mut near[..4 * w];
+#[inline(always)]
+fn to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: usize, boundary: u8) {
+    let at = |row: usize, col: usize| (4 * row + col) * stride + off;
+    let mut x = [[[T::zero(); N]; 4]; 4];
+    for (row, xr) in x.iter_mut().enumerate() {
+        for (col, xc) in xr.iter_mut().enumerate() {
+            xc.copy_from_slice(&near[at(row, col)..][..N]);
+        }
+    }
     let two = cast::<T>(2.0);
     // Rows: bit 1 is the edge at t = 0 (row 0 the phantom), bit 4 at t = 1.
-    let reflect_row = |near: &mut [T], ph: usize, n: usize, f: usize| {
-        for x in 0..w {
-            near[ph * w + x] = two * near[n * w + x] - near[f * w + x];
-        }
-    };
-    if boundary & 1 != 0 {
-        reflect_row(near, 0, 1, 2);
-    }
-    if boundary & 4 != 0 {
-        reflect_row(near, 3, 2, 1);
-    }
-    // Columns: bit 8 is the edge at s = 0 (column 0), bit 2 at s = 1.
-    let reflect_col = |near: &mut [T], ph: usize, n: usize, f: usize| {
-        for row in near.chunks_exact_mut(w) {
-            for c in 0..ch {
-                row[ph * ch + c] = two * row[n * ch + c] - row[f * ch + c];
+    for (bit, ph, n, f) in [(1, 0, 1, 2), (4, 3, 2, 1)] {
+        if boundary & bit != 0 {
+            for col in 0..4 {
+                for m in 0..N {
+                    x[ph][col][m] = two * x[n][col][m] - x[f][col][m];
+                }
             }
         }
-    };
-    if boundary & 8 != 0 {
-        reflect_col(near, 0, 1, 2);
     }
-    if boundary & 2 != 0 {
-        reflect_col(near, 3, 2, 1);
+    // Columns: bit 8 is the edge at s = 0 (column 0), bit 2 at s = 1.
+    for (bit, ph, n, f) in [(8, 0, 1, 2), (2, 3, 2, 1)] {
+        if boundary & bit != 0 {
+            for xr in &mut x {
+                for m in 0..N {
+                    xr[ph][m] = two * xr[n][m] - xr[f][m];
+                }
+            }
+        }
     }
     // `b0..b3` of a cubic B-spline segment to the coefficients of
     // `1, x, x², x³`: (b0 + 4 b1 + b2)/6, (b2 - b0)/2, (b0 - 2 b1 + b2)/2,
@@ -941,17 +940,31 @@ fn to_monomials<T: Float>(near: &mut [T], ch: usize, boundary: u8) {
             (b[3] - b[0]) * sixth + (b[1] - b[2]) * half,
         ]
     };
-    for x in 0..w {
-        let c = change(std::array::from_fn(|row| near[row * w + x]));
-        for (j, c) in c.into_iter().enumerate() {
-            near[j * w + x] = c;
+    change_both_ways(&mut x, change);
+    for (row, xr) in x.iter().enumerate() {
+        for (col, xc) in xr.iter().enumerate() {
+            near[at(row, col)..][..N].copy_from_slice(xc);
         }
     }
-    for row in near.chunks_exact_mut(w) {
-        for x in 0..ch {
-            let c = change(std::array::from_fn(|col| row[col * ch + x]));
+}
+
+/// Applies a change of basis of cubics `change` down the columns (along
+/// `t`), then across the rows (along `s`) of a 4x4 grid of `N` channels.
+#[inline(always)]
+fn change_both_ways<T: Float, const N: usize>(x: &mut [[[T; N]; 4]; 4], change: impl Fn([T; 4]) -> [T; 4]) {
+    for col in 0..4 {
+        for m in 0..N {
+            let c = change([x[0][col][m], x[1][col][m], x[2][col][m], x[3][col][m]]);
+            for (j, c) in c.into_iter().enumerate() {
+                x[j][col][m] = c;
+            }
+        }
+    }
+    for xr in x.iter_mut() {
+        for m in 0..N {
+            let c = change([xr[0][m], xr[1][m], xr[2][m], xr[3][m]]);
             for (i, c) in c.into_iter().enumerate() {
-                row[i * ch + x] = c;
+                xr[i][m] = c;
             }
         }
     }
@@ -992,26 +1005,29 @@ fn bicubic<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T
 /// patch's interior, one per corner, in the order of the corners.
 const GREGORY_INTERIOR: [(usize, usize); 4] = [(1, 1), (2, 1), (2, 2), (1, 2)];
 
-/// Rearranges a Gregory basis patch's 20 points (rows of `ch` channels, in
-/// OpenSubdiv's order: per corner `P`, `Ep`, `Em`, `Fp`, `Fm`) in place:
+/// Rearranges `N` channels (at `off` in rows of `stride`) of a Gregory
+/// basis patch's 20 points (in OpenSubdiv's order: per corner `P`, `Ep`,
+/// `Em`, `Fp`, `Fm`) in place:
 /// first the monomial coefficients ([`to_monomials`]' layout) of the
 /// bicubic Bezier patch whose interior points are the corners' `Fm`, then
 /// per corner `Fp - Fm`. The patch at `(s, t)` is that bicubic plus, per
 /// corner, its interior Bernstein weight times the corner's blend times
 /// `Fp - Fm` ([`gregory`]).
-fn gregory_to_monomials<T: Float>(near: &mut [T], ch: usize, scratch: &mut Vec<T>) {
-    scratch.clear();
-    scratch.extend_from_slice(&near[..20 * ch]);
-    let src = |i: usize, c: usize| scratch[i * ch + c];
-    for c in 0..ch {
-        for (i, &(col, row)) in GREGORY_QUAD_BEZIER.iter().enumerate() {
-            // `Fp` (i % 5 == 3) is not a point of the Bezier net.
-            if i % 5 != 3 {
-                near[(4 * row + col) * ch + c] = src(i, c);
-            }
+#[inline(always)]
+fn gregory_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: usize) {
+    let point = |i: usize| -> [T; N] { std::array::from_fn(|m| near[i * stride + off + m]) };
+    let mut x = [[[T::zero(); N]; 4]; 4];
+    let mut d = [[T::zero(); N]; 4];
+    for (i, &(col, row)) in GREGORY_QUAD_BEZIER.iter().enumerate() {
+        // `Fp` (i % 5 == 3) is not a point of the Bezier net.
+        if i % 5 != 3 {
+            x[row][col] = point(i);
         }
-        for k in 0..4 {
-            near[(16 + k) * ch + c] = src(5 * k + 3, c) - src(5 * k + 4, c);
+    }
+    for (k, d) in d.iter_mut().enumerate() {
+        let (fp, fm) = (point(5 * k + 3), point(5 * k + 4));
+        for m in 0..N {
+            d[m] = fp[m] - fm[m];
         }
     }
     // Bernstein to monomials: c0 = b0, c1 = 3 (b1 - b0),
@@ -1020,20 +1036,14 @@ fn gregory_to_monomials<T: Float>(near: &mut [T], ch: usize, scratch: &mut Vec<T
     let change = |b: [T; 4]| {
         [b[0], three * (b[1] - b[0]), three * (b[0] - two * b[1] + b[2]), (b[3] - b[0]) + three * (b[1] - b[2])]
     };
-    let w = 4 * ch;
-    for x in 0..w {
-        let c = change(std::array::from_fn(|row| near[row * w + x]));
-        for (j, c) in c.into_iter().enumerate() {
-            near[j * w + x] = c;
+    change_both_ways(&mut x, change);
+    for (row, xr) in x.iter().enumerate() {
+        for (col, xc) in xr.iter().enumerate() {
+            near[(4 * row + col) * stride + off..][..N].copy_from_slice(xc);
         }
     }
-    for row in near[..4 * w].chunks_exact_mut(w) {
-        for x in 0..ch {
-            let c = change(std::array::from_fn(|col| row[col * ch + x]));
-            for (i, c) in c.into_iter().enumerate() {
-                row[i * ch + x] = c;
-            }
-        }
+    for (k, d) in d.iter().enumerate() {
+        near[(16 + k) * stride + off..][..N].copy_from_slice(d);
     }
 }
 
