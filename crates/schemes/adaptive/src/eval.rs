@@ -907,13 +907,13 @@ fn to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: us
         }
     }
     let two = cast::<T>(2.0);
+    let reflect = |near: [T; N], far: [T; N]| -> [T; N] { std::array::from_fn(|m| two * near[m] - far[m]) };
     // Rows: bit 1 is the edge at t = 0 (row 0 the phantom), bit 4 at t = 1.
     for (bit, ph, n, f) in [(1, 0, 1, 2), (4, 3, 2, 1)] {
         if boundary & bit != 0 {
-            for col in 0..4 {
-                for m in 0..N {
-                    x[ph][col][m] = two * x[n][col][m] - x[f][col][m];
-                }
+            let (rn, rf) = (x[n], x[f]);
+            for ((p, &a), &b) in x[ph].iter_mut().zip(&rn).zip(&rf) {
+                *p = reflect(a, b);
             }
         }
     }
@@ -921,9 +921,7 @@ fn to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: us
     for (bit, ph, n, f) in [(8, 0, 1, 2), (2, 3, 2, 1)] {
         if boundary & bit != 0 {
             for xr in &mut x {
-                for m in 0..N {
-                    xr[ph][m] = two * xr[n][m] - xr[f][m];
-                }
+                xr[ph] = reflect(xr[n], xr[f]);
             }
         }
     }
@@ -950,6 +948,8 @@ fn to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: us
 
 /// Applies a change of basis of cubics `change` down the columns (along
 /// `t`), then across the rows (along `s`) of a 4x4 grid of `N` channels.
+// Indices: a column gathers one entry of each row.
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 fn change_both_ways<T: Float, const N: usize>(x: &mut [[[T; N]; 4]; 4], change: impl Fn([T; 4]) -> [T; 4]) {
     for col in 0..4 {
