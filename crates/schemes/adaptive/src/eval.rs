@@ -533,6 +533,8 @@ struct Locator<'a, T> {
     bits: Option<u8>,
     /// The ptex face whose patches `grid` holds.
     ptex: Option<u32>,
+    /// Whether that ptex face is one patch (slot 0), `grid` unused.
+    whole: bool,
     /// Per cell (row-major, `v` outer), the slot of its patch or
     /// [`Locator::UNKNOWN`].
     grid: Vec<u32>,
@@ -567,6 +569,7 @@ impl<'a, T: Float> Locator<'a, T> {
             ch,
             bits,
             ptex: None,
+            whole: false,
             grid: vec![Self::UNKNOWN; side * side],
             slots: Vec::new(),
             gathered: Vec::new(),
@@ -595,10 +598,27 @@ impl<'a, T: Float> Locator<'a, T> {
             return Ok(Some((&self.slots[0], &self.near[..room])));
         };
         if self.ptex != Some(s.ptex) {
-            self.grid.fill(Self::UNKNOWN);
             self.slots.clear();
             self.gathered.clear();
             self.ptex = Some(s.ptex);
+            // A ptex face that is one patch (most, away from features)
+            // needs no grid.
+            self.whole = false;
+            if s.ptex < table.refinement().num_ptex_faces()
+                && let Square::Patch(p) = table.square(table.quad_root(s.ptex))
+            {
+                self.new_slot(p);
+                self.whole = true;
+            } else {
+                self.grid.fill(Self::UNKNOWN);
+            }
+        }
+        if self.whole {
+            if !self.gathered[0] {
+                self.gather(self.slots[0].patch, 0);
+                self.gathered[0] = true;
+            }
+            return Ok(Some((&self.slots[0], &self.near[..room])));
         }
         // As `find` indexes the squares of each depth (a scaling by a power
         // of two is exact, so the index at a coarser depth is this one
