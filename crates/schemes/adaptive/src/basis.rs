@@ -470,7 +470,7 @@ pub fn gregory_basis_weights(s: f64, t: f64, derivs: GregoryDerivatives, w: &mut
 
 /// Exponents `(a, b)` of the monomials `s^a t^b` up to degree 4, in the
 /// order OpenSubdiv lists them for the box spline.
-const QUARTIC_MONOMIALS: [(usize, usize); 15] = [
+pub(crate) const QUARTIC_MONOMIALS: [(usize, usize); 15] = [
     (0, 0),
     (1, 0),
     (0, 1),
@@ -491,7 +491,7 @@ const QUARTIC_MONOMIALS: [(usize, usize); 15] = [
 /// Twelve times the coefficients of the box spline basis functions in the
 /// monomials of [`QUARTIC_MONOMIALS`] (Stam's basis with `w` eliminated, as
 /// tabulated in OpenSubdiv's `patchBasis.cpp`).
-const BOX_SPLINE_COEFFS: [[i8; 15]; 12] = [
+pub(crate) const BOX_SPLINE_COEFFS: [[i8; 15]; 12] = [
     [1, -2, -4, 0, 6, 6, 2, 0, -6, -4, -1, -2, 0, 2, 1],
     [1, 2, -2, 0, -6, 0, -4, 0, 6, 2, 2, 4, 0, -2, -1],
     [0, 0, 0, 0, 0, 0, 2, 0, 0, 0, -1, -2, 0, 0, 0],
@@ -507,7 +507,7 @@ const BOX_SPLINE_COEFFS: [[i8; 15]; 12] = [
 ];
 
 /// One phantom point of a boundary box spline patch, `phantom = a + b - c`.
-type Reflection = (usize, [usize; 3]);
+pub(crate) type Reflection = (usize, [usize; 3]);
 
 /// Quartic box spline weights at `(s, t)` for the regular Loop patch, as
 /// OpenSubdiv's `Far::internal::EvalBasisBoxSplineTri`, with the boundary
@@ -555,6 +555,21 @@ pub fn box_spline_weights(s: f64, t: f64, boundary: u8, w: &mut Weights) {
 /// the points they are extrapolated from, as OpenSubdiv's
 /// `adjustBoxSplineTriBoundaryWeights`.
 fn fold_box_spline_boundary(mask: u8, w: &mut [f64; MAX_POINTS]) {
+    let (reflections, n) = box_spline_reflections(mask);
+    for &(p, [a, b, c]) in &reflections[..n] {
+        let x = w[p];
+        w[a] += x;
+        w[b] += x;
+        w[c] -= x;
+        w[p] = 0.0;
+    }
+}
+
+/// The phantom points of a boundary Loop patch (boundary mask `mask`) and
+/// the points each is extrapolated from (`phantom = a + b - c`), in the
+/// order [`fold_box_spline_boundary`] folds their weights (a phantom's
+/// weight may land on a phantom folded later); the first `n` entries.
+pub(crate) fn box_spline_reflections(mask: u8) -> ([Reflection; 15], usize) {
     let low = mask & 7;
     let (edges, verts) = match mask >> 3 {
         1 => (0, low),
@@ -563,12 +578,11 @@ fn fold_box_spline_boundary(mask: u8, w: &mut [f64; MAX_POINTS]) {
         _ => (low, 0),
     };
     let edge = |i: u8| edges & (1 << i) != 0;
-    let mut apply = |(p, [a, b, c]): Reflection| {
-        let x = w[p];
-        w[a] += x;
-        w[b] += x;
-        w[c] -= x;
-        w[p] = 0.0;
+    let mut out = [(0, [0; 3]); 15];
+    let mut n = 0;
+    let mut apply = |r: Reflection| {
+        out[n] = r;
+        n += 1;
     };
     // Beyond a boundary edge, the end phantoms reflect through the corner
     // when the neighbouring edge is a boundary too, and otherwise continue
@@ -600,6 +614,7 @@ fn fold_box_spline_boundary(mask: u8, w: &mut [f64; MAX_POINTS]) {
         apply((11, [8, 9, 5]));
         apply((10, [8, 7, 4]));
     }
+    (out, n)
 }
 
 /// The quartic Bernstein polynomials on the triangle, in OpenSubdiv's order

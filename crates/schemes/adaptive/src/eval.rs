@@ -22,7 +22,10 @@ use subla_algebra::mem::{Zeroable, try_vec_with_capacity};
 use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
-use crate::basis::{DerivOrder, GREGORY_QUAD_BEZIER, MAX_POINTS, PatchType, Weights};
+use crate::basis::{
+    BOX_SPLINE_COEFFS, DerivOrder, GREGORY_QUAD_BEZIER, MAX_POINTS, PatchType, QUARTIC_MONOMIALS, Weights,
+    box_spline_reflections,
+};
 use crate::endcap;
 use crate::sparse::Scheme;
 use crate::sparse::Stencils;
@@ -727,11 +730,13 @@ impl<'a, T: Float> Locator<'a, T> {
             }
         }
         let s = &self.slots[slot];
-        match (s.regular, s.gregory, ch) {
-            (true, _, 3) => to_monomials::<T, 3>(near, 3, 0, s.boundary),
+        match (s.regular, s.gregory, s.box_spline, ch) {
+            (true, _, _, 3) => to_monomials::<T, 3>(near, 3, 0, s.boundary),
             (true, ..) => (0..ch).for_each(|j| to_monomials::<T, 1>(near, ch, j, s.boundary)),
-            (_, true, 3) => gregory_to_monomials::<T, 3>(near, 3, 0),
-            (_, true, _) => (0..ch).for_each(|j| gregory_to_monomials::<T, 1>(near, ch, j)),
+            (_, true, _, 3) => gregory_to_monomials::<T, 3>(near, 3, 0),
+            (_, true, ..) => (0..ch).for_each(|j| gregory_to_monomials::<T, 1>(near, ch, j)),
+            (_, _, true, 3) => box_spline_to_monomials::<T, 3>(near, 3, 0, s.boundary),
+            (_, _, true, _) => (0..ch).for_each(|j| box_spline_to_monomials::<T, 1>(near, ch, j, s.boundary)),
             _ => {}
         }
     }
@@ -775,6 +780,22 @@ fn evaluate_block<T: Float>(
                 for j in 0..ch {
                     let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
                     put(bicubic::<T, 1>(near, ch, j, u, v), k, p, du, dv);
+                }
+            }
+        } else if slot.box_spline {
+            // Gathered as the quartic's coefficients in the monomials.
+            let (u, v, sign) = if slot.rotated {
+                ((slot.k - slot.u0) - s.u * slot.scale, (slot.k - slot.v0) - s.v * slot.scale, -1.0)
+            } else {
+                (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0, 1.0)
+            };
+            let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(sign * slot.k));
+            if ch == 3 {
+                put(box_spline::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
+            } else {
+                for j in 0..ch {
+                    let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                    put(box_spline::<T, 1>(near, ch, j, u, v), k, p, du, dv);
                 }
             }
         } else if slot.gregory {
@@ -855,6 +876,11 @@ struct Slot {
     regular: bool,
     /// A Gregory basis patch.
     gregory: bool,
+    /// A regular Loop patch (quartic box spline).
+    box_spline: bool,
+    /// A triangle parameterised from the far corner of its square
+    /// ([`PatchParam::is_triangle_rotated`]).
+    rotated: bool,
     /// Its boundary edges ([`PatchParam::boundary`]).
     boundary: u8,
     /// `(u, v)` in the ptex face to `(s, t)` in the patch, as
@@ -874,7 +900,9 @@ impl Slot {
             patch: p,
             regular: pa.ty == PatchType::Regular,
             gregory: pa.ty == PatchType::GregoryBasis,
-            boundary: param.boundary() & 0xF,
+            box_spline: pa.ty == PatchType::Loop,
+            rotated: pa.ty.is_triangle() && param.is_triangle_rotated(),
+            boundary: param.boundary() & if pa.ty.is_triangle() { 0x1F } else { 0xF },
             scale: param.param_scale(),
             u0: f64::from(param.u()),
             v0: f64::from(param.v()),
@@ -1093,6 +1121,65 @@ fn gregory<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T
             p[m] = p[m] + wp * d[m];
             pu[m] = pu[m] + wu * d[m];
             pv[m] = pv[m] + wv * d[m];
+        }
+    }
+    (p, pu, pv)
+}
+
+/// Turns `N` channels (at `off` in rows of `stride`) of a regular Loop
+/// patch's 12 points into the coefficients of its quartic box spline in
+/// the monomials of [`QUARTIC_MONOMIALS`], in place: the phantom points
+/// beyond `boundary`'s edges and vertices replaced by their reflections
+/// (`a + b - c`; in the reverse of the order their weights are folded, so
+/// that a reflection through a phantom sees it reflected), then the box
+/// spline's basis in the monomials applied.
+#[inline(always)]
+fn box_spline_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: usize, boundary: u8) {
+    let mut x: [[T; N]; 12] = std::array::from_fn(|i| std::array::from_fn(|m| near[i * stride + off + m]));
+    if boundary != 0 {
+        let (reflections, n) = box_spline_reflections(boundary);
+        for &(p, [a, b, c]) in reflections[..n].iter().rev() {
+            x[p] = std::array::from_fn(|m| x[a][m] + x[b][m] - x[c][m]);
+        }
+    }
+    let twelfth = cast::<T>(1.0 / 12.0);
+    for k in 0..QUARTIC_MONOMIALS.len() {
+        let mut c = [T::zero(); N];
+        for (coeffs, x) in BOX_SPLINE_COEFFS.iter().zip(&x) {
+            if coeffs[k] != 0 {
+                let w = cast::<T>(f64::from(coeffs[k]));
+                for m in 0..N {
+                    c[m] = c[m] + w * x[m];
+                }
+            }
+        }
+        for (m, c) in c.into_iter().enumerate() {
+            near[k * stride + off + m] = c * twelfth;
+        }
+    }
+}
+
+/// Position and first derivatives (with respect to the patch's `s` and
+/// `t`) of `N` channels of a quartic at `(s, t)`, its coefficients in
+/// `near` as [`box_spline_to_monomials`] leaves them.
+#[inline(always)]
+fn box_spline<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T, t: T) -> ([T; N], [T; N], [T; N]) {
+    let mut ps = [T::one(); 5];
+    let mut pt = [T::one(); 5];
+    for k in 1..5 {
+        ps[k] = ps[k - 1] * s;
+        pt[k] = pt[k - 1] * t;
+    }
+    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
+    for (k, &(a, b)) in QUARTIC_MONOMIALS.iter().enumerate() {
+        let c = &near[k * stride + off..][..N];
+        let w = ps[a] * pt[b];
+        let wu = if a > 0 { cast::<T>(a as f64) * ps[a - 1] * pt[b] } else { T::zero() };
+        let wv = if b > 0 { cast::<T>(b as f64) * ps[a] * pt[b - 1] } else { T::zero() };
+        for m in 0..N {
+            p[m] = p[m] + w * c[m];
+            pu[m] = pu[m] + wu * c[m];
+            pv[m] = pv[m] + wv * c[m];
         }
     }
     (p, pu, pv)
@@ -1321,9 +1408,88 @@ mod tests {
         }
     }
 
+    /// A fixed hash to `[-1, 1)`.
+    fn unit(x: u64) -> f64 {
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        2.0 * ((z >> 11) as f64 / (1u64 << 53) as f64) - 1.0
+    }
+
+    /// Each patch type's coefficients, made once per patch, evaluate to the
+    /// basis weights' sums (OpenSubdiv's `EvaluateBasis`) at points inside
+    /// and outside the patch, for every boundary mask: the reflections, the
+    /// changes of basis and the derivatives.
+    #[test]
+    fn coefficients_per_patch_equal_the_basis_weights() {
+        use crate::basis::{GregoryDerivatives, box_spline_weights, bspline_weights, gregory_basis_weights};
+        let params = [(0.0, 0.0), (1.0, 0.0), (0.3, 0.6), (0.9, 0.05), (0.5, 0.5), (-0.2, 1.3), (0.0, 1.0)];
+        // (points, masks, coefficients and evaluation, weights)
+        type Coeffs = fn(&mut [f64], u8);
+        type Eval = fn(&[f64], f64, f64) -> ([f64; 3], [f64; 3], [f64; 3]);
+        type Basis = fn(f64, f64, u8, &mut Weights);
+        let cases: [(&str, usize, u8, Coeffs, Eval, Basis); 3] = [
+            (
+                "B-spline",
+                16,
+                16,
+                |x, b| to_monomials::<f64, 3>(x, 3, 0, b),
+                |x, s, t| bicubic::<f64, 3>(x, 3, 0, s, t),
+                |s, t, b, w| bspline_weights(s, t, b, w),
+            ),
+            (
+                "Gregory",
+                20,
+                1,
+                |x, _| gregory_to_monomials::<f64, 3>(x, 3, 0),
+                |x, s, t| gregory::<f64, 3>(x, 3, 0, s, t),
+                |s, t, _, w| gregory_basis_weights(s, t, GregoryDerivatives::Approximate, w),
+            ),
+            (
+                "box spline",
+                12,
+                24,
+                |x, b| box_spline_to_monomials::<f64, 3>(x, 3, 0, b),
+                |x, s, t| box_spline::<f64, 3>(x, 3, 0, s, t),
+                |s, t, b, w| box_spline_weights(s, t, b, w),
+            ),
+        ];
+        let mut w = Weights::new(DerivOrder::First);
+        let mut checked = 0;
+        for (name, n, masks, coeffs, eval, basis) in cases {
+            for mask in 0..masks {
+                let points: Vec<f64> = (0..3 * n).map(|i| unit(1000 * u64::from(mask) + i as u64)).collect();
+                let mut x = points.clone();
+                x.resize(3 * MAX_POINTS, 0.0);
+                coeffs(&mut x, mask);
+                for &(s, t) in &params {
+                    // A triangle's parameters stay in it.
+                    let (s, t) = if n == 12 { (s.clamp(0.0, 1.0) * 0.5, t.clamp(0.0, 1.0) * 0.5) } else { (s, t) };
+                    let got = eval(&x, s, t);
+                    basis(s, t, mask, &mut w);
+                    for (k, (g, ws)) in [got.0, got.1, got.2].iter().zip([w.point(), w.du(), w.dv()]).enumerate() {
+                        for c in 0..3 {
+                            let terms = ws.iter().enumerate().map(|(i, &wi)| wi * points[3 * i + c]);
+                            let want: f64 = terms.clone().sum();
+                            let size: f64 = terms.map(f64::abs).sum::<f64>().max(1.0);
+                            assert!(
+                                (g[c] - want).abs() <= 1e-13 * size,
+                                "{name}, mask {mask:#b}, ({s}, {t}), output {k}, channel {c}: {} vs {want}",
+                                g[c]
+                            );
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, (16 + 1 + 24) * params.len());
+    }
+
     /// The AVX2 build of the sample loop gives the baseline's bits: regular
-    /// patches (interior and boundary), Gregory end caps, holes, 3 and 4
-    /// channels, `f64` and `f32`.
+    /// patches (interior and boundary), Gregory end caps, holes, Loop's box
+    /// splines and triangular end caps, 3 and 4 channels, `f64` and `f32`.
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn the_avx2_build_gives_the_baseline_bits() {
@@ -1332,12 +1498,17 @@ mod tests {
             return;
         }
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../data/meshes/osd");
-        for name in ["catmark_hole_test1", "catmark_pole8", "catmark_quadstrips", "catmark_car"] {
+        for name in ["catmark_hole_test1", "catmark_pole8", "catmark_quadstrips", "catmark_car", "loop_xord_boundary"] {
             let mut d = read_obj(dir.join(format!("{name}.obj")), Validation::OpenSubdiv).expect("mesh");
             if d.left_handed {
                 d.mesh = d.mesh.reversed_winding().expect("reversed");
             }
-            let r = SparseRefinement::build(&d.mesh, 3, None).expect("refine");
+            let r = if name.starts_with("loop") {
+                SparseRefinement::build_loop(&d.mesh, 3, None)
+            } else {
+                SparseRefinement::build(&d.mesh, 3, None)
+            }
+            .expect("refine");
             let t = PatchTable::new(r, EndCap::GregoryBasis).expect("table");
             let pos = d.positions();
             let x = Array2::from_shape_fn((pos.nrows(), 4), |(i, c)| {

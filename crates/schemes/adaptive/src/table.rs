@@ -338,14 +338,18 @@ impl PatchTable {
         }
     }
 
-    /// Whether `(u, v)` of ptex face `ptex` lies in quad patch `p`'s square
-    /// (what [`PatchTable::find`] would return for it): lets a caller keep
-    /// the last patch found for the next sample. Always `false` for
-    /// triangles.
+    /// Whether `(u, v)` of ptex face `ptex` lies in patch `p`'s square (what
+    /// [`PatchTable::find`] would return for it): lets a caller keep the
+    /// last patch found for the next sample. A triangle patch holds the
+    /// samples of its ptex face where it is the whole face (depth 0), and
+    /// no others (`find` walks the triangles below).
     pub(crate) fn holds(&self, p: usize, ptex: u32, u: f64, v: f64) -> bool {
         let pa = &self.patches[p];
-        if pa.ty.is_triangle() || pa.param.face_id() != ptex {
+        if pa.param.face_id() != ptex {
             return false;
+        }
+        if pa.ty.is_triangle() {
+            return pa.param.depth() == 0;
         }
         let cells = 1u32 << (pa.param.depth() - u8::from(pa.param.non_quad_root()));
         let (u, v) = (u.clamp(0.0, 1.0), v.clamp(0.0, 1.0));
