@@ -526,7 +526,10 @@ impl PatchTable {
 /// square of each depth, so its patch is the one [`PatchTable::find`]
 /// returns for any sample in it), and each patch of the ptex face has its
 /// points copied once into a slot, rows of `ch` channels one after the
-/// other. Other tables keep the last patch and its points.
+/// other. Other tables (Loop's, deeper ones) find each sample's patch with
+/// [`PatchTable::find`] (but for a ptex face that is one patch) and keep
+/// the patches found on the current ptex face, up to
+/// [`Locator::MAX_SLOTS`], with their points.
 struct Locator<'a, T> {
     table: &'a PatchTable,
     points: &'a [T],
@@ -561,6 +564,9 @@ impl<'a, T: Float> Locator<'a, T> {
     /// its patches at once: a walk down its quadtree looks each square up
     /// once, where `find` looks up every square above the patch per call.
     const WHOLE_FACE: usize = 16;
+    /// The most patches kept at once where there is no grid (a ptex face
+    /// with more starts again).
+    const MAX_SLOTS: usize = 64;
 
     fn new(table: &'a PatchTable, points: &'a [T], ch: usize) -> Self {
         let bits = (table.refinement().scheme() != Scheme::Loop && table.max_depth() <= Self::GRID_BITS)
@@ -588,17 +594,30 @@ impl<'a, T: Float> Locator<'a, T> {
         let table = self.table;
         let room = MAX_POINTS * self.ch;
         let Some(bits) = self.bits else {
-            // Consecutive samples often share a patch: try the last one first.
+            // A ptex face covered by one patch: its first slot answers.
             if let Some(slot) = self.slots.first()
                 && table.holds(slot.patch, s.ptex, s.u, s.v)
             {
                 return Ok(Some((&self.slots[0], &self.near[..room])));
             }
-            self.slots.clear();
+            // Otherwise the patches found on this ptex face keep their
+            // slots (a few dozen at most), so that samples alternating
+            // between them gather each patch once.
+            if self.ptex != Some(s.ptex) || self.slots.len() >= Self::MAX_SLOTS {
+                self.slots.clear();
+                self.gathered.clear();
+                self.ptex = Some(s.ptex);
+            }
             let Some(p) = locate_patch(table, s)? else { return Ok(None) };
-            self.slots.push(Slot::of(table, p));
-            self.gather(p, 0);
-            return Ok(Some((&self.slots[0], &self.near[..room])));
+            let slot = match self.slots.iter().position(|x| x.patch == p) {
+                Some(slot) => slot,
+                None => self.new_slot(p) as usize,
+            };
+            if !self.gathered[slot] {
+                self.gather(p, slot);
+                self.gathered[slot] = true;
+            }
+            return Ok(Some((&self.slots[slot], &self.near[slot * room..][..room])));
         };
         if self.ptex != Some(s.ptex) {
             self.slots.clear();
