@@ -247,8 +247,10 @@ impl PatchTable {
     /// [`PatchTable::evaluate`] from the table's points (from
     /// [`PatchTable::points_of`] or [`PatchTable::points_into`]) into `out`,
     /// whose arrays are `samples × channels` (`missing` is replaced): a
-    /// loop over frames that keeps the points and `out` allocates nothing.
-    /// The same bits as [`PatchTable::evaluate`].
+    /// loop over frames that keeps the points and `out` allocates no
+    /// buffer of points or outputs (each block of 512 samples takes a few
+    /// kilobytes of scratch for its patches). The same bits as
+    /// [`PatchTable::evaluate`].
     ///
     /// # Errors
     /// [`AdaptiveError::NoSuchPtexFace`] for a sample's ptex face out of
