@@ -345,7 +345,7 @@ impl PatchTable {
         let block = |(b, ((pos, du), dv)): Block<'_, T>| -> Result<Vec<usize>, AdaptiveError> {
             let first = b * BLOCK;
             let block = &samples[first..first + pos.len() / ch];
-            evaluate_block_dispatch(self, points, ch, block, first, pos, du, dv)
+            evaluate_block_dispatch(BlockInput { table: self, points, ch, block, first }, (pos, du, dv))
         };
         let chunk = BLOCK * ch;
         let missing: Vec<Vec<usize>> = if par == Par::Rayon {
@@ -763,20 +763,26 @@ impl<'a, T: Float> Locator<'a, T> {
     }
 }
 
-/// The samples of `block` (the first is sample `first`) into their rows of
-/// `pos`, `du` and `dv`; the samples no patch covers.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn evaluate_block<T: Float>(
-    table: &PatchTable,
-    points: &[T],
+/// A block of samples to evaluate: the table, its points (rows of `ch`
+/// channels), the samples and the index of the first.
+#[derive(Clone, Copy)]
+struct BlockInput<'a, T> {
+    table: &'a PatchTable,
+    points: &'a [T],
     ch: usize,
-    block: &[Sample],
+    block: &'a [Sample],
     first: usize,
-    pos: &mut [MaybeUninit<T>],
-    du: &mut [MaybeUninit<T>],
-    dv: &mut [MaybeUninit<T>],
-) -> Result<Vec<usize>, AdaptiveError> {
+}
+
+/// A block's position, d/du and d/dv rows, written, never read.
+type BlockOutput<'a, T> = (&'a mut [MaybeUninit<T>], &'a mut [MaybeUninit<T>], &'a mut [MaybeUninit<T>]);
+
+/// The samples of a block into their rows of the outputs; the samples no
+/// patch covers.
+#[inline(always)]
+fn evaluate_block<T: Float>(input: BlockInput<'_, T>, out: BlockOutput<'_, T>) -> Result<Vec<usize>, AdaptiveError> {
+    let BlockInput { table, points, ch, block, first } = input;
+    let (pos, du, dv) = out;
     let mut w = Weights::new(DerivOrder::First);
     let mut locator = Locator::new(table, points, ch);
     let mut missing = Vec::new();
@@ -790,47 +796,29 @@ fn evaluate_block<T: Float>(
             missing.push(first + i);
             continue;
         };
+        // Regular, Gregory and box-spline patches were gathered as the
+        // coefficients of their polynomials; the three channels of a
+        // position at once, other counts one channel at a time.
+        macro_rules! by_channels {
+            ($f:ident) => {{
+                let (u, v, k) = slot.local(s);
+                let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(k));
+                if ch == 3 {
+                    put($f::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
+                } else {
+                    for j in 0..ch {
+                        let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                        put($f::<T, 1>(near, ch, j, u, v), k, p, du, dv);
+                    }
+                }
+            }};
+        }
         if slot.regular {
-            // The patch's points were turned into the coefficients of its
-            // bicubic when gathered.
-            let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
-            let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(slot.k));
-            if ch == 3 {
-                put(bicubic::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
-            } else {
-                for j in 0..ch {
-                    let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                    put(bicubic::<T, 1>(near, ch, j, u, v), k, p, du, dv);
-                }
-            }
+            by_channels!(bicubic);
         } else if slot.box_spline {
-            // Gathered as the quartic's coefficients in the monomials.
-            let (u, v, sign) = if slot.rotated {
-                ((slot.k - slot.u0) - s.u * slot.scale, (slot.k - slot.v0) - s.v * slot.scale, -1.0)
-            } else {
-                (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0, 1.0)
-            };
-            let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(sign * slot.k));
-            if ch == 3 {
-                put(box_spline::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
-            } else {
-                for j in 0..ch {
-                    let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                    put(box_spline::<T, 1>(near, ch, j, u, v), k, p, du, dv);
-                }
-            }
+            by_channels!(box_spline);
         } else if slot.gregory {
-            // Gathered as a bicubic and the corners' face-point differences.
-            let (u, v) = (s.u * slot.scale - slot.u0, s.v * slot.scale - slot.v0);
-            let (u, v, k) = (cast::<T>(u), cast::<T>(v), cast::<T>(slot.k));
-            if ch == 3 {
-                put(gregory::<T, 3>(near, 3, 0, u, v), k, pos, du, dv);
-            } else {
-                for j in 0..ch {
-                    let (p, du, dv) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                    put(gregory::<T, 1>(near, ch, j, u, v), k, p, du, dv);
-                }
-            }
+            by_channels!(gregory);
         } else {
             let k = cast::<T>(table.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
             if ch == 3 {
@@ -851,41 +839,27 @@ fn evaluate_block<T: Float>(
 /// Fused multiply-adds (another target feature, left off) would round once
 /// where the baseline rounds twice, and change them.
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
 fn evaluate_block_avx2<T: Float>(
-    table: &PatchTable,
-    points: &[T],
-    ch: usize,
-    block: &[Sample],
-    first: usize,
-    pos: &mut [MaybeUninit<T>],
-    du: &mut [MaybeUninit<T>],
-    dv: &mut [MaybeUninit<T>],
+    input: BlockInput<'_, T>,
+    out: BlockOutput<'_, T>,
 ) -> Result<Vec<usize>, AdaptiveError> {
-    evaluate_block(table, points, ch, block, first, pos, du, dv)
+    evaluate_block(input, out)
 }
 
 /// [`evaluate_block`], through [`evaluate_block_avx2`] where the processor
 /// has AVX2.
-#[allow(clippy::too_many_arguments)]
 fn evaluate_block_dispatch<T: Float>(
-    table: &PatchTable,
-    points: &[T],
-    ch: usize,
-    block: &[Sample],
-    first: usize,
-    pos: &mut [MaybeUninit<T>],
-    du: &mut [MaybeUninit<T>],
-    dv: &mut [MaybeUninit<T>],
+    input: BlockInput<'_, T>,
+    out: BlockOutput<'_, T>,
 ) -> Result<Vec<usize>, AdaptiveError> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, the one target feature
         // `evaluate_block_avx2` enables.
-        return unsafe { evaluate_block_avx2(table, points, ch, block, first, pos, du, dv) };
+        return unsafe { evaluate_block_avx2(input, out) };
     }
-    evaluate_block(table, points, ch, block, first, pos, du, dv)
+    evaluate_block(input, out)
 }
 
 /// A patch the [`Locator`] holds, with what a regular patch's evaluation
@@ -914,6 +888,17 @@ struct Slot {
 }
 
 impl Slot {
+    /// The patch's parameters at sample `s` and the factor of the
+    /// derivatives (as [`PatchTable::evaluate_basis_unscaled`]).
+    #[inline(always)]
+    fn local(&self, s: &Sample) -> (f64, f64, f64) {
+        if self.rotated {
+            ((self.k - self.u0) - s.u * self.scale, (self.k - self.v0) - s.v * self.scale, -self.k)
+        } else {
+            (s.u * self.scale - self.u0, s.v * self.scale - self.v0, self.k)
+        }
+    }
+
     fn of(table: &PatchTable, p: usize) -> Slot {
         let pa = &table.patches()[p];
         let param = &pa.param;
@@ -1124,7 +1109,7 @@ fn gregory_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize,
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn gregory<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T, t: T) -> ([T; N], [T; N], [T; N]) {
-    let (mut p, mut pu, mut pv) = bicubic::<T, N>(near, stride, off, s, t);
+    let mut acc = bicubic::<T, N>(near, stride, off, s, t);
     let (one, two, three) = (T::one(), cast::<T>(2.0), cast::<T>(3.0));
     let (sc, tc) = (one - s, one - t);
     // Interior Bernstein functions 1 and 2 and their derivatives.
@@ -1137,14 +1122,9 @@ fn gregory<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T
     for (k, &(col, row)) in GREGORY_INTERIOR.iter().enumerate() {
         let (bs, dbs, bt, dbt) = (bs[col - 1], dbs[col - 1], bt[row - 1], dbt[row - 1]);
         let (wp, wu, wv) = (bs * bt * g[k], dbs * bt * g[k], bs * dbt * g[k]);
-        let d = &near[(16 + k) * stride + off..][..N];
-        for m in 0..N {
-            p[m] = p[m] + wp * d[m];
-            pu[m] = pu[m] + wu * d[m];
-            pv[m] = pv[m] + wv * d[m];
-        }
+        add_weighted(&mut acc, (wp, wu, wv), &near[(16 + k) * stride + off..][..N]);
     }
-    (p, pu, pv)
+    acc
 }
 
 /// Turns `N` channels (at `off` in rows of `stride`) of a regular Loop
@@ -1191,19 +1171,25 @@ fn box_spline<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s
         ps[k] = ps[k - 1] * s;
         pt[k] = pt[k - 1] * t;
     }
-    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
+    let mut acc = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
     for (k, &(a, b)) in QUARTIC_MONOMIALS.iter().enumerate() {
-        let c = &near[k * stride + off..][..N];
         let w = ps[a] * pt[b];
         let wu = if a > 0 { cast::<T>(a as f64) * ps[a - 1] * pt[b] } else { T::zero() };
         let wv = if b > 0 { cast::<T>(b as f64) * ps[a] * pt[b - 1] } else { T::zero() };
-        for m in 0..N {
-            p[m] = p[m] + w * c[m];
-            pu[m] = pu[m] + wu * c[m];
-            pv[m] = pv[m] + wv * c[m];
-        }
+        add_weighted(&mut acc, (w, wu, wv), &near[k * stride + off..][..N]);
     }
-    (p, pu, pv)
+    acc
+}
+
+/// Adds `x` (`N` channels) with weights `w`, `wu`, `wv` to a position and
+/// its derivatives.
+#[inline(always)]
+fn add_weighted<T: Float, const N: usize>(acc: &mut ([T; N], [T; N], [T; N]), (w, wu, wv): (T, T, T), x: &[T]) {
+    for (m, &x) in x[..N].iter().enumerate() {
+        acc.0[m] = acc.0[m] + w * x;
+        acc.1[m] = acc.1[m] + wu * x;
+        acc.2[m] = acc.2[m] + wv * x;
+    }
 }
 
 /// Writes a sample's position and derivatives, the derivatives scaled by
@@ -1236,21 +1222,11 @@ fn weighted<T: Float, const N: usize>(
     du: &mut [MaybeUninit<T>],
     dv: &mut [MaybeUninit<T>],
 ) {
-    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
+    let mut acc = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
     for (((x, &a), &b), &c) in near.chunks_exact(stride).zip(w.point()).zip(w.du()).zip(w.dv()) {
-        let x = &x[off..][..N];
-        let (a, b, c) = (cast::<T>(a), cast::<T>(b), cast::<T>(c));
-        for j in 0..N {
-            p[j] = p[j] + a * x[j];
-            pu[j] = pu[j] + b * x[j];
-            pv[j] = pv[j] + c * x[j];
-        }
+        add_weighted(&mut acc, (cast::<T>(a), cast::<T>(b), cast::<T>(c)), &x[off..][..N]);
     }
-    for j in 0..N {
-        pos[j].write(p[j]);
-        du[j].write(pu[j] * k);
-        dv[j].write(pv[j] * k);
-    }
+    put(acc, k, pos, du, dv);
 }
 
 /// Points `dst_start..` of `out` (rows of `ch` channels) as the stencils
@@ -1409,11 +1385,12 @@ mod tests {
             let mut out = [vec![T::zero(); n], vec![T::zero(); n], vec![T::zero(); n]];
             let [p, u, v] = &mut out;
             let (p, u, v) = (as_uninit(p), as_uninit(u), as_uninit(v));
+            let input = BlockInput { table: t, points, ch, block: samples, first: 0 };
             let missing = if avx2 {
                 // SAFETY: the caller checked that the processor has AVX2.
-                unsafe { evaluate_block_avx2(t, points, ch, samples, 0, p, u, v) }
+                unsafe { evaluate_block_avx2(input, (p, u, v)) }
             } else {
-                evaluate_block(t, points, ch, samples, 0, p, u, v)
+                evaluate_block(input, (p, u, v))
             }
             .expect("samples in range");
             (out, missing)
