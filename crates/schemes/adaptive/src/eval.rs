@@ -751,14 +751,15 @@ impl<'a, T: Float> Locator<'a, T> {
             }
         }
         let s = &self.slots[slot];
-        match (s.regular, s.gregory, s.box_spline, ch) {
-            (true, _, _, 3) => to_monomials::<T, 3>(near, 3, 0, s.boundary),
-            (true, ..) => (0..ch).for_each(|j| to_monomials::<T, 1>(near, ch, j, s.boundary)),
-            (_, true, _, 3) => gregory_to_monomials::<T, 3>(near, 3, 0),
-            (_, true, ..) => (0..ch).for_each(|j| gregory_to_monomials::<T, 1>(near, ch, j)),
-            (_, _, true, 3) => box_spline_to_monomials::<T, 3>(near, 3, 0, s.boundary),
-            (_, _, true, _) => (0..ch).for_each(|j| box_spline_to_monomials::<T, 1>(near, ch, j, s.boundary)),
-            _ => {}
+        match (s.ty, ch) {
+            (PatchType::Regular, 3) => to_monomials::<T, 3>(near, 3, 0, s.boundary),
+            (PatchType::Regular, _) => (0..ch).for_each(|j| to_monomials::<T, 1>(near, ch, j, s.boundary)),
+            (PatchType::GregoryBasis, 3) => gregory_to_monomials::<T, 3>(near, 3, 0),
+            (PatchType::GregoryBasis, _) => (0..ch).for_each(|j| gregory_to_monomials::<T, 1>(near, ch, j)),
+            (PatchType::Loop, 3) => box_spline_to_monomials::<T, 3>(near, 3, 0, s.boundary),
+            (PatchType::Loop, _) => (0..ch).for_each(|j| box_spline_to_monomials::<T, 1>(near, ch, j, s.boundary)),
+            // Evaluated through the basis weights, from the points.
+            (PatchType::Bilinear | PatchType::GregoryTriangle, _) => {}
         }
     }
 }
@@ -813,20 +814,19 @@ fn evaluate_block<T: Float>(input: BlockInput<'_, T>, out: BlockOutput<'_, T>) -
                 }
             }};
         }
-        if slot.regular {
-            by_channels!(bicubic);
-        } else if slot.box_spline {
-            by_channels!(box_spline);
-        } else if slot.gregory {
-            by_channels!(gregory);
-        } else {
-            let k = cast::<T>(table.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
-            if ch == 3 {
-                weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
-            } else {
-                for j in 0..ch {
-                    let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
-                    weighted::<T, 1>(near, ch, j, &w, k, p, u, v);
+        match slot.ty {
+            PatchType::Regular => by_channels!(bicubic),
+            PatchType::Loop => by_channels!(box_spline),
+            PatchType::GregoryBasis => by_channels!(gregory),
+            PatchType::Bilinear | PatchType::GregoryTriangle => {
+                let k = cast::<T>(table.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
+                if ch == 3 {
+                    weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
+                } else {
+                    for j in 0..ch {
+                        let (p, u, v) = (&mut pos[j..=j], &mut du[j..=j], &mut dv[j..=j]);
+                        weighted::<T, 1>(near, ch, j, &w, k, p, u, v);
+                    }
                 }
             }
         }
@@ -867,12 +867,10 @@ fn evaluate_block_dispatch<T: Float>(
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     patch: usize,
-    /// A regular B-spline patch.
-    regular: bool,
-    /// A Gregory basis patch.
-    gregory: bool,
-    /// A regular Loop patch (quartic box spline).
-    box_spline: bool,
+    /// Its type: regular B-spline, Gregory basis and Loop box-spline
+    /// patches are gathered as polynomial coefficients, the others as
+    /// points.
+    ty: PatchType,
     /// A triangle parameterised from the far corner of its square
     /// ([`PatchParam::is_triangle_rotated`]).
     rotated: bool,
@@ -904,9 +902,7 @@ impl Slot {
         let param = &pa.param;
         Slot {
             patch: p,
-            regular: pa.ty == PatchType::Regular,
-            gregory: pa.ty == PatchType::GregoryBasis,
-            box_spline: pa.ty == PatchType::Loop,
+            ty: pa.ty,
             rotated: pa.ty.is_triangle() && param.is_triangle_rotated(),
             boundary: param.boundary() & if pa.ty.is_triangle() { 0x1F } else { 0xF },
             scale: param.param_scale(),
