@@ -1,4 +1,4 @@
-//! Feature-adaptive Catmull-Clark, subla against its peers in the same run:
+//! Feature-adaptive Catmull-Clark and Loop, subla against its peers in the same run:
 //! `opensubdiv-rs` 0.5 (pure Rust) and OpenSubdiv 3.7 (C++) through
 //! `opensubdiv-petite` 0.3 with the cargo feature `opensubdiv-petite` of
 //! `subla-bench`.
@@ -12,7 +12,13 @@
 //! and `torus317d`, a generated closed torus of 317 × 317 = 100,489 quads
 //! with about 2 % extraordinary vertices (valence 3 and 5,
 //! [`subla_bench::quad_torus_with_defects`]), at isolation levels 2 and 3
-//! with Gregory end caps. Environment: `SUBLA_BENCH_QUICK=1` (Bigguy alone,
+//! with Gregory end caps. Loop (triangles, quartic box-spline patches and
+//! OpenSubdiv's triangular end caps): the Stanford bunny of
+//! `data/meshes/misc/` (3,674 triangles) and `tritorus317d`, `torus317d`
+//! with each quad split into two triangles along one diagonal (200,978
+//! triangles; the regular vertices get valence 6, those near the defects
+//! other valences). opensubdiv-rs is compared on Catmull-Clark only.
+//! Environment: `SUBLA_BENCH_QUICK=1` (Bigguy alone,
 //! isolation 3, 100,000 samples), `SUBLA_BENCH_MESHES=Bigguy,torus317d`
 //! (keep these inputs, by name), `SUBLA_BENCH_ISOLATION=3` (keep these
 //! levels), `SUBLA_BENCH_SAMPLES=N` (samples per mesh, default 1,000,000),
@@ -51,7 +57,7 @@
 //! `ENDCAP_BSPLINE_BASIS`, its `LegacyGregory` as `ENDCAP_GREGORY_BASIS`),
 //! so the end caps are asked for by OpenSubdiv's number, and the built
 //! table's end-cap patches are checked to have the control point count of
-//! the kind asked for (20 for Gregory basis, 16 for B-spline basis).
+//! the kind asked for (20 for Gregory basis, 16 for B-spline basis; Loop: 18 and 12).
 //!
 //! The samples are the same for everyone: `N` points spread evenly over the
 //! ptex faces (in order), `(u, v)` from a fixed hash and exact in `f32`.
@@ -65,10 +71,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ndarray::Array2;
-use subla::adaptive::{Limit, PatchTable, Sample};
+use subla::adaptive::{Limit, PatchTable, Sample, Scheme};
 use subla_algebra::Par;
 use subla_bench::{pool, quad_torus_with_defects};
-use subla_mesh::{MeshData, Options, Validation};
+use subla_mesh::{MeshBuilder, MeshData, Options, Validation};
 
 #[cfg(feature = "opensubdiv-petite")]
 use subla_bench::osd_eval::{OsdEval, OsdLimit};
@@ -144,6 +150,7 @@ impl Settings {
 struct Input {
     name: String,
     data: MeshData,
+    scheme: Scheme,
 }
 
 fn mesh_dir() -> PathBuf {
@@ -155,7 +162,14 @@ fn mesh_dir() -> PathBuf {
 
 fn load_inputs(s: &Settings) -> Vec<Input> {
     if s.smoke {
-        return vec![Input { name: "torus40d".into(), data: quad_torus_with_defects(40, 40, 5) }];
+        return vec![
+            Input { name: "torus40d".into(), data: quad_torus_with_defects(40, 40, 5), scheme: Scheme::Catmark },
+            Input {
+                name: "tritorus40d".into(),
+                data: triangulated(quad_torus_with_defects(40, 40, 5)),
+                scheme: Scheme::Loop,
+            },
+        ];
     }
     let dir = mesh_dir();
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
@@ -187,15 +201,45 @@ fn load_inputs(s: &Settings) -> Vec<Input> {
                         }
                     }
                 }
-                inputs.push(Input { name, data });
+                inputs.push(Input { name, data, scheme: Scheme::Catmark });
             }
             Err(e) => println!("note: skipping {}: {e}", path.display()),
         }
     }
     if !s.quick && wanted("torus317d") {
-        inputs.push(Input { name: "torus317d".into(), data: quad_torus_with_defects(317, 317, 7) });
+        inputs.push(Input {
+            name: "torus317d".into(),
+            data: quad_torus_with_defects(317, 317, 7),
+            scheme: Scheme::Catmark,
+        });
+    }
+    if !s.quick && wanted("bunny") {
+        let path = dir.join("../misc/bunny.obj");
+        match subla_mesh::obj::read_obj(&path, Validation::OpenSubdiv) {
+            Ok(data) => inputs.push(Input { name: "bunny".into(), data, scheme: Scheme::Loop }),
+            Err(e) => println!("note: skipping {}: {e}", path.display()),
+        }
+    }
+    if !s.quick && wanted("tritorus317d") {
+        let data = triangulated(quad_torus_with_defects(317, 317, 7));
+        inputs.push(Input { name: "tritorus317d".into(), data, scheme: Scheme::Loop });
     }
     inputs
+}
+
+/// `quads` with each quad `a b c d` split into `a b c` and `a c d`.
+fn triangulated(quads: MeshData) -> MeshData {
+    let t = quads.mesh.topology();
+    let mut verts = Vec::with_capacity(t.face_verts().len() * 3 / 2);
+    for f in 0..t.num_faces() {
+        let q = t.face(f);
+        verts.extend([q[0], q[1], q[2], q[0], q[2], q[3]]);
+    }
+    let ptr = (0..=verts.len() as u32 / 3).map(|f| 3 * f).collect();
+    let mesh = MeshBuilder::new(quads.mesh.num_vertices(), ptr, verts)
+        .build(Par::Seq)
+        .expect("a triangulated closed torus is a valid mesh");
+    MeshData { mesh, texcoords: None, normals: None, groups: Vec::new(), ..quads }
 }
 
 /// The control mesh in the flat forms the peers take.
@@ -214,12 +258,13 @@ struct Flat {
     holes: Vec<u32>,
     options: Options,
     ctrl: Vec<[f64; 3]>,
-    /// Vertices with a valence other than 4 (interior) or 3 (boundary).
+    /// Vertices with a valence other than 4 (interior) or 3 (boundary), 6
+    /// or 4 for Loop.
     extraordinary: usize,
 }
 
 impl Flat {
-    fn new(data: &MeshData) -> Flat {
+    fn new(data: &MeshData, scheme: Scheme) -> Flat {
         let mesh = &data.mesh;
         let t = mesh.topology();
         let counts: Vec<u32> = t.face_ptr().windows(2).map(|w| w[1] - w[0]).collect();
@@ -242,11 +287,12 @@ impl Flat {
         let holes = mesh.holes().iter().enumerate().filter(|h| *h.1).map(|h| h.0 as u32).collect();
         let pos = data.positions();
         let ctrl: Vec<[f64; 3]> = pos.rows().into_iter().map(|r| [r[0], r[1], r[2]]).collect();
+        let (interior, boundary) = if scheme == Scheme::Loop { (6, 4) } else { (4, 3) };
         let extraordinary = (0..t.num_vertices())
             .filter(|&v| {
                 let edges = t.vertex_edges(v).len();
                 let faces = t.vertex_corners(v).len();
-                if edges == faces { edges != 4 } else { edges != 3 }
+                if edges == faces { edges != interior } else { edges != boundary }
             })
             .count();
         Flat {
@@ -305,14 +351,14 @@ impl Eval {
 // subla
 
 mod ours {
-    use subla::adaptive::{EndCap, LimitMatrices, PatchTable, Sample, SparseRefinement};
+    use subla::adaptive::{EndCap, LimitMatrices, PatchTable, Sample, Scheme, SparseRefinement};
     use subla_algebra::Par;
     use subla_mesh::{Mesh, MeshBuilder, Validation};
 
     use super::{Eval, Flat};
 
-    pub(super) fn build(mesh: &Mesh, isolation: u32, gregory: bool) -> Result<PatchTable, String> {
-        let r = SparseRefinement::build(mesh, isolation, None).map_err(|e| e.to_string())?;
+    pub(super) fn build(mesh: &Mesh, scheme: Scheme, isolation: u32, gregory: bool) -> Result<PatchTable, String> {
+        let r = SparseRefinement::build_scheme(scheme, mesh, isolation, None).map_err(|e| e.to_string())?;
         PatchTable::new(r, if gregory { EndCap::GregoryBasis } else { EndCap::BSplineBasis }).map_err(|e| e.to_string())
     }
 
@@ -433,8 +479,9 @@ mod osdrs {
 #[cfg(feature = "opensubdiv-petite")]
 mod petite {
     use opensubdiv_petite::far;
-    use subla::adaptive::Sample;
+    use subla::adaptive::{Sample, Scheme};
     use subla_bench::osd_eval::{OsdEndCap, OsdEval, OsdLimit, OsdTopology};
+    use subla_bench::osd_fvar::OsdScheme;
     pub(super) use subla_bench::petite::patch_sizes;
 
     use super::{Eval, Flat};
@@ -462,10 +509,18 @@ mod petite {
     /// (else B-spline basis ones).
     pub(super) fn build(
         f: &Flat,
+        scheme: Scheme,
         isolation: u32,
         gregory: bool,
     ) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
-        subla_bench::petite::adaptive(&topology(f), isolation, end_cap(gregory))
+        subla_bench::petite::adaptive(&topology(f), osd_scheme(scheme), isolation, end_cap(gregory))
+    }
+
+    fn osd_scheme(scheme: Scheme) -> OsdScheme {
+        match scheme {
+            Scheme::Catmark => OsdScheme::Catmark,
+            Scheme::Loop => OsdScheme::Loop,
+        }
     }
 
     /// Limit stencils at the samples (OpenSubdiv finds each sample's patch,
@@ -484,8 +539,8 @@ mod petite {
     }
 
     /// The shim's refiner and patch table: the same options as [`build`].
-    pub(super) fn eval_setup(f: &Flat, isolation: u32, gregory: bool) -> Result<OsdEval, String> {
-        OsdEval::new(&topology(f), isolation, end_cap(gregory))
+    pub(super) fn eval_setup(f: &Flat, scheme: Scheme, isolation: u32, gregory: bool) -> Result<OsdEval, String> {
+        OsdEval::new(&topology(f), osd_scheme(scheme), isolation, end_cap(gregory))
     }
 
     /// The samples as the shim takes them: ptex faces, u, v.
@@ -680,11 +735,16 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
         // Build.
         b.line(&input.name, iso, "build", Some(BUILD_TARGET));
         let g = s.gregory;
-        let Some(table) = b.time("subla", || one.install(|| ours::build(mesh, iso, g))) else { continue };
-        b.time("subla_faces", || one.install(|| ours::build(&ours::mesh(flat)?, iso, g)));
-        let rs = if s.peers && g { b.time("opensubdiv-rs", || osdrs::build(flat, iso)) } else { None };
+        let scheme = input.scheme;
+        let Some(table) = b.time("subla", || one.install(|| ours::build(mesh, scheme, iso, g))) else { continue };
+        b.time("subla_faces", || one.install(|| ours::build(&ours::mesh(flat)?, scheme, iso, g)));
+        let rs = if s.peers && g && scheme == Scheme::Catmark {
+            b.time("opensubdiv-rs", || osdrs::build(flat, iso))
+        } else {
+            None
+        };
         #[cfg(feature = "opensubdiv-petite")]
-        let cpp = if s.peers { b.time("OpenSubdiv", || petite::build(flat, iso, g)) } else { None };
+        let cpp = if s.peers { b.time("OpenSubdiv", || petite::build(flat, scheme, iso, g)) } else { None };
         let r = table.refinement();
         let mut counts = format!(
             "{} iso{iso}: subla: {} patches ({:?}), levels {:?}",
@@ -701,7 +761,10 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
             let sizes = petite::patch_sizes(t);
             let _ = write!(counts, "; OpenSubdiv: {} patches (per control point count: {sizes:?})", t.patch_count());
             let end_caps = table.counts().end_caps;
-            let gregory = sizes.get(&20).copied().unwrap_or(0);
+            // A Gregory basis end cap has 20 points, a Loop one (a
+            // triangle) 18.
+            let gregory_size = if scheme == Scheme::Loop { 18 } else { 20 };
+            let gregory = sizes.get(&gregory_size).copied().unwrap_or(0);
             if g && gregory != end_caps || !g && gregory != 0 {
                 b.note(format!(
                     "WARNING {} iso{iso}: OpenSubdiv built {gregory} Gregory basis patches, subla {end_caps} {} end caps",
@@ -830,7 +893,7 @@ fn osd_cpp_eval(
 ) -> Option<OsdFrame> {
     let name = &input.name;
     let t0 = Instant::now();
-    let mut e = match petite::eval_setup(flat, iso, b.s.gregory) {
+    let mut e = match petite::eval_setup(flat, input.scheme, iso, b.s.gregory) {
         Ok(e) => e,
         Err(err) => {
             b.note(format!("{name} iso{iso} eval OpenSubdiv: setup failed: {err}"));
@@ -958,7 +1021,7 @@ fn main() {
     let started = Instant::now();
     let mut b = Bench { s: &s, lines: Vec::new(), notes: Vec::new() };
     for input in &inputs {
-        let flat = Flat::new(&input.data);
+        let flat = Flat::new(&input.data, input.scheme);
         bench_mesh(&mut b, input, &flat);
     }
     summary(&b);

@@ -387,6 +387,7 @@ mod osdrs {
 mod petite {
     use opensubdiv_petite::{far, osd};
     use subla_bench::osd_eval::OsdTopology;
+    use subla_bench::osd_fvar::OsdScheme;
 
     use super::Flat;
 
@@ -398,17 +399,20 @@ mod petite {
     /// `full`: full topology in the last level too (OpenSubdiv's default,
     /// and enough for stencils, is a sparse last level).
     pub(super) fn topology(f: &Flat, levels: u32, full: bool) -> Result<far::TopologyRefiner, String> {
-        let mut r = subla_bench::petite::refiner(&OsdTopology {
-            num_vertices: f.nv,
-            face_counts: &f.counts,
-            face_verts: &f.verts,
-            crease_pairs: &f.crease_flat,
-            crease_weights: &f.crease_w,
-            corner_vertices: &f.corner_v,
-            corner_weights: &f.corner_w,
-            holes: &f.holes,
-            options: f.options,
-        })?;
+        let mut r = subla_bench::petite::refiner(
+            &OsdTopology {
+                num_vertices: f.nv,
+                face_counts: &f.counts,
+                face_verts: &f.verts,
+                crease_pairs: &f.crease_flat,
+                crease_weights: &f.crease_w,
+                corner_vertices: &f.corner_v,
+                corner_weights: &f.corner_w,
+                holes: &f.holes,
+                options: f.options,
+            },
+            OsdScheme::Catmark,
+        )?;
         r.refine_uniform(far::topology_refiner::UniformRefinementOptions {
             refinement_level: levels as usize,
             order_vertices_from_faces_first: false,

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use subla::adaptive::{EndCap, PatchTable, Sample, SparseRefinement};
 use subla_bench::osd_eval::OsdEndCap;
+use subla_bench::osd_fvar::OsdScheme;
 use subla_bench::petite::{self, OsdMesh};
 use subla_mesh::obj::read_obj;
 use subla_mesh::{MeshData, Validation};
@@ -99,7 +100,7 @@ fn golden(data: &MeshData, iso: u32, gregory: bool) -> Result<String, String> {
     // OpenSubdiv's refiner and patch table from the same mesh.
     let osd_mesh = OsdMesh::new(mesh);
     let end_cap = if gregory { OsdEndCap::GregoryBasis } else { OsdEndCap::BSplineBasis };
-    let (r, pt) = petite::adaptive(&osd_mesh.topology(), iso, end_cap)?;
+    let (r, pt) = petite::adaptive(&osd_mesh.topology(), OsdScheme::Catmark, iso, end_cap)?;
     // The end caps asked for: 20 control points per Gregory basis patch.
     let gregory_patches = petite::patch_sizes(&pt).get(&20).copied().unwrap_or(0);
     let end_caps = table.counts().end_caps;

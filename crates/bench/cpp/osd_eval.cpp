@@ -35,8 +35,9 @@ using namespace OpenSubdiv;
 
 namespace {
 
-// The largest patch OpenSubdiv builds for Catmull-Clark: a Gregory basis
-// end cap (20 points); regular and B-spline end-cap patches have 16.
+// The largest patch OpenSubdiv builds: a Catmull-Clark Gregory basis end cap
+// (20 points); regular and B-spline end-cap patches have 16, Loop's
+// triangular Gregory end caps 18 and its box-spline patches 12.
 const int MAX_PATCH_POINTS = 20;
 
 // A primvar of three doubles with the interface PrimvarRefinerReal and
@@ -63,7 +64,8 @@ struct SublaOsdEval {
 
 extern "C" {
 
-// Builds the refiner (TopologyRefinerFactory<TopologyDescriptor>), refines it
+// Builds the refiner (TopologyRefinerFactory<TopologyDescriptor>) of
+// Catmull-Clark, or of Loop where `loop` is not zero, refines it
 // adaptively to `isolation` (OpenSubdiv's default adaptive options
 // otherwise) and creates the patch table with end caps `end_cap`
 // (Far::PatchTableFactory::Options::EndCapType, as a number) and double
@@ -74,7 +76,7 @@ SublaOsdEval *subla_osd_eval_new(int num_vertices, int num_faces, int const *fac
                                  int num_creases, int const *crease_pairs, float const *crease_weights,
                                  int num_corners, int const *corner_vertices, float const *corner_weights,
                                  int num_holes, int const *holes, int boundary, int crease_method,
-                                 int triangle_subdivision, int isolation, int end_cap) {
+                                 int triangle_subdivision, int loop, int isolation, int end_cap) {
     try {
         Far::TopologyDescriptor d =
             subla_osd::descriptor(num_vertices, num_faces, face_counts, face_verts, num_creases, crease_pairs,
@@ -84,7 +86,7 @@ SublaOsdEval *subla_osd_eval_new(int num_vertices, int num_faces, int const *fac
 
         typedef Far::TopologyRefinerFactory<Far::TopologyDescriptor> Factory;
         std::unique_ptr<Far::TopologyRefiner> refiner(
-            Factory::Create(d, Factory::Options(Sdc::SCHEME_CATMARK, sdc)));
+            Factory::Create(d, Factory::Options(loop ? Sdc::SCHEME_LOOP : Sdc::SCHEME_CATMARK, sdc)));
         if (!refiner) {
             return nullptr;
         }

@@ -21,6 +21,7 @@ use std::ptr::NonNull;
 // nothing else of it is used.
 use opensubdiv_petite as _;
 
+use crate::osd_fvar::OsdScheme;
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Options, TriangleSubdivision};
 
 /// The handle the shim hands out.
@@ -46,6 +47,7 @@ unsafe extern "C" {
         boundary: i32,
         crease_method: i32,
         triangle_subdivision: i32,
+        loop_scheme: i32,
         isolation: i32,
         end_cap: i32,
     ) -> *mut Handle;
@@ -201,10 +203,11 @@ pub(crate) fn indices<'a>(v: &'a [u32], what: &str) -> Result<&'a [i32], String>
 }
 
 impl OsdEval {
-    /// Refiner, adaptive refinement to `isolation` and patch table with
-    /// end caps `end_cap`; an error where the arrays disagree or OpenSubdiv
-    /// fails (e.g. on topology it rejects).
-    pub fn new(t: &OsdTopology<'_>, isolation: u32, end_cap: OsdEndCap) -> Result<OsdEval, String> {
+    /// Refiner of `scheme`, adaptive refinement to `isolation` and patch
+    /// table with end caps `end_cap`; an error where the arrays disagree or
+    /// OpenSubdiv fails (e.g. on topology it rejects, or a Loop mesh with a
+    /// face that is not a triangle).
+    pub fn new(t: &OsdTopology<'_>, scheme: OsdScheme, isolation: u32, end_cap: OsdEndCap) -> Result<OsdEval, String> {
         let TopologyArgs { counts, verts, creases, corners, holes, boundary, crease_method, triangles } =
             TopologyArgs::new(t)?;
         // SAFETY: every pointer is valid for the count passed with it (the
@@ -227,6 +230,7 @@ impl OsdEval {
                 boundary,
                 crease_method,
                 triangles,
+                i32::from(scheme == OsdScheme::Loop),
                 int(isolation as usize, "isolation level")?,
                 end_cap as i32,
             )
@@ -378,7 +382,7 @@ mod tests {
             options: Options::default(),
         };
         for end_cap in [OsdEndCap::GregoryBasis, OsdEndCap::BSplineBasis] {
-            let mut e = OsdEval::new(&t, 2, end_cap).expect("cube builds");
+            let mut e = OsdEval::new(&t, OsdScheme::Catmark, 2, end_cap).expect("cube builds");
             assert!(e.evaluate(&ctrl, &[0], &[0.5], &[0.5]).is_err(), "evaluation before the patch map");
             e.build_map().expect("patch map");
             assert_eq!(e.num_ptex_faces(), 6);

@@ -9,6 +9,7 @@ use subla::adaptive::Sample;
 use subla_mesh::{BoundaryInterpolation, CreaseMethod, Mesh, TriangleSubdivision};
 
 use crate::osd_eval::{OsdEndCap, OsdTopology};
+use crate::osd_fvar::OsdScheme;
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
@@ -85,9 +86,9 @@ impl OsdMesh {
     }
 }
 
-/// `TopologyRefiner::new` (Catmull-Clark, the mesh's options), not refined
+/// `TopologyRefiner::new` (`scheme`, the mesh's options), not refined
 /// yet.
-pub fn refiner(t: &OsdTopology<'_>) -> Result<far::TopologyRefiner, String> {
+pub fn refiner(t: &OsdTopology<'_>, scheme: OsdScheme) -> Result<far::TopologyRefiner, String> {
     let mut d = far::TopologyDescriptor::new(t.num_vertices, t.face_counts, t.face_verts).map_err(err)?;
     if !t.crease_weights.is_empty() {
         d.creases(t.crease_pairs, t.crease_weights);
@@ -100,7 +101,10 @@ pub fn refiner(t: &OsdTopology<'_>) -> Result<far::TopologyRefiner, String> {
     }
     let o = t.options;
     let options = far::TopologyRefinerOptions {
-        scheme: far::Scheme::CatmullClark,
+        scheme: match scheme {
+            OsdScheme::Catmark => far::Scheme::CatmullClark,
+            OsdScheme::Loop => far::Scheme::Loop,
+        },
         boundary_interpolation: match o.boundary {
             BoundaryInterpolation::None => None,
             BoundaryInterpolation::EdgeOnly => Some(far::BoundaryInterpolation::EdgeOnly),
@@ -124,10 +128,11 @@ pub fn refiner(t: &OsdTopology<'_>) -> Result<far::TopologyRefiner, String> {
 /// `end_cap`.
 pub fn adaptive(
     t: &OsdTopology<'_>,
+    scheme: OsdScheme,
     isolation: u32,
     end_cap: OsdEndCap,
 ) -> Result<(far::TopologyRefiner, far::PatchTable), String> {
-    let mut r = refiner(t)?;
+    let mut r = refiner(t, scheme)?;
     r.refine_adaptive(
         far::topology_refiner::AdaptiveRefinementOptions { isolation_level: isolation as usize, ..Default::default() },
         &[],
