@@ -659,7 +659,7 @@ fn bezier_triangle_jets(s: f64, t: f64) -> [Jet; 15] {
 
 /// For each triangular Gregory point, the quartic Bezier point it stands
 /// for, and for the face points which blend (and which side of the pair).
-const GREGORY_TRI_BEZIER: [(usize, Option<usize>); 18] = [
+pub(crate) const GREGORY_TRI_BEZIER: [(usize, Option<usize>); 18] = [
     (0, None),
     (1, None),
     (5, None),

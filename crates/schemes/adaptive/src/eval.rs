@@ -23,8 +23,8 @@ use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
 use crate::basis::{
-    BOX_SPLINE_COEFFS, DerivOrder, GREGORY_QUAD_BEZIER, MAX_POINTS, PatchType, QUARTIC_MONOMIALS, Weights,
-    box_spline_reflections,
+    BOX_SPLINE_COEFFS, DerivOrder, GREGORY_QUAD_BEZIER, GREGORY_TRI_BEZIER, MAX_POINTS, PatchType,
+    QUARTIC_MONOMIALS, Weights, box_spline_reflections,
 };
 use crate::endcap;
 use crate::sparse::Scheme;
@@ -758,8 +758,10 @@ impl<'a, T: Float> Locator<'a, T> {
             (PatchType::GregoryBasis, _) => (0..ch).for_each(|j| gregory_to_monomials::<T, 1>(near, ch, j)),
             (PatchType::Loop, 3) => box_spline_to_monomials::<T, 3>(near, 3, 0, s.boundary),
             (PatchType::Loop, _) => (0..ch).for_each(|j| box_spline_to_monomials::<T, 1>(near, ch, j, s.boundary)),
+            (PatchType::GregoryTriangle, 3) => gregory_triangle_to_monomials::<T, 3>(near, 3, 0),
+            (PatchType::GregoryTriangle, _) => (0..ch).for_each(|j| gregory_triangle_to_monomials::<T, 1>(near, ch, j)),
             // Evaluated through the basis weights, from the points.
-            (PatchType::Bilinear | PatchType::GregoryTriangle, _) => {}
+            (PatchType::Bilinear, _) => {}
         }
     }
 }
@@ -818,7 +820,8 @@ fn evaluate_block<T: Float>(input: BlockInput<'_, T>, out: BlockOutput<'_, T>) -
             PatchType::Regular => by_channels!(bicubic),
             PatchType::Loop => by_channels!(box_spline),
             PatchType::GregoryBasis => by_channels!(gregory),
-            PatchType::Bilinear | PatchType::GregoryTriangle => {
+            PatchType::GregoryTriangle => by_channels!(gregory_triangle),
+            PatchType::Bilinear => {
                 let k = cast::<T>(table.evaluate_basis_unscaled(slot.patch, s.u, s.v, &mut w));
                 if ch == 3 {
                     weighted::<T, 3>(near, 3, 0, &w, k, pos, du, dv);
@@ -1177,6 +1180,118 @@ fn box_spline<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s
     acc
 }
 
+/// The quartic Bernstein polynomials on the triangle, in the order of
+/// OpenSubdiv's Bezier points (rows of rising `t` power, each of rising `s`
+/// power; `w = 1 - s - t` takes the rest of the degree), in the monomials
+/// of [`QUARTIC_MONOMIALS`]: row `b` holds the coefficients of
+/// `4!/(i! j! k!) s^i t^j (1 - s - t)^k`.
+const BEZIER_TRIANGLE_MONOMIALS: [[i16; 15]; 15] = {
+    const FACT: [i32; 5] = [1, 1, 2, 6, 24];
+    let mut m = [[0i16; 15]; 15];
+    let (mut n, mut j) = (0, 0);
+    while j < 5 {
+        let mut i = 0;
+        while i < 5 - j {
+            let k = 4 - i - j;
+            let c = 24 / (FACT[i] * FACT[j] * FACT[k]);
+            // (1 - s - t)^k, term by term: s^p t^q.
+            let mut p = 0;
+            while p <= k {
+                let mut q = 0;
+                while p + q <= k {
+                    let sign = if (p + q) % 2 == 0 { 1 } else { -1 };
+                    let term = FACT[k] / (FACT[p] * FACT[q] * FACT[k - p - q]);
+                    let (a, b) = (i + p, j + q);
+                    // The monomials are ordered by degree, then by the power of `t`.
+                    let at = (a + b) * (a + b + 1) / 2 + b;
+                    m[n][at] += (sign * c * term) as i16;
+                    q += 1;
+                }
+                p += 1;
+            }
+            n += 1;
+            i += 1;
+        }
+        j += 1;
+    }
+    m
+};
+
+/// The quartic Bezier points of a triangular Gregory patch's interior, one
+/// per corner, in the order of the corners (the face points of corner `c`
+/// blend there).
+const GREGORY_TRIANGLE_INTERIOR: [usize; 3] = [6, 7, 10];
+
+/// Rearranges `N` channels (at `off` in rows of `stride`) of a triangular
+/// Gregory patch's 18 points (OpenSubdiv's order) in place: first the
+/// coefficients, in the monomials of [`QUARTIC_MONOMIALS`], of the quartic
+/// Bezier triangle whose interior points are the second point of each
+/// corner's face point pair, then per corner the first point minus the
+/// second. The patch at `(s, t)` is that quartic plus, per corner, its
+/// interior Bernstein weight times the blend of the pair's first point
+/// times that difference ([`gregory_triangle`]): the blends of a pair sum
+/// to one.
+#[inline(always)]
+fn gregory_triangle_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usize, off: usize) {
+    let x: [[T; N]; 18] = std::array::from_fn(|i| std::array::from_fn(|m| near[i * stride + off + m]));
+    let mut y = [[T::zero(); N]; 15];
+    let mut first = [[T::zero(); N]; 3];
+    for (x, &(b, blend)) in x.iter().zip(&GREGORY_TRI_BEZIER) {
+        match blend {
+            Some(k) if k % 2 == 0 => first[k / 2] = *x,
+            _ => y[b] = *x,
+        }
+    }
+    for k in 0..QUARTIC_MONOMIALS.len() {
+        let mut c = [T::zero(); N];
+        for (row, y) in BEZIER_TRIANGLE_MONOMIALS.iter().zip(&y) {
+            if row[k] != 0 {
+                let w = cast::<T>(f64::from(row[k]));
+                for m in 0..N {
+                    c[m] = c[m] + w * y[m];
+                }
+            }
+        }
+        near[k * stride + off..][..N].copy_from_slice(&c);
+    }
+    for (c, &b) in GREGORY_TRIANGLE_INTERIOR.iter().enumerate() {
+        let d: [T; N] = std::array::from_fn(|m| first[c][m] - y[b][m]);
+        near[(15 + c) * stride + off..][..N].copy_from_slice(&d);
+    }
+}
+
+/// Position and first derivatives (unscaled) of `N` channels of a
+/// triangular Gregory patch at `(s, t)` from `near` as
+/// [`gregory_triangle_to_monomials`] leaves it, with OpenSubdiv's
+/// approximate derivatives (the blends held constant). At a corner, where a
+/// blend is 0/0, the pair's first point takes it all, as in OpenSubdiv.
+#[inline(always)]
+fn gregory_triangle<T: Float, const N: usize>(
+    near: &[T],
+    stride: usize,
+    off: usize,
+    s: T,
+    t: T,
+) -> ([T; N], [T; N], [T; N]) {
+    let mut acc = box_spline::<T, N>(near, stride, off, s, t);
+    let (one, two, twelve) = (T::one(), cast::<T>(2.0), cast::<T>(12.0));
+    let w = one - s - t;
+    // The interior Bernstein functions 12 s t w², 12 s² t w, 12 s t² w and
+    // their derivatives along `s` and `t` (`w` falls along both).
+    let (st, tw, sw) = (twelve * s * t, twelve * t * w, twelve * s * w);
+    let interior = [
+        (st * w * w, tw * (w - two * s), sw * (w - two * t)),
+        (st * s * w, st * (two * w - s), twelve * s * s * (w - t)),
+        (st * t * w, twelve * t * t * (w - s), st * (two * w - t)),
+    ];
+    let blend = |n: T, d: T| if d > T::zero() { n * (one / d) } else { one };
+    let g = [blend(s, s + t), blend(t, t + w), blend(w, w + s)];
+    for (c, &(b, bs, bt)) in interior.iter().enumerate() {
+        add_weighted(&mut acc, (b * g[c], bs * g[c], bt * g[c]), &near[(15 + c) * stride + off..][..N]);
+    }
+    acc
+}
+
 /// Adds `x` (`N` channels) with weights `w`, `wu`, `wv` to a position and
 /// its derivatives.
 #[inline(always)]
@@ -1417,13 +1532,18 @@ mod tests {
     /// changes of basis and the derivatives.
     #[test]
     fn coefficients_per_patch_equal_the_basis_weights() {
-        use crate::basis::{GregoryDerivatives, box_spline_weights, bspline_weights, gregory_basis_weights};
+        use crate::basis::{
+            GregoryDerivatives, box_spline_weights, bspline_weights, gregory_basis_weights, gregory_triangle_weights,
+        };
         let params = [(0.0, 0.0), (1.0, 0.0), (0.3, 0.6), (0.9, 0.05), (0.5, 0.5), (-0.2, 1.3), (0.0, 1.0)];
+        // A triangle's parameters stay in it; its three corners are where
+        // a Gregory blend is 0/0.
+        let tri_params = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (0.2, 0.3), (0.6, 0.1), (0.1, 0.8), (0.25, 0.25)];
         // (points, masks, coefficients and evaluation, weights)
         type Coeffs = fn(&mut [f64], u8);
         type Eval = fn(&[f64], f64, f64) -> ([f64; 3], [f64; 3], [f64; 3]);
         type Basis = fn(f64, f64, u8, &mut Weights);
-        let cases: [(&str, usize, u8, Coeffs, Eval, Basis); 3] = [
+        let cases: [(&str, usize, u8, Coeffs, Eval, Basis); 4] = [
             (
                 "B-spline",
                 16,
@@ -1448,6 +1568,14 @@ mod tests {
                 |x, s, t| box_spline::<f64, 3>(x, 3, 0, s, t),
                 |s, t, b, w| box_spline_weights(s, t, b, w),
             ),
+            (
+                "triangular Gregory",
+                18,
+                1,
+                |x, _| gregory_triangle_to_monomials::<f64, 3>(x, 3, 0),
+                |x, s, t| gregory_triangle::<f64, 3>(x, 3, 0, s, t),
+                |s, t, _, w| gregory_triangle_weights(s, t, GregoryDerivatives::Approximate, w),
+            ),
         ];
         let mut w = Weights::new(DerivOrder::First);
         let mut checked = 0;
@@ -1457,9 +1585,7 @@ mod tests {
                 let mut x = points.clone();
                 x.resize(3 * MAX_POINTS, 0.0);
                 coeffs(&mut x, mask);
-                for &(s, t) in &params {
-                    // A triangle's parameters stay in it.
-                    let (s, t) = if n == 12 { (s.clamp(0.0, 1.0) * 0.5, t.clamp(0.0, 1.0) * 0.5) } else { (s, t) };
+                for &(s, t) in if n % 4 == 0 { &params } else { &tri_params } {
                     let got = eval(&x, s, t);
                     basis(s, t, mask, &mut w);
                     for (k, (g, ws)) in [got.0, got.1, got.2].iter().zip([w.point(), w.du(), w.dv()]).enumerate() {
@@ -1478,7 +1604,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, (16 + 1 + 24) * params.len());
+        assert_eq!(checked, (16 + 1 + 24 + 1) * params.len());
     }
 
     /// The AVX2 build of the sample loop gives the baseline's bits: regular

@@ -36,7 +36,7 @@ use crate::loop_endcap::{self, TriSourcePatch};
 use crate::patches::{
     CornerInfo, Leaf, classify, irregular_corners, irregular_corners_tri, is_patch, regular_points, regular_points_tri,
 };
-use crate::sparse::{FacePtex, Scheme, SparseRefinement, tri_child_ptex};
+use crate::sparse::{FacePtex, Scheme, SparseRefinement};
 
 /// The end caps of irregular patches at the isolation level.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -71,10 +71,9 @@ pub struct PatchTable {
     local: EndCapRows,
     patches: Vec<Patch>,
     points: Vec<u32>,
-    /// Where the quad patches lie (Catmull-Clark tables).
+    /// Where the patches lie: per ptex face, a tree of its squares
+    /// (Catmull-Clark) or triangles (Loop).
     tree: QuadTree,
-    /// Where the triangular patches lie (Loop tables), by square key.
-    map: HashMap<u64, u32, BuildHasherDefault<SquareHasher>>,
     max_depth: u8,
 }
 
@@ -112,11 +111,7 @@ impl PatchTable {
         let mut points = Vec::new();
         let mut local = EndCapRows::default();
         let triangles = scheme == Scheme::Loop;
-        let mut map = HashMap::with_capacity_and_hasher(
-            if triangles { levels.iter().map(|l| l.num_faces()).sum::<usize>() / 2 } else { 0 },
-            BuildHasherDefault::default(),
-        );
-        let mut tree = QuadTree::new(if triangles { 0 } else { refinement.num_ptex_faces() });
+        let mut tree = QuadTree::new(refinement.num_ptex_faces());
         let mut max_depth = 0u8;
         // The conversions depend on the corners' configuration alone: most
         // end caps share one, kept once in `local`. The keys are small
@@ -212,7 +207,7 @@ impl PatchTable {
                     .filter(|&i| i < QuadTree::NODE)
                     .ok_or(AdaptiveError::TooLarge { what: "a patch table" })?;
                 if triangles {
-                    map.insert(square_key(px.ptex, px.depth, px.u, px.v), index);
+                    tree.insert_triangle(px, index)?;
                 } else {
                     tree.insert(px.ptex, px.depth - u8::from(px.non_quad), px.u, px.v, index)?;
                 }
@@ -221,53 +216,22 @@ impl PatchTable {
             }
         }
         local.num_columns = total as usize;
-        Ok(PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, tree, map, max_depth })
+        Ok(PatchTable { refinement, end_cap, num_level_points: total, local, patches, points, tree, max_depth })
     }
 
     /// The patch of a Loop ptex face that holds `(u, v)`: OpenSubdiv's
     /// `PatchMap::FindPatch` descent through triangles (`u`, `v` in
     /// `[0, 1]`); a triangle's children are numbered as the refinement's.
-    fn find_triangle(&self, ptex: u32, mut u: f64, mut v: f64) -> Option<usize> {
-        let mut at = FacePtex { ptex, u: 0, v: 0, depth: 0, non_quad: false };
-        let mut median = 0.5;
-        let mut rotated = false;
-        for _ in 0..=self.max_depth {
-            if let Some(&p) = self.map.get(&square_key(ptex, at.depth, at.u, at.v)) {
-                return Some(p as usize);
+    fn find_triangle(&self, ptex: u32, u: f64, v: f64) -> Option<usize> {
+        let mut step = TriangleStep::new(u, v);
+        let mut entry = self.tree.roots[ptex as usize];
+        loop {
+            match self.tree.square(entry) {
+                Square::Patch(p) => return Some(p),
+                Square::Empty => return None,
+                Square::Split(node) => entry = self.tree.nodes[node][step.child()],
             }
-            let child = if !rotated {
-                if u >= median {
-                    u -= median;
-                    1
-                } else if v >= median {
-                    v -= median;
-                    2
-                } else if u + v >= median {
-                    rotated = true;
-                    3
-                } else {
-                    0
-                }
-            } else if u < median {
-                v -= median;
-                1
-            } else if v < median {
-                u -= median;
-                2
-            } else {
-                u -= median;
-                v -= median;
-                if u + v < median {
-                    rotated = false;
-                    3
-                } else {
-                    0
-                }
-            };
-            at = tri_child_ptex(at, child);
-            median *= 0.5;
         }
-        None
     }
 
     /// The refinement the table covers.
@@ -470,8 +434,9 @@ impl QuadTree {
         }
     }
 
-    /// The node an entry names, a new one if it is empty.
-    fn node_of(&mut self, entry: &mut u32) -> Result<usize, AdaptiveError> {
+    /// The node an entry names, a new one if it is empty; `None` if the
+    /// entry is a patch.
+    fn node_of(&mut self, entry: &mut u32) -> Result<Option<usize>, AdaptiveError> {
         if *entry == Self::EMPTY {
             let n = u32::try_from(self.nodes.len())
                 .ok()
@@ -480,36 +445,127 @@ impl QuadTree {
             self.nodes.push([Self::EMPTY; 4]);
             *entry = n | Self::NODE;
         }
-        debug_assert!(*entry & Self::NODE != 0, "a patch above another");
-        Ok((*entry & !Self::NODE) as usize)
+        Ok((*entry & Self::NODE != 0).then_some((*entry & !Self::NODE) as usize))
+    }
+
+    /// Patch `patch` at triangle `at` of a Loop ptex face: the children
+    /// on the way down are those [`TriangleStep`] takes towards the
+    /// triangle's centroid (inside it, so on no edge of the descent).
+    ///
+    /// A Loop table can hold a patch inside another, shallower one (both
+    /// patches of OpenSubdiv's table); the look-up finds the shallower, as
+    /// OpenSubdiv's `PatchMap` does, so the deeper is left out of the tree.
+    /// The patches are inserted level by level, shallower first.
+    fn insert_triangle(&mut self, at: FacePtex, patch: u32) -> Result<(), AdaptiveError> {
+        let n = f64::from(1u32 << at.depth);
+        let (u, v) = (f64::from(at.u), f64::from(at.v));
+        let third = 1.0 / 3.0;
+        // An upright triangle's first corner is `(u, v)`; a rotated one's is
+        // `2^depth - (u, v)`, its other corners one step back along each axis.
+        let (cu, cv) = if at.u + at.v < 1 << at.depth {
+            ((u + third) / n, (v + third) / n)
+        } else {
+            ((n - u - third) / n, (n - v - third) / n)
+        };
+        let mut step = TriangleStep::new(cu, cv);
+        let mut path = [0usize; PatchParam::MAX_DEPTH as usize];
+        for c in path.iter_mut().take(at.depth as usize) {
+            *c = step.child();
+        }
+        let depth = at.depth;
+        self.insert_path(at.ptex, depth, |s| path[(depth - 1 - s) as usize], patch).map(|_| ())
     }
 
     /// Patch `patch` at the square of local depth `depth` (counted from the
     /// ptex face) with origin `(u, v)` of ptex face `ptex`.
     fn insert(&mut self, ptex: u32, depth: u8, u: u32, v: u32, patch: u32) -> Result<(), AdaptiveError> {
         let child = |s: u8| (((u >> s) & 1) | (((v >> s) & 1) << 1)) as usize;
+        let inserted = self.insert_path(ptex, depth, child, patch)?;
+        debug_assert!(inserted, "a quad patch inside another");
+        Ok(())
+    }
+
+    /// Patch `patch` at local depth `depth` of ptex face `ptex`, reached
+    /// from the root through children `child(depth - 1)` down to
+    /// `child(0)`; `false` (nothing inserted) where a patch already covers
+    /// a square on the way.
+    fn insert_path(
+        &mut self,
+        ptex: u32,
+        depth: u8,
+        child: impl Fn(u8) -> usize,
+        patch: u32,
+    ) -> Result<bool, AdaptiveError> {
         let mut entry = self.roots[ptex as usize];
         if depth == 0 {
             self.roots[ptex as usize] = patch;
-            return Ok(());
+            return Ok(true);
         }
-        let mut node = self.node_of(&mut entry)?;
+        let Some(mut node) = self.node_of(&mut entry)? else { return Ok(false) };
         self.roots[ptex as usize] = entry;
         for s in (1..depth).rev() {
             let mut e = self.nodes[node][child(s)];
-            let next = self.node_of(&mut e)?;
+            let Some(next) = self.node_of(&mut e)? else { return Ok(false) };
             self.nodes[node][child(s)] = e;
             node = next;
         }
         self.nodes[node][child(0)] = patch;
-        Ok(())
+        Ok(true)
     }
 }
 
-/// The key of a square of a ptex face's quadtree: ptex face, depth and
-/// origin packed into 64 bits (depth ≤ 15, origins below 2^16).
-fn square_key(ptex: u32, depth: u8, u: u32, v: u32) -> u64 {
-    (u64::from(ptex) << 36) | (u64::from(depth) << 32) | (u64::from(u & 0xffff) << 16) | u64::from(v & 0xffff)
+/// A walk down a Loop ptex face's triangles towards `(u, v)`: OpenSubdiv's
+/// `PatchMap::FindPatch` descent (the children numbered as
+/// [`tri_child_ptex`](crate::sparse::tri_child_ptex) numbers them).
+struct TriangleStep {
+    u: f64,
+    v: f64,
+    /// Half the side of the current triangle.
+    median: f64,
+    rotated: bool,
+}
+
+impl TriangleStep {
+    fn new(u: f64, v: f64) -> Self {
+        TriangleStep { u, v, median: 0.5, rotated: false }
+    }
+
+    /// The child of the current triangle that holds the point; it becomes
+    /// the current one.
+    #[inline]
+    fn child(&mut self) -> usize {
+        let median = self.median;
+        self.median *= 0.5;
+        if !self.rotated {
+            if self.u >= median {
+                self.u -= median;
+                1
+            } else if self.v >= median {
+                self.v -= median;
+                2
+            } else if self.u + self.v >= median {
+                self.rotated = true;
+                3
+            } else {
+                0
+            }
+        } else if self.u < median {
+            self.v -= median;
+            1
+        } else if self.v < median {
+            self.u -= median;
+            2
+        } else {
+            self.u -= median;
+            self.v -= median;
+            if self.u + self.v < median {
+                self.rotated = false;
+                3
+            } else {
+                0
+            }
+        }
+    }
 }
 
 /// A multiply-rotate hash for the packed square keys and the corner
