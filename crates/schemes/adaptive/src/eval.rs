@@ -23,13 +23,13 @@ use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
 use crate::basis::{
-    BOX_SPLINE_COEFFS, DerivOrder, GREGORY_QUAD_BEZIER, GREGORY_TRI_BEZIER, MAX_POINTS, PatchType,
-    QUARTIC_MONOMIALS, Weights, box_spline_reflections,
+    BOX_SPLINE_COEFFS, DerivOrder, GREGORY_QUAD_BEZIER, GREGORY_TRI_BEZIER, MAX_POINTS, PatchType, QUARTIC_MONOMIALS,
+    Weights, box_spline_reflections,
 };
 use crate::endcap;
 use crate::sparse::Scheme;
 use crate::sparse::Stencils;
-use crate::table::{EndCapRows, PatchTable, Square};
+use crate::table::{EndCapRows, PatchTable, Square, TriangleStep};
 
 /// A point of the limit surface to evaluate: ptex face and its parameters.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -536,15 +536,19 @@ struct Locator<'a, T> {
     table: &'a PatchTable,
     points: &'a [T],
     ch: usize,
-    /// Log2 of the grid's side: the table's deepest patch's depth, `None`
-    /// where the grid is not used (triangles, deep tables).
+    /// The table's deepest patch's depth, the grid's: `None` where the grid
+    /// is not used (deep tables).
     bits: Option<u8>,
+    /// A Loop table: the grid's cells are the triangles of depth `bits`,
+    /// numbered by their path from the ptex face (base 4, the first step
+    /// the most significant), instead of squares.
+    tri: bool,
     /// The ptex face whose patches `grid` holds.
     ptex: Option<u32>,
     /// Whether that ptex face is one patch (slot 0), `grid` unused.
     whole: bool,
-    /// Per cell (row-major, `v` outer), the slot of its patch or
-    /// [`Locator::UNKNOWN`].
+    /// Per cell (squares row-major, `v` outer; or triangles), the slot of
+    /// its patch or [`Locator::UNKNOWN`].
     grid: Vec<u32>,
     /// Per slot, the patch.
     slots: Vec<Slot>,
@@ -571,14 +575,14 @@ impl<'a, T: Float> Locator<'a, T> {
     const MAX_SLOTS: usize = 64;
 
     fn new(table: &'a PatchTable, points: &'a [T], ch: usize) -> Self {
-        let bits = (table.refinement().scheme() != Scheme::Loop && table.max_depth() <= Self::GRID_BITS)
-            .then_some(table.max_depth());
+        let bits = (table.max_depth() <= Self::GRID_BITS).then_some(table.max_depth());
         let side = bits.map_or(0, |b| 1usize << b);
         Locator {
             table,
             points,
             ch,
             bits,
+            tri: table.refinement().scheme() == Scheme::Loop,
             ptex: None,
             whole: false,
             grid: vec![Self::UNKNOWN; side * side],
@@ -644,16 +648,10 @@ impl<'a, T: Float> Locator<'a, T> {
             }
             return Ok(Some((&self.slots[0], &self.near[..room])));
         }
-        // As `find` indexes the squares of each depth (a scaling by a power
-        // of two is exact, so the index at a coarser depth is this one
-        // shifted).
-        let side = 1u32 << bits;
-        let cell = |x: f64| ((x.clamp(0.0, 1.0) * f64::from(side)) as u32).min(side - 1);
-        let (i, j) = (cell(s.u), cell(s.v));
-        let at = ((j as usize) << bits) | i as usize;
+        let at = self.cell(bits, s);
         let mut slot = self.grid[at];
         if slot == Self::UNKNOWN {
-            self.miss(bits, s, ahead)?;
+            self.miss(bits, at, s, ahead)?;
             slot = self.grid[at];
         }
         if slot >= Self::NONE {
@@ -667,10 +665,27 @@ impl<'a, T: Float> Locator<'a, T> {
         Ok(Some((&self.slots[slot], &self.near[slot * room..][..room])))
     }
 
-    /// Fills the grid cell of `s`, unknown so far: with every patch of the
+    /// The grid cell of `s`. As `find` indexes the squares of each depth (a
+    /// scaling by a power of two is exact, so the index at a coarser depth
+    /// is this one shifted), or takes the steps of its walk down the
+    /// triangles (the first steps of the walk to the deepest triangle).
+    #[inline(always)]
+    fn cell(&self, bits: u8, s: &Sample) -> usize {
+        if self.tri {
+            let mut step = TriangleStep::new(s.u.clamp(0.0, 1.0), s.v.clamp(0.0, 1.0));
+            (0..bits).fold(0, |at, _| 4 * at + step.child())
+        } else {
+            let side = 1u32 << bits;
+            let cell = |x: f64| ((x.clamp(0.0, 1.0) * f64::from(side)) as u32).min(side - 1);
+            let (i, j) = (cell(s.u), cell(s.v));
+            ((j as usize) << bits) | i as usize
+        }
+    }
+
+    /// Fills grid cell `at` of `s`, unknown so far: with every patch of the
     /// ptex face if enough samples follow on it, else with `s`'s patch.
     #[inline(never)]
-    fn miss(&mut self, bits: u8, s: &Sample, ahead: &[Sample]) -> Result<(), AdaptiveError> {
+    fn miss(&mut self, bits: u8, at: usize, s: &Sample, ahead: &[Sample]) -> Result<(), AdaptiveError> {
         let table = self.table;
         let same = ahead.iter().take(Self::WHOLE_FACE).filter(|a| a.ptex == s.ptex).count();
         if same >= Self::WHOLE_FACE && self.slots.is_empty() {
@@ -678,7 +693,11 @@ impl<'a, T: Float> Locator<'a, T> {
             if s.ptex >= num_ptex {
                 return Err(AdaptiveError::NoSuchPtexFace { ptex: s.ptex, num_ptex });
             }
-            self.descend(bits, table.quad_root(s.ptex), 0, 0, 0);
+            if self.tri {
+                self.descend_triangles(bits, table.quad_root(s.ptex), 0, 0);
+            } else {
+                self.descend(bits, table.quad_root(s.ptex), 0, 0, 0);
+            }
             for slot in 0..self.slots.len() {
                 self.gather(self.slots[slot].patch, slot);
                 self.gathered[slot] = true;
@@ -686,7 +705,14 @@ impl<'a, T: Float> Locator<'a, T> {
         } else if let Some(p) = locate_patch(table, s)? {
             let param = &table.patches()[p].param;
             let slot = self.new_slot(p);
-            self.fill(bits, param.depth() - u8::from(param.non_quad_root()), param.u().into(), param.v().into(), slot);
+            if self.tri {
+                // The patch's triangle: the first `depth` steps of the cell's path.
+                let depth = param.depth();
+                self.fill_triangles(bits, depth, at >> (2 * (bits - depth)), slot);
+            } else {
+                let depth = param.depth() - u8::from(param.non_quad_root());
+                self.fill(bits, depth, param.u().into(), param.v().into(), slot);
+            }
         }
         // Without a patch, the cell stays unknown: `find` answers again.
         Ok(())
@@ -709,6 +735,34 @@ impl<'a, T: Float> Locator<'a, T> {
         for row in v0..v0 + n {
             let start = (row << bits) + u0;
             self.grid[start..start + n].fill(value);
+        }
+    }
+
+    /// Marks the cells of the triangle of `depth` levels below the ptex
+    /// face with path `path` (base 4) as `value`: the cells whose paths
+    /// start with it.
+    fn fill_triangles(&mut self, bits: u8, depth: u8, path: usize, value: u32) {
+        // Patches are never deeper than the grid.
+        let Some(below) = bits.checked_sub(depth) else { return };
+        let n = 1usize << (2 * below);
+        self.grid[path * n..][..n].fill(value);
+    }
+
+    /// [`Locator::descend`] for a Loop ptex face: the patches of tree entry
+    /// `entry`, the triangle at local `depth` with path `path`, and below.
+    fn descend_triangles(&mut self, bits: u8, entry: u32, depth: u8, path: usize) {
+        match self.table.square(entry) {
+            Square::Patch(p) => {
+                let slot = self.new_slot(p);
+                self.fill_triangles(bits, depth, path, slot);
+            }
+            Square::Split(node) => {
+                for c in 0..4 {
+                    let e = self.table.quad_child(node, c);
+                    self.descend_triangles(bits, e, depth + 1, 4 * path + c);
+                }
+            }
+            Square::Empty => self.fill_triangles(bits, depth, path, Self::NONE),
         }
     }
 
@@ -1143,14 +1197,13 @@ fn box_spline_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usi
         }
     }
     let twelfth = cast::<T>(1.0 / 12.0);
+    let (starts, terms) = &BOX_SPLINE_TERMS;
     for k in 0..QUARTIC_MONOMIALS.len() {
         let mut c = [T::zero(); N];
-        for (coeffs, x) in BOX_SPLINE_COEFFS.iter().zip(&x) {
-            if coeffs[k] != 0 {
-                let w = cast::<T>(f64::from(coeffs[k]));
-                for m in 0..N {
-                    c[m] = c[m] + w * x[m];
-                }
+        for &(i, w) in &terms[starts[k]..starts[k + 1]] {
+            let w = cast::<T>(w);
+            for m in 0..N {
+                c[m] = c[m] + w * x[i][m];
             }
         }
         for (m, c) in c.into_iter().enumerate() {
@@ -1159,25 +1212,74 @@ fn box_spline_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usi
     }
 }
 
+/// The terms of [`BOX_SPLINE_COEFFS`] that are not zero, by monomial: for
+/// monomial `k`, `terms[starts[k]..starts[k + 1]]` are its points (in
+/// order) and their weights.
+const BOX_SPLINE_TERMS: ([usize; 16], [(usize, f64); BOX_SPLINE_NONZEROS]) = {
+    let mut starts = [0usize; 16];
+    let mut terms = [(0usize, 0.0f64); BOX_SPLINE_NONZEROS];
+    let (mut n, mut k) = (0, 0);
+    while k < 15 {
+        let mut i = 0;
+        while i < 12 {
+            let c = BOX_SPLINE_COEFFS[i][k];
+            if c != 0 {
+                terms[n] = (i, c as f64);
+                n += 1;
+            }
+            i += 1;
+        }
+        starts[k + 1] = n;
+        k += 1;
+    }
+    (starts, terms)
+};
+
+/// How many entries of [`BOX_SPLINE_COEFFS`] are not zero.
+const BOX_SPLINE_NONZEROS: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < 12 {
+        let mut k = 0;
+        while k < 15 {
+            if BOX_SPLINE_COEFFS[i][k] != 0 {
+                n += 1;
+            }
+            k += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
 /// Position and first derivatives (with respect to the patch's `s` and
 /// `t`) of `N` channels of a quartic at `(s, t)`, its coefficients in
-/// `near` as [`box_spline_to_monomials`] leaves them.
+/// `near` as [`box_spline_to_monomials`] leaves them (the monomials of
+/// [`QUARTIC_MONOMIALS`]): per power of `t`, the polynomial in `s` and its
+/// derivative by Horner's rule, then the same along `t`.
 #[inline(always)]
 fn box_spline<T: Float, const N: usize>(near: &[T], stride: usize, off: usize, s: T, t: T) -> ([T; N], [T; N], [T; N]) {
-    let mut ps = [T::one(); 5];
-    let mut pt = [T::one(); 5];
-    for k in 1..5 {
-        ps[k] = ps[k - 1] * s;
-        pt[k] = pt[k - 1] * t;
+    // The coefficients, in the order of the monomials: by degree, then by
+    // the power of `t`.
+    let near = &near[..15 * stride];
+    let (two, three, four) = (cast::<T>(2.0), cast::<T>(3.0), cast::<T>(4.0));
+    let (mut p, mut pu, mut pv) = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
+    for m in 0..N {
+        let c = |k: usize| near[k * stride + off + m];
+        // Per power of `t`, the polynomial in `s` and its derivative.
+        let q0 = (((c(10) * s + c(6)) * s + c(3)) * s + c(1)) * s + c(0);
+        let q1 = ((c(11) * s + c(7)) * s + c(4)) * s + c(2);
+        let q2 = (c(12) * s + c(8)) * s + c(5);
+        let q3 = c(13) * s + c(9);
+        let q4 = c(14);
+        let d0 = ((four * c(10) * s + three * c(6)) * s + two * c(3)) * s + c(1);
+        let d1 = (three * c(11) * s + two * c(7)) * s + c(4);
+        let d2 = two * c(12) * s + c(8);
+        let d3 = c(13);
+        p[m] = (((q4 * t + q3) * t + q2) * t + q1) * t + q0;
+        pu[m] = ((d3 * t + d2) * t + d1) * t + d0;
+        pv[m] = ((four * q4 * t + three * q3) * t + two * q2) * t + q1;
     }
-    let mut acc = ([T::zero(); N], [T::zero(); N], [T::zero(); N]);
-    for (k, &(a, b)) in QUARTIC_MONOMIALS.iter().enumerate() {
-        let w = ps[a] * pt[b];
-        let wu = if a > 0 { cast::<T>(a as f64) * ps[a - 1] * pt[b] } else { T::zero() };
-        let wv = if b > 0 { cast::<T>(b as f64) * ps[a] * pt[b - 1] } else { T::zero() };
-        add_weighted(&mut acc, (w, wu, wv), &near[k * stride + off..][..N]);
-    }
-    acc
+    (p, pu, pv)
 }
 
 /// The quartic Bernstein polynomials on the triangle, in the order of

@@ -517,7 +517,7 @@ impl QuadTree {
 /// A walk down a Loop ptex face's triangles towards `(u, v)`: OpenSubdiv's
 /// `PatchMap::FindPatch` descent (the children numbered as
 /// [`tri_child_ptex`](crate::sparse::tri_child_ptex) numbers them).
-struct TriangleStep {
+pub(crate) struct TriangleStep {
     u: f64,
     v: f64,
     /// Half the side of the current triangle.
@@ -526,45 +526,41 @@ struct TriangleStep {
 }
 
 impl TriangleStep {
-    fn new(u: f64, v: f64) -> Self {
+    pub(crate) fn new(u: f64, v: f64) -> Self {
         TriangleStep { u, v, median: 0.5, rotated: false }
     }
 
     /// The child of the current triangle that holds the point; it becomes
     /// the current one.
+    ///
+    /// Without branches: the samples of a face fall anywhere in it, so a
+    /// branch per comparison would be mispredicted half the time. The
+    /// subtractions are exact (each subtracts a power of two from a number
+    /// at most twice as large), and so are the products by 0 or 1 that
+    /// select them.
     #[inline]
-    fn child(&mut self) -> usize {
-        let median = self.median;
+    pub(crate) fn child(&mut self) -> usize {
+        let (u, v, m) = (self.u, self.v, self.median);
         self.median *= 0.5;
-        if !self.rotated {
-            if self.u >= median {
-                self.u -= median;
-                1
-            } else if self.v >= median {
-                self.v -= median;
-                2
-            } else if self.u + self.v >= median {
-                self.rotated = true;
-                3
-            } else {
-                0
-            }
-        } else if self.u < median {
-            self.v -= median;
-            1
-        } else if self.v < median {
-            self.u -= median;
-            2
-        } else {
-            self.u -= median;
-            self.v -= median;
-            if self.u + self.v < median {
-                self.rotated = false;
-                3
-            } else {
-                0
-            }
-        }
+        let (u2, v2) = (u - m, v - m);
+        // An upright triangle: the corner at `u` (1), at `v` (2), the
+        // middle (3, rotated), else the corner at the origin (0).
+        let up_a = u >= m;
+        let up_b = !up_a & (v >= m);
+        let up_c = !up_a & !up_b & (u + v >= m);
+        // A rotated one, its corners mirrored; the middle (3) is upright.
+        let rot_a = u < m;
+        let rot_b = !rot_a & (v < m);
+        let rot_both = !rot_a & !rot_b;
+        let rot_c = rot_both & (u2 + v2 < m);
+        let r = self.rotated;
+        let (a, b, c) = if r { (rot_a, rot_b, rot_c) } else { (up_a, up_b, up_c) };
+        let take_u = if r { rot_b | rot_both } else { up_a };
+        let take_v = if r { rot_a | rot_both } else { up_b };
+        self.u = u - m * f64::from(u8::from(take_u));
+        self.v = v - m * f64::from(u8::from(take_v));
+        self.rotated = if r { !rot_c } else { up_c };
+        usize::from(a) + 2 * usize::from(b) + 3 * usize::from(c)
     }
 }
 
