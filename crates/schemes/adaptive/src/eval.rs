@@ -23,8 +23,8 @@ use subla_algebra::{CsrMat, Par};
 
 use crate::AdaptiveError;
 use crate::basis::{
-    BOX_SPLINE_COEFFS, DerivOrder, GREGORY_QUAD_BEZIER, GREGORY_TRI_BEZIER, MAX_POINTS, PatchType, QUARTIC_MONOMIALS,
-    Weights, box_spline_reflections,
+    DerivOrder, GREGORY_QUAD_BEZIER, GREGORY_TRI_BEZIER, MAX_POINTS, PatchType, QUARTIC_MONOMIALS, Weights,
+    box_spline_reflections,
 };
 use crate::endcap;
 use crate::sparse::Scheme;
@@ -1196,60 +1196,39 @@ fn box_spline_to_monomials<T: Float, const N: usize>(near: &mut [T], stride: usi
             x[p] = std::array::from_fn(|m| x[a][m] + x[b][m] - x[c][m]);
         }
     }
-    let twelfth = cast::<T>(1.0 / 12.0);
-    let (starts, terms) = &BOX_SPLINE_TERMS;
-    for k in 0..QUARTIC_MONOMIALS.len() {
-        let mut c = [T::zero(); N];
-        for &(i, w) in &terms[starts[k]..starts[k + 1]] {
-            let w = cast::<T>(w);
-            for m in 0..N {
-                c[m] = c[m] + w * x[i][m];
-            }
-        }
-        for (m, c) in c.into_iter().enumerate() {
-            near[k * stride + off + m] = c * twelfth;
+    // The columns of `basis::BOX_SPLINE_COEFFS` written out, each sum in the
+    // order of the points: straight-line code, so that the sums, chains of
+    // additions, overlap. Columns 11 and 13 are twice 10 and 14 (doubling
+    // is exact), column 12 is zero.
+    let (two, four, six) = (cast::<T>(2.0), cast::<T>(4.0), cast::<T>(6.0));
+    let (eight, twelve, twelfth) = (cast::<T>(8.0), cast::<T>(12.0), cast::<T>(1.0 / 12.0));
+    for m in 0..N {
+        let x = |i: usize| x[i][m];
+        let mut c = [T::zero(); 15];
+        c[0] = x(0) + x(1) + x(3) + six * x(4) + x(5) + x(7) + x(8);
+        c[1] = -two * x(0) + two * x(1) - four * x(3) + four * x(5) - two * x(7) + two * x(8);
+        c[2] = -four * x(0) - two * x(1) - two * x(3) + two * x(5) + two * x(7) + four * x(8);
+        c[3] = six * x(3) - twelve * x(4) + six * x(5);
+        c[4] = six * x(0) - six * x(1) + six * x(3) - twelve * x(4) + six * x(5) - six * x(7) + six * x(8);
+        c[5] = six * x(0) - twelve * x(4) + six * x(8);
+        c[6] = two * x(0) - four * x(1) + two * x(2) - four * x(3) + eight * x(4) - four * x(5) + two * x(7)
+            - four * x(8)
+            + two * x(9);
+        c[7] = -six * x(3) + twelve * x(4) - six * x(5) + six * x(7) - twelve * x(8) + six * x(9);
+        c[8] = -six * x(0) + six * x(1) + twelve * x(4) - twelve * x(5) - six * x(8) + six * x(9);
+        c[9] = -four * x(0) + two * x(1) + two * x(3) + eight * x(4) - four * x(5) - four * x(7) - four * x(8)
+            + two * x(9)
+            + two * x(10);
+        c[10] = -x(0) + two * x(1) - x(2) + x(3) - x(4) - x(5) + x(6) - x(7) + two * x(8) - x(9);
+        c[11] = two * c[10];
+        c[12] = T::zero();
+        c[14] = x(0) - x(1) - x(3) - x(4) + two * x(5) + two * x(7) - x(8) - x(9) - x(10) + x(11);
+        c[13] = two * c[14];
+        for (k, c) in c.iter().enumerate() {
+            near[k * stride + off + m] = *c * twelfth;
         }
     }
 }
-
-/// The terms of [`BOX_SPLINE_COEFFS`] that are not zero, by monomial: for
-/// monomial `k`, `terms[starts[k]..starts[k + 1]]` are its points (in
-/// order) and their weights.
-const BOX_SPLINE_TERMS: ([usize; 16], [(usize, f64); BOX_SPLINE_NONZEROS]) = {
-    let mut starts = [0usize; 16];
-    let mut terms = [(0usize, 0.0f64); BOX_SPLINE_NONZEROS];
-    let (mut n, mut k) = (0, 0);
-    while k < 15 {
-        let mut i = 0;
-        while i < 12 {
-            let c = BOX_SPLINE_COEFFS[i][k];
-            if c != 0 {
-                terms[n] = (i, c as f64);
-                n += 1;
-            }
-            i += 1;
-        }
-        starts[k + 1] = n;
-        k += 1;
-    }
-    (starts, terms)
-};
-
-/// How many entries of [`BOX_SPLINE_COEFFS`] are not zero.
-const BOX_SPLINE_NONZEROS: usize = {
-    let (mut n, mut i) = (0, 0);
-    while i < 12 {
-        let mut k = 0;
-        while k < 15 {
-            if BOX_SPLINE_COEFFS[i][k] != 0 {
-                n += 1;
-            }
-            k += 1;
-        }
-        i += 1;
-    }
-    n
-};
 
 /// Position and first derivatives (with respect to the patch's `s` and
 /// `t`) of `N` channels of a quartic at `(s, t)`, its coefficients in
