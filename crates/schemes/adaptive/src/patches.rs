@@ -231,27 +231,35 @@ pub(crate) fn regular_points_tri(level: &Level, f: usize, mask: u8) -> [u32; 12]
             }
             continue;
         }
-        let ring = vertex_ring(m, verts[i] as usize);
-        let n = ring.len();
-        let Some(pos) = ring.iter().position(|&(g, _)| g as usize == f) else { continue };
-        let at = |k: usize, d: usize| {
-            let (g, j) = ring[k % n];
-            t.face(g as usize)[(j as usize + d) % 3]
+        // Walks around the corner's vertex, as `vertex_ring` orders its faces
+        // (forward across trailing edges, back across leading ones), without
+        // building the ring.
+        let c = t.face_ptr()[f] as usize + i;
+        let fv = t.face_verts();
+        let walk = |k: usize, forward: bool| {
+            (0..k).try_fold(c, |x, _| if forward { across_trailing(m, x) } else { across_leading(m, x) })
         };
+        // Vertex `d` corners after corner `x` of its face.
+        let at = |x: usize, d: usize| fv[(0..d).fold(x, |x, _| t.next_corner(x))];
         let lead = edges & (1 << i) != 0;
         let trail = edges & (1 << ((i + 2) % 3)) != 0;
         if corners & (1 << i) == 0 {
-            out[idx[1]] = at(pos + 2, 1);
-            out[idx[2]] = at(pos + 3, 1);
-            out[idx[3]] = at(pos + 3, 2);
+            let Some(x2) = walk(2, true) else { continue };
+            let Some(x3) = across_trailing(m, x2) else { continue };
+            out[idx[1]] = at(x2, 1);
+            out[idx[2]] = at(x3, 1);
+            out[idx[3]] = at(x3, 2);
         } else if lead && trail {
         } else if lead {
-            out[idx[1]] = at(pos + 2, 1);
-            out[idx[2]] = at(pos + 2, 2);
+            let Some(x2) = walk(2, true) else { continue };
+            out[idx[1]] = at(x2, 1);
+            out[idx[2]] = at(x2, 2);
         } else if trail {
-            out[idx[3]] = at(pos + n - 2, 1);
+            let Some(x) = walk(2, false) else { continue };
+            out[idx[3]] = at(x, 1);
         } else {
-            out[idx[1]] = at(pos + 1, 2);
+            let Some(x1) = walk(1, true) else { continue };
+            out[idx[1]] = at(x1, 2);
         }
     }
     out
