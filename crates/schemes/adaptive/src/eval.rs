@@ -596,7 +596,7 @@ impl<'a, T: Float> Locator<'a, T> {
     /// [`PatchTable::find`], and its points; `ahead` are the samples that
     /// follow.
     #[inline(always)]
-    fn find(&mut self, s: &Sample, ahead: &[Sample]) -> Result<Option<(&Slot, &[T])>, AdaptiveError> {
+    fn find(&mut self, s: &Sample, cell: u32, ahead: &[Sample]) -> Result<Option<(&Slot, &[T])>, AdaptiveError> {
         let table = self.table;
         let room = MAX_POINTS * self.ch;
         let Some(bits) = self.bits else {
@@ -648,7 +648,7 @@ impl<'a, T: Float> Locator<'a, T> {
             }
             return Ok(Some((&self.slots[0], &self.near[..room])));
         }
-        let at = self.cell(bits, s);
+        let at = cell as usize;
         let mut slot = self.grid[at];
         if slot == Self::UNKNOWN {
             self.miss(bits, at, s, ahead)?;
@@ -670,7 +670,8 @@ impl<'a, T: Float> Locator<'a, T> {
     /// is this one shifted), or takes the steps of its walk down the
     /// triangles (the first steps of the walk to the deepest triangle).
     #[inline(always)]
-    fn cell(&self, bits: u8, s: &Sample) -> usize {
+    fn cell(&self, s: &Sample) -> usize {
+        let Some(bits) = self.bits else { return 0 };
         if self.tri {
             let mut step = TriangleStep::new(s.u.clamp(0.0, 1.0), s.v.clamp(0.0, 1.0));
             (0..bits).fold(0, |at, _| 4 * at + step.child())
@@ -843,10 +844,14 @@ fn evaluate_block<T: Float>(input: BlockInput<'_, T>, out: BlockOutput<'_, T>) -
     let mut w = Weights::new(DerivOrder::First);
     let mut locator = Locator::new(table, points, ch);
     let mut missing = Vec::new();
+    // Each sample's grid cell first, in a loop of its own: without branches
+    // (the walk down a Loop face's triangles), it runs several samples at
+    // once.
+    let cells: Vec<u32> = block.iter().map(|s| locator.cell(s) as u32).collect();
     for (i, s) in block.iter().enumerate() {
         let o = i * ch;
         let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
-        let Some((slot, near)) = locator.find(s, &block[i + 1..])? else {
+        let Some((slot, near)) = locator.find(s, cells[i], &block[i + 1..])? else {
             for x in pos.iter_mut().chain(du.iter_mut()).chain(dv.iter_mut()) {
                 x.write(T::nan());
             }
