@@ -128,6 +128,19 @@ pub struct Topology {
     vertex_edge_ptr: Vec<u32>,
     vertex_edges: Vec<u32>,
     vertex_tags: Vec<u8>,
+    /// The order every face has (3 or 4), else 0: [`Topology::next_corner`]
+    /// and [`Topology::prev_corner`] then need no look-up.
+    uniform: u32,
+}
+
+/// 3 or 4 where every face of `face_ptr` has that many corners, else 0.
+fn uniform_order(face_ptr: &[u32]) -> u32 {
+    let n = match face_ptr {
+        [a, b, ..] => b - a,
+        _ => return 0,
+    };
+    let all = (n == 3 || n == 4) && face_ptr.iter().enumerate().all(|(f, &p)| u64::from(p) == u64::from(n) * f as u64);
+    if all { n } else { 0 }
 }
 
 /// Counting sort of `keys` into buckets `0..nbuckets`: returns the bucket
@@ -492,6 +505,7 @@ impl Topology {
             vertex_edge_ptr: Vec::new(),
             vertex_edges: Vec::new(),
             vertex_tags: Vec::new(),
+            uniform: 0,
         }
         .finish(par)
     }
@@ -626,6 +640,7 @@ impl Topology {
             vertex_edge_ptr: Vec::new(),
             vertex_edges: Vec::new(),
             vertex_tags: Vec::new(),
+            uniform: 0,
         }
         .finish(par)
     }
@@ -634,6 +649,7 @@ impl Topology {
     /// [`crate::split`]), taken as they are: the caller guarantees the
     /// invariants of [`RawTopology`](crate::split::RawTopology).
     pub fn from_raw(r: crate::split::RawTopology) -> Self {
+        let uniform = uniform_order(&r.face_ptr);
         Topology {
             num_vertices: r.num_vertices,
             face_ptr: r.face_ptr,
@@ -649,6 +665,7 @@ impl Topology {
             vertex_edge_ptr: r.vertex_edge_ptr,
             vertex_edges: r.vertex_edges,
             vertex_tags: r.vertex_tags,
+            uniform,
         }
     }
 
@@ -664,6 +681,7 @@ impl Topology {
     /// `edge_corners`, each edge's uses in corner order): the edges of each
     /// vertex, the corners of each vertex, and the tags.
     fn finish(mut self, par: Par) -> Result<Self> {
+        self.uniform = uniform_order(&self.face_ptr);
         let nv = self.num_vertices as usize;
         let nc = self.face_verts.len();
         let ne = self.edges.len();
@@ -915,12 +933,22 @@ impl Topology {
     /// The next corner of the same face.
     #[inline]
     pub fn next_corner(&self, c: usize) -> usize {
+        match self.uniform {
+            4 => return (c & !3) | ((c + 1) & 3),
+            3 => return if c % 3 == 2 { c - 2 } else { c + 1 },
+            _ => {}
+        }
         let f = self.corner_face[c] as usize;
         if c + 1 == self.face_ptr[f + 1] as usize { self.face_ptr[f] as usize } else { c + 1 }
     }
     /// The previous corner of the same face.
     #[inline]
     pub fn prev_corner(&self, c: usize) -> usize {
+        match self.uniform {
+            4 => return (c & !3) | (c.wrapping_sub(1) & 3),
+            3 => return if c % 3 == 0 { c + 2 } else { c - 1 },
+            _ => {}
+        }
         let f = self.corner_face[c] as usize;
         if c == self.face_ptr[f] as usize { self.face_ptr[f + 1] as usize - 1 } else { c - 1 }
     }
