@@ -821,6 +821,44 @@ impl<'a, T: Float> Locator<'a, T> {
     }
 }
 
+/// [`Locator::cell`] of four samples of a Loop table at once: the walk of
+/// [`TriangleStep`], lane by lane, in a form the compiler runs on vector
+/// registers (the same comparisons and exact subtractions, so the same
+/// cells).
+#[inline(always)]
+fn triangle_cells(bits: u8, us: [f64; 4], vs: [f64; 4]) -> [u32; 4] {
+    let mut u = us.map(|x| x.clamp(0.0, 1.0));
+    let mut v = vs.map(|x| x.clamp(0.0, 1.0));
+    let mut rotated = [false; 4];
+    let mut cells = [0u32; 4];
+    let mut m = 0.5;
+    for _ in 0..bits {
+        for l in 0..4 {
+            let (ge_u, ge_v) = (u[l] >= m, v[l] >= m);
+            let (u2, v2) = (u[l] - m, v[l] - m);
+            // Upright: corner 1 (u), 2 (v), the middle 3, else 0; rotated:
+            // corner 1 (u < m), 2 (v < m), else the middle 3 if the point is
+            // past it, else 0. Either way `u` drops by `m` exactly where
+            // `u >= m`.
+            let (child, take_v, r) = if rotated[l] {
+                let middle = ge_u & ge_v & (u2 + v2 < m);
+                let c = u32::from(!ge_u) + 2 * u32::from(ge_u & !ge_v) + 3 * u32::from(middle);
+                (c, !ge_u | ge_v, !middle)
+            } else {
+                let middle = !ge_u & !ge_v & (u[l] + v[l] >= m);
+                let c = u32::from(ge_u) + 2 * u32::from(!ge_u & ge_v) + 3 * u32::from(middle);
+                (c, !ge_u & ge_v, middle)
+            };
+            u[l] = if ge_u { u2 } else { u[l] };
+            v[l] = if take_v { v2 } else { v[l] };
+            rotated[l] = r;
+            cells[l] = 4 * cells[l] + child;
+        }
+        m *= 0.5;
+    }
+    cells
+}
+
 /// A block of samples to evaluate: the table, its points (rows of `ch`
 /// channels), the samples and the index of the first.
 #[derive(Clone, Copy)]
@@ -847,7 +885,25 @@ fn evaluate_block<T: Float>(input: BlockInput<'_, T>, out: BlockOutput<'_, T>) -
     // Each sample's grid cell first, in a loop of its own: without branches
     // (the walk down a Loop face's triangles), it runs several samples at
     // once.
-    let cells: Vec<u32> = block.iter().map(|s| locator.cell(s) as u32).collect();
+    let mut cells = vec![0u32; block.len()];
+    if locator.tri {
+        if let Some(bits) = locator.bits {
+            let mut quads = block.chunks_exact(4);
+            let mut out = cells.chunks_exact_mut(4);
+            for (s, c) in (&mut quads).zip(&mut out) {
+                let us = [s[0].u, s[1].u, s[2].u, s[3].u];
+                let vs = [s[0].v, s[1].v, s[2].v, s[3].v];
+                c.copy_from_slice(&triangle_cells(bits, us, vs));
+            }
+            for (s, c) in quads.remainder().iter().zip(out.into_remainder()) {
+                *c = locator.cell(s) as u32;
+            }
+        }
+    } else {
+        for (s, c) in block.iter().zip(&mut cells) {
+            *c = locator.cell(s) as u32;
+        }
+    }
     for (i, s) in block.iter().enumerate() {
         let o = i * ch;
         let (pos, du, dv) = (&mut pos[o..o + ch], &mut du[o..o + ch], &mut dv[o..o + ch]);
@@ -1599,6 +1655,33 @@ mod tests {
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
                 let same = x == y && x.is_sign_negative() == y.is_sign_negative() || x.is_nan() && y.is_nan();
                 assert!(same, "{name}: output {k}, value {i}: {x:?} (baseline) vs {y:?} (AVX2)");
+            }
+        }
+    }
+
+    /// Four samples' triangles at once are the walk's, one sample at a
+    /// time: at random points, and on the edges of the triangles of every
+    /// depth (where the walk's comparisons tie), inside and outside the
+    /// ptex face.
+    #[test]
+    fn four_triangle_cells_at_once_are_the_walks() {
+        let mut points: Vec<(f64, f64)> =
+            (0..4000).map(|i| (unit(2 * i) * 0.6 + 0.5, unit(2 * i + 1) * 0.6 + 0.5)).collect();
+        for i in 0..=16 {
+            for j in 0..=16 {
+                points.push((f64::from(i) / 16.0, f64::from(j) / 16.0));
+            }
+        }
+        for bits in 0..=4u8 {
+            for q in points.chunks(4) {
+                let lane = |l: usize| q[l % q.len()];
+                let got = triangle_cells(bits, std::array::from_fn(|l| lane(l).0), std::array::from_fn(|l| lane(l).1));
+                for (l, &cell) in got.iter().enumerate() {
+                    let (u, v) = lane(l);
+                    let mut step = TriangleStep::new(u.clamp(0.0, 1.0), v.clamp(0.0, 1.0));
+                    let want = (0..bits).fold(0, |at, _| 4 * at + step.child() as u32);
+                    assert_eq!(cell, want, "depth {bits}, ({u}, {v})");
+                }
             }
         }
     }
