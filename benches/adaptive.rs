@@ -60,7 +60,8 @@
 //! the kind asked for (20 for Gregory basis, 16 for B-spline basis; Loop: 18 and 12).
 //!
 //! The samples are the same for everyone: `N` points spread evenly over the
-//! ptex faces (in order), `(u, v)` from a fixed hash and exact in `f32`.
+//! ptex faces (in order), `(u, v)` from a fixed hash and exact in `f32`
+//! (inside the triangle for Loop).
 //! Each peer's limit positions and derivatives (from its timed runs) are
 //! compared with subla's at every sample. The build is serial everywhere; subla's
 //! evaluation runs on 1 and on all threads, the peers' on one. Times are
@@ -315,8 +316,10 @@ impl Flat {
 
 /// `n` samples spread evenly over `num_ptex` ptex faces, in ptex order,
 /// `(u, v)` from a fixed hash, rounded to `f32` so that the peers' `f32`
-/// parameters are the same numbers.
-fn make_samples(num_ptex: u32, n: usize) -> Vec<Sample> {
+/// parameters are the same numbers. On `triangles` (Loop's ptex faces), a
+/// point beyond the diagonal is reflected into the face (`1 - u`, `1 - v`,
+/// exact), so that no patch is evaluated outside its triangle.
+fn make_samples(num_ptex: u32, n: usize, triangles: bool) -> Vec<Sample> {
     let unit = |x: u64| {
         let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -325,10 +328,10 @@ fn make_samples(num_ptex: u32, n: usize) -> Vec<Sample> {
         f64::from((z >> 40) as u32 as f32 / (1u32 << 24) as f32)
     };
     (0..n)
-        .map(|i| Sample {
-            ptex: ((i as u128 * u128::from(num_ptex)) / n as u128) as u32,
-            u: unit(2 * i as u64),
-            v: unit(2 * i as u64 + 1),
+        .map(|i| {
+            let (u, v) = (unit(2 * i as u64), unit(2 * i as u64 + 1));
+            let (u, v) = if triangles && u + v > 1.0 { (1.0 - u, 1.0 - v) } else { (u, v) };
+            Sample { ptex: ((i as u128 * u128::from(num_ptex)) / n as u128) as u32, u, v }
         })
         .collect()
 }
@@ -776,7 +779,7 @@ fn bench_mesh(b: &mut Bench<'_>, input: &Input, flat: &Flat) {
         println!("{counts}");
 
         // Evaluation.
-        let samples = make_samples(r.num_ptex_faces(), s.samples);
+        let samples = make_samples(r.num_ptex_faces(), s.samples, scheme == Scheme::Loop);
         b.line(&input.name, iso, "eval", Some(EVAL_TARGET));
         let eval_with = |pool: &rayon::ThreadPool, par: Par| {
             pool.install(|| table.evaluate(control.view(), &samples, par).map_err(|e| e.to_string()))
