@@ -29,7 +29,7 @@ use crate::basis::{
 use crate::endcap;
 use crate::sparse::Scheme;
 use crate::sparse::Stencils;
-use crate::table::{EndCapRows, PatchTable, Square, TriangleStep};
+use crate::table::{EndCapRows, PatchTable, Square, TriangleStep, triangle_step};
 
 /// A point of the limit surface to evaluate: ptex face and its parameters.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -821,10 +821,9 @@ impl<'a, T: Float> Locator<'a, T> {
     }
 }
 
-/// [`Locator::cell`] of four samples of a Loop table at once: the walk of
-/// [`TriangleStep`], lane by lane, in a form the compiler runs on vector
-/// registers (the same comparisons and exact subtractions, so the same
-/// cells).
+/// [`Locator::cell`] of four samples of a Loop table at once: the steps of
+/// the walk ([`triangle_step`]) lane by lane, which the compiler runs on
+/// vector registers.
 #[inline(always)]
 fn triangle_cells(bits: u8, us: [f64; 4], vs: [f64; 4]) -> [u32; 4] {
     let mut u = us.map(|x| x.clamp(0.0, 1.0));
@@ -834,25 +833,9 @@ fn triangle_cells(bits: u8, us: [f64; 4], vs: [f64; 4]) -> [u32; 4] {
     let mut m = 0.5;
     for _ in 0..bits {
         for l in 0..4 {
-            let (ge_u, ge_v) = (u[l] >= m, v[l] >= m);
-            let (u2, v2) = (u[l] - m, v[l] - m);
-            // Upright: corner 1 (u), 2 (v), the middle 3, else 0; rotated:
-            // corner 1 (u < m), 2 (v < m), else the middle 3 if the point is
-            // past it, else 0. Either way `u` drops by `m` exactly where
-            // `u >= m`.
-            let (child, take_v, r) = if rotated[l] {
-                let middle = ge_u & ge_v & (u2 + v2 < m);
-                let c = u32::from(!ge_u) + 2 * u32::from(ge_u & !ge_v) + 3 * u32::from(middle);
-                (c, !ge_u | ge_v, !middle)
-            } else {
-                let middle = !ge_u & !ge_v & (u[l] + v[l] >= m);
-                let c = u32::from(ge_u) + 2 * u32::from(!ge_u & ge_v) + 3 * u32::from(middle);
-                (c, !ge_u & ge_v, middle)
-            };
-            u[l] = if ge_u { u2 } else { u[l] };
-            v[l] = if take_v { v2 } else { v[l] };
-            rotated[l] = r;
-            cells[l] = 4 * cells[l] + child;
+            let child;
+            (u[l], v[l], rotated[l], child) = triangle_step(u[l], v[l], m, rotated[l]);
+            cells[l] = 4 * cells[l] + child as u32;
         }
         m *= 0.5;
     }

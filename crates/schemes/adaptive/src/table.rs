@@ -531,37 +531,45 @@ impl TriangleStep {
     }
 
     /// The child of the current triangle that holds the point; it becomes
-    /// the current one.
-    ///
-    /// Without branches: the samples of a face fall anywhere in it, so a
-    /// branch per comparison would be mispredicted half the time. The
-    /// subtractions are exact (each subtracts a power of two from a number
-    /// at most twice as large), and so are the products by 0 or 1 that
-    /// select them.
+    /// the current one ([`triangle_step`]).
     #[inline]
     pub(crate) fn child(&mut self) -> usize {
-        let (u, v, m) = (self.u, self.v, self.median);
+        let child;
+        (self.u, self.v, self.rotated, child) = triangle_step(self.u, self.v, self.median, self.rotated);
         self.median *= 0.5;
-        let (u2, v2) = (u - m, v - m);
-        // An upright triangle: the corner at `u` (1), at `v` (2), the
-        // middle (3, rotated), else the corner at the origin (0).
-        let up_a = u >= m;
-        let up_b = !up_a & (v >= m);
-        let up_c = !up_a & !up_b & (u + v >= m);
-        // A rotated one, its corners mirrored; the middle (3) is upright.
-        let rot_a = u < m;
-        let rot_b = !rot_a & (v < m);
-        let rot_both = !rot_a & !rot_b;
-        let rot_c = rot_both & (u2 + v2 < m);
-        let r = self.rotated;
-        let (a, b, c) = if r { (rot_a, rot_b, rot_c) } else { (up_a, up_b, up_c) };
-        let take_u = if r { rot_b | rot_both } else { up_a };
-        let take_v = if r { rot_a | rot_both } else { up_b };
-        self.u = u - m * f64::from(u8::from(take_u));
-        self.v = v - m * f64::from(u8::from(take_v));
-        self.rotated = if r { !rot_c } else { up_c };
-        usize::from(a) + 2 * usize::from(b) + 3 * usize::from(c)
+        child
     }
+}
+
+/// One step of the walk down a Loop ptex face's triangles: from the point
+/// `(u, v)` in the current triangle (half side `m`, `rotated` or upright),
+/// the point in the child that holds it, whether that child is rotated,
+/// and the child.
+///
+/// Upright: corner 1 (`u >= m`), 2 (`v >= m`), the middle 3 (rotated) if
+/// the point is past its diagonal, else 0. Rotated: corner 1 (`u < m`), 2
+/// (`v < m`), else the middle 3 (upright) if the point is before its
+/// diagonal, else 0. Either way `u` drops by `m` exactly where `u >= m`.
+///
+/// Without branches: the samples of a face fall anywhere in it, so a
+/// branch per comparison would be mispredicted half the time; the same
+/// code runs on several samples at once on vector registers. The
+/// subtractions are exact (each subtracts a power of two from a number at
+/// most twice as large).
+#[inline(always)]
+pub(crate) fn triangle_step(u: f64, v: f64, m: f64, rotated: bool) -> (f64, f64, bool, usize) {
+    let (ge_u, ge_v) = (u >= m, v >= m);
+    let (u2, v2) = (u - m, v - m);
+    let (child, take_v, r) = if rotated {
+        let middle = ge_u & ge_v & (u2 + v2 < m);
+        let c = usize::from(!ge_u) + 2 * usize::from(ge_u & !ge_v) + 3 * usize::from(middle);
+        (c, !ge_u | ge_v, !middle)
+    } else {
+        let middle = !ge_u & !ge_v & (u + v >= m);
+        let c = usize::from(ge_u) + 2 * usize::from(!ge_u & ge_v) + 3 * usize::from(middle);
+        (c, !ge_u & ge_v, middle)
+    };
+    (if ge_u { u2 } else { u }, if take_v { v2 } else { v }, r, child)
 }
 
 /// A multiply-rotate hash for the packed square keys and the corner
