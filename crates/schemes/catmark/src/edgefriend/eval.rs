@@ -118,6 +118,9 @@ fn vertex_weights_in(
     ring_weights(v as u32, sv, sigma, tau, ends, n, true, l.chaikin)
 }
 
+/// Quads whose face points the quad task keeps at once.
+const FACE_CHUNK: usize = 256;
+
 /// One level of eval, `l` → `next`: `x` holds `l.num_vertices` rows of `d`
 /// channels, `y` the next level's (in [`Layout`] order), or with `real`
 /// (the next level's real numbering, [`GHOST`] for ghosts) only its real
@@ -183,25 +186,39 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
         }
         acc
     };
+    // Quads in chunks: the face points of a chunk first (kept), then its
+    // edge points, which take the face points of their own quad and of a
+    // friend in the chunk (a sibling, for the edges inside the parent
+    // quad) from there: the same values, so the same bits.
     for_blocks(l.num_quads(), par, |r| {
-        for q in r {
-            let v = &quads[4 * q..4 * q + 4];
-            let f = face(q);
-            put(lay.face(q as u32), f);
-            for (k, (a, b)) in [(v[1], v[2]), (v[3], v[0])].into_iter().enumerate() {
-                let g = l.friends[q][k];
-                let w = if sharp_edges { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
-                let mut acc = [T::zero(); D];
-                if w.beta != 0.0 {
-                    let beta = real::<T>(w.beta);
-                    axpy(&mut acc, beta, f);
-                    axpy(&mut acc, beta, face(g as usize >> 1));
-                }
-                let alpha = real::<T>(w.alpha);
-                axpy(&mut acc, alpha, gx(a));
-                axpy(&mut acc, alpha, gx(b));
-                put(lay.edge(g), acc);
+        let mut faces = [[T::zero(); D]; FACE_CHUNK];
+        let mut start = r.start;
+        while start < r.end {
+            let end = (start + FACE_CHUNK).min(r.end);
+            for q in start..end {
+                let f = face(q);
+                put(lay.face(q as u32), f);
+                faces[q - start] = f;
             }
+            let face_of = |p: usize| if (start..end).contains(&p) { faces[p - start] } else { face(p) };
+            for q in start..end {
+                let v = &quads[4 * q..4 * q + 4];
+                for (k, (a, b)) in [(v[1], v[2]), (v[3], v[0])].into_iter().enumerate() {
+                    let g = l.friends[q][k];
+                    let w = if sharp_edges { edge_weights(l, next, q, k) } else { SMOOTH_EDGE };
+                    let mut acc = [T::zero(); D];
+                    if w.beta != 0.0 {
+                        let beta = real::<T>(w.beta);
+                        axpy(&mut acc, beta, faces[q - start]);
+                        axpy(&mut acc, beta, face_of(g as usize >> 1));
+                    }
+                    let alpha = real::<T>(w.alpha);
+                    axpy(&mut acc, alpha, gx(a));
+                    axpy(&mut acc, alpha, gx(b));
+                    put(lay.edge(g), acc);
+                }
+            }
+            start = end;
         }
     });
     for_blocks(l.num_vertices, par, |r| {
