@@ -106,6 +106,11 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
             put(row, face(q));
         }
     });
+    // The edge points read the face points just written (the same values
+    // as `face`, so the same bits): one row instead of a quad and its four
+    // points.
+    let yf: &[T] = yf;
+    let face_point = |q: usize| load::<T, D>(yf, q, stride, off);
     let plain = l.edge_sharpness.is_none();
     for_rows(ye, ne, stride, par, |r, out| {
         let mut scratch = Vec::new();
@@ -120,8 +125,8 @@ fn eval_impl<T: Float + Send + Sync, const D: usize>(
             let mut acc = [T::zero(); D];
             if beta != 0.0 {
                 let b = real::<T>(beta);
-                axpy(&mut acc, b, face(h as usize / 4));
-                axpy(&mut acc, b, face(t as usize / 4));
+                axpy(&mut acc, b, face_point(h as usize / 4));
+                axpy(&mut acc, b, face_point(t as usize / 4));
             }
             let a = real::<T>(alpha);
             axpy(&mut acc, a, gx(vert[h as usize]));
