@@ -179,6 +179,80 @@ impl Stencils {
         self.offsets.push(self.columns.len() as u32);
         row.clear();
     }
+
+    /// `n` rows, row `k` the entries `fill(k, row)` pushes (columns below
+    /// `nv`), summed and sorted as [`Stencils::push_row`] does. With
+    /// [`Par::Rayon`], blocks of rows are made in parallel and joined in
+    /// order: every row is the same, bit for bit, whatever the threads.
+    fn from_rows(n: usize, nv: usize, par: Par, fill: impl Fn(usize, &mut Vec<(u32, f64)>) + Sync) -> Stencils {
+        // Rows per block: enough that a block's scratch over the parent's
+        // vertices costs little beside its rows.
+        Self::from_rows_in_blocks(n, nv, par, 1 << 14, fill)
+    }
+
+    /// [`Stencils::from_rows`] in blocks of `block` rows.
+    fn from_rows_in_blocks(
+        n: usize,
+        nv: usize,
+        par: Par,
+        block_rows: usize,
+        fill: impl Fn(usize, &mut Vec<(u32, f64)>) + Sync,
+    ) -> Stencils {
+        let block = |rows: std::ops::Range<usize>| {
+            let mut st = Stencils::with_rows(rows.len());
+            let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
+            let mut at = vec![NONE; nv];
+            for k in rows {
+                fill(k, &mut row);
+                st.push_row(&mut row, &mut at);
+            }
+            st
+        };
+        if par == Par::Seq || n <= block_rows {
+            return block(0..n);
+        }
+        let parts: Vec<Stencils> = (0..n.div_ceil(block_rows))
+            .into_par_iter()
+            .map(|b| block(b * block_rows..n.min((b + 1) * block_rows)))
+            .collect();
+        // Joined in order: each block's entries after the ones before.
+        let nnz: usize = parts.iter().map(|p| p.columns.len()).sum();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        let mut columns = Vec::with_capacity(nnz);
+        let mut weights = Vec::with_capacity(nnz);
+        for p in &parts {
+            let base = columns.len() as u32;
+            offsets.extend(p.offsets[1..].iter().map(|&o| base + o));
+            columns.extend_from_slice(&p.columns);
+            weights.extend_from_slice(&p.weights);
+        }
+        Stencils { offsets, columns, weights }
+    }
+}
+
+/// The parent component of each child of a level, children in order:
+/// vertex children (by parent vertex), then face points (by face), then
+/// edge points (by edge); with where the face points and the edge points
+/// start.
+struct ChildSources {
+    parent: Vec<u32>,
+    faces_from: usize,
+    edges_from: usize,
+}
+
+impl ChildSources {
+    fn new(vchild: &[u32], fchild: &[u32], echild: &[u32]) -> ChildSources {
+        let mut parent = Vec::new();
+        let mut take = |numbers: &[u32]| {
+            parent.extend(numbers.iter().enumerate().filter(|x| *x.1 != NONE).map(|x| x.0 as u32));
+            parent.len()
+        };
+        let faces_from = take(vchild);
+        let edges_from = take(fchild);
+        take(echild);
+        ChildSources { parent, faces_from, edges_from }
+    }
 }
 
 /// A sparse refinement: the levels and the stencils between them.
@@ -379,6 +453,14 @@ const NONE: u32 = u32::MAX;
 /// thread, the parallel paths only add their bookkeeping.
 fn par() -> Par {
     if rayon::current_num_threads() > 1 { Par::Rayon } else { Par::Seq }
+}
+
+/// `a()` and `b()`, side by side where there is more than one thread.
+fn both<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    match par() {
+        Par::Rayon => rayon::join(a, b),
+        Par::Seq => (a(), b()),
+    }
 }
 
 /// Refines the selected faces of `p` (and the neighbours they need).
@@ -585,70 +667,64 @@ fn refine(
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let (child_mesh, nm_edges) = ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes)?;
 
-    // Stencils, from the masks of the parent level.
-    let step = StepView::of_level(m, par());
-    let view = step.view();
-    let (emask, vmask) =
-        mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
-    // Rows in the children's order: vertex children, face points, edge points.
-    let mut st = Stencils::with_rows(n_child);
-    let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
-    let mut at = vec![NONE; nv];
-    let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
-        let verts = t.face(f);
-        let wf = w / verts.len() as f64;
-        row.extend(verts.iter().map(|&v| (v, wf)));
-    };
-    for v in 0..nv {
-        if vchild[v] == NONE {
-            continue;
-        }
-        let inc = t.vertex_edges(v);
-        let n = inc.len() as f64;
-        let (cv, cs, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
-            Some(mk) => (mk.cv, mk.cs, mk.ce, mk.ua, mk.ub),
-            None => ((n - 2.0) / n, 1.0, 0.0, v as u32, v as u32),
+    // Stencils, from the masks of the parent level: rows in the children's
+    // order (vertex children, face points, edge points), made while the
+    // child's connectivity is (they read the parent level only).
+    let stencils = || {
+        let step = StepView::of_level(m, par());
+        let view = step.view();
+        let (emask, vmask) =
+            mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
+        let face_point = |f: usize, w: f64, row: &mut Vec<(u32, f64)>| {
+            let verts = t.face(f);
+            let wf = w / verts.len() as f64;
+            row.extend(verts.iter().map(|&v| (v, wf)));
         };
-        row.push((v as u32, cv));
-        if cs != 0.0 {
-            let w = cs / (n * n);
-            for &e in inc {
-                let [x, y] = t.edge(e as usize);
-                row.push((if x as usize == v { y } else { x }, w));
+        let src = ChildSources::new(&vchild, &fchild, &echild);
+        Stencils::from_rows(n_child, nv, par(), |k, row| {
+            let x = src.parent[k] as usize;
+            if k < src.faces_from {
+                let v = x;
+                let inc = t.vertex_edges(v);
+                let n = inc.len() as f64;
+                let (cv, cs, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
+                    Some(mk) => (mk.cv, mk.cs, mk.ce, mk.ua, mk.ub),
+                    None => ((n - 2.0) / n, 1.0, 0.0, v as u32, v as u32),
+                };
+                row.push((v as u32, cv));
+                if cs != 0.0 {
+                    let w = cs / (n * n);
+                    for &e in inc {
+                        let [x, y] = t.edge(e as usize);
+                        row.push((if x as usize == v { y } else { x }, w));
+                    }
+                    for &c in t.vertex_corners(v) {
+                        face_point(t.corner_faces()[c as usize] as usize, w, row);
+                    }
+                }
+                if ce != 0.0 {
+                    row.push((ua, ce));
+                    row.push((ub, ce));
+                }
+            } else if k < src.edges_from {
+                face_point(x, 1.0, row);
+            } else {
+                let e = x;
+                let [a, b] = t.edge(e);
+                let (alpha, beta) = view.edge_masks.get(emask[e] as usize).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
+                row.push((a, alpha));
+                row.push((b, alpha));
+                if beta != 0.0 {
+                    for &c in t.edge_corners(e) {
+                        face_point(t.corner_faces()[c as usize] as usize, beta, row);
+                    }
+                }
             }
-            for &c in t.vertex_corners(v) {
-                face_point(t.corner_faces()[c as usize] as usize, w, &mut row);
-            }
-        }
-        if ce != 0.0 {
-            row.push((ua, ce));
-            row.push((ub, ce));
-        }
-        st.push_row(&mut row, &mut at);
-    }
-    for (f, &child) in fchild.iter().enumerate() {
-        if child != NONE {
-            face_point(f, 1.0, &mut row);
-            st.push_row(&mut row, &mut at);
-        }
-    }
-    for e in 0..ne {
-        if echild[e] == NONE {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        let (alpha, beta) = view.edge_masks.get(emask[e] as usize).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
-        row.push((a, alpha));
-        row.push((b, alpha));
-        if beta != 0.0 {
-            for &c in t.edge_corners(e) {
-                face_point(t.corner_faces()[c as usize] as usize, beta, &mut row);
-            }
-        }
-        st.push_row(&mut row, &mut at);
-    }
+        })
+    };
+    let (child, st) = both(|| ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
+    let (child_mesh, nm_edges) = child?;
     debug_assert_eq!(st.num_rows(), n_child);
     let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Catmark, &inherited);
@@ -889,59 +965,58 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         }
     }
     charge(used, depth + 1, n_child, face_ptr.len() - 1, face_verts.len(), budget)?;
-    let (child_mesh, nm_edges) = ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes)?;
 
-    // Stencils, from Loop's masks of the parent level.
-    let step = LoopStepView::of_level(m, par());
-    let view = step.view();
-    let (emask, vmask) =
-        mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
-    // Rows in the children's order: vertex children, then edge points.
-    let mut st = Stencils::with_rows(n_child);
-    let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
-    let mut at = vec![NONE; nv];
-    for v in 0..nv {
-        if vchild[v] == NONE {
-            continue;
-        }
-        let inc = t.vertex_edges(v);
-        let (cv, cn, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
-            Some(mk) => (mk.cv, mk.cn, mk.ce, mk.ua, mk.ub),
-            None => {
-                let [w0, w1] = view.smooth.get(inc.len()).copied().unwrap_or([1.0, 0.0]);
-                (w0, w1, 0.0, v as u32, v as u32)
+    // Stencils, from Loop's masks of the parent level: rows in the
+    // children's order (vertex children, then edge points), made while the
+    // child's connectivity is.
+    let stencils = || {
+        let step = LoopStepView::of_level(m, par());
+        let view = step.view();
+        let (emask, vmask) =
+            mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
+        let src = ChildSources::new(&vchild, &[], &echild);
+        Stencils::from_rows(n_child, nv, par(), |k, row| {
+            let x = src.parent[k] as usize;
+            if k < src.faces_from {
+                let v = x;
+                let inc = t.vertex_edges(v);
+                let (cv, cn, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
+                    Some(mk) => (mk.cv, mk.cn, mk.ce, mk.ua, mk.ub),
+                    None => {
+                        let [w0, w1] = view.smooth.get(inc.len()).copied().unwrap_or([1.0, 0.0]);
+                        (w0, w1, 0.0, v as u32, v as u32)
+                    }
+                };
+                row.push((v as u32, cv));
+                if cn != 0.0 {
+                    for &e in inc {
+                        let [x, y] = t.edge(e as usize);
+                        row.push((if x as usize == v { y } else { x }, cn));
+                    }
+                }
+                if ce != 0.0 {
+                    row.push((ua, ce));
+                    row.push((ub, ce));
+                }
+            } else {
+                let e = x;
+                let [a, b] = t.edge(e);
+                let (alpha, beta) =
+                    view.edge_masks.get(emask[e] as usize).map_or((0.375, 0.125), |m| (m.alpha, m.beta));
+                row.push((a, alpha));
+                row.push((b, alpha));
+                if beta != 0.0 {
+                    for &c in t.edge_corners(e) {
+                        // The corner opposite the edge in each of its triangles.
+                        let opposite = t.face_verts()[t.prev_corner(c as usize)];
+                        row.push((opposite, beta));
+                    }
+                }
             }
-        };
-        row.push((v as u32, cv));
-        if cn != 0.0 {
-            for &e in inc {
-                let [x, y] = t.edge(e as usize);
-                row.push((if x as usize == v { y } else { x }, cn));
-            }
-        }
-        if ce != 0.0 {
-            row.push((ua, ce));
-            row.push((ub, ce));
-        }
-        st.push_row(&mut row, &mut at);
-    }
-    for e in 0..ne {
-        if echild[e] == NONE {
-            continue;
-        }
-        let [a, b] = t.edge(e);
-        let (alpha, beta) = view.edge_masks.get(emask[e] as usize).map_or((0.375, 0.125), |m| (m.alpha, m.beta));
-        row.push((a, alpha));
-        row.push((b, alpha));
-        if beta != 0.0 {
-            for &c in t.edge_corners(e) {
-                // The corner opposite the edge in each of its triangles.
-                let opposite = t.face_verts()[t.prev_corner(c as usize)];
-                row.push((opposite, beta));
-            }
-        }
-        st.push_row(&mut row, &mut at);
-    }
+        })
+    };
+    let (child, st) = both(|| ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
+    let (child_mesh, nm_edges) = child?;
     debug_assert_eq!(st.num_rows(), n_child);
     let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
     let tags = vertex_tags(&child_mesh, &complete, false, Scheme::Loop, &inherited);
@@ -951,6 +1026,35 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows made in parallel blocks and joined are the rows made one after
+    /// the other, bit for bit: columns summed in the order pushed, sorted.
+    #[test]
+    fn stencil_blocks_join_as_one() {
+        // Rows of up to 24 entries over 40 columns, with repeats.
+        let fill = |k: usize, row: &mut Vec<(u32, f64)>| {
+            let mut z = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            for _ in 0..(k % 25) {
+                z ^= z << 13;
+                z ^= z >> 7;
+                z ^= z << 17;
+                row.push(((z % 40) as u32, (z >> 11) as f64 / (1u64 << 53) as f64 - 0.3));
+            }
+        };
+        let one = Stencils::from_rows_in_blocks(1000, 40, Par::Seq, 64, fill);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a pool");
+        let blocks = pool.install(|| Stencils::from_rows_in_blocks(1000, 40, Par::Rayon, 64, fill));
+        assert_eq!(one.num_rows(), 1000);
+        assert_eq!(one.offsets, blocks.offsets);
+        assert_eq!(one.columns, blocks.columns);
+        let bits = |w: &[f64]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&one.weights), bits(&blocks.weights));
+        // Repeats were summed: no row names a column twice, all sorted.
+        for k in 0..1000 {
+            assert!(one.row(k).0.windows(2).all(|w| w[0] < w[1]), "row {k}");
+        }
+        assert!(one.columns.len() < (0..1000).map(|k| k % 25).sum::<usize>());
+    }
 
     /// The specialised marking equals the algebra's (Eq. 16–17) on every
     /// level of every OpenSubdiv shape that has a mesh matrix, both schemes.

@@ -364,3 +364,66 @@ fn refinement_within_a_budget() {
         other => panic!("expected a refusal, got {:?}", other.map(|r| r.vertices_per_level())),
     }
 }
+
+/// A closed torus of `n × n` quads, each split into two triangles along a
+/// diagonal that alternates from quad to quad (valences 4 and 8, so Loop
+/// has extraordinary vertices everywhere).
+fn triangle_torus(n: usize) -> (Mesh, Array2<f64>) {
+    let id = |i: usize, j: usize| ((i % n) * n + j % n) as u32;
+    let mut verts = Vec::with_capacity(6 * n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let (a, b, c, d) = (id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1));
+            if (i + j) % 2 == 0 {
+                verts.extend([a, b, c, a, c, d]);
+            } else {
+                verts.extend([a, b, d, b, c, d]);
+            }
+        }
+    }
+    let ptr = (0..=verts.len() as u32 / 3).map(|f| 3 * f).collect();
+    let mesh = subla_mesh::MeshBuilder::new(n * n, ptr, verts).build(Par::Seq).expect("a closed torus");
+    let tau = std::f64::consts::TAU;
+    let x = Array2::from_shape_fn((n * n, 3), |(v, k)| {
+        let (u, w) = (tau * (v / n) as f64 / n as f64, tau * (v % n) as f64 / n as f64);
+        let r = 1.0 + 0.35 * w.cos();
+        [r * u.cos(), r * u.sin(), 0.35 * w.sin()][k]
+    });
+    (mesh, x)
+}
+
+/// The build (levels, stencils, end caps) and the points it gives are the
+/// same bits on one thread and on several, on a mesh large enough that
+/// the build's parallel paths run (blocks of stencil rows, connectivity
+/// in parallel), for both schemes.
+#[test]
+fn threads_do_not_change_the_build() {
+    let (mesh, x) = triangle_torus(64);
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
+    let three = rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a pool");
+    for scheme in [subla_adaptive::Scheme::Catmark, subla_adaptive::Scheme::Loop] {
+        let build = |pool: &rayon::ThreadPool| {
+            pool.install(|| {
+                let r = SparseRefinement::build_scheme(scheme, &mesh, 2, None).expect("build");
+                PatchTable::new(r, EndCap::GregoryBasis).expect("table")
+            })
+        };
+        let (a, b) = (build(&one), build(&three));
+        let (ra, rb) = (a.refinement(), b.refinement());
+        assert_eq!(ra.vertices_per_level(), rb.vertices_per_level());
+        assert!(
+            ra.stencils().iter().any(|s| s.num_rows() > 1 << 14),
+            "{scheme:?}: a level of more than one block of rows"
+        );
+        for (l, (sa, sb)) in ra.stencils().iter().zip(rb.stencils()).enumerate() {
+            assert_eq!(sa.num_rows(), sb.num_rows());
+            for i in 0..sa.num_rows() {
+                let ((ca, wa), (cb, wb)) = (sa.row(i), sb.row(i));
+                assert_eq!(ca, cb, "{scheme:?}: level {l} row {i}");
+                assert!(wa.iter().zip(wb).all(|(p, q)| p.to_bits() == q.to_bits()), "{scheme:?}: level {l} row {i}");
+            }
+        }
+        let (pa, pb) = (a.points_of(x.view(), Par::Seq), b.points_of(x.view(), Par::Seq));
+        assert!(pa.iter().zip(pb.iter()).all(|(p, q)| p.to_bits() == q.to_bits()), "{scheme:?}: points");
+    }
+}
