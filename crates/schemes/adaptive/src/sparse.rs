@@ -162,8 +162,14 @@ impl Stencils {
         for &c in &self.columns[start..] {
             at[c as usize] = NONE;
         }
-        // Few distinct columns: an insertion sort, without the buffer a
-        // library sort may allocate (the columns are distinct now).
+        self.sort_from(start);
+        self.offsets.push(self.columns.len() as u32);
+        row.clear();
+    }
+
+    /// Sorts the entries from `start` on by column. Few columns: an
+    /// insertion sort, without the buffer a library sort may allocate.
+    fn sort_from(&mut self, start: usize) {
         let (cols, ws) = (&mut self.columns[start..], &mut self.weights[start..]);
         for i in 1..cols.len() {
             let (c, w) = (cols[i], ws[i]);
@@ -176,15 +182,43 @@ impl Stencils {
             cols[j] = c;
             ws[j] = w;
         }
-        self.offsets.push(self.columns.len() as u32);
-        row.clear();
     }
 
-    /// `n` rows, row `k` the entries `fill(k, row)` pushes (columns below
-    /// `nv`), summed and sorted as [`Stencils::push_row`] does. With
-    /// [`Par::Rayon`], blocks of rows are made in parallel and joined in
-    /// order: every row is the same, bit for bit, whatever the threads.
-    fn from_rows(n: usize, nv: usize, par: Par, fill: impl Fn(usize, &mut Vec<(u32, f64)>) + Sync) -> Stencils {
+    /// Appends `row`, whose weights are already the sums
+    /// [`Stencils::push_row`] would make of the entries it stands for, with
+    /// its columns sorted; `false` (nothing appended, `row` kept) if a
+    /// column repeats after all, so that the caller pushes the entries one
+    /// by one instead.
+    fn push_distinct(&mut self, row: &mut Vec<(u32, f64)>) -> bool {
+        let start = self.columns.len();
+        self.columns.extend(row.iter().map(|x| x.0));
+        self.weights.extend(row.iter().map(|x| x.1));
+        self.sort_from(start);
+        if self.columns[start..].windows(2).any(|w| w[0] == w[1]) {
+            self.columns.truncate(start);
+            self.weights.truncate(start);
+            return false;
+        }
+        self.offsets.push(self.columns.len() as u32);
+        row.clear();
+        true
+    }
+
+    /// `n` rows, row `k` the entries `fill(k, row, false)` pushes (columns
+    /// below `nv`), summed and sorted as [`Stencils::push_row`] does. Where
+    /// `fill` returns `true`, it has pushed the sums themselves, one entry
+    /// per column (a smooth row of quads, whose repeats it knows); should a
+    /// column repeat after all (a degenerate neighbourhood), the row is
+    /// made again from `fill(k, row, true)`, which pushes the entries one
+    /// by one. With [`Par::Rayon`], blocks of rows are made in parallel
+    /// and joined in order: every row is the same, bit for bit, whatever
+    /// the threads.
+    fn from_rows(
+        n: usize,
+        nv: usize,
+        par: Par,
+        fill: impl Fn(usize, &mut Vec<(u32, f64)>, bool) -> bool + Sync,
+    ) -> Stencils {
         // Rows per block: enough that a block's scratch over the parent's
         // vertices costs little beside its rows.
         Self::from_rows_in_blocks(n, nv, par, 1 << 14, fill)
@@ -196,14 +230,31 @@ impl Stencils {
         nv: usize,
         par: Par,
         block_rows: usize,
-        fill: impl Fn(usize, &mut Vec<(u32, f64)>) + Sync,
+        fill: impl Fn(usize, &mut Vec<(u32, f64)>, bool) -> bool + Sync,
     ) -> Stencils {
         let block = |rows: std::ops::Range<usize>| {
             let mut st = Stencils::with_rows(rows.len());
             let mut row: Vec<(u32, f64)> = Vec::with_capacity(64);
             let mut at = vec![NONE; nv];
             for k in rows {
-                fill(k, &mut row);
+                if fill(k, &mut row, false) {
+                    if st.push_distinct(&mut row) {
+                        #[cfg(debug_assertions)]
+                        {
+                            // The sums are the entries one by one, bit for bit.
+                            let mut check = Stencils::with_rows(1);
+                            fill(k, &mut row, true);
+                            check.push_row(&mut row, &mut at);
+                            let last = st.num_rows() - 1;
+                            let bits = |w: &[f64]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                            let ((c, w), (cc, cw)) = (st.row(last), check.row(0));
+                            debug_assert!(c == cc && bits(w) == bits(cw), "row {k}: {c:?} {w:?} != {cc:?} {cw:?}");
+                        }
+                        continue;
+                    }
+                    row.clear();
+                    fill(k, &mut row, true);
+                }
                 st.push_row(&mut row, &mut at);
             }
             st
@@ -682,13 +733,45 @@ fn refine(
             row.extend(verts.iter().map(|&v| (v, wf)));
         };
         let src = ChildSources::new(&vchild, &fchild, &echild);
-        Stencils::from_rows(n_child, nv, par(), |k, row| {
+        let quad = |f: usize| t.face_ptr()[f + 1] - t.face_ptr()[f] == 4;
+        let face_of = |c: u32| t.corner_faces()[c as usize] as usize;
+        Stencils::from_rows(n_child, nv, par(), |k, row, one_by_one| {
             let x = src.parent[k] as usize;
             if k < src.faces_from {
                 let v = x;
                 let inc = t.vertex_edges(v);
                 let n = inc.len() as f64;
-                let (cv, cs, ce, ua, ub) = match view.vertex_masks.get(vmask[v] as usize) {
+                let mask = view.vertex_masks.get(vmask[v] as usize);
+                let corners = t.vertex_corners(v);
+                // The smooth mask inside a ring of quads: the vertex
+                // `cv + n·w/4`, each neighbour `w` and `w/4` from each of
+                // its two faces, each diagonal `w/4` (added in the order
+                // the entries one by one would add them).
+                if !one_by_one
+                    && mask.is_none()
+                    && corners.len() == inc.len()
+                    && inc.iter().all(|&e| t.edge_corners(e as usize).len() == 2)
+                    && corners.iter().all(|&c| quad(face_of(c)))
+                {
+                    let w = 1.0 / (n * n);
+                    let wf = w / 4.0;
+                    let mut wv = (n - 2.0) / n;
+                    for _ in corners {
+                        wv += wf;
+                    }
+                    row.push((v as u32, wv));
+                    for &e in inc {
+                        let [a, b] = t.edge(e as usize);
+                        row.push((if a as usize == v { b } else { a }, (w + wf) + wf));
+                    }
+                    for &c in corners {
+                        let f = face_of(c);
+                        let j = c as usize - t.face_ptr()[f] as usize;
+                        row.push((t.face(f)[(j + 2) % 4], wf));
+                    }
+                    return true;
+                }
+                let (cv, cs, ce, ua, ub) = match mask {
                     Some(mk) => (mk.cv, mk.cs, mk.ce, mk.ua, mk.ub),
                     None => ((n - 2.0) / n, 1.0, 0.0, v as u32, v as u32),
                 };
@@ -699,27 +782,50 @@ fn refine(
                         let [x, y] = t.edge(e as usize);
                         row.push((if x as usize == v { y } else { x }, w));
                     }
-                    for &c in t.vertex_corners(v) {
-                        face_point(t.corner_faces()[c as usize] as usize, w, row);
+                    for &c in corners {
+                        face_point(face_of(c), w, row);
                     }
                 }
                 if ce != 0.0 {
                     row.push((ua, ce));
                     row.push((ub, ce));
                 }
+                false
             } else if k < src.edges_from {
                 face_point(x, 1.0, row);
+                // A quad's four corners, each a quarter.
+                !one_by_one && quad(x)
             } else {
                 let e = x;
                 let [a, b] = t.edge(e);
                 let (alpha, beta) = view.edge_masks.get(emask[e] as usize).map_or((0.25, 0.25), |m| (m.alpha, m.beta));
+                let uses = t.edge_corners(e);
+                if !one_by_one && (beta == 0.0 || (uses.len() == 2 && uses.iter().all(|&c| quad(face_of(c))))) {
+                    // The ends `α` and `β/4` from each face, the faces'
+                    // other corners `β/4`.
+                    let q = beta / 4.0;
+                    let end = if beta == 0.0 { alpha } else { (alpha + q) + q };
+                    row.push((a, end));
+                    row.push((b, end));
+                    if beta != 0.0 {
+                        for &c in uses {
+                            let f = face_of(c);
+                            let j = c as usize - t.face_ptr()[f] as usize;
+                            let fv = t.face(f);
+                            row.push((fv[(j + 2) % 4], q));
+                            row.push((fv[(j + 3) % 4], q));
+                        }
+                    }
+                    return true;
+                }
                 row.push((a, alpha));
                 row.push((b, alpha));
                 if beta != 0.0 {
-                    for &c in t.edge_corners(e) {
-                        face_point(t.corner_faces()[c as usize] as usize, beta, row);
+                    for &c in uses {
+                        face_point(face_of(c), beta, row);
                     }
                 }
+                false
             }
         })
     };
@@ -975,7 +1081,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
         let (emask, vmask) =
             mask_index(ne, nv, view.edge_masks.iter().map(|m| m.edge), view.vertex_masks.iter().map(|m| m.vertex));
         let src = ChildSources::new(&vchild, &[], &echild);
-        Stencils::from_rows(n_child, nv, par(), |k, row| {
+        Stencils::from_rows(n_child, nv, par(), |k, row, _| {
             let x = src.parent[k] as usize;
             if k < src.faces_from {
                 let v = x;
@@ -1013,6 +1119,7 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
                     }
                 }
             }
+            false
         })
     };
     let (child, st) = both(|| ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
@@ -1032,7 +1139,7 @@ mod tests {
     #[test]
     fn stencil_blocks_join_as_one() {
         // Rows of up to 24 entries over 40 columns, with repeats.
-        let fill = |k: usize, row: &mut Vec<(u32, f64)>| {
+        let fill = |k: usize, row: &mut Vec<(u32, f64)>, _: bool| {
             let mut z = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
             for _ in 0..(k % 25) {
                 z ^= z << 13;
@@ -1040,6 +1147,7 @@ mod tests {
                 z ^= z << 17;
                 row.push(((z % 40) as u32, (z >> 11) as f64 / (1u64 << 53) as f64 - 0.3));
             }
+            false
         };
         let one = Stencils::from_rows_in_blocks(1000, 40, Par::Seq, 64, fill);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a pool");
