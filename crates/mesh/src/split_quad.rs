@@ -315,7 +315,11 @@ impl Topology {
         let face_verts = self.child_face_verts(parallel)?;
         let corner_edge = self.child_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &interior, parallel)?;
         let ptr = face_ptr::<4>(nc, parallel)?;
-        let topology = Topology::from_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, par)?;
+        // Pairs are distinct where no face uses an edge twice (see
+        // `Topology::from_refined_edges`).
+        let distinct = self.is_manifold();
+        let topology =
+            Topology::from_refined_edges(nv + nf + ne, ptr, face_verts, child_edges, corner_edge, distinct, par)?;
         Ok(QuadSplit { topology, halves })
     }
 }

@@ -529,7 +529,10 @@ impl Topology {
         let corner_edge =
             self.child_tri_corner_edges(|e, v, at| half_at(self, &halves, e, v, at), &middle, parallel)?;
         let face_ptr = face_ptr::<3>(4 * nf, parallel)?;
-        let topology = Topology::from_edges(nv + ne, face_ptr, face_verts, child_edges, corner_edge, par)?;
+        // Two triangles sharing two edges (a closed pair) make the same
+        // middle edge twice: pairs are looked for.
+        let topology =
+            Topology::from_refined_edges(nv + ne, face_ptr, face_verts, child_edges, corner_edge, false, par)?;
         Ok(TriSplit { topology, halves })
     }
 

@@ -423,8 +423,50 @@ impl Topology {
         num_vertices: usize,
         face_ptr: Vec<u32>,
         face_verts: Vec<u32>,
+        edges: Vec<[u32; 2]>,
+        corner_edge: Vec<u32>,
+        par: Par,
+    ) -> Result<Self> {
+        Self::from_edges_with(num_vertices, face_ptr, face_verts, edges, corner_edge, Refined::Checked, par)
+    }
+
+    /// [`Topology::from_edges`] for the edges of a refinement, which make
+    /// two of its checks redundant: each corner's edge joins the corner's
+    /// vertex and the next corner's by construction (checked in debug builds
+    /// only), and with `distinct_pairs` the caller states that no two edges
+    /// join the same two vertices, so that the search for such pairs (a
+    /// sort of each vertex's edges) is left out. A refinement of a parent
+    /// none of whose faces uses an edge twice (a manifold parent, say) has
+    /// distinct pairs: each half joins a vertex point and an edge point of
+    /// its own parent edge, each inner edge a face point and an edge point
+    /// of its own face.
+    ///
+    /// Given edges that do not meet these conditions, the connectivity is
+    /// wrong (it is never unsafe): corners may name edges that do not join
+    /// their vertices, and repeated pairs go untagged.
+    ///
+    /// # Errors
+    /// As [`Topology::from_edges`], but for the corner-edge check.
+    pub fn from_refined_edges(
+        num_vertices: usize,
+        face_ptr: Vec<u32>,
+        face_verts: Vec<u32>,
+        edges: Vec<[u32; 2]>,
+        corner_edge: Vec<u32>,
+        distinct_pairs: bool,
+        par: Par,
+    ) -> Result<Self> {
+        let trust = if distinct_pairs { Refined::DistinctPairs } else { Refined::Corners };
+        Self::from_edges_with(num_vertices, face_ptr, face_verts, edges, corner_edge, trust, par)
+    }
+
+    fn from_edges_with(
+        num_vertices: usize,
+        face_ptr: Vec<u32>,
+        face_verts: Vec<u32>,
         mut edges: Vec<[u32; 2]>,
         corner_edge: Vec<u32>,
+        trust: Refined,
         par: Par,
     ) -> Result<Self> {
         let nv = check_faces(num_vertices, &face_ptr, &face_verts)?;
@@ -468,7 +510,8 @@ impl Topology {
             let (u, w) = (face_verts[c], face_verts[next(c)]);
             !((a == u && b == w) || (a == w && b == u))
         };
-        if let Some(c) = first(nc, &wrong) {
+        let check_corners = trust == Refined::Checked || cfg!(debug_assertions);
+        if let Some(c) = first(if check_corners { nc } else { 0 }, &wrong) {
             let (f, e) = (corner_face[c], corner_edge[c]);
             let (u, w) = (face_verts[c], face_verts[next(c)]);
             return Err(bad(match edges.get(e as usize) {
@@ -507,7 +550,7 @@ impl Topology {
             vertex_tags: Vec::new(),
             uniform: 0,
         }
-        .finish(par)
+        .finish_with(trust == Refined::DistinctPairs, par)
     }
 
     /// The edges of valid faces by OpenSubdiv's rules (see the
@@ -680,7 +723,13 @@ impl Topology {
     /// and the uses of each edge (`corner_edge`, `edge_corner_ptr`,
     /// `edge_corners`, each edge's uses in corner order): the edges of each
     /// vertex, the corners of each vertex, and the tags.
-    fn finish(mut self, par: Par) -> Result<Self> {
+    fn finish(self, par: Par) -> Result<Self> {
+        self.finish_with(false, par)
+    }
+
+    /// [`Topology::finish`]; `distinct_pairs`: no two edges join the same
+    /// two vertices, so none is looked for.
+    fn finish_with(mut self, distinct_pairs: bool, par: Par) -> Result<Self> {
         self.uniform = uniform_order(&self.face_ptr);
         let nv = self.num_vertices as usize;
         let nc = self.face_verts.len();
@@ -724,7 +773,12 @@ impl Topology {
         // vertex by a sort of that vertex's edges (O(d log d), never a scan
         // of the incident edges per edge, which is quadratic where many
         // edges join the same two vertices).
-        let shared = shared_pairs(nv, edges, &vertex_edges, &vertex_edge_ptr, parallel);
+        let shared = if distinct_pairs {
+            debug_assert!(shared_pairs(nv, edges, &vertex_edges, &vertex_edge_ptr, parallel).is_empty());
+            Vec::new()
+        } else {
+            shared_pairs(nv, edges, &vertex_edges, &vertex_edge_ptr, parallel)
+        };
         // Edge tags.
         let edge_corner_ptr = &self.edge_corner_ptr;
         let edge_corners = &self.edge_corners;
@@ -1121,6 +1175,17 @@ impl Topology {
 /// [`edge_tag::DUPLICATE`] on all but the lowest-numbered edge of the pair.
 /// Each edge is looked at once, at its low vertex, whose edges (in id
 /// order) are sorted by their high end: O(d log d) per vertex.
+/// What [`Topology::from_edges_with`] may take on trust.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Refined {
+    /// Nothing: every check of [`Topology::from_edges`].
+    Checked,
+    /// Each corner's edge joins its corner's vertex and the next one's.
+    Corners,
+    /// That, and no two edges join the same two vertices.
+    DistinctPairs,
+}
+
 fn shared_pairs(
     nv: usize,
     edges: &[[u32; 2]],

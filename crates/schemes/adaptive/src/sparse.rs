@@ -829,7 +829,8 @@ fn refine(
             }
         })
     };
-    let (child, st) = both(|| ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
+    let (child, st) =
+        both(|| ce.child_mesh(true, m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
     let (child_mesh, nm_edges) = child?;
     debug_assert_eq!(st.num_rows(), n_child);
     let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
@@ -903,12 +904,13 @@ impl ChildEdges {
         self.half[e as usize][if a == b { usize::from(arriving) } else { usize::from(a != v) }]
     }
 
-    /// The child mesh of `m` (`n_child` vertices) over these edges, its
-    /// vertex children's sharpness decremented, and its edges' non-manifold
-    /// flags.
+    /// The child mesh of `m` (`n_child` vertices) over these edges (of a
+    /// quad split, or with `quads` false of a triangle split), its vertex
+    /// children's sharpness decremented, and its edges' non-manifold flags.
     #[allow(clippy::too_many_arguments)]
     fn child_mesh(
         self,
+        quads: bool,
         m: &Mesh,
         vchild: &[u32],
         n_child: usize,
@@ -917,7 +919,10 @@ impl ChildEdges {
         corner_edge: Vec<u32>,
         holes: Vec<bool>,
     ) -> Result<(Mesh, Vec<bool>), AdaptiveError> {
-        let ct = Topology::from_edges(n_child, face_ptr, face_verts, self.edges, corner_edge, par())?;
+        // A quad split of a manifold level joins distinct pairs (see
+        // `Topology::from_refined_edges`); a triangle split may not.
+        let distinct = quads && !self.inherit_nm;
+        let ct = Topology::from_refined_edges(n_child, face_ptr, face_verts, self.edges, corner_edge, distinct, par())?;
         let mut child_vs = vec![0f32; n_child];
         for (v, &c) in vchild.iter().enumerate() {
             if c != NONE {
@@ -1122,7 +1127,8 @@ fn refine_tri(p: &Level, depth: u32, used: &mut u64, budget: u64) -> Result<(Lev
             false
         })
     };
-    let (child, st) = both(|| ce.child_mesh(m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
+    let (child, st) =
+        both(|| ce.child_mesh(false, m, &vchild, n_child, face_ptr, face_verts, corner_edge, holes), stencils);
     let (child_mesh, nm_edges) = child?;
     debug_assert_eq!(st.num_rows(), n_child);
     let inherited = inherited_non_manifold(p, &vchild, &echild, n_child);
