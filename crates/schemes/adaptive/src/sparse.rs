@@ -224,7 +224,9 @@ impl Stencils {
         Self::from_rows_in_blocks(n, nv, par, 1 << 14, fill)
     }
 
-    /// [`Stencils::from_rows`] in blocks of `block` rows.
+    /// [`Stencils::from_rows`] in blocks of `block_rows` rows. In parallel,
+    /// the blocks' rows are copied into one array at the end (the stencils
+    /// are held twice for that moment).
     fn from_rows_in_blocks(
         n: usize,
         nv: usize,
