@@ -1170,11 +1170,6 @@ impl Topology {
     }
 }
 
-/// The tag bits an edge gets for sharing its vertex pair with other
-/// edges, for those edges only (by edge id): [`edge_tag::NON_MANIFOLD`], and
-/// [`edge_tag::DUPLICATE`] on all but the lowest-numbered edge of the pair.
-/// Each edge is looked at once, at its low vertex, whose edges (in id
-/// order) are sorted by their high end: O(d log d) per vertex.
 /// What [`Topology::from_edges_with`] may take on trust.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Refined {
@@ -1186,6 +1181,11 @@ enum Refined {
     DistinctPairs,
 }
 
+/// The tag bits an edge gets for sharing its vertex pair with other
+/// edges, for those edges only (by edge id): [`edge_tag::NON_MANIFOLD`], and
+/// [`edge_tag::DUPLICATE`] on all but the lowest-numbered edge of the pair.
+/// Each edge is looked at once, at its low vertex, whose edges (in id
+/// order) are sorted by their high end: O(d log d) per vertex.
 fn shared_pairs(
     nv: usize,
     edges: &[[u32; 2]],
